@@ -1,0 +1,58 @@
+/*
+ * decide - the pure query decision: (query, policy) -> allow/deny, and
+ * (answer addresses, matching rules) -> the pins to commit.  No I/O.
+ */
+#ifndef NETD_DNSPROXY_DECIDE_H
+#define NETD_DNSPROXY_DECIDE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/addr.h"
+#include "dnsproxy/wire.h"
+#include "netd/fw.h"
+#include "netd/policy.h"
+
+#define DECIDE_MAX_RULES 32	/* rules that may match one qname */
+
+struct decide_ctx {
+	const struct policy *policy;
+	const struct prefix *internal;	/* never pinned through a name (rebinding) */
+	size_t n_internal;
+	uint32_t min_ttl_s, max_ttl_s;	/* pin timeout = clamp(TTL) */
+};
+
+enum decide_verdict {
+	DECIDE_ALLOW = 0,
+	DECIDE_DENY,		/* not in the policy */
+	DECIDE_DENY_NAME,	/* qname has bytes that may not be matched */
+	DECIDE_DENY_CLASS,	/* class other than IN */
+};
+
+/*
+ * decide_query() - may @q be forwarded?  @rules/@n_rules: on ALLOW, the
+ * indexes of the policy rules that match (at most DECIDE_MAX_RULES).
+ * Return: the verdict.
+ */
+enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_query *q,
+				 uint16_t *rules, size_t *n_rules);
+
+/*
+ * decide_pins() - the pins for an allowed answer: every (address, proto,
+ * port) of every matching rule, timeout = clamp(ttl, min, max) seconds, in
+ * milliseconds.  Addresses inside c->internal (loopback, RFC 1918,
+ * link-local, metadata, CGNAT, the host's own, IPv4-mapped/embedded forms)
+ * are skipped and counted in @n_rebind.
+ * Return: pins stored in @out (at most @max); -ENOBUFS if more were needed.
+ */
+int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rules,
+		const struct wire_addr *addrs, size_t n_addrs, struct fw_pin *out, size_t max,
+		size_t *n_rebind);
+
+/*
+ * decide_internal_default() - the built-in "points inside" prefixes (both
+ * families).  @out/@max; Return: count stored (all of them if @max suffices).
+ */
+size_t decide_internal_default(struct prefix *out, size_t max);
+
+#endif

@@ -1,0 +1,127 @@
+/*
+ * wire - the DNS message codec (RFC 1035 4.1, RFC 6891 for EDNS0).  Pure:
+ * works on caller-provided buffers, never allocates, never logs.  Every
+ * length and offset read from a packet is bounds-checked; compression
+ * pointers must point backwards (no loops) and a name is at most 255 octets.
+ */
+#ifndef NETD_DNSPROXY_WIRE_H
+#define NETD_DNSPROXY_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/addr.h"
+
+#define WIRE_HDR_LEN      12
+#define WIRE_NAME_MAX     255	/* octets on the wire, RFC 1035 3.1 */
+#define WIRE_NAME_STRLEN  1024	/* presentation form incl. \DDD escapes, NUL */
+#define WIRE_UDP_MIN      512	/* RFC 1035 4.2.1 */
+#define WIRE_MSG_MAX      65535
+
+#define WIRE_TYPE_A      1
+#define WIRE_TYPE_NS     2
+#define WIRE_TYPE_CNAME  5
+#define WIRE_TYPE_SOA    6
+#define WIRE_TYPE_PTR    12
+#define WIRE_TYPE_MX     15
+#define WIRE_TYPE_TXT    16
+#define WIRE_TYPE_AAAA   28
+#define WIRE_TYPE_DNAME  39
+#define WIRE_TYPE_OPT    41
+#define WIRE_TYPE_SVCB   64
+#define WIRE_TYPE_HTTPS  65
+#define WIRE_TYPE_ANY    255
+#define WIRE_CLASS_IN    1
+
+#define WIRE_RCODE_NOERROR  0
+#define WIRE_RCODE_FORMERR  1
+#define WIRE_RCODE_SERVFAIL 2
+#define WIRE_RCODE_NXDOMAIN 3
+#define WIRE_RCODE_NOTIMP   4
+#define WIRE_RCODE_REFUSED  5
+
+struct wire_query {
+	uint16_t id;
+	uint16_t flags;		/* header word 2, host byte order */
+	uint8_t opcode;
+	char qname[WIRE_NAME_STRLEN];	/* lower-case presentation form, no trailing
+					 * dot ("." for the root); odd bytes as \DDD */
+	bool qname_plain;	/* every label only [a-z0-9_-] (after lower-casing):
+				 * only such names may be matched against a policy */
+	unsigned int qname_labels;
+	uint16_t qtype, qclass;
+	size_t question_end;	/* offset just past the question section */
+	bool has_opt;		/* an EDNS0 OPT RR in the additional section */
+	uint16_t udp_size;	/* client's EDNS0 buffer size, or 512 */
+	uint8_t edns_version;
+	bool do_bit;
+};
+
+/*
+ * wire_parse_query() - decode a query message (RFC 1035 4.1.1-4.1.2).
+ * @buf, @len: the message as received; not retained.
+ * @q: filled on success (and the header fields also on -EBADMSG when at
+ *     least 12 bytes were present, so the caller can answer FORMERR).
+ * Accepts exactly one question, QR=0, and an optional OPT RR (RFC 6891).
+ * Return: 0; -EBADMSG (malformed: QDCOUNT != 1, truncated, bad name,
+ * compression loop, trailing junk...); -EPROTO (QR=1 or shorter than a
+ * header: drop silently); -EOPNOTSUPP (opcode other than QUERY: NOTIMP).
+ */
+int wire_parse_query(const uint8_t *buf, size_t len, struct wire_query *q);
+
+/*
+ * wire_build_response() - an answerless response to @query: same ID and
+ * question bytes (original case), QR=1, RD copied, RA=1, @rcode, TC if
+ * @tc, and an OPT RR (our buffer size 1232, version 0) if the query had one.
+ * @query/@qlen: the original query bytes; @q: its parse (the question must
+ * have parsed; for FORMERR without a question pass q->question_end = 12).
+ * @out/@outmax: destination.  Return: bytes written; -ENOBUFS.
+ */
+int wire_build_response(const uint8_t *query, size_t qlen, const struct wire_query *q,
+			uint8_t rcode, bool tc, uint8_t *out, size_t outmax);
+
+/* An address record found on the answer's CNAME chain. */
+struct wire_addr {
+	struct addr addr;
+	uint32_t ttl_s;		/* the RR's TTL as received */
+};
+
+struct wire_answer {
+	uint16_t id;
+	uint8_t rcode;
+	bool tc;
+	unsigned int chain_len;	/* CNAME/DNAME hops followed from the qname */
+	size_t n_addrs;		/* addresses stored in the caller's array */
+	size_t n_dropped;	/* address RRs ignored: off-chain owner, other sections */
+	uint32_t min_ttl_s;	/* smallest TTL among answer-section RRs used */
+};
+
+#define WIRE_CHAIN_MAX 16	/* CNAME/DNAME hops followed before giving up */
+
+/*
+ * wire_walk_answer() - the part that decides what may be pinned.  Checks
+ * that @buf is a response whose question equals @q's (case-insensitive),
+ * then follows the CNAME chain from the qname through the answer section
+ * (records in any order, at most WIRE_CHAIN_MAX hops) and collects every A
+ * and AAAA RR of class IN whose owner is on that chain.  Records in the
+ * authority/additional sections, or owned by other names, are never
+ * collected (counted in n_dropped).
+ * @out/@max: addresses; Return: 0 (@ret filled); -EBADMSG (malformed,
+ * question mismatch); -ELOOP (chain longer than WIRE_CHAIN_MAX or a cycle);
+ * -ENOBUFS (more than @max addresses).
+ */
+int wire_walk_answer(const uint8_t *buf, size_t len, const struct wire_query *q,
+		     struct wire_addr *out, size_t max, struct wire_answer *ret);
+
+/*
+ * wire_cap_ttls() - lower every RR TTL in answer, authority and additional
+ * sections (not OPT) to at most @max_ttl_s, in place, so no client caches
+ * an answer longer than its pin lasts.  Return: 0; -EBADMSG.
+ */
+int wire_cap_ttls(uint8_t *buf, size_t len, uint32_t max_ttl_s);
+
+/* wire_set_id() - store @id (host order) as the message ID of @buf (>= 2 bytes). */
+void wire_set_id(uint8_t *buf, uint16_t id);
+
+#endif

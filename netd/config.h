@@ -1,0 +1,67 @@
+/*
+ * config - the daemon's configuration file (netd.yaml).  Pure parser.
+ * Every key has a default; an unknown key is an error with file:line:col.
+ *
+ *   socket: /run/netd/netd.sock
+ *   state_dir: /var/lib/netd
+ *   policy_dir: /etc/netd/policies
+ *   audit_log: /var/log/netd/audit.jsonl
+ *   upstream: [192.0.2.53, "2001:db8::53"]   # default: /etc/resolv.conf nameservers
+ *   egress_interface: eth0                   # default: the default route's interface
+ *   pool: { ipv4: 10.87.0.0/16, ipv6: "fd00:87::/48" }   # ipv6: "" disables IPv6
+ *   dns: { port: 5300, min_ttl: 5, max_ttl: 3600, deny_rcode: nxdomain }
+ *   log_level: info
+ */
+#ifndef NETD_CONFIG_H
+#define NETD_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/addr.h"
+#include "common/diag.h"
+
+#define CONFIG_MAX_UPSTREAM 8
+
+struct upstream_server {
+	struct addr addr;
+	uint16_t port;		/* host byte order; default 53 */
+};
+
+struct config {
+	char *socket;		/* owned */
+	char *state_dir;	/* owned */
+	char *policy_dir;	/* owned */
+	char *audit_log;	/* owned */
+	struct upstream_server upstream[CONFIG_MAX_UPSTREAM];
+	unsigned int n_upstream;	/* 0 = take /etc/resolv.conf at startup */
+	char egress_interface[16];	/* "" = the default route's interface */
+	struct prefix pool4;	/* plen 8..28 */
+	struct prefix pool6;	/* plen 0 and family 0 = IPv6 disabled; else /8../64 */
+	bool pool6_enabled;
+	uint16_t dns_port;	/* the proxy's listening port in the host netns */
+	uint32_t min_ttl_s;	/* pins last at least this long (seconds) */
+	uint32_t max_ttl_s;	/* ... and at most this long */
+	uint8_t deny_rcode;	/* 3 = NXDOMAIN (default) or 5 = REFUSED */
+	int log_level;		/* enum log_level */
+};
+
+/* config_init() - fill @c with the defaults (documented in README.md). */
+int config_init(struct config *c);
+
+/*
+ * config_parse() - parse YAML @buf/@len on top of the values already in
+ * @c (call config_init() first).  @file names the input in diagnostics.
+ * Return: 0; -EINVAL with @err filled (unknown key, wrong type, duplicate
+ * key, bad address/prefix, min_ttl > max_ttl, ...); -ENOMEM.
+ */
+int config_parse(struct config *c, const char *buf, size_t len, const char *file,
+		 struct diag *err);
+
+/* config_load_file() - read @path and config_parse() it. -errno if unreadable. */
+int config_load_file(struct config *c, const char *path, struct diag *err);
+
+/* config_done() - free what @c owns; @c may be re-initialised afterwards. */
+void config_done(struct config *c);
+
+#endif

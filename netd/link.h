@@ -1,0 +1,84 @@
+/*
+ * link - network namespaces, veth pairs, addresses and routes over
+ * rtnetlink (libmnl), and the few /proc/sys knobs netd needs.  Never execs
+ * ip.  All functions run in the caller's netns unless they take a netns fd.
+ */
+#ifndef NETD_LINK_H
+#define NETD_LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/addr.h"
+
+#define NETNS_RUN_DIR "/run/netns"
+
+/*
+ * link_netns_create() - create a named netns like `ip netns add NAME`: a new
+ * netns bind-mounted at /run/netns/NAME, so `ip netns exec NAME` sees it.
+ * The caller's own netns is unchanged.  Return: 0; -EEXIST; -errno.
+ */
+int link_netns_create(const char *name);
+
+/*
+ * link_netns_delete() - unmount and remove /run/netns/NAME (the netns dies
+ * with its last user).  Missing is not an error.  Return: 0; -errno.
+ */
+int link_netns_delete(const char *name);
+
+/*
+ * link_netns_open() - open a netns by path ("/run/netns/NAME",
+ * "/proc/PID/ns/net", ...) and check that it is one (nsfs).
+ * Return: an O_CLOEXEC fd the caller closes; -ENOENT; -EINVAL (not a netns).
+ */
+int link_netns_open(const char *path);
+
+struct link_veth {
+	const char *host_ifname;	/* created in the caller's netns */
+	const char *peer_ifname;	/* created in @netns_fd, e.g. "eth0" */
+	int netns_fd;
+	struct prefix host4, peer4;	/* e.g. 10.87.0.1/30 and 10.87.0.2/30; family 0 = none */
+	struct prefix host6, peer6;	/* e.g. fd00:87::1/64, fd00:87::2/64; family 0 = none */
+};
+
+/*
+ * link_veth_setup() - create the veth pair, move the peer into the netns,
+ * put the addresses on both ends (IPv6 without DAD), bring up both and the
+ * netns's lo, and add default routes in the netns via the host end's
+ * addresses.  On failure nothing is left behind.
+ * Return: 0; -EEXIST (an interface of that name exists); -errno.
+ */
+int link_veth_setup(const struct link_veth *v);
+
+/*
+ * link_delete() - delete interface @ifname in the caller's netns (a veth
+ * takes its peer with it).  Missing is not an error.  Return: 0; -errno.
+ */
+int link_delete(const char *ifname);
+
+/*
+ * link_exists() - 1 if @ifname exists in the caller's netns, 0 if not, -errno.
+ */
+int link_exists(const char *ifname);
+
+/*
+ * link_default_route_ifname() - name of the interface of the IPv4 default
+ * route in the caller's netns into @buf (>= 16 bytes).
+ * Return: 0; -ENOENT (no default route); -errno.
+ */
+int link_default_route_ifname(char *buf, size_t sz);
+
+/*
+ * link_local_addrs() - every address configured on any interface of the
+ * caller's netns, as host-length prefixes, for the "never pin the host's own
+ * addresses" list.  @out/@max; Return: count stored, or -errno.
+ */
+int link_local_addrs(struct prefix *out, size_t max);
+
+/*
+ * link_enable_forwarding() - net.ipv4.ip_forward=1 and, if @ipv6,
+ * net.ipv6.conf.all.forwarding=1, in the caller's netns.  Return: 0; -errno.
+ */
+int link_enable_forwarding(int ipv6);
+
+#endif

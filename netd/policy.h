@@ -1,0 +1,99 @@
+/*
+ * policy - egress policies: the YAML schema (policies/*.yaml), its parser
+ * and the qname matcher.  Pure: reads a buffer or a file, never logs.
+ *
+ *   name: python-dev                 # [a-z0-9][a-z0-9_.-]{0,63}
+ *   description: "..."               # optional
+ *   egress:                          # list; empty list = deny all
+ *     - domains: [pypi.org, "*.pythonhosted.org"]
+ *       ports: [443]                 # single ports for domain rules
+ *       protocol: tcp                # tcp (default) | udp
+ *     - cidrs: [198.51.100.7/32]
+ *       ports: [8080, "9000-9010"]   # ranges allowed for cidr rules
+ *
+ * A rule has exactly one of domains/cidrs.  Exact names match only
+ * themselves; "*.example.com" matches any name at any depth below
+ * example.com but not example.com itself.  Names are stored lower-case,
+ * without trailing dot, in A-label (punycode) form; non-ASCII is an error.
+ */
+#ifndef NETD_POLICY_H
+#define NETD_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/addr.h"
+#include "common/diag.h"
+
+#define POLICY_NAME_MAX     64	/* bytes, without NUL */
+#define POLICY_MAX_RULES    256
+#define POLICY_MAX_ITEMS    1024	/* domains or cidrs per rule */
+#define POLICY_MAX_PORTS    64	/* port entries per rule */
+#define POLICY_FILE_MAX     (1u << 20)	/* bytes */
+
+struct port_range {
+	uint16_t lo, hi;	/* host byte order, lo <= hi; lo == hi for one port */
+};
+
+struct policy_rule {
+	char **domains;		/* owned; normalized pattern strings */
+	size_t n_domains;
+	struct prefix *cidrs;	/* owned */
+	size_t n_cidrs;
+	struct port_range *ports;	/* owned */
+	size_t n_ports;
+	uint8_t proto;		/* IPPROTO_TCP or IPPROTO_UDP */
+	unsigned int line;	/* where the rule starts in the file, 1-based */
+};
+
+struct policy {
+	char *name;		/* owned */
+	char *description;	/* owned, may be NULL */
+	char *file;		/* owned, the path it was read from, may be NULL */
+	struct policy_rule *rules;	/* owned */
+	size_t n_rules;
+	void *index;		/* owned: the name-matcher index (opaque) */
+};
+
+/*
+ * policy_parse() - parse one policy document.
+ * @buf, @len: YAML text (not retained; need not be NUL-terminated).
+ * @file: name used in diagnostics and stored in the policy (copied).
+ * @ret: on success a new policy; caller frees with policy_free().
+ * @err: on failure, FILE:LINE:COL and a message (unknown key, wrong type,
+ *       duplicate key, bad CIDR, bad pattern, bad port, ...).
+ * Return: 0; -EINVAL (bad input, @err filled); -ENOMEM.
+ */
+int policy_parse(const char *buf, size_t len, const char *file, struct policy **ret,
+		 struct diag *err);
+
+/*
+ * policy_load_file() - read @path (at most POLICY_FILE_MAX bytes) and
+ * policy_parse() it.  Return: as policy_parse(); -errno if unreadable
+ * (@err filled too).
+ */
+int policy_load_file(const char *path, struct policy **ret, struct diag *err);
+
+/* policy_free() - free @p and everything it owns; NULL-safe. */
+void policy_free(struct policy *p);
+
+/*
+ * policy_match() - which domain rules allow @qname.
+ * @qname: lower-case presentation form without trailing dot, as produced
+ *         by wire_parse_query(); names with bytes outside [a-z0-9-_] in a
+ *         label never match (the caller has already refused them).
+ * @out, @max: filled with indexes into p->rules, ascending.
+ * Cost: O(number of labels) hash lookups, independent of policy size.
+ * Return: number of matching rules (0 = denied); may exceed @max, in which
+ *         case only @max were stored.
+ */
+size_t policy_match(const struct policy *p, const char *qname, uint16_t *out, size_t max);
+
+/*
+ * policy_name_valid() - true if @name is a valid policy (or sandbox) name:
+ * [A-Za-z0-9][A-Za-z0-9_.-]{0,63}.
+ */
+bool policy_name_valid(const char *name);
+
+#endif
