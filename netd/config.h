@@ -22,6 +22,8 @@
 #include "common/diag.h"
 
 #define CONFIG_MAX_UPSTREAM 8
+#define CONFIG_FILE_MAX     (1u << 20)	/* bytes */
+#define CONFIG_MAX_TTL_S    604800	/* one week: the largest min_ttl/max_ttl */
 
 struct upstream_server {
 	struct addr addr;
@@ -60,6 +62,17 @@ int config_parse(struct config *c, const char *buf, size_t len, const char *file
 
 /* config_load_file() - read @path and config_parse() it. -errno if unreadable. */
 int config_load_file(struct config *c, const char *path, struct diag *err);
+
+/*
+ * config_read_resolv_conf() - if @c has no upstream servers yet
+ * (n_upstream == 0), take them from the "nameserver ADDR" lines of @path
+ * (resolv.conf(5), normally "/etc/resolv.conf"), port 53, in file order, at
+ * most CONFIG_MAX_UPSTREAM.  Lines whose address does not parse (e.g. a
+ * link-local one with "%zone") are skipped.  Reads at most CONFIG_FILE_MAX
+ * bytes.  Return: the number of servers taken (0 if @c already had some or
+ * the file names none); -errno if @path is unreadable.
+ */
+int config_read_resolv_conf(struct config *c, const char *path);
 
 /* config_done() - free what @c owns; @c may be re-initialised afterwards. */
 void config_done(struct config *c);

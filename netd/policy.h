@@ -1,5 +1,5 @@
 /*
- * policy - egress policies: the YAML schema (policies/*.yaml), its parser
+ * policy - egress policies: the YAML schema (files under policies/), its parser
  * and the qname matcher.  Pure: reads a buffer or a file, never logs.
  *
  *   name: python-dev                 # [a-z0-9][a-z0-9_.-]{0,63}
@@ -31,6 +31,7 @@
 #define POLICY_MAX_ITEMS    1024	/* domains or cidrs per rule */
 #define POLICY_MAX_PORTS    64	/* port entries per rule */
 #define POLICY_FILE_MAX     (1u << 20)	/* bytes */
+#define POLICY_DESCRIPTION_MAX 1024	/* bytes */
 
 struct port_range {
 	uint16_t lo, hi;	/* host byte order, lo <= hi; lo == hi for one port */

@@ -1,0 +1,387 @@
+/*
+ * yamlx - a bounded YAML document tree built from libyaml events, shared by
+ * the policy and config parsers.  Works on memory only; never logs.
+ *
+ * The event API (rather than yaml_parser_load()) is used so that an alias
+ * can be refused where it appears: the document loader would resolve it to
+ * a shared node and a walker would then expand "billion laughs" input.
+ */
+#include "common/yamlx.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
+
+static void node_free(struct yamlx_node *n)
+{
+	if (!n)
+		return;
+	/* Depth is bounded by YAMLX_MAX_DEPTH, so recursion is bounded too. */
+	for (size_t i = 0; i < n->n_kids; i++)
+		node_free(n->kids[i]);
+	free(n->kids);
+	free(n->str);
+	free(n);
+}
+
+void yamlx_free(struct yamlx_doc *d)
+{
+	if (!d)
+		return;
+	node_free(d->root);
+	free(d);
+}
+
+bool yamlx_is_null(const struct yamlx_node *n)
+{
+	if (!n || n->type != YAMLX_SCALAR || !n->plain)
+		return false;
+	return n->len == 0 || strcmp(n->str, "~") == 0 || strcmp(n->str, "null") == 0 ||
+	       strcmp(n->str, "Null") == 0 || strcmp(n->str, "NULL") == 0;
+}
+
+bool yamlx_is_str(const struct yamlx_node *n)
+{
+	return n && n->type == YAMLX_SCALAR && !yamlx_is_null(n) && strlen(n->str) == n->len;
+}
+
+const char *yamlx_kind(const struct yamlx_node *n)
+{
+	if (!n)
+		return "nothing";
+	switch (n->type) {
+	case YAMLX_SEQ:
+		return "a list";
+	case YAMLX_MAP:
+		return "a mapping";
+	case YAMLX_SCALAR:
+		break;
+	}
+	if (yamlx_is_null(n))
+		return "null";
+	return strlen(n->str) == n->len ? "a string" : "a string with a NUL byte";
+}
+
+char *yamlx_quote(const char *in, size_t len, char *out, size_t outsz)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0, cut = len > 64 ? 64 : len;
+
+	if (!outsz)
+		return out;
+	for (size_t i = 0; i < cut; i++) {
+		unsigned char ch = (unsigned char)in[i];
+
+		if (ch >= 0x20 && ch < 0x7f && ch != '\'' && ch != '\\') {
+			if (o + 1 >= outsz)
+				break;
+			out[o++] = (char)ch;
+		} else {
+			if (o + 4 >= outsz)
+				break;
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[ch >> 4];
+			out[o++] = hex[ch & 15];
+		}
+	}
+	if (cut < len && o + 3 < outsz) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static int attach(struct yamlx_node *parent, struct yamlx_node *kid)
+{
+	if (parent->n_kids == parent->cap) {
+		size_t cap = parent->cap ? parent->cap * 2 : 4;
+		struct yamlx_node **k = realloc(parent->kids, cap * sizeof(*k));
+
+		if (!k)
+			return -ENOMEM;
+		parent->kids = k;
+		parent->cap = cap;
+	}
+	parent->kids[parent->n_kids++] = kid;
+	return 0;
+}
+
+/* Location of byte @off in @buf: libyaml gives only an offset for encoding errors. */
+static void offset_mark(const char *buf, size_t len, size_t off, unsigned int *line,
+			unsigned int *col)
+{
+	size_t bol = 0;
+
+	*line = 1;
+	if (off > len)
+		off = len;
+	for (size_t i = 0; i < off; i++)
+		if (buf[i] == '\n') {
+			(*line)++;
+			bol = i + 1;
+		}
+	*col = (unsigned int)(off - bol + 1);
+}
+
+static int syntax_error(const yaml_parser_t *p, const char *buf, size_t len, const char *file,
+			struct diag *err)
+{
+	unsigned int line, col;
+
+	switch (p->error) {
+	case YAML_MEMORY_ERROR:
+		return -ENOMEM;
+	case YAML_READER_ERROR:
+		offset_mark(buf, len, p->problem_offset, &line, &col);
+		if (p->problem_value != -1)
+			return diag_set(err, file, line, col, "YAML syntax error: %s (byte 0x%02x)",
+					p->problem ? p->problem : "unreadable input",
+					(unsigned int)p->problem_value & 0xff);
+		return diag_set(err, file, line, col, "YAML syntax error: %s",
+				p->problem ? p->problem : "unreadable input");
+	default:
+		break;
+	}
+	line = (unsigned int)p->problem_mark.line + 1;
+	col = (unsigned int)p->problem_mark.column + 1;
+	if (p->context)
+		return diag_set(err, file, line, col, "YAML syntax error: %s (%s at %u:%u)",
+				p->problem ? p->problem : "invalid YAML", p->context,
+				(unsigned int)p->context_mark.line + 1,
+				(unsigned int)p->context_mark.column + 1);
+	return diag_set(err, file, line, col, "YAML syntax error: %s",
+			p->problem ? p->problem : "invalid YAML");
+}
+
+int yamlx_load(const char *buf, size_t len, const char *file, struct yamlx_doc **ret,
+	       struct diag *err)
+{
+	struct yamlx_node *stack[YAMLX_MAX_DEPTH];
+	unsigned int depth = 0, n_docs = 0;
+	struct yamlx_doc *d;
+	yaml_parser_t p;
+	bool done = false;
+	int r = 0;
+
+	*ret = NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	if (!yaml_parser_initialize(&p)) {
+		free(d);
+		return -ENOMEM;
+	}
+	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
+
+	while (!done && r == 0) {
+		unsigned int line, col;
+		struct yamlx_node *n;
+		yaml_event_t ev;
+
+		if (!yaml_parser_parse(&p, &ev)) {
+			r = syntax_error(&p, buf, len, file, err);
+			break;
+		}
+		line = (unsigned int)ev.start_mark.line + 1;
+		col = (unsigned int)ev.start_mark.column + 1;
+		switch (ev.type) {
+		case YAML_STREAM_END_EVENT:
+			done = true;
+			break;
+		case YAML_DOCUMENT_START_EVENT:
+			if (++n_docs > 1)
+				r = diag_set(err, file, line, col,
+					     "a second YAML document; the file must hold exactly one");
+			break;
+		case YAML_ALIAS_EVENT:
+			r = diag_set(err, file, line, col, "YAML aliases (*name) are not allowed");
+			break;
+		case YAML_SCALAR_EVENT:
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (d->n_nodes >= YAMLX_MAX_NODES) {
+				r = diag_set(err, file, line, col,
+					     "too many YAML nodes (more than %u)", YAMLX_MAX_NODES);
+				break;
+			}
+			if (ev.type != YAML_SCALAR_EVENT && depth >= YAMLX_MAX_DEPTH) {
+				r = diag_set(err, file, line, col,
+					     "YAML nested too deeply (more than %u levels)",
+					     YAMLX_MAX_DEPTH);
+				break;
+			}
+			n = calloc(1, sizeof(*n));
+			if (!n) {
+				r = -ENOMEM;
+				break;
+			}
+			n->line = line;
+			n->col = col;
+			if (ev.type == YAML_SCALAR_EVENT) {
+				n->type = YAMLX_SCALAR;
+				n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+				n->len = ev.data.scalar.length;
+				n->str = malloc(n->len + 1);
+				if (!n->str) {
+					free(n);
+					r = -ENOMEM;
+					break;
+				}
+				memcpy(n->str, ev.data.scalar.value, n->len);
+				n->str[n->len] = '\0';
+			} else {
+				n->type = ev.type == YAML_SEQUENCE_START_EVENT ? YAMLX_SEQ : YAMLX_MAP;
+			}
+			d->n_nodes++;
+			if (depth == 0) {
+				/* One document, so one root (libyaml enforces one node per document). */
+				if (d->root) {
+					node_free(n);
+					r = diag_set(err, file, line, col,
+						     "a second YAML document; the file must hold exactly one");
+					break;
+				}
+				d->root = n;
+			} else if (attach(stack[depth - 1], n) < 0) {
+				node_free(n);
+				r = -ENOMEM;
+				break;
+			}
+			if (n->type != YAMLX_SCALAR)
+				stack[depth++] = n;
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			if (depth > 0)
+				depth--;
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&p);
+	if (r < 0) {
+		yamlx_free(d);
+		return r;
+	}
+	*ret = d;
+	return 0;
+}
+
+int yamlx_fields(const struct yamlx_node *map, const char *file, struct diag *err,
+		 const char *where, const char *const *names, size_t n,
+		 const struct yamlx_node **keys, const struct yamlx_node **vals)
+{
+	const struct yamlx_node *seen[16] = { 0 };
+
+	if (n > 16 || map->type != YAMLX_MAP)
+		return -EINVAL;	/* programmer error: the schemas are small */
+	for (size_t i = 0; i < n; i++) {
+		vals[i] = NULL;
+		if (keys)
+			keys[i] = NULL;
+	}
+	for (size_t k = 0; k + 1 < map->n_kids; k += 2) {
+		const struct yamlx_node *key = map->kids[k];
+		char q[300], allowed[256];
+		size_t i, o = 0;
+
+		if (!yamlx_is_str(key))
+			return diag_set(err, file, key->line, key->col,
+					"%s: expected a key name, got %s", where, yamlx_kind(key));
+		for (i = 0; i < n; i++)
+			if (strcmp(key->str, names[i]) == 0)
+				break;
+		if (i == n) {
+			allowed[0] = '\0';
+			for (size_t j = 0; j < n; j++) {
+				int w = snprintf(allowed + o, sizeof(allowed) - o, "%s%s",
+						 j ? ", " : "", names[j]);
+
+				if (w < 0 || (size_t)w >= sizeof(allowed) - o)
+					break;
+				o += (size_t)w;
+			}
+			return diag_set(err, file, key->line, key->col,
+					"%s: unknown key '%s' (allowed: %s)", where,
+					yamlx_quote(key->str, key->len, q, sizeof(q)), allowed);
+		}
+		if (seen[i])
+			return diag_set(err, file, key->line, key->col,
+					"%s: duplicate key '%s' (first at line %u, column %u)",
+					where, names[i], seen[i]->line, seen[i]->col);
+		seen[i] = key;
+		vals[i] = map->kids[k + 1];
+		if (keys)
+			keys[i] = key;
+	}
+	return 0;
+}
+
+int yamlx_read_file(const char *path, size_t max, char **ret_buf, size_t *ret_len)
+{
+	struct stat st;
+	size_t len = 0;
+	char *buf;
+	int fd, r = 0;
+
+	*ret_buf = NULL;
+	*ret_len = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	if ((uintmax_t)st.st_size > max) {
+		close(fd);
+		return -EFBIG;
+	}
+	/* One byte more than allowed, so a file that grew meanwhile is caught. */
+	buf = malloc(max + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t got = read(fd, buf + len, max + 1 - len);
+
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		if (got == 0)
+			break;
+		len += (size_t)got;
+		if (len > max) {
+			r = -EFBIG;
+			break;
+		}
+	}
+	close(fd);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	buf[len] = '\0';
+	*ret_buf = buf;
+	*ret_len = len;
+	return 0;
+}

@@ -1,0 +1,519 @@
+/*
+ * config - netd.yaml, the daemon's own settings: schema checker over
+ * common/yamlx, defaults, and the resolv.conf fallback for upstream
+ * servers.  Pure apart from reading the files it is asked to read; never
+ * logs.  Not here: applying the settings (the daemon does that).
+ */
+#include "netd/config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/un.h>
+
+#include "common/log.h"
+#include "common/yamlx.h"
+
+#define DEF_SOCKET     "/run/netd/netd.sock"
+#define DEF_STATE_DIR  "/var/lib/netd"
+#define DEF_POLICY_DIR "/etc/netd/policies"
+#define DEF_AUDIT_LOG  "/var/log/netd/audit.jsonl"
+#define DEF_POOL4      "10.87.0.0/16"
+#define DEF_POOL6      "fd00:87::/48"
+
+struct ctx {
+	const char *file;
+	struct diag *err;
+};
+
+#define FAIL(cx, n, ...) diag_set((cx)->err, (cx)->file, (n)->line, (n)->col, __VA_ARGS__)
+
+static void strings_free(struct config *c)
+{
+	free(c->socket);
+	free(c->state_dir);
+	free(c->policy_dir);
+	free(c->audit_log);
+	c->socket = c->state_dir = c->policy_dir = c->audit_log = NULL;
+}
+
+/* Deep-copy the owned strings of @from into @to (which already holds a shallow copy). */
+static int strings_dup(struct config *to, const struct config *from)
+{
+	to->socket = from->socket ? strdup(from->socket) : NULL;
+	to->state_dir = from->state_dir ? strdup(from->state_dir) : NULL;
+	to->policy_dir = from->policy_dir ? strdup(from->policy_dir) : NULL;
+	to->audit_log = from->audit_log ? strdup(from->audit_log) : NULL;
+	if ((from->socket && !to->socket) || (from->state_dir && !to->state_dir) ||
+	    (from->policy_dir && !to->policy_dir) || (from->audit_log && !to->audit_log)) {
+		strings_free(to);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int config_init(struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->socket = strdup(DEF_SOCKET);
+	c->state_dir = strdup(DEF_STATE_DIR);
+	c->policy_dir = strdup(DEF_POLICY_DIR);
+	c->audit_log = strdup(DEF_AUDIT_LOG);
+	if (!c->socket || !c->state_dir || !c->policy_dir || !c->audit_log) {
+		strings_free(c);
+		return -ENOMEM;
+	}
+	/* Constants: these cannot fail. */
+	prefix_parse(DEF_POOL4, &c->pool4);
+	prefix_parse(DEF_POOL6, &c->pool6);
+	c->pool6_enabled = true;
+	c->dns_port = 5300;
+	c->min_ttl_s = 5;
+	c->max_ttl_s = 3600;
+	c->deny_rcode = 3;	/* NXDOMAIN, RFC 1035 4.1.1 */
+	c->log_level = LOG_LVL_INFO;
+	return 0;
+}
+
+void config_done(struct config *c)
+{
+	if (!c)
+		return;
+	strings_free(c);
+}
+
+/* Decimal text @s/@n (no sign, no leading zero, <= @max) -> @ret. */
+static int num_parse(const char *s, size_t n, unsigned long max, unsigned long *ret)
+{
+	unsigned long v = 0;
+
+	if (n == 0 || n > 10 || (n > 1 && s[0] == '0'))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (unsigned long)(s[i] - '0');
+	}
+	if (v > max)
+		return -ERANGE;
+	*ret = v;
+	return 0;
+}
+
+static int get_uint(struct ctx *cx, const struct yamlx_node *n, const char *where,
+		    unsigned long lo, unsigned long hi, unsigned long *ret)
+{
+	char q[300];
+	int r;
+
+	if (!yamlx_is_str(n))
+		return FAIL(cx, n, "%s: expected a number, got %s", where, yamlx_kind(n));
+	r = num_parse(n->str, n->len, hi, ret);
+	if (r == -EINVAL)
+		return FAIL(cx, n, "%s: '%s' is not a number (expected %lu-%lu)", where,
+			    yamlx_quote(n->str, n->len, q, sizeof(q)), lo, hi);
+	if (r < 0 || *ret < lo)
+		return FAIL(cx, n, "%s: %s is out of range (%lu-%lu)", where,
+			    yamlx_quote(n->str, n->len, q, sizeof(q)), lo, hi);
+	return 0;
+}
+
+static int get_path(struct ctx *cx, const struct yamlx_node *n, const char *where, size_t max,
+		    char **slot)
+{
+	char *s;
+
+	if (!yamlx_is_str(n) || n->len == 0)
+		return FAIL(cx, n, "%s: expected a path, got %s", where,
+			    n->type == YAMLX_SCALAR && !yamlx_is_null(n) && n->len == 0 ?
+			    "an empty string" : yamlx_kind(n));
+	if (n->len >= max)
+		return FAIL(cx, n, "%s: path is %zu bytes long; the limit is %zu", where, n->len,
+			    max - 1);
+	s = strdup(n->str);
+	if (!s)
+		return -ENOMEM;
+	free(*slot);
+	*slot = s;
+	return 0;
+}
+
+/*
+ * "ADDR" (v4 or v6), "V4:PORT", "[V6]" or "[V6]:PORT" -> @u.
+ * Return: 0; -EINVAL (bad shape or address); -ERANGE (bad port).
+ */
+static int upstream_parse(const char *s, struct upstream_server *u)
+{
+	char tmp[ADDR_STRLEN + 1];
+	const char *end, *port = NULL;
+	unsigned long v;
+
+	memset(u, 0, sizeof(*u));
+	u->port = 53;
+	if (s[0] == '[') {
+		end = strchr(s, ']');
+		if (!end || (size_t)(end - s - 1) >= sizeof(tmp))
+			return -EINVAL;
+		memcpy(tmp, s + 1, (size_t)(end - s - 1));
+		tmp[end - s - 1] = '\0';
+		if (addr_parse(tmp, &u->addr) < 0 || u->addr.family != AF_INET6)
+			return -EINVAL;
+		if (end[1] == ':')
+			port = end + 2;
+		else if (end[1] != '\0')
+			return -EINVAL;
+	} else if (addr_parse(s, &u->addr) == 0) {
+		return 0;
+	} else {
+		end = strchr(s, ':');
+		if (!end || strchr(end + 1, ':') || (size_t)(end - s) >= sizeof(tmp))
+			return -EINVAL;
+		memcpy(tmp, s, (size_t)(end - s));
+		tmp[end - s] = '\0';
+		if (addr_parse(tmp, &u->addr) < 0 || u->addr.family != AF_INET)
+			return -EINVAL;
+		port = end + 1;
+	}
+	if (port) {
+		if (num_parse(port, strlen(port), 65535, &v) < 0 || v == 0)
+			return -ERANGE;
+		u->port = (uint16_t)v;
+	}
+	return 0;
+}
+
+static int parse_upstream(struct ctx *cx, const struct yamlx_node *n, struct config *c)
+{
+	char q[300];
+
+	c->n_upstream = 0;
+	if (yamlx_is_null(n))
+		return 0;
+	if (n->type != YAMLX_SEQ)
+		return FAIL(cx, n, "upstream: expected a list, got %s (e.g. upstream: "
+			    "[192.0.2.53, \"[2001:db8::53]:5353\"])", yamlx_kind(n));
+	if (n->n_kids > CONFIG_MAX_UPSTREAM)
+		return FAIL(cx, n->kids[CONFIG_MAX_UPSTREAM],
+			    "upstream: too many servers (the limit is %u)", CONFIG_MAX_UPSTREAM);
+	for (size_t i = 0; i < n->n_kids; i++) {
+		const struct yamlx_node *u = n->kids[i];
+		int r;
+
+		if (!yamlx_is_str(u))
+			return FAIL(cx, u, "upstream[%zu]: expected an address, got %s", i,
+				    yamlx_kind(u));
+		r = upstream_parse(u->str, &c->upstream[i]);
+		if (r == -ERANGE)
+			return FAIL(cx, u, "upstream[%zu]: bad port in '%s' (1-65535)", i,
+				    yamlx_quote(u->str, u->len, q, sizeof(q)));
+		if (r < 0)
+			return FAIL(cx, u, "upstream[%zu]: bad server '%s' (expected ADDR, "
+				    "IPV4:PORT or [IPV6]:PORT)", i,
+				    yamlx_quote(u->str, u->len, q, sizeof(q)));
+		c->n_upstream++;
+	}
+	return 0;
+}
+
+static int parse_prefix(struct ctx *cx, const struct yamlx_node *n, const char *where,
+			int family, unsigned int lo, unsigned int hi, struct prefix *ret)
+{
+	char q[300], fixed[PREFIX_STRLEN];
+	int r;
+
+	if (!yamlx_is_str(n))
+		return FAIL(cx, n, "%s: expected a CIDR, got %s", where, yamlx_kind(n));
+	yamlx_quote(n->str, n->len, q, sizeof(q));
+	r = prefix_parse(n->str, ret);
+	if (r == -EDOM) {
+		for (size_t bit = ret->plen; bit < addr_len(ret->addr.family) * 8; bit++)
+			ret->addr.a[bit / 8] &= (uint8_t)~(0x80 >> (bit % 8));
+		return FAIL(cx, n, "%s: bad CIDR '%s': host bits set (did you mean %s?)", where, q,
+			    prefix_format(ret, fixed, sizeof(fixed)));
+	}
+	if (r < 0)
+		return FAIL(cx, n, "%s: bad CIDR '%s' (expected ADDR/LEN)", where, q);
+	if (ret->addr.family != family)
+		return FAIL(cx, n, "%s: '%s' is not an %s prefix", where, q,
+			    family == AF_INET ? "IPv4" : "IPv6");
+	if (ret->plen < lo || ret->plen > hi)
+		return FAIL(cx, n, "%s: prefix length /%u out of range (/%u to /%u)", where,
+			    ret->plen, lo, hi);
+	return 0;
+}
+
+static int parse_pool(struct ctx *cx, const struct yamlx_node *n, struct config *c)
+{
+	static const char *const names[] = { "ipv4", "ipv6" };
+	const struct yamlx_node *v[2];
+	int r;
+
+	if (yamlx_is_null(n))
+		return 0;
+	if (n->type != YAMLX_MAP)
+		return FAIL(cx, n, "pool: expected a mapping, got %s (e.g. pool: { ipv4: "
+			    "10.87.0.0/16, ipv6: \"fd00:87::/48\" })", yamlx_kind(n));
+	r = yamlx_fields(n, cx->file, cx->err, "pool", names, 2, NULL, v);
+	if (r < 0)
+		return r;
+	if (v[0]) {
+		r = parse_prefix(cx, v[0], "pool.ipv4", AF_INET, 8, 28, &c->pool4);
+		if (r < 0)
+			return r;
+	}
+	if (v[1]) {
+		/* "" (or null) turns IPv6 off: no pool, no AAAA pins. */
+		if (yamlx_is_null(v[1]) || (v[1]->type == YAMLX_SCALAR && v[1]->len == 0)) {
+			memset(&c->pool6, 0, sizeof(c->pool6));
+			c->pool6_enabled = false;
+		} else {
+			r = parse_prefix(cx, v[1], "pool.ipv6", AF_INET6, 8, 64, &c->pool6);
+			if (r < 0)
+				return r;
+			c->pool6_enabled = true;
+		}
+	}
+	return 0;
+}
+
+static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *c,
+		     const struct yamlx_node **ttl_node)
+{
+	static const char *const names[] = { "port", "min_ttl", "max_ttl", "deny_rcode" };
+	const struct yamlx_node *v[4];
+	unsigned long x;
+	char q[300];
+	int r;
+
+	if (yamlx_is_null(n))
+		return 0;
+	if (n->type != YAMLX_MAP)
+		return FAIL(cx, n, "dns: expected a mapping, got %s (e.g. dns: { port: 5300 })",
+			    yamlx_kind(n));
+	r = yamlx_fields(n, cx->file, cx->err, "dns", names, 4, NULL, v);
+	if (r < 0)
+		return r;
+	if (v[0]) {
+		r = get_uint(cx, v[0], "dns.port", 1, 65535, &x);
+		if (r < 0)
+			return r;
+		c->dns_port = (uint16_t)x;
+	}
+	/* min_ttl >= 1: a zero timeout would make an nf_tables set element permanent. */
+	if (v[1]) {
+		r = get_uint(cx, v[1], "dns.min_ttl", 1, CONFIG_MAX_TTL_S, &x);
+		if (r < 0)
+			return r;
+		c->min_ttl_s = (uint32_t)x;
+		*ttl_node = v[1];
+	}
+	if (v[2]) {
+		r = get_uint(cx, v[2], "dns.max_ttl", 1, CONFIG_MAX_TTL_S, &x);
+		if (r < 0)
+			return r;
+		c->max_ttl_s = (uint32_t)x;
+		if (!*ttl_node)
+			*ttl_node = v[2];
+	}
+	if (v[3]) {
+		if (!yamlx_is_str(v[3]))
+			return FAIL(cx, v[3], "dns.deny_rcode: expected nxdomain or refused, got %s",
+				    yamlx_kind(v[3]));
+		if (strcasecmp(v[3]->str, "nxdomain") == 0)
+			c->deny_rcode = 3;	/* RFC 1035 4.1.1 */
+		else if (strcasecmp(v[3]->str, "refused") == 0)
+			c->deny_rcode = 5;
+		else
+			return FAIL(cx, v[3], "dns.deny_rcode: bad value '%s' (expected nxdomain or "
+				    "refused)", yamlx_quote(v[3]->str, v[3]->len, q, sizeof(q)));
+	}
+	return 0;
+}
+
+static int parse_ifname(struct ctx *cx, const struct yamlx_node *n, struct config *c)
+{
+	char q[300];
+
+	if (yamlx_is_null(n)) {
+		c->egress_interface[0] = '\0';
+		return 0;
+	}
+	if (!yamlx_is_str(n))
+		return FAIL(cx, n, "egress_interface: expected an interface name, got %s",
+			    yamlx_kind(n));
+	yamlx_quote(n->str, n->len, q, sizeof(q));
+	if (n->len >= sizeof(c->egress_interface))
+		return FAIL(cx, n, "egress_interface: '%s' is longer than %zu bytes", q,
+			    sizeof(c->egress_interface) - 1);
+	/* The kernel's dev_valid_name(): no '/', ':' or whitespace, not "." or "..". */
+	for (size_t i = 0; i < n->len; i++) {
+		unsigned char ch = (unsigned char)n->str[i];
+
+		if (ch <= 0x20 || ch >= 0x7f || ch == '/' || ch == ':')
+			return FAIL(cx, n, "egress_interface: bad interface name '%s'", q);
+	}
+	if (strcmp(n->str, ".") == 0 || strcmp(n->str, "..") == 0)
+		return FAIL(cx, n, "egress_interface: bad interface name '%s'", q);
+	memcpy(c->egress_interface, n->str, n->len + 1);
+	return 0;
+}
+
+static int parse_log_level(struct ctx *cx, const struct yamlx_node *n, struct config *c)
+{
+	static const struct {
+		const char *name;
+		int lvl;
+	} levels[] = {
+		{ "error", LOG_LVL_ERR }, { "warning", LOG_LVL_WARN }, { "warn", LOG_LVL_WARN },
+		{ "info", LOG_LVL_INFO }, { "debug", LOG_LVL_DEBUG },
+	};
+	char q[300];
+
+	if (!yamlx_is_str(n))
+		return FAIL(cx, n, "log_level: expected error, warning, info or debug, got %s",
+			    yamlx_kind(n));
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+		if (strcasecmp(n->str, levels[i].name) == 0) {
+			c->log_level = levels[i].lvl;
+			return 0;
+		}
+	return FAIL(cx, n, "log_level: bad value '%s' (expected error, warning, info or debug)",
+		    yamlx_quote(n->str, n->len, q, sizeof(q)));
+}
+
+static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct config *c)
+{
+	static const char *const names[] = {
+		"socket", "state_dir", "policy_dir", "audit_log", "upstream",
+		"egress_interface", "pool", "dns", "log_level",
+	};
+	const struct yamlx_node *v[9], *ttl_node = NULL;
+	int r = 0;
+
+	if (!root || yamlx_is_null(root))
+		return 0;	/* an empty file: every default stands */
+	if (root->type != YAMLX_MAP)
+		return FAIL(cx, root, "config: expected a mapping, got %s", yamlx_kind(root));
+	r = yamlx_fields(root, cx->file, cx->err, "config", names, 9, NULL, v);
+	if (r < 0)
+		return r;
+	if (v[0] && (r = get_path(cx, v[0], "socket", sizeof(((struct sockaddr_un *)0)->sun_path),
+				  &c->socket)) < 0)
+		return r;
+	if (v[1] && (r = get_path(cx, v[1], "state_dir", PATH_MAX, &c->state_dir)) < 0)
+		return r;
+	if (v[2] && (r = get_path(cx, v[2], "policy_dir", PATH_MAX, &c->policy_dir)) < 0)
+		return r;
+	if (v[3] && (r = get_path(cx, v[3], "audit_log", PATH_MAX, &c->audit_log)) < 0)
+		return r;
+	if (v[4] && (r = parse_upstream(cx, v[4], c)) < 0)
+		return r;
+	if (v[5] && (r = parse_ifname(cx, v[5], c)) < 0)
+		return r;
+	if (v[6] && (r = parse_pool(cx, v[6], c)) < 0)
+		return r;
+	if (v[7] && (r = parse_dns(cx, v[7], c, &ttl_node)) < 0)
+		return r;
+	if (v[8] && (r = parse_log_level(cx, v[8], c)) < 0)
+		return r;
+	if (c->min_ttl_s > c->max_ttl_s) {
+		const struct yamlx_node *at = ttl_node ? ttl_node : root;
+
+		return FAIL(cx, at, "dns: min_ttl (%u) is greater than max_ttl (%u)", c->min_ttl_s,
+			    c->max_ttl_s);
+	}
+	return 0;
+}
+
+int config_parse(struct config *c, const char *buf, size_t len, const char *file,
+		 struct diag *err)
+{
+	struct ctx cx = { .file = file ? file : "<input>", .err = err };
+	struct yamlx_doc *doc = NULL;
+	struct config tmp;
+	int r;
+
+	if (len > CONFIG_FILE_MAX)
+		return diag_set(err, cx.file, 0, 0, "config is %zu bytes; the limit is %u", len,
+				CONFIG_FILE_MAX);
+	r = yamlx_load(buf, len, cx.file, &doc, err);
+	if (r < 0)
+		return r;
+	/* Parse into a copy: a bad file leaves @c exactly as it was. */
+	tmp = *c;
+	r = strings_dup(&tmp, c);
+	if (r < 0) {
+		yamlx_free(doc);
+		return r;
+	}
+	r = parse_doc(&cx, doc->root, &tmp);
+	yamlx_free(doc);
+	if (r < 0) {
+		strings_free(&tmp);
+		return r;
+	}
+	strings_free(c);
+	*c = tmp;
+	return 0;
+}
+
+int config_load_file(struct config *c, const char *path, struct diag *err)
+{
+	char *buf;
+	size_t len;
+	int r;
+
+	r = yamlx_read_file(path, CONFIG_FILE_MAX, &buf, &len);
+	if (r == -EFBIG) {
+		diag_set(err, path, 0, 0, "file is larger than %u bytes", CONFIG_FILE_MAX);
+		return r;
+	}
+	if (r == -EINVAL) {
+		diag_set(err, path, 0, 0, "not a regular file");
+		return r;
+	}
+	if (r < 0) {
+		diag_set(err, path, 0, 0, "cannot read: %s", strerror(-r));
+		return r;
+	}
+	r = config_parse(c, buf, len, path, err);
+	free(buf);
+	return r;
+}
+
+int config_read_resolv_conf(struct config *c, const char *path)
+{
+	char *buf, *line, *save = NULL;
+	size_t len;
+	int r, n = 0;
+
+	if (c->n_upstream)
+		return 0;
+	r = yamlx_read_file(path, CONFIG_FILE_MAX, &buf, &len);
+	if (r < 0)
+		return r;
+	for (line = strtok_r(buf, "\n", &save); line && c->n_upstream < CONFIG_MAX_UPSTREAM;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *tok, *s2 = NULL;
+		struct upstream_server *u = &c->upstream[c->n_upstream];
+
+		/* resolv.conf(5): "nameserver ADDR", '#' or ';' start a comment line. */
+		tok = strtok_r(line, " \t\r", &s2);
+		if (!tok || strcmp(tok, "nameserver") != 0)
+			continue;
+		tok = strtok_r(NULL, " \t\r", &s2);
+		if (!tok)
+			continue;
+		memset(u, 0, sizeof(*u));
+		if (addr_parse(tok, &u->addr) < 0)
+			continue;
+		u->port = 53;
+		c->n_upstream++;
+		n++;
+	}
+	free(buf);
+	return n;
+}

@@ -1,0 +1,654 @@
+/*
+ * policy - the egress policy schema checker (YAML via common/yamlx) and the
+ * qname matcher.  Pure: memory in, struct policy or a located diagnostic
+ * out; never logs, never touches the network.
+ *
+ * The matcher is a hash index built once per policy: exact names, and the
+ * suffixes of "*." wildcards, each mapped to the ascending list of rules
+ * that name them.  A lookup costs one hash probe per label of the qname.
+ */
+#include "netd/policy.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/yamlx.h"
+
+#define DNS_NAME_MAX  253	/* presentation form without trailing dot (RFC 1035 3.1) */
+#define DNS_LABEL_MAX 63	/* RFC 1035 2.3.4 */
+
+struct ctx {
+	const char *file;
+	struct diag *err;
+};
+
+#define FAIL(cx, n, ...) diag_set((cx)->err, (cx)->file, (n)->line, (n)->col, __VA_ARGS__)
+
+/* ---- the index -------------------------------------------------------- */
+
+struct pidx_entry {
+	const char *key;	/* borrowed from a rule's domains[]; NULL = free slot */
+	size_t len;
+	bool wild;		/* key is the suffix of a "*." pattern */
+	uint64_t hash;
+	uint16_t *rules;	/* ascending, no duplicates */
+	uint16_t n_rules, cap;
+};
+
+struct pidx {
+	struct pidx_entry *slot;
+	size_t mask;		/* slots - 1; slots is a power of two */
+};
+
+/* FNV-1a; the keys come from the operator's file, lookups from sandboxes. */
+static uint64_t pidx_hash(const char *s, size_t len, bool wild)
+{
+	uint64_t h = wild ? 0x84222325cbf29ce4ull : 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static const struct pidx_entry *pidx_find(const struct pidx *x, const char *s, size_t len,
+					  bool wild)
+{
+	uint64_t h = pidx_hash(s, len, wild);
+
+	/* Load factor <= 1/2, so a free slot always ends the probe. */
+	for (size_t i = h & x->mask;; i = (i + 1) & x->mask) {
+		const struct pidx_entry *e = &x->slot[i];
+
+		if (!e->key)
+			return NULL;
+		if (e->hash == h && e->wild == wild && e->len == len && memcmp(e->key, s, len) == 0)
+			return e;
+	}
+}
+
+static int pidx_add(struct pidx *x, const char *s, size_t len, bool wild, uint16_t rule)
+{
+	uint64_t h = pidx_hash(s, len, wild);
+	struct pidx_entry *e;
+	size_t i;
+
+	for (i = h & x->mask;; i = (i + 1) & x->mask) {
+		e = &x->slot[i];
+		if (!e->key || (e->hash == h && e->wild == wild && e->len == len &&
+				memcmp(e->key, s, len) == 0))
+			break;
+	}
+	if (!e->key) {
+		e->key = s;
+		e->len = len;
+		e->wild = wild;
+		e->hash = h;
+	}
+	/* Rules are added in ascending order, so appending keeps the list sorted. */
+	if (e->n_rules && e->rules[e->n_rules - 1] == rule)
+		return 0;
+	if (e->n_rules == e->cap) {
+		uint16_t cap = e->cap ? (uint16_t)(e->cap * 2) : 2;
+		uint16_t *r = realloc(e->rules, cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		e->rules = r;
+		e->cap = cap;
+	}
+	e->rules[e->n_rules++] = rule;
+	return 0;
+}
+
+static void pidx_free(struct pidx *x)
+{
+	if (!x)
+		return;
+	if (x->slot)
+		for (size_t i = 0; i <= x->mask; i++)
+			free(x->slot[i].rules);
+	free(x->slot);
+	free(x);
+}
+
+static int pidx_build(struct policy *p)
+{
+	size_t total = 0, slots = 16;
+	struct pidx *x;
+
+	for (size_t r = 0; r < p->n_rules; r++)
+		total += p->rules[r].n_domains;
+	while (slots < 2 * total)
+		slots *= 2;
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	x->slot = calloc(slots, sizeof(*x->slot));
+	if (!x->slot) {
+		free(x);
+		return -ENOMEM;
+	}
+	x->mask = slots - 1;
+	for (size_t r = 0; r < p->n_rules; r++)
+		for (size_t d = 0; d < p->rules[r].n_domains; d++) {
+			const char *s = p->rules[r].domains[d];
+			bool wild = s[0] == '*';
+
+			if (wild)
+				s += 2;	/* "*.": the pattern was validated */
+			if (pidx_add(x, s, strlen(s), wild, (uint16_t)r) < 0) {
+				pidx_free(x);
+				return -ENOMEM;
+			}
+		}
+	p->index = x;
+	return 0;
+}
+
+size_t policy_match(const struct policy *p, const char *qname, uint16_t *out, size_t max)
+{
+	uint64_t bits[(POLICY_MAX_RULES + 63) / 64] = { 0 };
+	const struct pidx *x;
+	const struct pidx_entry *e;
+	size_t len, n = 0;
+
+	if (!p || !p->index || !qname)
+		return 0;
+	x = p->index;
+	len = strlen(qname);
+	/* The contract: a name with bytes outside [a-z0-9-_.] never matches
+	 * (so a literal "*" label cannot ride on a wildcard rule). */
+	for (size_t i = 0; i < len; i++) {
+		char c = qname[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		      c == '.'))
+			return 0;
+	}
+	e = pidx_find(x, qname, len, false);
+	if (e)
+		for (uint16_t i = 0; i < e->n_rules; i++)
+			bits[e->rules[i] / 64] |= 1ull << (e->rules[i] % 64);
+	/* "*.example.com" covers every name strictly below example.com: try the
+	 * suffix after each dot, never the whole name. */
+	for (size_t i = 0; i < len; i++) {
+		if (qname[i] != '.')
+			continue;
+		e = pidx_find(x, qname + i + 1, len - i - 1, true);
+		if (e)
+			for (uint16_t k = 0; k < e->n_rules; k++)
+				bits[e->rules[k] / 64] |= 1ull << (e->rules[k] % 64);
+	}
+	for (size_t r = 0; r < POLICY_MAX_RULES; r++)
+		if (bits[r / 64] & (1ull << (r % 64))) {
+			if (n < max)
+				out[n] = (uint16_t)r;
+			n++;
+		}
+	return n;
+}
+
+/* ---- validation of single values ------------------------------------ */
+
+bool policy_name_valid(const char *name)
+{
+	size_t n;
+
+	if (!name)
+		return false;
+	n = strlen(name);
+	if (n == 0 || n > POLICY_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+
+		if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-')))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Normalize domain pattern @in (NUL-terminated, @len bytes) into @out
+ * (>= DNS_NAME_MAX + 1 bytes): lower-case, trailing dot stripped.  On
+ * error @why says what is wrong.
+ */
+static int pattern_norm(const char *in, size_t len, char *out, char *why, size_t whysz)
+{
+	struct addr a;
+	size_t n = len, lab = 0;
+
+	if (addr_parse(in, &a) == 0) {
+		snprintf(why, whysz, "an IP address; list it under 'cidrs' instead");
+		return -EINVAL;
+	}
+	if (n && in[n - 1] == '.')
+		n--;		/* a fully qualified name: the root label is implied */
+	if (n == 0) {
+		snprintf(why, whysz, "empty name");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)in[i] >= 0x80) {
+			snprintf(why, whysz, "non-ASCII name; use the A-label (punycode) form, "
+				 "e.g. xn--bcher-kva.example for b\\xc3\\xbccher.example");
+			return -EINVAL;
+		}
+	if (n > DNS_NAME_MAX) {
+		snprintf(why, whysz, "name is %zu bytes long; the limit is %u (RFC 1035 3.1)", n,
+			 DNS_NAME_MAX);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char c = in[i];
+
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		      c == '.' || c == '*')) {
+			if ((unsigned char)c > 0x20 && (unsigned char)c < 0x7f && c != '\'')
+				snprintf(why, whysz, "invalid character '%c' (allowed: a-z 0-9 - _ . "
+					 "and a leading '*.')", c);
+			else
+				snprintf(why, whysz, "invalid character 0x%02x (allowed: a-z 0-9 - _ . "
+					 "and a leading '*.')", (unsigned char)c);
+			return -EINVAL;
+		}
+		out[i] = c;
+	}
+	out[n] = '\0';
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && out[i] != '.')
+			continue;
+		if (i == lab) {
+			snprintf(why, whysz, "empty label (a leading dot or two dots in a row)");
+			return -EINVAL;
+		}
+		if (i - lab > DNS_LABEL_MAX) {
+			snprintf(why, whysz, "label %zu bytes long; the limit is %u (RFC 1035 2.3.4)",
+				 i - lab, DNS_LABEL_MAX);
+			return -EINVAL;
+		}
+		if (memchr(out + lab, '*', i - lab)) {
+			if (lab != 0 || i - lab != 1) {
+				snprintf(why, whysz, "'*' is allowed only as the whole first label, "
+					 "as in '*.example.com'");
+				return -EINVAL;
+			}
+			if (i == n) {
+				snprintf(why, whysz, "a lone '*' matches everything; name a domain, "
+					 "as in '*.example.com'");
+				return -EINVAL;
+			}
+		}
+		lab = i + 1;
+	}
+	return 0;
+}
+
+/* Parse decimal port text @s/@n into @ret (1..65535). */
+static int port_num(const char *s, size_t n, uint16_t *ret, char *why, size_t whysz)
+{
+	unsigned long v = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			n = 0;
+	if (n == 0) {
+		snprintf(why, whysz, "not a number (expected 1-65535)");
+		return -EINVAL;
+	}
+	if (n > 1 && s[0] == '0') {
+		snprintf(why, whysz, "leading zero (write it in plain decimal)");
+		return -EINVAL;
+	}
+	if (n > 5) {
+		snprintf(why, whysz, "out of range (1-65535)");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++)
+		v = v * 10 + (unsigned long)(s[i] - '0');
+	if (v == 0) {
+		snprintf(why, whysz, "port 0 is not allowed (1-65535)");
+		return -EINVAL;
+	}
+	if (v > 65535) {
+		snprintf(why, whysz, "out of range (1-65535)");
+		return -EINVAL;
+	}
+	*ret = (uint16_t)v;
+	return 0;
+}
+
+/* ---- the schema ------------------------------------------------------ */
+
+/* @n must be a list of 1..@max entries. */
+static int check_list(struct ctx *cx, const struct yamlx_node *n, const char *where,
+		      size_t max, const char *example)
+{
+	if (n->type != YAMLX_SEQ)
+		return FAIL(cx, n, "%s: expected a list, got %s (e.g. %s)", where, yamlx_kind(n),
+			    example);
+	if (n->n_kids == 0)
+		return FAIL(cx, n, "%s: empty list (e.g. %s)", where, example);
+	if (n->n_kids > max)
+		return FAIL(cx, n->kids[max], "%s: too many entries (the limit is %zu)", where, max);
+	return 0;
+}
+
+static int parse_domains(struct ctx *cx, const struct yamlx_node *n, const char *where,
+			 struct policy_rule *rule)
+{
+	char w[64], q[300], why[160], buf[DNS_NAME_MAX + 2];
+	int r;
+
+	snprintf(w, sizeof(w), "%s.domains", where);
+	r = check_list(cx, n, w, POLICY_MAX_ITEMS, "domains: [example.com, \"*.example.com\"]");
+	if (r < 0)
+		return r;
+	rule->domains = calloc(n->n_kids, sizeof(*rule->domains));
+	if (!rule->domains)
+		return -ENOMEM;
+	for (size_t i = 0; i < n->n_kids; i++) {
+		const struct yamlx_node *d = n->kids[i];
+
+		if (!yamlx_is_str(d))
+			return FAIL(cx, d, "%s[%zu]: expected a domain name, got %s", w, i,
+				    yamlx_kind(d));
+		if (pattern_norm(d->str, d->len, buf, why, sizeof(why)) < 0)
+			return FAIL(cx, d, "%s[%zu]: bad pattern '%s': %s", w, i,
+				    yamlx_quote(d->str, d->len, q, sizeof(q)), why);
+		rule->domains[i] = strdup(buf);
+		if (!rule->domains[i])
+			return -ENOMEM;
+		rule->n_domains++;
+	}
+	return 0;
+}
+
+static int parse_cidrs(struct ctx *cx, const struct yamlx_node *n, const char *where,
+		       struct policy_rule *rule)
+{
+	char w[64], q[300];
+	int r;
+
+	snprintf(w, sizeof(w), "%s.cidrs", where);
+	r = check_list(cx, n, w, POLICY_MAX_ITEMS, "cidrs: [198.51.100.0/24]");
+	if (r < 0)
+		return r;
+	rule->cidrs = calloc(n->n_kids, sizeof(*rule->cidrs));
+	if (!rule->cidrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n->n_kids; i++) {
+		const struct yamlx_node *c = n->kids[i];
+		struct prefix *pfx = &rule->cidrs[i];
+
+		if (!yamlx_is_str(c))
+			return FAIL(cx, c, "%s[%zu]: expected a CIDR, got %s", w, i, yamlx_kind(c));
+		r = prefix_parse(c->str, pfx);
+		if (r == -EDOM) {
+			char fixed[PREFIX_STRLEN];
+
+			/* prefix_parse() left addr and plen set: suggest the network. */
+			for (size_t bit = pfx->plen; bit < addr_len(pfx->addr.family) * 8; bit++)
+				pfx->addr.a[bit / 8] &= (uint8_t)~(0x80 >> (bit % 8));
+			return FAIL(cx, c, "%s[%zu]: bad CIDR '%s': host bits set (did you mean %s?)",
+				    w, i, yamlx_quote(c->str, c->len, q, sizeof(q)),
+				    prefix_format(pfx, fixed, sizeof(fixed)));
+		}
+		if (r < 0)
+			return FAIL(cx, c, "%s[%zu]: bad CIDR '%s' (expected ADDR/LEN, e.g. "
+				    "198.51.100.0/24 or 2001:db8::/32)", w, i,
+				    yamlx_quote(c->str, c->len, q, sizeof(q)));
+		rule->n_cidrs++;
+	}
+	return 0;
+}
+
+static int parse_ports(struct ctx *cx, const struct yamlx_node *n, const char *where,
+		       struct policy_rule *rule, bool ranges_ok)
+{
+	char w[64], q[300], why[96];
+	int r;
+
+	snprintf(w, sizeof(w), "%s.ports", where);
+	r = check_list(cx, n, w, POLICY_MAX_PORTS, "ports: [443]");
+	if (r < 0)
+		return r;
+	rule->ports = calloc(n->n_kids, sizeof(*rule->ports));
+	if (!rule->ports)
+		return -ENOMEM;
+	for (size_t i = 0; i < n->n_kids; i++) {
+		const struct yamlx_node *p = n->kids[i];
+		struct port_range *pr = &rule->ports[i];
+		const char *dash;
+
+		if (!yamlx_is_str(p))
+			return FAIL(cx, p, "%s[%zu]: expected a port number, got %s", w, i,
+				    yamlx_kind(p));
+		yamlx_quote(p->str, p->len, q, sizeof(q));
+		dash = strchr(p->str, '-');
+		if (dash && dash != p->str) {
+			size_t lo_len = (size_t)(dash - p->str);
+
+			if (!ranges_ok)
+				return FAIL(cx, p, "%s[%zu]: port range '%s' in a domain rule; ranges "
+					    "are allowed only in 'cidrs' rules", w, i, q);
+			if (port_num(p->str, lo_len, &pr->lo, why, sizeof(why)) < 0 ||
+			    port_num(dash + 1, p->len - lo_len - 1, &pr->hi, why, sizeof(why)) < 0)
+				return FAIL(cx, p, "%s[%zu]: bad port range '%s': %s", w, i, q, why);
+			if (pr->lo > pr->hi)
+				return FAIL(cx, p, "%s[%zu]: bad port range '%s': reversed (write "
+					    "%u-%u)", w, i, q, pr->hi, pr->lo);
+		} else {
+			if (port_num(p->str, p->len, &pr->lo, why, sizeof(why)) < 0)
+				return FAIL(cx, p, "%s[%zu]: bad port '%s': %s", w, i, q, why);
+			pr->hi = pr->lo;
+		}
+		rule->n_ports++;
+	}
+	return 0;
+}
+
+static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
+		      struct policy_rule *rule)
+{
+	static const char *const names[] = { "domains", "cidrs", "ports", "protocol" };
+	const struct yamlx_node *k[4], *v[4];
+	char where[32], q[300];
+	int r;
+
+	snprintf(where, sizeof(where), "egress[%zu]", idx);
+	rule->line = n->line;
+	rule->proto = IPPROTO_TCP;
+	if (n->type != YAMLX_MAP)
+		return FAIL(cx, n, "%s: expected a mapping with 'domains' or 'cidrs' and 'ports', "
+			    "got %s", where, yamlx_kind(n));
+	r = yamlx_fields(n, cx->file, cx->err, where, names, 4, k, v);
+	if (r < 0)
+		return r;
+	if (v[0] && v[1]) {
+		const struct yamlx_node *later = k[0]->line > k[1]->line ||
+			(k[0]->line == k[1]->line && k[0]->col > k[1]->col) ? k[0] : k[1];
+
+		return FAIL(cx, later, "%s: a rule has either 'domains' or 'cidrs', not both "
+			    "(write two rules)", where);
+	}
+	if (!v[0] && !v[1])
+		return FAIL(cx, n, "%s: missing required key 'domains' or 'cidrs'", where);
+	if (!v[2])
+		return FAIL(cx, n, "%s: missing required key 'ports'", where);
+	r = v[0] ? parse_domains(cx, v[0], where, rule) : parse_cidrs(cx, v[1], where, rule);
+	if (r < 0)
+		return r;
+	r = parse_ports(cx, v[2], where, rule, v[1] != NULL);
+	if (r < 0)
+		return r;
+	if (v[3]) {
+		if (!yamlx_is_str(v[3]))
+			return FAIL(cx, v[3], "%s.protocol: expected tcp or udp, got %s", where,
+				    yamlx_kind(v[3]));
+		if (strcasecmp(v[3]->str, "tcp") == 0)
+			rule->proto = IPPROTO_TCP;
+		else if (strcasecmp(v[3]->str, "udp") == 0)
+			rule->proto = IPPROTO_UDP;
+		else
+			return FAIL(cx, v[3], "%s.protocol: bad protocol '%s' (expected tcp or udp)",
+				    where, yamlx_quote(v[3]->str, v[3]->len, q, sizeof(q)));
+	}
+	return 0;
+}
+
+static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct policy *p)
+{
+	static const char *const names[] = { "name", "description", "egress" };
+	const struct yamlx_node *v[3], *eg;
+	char q[300];
+	int r;
+
+	if (!root)
+		return diag_set(cx->err, cx->file, 1, 1,
+				"empty policy; expected a mapping with 'name' and 'egress'");
+	if (root->type != YAMLX_MAP)
+		return FAIL(cx, root, "policy: expected a mapping with 'name' and 'egress', got %s",
+			    yamlx_kind(root));
+	r = yamlx_fields(root, cx->file, cx->err, "policy", names, 3, NULL, v);
+	if (r < 0)
+		return r;
+	if (!v[0])
+		return FAIL(cx, root, "policy: missing required key 'name'");
+	if (!v[2])
+		return FAIL(cx, root, "policy: missing required key 'egress' (write 'egress: []' "
+			    "to deny everything)");
+
+	if (!yamlx_is_str(v[0]))
+		return FAIL(cx, v[0], "name: expected a string, got %s", yamlx_kind(v[0]));
+	if (!policy_name_valid(v[0]->str))
+		return FAIL(cx, v[0], "name: bad policy name '%s' (1-%u bytes of A-Z a-z 0-9 _ . -, "
+			    "starting with a letter or digit)",
+			    yamlx_quote(v[0]->str, v[0]->len, q, sizeof(q)), POLICY_NAME_MAX);
+	p->name = strdup(v[0]->str);
+	if (!p->name)
+		return -ENOMEM;
+
+	if (v[1] && !yamlx_is_null(v[1])) {
+		if (!yamlx_is_str(v[1]))
+			return FAIL(cx, v[1], "description: expected a string, got %s",
+				    yamlx_kind(v[1]));
+		if (v[1]->len > POLICY_DESCRIPTION_MAX)
+			return FAIL(cx, v[1], "description: %zu bytes long; the limit is %u",
+				    v[1]->len, POLICY_DESCRIPTION_MAX);
+		p->description = strdup(v[1]->str);
+		if (!p->description)
+			return -ENOMEM;
+	}
+
+	eg = v[2];
+	if (eg->type != YAMLX_SEQ)
+		return FAIL(cx, eg, "egress: expected a list, got %s (write 'egress: []' to deny "
+			    "everything)", yamlx_kind(eg));
+	if (eg->n_kids > POLICY_MAX_RULES)
+		return FAIL(cx, eg->kids[POLICY_MAX_RULES], "egress: too many rules (the limit is %u)",
+			    POLICY_MAX_RULES);
+	if (eg->n_kids) {
+		p->rules = calloc(eg->n_kids, sizeof(*p->rules));
+		if (!p->rules)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < eg->n_kids; i++) {
+		/* Count the rule first so policy_free() frees a half-built one. */
+		p->n_rules++;
+		r = parse_rule(cx, eg->kids[i], i, &p->rules[i]);
+		if (r < 0)
+			return r;
+	}
+	return pidx_build(p);
+}
+
+int policy_parse(const char *buf, size_t len, const char *file, struct policy **ret,
+		 struct diag *err)
+{
+	struct ctx cx = { .file = file ? file : "<input>", .err = err };
+	struct yamlx_doc *doc = NULL;
+	struct policy *p;
+	int r;
+
+	*ret = NULL;
+	if (len > POLICY_FILE_MAX)
+		return diag_set(err, cx.file, 0, 0, "policy is %zu bytes; the limit is %u", len,
+				POLICY_FILE_MAX);
+	r = yamlx_load(buf, len, cx.file, &doc, err);
+	if (r < 0)
+		return r;
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		yamlx_free(doc);
+		return -ENOMEM;
+	}
+	r = parse_doc(&cx, doc->root, p);
+	yamlx_free(doc);
+	if (r == 0 && file) {
+		p->file = strdup(file);
+		if (!p->file)
+			r = -ENOMEM;
+	}
+	if (r < 0) {
+		policy_free(p);
+		return r;
+	}
+	*ret = p;
+	return 0;
+}
+
+int policy_load_file(const char *path, struct policy **ret, struct diag *err)
+{
+	char *buf;
+	size_t len;
+	int r;
+
+	*ret = NULL;
+	r = yamlx_read_file(path, POLICY_FILE_MAX, &buf, &len);
+	if (r == -EFBIG) {
+		diag_set(err, path, 0, 0, "file is larger than %u bytes", POLICY_FILE_MAX);
+		return r;
+	}
+	if (r == -EINVAL) {
+		diag_set(err, path, 0, 0, "not a regular file");
+		return r;
+	}
+	if (r < 0) {
+		diag_set(err, path, 0, 0, "cannot read: %s", strerror(-r));
+		return r;
+	}
+	r = policy_parse(buf, len, path, ret, err);
+	free(buf);
+	return r;
+}
+
+void policy_free(struct policy *p)
+{
+	if (!p)
+		return;
+	for (size_t r = 0; r < p->n_rules; r++) {
+		struct policy_rule *rule = &p->rules[r];
+
+		for (size_t d = 0; d < rule->n_domains; d++)
+			free(rule->domains[d]);
+		free(rule->domains);
+		free(rule->cidrs);
+		free(rule->ports);
+	}
+	free(p->rules);
+	pidx_free(p->index);
+	free(p->name);
+	free(p->description);
+	free(p->file);
+	free(p);
+}

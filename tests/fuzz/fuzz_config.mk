@@ -1,0 +1,1 @@
+fuzz_config_SRC := netd/config.c common/yamlx.c common/addr.c common/diag.c

@@ -1,0 +1,90 @@
+/*
+ * fuzz_policy - policy_parse() on arbitrary bytes.  On success, checks the
+ * matcher's contract against the parsed rules: every exact name matches
+ * its own rule, every "*.suffix" matches "x.suffix" but not "suffix"
+ * through that rule alone, and results are strictly ascending.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "netd/policy.h"
+
+static void check_ascending(const uint16_t *out, size_t n, size_t max)
+{
+	for (size_t i = 1; i < n && i < max; i++)
+		if (out[i - 1] >= out[i])
+			abort();
+}
+
+static bool contains(const uint16_t *out, size_t n, uint16_t r)
+{
+	for (size_t i = 0; i < n; i++)
+		if (out[i] == r)
+			return true;
+	return false;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint16_t out[POLICY_MAX_RULES];
+	struct policy *p = NULL;
+	struct diag err;
+	char name[300];
+	int r;
+
+	r = policy_parse((const char *)data, size, "fuzz.yaml", &p, &err);
+	if (r < 0) {
+		if (p || (r == -EINVAL && err.msg[0] == '\0'))
+			abort();
+		return 0;
+	}
+	if (!policy_name_valid(p->name) || p->n_rules > POLICY_MAX_RULES)
+		abort();
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct policy_rule *rule = &p->rules[i];
+
+		if ((rule->n_domains == 0) == (rule->n_cidrs == 0) || rule->n_ports == 0 ||
+		    rule->n_ports > POLICY_MAX_PORTS)
+			abort();
+		for (size_t k = 0; k < rule->n_ports; k++)
+			if (rule->ports[k].lo == 0 || rule->ports[k].lo > rule->ports[k].hi ||
+			    (rule->n_domains && rule->ports[k].lo != rule->ports[k].hi))
+				abort();
+		for (size_t d = 0; d < rule->n_domains; d++) {
+			const char *s = rule->domains[d];
+			size_t n;
+
+			if (strlen(s) > 253)
+				abort();
+			if (s[0] == '*') {
+				snprintf(name, sizeof(name), "x%s", s + 1);
+				n = policy_match(p, name, out, POLICY_MAX_RULES);
+				check_ascending(out, n, POLICY_MAX_RULES);
+				if (!contains(out, n, (uint16_t)i))
+					abort();
+				/* The bare suffix is not matched by this wildcard; it may be
+				 * by an exact entry of the same rule. */
+				n = policy_match(p, s + 2, out, POLICY_MAX_RULES);
+				check_ascending(out, n, POLICY_MAX_RULES);
+			} else {
+				n = policy_match(p, s, out, POLICY_MAX_RULES);
+				check_ascending(out, n, POLICY_MAX_RULES);
+				if (!contains(out, n, (uint16_t)i))
+					abort();
+			}
+		}
+	}
+	/* Raw input as a qname, too (bounded, NUL-terminated). */
+	if (size < sizeof(name)) {
+		memcpy(name, data, size);
+		name[size] = '\0';
+		check_ascending(out, policy_match(p, name, out, POLICY_MAX_RULES), POLICY_MAX_RULES);
+	}
+	policy_free(p);
+	return 0;
+}

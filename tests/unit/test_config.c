@@ -1,0 +1,389 @@
+/*
+ * test_config - netd.yaml: defaults, every key, located errors, a failed
+ * parse leaving the config untouched, and the resolv.conf fallback.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "common/log.h"
+#include "netd/config.h"
+
+static int cparse(struct config *c, const char *yaml, const char *file, struct diag *err)
+{
+	return config_parse(c, yaml, strlen(yaml), file, err);
+}
+
+static char *fmt_prefix(const struct prefix *p, char *buf)
+{
+	return prefix_format(p, buf, PREFIX_STRLEN);
+}
+
+static void check_defaults(const struct config *c)
+{
+	char b[PREFIX_STRLEN];
+
+	assert_string_equal(c->socket, "/run/netd/netd.sock");
+	assert_string_equal(c->state_dir, "/var/lib/netd");
+	assert_string_equal(c->policy_dir, "/etc/netd/policies");
+	assert_string_equal(c->audit_log, "/var/log/netd/audit.jsonl");
+	assert_int_equal(c->n_upstream, 0);
+	assert_string_equal(c->egress_interface, "");
+	assert_string_equal(fmt_prefix(&c->pool4, b), "10.87.0.0/16");
+	assert_true(c->pool6_enabled);
+	assert_string_equal(fmt_prefix(&c->pool6, b), "fd00:87::/48");
+	assert_int_equal(c->dns_port, 5300);
+	assert_int_equal(c->min_ttl_s, 5);
+	assert_int_equal(c->max_ttl_s, 3600);
+	assert_int_equal(c->deny_rcode, 3);
+	assert_int_equal(c->log_level, LOG_LVL_INFO);
+}
+
+static void test_defaults(void **state)
+{
+	struct config c;
+	struct diag err = { 0 };
+
+	(void)state;
+	assert_int_equal(config_init(&c), 0);
+	check_defaults(&c);
+	/* An empty file, a comment-only file, and "---" keep every default. */
+	assert_int_equal(cparse(&c, "", "e.yaml", &err), 0);
+	assert_int_equal(cparse(&c, "# nothing\n", "e.yaml", &err), 0);
+	assert_int_equal(cparse(&c, "---\n", "e.yaml", &err), 0);
+	assert_int_equal(cparse(&c, "dns: {}\npool:\n", "e.yaml", &err), 0);
+	check_defaults(&c);
+	config_done(&c);
+	config_done(&c);	/* idempotent */
+}
+
+static void test_full(void **state)
+{
+	static const char y[] =
+		"socket: /tmp/n.sock\n"
+		"state_dir: /tmp/state\n"
+		"policy_dir: /tmp/pol\n"
+		"audit_log: /tmp/audit.jsonl\n"
+		"upstream: [192.0.2.53, \"2001:db8::53\", \"192.0.2.54:5353\", \"[2001:db8::54]:5354\", \"[2001:db8::55]\"]\n"
+		"egress_interface: eth0\n"
+		"pool: { ipv4: 10.200.0.0/20, ipv6: \"fd00:1::/64\" }\n"
+		"dns: { port: 53, min_ttl: 1, max_ttl: 60, deny_rcode: REFUSED }\n"
+		"log_level: debug\n";
+	struct config c;
+	struct diag err = { 0 };
+	char b[PREFIX_STRLEN];
+
+	(void)state;
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(config_parse(&c, y, sizeof(y) - 1, "netd.yaml", &err), 0);
+	assert_string_equal(c.socket, "/tmp/n.sock");
+	assert_string_equal(c.state_dir, "/tmp/state");
+	assert_string_equal(c.policy_dir, "/tmp/pol");
+	assert_string_equal(c.audit_log, "/tmp/audit.jsonl");
+	assert_int_equal(c.n_upstream, 5);
+	assert_string_equal(addr_format(&c.upstream[0].addr, b, sizeof(b)), "192.0.2.53");
+	assert_int_equal(c.upstream[0].port, 53);
+	assert_string_equal(addr_format(&c.upstream[1].addr, b, sizeof(b)), "2001:db8::53");
+	assert_int_equal(c.upstream[1].port, 53);
+	assert_string_equal(addr_format(&c.upstream[2].addr, b, sizeof(b)), "192.0.2.54");
+	assert_int_equal(c.upstream[2].port, 5353);
+	assert_string_equal(addr_format(&c.upstream[3].addr, b, sizeof(b)), "2001:db8::54");
+	assert_int_equal(c.upstream[3].port, 5354);
+	assert_int_equal(c.upstream[4].addr.family, AF_INET6);
+	assert_int_equal(c.upstream[4].port, 53);
+	assert_string_equal(c.egress_interface, "eth0");
+	assert_string_equal(fmt_prefix(&c.pool4, b), "10.200.0.0/20");
+	assert_string_equal(fmt_prefix(&c.pool6, b), "fd00:1::/64");
+	assert_true(c.pool6_enabled);
+	assert_int_equal(c.dns_port, 53);
+	assert_int_equal(c.min_ttl_s, 1);
+	assert_int_equal(c.max_ttl_s, 60);
+	assert_int_equal(c.deny_rcode, 5);
+	assert_int_equal(c.log_level, LOG_LVL_DEBUG);
+
+	/* A second file on top: only what it names changes; upstream is replaced. */
+	assert_int_equal(cparse(&c, "upstream: [198.51.100.1]\nlog_level: warning\n"
+				      "egress_interface: \"\"\n", "2.yaml", &err), 0);
+	assert_int_equal(c.n_upstream, 1);
+	assert_int_equal(c.log_level, LOG_LVL_WARN);
+	assert_string_equal(c.egress_interface, "");
+	assert_string_equal(c.socket, "/tmp/n.sock");
+	assert_int_equal(c.max_ttl_s, 60);
+	/* upstream: [] goes back to resolv.conf. */
+	assert_int_equal(cparse(&c, "upstream: []\n", "3.yaml", &err), 0);
+	assert_int_equal(c.n_upstream, 0);
+	config_done(&c);
+}
+
+static void test_ipv6_disable(void **state)
+{
+	struct config c;
+	struct diag err = { 0 };
+	const char *forms[] = { "pool: { ipv6: \"\" }\n", "pool:\n  ipv6:\n", "pool: { ipv6: '' }\n" };
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(config_init(&c), 0);
+		assert_int_equal(config_parse(&c, forms[i], strlen(forms[i]), "x.yaml", &err), 0);
+		assert_false(c.pool6_enabled);
+		assert_int_equal(c.pool6.plen, 0);
+		assert_int_equal(c.pool6.addr.family, 0);
+		config_done(&c);
+	}
+}
+
+static void expect_bad(const char *yaml, unsigned int line, unsigned int col, const char *frag)
+{
+	struct config c, before;
+	struct diag err = { 0 };
+	char msg[1024];
+	int r;
+
+	assert_int_equal(config_init(&c), 0);
+	before = c;
+	r = config_parse(&c, yaml, strlen(yaml), "netd.yaml", &err);
+	diag_format(&err, msg, sizeof(msg));
+	if (r != -EINVAL || err.line != line || err.col != col || !strstr(err.msg, frag))
+		print_error("input \"%s\": r=%d got \"%s\", want %u:%u \"...%s...\"\n", yaml, r, msg,
+			    line, col, frag);
+	assert_int_equal(r, -EINVAL);
+	assert_string_equal(err.file, "netd.yaml");
+	assert_int_equal(err.line, line);
+	assert_int_equal(err.col, col);
+	assert_non_null(strstr(err.msg, frag));
+	/* Rejected whole: nothing changed, not even the pointers. */
+	assert_memory_equal(&c, &before, sizeof(c));
+	check_defaults(&c);
+	config_done(&c);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	expect_bad("sockets: /x\n", 1, 1, "config: unknown key 'sockets' (allowed: socket, state_dir, "
+		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level)");
+	expect_bad("log_level: debug\nlog_level: info\n", 2, 1, "duplicate key 'log_level' (first at line 1, column 1)");
+	expect_bad("- a\n", 1, 1, "config: expected a mapping, got a list");
+	expect_bad("socket: [a]\n", 1, 9, "socket: expected a path, got a list");
+	expect_bad("socket: ''\n", 1, 9, "socket: expected a path, got an empty string");
+	expect_bad("state_dir:\n", 1, 11, "state_dir: expected a path, got null");
+	expect_bad("socket: /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+		   1, 9, "socket: path is 108 bytes long; the limit is 107");
+	/* state_dir changed, then a later key fails: the whole file is rejected. */
+	expect_bad("state_dir: /new\nlog_level: loud\n", 2, 12,
+		   "log_level: bad value 'loud' (expected error, warning, info or debug)");
+	expect_bad("upstream: 192.0.2.53\n", 1, 11, "upstream: expected a list, got a string");
+	expect_bad("upstream: [192.0.2.300]\n", 1, 12, "upstream[0]: bad server '192.0.2.300'");
+	expect_bad("upstream: [192.0.2.1, \"192.0.2.53:0\"]\n", 1, 23, "upstream[1]: bad port in '192.0.2.53:0'");
+	expect_bad("upstream: [\"192.0.2.53:65536\"]\n", 1, 12, "bad port");
+	expect_bad("upstream: [\"[2001:db8::1\"]\n", 1, 12, "bad server '[2001:db8::1'");
+	expect_bad("upstream: [\"[192.0.2.1]:53\"]\n", 1, 12, "bad server");
+	expect_bad("upstream: [\"[2001:db8::1]x\"]\n", 1, 12, "bad server");
+	expect_bad("upstream: [\"2001:db8::1:53x\"]\n", 1, 12, "bad server");
+	expect_bad("upstream: [\"fe80::1%eth0\"]\n", 1, 12, "bad server");
+	expect_bad("upstream: [dns.example]\n", 1, 12, "bad server 'dns.example' (expected ADDR, IPV4:PORT or [IPV6]:PORT)");
+	expect_bad("upstream: [[a]]\n", 1, 12, "upstream[0]: expected an address, got a list");
+	expect_bad("upstream: [192.0.2.1, 192.0.2.2, 192.0.2.3, 192.0.2.4, 192.0.2.5, 192.0.2.6, "
+		   "192.0.2.7, 192.0.2.8, 192.0.2.9]\n", 1, 100, "upstream: too many servers (the limit is 8)");
+	expect_bad("egress_interface: averyveryverylongname\n", 1, 19, "is longer than 15 bytes");
+	expect_bad("egress_interface: \"eth 0\"\n", 1, 19, "bad interface name 'eth 0'");
+	expect_bad("egress_interface: a/b\n", 1, 19, "bad interface name");
+	expect_bad("egress_interface: ..\n", 1, 19, "bad interface name");
+	expect_bad("egress_interface: [eth0]\n", 1, 19, "expected an interface name, got a list");
+	expect_bad("pool: 10.87.0.0/16\n", 1, 7, "pool: expected a mapping, got a string");
+	expect_bad("pool: { ipv5: x }\n", 1, 9, "pool: unknown key 'ipv5' (allowed: ipv4, ipv6)");
+	expect_bad("pool: { ipv4: 10.87.0.1/16 }\n", 1, 15, "pool.ipv4: bad CIDR '10.87.0.1/16': host bits set (did you mean 10.87.0.0/16?)");
+	expect_bad("pool: { ipv4: 10.0.0.0/7 }\n", 1, 15, "pool.ipv4: prefix length /7 out of range (/8 to /28)");
+	expect_bad("pool: { ipv4: 10.0.0.0/29 }\n", 1, 15, "out of range (/8 to /28)");
+	expect_bad("pool: { ipv4: \"fd00::/48\" }\n", 1, 15, "pool.ipv4: 'fd00::/48' is not an IPv4 prefix");
+	expect_bad("pool: { ipv4: ten }\n", 1, 15, "pool.ipv4: bad CIDR 'ten'");
+	expect_bad("pool: { ipv6: 10.0.0.0/8 }\n", 1, 15, "pool.ipv6: '10.0.0.0/8' is not an IPv6 prefix");
+	expect_bad("pool: { ipv6: \"fd00::/65\" }\n", 1, 15, "pool.ipv6: prefix length /65 out of range (/8 to /64)");
+	expect_bad("pool: { ipv6: \"fc00::/7\" }\n", 1, 15, "out of range (/8 to /64)");
+	expect_bad("pool: { ipv6: [] }\n", 1, 15, "pool.ipv6: expected a CIDR, got a list");
+	expect_bad("dns: []\n", 1, 6, "dns: expected a mapping, got a list");
+	expect_bad("dns: { prt: 53 }\n", 1, 8, "dns: unknown key 'prt' (allowed: port, min_ttl, max_ttl, deny_rcode)");
+	expect_bad("dns: { port: 0 }\n", 1, 14, "dns.port: 0 is out of range (1-65535)");
+	expect_bad("dns: { port: 65536 }\n", 1, 14, "dns.port: 65536 is out of range (1-65535)");
+	expect_bad("dns: { port: 99999999999999999999999 }\n", 1, 14, "dns.port: '99999999999999999999999' is not a number");
+	expect_bad("dns: { port: domain }\n", 1, 14, "dns.port: 'domain' is not a number (expected 1-65535)");
+	expect_bad("dns: { port: -1 }\n", 1, 14, "is not a number");
+	expect_bad("dns: { port: [53] }\n", 1, 14, "dns.port: expected a number, got a list");
+	expect_bad("dns: { min_ttl: 0 }\n", 1, 17, "dns.min_ttl: 0 is out of range (1-604800)");
+	expect_bad("dns: { max_ttl: 604801 }\n", 1, 17, "dns.max_ttl: 604801 is out of range");
+	expect_bad("dns: { min_ttl: 100, max_ttl: 10 }\n", 1, 17, "dns: min_ttl (100) is greater than max_ttl (10)");
+	expect_bad("dns:\n  max_ttl: 2\n", 2, 12, "dns: min_ttl (5) is greater than max_ttl (2)");
+	expect_bad("dns: { deny_rcode: servfail }\n", 1, 20, "dns.deny_rcode: bad value 'servfail' (expected nxdomain or refused)");
+	expect_bad("dns: { deny_rcode: 3 }\n", 1, 20, "bad value '3'");
+	expect_bad("log_level: [info]\n", 1, 12, "log_level: expected error, warning, info or debug, got a list");
+	expect_bad("socket: /a\n---\nsocket: /b\n", 2, 1, "a second YAML document");
+	expect_bad("socket: &s /a\nstate_dir: *s\n", 2, 12, "YAML aliases (*name) are not allowed");
+	expect_bad("socket: /a\n  state_dir: /b\n", 2, 12, "YAML syntax error: mapping values are not allowed");
+	expect_bad("dns: { port: 53\n", 2, 1, "YAML syntax error");
+}
+
+static void test_levels_and_rcodes(void **state)
+{
+	static const struct {
+		const char *yaml;
+		int level;
+	} lv[] = {
+		{ "log_level: error\n", LOG_LVL_ERR }, { "log_level: warning\n", LOG_LVL_WARN },
+		{ "log_level: warn\n", LOG_LVL_WARN }, { "log_level: info\n", LOG_LVL_INFO },
+		{ "log_level: DEBUG\n", LOG_LVL_DEBUG },
+	};
+	struct config c;
+	struct diag err = { 0 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(lv) / sizeof(lv[0]); i++) {
+		assert_int_equal(config_init(&c), 0);
+		assert_int_equal(config_parse(&c, lv[i].yaml, strlen(lv[i].yaml), NULL, &err), 0);
+		assert_int_equal(c.log_level, lv[i].level);
+		config_done(&c);
+	}
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(cparse(&c, "dns: {deny_rcode: refused}\n", NULL, &err), 0);
+	assert_int_equal(c.deny_rcode, 5);
+	assert_int_equal(cparse(&c, "dns: {deny_rcode: nxdomain}\n", NULL, &err), 0);
+	assert_int_equal(c.deny_rcode, 3);
+	/* Port and TTLs may be quoted; the largest values are accepted. */
+	assert_int_equal(cparse(&c, "dns: {port: \"65535\", min_ttl: 604800, max_ttl: 604800}\n",
+				      NULL, &err), 0);
+	assert_int_equal(c.dns_port, 65535);
+	assert_int_equal(c.min_ttl_s, 604800);
+	config_done(&c);
+
+	/* NULL file name: diagnostics say <input>. */
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(cparse(&c, "x: 1\n", NULL, &err), -EINVAL);
+	assert_string_equal(err.file, "<input>");
+	config_done(&c);
+}
+
+static char *write_tmp(const char *content)
+{
+	static char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/netd-test-config-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+	close(fd);
+	return path;
+}
+
+static void test_load_file(void **state)
+{
+	struct config c;
+	struct diag err = { 0 };
+	char *path;
+
+	(void)state;
+	assert_int_equal(config_init(&c), 0);
+	path = write_tmp("dns:\n  port: 5353\n  bogus: 1\n");
+	assert_int_equal(config_load_file(&c, path, &err), -EINVAL);
+	assert_string_equal(err.file, path);
+	assert_int_equal(err.line, 3);
+	assert_int_equal(err.col, 3);
+	assert_int_equal(c.dns_port, 5300);
+	unlink(path);
+
+	path = write_tmp("dns:\n  port: 5353\n");
+	assert_int_equal(config_load_file(&c, path, &err), 0);
+	assert_int_equal(c.dns_port, 5353);
+	unlink(path);
+
+	assert_int_equal(config_load_file(&c, "/nonexistent/netd.yaml", &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "cannot read"));
+	assert_int_equal(config_load_file(&c, "/tmp", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "not a regular file"));
+	config_done(&c);
+}
+
+static void test_resolv_conf(void **state)
+{
+	struct config c;
+	char b[ADDR_STRLEN], *path;
+
+	(void)state;
+	assert_int_equal(config_init(&c), 0);
+	path = write_tmp("# generated\n"
+			 "search example.test\n"
+			 "nameserver 192.0.2.53\n"
+			 "; comment\n"
+			 "nameserver\t2001:db8::53   # trailing\r\n"
+			 "nameserver fe80::1%eth0\n"
+			 "nameserver not-an-address\n"
+			 "nameserver\n"
+			 "options ndots:2\n"
+			 "  nameserver 198.51.100.53\n");
+	assert_int_equal(config_read_resolv_conf(&c, path), 3);
+	assert_int_equal(c.n_upstream, 3);
+	assert_string_equal(addr_format(&c.upstream[0].addr, b, sizeof(b)), "192.0.2.53");
+	assert_int_equal(c.upstream[0].port, 53);
+	assert_string_equal(addr_format(&c.upstream[1].addr, b, sizeof(b)), "2001:db8::53");
+	assert_string_equal(addr_format(&c.upstream[2].addr, b, sizeof(b)), "198.51.100.53");
+	/* Already configured: the file is not consulted. */
+	assert_int_equal(config_read_resolv_conf(&c, path), 0);
+	assert_int_equal(c.n_upstream, 3);
+	unlink(path);
+
+	/* At most CONFIG_MAX_UPSTREAM. */
+	c.n_upstream = 0;
+	path = write_tmp("nameserver 192.0.2.1\nnameserver 192.0.2.2\nnameserver 192.0.2.3\n"
+			 "nameserver 192.0.2.4\nnameserver 192.0.2.5\nnameserver 192.0.2.6\n"
+			 "nameserver 192.0.2.7\nnameserver 192.0.2.8\nnameserver 192.0.2.9\n");
+	assert_int_equal(config_read_resolv_conf(&c, path), CONFIG_MAX_UPSTREAM);
+	assert_int_equal(c.n_upstream, CONFIG_MAX_UPSTREAM);
+	assert_string_equal(addr_format(&c.upstream[7].addr, b, sizeof(b)), "192.0.2.8");
+	unlink(path);
+
+	c.n_upstream = 0;
+	path = write_tmp("search x\n");
+	assert_int_equal(config_read_resolv_conf(&c, path), 0);
+	assert_int_equal(c.n_upstream, 0);
+	unlink(path);
+	assert_int_equal(config_read_resolv_conf(&c, "/nonexistent/resolv.conf"), -ENOENT);
+	config_done(&c);
+}
+
+static void test_size_limit(void **state)
+{
+	struct config c;
+	struct diag err = { 0 };
+	char *big = malloc(CONFIG_FILE_MAX + 1);
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, '#', CONFIG_FILE_MAX + 1);
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(config_parse(&c, big, CONFIG_FILE_MAX + 1, "big.yaml", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "the limit is 1048576"));
+	free(big);
+	config_done(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_ipv6_disable),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_levels_and_rcodes),
+		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_resolv_conf),
+		cmocka_unit_test(test_size_limit),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

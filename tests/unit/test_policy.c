@@ -1,0 +1,609 @@
+/*
+ * test_policy - the policy YAML schema checker (every error located at
+ * FILE:LINE:COL with a message naming the key/value), the shipped
+ * policies/, the bad-policy fixtures in tests/policy/, and the matcher.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "netd/policy.h"
+
+static struct policy *parse_ok(const char *yaml)
+{
+	struct policy *p = NULL;
+	struct diag err = { 0 };
+	char msg[1024];
+	int r = policy_parse(yaml, strlen(yaml), "t.yaml", &p, &err);
+
+	if (r != 0)
+		print_error("unexpected error: %s\n", diag_format(&err, msg, sizeof(msg)));
+	assert_int_equal(r, 0);
+	assert_non_null(p);
+	return p;
+}
+
+/* Parse @yaml, expect -EINVAL at @line:@col with @frag in the message. */
+static void expect_bad(const char *name, const char *yaml, size_t len, unsigned int line,
+		       unsigned int col, const char *frag)
+{
+	struct policy *p = (struct policy *)1;
+	struct diag err = { 0 };
+	char msg[1024];
+	int r = policy_parse(yaml, len, "bad.yaml", &p, &err);
+
+	diag_format(&err, msg, sizeof(msg));
+	if (r != -EINVAL || err.line != line || err.col != col || !strstr(err.msg, frag) ||
+	    strcmp(err.file, "bad.yaml") != 0)
+		print_error("case %s: r=%d got \"%s\", want %u:%u \"...%s...\"\n", name, r, msg,
+			    line, col, frag);
+	assert_int_equal(r, -EINVAL);
+	assert_null(p);
+	assert_string_equal(err.file, "bad.yaml");
+	assert_int_equal(err.line, line);
+	assert_int_equal(err.col, col);
+	assert_non_null(strstr(err.msg, frag));
+}
+
+#define HDR "name: t\negress:\n"
+
+static const struct bad_case {
+	const char *name, *yaml;
+	unsigned int line, col;
+	const char *frag;
+} bad_cases[] = {
+	/* document shape */
+	{ "empty", "", 1, 1, "empty policy" },
+	{ "comment only", "# nothing\n", 1, 1, "empty policy" },
+	{ "scalar root", "hello\n", 1, 1, "expected a mapping with 'name' and 'egress', got a string" },
+	{ "list root", "- a\n", 1, 1, "got a list" },
+	{ "unknown key", "name: t\negress: []\nfoo: 1\n", 3, 1,
+	  "unknown key 'foo' (allowed: name, description, egress)" },
+	{ "duplicate key", "name: a\nname: b\negress: []\n", 2, 1, "duplicate key 'name' (first at line 1, column 1)" },
+	{ "missing name", "egress: []\n", 1, 1, "missing required key 'name'" },
+	{ "missing egress", "name: t\ndescription: x\n", 1, 1, "missing required key 'egress'" },
+	{ "egress mapping", "name: t\negress: {}\n", 2, 9, "egress: expected a list, got a mapping" },
+	{ "egress null", "name: t\negress:\n", 2, 8, "egress: expected a list, got null" },
+	{ "egress string", "name: t\negress: all\n", 2, 9, "expected a list, got a string" },
+	{ "bad name", "name: -x\negress: []\n", 1, 7, "bad policy name '-x'" },
+	{ "name slash", "name: a/b\negress: []\n", 1, 7, "bad policy name 'a/b'" },
+	{ "name list", "name: [a]\negress: []\n", 1, 7, "name: expected a string, got a list" },
+	{ "name null", "name:\negress: []\n", 1, 6, "name: expected a string, got null" },
+	{ "description list", "name: t\ndescription: [x]\negress: []\n", 2, 14,
+	  "description: expected a string, got a list" },
+	{ "key not a string", "? [a]\n: b\n", 1, 3, "expected a key name, got a list" },
+	/* YAML itself */
+	{ "syntax unclosed flow", "name: t\negress: [\n", 3, 1, "YAML syntax error: did not find expected node content" },
+	{ "syntax bad indent", "name: t\n egress: []\n", 2, 8, "YAML syntax error: mapping values are not allowed" },
+	{ "syntax tab", "name: t\negress:\n\t- cidrs: [192.0.2.0/24]\n", 3, 1, "YAML syntax error" },
+	{ "two documents", "name: a\negress: []\n---\nname: b\negress: []\n", 3, 1,
+	  "a second YAML document" },
+	{ "alias", "name: &n a\negress: []\ndescription: *n\n", 3, 14, "aliases (*name) are not allowed" },
+	{ "billion laughs",
+	  "a: &a [x, x, x, x, x, x, x, x, x]\n"
+	  "b: &b [*a, *a, *a, *a, *a, *a, *a, *a]\n"
+	  "c: &c [*b, *b, *b, *b, *b, *b, *b, *b]\n",
+	  2, 8, "aliases" },
+	{ "too deep", "name: t\negress: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n",
+	  2, 40, "nested too deeply" },
+	/* rules */
+	{ "rule string", HDR "  - pypi.org\n", 3, 5, "egress[0]: expected a mapping with 'domains' or 'cidrs' and 'ports', got a string" },
+	{ "rule unknown key", HDR "  - domains: [a.b]\n    ports: [443]\n    port: 80\n", 5, 5,
+	  "egress[0]: unknown key 'port' (allowed: domains, cidrs, ports, protocol)" },
+	{ "rule dup key", HDR "  - domains: [a.b]\n    ports: [443]\n    ports: [80]\n", 5, 5,
+	  "egress[0]: duplicate key 'ports' (first at line 4, column 5)" },
+	{ "rule both", HDR "  - domains: [a.b]\n    cidrs: [192.0.2.0/24]\n    ports: [443]\n", 4, 5,
+	  "either 'domains' or 'cidrs', not both" },
+	{ "rule neither", HDR "  - ports: [443]\n", 3, 5, "egress[0]: missing required key 'domains' or 'cidrs'" },
+	{ "rule no ports", HDR "  - domains: [a.b]\n    ports: [1]\n  - cidrs: [192.0.2.1/32]\n", 5, 5,
+	  "egress[1]: missing required key 'ports'" },
+	{ "domains string", HDR "  - domains: a.b\n    ports: [443]\n", 3, 14, "egress[0].domains: expected a list, got a string" },
+	{ "domains empty", HDR "  - domains: []\n    ports: [443]\n", 3, 14, "egress[0].domains: empty list" },
+	{ "cidrs map", HDR "  - cidrs: {a: b}\n    ports: [443]\n", 3, 12, "egress[0].cidrs: expected a list, got a mapping" },
+	{ "ports scalar", HDR "  - domains: [a.b]\n    ports: 443\n", 4, 12, "egress[0].ports: expected a list, got a string" },
+	{ "ports empty", HDR "  - domains: [a.b]\n    ports: []\n", 4, 12, "egress[0].ports: empty list" },
+	/* patterns */
+	{ "empty label", HDR "  - domains: [ok.example, a..b]\n    ports: [443]\n", 3, 27,
+	  "egress[0].domains[1]: bad pattern 'a..b': empty label" },
+	{ "leading dot", HDR "  - domains: [.a.b]\n    ports: [443]\n", 3, 15, "empty label" },
+	{ "lone dot", HDR "  - domains: [\".\"]\n    ports: [443]\n", 3, 15, "empty name" },
+	{ "empty string", HDR "  - domains: [\"\"]\n    ports: [443]\n", 3, 15, "empty name" },
+	{ "null domain", HDR "  - domains: [~]\n    ports: [443]\n", 3, 15, "expected a domain name, got null" },
+	{ "label 64", HDR "  - domains: [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.com]\n"
+	  "    ports: [443]\n", 3, 15, "label 64 bytes long; the limit is 63" },
+	{ "star middle", HDR "  - domains: [a.*.b]\n    ports: [443]\n", 3, 15,
+	  "'*' is allowed only as the whole first label" },
+	{ "star partial", HDR "  - domains: [\"*foo.com\"]\n    ports: [443]\n", 3, 15,
+	  "'*' is allowed only as the whole first label" },
+	{ "star last", HDR "  - domains: [\"com.*\"]\n    ports: [443]\n", 3, 15, "only as the whole first label" },
+	{ "lone star", HDR "  - domains: [\"*\"]\n    ports: [443]\n", 3, 15, "a lone '*'" },
+	{ "double star", HDR "  - domains: [\"*.*.com\"]\n    ports: [443]\n", 3, 15, "only as the whole first label" },
+	{ "non-ascii", HDR "  - domains: [b\xc3\xbc" "cher.example]\n    ports: [443]\n", 3, 15,
+	  "use the A-label (punycode) form, e.g. xn--" },
+	{ "space", HDR "  - domains: [\"a b.com\"]\n    ports: [443]\n", 3, 15, "invalid character 0x20" },
+	{ "slash", HDR "  - domains: [a/b.com]\n    ports: [443]\n", 3, 15, "invalid character '/'" },
+	{ "url", HDR "  - domains: [\"https://pypi.org\"]\n    ports: [443]\n", 3, 15, "invalid character ':'" },
+	{ "ip in domains", HDR "  - domains: [192.0.2.1]\n    ports: [443]\n", 3, 15,
+	  "bad pattern '192.0.2.1': an IP address; list it under 'cidrs'" },
+	{ "nul in domain", HDR "  - domains: [\"a\\0b.com\"]\n    ports: [443]\n", 3, 15,
+	  "got a string with a NUL byte" },
+	/* CIDRs */
+	{ "host bits", HDR "  - cidrs: [10.0.0.1/8]\n    ports: [80]\n", 3, 13,
+	  "egress[0].cidrs[0]: bad CIDR '10.0.0.1/8': host bits set (did you mean 10.0.0.0/8?)" },
+	{ "host bits v6", HDR "  - cidrs: [\"2001:db8::1/32\"]\n    ports: [80]\n", 3, 13,
+	  "host bits set (did you mean 2001:db8::/32?)" },
+	{ "plen 33", HDR "  - cidrs: [192.0.2.0/33]\n    ports: [80]\n", 3, 13, "bad CIDR '192.0.2.0/33' (expected ADDR/LEN" },
+	{ "cidr name", HDR "  - cidrs: [example.com]\n    ports: [80]\n", 3, 13, "bad CIDR 'example.com'" },
+	{ "cidr list", HDR "  - cidrs: [[192.0.2.0/24]]\n    ports: [80]\n", 3, 13, "expected a CIDR, got a list" },
+	/* ports */
+	{ "port 0", HDR "  - domains: [a.b]\n    ports: [0]\n", 4, 13, "egress[0].ports[0]: bad port '0': port 0 is not allowed" },
+	{ "port 65536", HDR "  - domains: [a.b]\n    ports: [443, 65536]\n", 4, 18, "bad port '65536': out of range" },
+	{ "port huge", HDR "  - domains: [a.b]\n    ports: [99999999999999999999]\n", 4, 13, "out of range" },
+	{ "port name", HDR "  - domains: [a.b]\n    ports: [https]\n", 4, 13, "bad port 'https': not a number" },
+	{ "port negative", HDR "  - domains: [a.b]\n    ports: [-1]\n", 4, 13, "bad port '-1': not a number" },
+	{ "port float", HDR "  - domains: [a.b]\n    ports: [443.0]\n", 4, 13, "not a number" },
+	{ "port leading zero", HDR "  - domains: [a.b]\n    ports: [0443]\n", 4, 13, "leading zero" },
+	{ "port null", HDR "  - domains: [a.b]\n    ports: [~]\n", 4, 13, "expected a port number, got null" },
+	{ "range in domain rule", HDR "  - domains: [a.b]\n    ports: [\"9000-9010\"]\n", 4, 13,
+	  "port range '9000-9010' in a domain rule; ranges are allowed only in 'cidrs' rules" },
+	{ "reversed range", HDR "  - cidrs: [192.0.2.0/24]\n    ports: [9010-9000]\n", 4, 13,
+	  "bad port range '9010-9000': reversed (write 9000-9010)" },
+	{ "range zero", HDR "  - cidrs: [192.0.2.0/24]\n    ports: [0-10]\n", 4, 13, "port 0 is not allowed" },
+	{ "range open", HDR "  - cidrs: [192.0.2.0/24]\n    ports: [9000-]\n", 4, 13, "bad port range '9000-': not a number" },
+	{ "range triple", HDR "  - cidrs: [192.0.2.0/24]\n    ports: [1-2-3]\n", 4, 13, "bad port range" },
+	/* protocol */
+	{ "protocol icmp", HDR "  - domains: [a.b]\n    ports: [443]\n    protocol: icmp\n", 5, 15,
+	  "egress[0].protocol: bad protocol 'icmp' (expected tcp or udp)" },
+	{ "protocol list", HDR "  - domains: [a.b]\n    ports: [443]\n    protocol: [tcp, udp]\n", 5, 15,
+	  "expected tcp or udp, got a list" },
+	/* the second rule is the bad one: the index in the path and the line */
+	{ "second rule", HDR "  - domains: [a.b]\n    ports: [443]\n  - domains: [c.d]\n    ports: [70000]\n", 6, 13,
+	  "egress[1].ports[0]" },
+};
+
+static void test_bad_inputs(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++)
+		expect_bad(bad_cases[i].name, bad_cases[i].yaml, strlen(bad_cases[i].yaml),
+			   bad_cases[i].line, bad_cases[i].col, bad_cases[i].frag);
+}
+
+static void test_bad_encoding(void **state)
+{
+	/* Invalid UTF-8 is a libyaml reader error: located from its byte offset. */
+	static const char y[] = "name: t\negress: []\ndescription: \"\xff\"\n";
+
+	(void)state;
+	expect_bad("invalid utf-8", y, sizeof(y) - 1, 3, 15, "YAML syntax error: invalid leading UTF-8 octet");
+	/* A NUL byte in the buffer is not printable YAML; len is honoured. */
+	expect_bad("nul byte", "name: t\0egress: []\n", 19, 1, 8, "YAML syntax error");
+}
+
+static char *grow(char *s, size_t *len, size_t *cap, const char *add)
+{
+	size_t n = strlen(add);
+
+	if (*len + n + 1 > *cap) {
+		*cap = (*len + n + 1) * 2;
+		s = realloc(s, *cap);
+		assert_non_null(s);
+	}
+	memcpy(s + *len, add, n + 1);
+	*len += n;
+	return s;
+}
+
+static void test_limits(void **state)
+{
+	size_t len = 0, cap = 0;
+	char *s = NULL, item[64];
+	struct policy *p;
+
+	(void)state;
+	/* POLICY_MAX_RULES rules parse; one more is refused at its line. */
+	s = grow(s, &len, &cap, "name: t\negress:\n");
+	for (int i = 0; i < POLICY_MAX_RULES; i++)
+		s = grow(s, &len, &cap, "  - {domains: [a.example], ports: [1]}\n");
+	p = parse_ok(s);
+	assert_int_equal(p->n_rules, POLICY_MAX_RULES);
+	assert_int_equal(p->rules[POLICY_MAX_RULES - 1].line, POLICY_MAX_RULES + 2);
+	policy_free(p);
+	s = grow(s, &len, &cap, "  - {domains: [a.example], ports: [1]}\n");
+	expect_bad("rules+1", s, len, POLICY_MAX_RULES + 3, 5, "egress: too many rules (the limit is 256)");
+
+	/* POLICY_MAX_ITEMS domains. */
+	len = 0;
+	s = grow(s, &len, &cap, "name: t\negress:\n  - ports: [1]\n    domains:\n");
+	for (int i = 0; i < POLICY_MAX_ITEMS; i++) {
+		snprintf(item, sizeof(item), "      - d%d.example\n", i);
+		s = grow(s, &len, &cap, item);
+	}
+	p = parse_ok(s);
+	assert_int_equal(p->rules[0].n_domains, POLICY_MAX_ITEMS);
+	policy_free(p);
+	s = grow(s, &len, &cap, "      - one-more.example\n");
+	expect_bad("items+1", s, len, 5 + POLICY_MAX_ITEMS, 9,
+		   "egress[0].domains: too many entries (the limit is 1024)");
+
+	/* POLICY_MAX_PORTS ports. */
+	len = 0;
+	s = grow(s, &len, &cap, "name: t\negress:\n  - cidrs: [192.0.2.0/24]\n    ports:\n");
+	for (int i = 1; i <= POLICY_MAX_PORTS; i++) {
+		snprintf(item, sizeof(item), "      - %d\n", i);
+		s = grow(s, &len, &cap, item);
+	}
+	p = parse_ok(s);
+	assert_int_equal(p->rules[0].n_ports, POLICY_MAX_PORTS);
+	policy_free(p);
+	s = grow(s, &len, &cap, "      - 1000\n");
+	expect_bad("ports+1", s, len, 5 + POLICY_MAX_PORTS, 9, "egress[0].ports: too many entries (the limit is 64)");
+
+	/* Name of exactly 253 bytes passes; 254 fails. */
+	len = 0;
+	s = grow(s, &len, &cap, "name: t\negress:\n  - ports: [1]\n    domains: [");
+	for (int i = 0; i < 3; i++)
+		s = grow(s, &len, &cap,
+			 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.");
+	s = grow(s, &len, &cap, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
+	s = grow(s, &len, &cap, ".]\n");	/* 253 + trailing dot */
+	p = parse_ok(s);
+	assert_int_equal(strlen(p->rules[0].domains[0]), 253);
+	policy_free(p);
+	len -= 3;
+	s[len] = '\0';
+	s = grow(s, &len, &cap, "b]\n");	/* 254 */
+	expect_bad("name 254", s, len, 4, 15, "name is 254 bytes long; the limit is 253");
+
+	/* Description limit. */
+	len = 0;
+	s = grow(s, &len, &cap, "name: t\negress: []\ndescription: ");
+	for (int i = 0; i <= POLICY_DESCRIPTION_MAX; i++)
+		s = grow(s, &len, &cap, "x");
+	s = grow(s, &len, &cap, "\n");
+	expect_bad("description", s, len, 3, 14, "description: 1025 bytes long; the limit is 1024");
+	free(s);
+
+	/* File size: checked before any parsing. */
+	{
+		size_t big = POLICY_FILE_MAX + 1;
+		char *b = malloc(big);
+		struct diag err = { 0 };
+
+		assert_non_null(b);
+		memset(b, ' ', big);
+		p = (struct policy *)1;
+		assert_int_equal(policy_parse(b, big, "big.yaml", &p, &err), -EINVAL);
+		assert_null(p);
+		assert_non_null(strstr(err.msg, "the limit is 1048576"));
+		free(b);
+	}
+}
+
+static void test_good(void **state)
+{
+	struct policy *p;
+	char buf[PREFIX_STRLEN];
+
+	(void)state;
+	p = parse_ok("# comment\n"
+		     "name: Dev.box_1\n"
+		     "description: \"hello\"\n"
+		     "egress:\n"
+		     "  - domains: [PyPI.org., \"*.Example.COM\", pypi.org, _srv._tcp.x-y.test]\n"
+		     "    ports: [443, \"80\"]\n"
+		     "  - cidrs: [198.51.100.7/32, \"2001:db8::/32\", 203.0.113.5]\n"
+		     "    ports: [8080, \"9000-9010\", 7-7]\n"
+		     "    protocol: UDP\n");
+	assert_string_equal(p->name, "Dev.box_1");
+	assert_string_equal(p->description, "hello");
+	assert_string_equal(p->file, "t.yaml");
+	assert_int_equal(p->n_rules, 2);
+
+	assert_int_equal(p->rules[0].line, 5);
+	assert_int_equal(p->rules[0].proto, IPPROTO_TCP);
+	assert_int_equal(p->rules[0].n_domains, 4);
+	assert_string_equal(p->rules[0].domains[0], "pypi.org");
+	assert_string_equal(p->rules[0].domains[1], "*.example.com");
+	assert_string_equal(p->rules[0].domains[2], "pypi.org");	/* duplicates are fine */
+	assert_string_equal(p->rules[0].domains[3], "_srv._tcp.x-y.test");
+	assert_int_equal(p->rules[0].n_cidrs, 0);
+	assert_int_equal(p->rules[0].n_ports, 2);
+	assert_int_equal(p->rules[0].ports[0].lo, 443);
+	assert_int_equal(p->rules[0].ports[0].hi, 443);
+	assert_int_equal(p->rules[0].ports[1].lo, 80);
+
+	assert_int_equal(p->rules[1].line, 7);
+	assert_int_equal(p->rules[1].proto, IPPROTO_UDP);
+	assert_int_equal(p->rules[1].n_domains, 0);
+	assert_int_equal(p->rules[1].n_cidrs, 3);
+	assert_string_equal(prefix_format(&p->rules[1].cidrs[0], buf, sizeof(buf)), "198.51.100.7/32");
+	assert_string_equal(prefix_format(&p->rules[1].cidrs[1], buf, sizeof(buf)), "2001:db8::/32");
+	assert_string_equal(prefix_format(&p->rules[1].cidrs[2], buf, sizeof(buf)), "203.0.113.5/32");
+	assert_int_equal(p->rules[1].n_ports, 3);
+	assert_int_equal(p->rules[1].ports[1].lo, 9000);
+	assert_int_equal(p->rules[1].ports[1].hi, 9010);
+	assert_int_equal(p->rules[1].ports[2].lo, 7);
+	assert_int_equal(p->rules[1].ports[2].hi, 7);
+	policy_free(p);
+
+	/* Deny-all; no description; block style; max port. */
+	p = parse_ok("name: x\negress: []\n");
+	assert_int_equal(p->n_rules, 0);
+	assert_null(p->description);
+	assert_null(p->rules);
+	policy_free(p);
+
+	p = parse_ok("---\nname: x\ndescription:\negress:\n- domains:\n  - a.b\n  ports:\n  - 65535\n...\n");
+	assert_null(p->description);
+	assert_int_equal(p->n_rules, 1);
+	assert_int_equal(p->rules[0].ports[0].lo, 65535);
+	policy_free(p);
+
+	/* Anchors without aliases are harmless; a NULL file name is allowed. */
+	{
+		struct diag err;
+		const char *y = "name: &n x\negress: []\n";
+
+		assert_int_equal(policy_parse(y, strlen(y), NULL, &p, &err), 0);
+		assert_null(p->file);
+		policy_free(p);
+	}
+	policy_free(NULL);
+}
+
+static void test_name_valid(void **state)
+{
+	(void)state;
+	assert_true(policy_name_valid("a"));
+	assert_true(policy_name_valid("Python-dev_1.2"));
+	assert_true(policy_name_valid("0"));
+	assert_true(policy_name_valid("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));	/* 64 */
+	assert_false(policy_name_valid("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));	/* 65 */
+	assert_false(policy_name_valid(""));
+	assert_false(policy_name_valid(NULL));
+	assert_false(policy_name_valid("-a"));
+	assert_false(policy_name_valid(".a"));
+	assert_false(policy_name_valid("_a"));
+	assert_false(policy_name_valid("a b"));
+	assert_false(policy_name_valid("a/b"));
+	assert_false(policy_name_valid("\xc3\xa9"));
+}
+
+static void expect_match(const struct policy *p, const char *qname, size_t n, ...)
+{
+	uint16_t out[POLICY_MAX_RULES];
+	size_t got = policy_match(p, qname, out, POLICY_MAX_RULES);
+	va_list ap;
+
+	if (got != n)
+		print_error("qname %s: %zu matches, want %zu\n", qname, got, n);
+	assert_int_equal(got, n);
+	va_start(ap, n);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(out[i], va_arg(ap, int));
+	va_end(ap);
+}
+
+static void test_match(void **state)
+{
+	struct policy *p;
+	uint16_t out[2];
+
+	(void)state;
+	p = parse_ok("name: m\negress:\n"
+		     "  - {domains: [\"*.example.com\"], ports: [443]}\n"		/* 0 */
+		     "  - {domains: [example.com], ports: [443]}\n"			/* 1 */
+		     "  - {domains: [a.example.com, \"*.a.example.com\"], ports: [80]}\n"	/* 2 */
+		     "  - {cidrs: [192.0.2.0/24], ports: [80]}\n"			/* 3 */
+		     "  - {domains: [\"*.com\", A.Example.COM.], ports: [8443]}\n"	/* 4 */
+		     "  - {domains: [x.test, x.test, \"*.x.test\", \"*.x.test\"], ports: [1]}\n");	/* 5 */
+	expect_match(p, "example.com", 2, 1, 4);	/* not "*.example.com" */
+	expect_match(p, "a.example.com", 3, 0, 2, 4);
+	expect_match(p, "b.a.example.com", 3, 0, 2, 4);
+	expect_match(p, "c.b.a.example.com", 3, 0, 2, 4);
+	expect_match(p, "z.example.com", 2, 0, 4);
+	expect_match(p, "com", 0);
+	expect_match(p, "badexample.com", 1, 4);	/* a suffix only at a label boundary */
+	expect_match(p, "example.org", 0);
+	expect_match(p, "example.com.evil", 0);
+	expect_match(p, "", 0);
+	expect_match(p, ".", 0);
+	expect_match(p, "x.test", 1, 5);
+	expect_match(p, "y.x.test", 1, 5);
+	expect_match(p, "test", 0);
+	expect_match(p, "192.0.2.1", 0);		/* cidr rules never match names */
+	/* Bytes outside [a-z0-9-_.] never match, not even through a wildcard. */
+	expect_match(p, "*.example.com", 0);
+	expect_match(p, "A.example.com", 0);
+	expect_match(p, "a b.example.com", 0);
+	expect_match(p, "\xc3\xa9.example.com", 0);
+	expect_match(p, "_dmarc.example.com", 2, 0, 4);
+	/* More matches than room: the count is complete, only @max are stored. */
+	assert_int_equal(policy_match(p, "a.example.com", out, 2), 3);
+	assert_int_equal(out[0], 0);
+	assert_int_equal(out[1], 2);
+	assert_int_equal(policy_match(p, "a.example.com", NULL, 0), 3);
+	assert_int_equal(policy_match(NULL, "a.example.com", out, 2), 0);
+	assert_int_equal(policy_match(p, NULL, out, 2), 0);
+	policy_free(p);
+
+	/* Deny-all matches nothing. */
+	p = parse_ok("name: d\negress: []\n");
+	expect_match(p, "example.com", 0);
+	policy_free(p);
+}
+
+static void test_match_many_rules(void **state)
+{
+	size_t len = 0, cap = 0;
+	char *s = NULL, line[128];
+	uint16_t out[POLICY_MAX_RULES];
+	struct policy *p;
+
+	(void)state;
+	/* Every rule names the same wildcard and its own exact name. */
+	s = grow(s, &len, &cap, "name: t\negress:\n");
+	for (int i = 0; i < POLICY_MAX_RULES; i++) {
+		snprintf(line, sizeof(line), "  - {domains: [\"*.big.test\", h%d.big.test], ports: [1]}\n", i);
+		s = grow(s, &len, &cap, line);
+	}
+	p = parse_ok(s);
+	free(s);
+	assert_int_equal(policy_match(p, "q.big.test", out, POLICY_MAX_RULES), POLICY_MAX_RULES);
+	for (int i = 0; i < POLICY_MAX_RULES; i++)
+		assert_int_equal(out[i], i);
+	assert_int_equal(policy_match(p, "h200.big.test", out, POLICY_MAX_RULES), POLICY_MAX_RULES);
+	assert_int_equal(policy_match(p, "big.test", out, POLICY_MAX_RULES), 0);
+	policy_free(p);
+}
+
+/* Read a whole file (test helper). */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *b = malloc(1 << 21);
+	size_t n;
+
+	assert_non_null(f);
+	assert_non_null(b);
+	n = fread(b, 1, (1 << 21) - 1, f);
+	fclose(f);
+	b[n] = '\0';
+	*len = n;
+	return b;
+}
+
+/* Every file in policies/ parses; the three shipped ones say what they should. */
+static void test_shipped_policies(void **state)
+{
+	DIR *d = opendir("policies");
+	struct dirent *e;
+	unsigned int n = 0;
+	uint16_t out[4];
+
+	(void)state;
+	if (!d)
+		fail_msg("run from the source tree: policies/ not found");
+	while ((e = readdir(d))) {
+		char path[512], msg[1024];
+		struct diag err = { 0 };
+		struct policy *p = NULL;
+		size_t l = strlen(e->d_name);
+
+		if (l < 5 || strcmp(e->d_name + l - 5, ".yaml") != 0)
+			continue;
+		snprintf(path, sizeof(path), "policies/%s", e->d_name);
+		if (policy_load_file(path, &p, &err) != 0)
+			fail_msg("%s", diag_format(&err, msg, sizeof(msg)));
+		assert_string_equal(p->file, path);
+		/* The file name is the policy name. */
+		assert_int_equal(strlen(p->name), l - 5);
+		assert_memory_equal(p->name, e->d_name, l - 5);
+		if (strcmp(p->name, "python-dev") == 0) {
+			assert_int_equal(p->n_rules, 3);
+			assert_int_equal(policy_match(p, "pypi.org", out, 4), 1);
+			assert_int_equal(policy_match(p, "files.pythonhosted.org", out, 4), 1);
+			assert_int_equal(policy_match(p, "api.openai.com", out, 4), 1);
+			assert_int_equal(out[0], 1);
+			assert_int_equal(policy_match(p, "openai.com", out, 4), 0);
+			assert_int_equal(policy_match(p, "evil.pythonhosted.org", out, 4), 0);
+			assert_int_equal(p->rules[2].n_cidrs, 1);
+			assert_int_equal(p->rules[2].ports[0].lo, 8080);
+		} else if (strcmp(p->name, "openai-only") == 0) {
+			assert_int_equal(policy_match(p, "api.openai.com", out, 4), 1);
+			assert_int_equal(policy_match(p, "x.api.openai.com", out, 4), 0);
+			assert_int_equal(policy_match(p, "www.openai.com", out, 4), 0);
+		} else if (strcmp(p->name, "deny-all") == 0) {
+			assert_int_equal(p->n_rules, 0);
+		}
+		policy_free(p);
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 3);
+}
+
+/*
+ * tests/policy/NAME.yaml: bad policies, each with a first line
+ * "# expect: LINE:COL: message fragment".
+ */
+static void test_bad_fixtures(void **state)
+{
+	DIR *d = opendir("tests/policy");
+	struct dirent *e;
+	unsigned int n = 0;
+
+	(void)state;
+	if (!d)
+		fail_msg("run from the source tree: tests/policy/ not found");
+	while ((e = readdir(d))) {
+		char path[512], frag[256];
+		struct diag err = { 0 };
+		struct policy *p = NULL;
+		unsigned int line, col;
+		size_t l = strlen(e->d_name), len;
+		char *buf;
+		int r;
+
+		if (l < 5 || strcmp(e->d_name + l - 5, ".yaml") != 0)
+			continue;
+		snprintf(path, sizeof(path), "tests/policy/%s", e->d_name);
+		buf = slurp(path, &len);
+		if (sscanf(buf, "# expect: %u:%u: %255[^\n]", &line, &col, frag) != 3)
+			fail_msg("%s: first line must be '# expect: LINE:COL: fragment'", path);
+		free(buf);
+		r = policy_load_file(path, &p, &err);
+		if (r != -EINVAL || err.line != line || err.col != col || !strstr(err.msg, frag)) {
+			char msg[1024];
+
+			fail_msg("%s: r=%d got \"%s\", want %u:%u \"%s\"", path, r,
+				 diag_format(&err, msg, sizeof(msg)), line, col, frag);
+		}
+		assert_null(p);
+		assert_string_equal(err.file, path);
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 5);
+}
+
+static void test_load_errors(void **state)
+{
+	struct diag err = { 0 };
+	struct policy *p = (struct policy *)1;
+
+	(void)state;
+	assert_int_equal(policy_load_file("/nonexistent/netd/x.yaml", &p, &err), -ENOENT);
+	assert_null(p);
+	assert_string_equal(err.file, "/nonexistent/netd/x.yaml");
+	assert_non_null(strstr(err.msg, "cannot read"));
+	assert_int_equal(policy_load_file("policies", &p, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "not a regular file"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_inputs),
+		cmocka_unit_test(test_bad_encoding),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_name_valid),
+		cmocka_unit_test(test_match),
+		cmocka_unit_test(test_match_many_rules),
+		cmocka_unit_test(test_shipped_policies),
+		cmocka_unit_test(test_bad_fixtures),
+		cmocka_unit_test(test_load_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
