@@ -40,6 +40,9 @@ struct link_veth {
 	struct prefix host4, peer4;	/* e.g. 10.87.0.1/30 and 10.87.0.2/30; family 0 = none */
 	struct prefix host6, peer6;	/* e.g. fd00:87::1/64, fd00:87::2/64; family 0 = none */
 };
+/* (Here a prefix is an interface address: host bits are set, unlike the
+ * CIDR prefixes prefix_parse() returns.  Routes need both host and peer of a
+ * family.) */
 
 /*
  * link_veth_setup() - create the veth pair, move the peer into the netns,
@@ -71,7 +74,8 @@ int link_default_route_ifname(char *buf, size_t sz);
 /*
  * link_local_addrs() - every address configured on any interface of the
  * caller's netns, as host-length prefixes, for the "never pin the host's own
- * addresses" list.  @out/@max; Return: count stored, or -errno.
+ * addresses" list.  @out/@max; Return: count stored, or -errno; -ENOBUFS if
+ * there are more than @max (a partial list is never returned as success).
  */
 int link_local_addrs(struct prefix *out, size_t max);
 

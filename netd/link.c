@@ -1,0 +1,783 @@
+/*
+ * link - named network namespaces, veth pairs, addresses and routes over
+ * rtnetlink (libmnl), and the /proc/sys forwarding knobs.
+ *
+ * This is an edge module: it talks to the kernel and never logs; callers log
+ * once.  It never execs ip(8).  Work inside another netns is done through a
+ * netlink socket opened while the calling thread is briefly setns()ed into
+ * that netns: a socket stays bound to the netns it was created in, so the
+ * thread returns to its own netns at once and every later request on that
+ * socket still lands in the target netns.
+ *
+ * Not here: nf_tables (fw.c), running commands in a netns (nsexec.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/if_addr.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <linux/veth.h>
+
+#include "netd/link.h"
+
+#ifndef NSFS_MAGIC
+#define NSFS_MAGIC 0x6e736673
+#endif
+
+/* `ip netns add` refuses longer names too (NAME_MAX would be the fs limit). */
+#define LINK_NETNS_NAME_MAX 64
+
+/* Receive buffer: the kernel's largest dump skb (32 KiB), so none is cut. */
+#define LINK_NL_RECV_SIZE 32768
+
+/* One rtnetlink conversation: a socket plus its sequence counter. */
+struct nl {
+	struct mnl_socket *sk;
+	unsigned int portid;
+	unsigned int seq;
+};
+
+static void nl_close(struct nl *nl)
+{
+	if (nl->sk)
+		mnl_socket_close(nl->sk);
+	nl->sk = NULL;
+}
+
+static int nl_open_here(struct nl *nl)
+{
+	int r;
+
+	nl->sk = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+	if (!nl->sk)
+		return -errno;
+	if (mnl_socket_bind(nl->sk, 0, MNL_SOCKET_AUTOPID) < 0) {
+		r = -errno;
+		nl_close(nl);
+		return r;
+	}
+	nl->portid = mnl_socket_get_portid(nl->sk);
+	nl->seq = (unsigned int)time(NULL);
+	return 0;
+}
+
+/*
+ * Open an rtnetlink socket in @netns_fd (or in the caller's netns if < 0).
+ * The thread's own netns is restored before returning, on every path.
+ */
+static int nl_open(struct nl *nl, int netns_fd)
+{
+	int self, r, r2;
+
+	memset(nl, 0, sizeof(*nl));
+	if (netns_fd < 0)
+		return nl_open_here(nl);
+
+	/* thread-self: setns() moves only this thread, so save this thread's. */
+	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self < 0)
+		return -errno;
+	if (setns(netns_fd, CLONE_NEWNET) < 0) {
+		r = -errno;
+		close(self);
+		return r;
+	}
+	r = nl_open_here(nl);
+	/* Back home before anything else; a failure here is fatal to the op. */
+	if (setns(self, CLONE_NEWNET) < 0) {
+		r2 = -errno;
+		nl_close(nl);
+		close(self);
+		return r2;
+	}
+	close(self);
+	return r;
+}
+
+/*
+ * Send @nlh and read replies until the ACK (or NLMSG_DONE for a dump),
+ * passing data messages to @cb.  Return: 0; the kernel's -errno; -errno.
+ */
+static int nl_talk(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+{
+	char buf[LINK_NL_RECV_SIZE];
+	unsigned int seq;
+	ssize_t n;
+	int r;
+
+	seq = ++nl->seq;
+	nlh->nlmsg_seq = seq;
+	/* A dump ends in NLMSG_DONE; anything else is asked to ACK. */
+	if ((nlh->nlmsg_flags & NLM_F_DUMP) != NLM_F_DUMP)
+		nlh->nlmsg_flags |= NLM_F_ACK;
+	if (mnl_socket_sendto(nl->sk, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	for (;;) {
+		n = mnl_socket_recvfrom(nl->sk, buf, sizeof(buf));
+		if (n < 0)
+			return -errno;
+		/* mnl_cb_run: -1+errno for NLMSG_ERROR, STOP on ACK/DONE. */
+		r = mnl_cb_run(buf, (size_t)n, seq, nl->portid, cb, data);
+		if (r < 0)
+			return errno ? -errno : -EIO;
+		if (r == MNL_CB_STOP)
+			return 0;
+	}
+}
+
+static struct nlmsghdr *nl_req(char *buf, uint16_t type, uint16_t flags)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	return nlh;
+}
+
+static int ifname_check(const char *ifname)
+{
+	size_t len;
+
+	if (!ifname)
+		return -EINVAL;
+	len = strnlen(ifname, IFNAMSIZ);
+	if (len == 0 || len >= IFNAMSIZ || strchr(ifname, '/'))
+		return -EINVAL;
+	return 0;
+}
+
+static int link_index_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct ifinfomsg *ifi;
+
+	if (nlh->nlmsg_type != RTM_NEWLINK ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifi))
+		return MNL_CB_OK;
+	ifi = mnl_nlmsg_get_payload(nlh);
+	*(int *)data = ifi->ifi_index;
+	return MNL_CB_OK;
+}
+
+/* Index of @ifname in @nl's netns.  Return: index > 0; -ENODEV; -errno. */
+static int nl_ifindex(struct nl *nl, const char *ifname)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifi;
+	int index = 0, r;
+
+	r = ifname_check(ifname);
+	if (r < 0)
+		return r;
+	nlh = nl_req(buf, RTM_GETLINK, 0);
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, ifname);
+	r = nl_talk(nl, nlh, link_index_cb, &index);
+	if (r < 0)
+		return r;
+	return index > 0 ? index : -ENODEV;
+}
+
+static int nl_link_up(struct nl *nl, int index)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifi;
+
+	nlh = nl_req(buf, RTM_SETLINK, 0);
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = index;
+	ifi->ifi_flags = IFF_UP;
+	ifi->ifi_change = IFF_UP;
+	return nl_talk(nl, nlh, NULL, NULL);
+}
+
+static int nl_addr_add(struct nl *nl, int index, const struct prefix *p)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct ifaddrmsg *ifa;
+	size_t alen = addr_len(p->addr.family);
+	uint32_t flags = 0;
+
+	if (alen == 0 || p->plen > alen * 8)
+		return -EINVAL;
+	/* RFC 4862 5.4: skip DAD, so the address is usable (not tentative) at
+	 * once; both ends are ours and the link is point-to-point. */
+	if (p->addr.family == AF_INET6)
+		flags = IFA_F_NODAD;
+
+	nlh = nl_req(buf, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL);
+	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+	ifa->ifa_family = p->addr.family;
+	ifa->ifa_prefixlen = p->plen;
+	ifa->ifa_flags = (uint8_t)flags;
+	ifa->ifa_scope = RT_SCOPE_UNIVERSE;
+	ifa->ifa_index = (uint32_t)index;
+	mnl_attr_put(nlh, IFA_LOCAL, alen, p->addr.a);
+	mnl_attr_put(nlh, IFA_ADDRESS, alen, p->addr.a);
+	mnl_attr_put_u32(nlh, IFA_FLAGS, flags);
+	return nl_talk(nl, nlh, NULL, NULL);
+}
+
+static int nl_default_route_add(struct nl *nl, int index, const struct addr *gw)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct rtmsg *rtm;
+	size_t alen = addr_len(gw->family);
+
+	if (alen == 0)
+		return -EINVAL;
+	nlh = nl_req(buf, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL);
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = gw->family;
+	rtm->rtm_dst_len = 0;
+	rtm->rtm_table = RT_TABLE_MAIN;
+	rtm->rtm_protocol = RTPROT_BOOT;
+	rtm->rtm_scope = RT_SCOPE_UNIVERSE;
+	rtm->rtm_type = RTN_UNICAST;
+	mnl_attr_put(nlh, RTA_GATEWAY, alen, gw->a);
+	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)index);
+	return nl_talk(nl, nlh, NULL, NULL);
+}
+
+static int nl_link_delete(struct nl *nl, const char *ifname)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifi;
+	int r;
+
+	nlh = nl_req(buf, RTM_DELLINK, 0);
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, ifname);
+	r = nl_talk(nl, nlh, NULL, NULL);
+	return r == -ENODEV ? 0 : r;
+}
+
+/* ---- named netns ------------------------------------------------------ */
+
+static int netns_path(const char *name, char *buf, size_t sz)
+{
+	size_t len;
+	int n;
+
+	if (!name)
+		return -EINVAL;
+	len = strnlen(name, LINK_NETNS_NAME_MAX + 1);
+	if (len == 0 || len > LINK_NETNS_NAME_MAX || strchr(name, '/') ||
+	    strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return -EINVAL;
+	n = snprintf(buf, sz, "%s/%s", NETNS_RUN_DIR, name);
+	if (n < 0 || (size_t)n >= sz)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/*
+ * Make NETNS_RUN_DIR a shared mount point, as iproute2 does, so a netns
+ * bind mount made under it propagates to every mount namespace that was
+ * cloned from this one (e.g. by `ip netns exec` or a container runtime).
+ */
+static int netns_run_dir_prepare(void)
+{
+	bool bound = false;
+
+	if (mkdir("/run", 0755) < 0 && errno != EEXIST)
+		return -errno;
+	if (mkdir(NETNS_RUN_DIR, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	while (mount("", NETNS_RUN_DIR, "none", MS_SHARED | MS_REC, NULL) < 0) {
+		/* EINVAL: not a mount point yet; bind it on itself, retry once. */
+		if (errno != EINVAL || bound)
+			return -errno;
+		if (mount(NETNS_RUN_DIR, NETNS_RUN_DIR, "none", MS_BIND | MS_REC,
+			  NULL) < 0)
+			return -errno;
+		bound = true;
+	}
+	return 0;
+}
+
+int link_netns_create(const char *name)
+{
+	char path[PATH_MAX];
+	int fd, r, status;
+	pid_t pid;
+
+	r = netns_path(name, path, sizeof(path));
+	if (r < 0)
+		return r;
+	r = netns_run_dir_prepare();
+	if (r < 0)
+		return r;
+
+	fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+
+	/*
+	 * A child makes the netns so the caller's threads never change netns.
+	 * Only async-signal-safe calls between fork() and _exit(); the child
+	 * reports errno as its exit status.
+	 */
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (pid == 0) {
+		if (unshare(CLONE_NEWNET) < 0)
+			_exit(errno & 0xff ? errno & 0xff : EIO);
+		if (mount("/proc/self/ns/net", path, "none", MS_BIND, NULL) < 0)
+			_exit(errno & 0xff ? errno & 0xff : EIO);
+		_exit(0);
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			r = -errno;
+			goto fail;
+		}
+	}
+	if (!WIFEXITED(status)) {
+		r = -ECHILD;
+		goto fail;
+	}
+	if (WEXITSTATUS(status) != 0) {
+		r = -WEXITSTATUS(status);
+		goto fail;
+	}
+	return 0;
+
+fail:
+	(void)umount2(path, MNT_DETACH);
+	(void)unlink(path);
+	return r;
+}
+
+int link_netns_delete(const char *name)
+{
+	char path[PATH_MAX];
+	int r;
+
+	r = netns_path(name, path, sizeof(path));
+	if (r < 0)
+		return r;
+	/* EINVAL: not mounted (a half-made entry); still remove the file. */
+	if (umount2(path, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+		return -errno;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int link_netns_open(const char *path)
+{
+	struct statfs sfs;
+	int fd, r;
+
+	if (!path)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstatfs(fd, &sfs) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	/* A /run/netns file whose bind mount is gone is a plain empty file. */
+	if ((unsigned long)sfs.f_type != (unsigned long)NSFS_MAGIC) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+/* ---- veth ------------------------------------------------------------- */
+
+static int veth_create(struct nl *nl, const struct link_veth *v)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifi, *peer;
+	struct nlattr *linkinfo, *data, *peer_nest;
+
+	nlh = nl_req(buf, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, v->host_ifname);
+
+	linkinfo = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
+	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "veth");
+	data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
+	/* VETH_INFO_PEER carries a whole ifinfomsg, then the peer's attrs. */
+	peer_nest = mnl_attr_nest_start(nlh, VETH_INFO_PEER);
+	peer = mnl_nlmsg_put_extra_header(nlh, sizeof(*peer));
+	memset(peer, 0, sizeof(*peer));
+	peer->ifi_family = AF_UNSPEC;
+	mnl_attr_put_strz(nlh, IFLA_IFNAME, v->peer_ifname);
+	mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)v->netns_fd);
+	mnl_attr_nest_end(nlh, peer_nest);
+	mnl_attr_nest_end(nlh, data);
+	mnl_attr_nest_end(nlh, linkinfo);
+	return nl_talk(nl, nlh, NULL, NULL);
+}
+
+static bool prefix_given(const struct prefix *p)
+{
+	return p->addr.family != 0;
+}
+
+static int prefix_check(const struct prefix *p, int family)
+{
+	if (!prefix_given(p))
+		return 0;
+	if (p->addr.family != family || p->plen > addr_len(family) * 8)
+		return -EINVAL;
+	return 0;
+}
+
+/* Everything after the pair exists; the caller deletes it on failure. */
+static int veth_configure(struct nl *host, struct nl *ns,
+			  const struct link_veth *v)
+{
+	int host_idx, peer_idx, lo_idx, r;
+
+	host_idx = nl_ifindex(host, v->host_ifname);
+	if (host_idx < 0)
+		return host_idx;
+	peer_idx = nl_ifindex(ns, v->peer_ifname);
+	if (peer_idx < 0)
+		return peer_idx;
+	lo_idx = nl_ifindex(ns, "lo");
+	if (lo_idx < 0)
+		return lo_idx;
+
+	if (prefix_given(&v->host4) && (r = nl_addr_add(host, host_idx, &v->host4)) < 0)
+		return r;
+	if (prefix_given(&v->host6) && (r = nl_addr_add(host, host_idx, &v->host6)) < 0)
+		return r;
+	if (prefix_given(&v->peer4) && (r = nl_addr_add(ns, peer_idx, &v->peer4)) < 0)
+		return r;
+	if (prefix_given(&v->peer6) && (r = nl_addr_add(ns, peer_idx, &v->peer6)) < 0)
+		return r;
+
+	if ((r = nl_link_up(ns, lo_idx)) < 0)
+		return r;
+	if ((r = nl_link_up(host, host_idx)) < 0)
+		return r;
+	if ((r = nl_link_up(ns, peer_idx)) < 0)
+		return r;
+
+	/* Routes last: the gateway must already be on an up, on-link prefix. */
+	if (prefix_given(&v->host4) && prefix_given(&v->peer4) &&
+	    (r = nl_default_route_add(ns, peer_idx, &v->host4.addr)) < 0)
+		return r;
+	if (prefix_given(&v->host6) && prefix_given(&v->peer6) &&
+	    (r = nl_default_route_add(ns, peer_idx, &v->host6.addr)) < 0)
+		return r;
+	return 0;
+}
+
+int link_veth_setup(const struct link_veth *v)
+{
+	struct nl host = { 0 }, ns = { 0 };
+	int r;
+
+	if (!v || v->netns_fd < 0)
+		return -EINVAL;
+	if ((r = ifname_check(v->host_ifname)) < 0 ||
+	    (r = ifname_check(v->peer_ifname)) < 0)
+		return r;
+	if ((r = prefix_check(&v->host4, AF_INET)) < 0 ||
+	    (r = prefix_check(&v->peer4, AF_INET)) < 0 ||
+	    (r = prefix_check(&v->host6, AF_INET6)) < 0 ||
+	    (r = prefix_check(&v->peer6, AF_INET6)) < 0)
+		return r;
+
+	r = nl_open(&host, -1);
+	if (r < 0)
+		return r;
+	r = nl_open(&ns, v->netns_fd);
+	if (r < 0)
+		goto out;
+
+	/* NLM_F_EXCL: -EEXIST if either name is taken; nothing made then. */
+	r = veth_create(&host, v);
+	if (r < 0)
+		goto out;
+	r = veth_configure(&host, &ns, v);
+	if (r < 0)
+		/* Deleting the host end takes the peer in the netns with it. */
+		(void)nl_link_delete(&host, v->host_ifname);
+out:
+	nl_close(&ns);
+	nl_close(&host);
+	return r;
+}
+
+int link_delete(const char *ifname)
+{
+	struct nl nl;
+	int r;
+
+	r = ifname_check(ifname);
+	if (r < 0)
+		return r;
+	r = nl_open(&nl, -1);
+	if (r < 0)
+		return r;
+	r = nl_link_delete(&nl, ifname);
+	nl_close(&nl);
+	return r;
+}
+
+int link_exists(const char *ifname)
+{
+	struct nl nl;
+	int r;
+
+	r = ifname_check(ifname);
+	if (r < 0)
+		return r;
+	r = nl_open(&nl, -1);
+	if (r < 0)
+		return r;
+	r = nl_ifindex(&nl, ifname);
+	nl_close(&nl);
+	if (r == -ENODEV)
+		return 0;
+	return r < 0 ? r : 1;
+}
+
+/* ---- dumps ------------------------------------------------------------ */
+
+struct route_pick {
+	int oif;
+	uint32_t prio;
+	bool found;
+};
+
+static int route_attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+	int type = mnl_attr_get_type(attr);
+
+	if (mnl_attr_type_valid(attr, RTA_MAX) < 0)
+		return MNL_CB_OK;
+	switch (type) {
+	case RTA_OIF:
+	case RTA_PRIORITY:
+	case RTA_TABLE:
+		if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
+			return MNL_CB_OK;
+		break;
+	case RTA_MULTIPATH:
+		if (mnl_attr_get_payload_len(attr) < sizeof(struct rtnexthop))
+			return MNL_CB_OK;
+		break;
+	default:
+		break;
+	}
+	tb[type] = attr;
+	return MNL_CB_OK;
+}
+
+static int default_route_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[RTA_MAX + 1] = { 0 };
+	struct route_pick *pick = data;
+	const struct rtmsg *rtm;
+	uint32_t table, prio = 0;
+	int oif = 0;
+
+	if (nlh->nlmsg_type != RTM_NEWROUTE ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*rtm))
+		return MNL_CB_OK;
+	rtm = mnl_nlmsg_get_payload(nlh);
+	if (rtm->rtm_family != AF_INET || rtm->rtm_dst_len != 0 ||
+	    rtm->rtm_type != RTN_UNICAST)
+		return MNL_CB_OK;
+	mnl_attr_parse(nlh, sizeof(*rtm), route_attr_cb, tb);
+	table = tb[RTA_TABLE] ? mnl_attr_get_u32(tb[RTA_TABLE]) : rtm->rtm_table;
+	if (table != RT_TABLE_MAIN)
+		return MNL_CB_OK;
+	if (tb[RTA_OIF]) {
+		oif = (int)mnl_attr_get_u32(tb[RTA_OIF]);
+	} else if (tb[RTA_MULTIPATH]) {
+		/* ECMP default: report the first hop's interface. */
+		const struct rtnexthop *nh = mnl_attr_get_payload(tb[RTA_MULTIPATH]);
+		oif = nh->rtnh_ifindex;
+	}
+	if (oif <= 0)
+		return MNL_CB_OK;
+	if (tb[RTA_PRIORITY])
+		prio = mnl_attr_get_u32(tb[RTA_PRIORITY]);
+	/* Lowest metric wins, as in the kernel's lookup. */
+	if (!pick->found || prio < pick->prio) {
+		pick->found = true;
+		pick->prio = prio;
+		pick->oif = oif;
+	}
+	return MNL_CB_OK;
+}
+
+int link_default_route_ifname(char *buf, size_t sz)
+{
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	struct route_pick pick = { 0 };
+	char name[IF_NAMESIZE];
+	struct nlmsghdr *nlh;
+	struct rtmsg *rtm;
+	struct nl nl;
+	int r;
+
+	if (!buf || sz < IF_NAMESIZE)
+		return -EINVAL;
+	r = nl_open(&nl, -1);
+	if (r < 0)
+		return r;
+	nlh = nl_req(req, RTM_GETROUTE, NLM_F_DUMP);
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = AF_INET;
+	r = nl_talk(&nl, nlh, default_route_cb, &pick);
+	nl_close(&nl);
+	if (r < 0)
+		return r;
+	if (!pick.found)
+		return -ENOENT;
+	if (!if_indextoname((unsigned int)pick.oif, name))
+		return -errno;
+	snprintf(buf, sz, "%s", name);
+	return 0;
+}
+
+struct addr_list {
+	struct prefix *out;
+	size_t max;
+	size_t n;
+	bool overflow;
+};
+
+static int addr_attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+
+	if (mnl_attr_type_valid(attr, IFA_MAX) < 0)
+		return MNL_CB_OK;
+	tb[mnl_attr_get_type(attr)] = attr;
+	return MNL_CB_OK;
+}
+
+static int local_addr_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[IFA_MAX + 1] = { 0 };
+	struct addr_list *l = data;
+	const struct ifaddrmsg *ifa;
+	const struct nlattr *a;
+	struct prefix *p;
+	size_t alen;
+
+	if (nlh->nlmsg_type != RTM_NEWADDR ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifa))
+		return MNL_CB_OK;
+	ifa = mnl_nlmsg_get_payload(nlh);
+	alen = addr_len(ifa->ifa_family);
+	if (alen == 0)
+		return MNL_CB_OK;
+	mnl_attr_parse(nlh, sizeof(*ifa), addr_attr_cb, tb);
+	/* IFA_LOCAL is our end; on a point-to-point link IFA_ADDRESS is the peer. */
+	a = tb[IFA_LOCAL] ? tb[IFA_LOCAL] : tb[IFA_ADDRESS];
+	if (!a || mnl_attr_get_payload_len(a) != alen)
+		return MNL_CB_OK;
+	if (l->n >= l->max) {
+		l->overflow = true;
+		return MNL_CB_OK;	/* keep reading: the dump must be drained */
+	}
+	p = &l->out[l->n++];
+	memset(p, 0, sizeof(*p));
+	p->addr.family = ifa->ifa_family;
+	memcpy(p->addr.a, mnl_attr_get_payload(a), alen);
+	p->plen = (uint8_t)(alen * 8);
+	return MNL_CB_OK;
+}
+
+int link_local_addrs(struct prefix *out, size_t max)
+{
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	struct addr_list l = { .out = out, .max = max };
+	struct nlmsghdr *nlh;
+	struct ifaddrmsg *ifa;
+	struct nl nl;
+	int r;
+
+	if (!out && max > 0)
+		return -EINVAL;
+	r = nl_open(&nl, -1);
+	if (r < 0)
+		return r;
+	nlh = nl_req(req, RTM_GETADDR, NLM_F_DUMP);
+	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+	ifa->ifa_family = AF_UNSPEC;
+	r = nl_talk(&nl, nlh, local_addr_cb, &l);
+	nl_close(&nl);
+	if (r < 0)
+		return r;
+	/* A partial list would let the host's own address be pinned: refuse. */
+	if (l.overflow)
+		return -ENOBUFS;
+	return l.n > INT_MAX ? -EOVERFLOW : (int)l.n;
+}
+
+/* ---- sysctl ----------------------------------------------------------- */
+
+static int sysctl_write(const char *path, const char *val)
+{
+	size_t len = strlen(val);
+	ssize_t n;
+	int fd, r = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, len);
+	if (n < 0)
+		r = -errno;
+	else if ((size_t)n != len)
+		r = -EIO;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+int link_enable_forwarding(int ipv6)
+{
+	int r;
+
+	/* /proc/sys/net is per netns: this is the caller's netns only. */
+	r = sysctl_write("/proc/sys/net/ipv4/ip_forward", "1\n");
+	if (r < 0 || !ipv6)
+		return r;
+	return sysctl_write("/proc/sys/net/ipv6/conf/all/forwarding", "1\n");
+}
