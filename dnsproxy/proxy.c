@@ -1,0 +1,920 @@
+/*
+ * proxy - the DNS proxy's edge: one UDP and one TCP listener on [::]:port
+ * (IPv4 through v4-mapped addresses), both on libevent; upstream queries
+ * through upstream.c (c-ares).  The decisions themselves are pure
+ * (wire.c, decide.c); this file moves bytes, enforces the resource limits
+ * and keeps the ordering invariant: a sandbox sees an answer only after the
+ * kernel acknowledged that answer's pins.
+ *
+ * Not here: knowing which sandbox owns an address or committing pins; that
+ * is proxy_ops (the daemon).
+ */
+#include "dnsproxy/proxy.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "dnsproxy/decide.h"
+#include "dnsproxy/upstream.h"
+#include "dnsproxy/wire.h"
+
+#define PROXY_MAX_OUTSTANDING   4096	/* upstream queries in flight, all clients */
+#define PROXY_MAX_PER_CLIENT    256	/* ... per client address */
+#define PROXY_MAX_CONNS         512	/* TCP connections, all clients */
+#define PROXY_MAX_CONNS_CLIENT  32	/* ... per client address */
+#define PROXY_CONN_INFLIGHT     32	/* pipelined queries per connection */
+#define PROXY_CONN_OUT_MAX      (256u * 1024)	/* unsent bytes before we stop reading */
+#define PROXY_TCP_IDLE_S        10	/* RFC 7766 6.2.3 idle timeout */
+#define PROXY_UDP_BATCH         64	/* datagrams per readiness event */
+#define PROXY_MAX_ADDRS         128	/* addresses collected from one answer */
+#define PROXY_MAX_PINS          1024	/* pins from one answer */
+#define PROXY_CLIENT_BUCKETS    256
+
+/* Per client address counters (fairness limits). */
+struct client_slot {
+	struct client_slot *next;
+	struct addr addr;
+	unsigned int queries, conns;
+};
+
+struct tcp_conn {
+	struct tcp_conn *prev, *next;
+	struct proxy *p;
+	struct bufferevent *bev;	/* NULL once closed */
+	struct addr client;
+	unsigned int inflight;	/* queries sent upstream, not answered yet */
+	unsigned int refs;	/* 1 while open + inflight */
+	bool eof;		/* client shut down its side: close when done */
+};
+
+/* Where a reply goes. */
+struct origin {
+	bool tcp;
+	struct addr client;
+	struct sockaddr_in6 peer;	/* udp */
+	struct in6_pktinfo local;	/* udp: the address the query came to */
+	bool have_local;
+	struct tcp_conn *conn;	/* tcp; holds a reference while pending */
+};
+
+struct pending {
+	struct pending *prev, *next;
+	struct proxy *p;
+	struct origin o;
+	struct wire_query q;
+	size_t qlen;
+	uint8_t query[];	/* the client's query as received */
+};
+
+struct proxy {
+	struct event_base *base;
+	struct proxy_config cfg;
+	const struct proxy_ops *ops;
+	void *ctx;
+	int udp_fd, tcp_fd;
+	struct event *udp_ev, *tcp_ev;
+	struct event *accept_pause;	/* re-arms tcp_ev after EMFILE */
+	struct upstream *up;
+	struct pending *pending;
+	unsigned int n_pending;
+	struct tcp_conn *conns;
+	unsigned int n_conns;
+	struct client_slot *slots[PROXY_CLIENT_BUCKETS];
+	bool closing;
+	uint64_t n_dropped;	/* replies we could not send, malformed drops */
+	/* Scratch, single-threaded: the receive buffer and one answer. */
+	uint8_t rx[WIRE_MSG_MAX + 1];
+	uint8_t ans[WIRE_MSG_MAX];
+	struct wire_addr addrs[PROXY_MAX_ADDRS];
+	struct fw_pin pins[PROXY_MAX_PINS];
+	struct addr pinned[PROXY_MAX_ADDRS];
+};
+
+/* ---- per-client counters ------------------------------------------------ */
+
+static unsigned int slot_hash(const struct addr *a)
+{
+	uint32_t h = 2166136261u;
+
+	h = (h ^ a->family) * 16777619u;
+	for (size_t i = 0; i < addr_len(a->family); i++)
+		h = (h ^ a->a[i]) * 16777619u;
+	return h % PROXY_CLIENT_BUCKETS;
+}
+
+static struct client_slot *slot_get(struct proxy *p, const struct addr *a, bool create)
+{
+	unsigned int h = slot_hash(a);
+	struct client_slot *s;
+
+	for (s = p->slots[h]; s; s = s->next)
+		if (addr_equal(&s->addr, a))
+			return s;
+	if (!create)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->addr = *a;
+	s->next = p->slots[h];
+	p->slots[h] = s;
+	return s;
+}
+
+static void slot_put(struct proxy *p, const struct addr *a)
+{
+	unsigned int h = slot_hash(a);
+
+	for (struct client_slot **pp = &p->slots[h]; *pp; pp = &(*pp)->next) {
+		struct client_slot *s = *pp;
+
+		if (!addr_equal(&s->addr, a))
+			continue;
+		if (s->queries == 0 && s->conns == 0) {
+			*pp = s->next;
+			free(s);
+		}
+		return;
+	}
+}
+
+/* ---- replies ------------------------------------------------------------ */
+
+static void conn_unref(struct tcp_conn *c);
+static void conn_close(struct tcp_conn *c);
+static void conn_update_read(struct tcp_conn *c);
+
+static int udp_reply(struct proxy *p, const struct origin *o, const uint8_t *msg, size_t len)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo))];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = { .iov_base = (void *)msg, .iov_len = len };
+	struct msghdr mh = {
+		.msg_name = (void *)&o->peer,
+		.msg_namelen = sizeof(o->peer),
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+	};
+
+	if (o->have_local) {
+		struct cmsghdr *cm;
+
+		/* Reply from the exact address the query was sent to (after the
+		 * sandbox's :53 was redirected here): conntrack un-NATs the
+		 * reply to the address the sandbox asked only if it matches. */
+		memset(&cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf.buf;
+		mh.msg_controllen = sizeof(cbuf.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = IPPROTO_IPV6;
+		cm->cmsg_type = IPV6_PKTINFO;
+		cm->cmsg_len = CMSG_LEN(sizeof(struct in6_pktinfo));
+		memcpy(CMSG_DATA(cm), &o->local, sizeof(o->local));
+	}
+	if (sendmsg(p->udp_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		p->n_dropped++;
+		return -errno;
+	}
+	return 0;
+}
+
+static int tcp_reply(struct tcp_conn *c, const uint8_t *msg, size_t len)
+{
+	uint8_t hdr[2] = { (uint8_t)(len >> 8), (uint8_t)len };
+	struct evbuffer *out;
+
+	if (!c->bev || len > WIRE_MSG_MAX)
+		return -ENOTCONN;
+	out = bufferevent_get_output(c->bev);
+	/* RFC 1035 4.2.2: two-octet length, then the message. */
+	if (evbuffer_add(out, hdr, 2) < 0 || evbuffer_add(out, msg, len) < 0) {
+		c->p->n_dropped++;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * reply() - send @msg (a complete response with the client's ID) to @o.
+ * Over UDP an answer longer than the client's buffer (512, or its EDNS0
+ * size) becomes a TC=1 response with just the question (+OPT), so the
+ * client retries over TCP (RFC 1035 4.2.1, RFC 6891 6.2.5, RFC 7766 5).
+ */
+static int reply(struct proxy *p, const struct origin *o, const uint8_t *query, size_t qlen,
+		 const struct wire_query *q, const uint8_t *msg, size_t len)
+{
+	if (o->tcp)
+		return tcp_reply(o->conn, msg, len);
+	if (len > q->udp_size) {
+		uint8_t tc[WIRE_HDR_LEN + WIRE_NAME_MAX + 4 + 11];
+		int n = wire_build_response(query, qlen, q, WIRE_RCODE_NOERROR, true, tc,
+					    sizeof(tc));
+
+		if (n < 0)
+			return n;
+		return udp_reply(p, o, tc, (size_t)n);
+	}
+	return udp_reply(p, o, msg, len);
+}
+
+/* reply_rcode() - an answerless response with @rcode.  Return: as reply(). */
+static int reply_rcode(struct proxy *p, const struct origin *o, const uint8_t *query,
+		       size_t qlen, const struct wire_query *q, uint8_t rcode)
+{
+	uint8_t msg[WIRE_HDR_LEN + WIRE_NAME_MAX + 4 + 11];
+	int n = wire_build_response(query, qlen, q, rcode, false, msg, sizeof(msg));
+
+	if (n < 0) {
+		p->n_dropped++;
+		return n;
+	}
+	return reply(p, o, query, qlen, q, msg, (size_t)n);
+}
+
+/* ---- audit -------------------------------------------------------------- */
+
+struct verdict {
+	const char *sandbox, *policy;
+	bool allowed;
+	const char *reason;
+	uint8_t rcode;
+	const struct fw_pin *pins;
+	size_t n_pins;
+	const struct addr *answers;
+	size_t n_answers;
+	uint32_t ttl_s;
+	size_t n_rebind;
+};
+
+static void audit(struct proxy *p, const struct origin *o, const struct wire_query *q,
+		  const struct verdict *v)
+{
+	struct proxy_event ev = {
+		.sandbox = v->sandbox,
+		.policy = v->policy,
+		.client = &o->client,
+		.transport = o->tcp ? "tcp" : "udp",
+		.qname = q->qname,
+		.qtype = q->qtype,
+		.allowed = v->allowed,
+		.reason = v->reason,
+		.rcode = v->rcode,
+		.pins = v->pins,
+		.n_pins = v->n_pins,
+		.answers = v->answers,
+		.n_answers = v->n_answers,
+		.ttl_s = v->ttl_s,
+		.n_rebind = v->n_rebind,
+	};
+
+	if (p->ops->audit)
+		p->ops->audit(p->ctx, &ev);
+}
+
+static void decide_ctx_init(const struct proxy *p, const struct policy *pol,
+			    struct decide_ctx *dc)
+{
+	memset(dc, 0, sizeof(*dc));
+	dc->policy = pol;
+	dc->internal = p->cfg.internal;
+	dc->n_internal = p->cfg.n_internal;
+	dc->min_ttl_s = p->cfg.min_ttl_s;
+	dc->max_ttl_s = p->cfg.max_ttl_s;
+}
+
+static const char *deny_reason(enum decide_verdict v)
+{
+	switch (v) {
+	case DECIDE_DENY_NAME:
+		return "bad-name";
+	case DECIDE_DENY_CLASS:
+		return "bad-class";
+	default:
+		return "not-in-policy";
+	}
+}
+
+/* ---- the upstream answer ------------------------------------------------ */
+
+static void pending_free(struct pending *pq)
+{
+	struct proxy *p = pq->p;
+	struct client_slot *s;
+
+	if (pq->prev)
+		pq->prev->next = pq->next;
+	else
+		p->pending = pq->next;
+	if (pq->next)
+		pq->next->prev = pq->prev;
+	p->n_pending--;
+	s = slot_get(p, &pq->o.client, false);
+	if (s && s->queries)
+		s->queries--;
+	slot_put(p, &pq->o.client);
+	if (pq->o.tcp) {
+		struct tcp_conn *c = pq->o.conn;
+
+		c->inflight--;
+		conn_update_read(c);
+		conn_unref(c);
+	}
+	free(pq);
+}
+
+/*
+ * answer_pass() - an allowed query's upstream answer (in p->ans, @len
+ * bytes, ID already the client's): pin, then send.
+ */
+static void answer_pass(struct proxy *p, struct pending *pq, const struct proxy_client *cl,
+			size_t len)
+{
+	const uint8_t *query = pq->query;
+	const struct wire_query *q = &pq->q;
+	struct verdict v = { .sandbox = cl->sandbox, .policy = cl->policy->name };
+	uint16_t rules[DECIDE_MAX_RULES];
+	struct wire_answer wa;
+	struct decide_ctx dc;
+	size_t n_rules, n_rebind = 0;
+	enum decide_verdict dv;
+	int n_pins = 0, r;
+
+	decide_ctx_init(p, cl->policy, &dc);
+	/* The policy may have been reloaded while the query was upstream. */
+	dv = decide_query(&dc, q, rules, &n_rules);
+	if (dv != DECIDE_ALLOW) {
+		v.reason = deny_reason(dv);
+		v.rcode = p->cfg.deny_rcode;
+		reply_rcode(p, &pq->o, query, pq->qlen, q, v.rcode);
+		audit(p, &pq->o, q, &v);
+		return;
+	}
+	v.allowed = true;
+
+	r = wire_walk_answer(p->ans, len, q, p->addrs, PROXY_MAX_ADDRS, &wa);
+	if (r < 0) {
+		v.reason = r == -ELOOP ? "answer-loop" : r == -ENOBUFS ? "answer-too-large"
+									: "bad-answer";
+		goto servfail;
+	}
+	n_pins = decide_pins(&dc, rules, n_rules, p->addrs, wa.n_addrs, p->pins, PROXY_MAX_PINS,
+			     &n_rebind);
+	if (n_pins < 0) {
+		v.reason = "too-many-pins";
+		n_pins = 0;
+		goto servfail;
+	}
+	v.n_rebind = n_rebind;
+	v.pins = p->pins;
+	v.n_pins = (size_t)n_pins;
+	for (int i = 0; i < n_pins; i++) {
+		bool seen = false;
+
+		for (size_t k = 0; k < v.n_answers && !seen; k++)
+			seen = addr_equal(&p->pinned[k], &p->pins[i].addr);
+		if (!seen && v.n_answers < PROXY_MAX_ADDRS)
+			p->pinned[v.n_answers++] = p->pins[i].addr;
+		if (p->pins[i].timeout_ms / 1000 > v.ttl_s)
+			v.ttl_s = p->pins[i].timeout_ms / 1000;
+	}
+	v.answers = p->pinned;
+
+	if (n_pins > 0) {
+		/* Synchronous: returns once the kernel acknowledged the batch. */
+		r = p->ops->pin(p->ctx, cl->sandbox, p->pins, (size_t)n_pins);
+		if (r < 0) {
+			log_warn("dns: pinning %d addresses for %s (sandbox %s) failed: %s",
+				 n_pins, q->qname, cl->sandbox, strerror(-r));
+			v.reason = "pin-failed";
+			goto servfail;
+		}
+	}
+
+	/* No client may cache the answer longer than its pins last. */
+	if (wire_cap_ttls(p->ans, len, p->cfg.max_ttl_s) < 0) {
+		v.reason = "bad-answer";
+		goto servfail;
+	}
+	/*
+	 * ORDERING INVARIANT: this is the only place an upstream answer is
+	 * sent, and it is reached only after ops->pin() above returned 0,
+	 * i.e. after the kernel acknowledged every pin of this answer (or the
+	 * answer carries nothing to pin).  Never move it before the pin.
+	 */
+	reply(p, &pq->o, query, pq->qlen, q, p->ans, len);
+	v.reason = "policy";
+	v.rcode = wa.rcode;
+	audit(p, &pq->o, q, &v);
+	return;
+
+servfail:
+	v.pins = NULL;
+	v.n_pins = 0;
+	v.answers = NULL;
+	v.n_answers = 0;
+	v.ttl_s = 0;
+	v.rcode = WIRE_RCODE_SERVFAIL;
+	reply_rcode(p, &pq->o, query, pq->qlen, q, v.rcode);
+	audit(p, &pq->o, q, &v);
+}
+
+static void on_upstream(void *arg, int err, const uint8_t *ans, size_t len)
+{
+	struct pending *pq = arg;
+	struct proxy *p = pq->p;
+	struct proxy_client cl = { 0 };
+	char sandbox[128];
+
+	if (err == -ECANCELED || p->closing)
+		goto out;
+	/* The sandbox may be gone (its address even reused) by now: ask again
+	 * by the client's address and drop the answer if nobody owns it. */
+	if (p->ops->lookup(p->ctx, &pq->o.client, &cl) < 0 || !cl.sandbox || !cl.policy)
+		goto out;
+	snprintf(sandbox, sizeof(sandbox), "%s", cl.sandbox);
+	cl.sandbox = sandbox;
+	if (pq->o.tcp && !pq->o.conn->bev)
+		goto out;	/* the client hung up */
+
+	if (err < 0 || len > sizeof(p->ans)) {
+		struct verdict v = {
+			.sandbox = cl.sandbox, .policy = cl.policy->name, .allowed = true,
+			.reason = err == -ETIMEDOUT ? "upstream-timeout" : "upstream-failure",
+			.rcode = WIRE_RCODE_SERVFAIL,
+		};
+
+		reply_rcode(p, &pq->o, pq->query, pq->qlen, &pq->q, v.rcode);
+		audit(p, &pq->o, &pq->q, &v);
+		goto out;
+	}
+	memcpy(p->ans, ans, len);
+	/* c-ares put its own ID on the wire; the client gets its own back. */
+	wire_set_id(p->ans, pq->q.id);
+	answer_pass(p, pq, &cl, len);
+out:
+	pending_free(pq);
+}
+
+/* ---- a query, from either transport -------------------------------------- */
+
+static void query_in(struct proxy *p, const uint8_t *buf, size_t len, const struct origin *o)
+{
+	struct proxy_client cl = { 0 };
+	struct wire_query q;
+	struct verdict v = { 0 };
+	uint16_t rules[DECIDE_MAX_RULES];
+	struct decide_ctx dc;
+	struct client_slot *slot;
+	struct pending *pq;
+	size_t n_rules;
+	enum decide_verdict dv;
+	char sandbox[128];
+	int r;
+
+	r = wire_parse_query(buf, len, &q);
+	if (r == -EPROTO) {	/* a response, or not even a header: no reply */
+		p->n_dropped++;
+		return;
+	}
+	if (p->ops->lookup(p->ctx, &o->client, &cl) < 0 || !cl.sandbox || !cl.policy) {
+		/* Not a sandbox we know: refuse, nothing to audit. */
+		if (r < 0)
+			q.question_end = WIRE_HDR_LEN;
+		reply_rcode(p, o, buf, len, &q, WIRE_RCODE_REFUSED);
+		return;
+	}
+	snprintf(sandbox, sizeof(sandbox), "%s", cl.sandbox);
+	v.sandbox = sandbox;
+	v.policy = cl.policy->name;
+
+	if (r < 0) {
+		/* RFC 1035 4.1.1: FORMERR / NOTIMP, with the question only if
+		 * it parsed (question_end stays 12 otherwise). */
+		v.rcode = r == -EOPNOTSUPP ? WIRE_RCODE_NOTIMP : WIRE_RCODE_FORMERR;
+		v.reason = r == -EOPNOTSUPP ? "notimp" : "formerr";
+		if (r == -EOPNOTSUPP)
+			q.question_end = WIRE_HDR_LEN;
+		reply_rcode(p, o, buf, len, &q, v.rcode);
+		audit(p, o, &q, &v);
+		return;
+	}
+
+	decide_ctx_init(p, cl.policy, &dc);
+	dv = decide_query(&dc, &q, rules, &n_rules);
+	if (dv != DECIDE_ALLOW) {
+		/* Denied: nothing goes upstream. */
+		v.reason = deny_reason(dv);
+		v.rcode = p->cfg.deny_rcode;
+		reply_rcode(p, o, buf, len, &q, v.rcode);
+		audit(p, o, &q, &v);
+		return;
+	}
+
+	slot = slot_get(p, &o->client, true);
+	if (!slot || p->n_pending >= PROXY_MAX_OUTSTANDING ||
+	    slot->queries >= PROXY_MAX_PER_CLIENT) {
+		v.allowed = true;
+		v.reason = "overload";
+		v.rcode = WIRE_RCODE_SERVFAIL;
+		reply_rcode(p, o, buf, len, &q, v.rcode);
+		audit(p, o, &q, &v);
+		if (slot)
+			slot_put(p, &o->client);
+		return;
+	}
+	pq = malloc(sizeof(*pq) + len);
+	if (!pq) {
+		v.allowed = true;
+		v.reason = "no-memory";
+		v.rcode = WIRE_RCODE_SERVFAIL;
+		reply_rcode(p, o, buf, len, &q, v.rcode);
+		audit(p, o, &q, &v);
+		slot_put(p, &o->client);
+		return;
+	}
+	memset(pq, 0, sizeof(*pq));
+	pq->p = p;
+	pq->o = *o;
+	pq->q = q;
+	pq->qlen = len;
+	memcpy(pq->query, buf, len);
+	pq->next = p->pending;
+	if (p->pending)
+		p->pending->prev = pq;
+	p->pending = pq;
+	p->n_pending++;
+	slot->queries++;
+	if (o->tcp) {
+		o->conn->inflight++;
+		o->conn->refs++;
+	}
+	/* Byte for byte as the client sent it; may call back right away. */
+	upstream_send(p->up, buf, len, on_upstream, pq);
+}
+
+/* ---- UDP ---------------------------------------------------------------- */
+
+static void on_udp(evutil_socket_t fd, short what, void *arg)
+{
+	struct proxy *p = arg;
+
+	for (int i = 0; i < PROXY_UDP_BATCH; i++) {
+		union {
+			char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + 64];
+			struct cmsghdr align;
+		} cbuf;
+		struct iovec iov = { .iov_base = p->rx, .iov_len = sizeof(p->rx) };
+		struct msghdr mh = {
+			.msg_iov = &iov,
+			.msg_iovlen = 1,
+			.msg_control = cbuf.buf,
+			.msg_controllen = sizeof(cbuf.buf),
+		};
+		struct origin o;
+		ssize_t n;
+
+		memset(&o, 0, sizeof(o));
+		mh.msg_name = &o.peer;
+		mh.msg_namelen = sizeof(o.peer);
+		n = recvmsg(fd, &mh, MSG_DONTWAIT);
+		if (n < 0)
+			return;	/* EAGAIN, or an ICMP error queued on the socket */
+		if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC) || mh.msg_namelen < sizeof(o.peer) ||
+		    addr_from_sockaddr((struct sockaddr *)&o.peer, &o.client) < 0) {
+			p->n_dropped++;
+			continue;
+		}
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO &&
+			    cm->cmsg_len >= CMSG_LEN(sizeof(struct in6_pktinfo))) {
+				memcpy(&o.local, CMSG_DATA(cm), sizeof(o.local));
+				o.have_local = true;
+			}
+		}
+		query_in(p, p->rx, (size_t)n, &o);
+	}
+}
+
+/* ---- TCP (RFC 1035 4.2.2, RFC 7766) --------------------------------------- */
+
+static void conn_unref(struct tcp_conn *c)
+{
+	if (--c->refs == 0)
+		free(c);
+}
+
+static void conn_close(struct tcp_conn *c)
+{
+	struct proxy *p = c->p;
+	struct client_slot *s;
+
+	if (!c->bev)
+		return;
+	bufferevent_free(c->bev);	/* closes the socket */
+	c->bev = NULL;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		p->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	p->n_conns--;
+	s = slot_get(p, &c->client, false);
+	if (s && s->conns)
+		s->conns--;
+	slot_put(p, &c->client);
+	conn_unref(c);	/* pending queries still hold theirs */
+}
+
+/* conn_has_frame() - is a complete length-prefixed message buffered? */
+static bool conn_has_frame(struct tcp_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+	uint8_t hdr[2];
+
+	if (evbuffer_copyout(in, hdr, 2) < 2)
+		return false;
+	return evbuffer_get_length(in) >= 2 + ((size_t)hdr[0] << 8 | hdr[1]);
+}
+
+/*
+ * conn_update_read() - read only while the client is within its pipelining
+ * and output limits; when room opens up, process messages that are already
+ * buffered (deferred, so this never recurses into query_in()).  After the
+ * client's EOF, close once everything is answered and flushed.
+ */
+static void conn_update_read(struct tcp_conn *c)
+{
+	bool room, frame;
+
+	if (!c->bev)
+		return;
+	room = c->inflight < PROXY_CONN_INFLIGHT &&
+	       evbuffer_get_length(bufferevent_get_output(c->bev)) <= PROXY_CONN_OUT_MAX;
+	frame = conn_has_frame(c);
+	if (c->eof) {
+		if (frame && room)
+			bufferevent_trigger(c->bev, EV_READ,
+					    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+		else if (!frame && c->inflight == 0 &&
+			 evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+			conn_close(c);
+		return;
+	}
+	if (!room) {
+		bufferevent_disable(c->bev, EV_READ);
+		return;
+	}
+	bufferevent_enable(c->bev, EV_READ);
+	if (frame)
+		bufferevent_trigger(c->bev, EV_READ,
+				    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+}
+
+static void on_tcp_read(struct bufferevent *bev, void *arg)
+{
+	struct tcp_conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	/* Hold a reference: a synchronous upstream failure may close @c. */
+	c->refs++;
+	while (c->bev && c->inflight < PROXY_CONN_INFLIGHT &&
+	       evbuffer_get_length(bufferevent_get_output(c->bev)) <= PROXY_CONN_OUT_MAX) {
+		uint8_t hdr[2];
+		struct origin o;
+		size_t mlen;
+
+		if (evbuffer_copyout(in, hdr, 2) < 2)
+			break;
+		mlen = (size_t)hdr[0] << 8 | hdr[1];
+		if (mlen < WIRE_HDR_LEN) {	/* not a message: give up on the stream */
+			conn_close(c);
+			break;
+		}
+		if (evbuffer_get_length(in) < 2 + mlen)
+			break;
+		evbuffer_drain(in, 2);
+		if (evbuffer_remove(in, c->p->rx, mlen) != (int)mlen) {
+			conn_close(c);
+			break;
+		}
+		memset(&o, 0, sizeof(o));
+		o.tcp = true;
+		o.client = c->client;
+		o.conn = c;
+		query_in(c->p, c->p->rx, mlen, &o);
+	}
+	conn_update_read(c);
+	conn_unref(c);
+}
+
+static void on_tcp_write(struct bufferevent *bev, void *arg)
+{
+	conn_update_read(arg);	/* output drained below the limit */
+}
+
+static void on_tcp_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct tcp_conn *c = arg;
+
+	if (what & BEV_EVENT_TIMEOUT) {
+		/* Idle means no query in flight either (RFC 7766 6.2.3). */
+		if (c->inflight > 0 && !(what & BEV_EVENT_WRITING)) {
+			conn_update_read(c);
+			return;
+		}
+		conn_close(c);
+		return;
+	}
+	if (what & BEV_EVENT_EOF) {
+		/* Half-close: answer what is in flight, then close. */
+		c->eof = true;
+		conn_update_read(c);
+		return;
+	}
+	conn_close(c);
+}
+
+static void on_accept(evutil_socket_t fd, short what, void *arg)
+{
+	struct proxy *p = arg;
+
+	for (int i = 0; i < 16; i++) {
+		struct timeval idle = { .tv_sec = PROXY_TCP_IDLE_S };
+		struct sockaddr_in6 peer;
+		socklen_t plen = sizeof(peer);
+		struct client_slot *s;
+		struct tcp_conn *c;
+		struct addr client;
+		int cfd;
+
+		cfd = accept4(fd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (cfd < 0) {
+			/* Out of descriptors: the listener stays readable, so
+			 * stop watching it for a second instead of spinning. */
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				struct timeval pause = { .tv_sec = 1 };
+
+				event_del(p->tcp_ev);
+				evtimer_add(p->accept_pause, &pause);
+			}
+			return;
+		}
+		if (addr_from_sockaddr((struct sockaddr *)&peer, &client) < 0 ||
+		    p->n_conns >= PROXY_MAX_CONNS) {
+			close(cfd);
+			continue;
+		}
+		s = slot_get(p, &client, true);
+		if (!s || s->conns >= PROXY_MAX_CONNS_CLIENT) {
+			close(cfd);
+			if (s)
+				slot_put(p, &client);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c || !(c->bev = bufferevent_socket_new(p->base, cfd, BEV_OPT_CLOSE_ON_FREE))) {
+			free(c);
+			close(cfd);
+			slot_put(p, &client);
+			continue;
+		}
+		c->p = p;
+		c->client = client;
+		c->refs = 1;
+		s->conns++;
+		c->next = p->conns;
+		if (p->conns)
+			p->conns->prev = c;
+		p->conns = c;
+		p->n_conns++;
+		bufferevent_setcb(c->bev, on_tcp_read, on_tcp_write, on_tcp_event, c);
+		/* Bounded input: at most one maximal message plus its length. */
+		bufferevent_setwatermark(c->bev, EV_READ, 0, 2 + WIRE_MSG_MAX);
+		bufferevent_set_timeouts(c->bev, &idle, &idle);
+		bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	}
+}
+
+static void on_accept_pause(evutil_socket_t fd, short what, void *arg)
+{
+	struct proxy *p = arg;
+
+	event_add(p->tcp_ev, NULL);
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+static int listen_socket(int type, uint16_t port)
+{
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons(port) };
+	int fd, one = 1, zero = 0, r;
+
+	fd = socket(AF_INET6, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
+		goto fail;
+	if (type == SOCK_DGRAM &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one)) < 0)
+		goto fail;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		goto fail;
+	if (type == SOCK_STREAM && listen(fd, 128) < 0)
+		goto fail;
+	return fd;
+fail:
+	r = -errno;
+	close(fd);
+	return r;
+}
+
+int proxy_new(struct event_base *base, const struct proxy_config *cfg,
+	      const struct proxy_ops *ops, void *ctx, struct proxy **ret)
+{
+	struct proxy *p;
+	int r;
+
+	*ret = NULL;
+	if (!ops || !ops->lookup || !ops->pin)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->base = base;
+	p->cfg = *cfg;
+	p->ops = ops;
+	p->ctx = ctx;
+	p->udp_fd = p->tcp_fd = -1;
+	if (p->cfg.deny_rcode != WIRE_RCODE_REFUSED)
+		p->cfg.deny_rcode = WIRE_RCODE_NXDOMAIN;
+	if (p->cfg.max_ttl_s == 0)
+		p->cfg.max_ttl_s = 3600;
+
+	r = upstream_new(base, cfg->upstream, cfg->n_upstream, cfg->upstream_timeout_ms, &p->up);
+	if (r < 0)
+		goto fail;
+	r = p->udp_fd = listen_socket(SOCK_DGRAM, cfg->port);
+	if (r < 0)
+		goto fail;
+	r = p->tcp_fd = listen_socket(SOCK_STREAM, cfg->port);
+	if (r < 0)
+		goto fail;
+	p->udp_ev = event_new(base, p->udp_fd, EV_READ | EV_PERSIST, on_udp, p);
+	p->tcp_ev = event_new(base, p->tcp_fd, EV_READ | EV_PERSIST, on_accept, p);
+	p->accept_pause = evtimer_new(base, on_accept_pause, p);
+	if (!p->udp_ev || !p->tcp_ev || !p->accept_pause || event_add(p->udp_ev, NULL) < 0 ||
+	    event_add(p->tcp_ev, NULL) < 0) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	*ret = p;
+	return 0;
+fail:
+	proxy_free(p);
+	return r;
+}
+
+void proxy_free(struct proxy *p)
+{
+	if (!p)
+		return;
+	p->closing = true;
+	/* Cancels every pending query: each callback frees its own. */
+	upstream_free(p->up);
+	p->up = NULL;
+	while (p->conns)
+		conn_close(p->conns);
+	if (p->udp_ev)
+		event_free(p->udp_ev);
+	if (p->tcp_ev)
+		event_free(p->tcp_ev);
+	if (p->accept_pause)
+		event_free(p->accept_pause);
+	if (p->udp_fd >= 0)
+		close(p->udp_fd);
+	if (p->tcp_fd >= 0)
+		close(p->tcp_fd);
+	for (size_t i = 0; i < PROXY_CLIENT_BUCKETS; i++) {
+		while (p->slots[i]) {
+			struct client_slot *s = p->slots[i];
+
+			p->slots[i] = s->next;
+			free(s);
+		}
+	}
+	free(p);
+}

@@ -1,0 +1,608 @@
+/*
+ * wire - the DNS message codec (RFC 1035 4.1, RFC 6891 EDNS0, RFC 6672
+ * DNAME).  Pure: works on caller-provided buffers, never allocates, never
+ * logs.  Every offset and length taken from a packet is checked against the
+ * buffer before it is used; compression pointers must point strictly
+ * backwards, so every name walk terminates; a name is at most 255 octets.
+ *
+ * It is not a general DNS library: it decodes what the proxy needs to decide
+ * (the question of a query, the CNAME/DNAME chain and addresses of an
+ * answer) and edits answers only in place (ID, TTLs).
+ */
+#include "dnsproxy/wire.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define HDR_QR       0x8000
+#define HDR_OPCODE(f) (((f) >> 11) & 0x0f)
+#define HDR_RD       0x0100
+#define HDR_TC       0x0200
+#define HDR_RA       0x0080
+#define HDR_RCODE(f) ((f) & 0x000f)
+
+#define OPT_OUR_UDP_SIZE 1232	/* DNS flag day 2020 default */
+#define RR_FIXED_LEN     10	/* type, class, ttl, rdlength */
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static uint8_t lower(uint8_t c)
+{
+	return c >= 'A' && c <= 'Z' ? (uint8_t)(c + ('a' - 'A')) : c;
+}
+
+/* A name in uncompressed wire form, lower-cased: labels then the root octet. */
+struct wname {
+	uint8_t b[WIRE_NAME_MAX];
+	size_t len;		/* bytes used in b, including the root octet */
+	unsigned int labels;
+};
+
+/*
+ * name_read() - decode the possibly compressed name at *@off (RFC 1035
+ * 4.1.4).  On success *@off is just past the name where it started (past
+ * the first pointer if any) and @n (may be NULL) holds it lower-cased.
+ * Each pointer must point before the pointer itself, so the walk strictly
+ * moves backwards and ends.  Return: 0; -EBADMSG; -EMSGSIZE (> 255 octets).
+ */
+static int name_read(const uint8_t *buf, size_t len, size_t *off, struct wname *n)
+{
+	size_t pos = *off, end = 0, total = 0, seg = *off;
+	bool jumped = false;
+	unsigned int labels = 0, jumps = 0;
+
+	for (;;) {
+		uint8_t l;
+
+		if (pos >= len)
+			return -EBADMSG;
+		l = buf[pos];
+		if ((l & 0xc0) == 0xc0) {
+			size_t target;
+
+			if (pos + 1 >= len)
+				return -EBADMSG;
+			target = (size_t)(l & 0x3f) << 8 | buf[pos + 1];
+			/* Only backwards, and each jump lands before the start
+			 * of the piece it jumped from: the walk strictly moves
+			 * to lower offsets, so no loop (RFC 1035 4.1.4: a
+			 * pointer refers to a "prior occurrence"). */
+			if (target >= seg)
+				return -EBADMSG;
+			/* A name has at most 127 labels, so a real one never
+			 * needs more pointers; caps the cost of a hostile one. */
+			if (++jumps > WIRE_NAME_MAX / 2)
+				return -EBADMSG;
+			seg = target;
+			if (!jumped)
+				end = pos + 2;
+			jumped = true;
+			pos = target;
+			continue;
+		}
+		if (l & 0xc0)	/* 0x40 / 0x80: extended / reserved label types */
+			return -EBADMSG;
+		if (l == 0) {
+			if (total + 1 > WIRE_NAME_MAX)
+				return -EMSGSIZE;
+			if (n) {
+				n->b[total] = 0;
+				n->len = total + 1;
+				n->labels = labels;
+			}
+			*off = jumped ? end : pos + 1;
+			return 0;
+		}
+		/* RFC 1035 3.1: labels <= 63 (guaranteed by the 0xc0 test),
+		 * name <= 255 octets including length octets and the root. */
+		if (total + 1 + l + 1 > WIRE_NAME_MAX)
+			return -EMSGSIZE;
+		if (pos + 1 + l > len)
+			return -EBADMSG;
+		if (n) {
+			n->b[total] = l;
+			for (size_t i = 0; i < l; i++)
+				n->b[total + 1 + i] = lower(buf[pos + 1 + i]);
+		}
+		total += 1 + (size_t)l;
+		labels++;
+		pos += 1 + (size_t)l;
+	}
+}
+
+static bool wname_equal(const struct wname *a, const struct wname *b)
+{
+	return a->len == b->len && memcmp(a->b, b->b, a->len) == 0;
+}
+
+static bool plain_byte(uint8_t c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
+/*
+ * wname_present() - presentation form of @n (already lower-case): labels
+ * joined by '.', '.' in a label as "\.", other bytes outside [a-z0-9_-]
+ * as \DDD; "." for the root.  @out must hold WIRE_NAME_STRLEN bytes, which
+ * always suffices (at most 4 characters per octet).  Return: true if every
+ * byte was plain.
+ */
+static bool wname_present(const struct wname *n, char *out)
+{
+	size_t o = 0, pos = 0;
+	bool plain = true;
+
+	if (n->len <= 1) {
+		out[0] = '.';
+		out[1] = '\0';
+		return true;
+	}
+	while (pos < n->len && n->b[pos]) {
+		uint8_t l = n->b[pos];
+
+		if (o)
+			out[o++] = '.';
+		for (size_t i = 0; i < l; i++) {
+			uint8_t c = n->b[pos + 1 + i];
+
+			if (plain_byte(c)) {
+				out[o++] = (char)c;
+				continue;
+			}
+			plain = false;
+			out[o++] = '\\';
+			if (c == '.') {
+				out[o++] = '.';
+			} else {
+				out[o++] = (char)('0' + c / 100);
+				out[o++] = (char)('0' + c / 10 % 10);
+				out[o++] = (char)('0' + c % 10);
+			}
+		}
+		pos += 1 + (size_t)l;
+	}
+	out[o] = '\0';
+	return plain;
+}
+
+/* One resource record's fixed fields and where its parts are (RFC 1035 4.1.3). */
+struct rr {
+	size_t owner_off;
+	uint16_t type, class;
+	uint32_t ttl;
+	size_t ttl_off;
+	uint16_t rdlen;
+	size_t rdata_off;
+};
+
+/* rr_next() - decode the RR at *@off and advance past it. Return: 0; -EBADMSG. */
+static int rr_next(const uint8_t *buf, size_t len, size_t *off, struct rr *rr)
+{
+	size_t pos = *off;
+	int r;
+
+	rr->owner_off = pos;
+	r = name_read(buf, len, &pos, NULL);
+	if (r < 0)
+		return -EBADMSG;
+	if (len - pos < RR_FIXED_LEN)
+		return -EBADMSG;
+	rr->type = get16(buf + pos);
+	rr->class = get16(buf + pos + 2);
+	rr->ttl_off = pos + 4;
+	rr->ttl = get32(buf + pos + 4);
+	rr->rdlen = get16(buf + pos + 8);
+	pos += RR_FIXED_LEN;
+	if (len - pos < rr->rdlen)
+		return -EBADMSG;
+	rr->rdata_off = pos;
+	*off = pos + rr->rdlen;
+	return 0;
+}
+
+/* RFC 6891 6.1.2: the OPT RR's option list must be well-formed TLVs. */
+static int opt_check(const uint8_t *buf, const struct rr *rr)
+{
+	size_t pos = 0;
+
+	while (pos < rr->rdlen) {
+		uint16_t olen;
+
+		if (rr->rdlen - pos < 4)
+			return -EBADMSG;
+		olen = get16(buf + rr->rdata_off + pos + 2);
+		pos += 4;
+		if (rr->rdlen - pos < olen)
+			return -EBADMSG;
+		pos += olen;
+	}
+	return 0;
+}
+
+int wire_parse_query(const uint8_t *buf, size_t len, struct wire_query *q)
+{
+	uint16_t qdcount, ancount, nscount, arcount;
+	struct wname n;
+	size_t off;
+	int r;
+
+	memset(q, 0, sizeof(*q));
+	q->question_end = WIRE_HDR_LEN;
+	q->udp_size = WIRE_UDP_MIN;
+	q->qname[0] = '\0';
+	if (len < WIRE_HDR_LEN)
+		return -EPROTO;
+	q->id = get16(buf);
+	q->flags = get16(buf + 2);
+	q->opcode = (uint8_t)HDR_OPCODE(q->flags);
+	if (q->flags & HDR_QR)
+		return -EPROTO;
+	if (len > WIRE_MSG_MAX)
+		return -EBADMSG;
+	if (q->opcode != 0)	/* only QUERY; RFC 1035 4.1.1: NOTIMP */
+		return -EOPNOTSUPP;
+	qdcount = get16(buf + 4);
+	ancount = get16(buf + 6);
+	nscount = get16(buf + 8);
+	arcount = get16(buf + 10);
+	/* Exactly one question: RFC 9619 makes QDCOUNT > 1 FORMERR. */
+	if (qdcount != 1 || ancount != 0 || nscount != 0)
+		return -EBADMSG;
+
+	off = WIRE_HDR_LEN;
+	r = name_read(buf, len, &off, &n);
+	if (r < 0)
+		return r;
+	if (len - off < 4)
+		return -EBADMSG;
+	q->qtype = get16(buf + off);
+	q->qclass = get16(buf + off + 2);
+	off += 4;
+	q->qname_plain = wname_present(&n, q->qname);
+	q->qname_labels = n.labels;
+	q->question_end = off;
+
+	for (unsigned int i = 0; i < arcount; i++) {
+		struct rr rr;
+
+		r = rr_next(buf, len, &off, &rr);
+		if (r < 0)
+			return r;
+		if (rr.type != WIRE_TYPE_OPT)
+			continue;	/* e.g. TSIG: forwarded as is */
+		/* RFC 6891 6.1.1: one OPT at most, owner is the root. */
+		if (q->has_opt || buf[rr.owner_off] != 0)
+			return -EBADMSG;
+		r = opt_check(buf, &rr);
+		if (r < 0)
+			return r;
+		q->has_opt = true;
+		/* RFC 6891 6.2.5: values below 512 are treated as 512. */
+		q->udp_size = rr.class < WIRE_UDP_MIN ? WIRE_UDP_MIN : rr.class;
+		q->edns_version = (uint8_t)(rr.ttl >> 16);
+		q->do_bit = (rr.ttl & 0x8000) != 0;
+	}
+	if (off != len)		/* trailing junk */
+		return -EBADMSG;
+	return 0;
+}
+
+int wire_build_response(const uint8_t *query, size_t qlen, const struct wire_query *q,
+			uint8_t rcode, bool tc, uint8_t *out, size_t outmax)
+{
+	size_t qsec, need;
+	uint16_t flags;
+
+	if (qlen < WIRE_HDR_LEN || q->question_end < WIRE_HDR_LEN || q->question_end > qlen)
+		return -EINVAL;
+	qsec = q->question_end - WIRE_HDR_LEN;
+	need = WIRE_HDR_LEN + qsec + (q->has_opt ? 11 : 0);
+	if (need > outmax)
+		return -ENOBUFS;
+
+	flags = HDR_QR | (uint16_t)(q->opcode & 0x0f) << 11 | (q->flags & HDR_RD) | HDR_RA |
+		(rcode & 0x0f);
+	if (tc)
+		flags |= HDR_TC;
+	put16(out, q->id);
+	put16(out + 2, flags);
+	put16(out + 4, qsec ? 1 : 0);
+	put16(out + 6, 0);
+	put16(out + 8, 0);
+	put16(out + 10, q->has_opt ? 1 : 0);
+	memcpy(out + WIRE_HDR_LEN, query + WIRE_HDR_LEN, qsec);
+	if (q->has_opt) {
+		uint8_t *o = out + WIRE_HDR_LEN + qsec;
+
+		o[0] = 0;	/* owner: root */
+		put16(o + 1, WIRE_TYPE_OPT);
+		put16(o + 3, OPT_OUR_UDP_SIZE);
+		/* ext-rcode 0, version 0, DO echoed (RFC 3225 3) */
+		put32(o + 5, q->do_bit ? 0x8000u : 0);
+		put16(o + 9, 0);
+	}
+	return (int)need;
+}
+
+void wire_set_id(uint8_t *buf, uint16_t id)
+{
+	put16(buf, id);
+}
+
+/* RFC 2181 8: a TTL with the top bit set is to be treated as zero. */
+static uint32_t ttl_sane(uint32_t ttl)
+{
+	return ttl & 0x80000000u ? 0 : ttl;
+}
+
+/* is @n a proper subdomain of @anc?  (both lower-cased wire form) */
+static bool wname_below(const struct wname *n, const struct wname *anc, size_t *ret_prefix)
+{
+	size_t pos = 0;
+
+	if (anc->len >= n->len)
+		return false;
+	/* Walk label boundaries of @n until the remaining suffix has @anc's length. */
+	while (pos < n->len && n->b[pos]) {
+		pos += 1 + (size_t)n->b[pos];
+		if (n->len - pos == anc->len) {
+			if (memcmp(n->b + pos, anc->b, anc->len) != 0)
+				return false;
+			*ret_prefix = pos;
+			return true;
+		}
+		if (n->len - pos < anc->len)
+			return false;
+	}
+	return false;
+}
+
+/* Decoded answer header and section bounds, shared by walk and cap. */
+struct msg {
+	uint16_t flags;
+	uint16_t qdcount, ancount, nscount, arcount;
+	size_t question_off, answer_off;
+};
+
+static int msg_open(const uint8_t *buf, size_t len, struct msg *m)
+{
+	size_t off;
+
+	if (len < WIRE_HDR_LEN || len > WIRE_MSG_MAX)
+		return -EBADMSG;
+	m->flags = get16(buf + 2);
+	m->qdcount = get16(buf + 4);
+	m->ancount = get16(buf + 6);
+	m->nscount = get16(buf + 8);
+	m->arcount = get16(buf + 10);
+	m->question_off = off = WIRE_HDR_LEN;
+	for (unsigned int i = 0; i < m->qdcount; i++) {
+		if (name_read(buf, len, &off, NULL) < 0 || len - off < 4)
+			return -EBADMSG;
+		off += 4;
+	}
+	m->answer_off = off;
+	return 0;
+}
+
+/*
+ * chain_next() - one hop of the chain from @cur: a CNAME owned by @cur, else
+ * a DNAME owning an ancestor of @cur, whose target is synthesized (RFC 6672
+ * 2.2).  Return: 1 (@next, @ttl filled); 0 none; -EBADMSG.
+ */
+static int chain_next(const uint8_t *buf, size_t len, const struct msg *m,
+		      const struct wname *cur, struct wname *next, uint32_t *ttl)
+{
+	bool have_dname = false;
+	struct wname dn_next;
+	uint32_t dn_ttl = 0;
+	size_t off = m->answer_off;
+
+	for (unsigned int i = 0; i < m->ancount; i++) {
+		struct wname owner, target;
+		struct rr rr;
+		size_t p, prefix = 0;
+
+		if (rr_next(buf, len, &off, &rr) < 0)
+			return -EBADMSG;
+		if (rr.class != WIRE_CLASS_IN ||
+		    (rr.type != WIRE_TYPE_CNAME && rr.type != WIRE_TYPE_DNAME))
+			continue;
+		p = rr.owner_off;
+		if (name_read(buf, len, &p, &owner) < 0)
+			return -EBADMSG;
+		if (rr.type == WIRE_TYPE_CNAME && !wname_equal(&owner, cur))
+			continue;
+		if (rr.type == WIRE_TYPE_DNAME && (have_dname || !wname_below(cur, &owner, &prefix)))
+			continue;
+		/* The target must fill the RDATA exactly. */
+		p = rr.rdata_off;
+		if (name_read(buf, rr.rdata_off + rr.rdlen, &p, &target) < 0 ||
+		    p != rr.rdata_off + rr.rdlen)
+			return -EBADMSG;
+		if (rr.type == WIRE_TYPE_CNAME) {
+			*next = target;
+			*ttl = ttl_sane(rr.ttl);
+			return 1;
+		}
+		/* DNAME: cur = prefix labels + owner -> prefix labels + target.
+		 * Too long a result is YXDOMAIN (RFC 6672 2.2): no hop. */
+		if (prefix + target.len > WIRE_NAME_MAX)
+			continue;
+		memcpy(dn_next.b, cur->b, prefix);
+		memcpy(dn_next.b + prefix, target.b, target.len);
+		dn_next.len = prefix + target.len;
+		dn_next.labels = 0;
+		dn_ttl = ttl_sane(rr.ttl);
+		have_dname = true;
+	}
+	if (!have_dname)
+		return 0;
+	/* A synthesized CNAME, if the server included one, won the loop above. */
+	*next = dn_next;
+	*ttl = dn_ttl;
+	return 1;
+}
+
+static void min_ttl(struct wire_answer *ret, uint32_t ttl, bool *any)
+{
+	if (!*any || ttl < ret->min_ttl_s)
+		ret->min_ttl_s = ttl;
+	*any = true;
+}
+
+int wire_walk_answer(const uint8_t *buf, size_t len, const struct wire_query *q,
+		     struct wire_addr *out, size_t max, struct wire_answer *ret)
+{
+	struct wname chain[WIRE_CHAIN_MAX + 1];
+	char qpres[WIRE_NAME_STRLEN];
+	unsigned int n_chain = 1;
+	bool any_ttl = false;
+	struct msg m;
+	size_t off;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	if (msg_open(buf, len, &m) < 0)
+		return -EBADMSG;
+	ret->id = get16(buf);
+	ret->rcode = (uint8_t)HDR_RCODE(m.flags);
+	ret->tc = (m.flags & HDR_TC) != 0;
+	if (!(m.flags & HDR_QR) || m.qdcount != 1)
+		return -EBADMSG;
+
+	/* The question must be the one we asked (case-insensitively). */
+	off = m.question_off;
+	if (name_read(buf, len, &off, &chain[0]) < 0)
+		return -EBADMSG;
+	wname_present(&chain[0], qpres);
+	if (strcmp(qpres, q->qname) != 0 || get16(buf + off) != q->qtype ||
+	    get16(buf + off + 2) != q->qclass)
+		return -EBADMSG;
+
+	/* Follow the chain: one pass over the answer section per hop, so
+	 * the records may come in any order. */
+	for (;;) {
+		struct wname next;
+		uint32_t ttl;
+
+		r = chain_next(buf, len, &m, &chain[n_chain - 1], &next, &ttl);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			break;
+		for (unsigned int i = 0; i < n_chain; i++)
+			if (wname_equal(&chain[i], &next))
+				return -ELOOP;
+		if (n_chain > WIRE_CHAIN_MAX)
+			return -ELOOP;
+		chain[n_chain++] = next;
+		min_ttl(ret, ttl, &any_ttl);
+	}
+	ret->chain_len = n_chain - 1;
+
+	/* Collect A/AAAA owned by a chain name; also validates the rest. */
+	off = m.answer_off;
+	for (unsigned int i = 0; i < (unsigned int)m.ancount + m.nscount + m.arcount; i++) {
+		struct wire_addr a;
+		struct wname owner;
+		bool on_chain = false, dup = false;
+		size_t alen, p;
+		struct rr rr;
+
+		if (rr_next(buf, len, &off, &rr) < 0)
+			return -EBADMSG;
+		if (rr.type != WIRE_TYPE_A && rr.type != WIRE_TYPE_AAAA)
+			continue;
+		if (rr.class != WIRE_CLASS_IN) {
+			ret->n_dropped++;
+			continue;
+		}
+		alen = rr.type == WIRE_TYPE_A ? 4 : 16;
+		if (rr.rdlen != alen)
+			return -EBADMSG;
+		if (i >= m.ancount) {	/* authority / additional: never pinned */
+			ret->n_dropped++;
+			continue;
+		}
+		p = rr.owner_off;
+		if (name_read(buf, len, &p, &owner) < 0)
+			return -EBADMSG;
+		for (unsigned int c = 0; c < n_chain && !on_chain; c++)
+			on_chain = wname_equal(&owner, &chain[c]);
+		if (!on_chain) {
+			ret->n_dropped++;
+			continue;
+		}
+		memset(&a, 0, sizeof(a));
+		a.addr.family = rr.type == WIRE_TYPE_A ? AF_INET : AF_INET6;
+		memcpy(a.addr.a, buf + rr.rdata_off, alen);
+		a.ttl_s = ttl_sane(rr.ttl);
+		min_ttl(ret, a.ttl_s, &any_ttl);
+		for (size_t k = 0; k < ret->n_addrs && !dup; k++) {
+			if (addr_equal(&out[k].addr, &a.addr)) {
+				if (a.ttl_s < out[k].ttl_s)
+					out[k].ttl_s = a.ttl_s;
+				dup = true;
+			}
+		}
+		if (dup)
+			continue;
+		if (ret->n_addrs >= max)
+			return -ENOBUFS;
+		out[ret->n_addrs++] = a;
+	}
+	if (off != len)
+		return -EBADMSG;
+	return 0;
+}
+
+int wire_cap_ttls(uint8_t *buf, size_t len, uint32_t max_ttl_s)
+{
+	struct msg m;
+	size_t off;
+
+	if (msg_open(buf, len, &m) < 0)
+		return -EBADMSG;
+	off = m.answer_off;
+	for (unsigned int i = 0; i < (unsigned int)m.ancount + m.nscount + m.arcount; i++) {
+		struct rr rr;
+		uint32_t ttl;
+
+		if (rr_next(buf, len, &off, &rr) < 0)
+			return -EBADMSG;
+		if (rr.type == WIRE_TYPE_OPT)	/* its "TTL" is EDNS flags */
+			continue;
+		ttl = ttl_sane(rr.ttl);
+		if (ttl > max_ttl_s)
+			ttl = max_ttl_s;
+		if (ttl != rr.ttl)
+			put32(buf + rr.ttl_off, ttl);
+	}
+	if (off != len)
+		return -EBADMSG;
+	return 0;
+}

@@ -1,0 +1,1 @@
+fuzz_answer_SRC := dnsproxy/wire.c common/addr.c

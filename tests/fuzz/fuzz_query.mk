@@ -1,0 +1,1 @@
+fuzz_query_SRC := dnsproxy/wire.c common/addr.c

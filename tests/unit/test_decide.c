@@ -1,0 +1,295 @@
+/*
+ * test_decide - the pure decision: which queries go upstream (through the
+ * real policy parser and matcher), which pins an answer yields (on
+ * hand-built policies, so cases the parser forbids are covered too), the
+ * rebinding filter and the TTL clamp.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dnsproxy/decide.h"
+
+static const char policy_yaml[] =
+	"name: t\n"
+	"egress:\n"
+	"  - domains: [pypi.org, files.pythonhosted.org]\n"	/* rule 0 */
+	"    ports: [443]\n"
+	"  - domains: [\"*.openai.com\"]\n"	/* rule 1 */
+	"    ports: [443, 80]\n"
+	"  - cidrs: [198.51.100.7/32]\n"	/* rule 2 */
+	"    ports: [8080]\n"
+	"  - domains: [api.openai.com]\n"	/* rule 3 */
+	"    ports: [53]\n"
+	"    protocol: udp\n";
+
+static struct wire_query query(const char *name, uint16_t qtype, uint16_t qclass)
+{
+	uint8_t b[300];
+	size_t n = 0;
+	struct wire_query q;
+
+	memcpy(b, "\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00", 12);
+	n = 12;
+	while (*name) {
+		const char *dot = strchr(name, '.');
+		size_t l = dot ? (size_t)(dot - name) : strlen(name);
+
+		b[n++] = (uint8_t)l;
+		memcpy(b + n, name, l);
+		n += l;
+		name += l + (dot ? 1 : 0);
+	}
+	b[n++] = 0;
+	b[n++] = (uint8_t)(qtype >> 8);
+	b[n++] = (uint8_t)qtype;
+	b[n++] = (uint8_t)(qclass >> 8);
+	b[n++] = (uint8_t)qclass;
+	assert_int_equal(wire_parse_query(b, n, &q), 0);
+	return q;
+}
+
+static int setup(void **state)
+{
+	struct policy *p = NULL;
+	struct diag err;
+
+	memset(&err, 0, sizeof(err));
+	if (policy_parse(policy_yaml, strlen(policy_yaml), "t.yaml", &p, &err) < 0) {
+		fprintf(stderr, "%s:%u:%u: %s\n", err.file, err.line, err.col, err.msg);
+		return -1;
+	}
+	*state = p;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	policy_free(*state);
+	return 0;
+}
+
+static void test_query_verdicts(void **state)
+{
+	const struct policy *p = *state;
+	struct decide_ctx c = { .policy = p, .min_ttl_s = 5, .max_ttl_s = 3600 };
+	uint16_t rules[DECIDE_MAX_RULES];
+	struct wire_query q;
+	size_t n;
+
+	q = query("PyPI.org", WIRE_TYPE_A, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n), DECIDE_ALLOW);
+	assert_int_equal(n, 1);
+	assert_int_equal(rules[0], 0);
+
+	/* Wildcard covers names below, not the apex. */
+	q = query("cdn.eu.openai.com", WIRE_TYPE_AAAA, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n), DECIDE_ALLOW);
+	assert_int_equal(n, 1);
+	assert_int_equal(rules[0], 1);
+	q = query("openai.com", WIRE_TYPE_A, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n), DECIDE_DENY);
+	assert_int_equal(n, 0);
+
+	/* Two rules match, ascending. */
+	q = query("api.openai.com", WIRE_TYPE_HTTPS, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n), DECIDE_ALLOW);
+	assert_int_equal(n, 2);
+	assert_int_equal(rules[0], 1);
+	assert_int_equal(rules[1], 3);
+
+	q = query("evil.example", WIRE_TYPE_A, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n), DECIDE_DENY);
+	q = query("pypi.org.evil.example", WIRE_TYPE_A, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n), DECIDE_DENY);
+	q = query("xpypi.org", WIRE_TYPE_A, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n), DECIDE_DENY);
+
+	/* Class CH (version.bind-style) and odd bytes never match. */
+	q = query("pypi.org", WIRE_TYPE_TXT, 3);
+	assert_int_equal(decide_query(&c, &q, rules, &n), DECIDE_DENY_CLASS);
+	q = query("py pi.org", WIRE_TYPE_A, WIRE_CLASS_IN);
+	assert_false(q.qname_plain);
+	assert_int_equal(decide_query(&c, &q, rules, &n), DECIDE_DENY_NAME);
+	q = query("", WIRE_TYPE_NS, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n), DECIDE_DENY_NAME);
+
+	/* No policy: deny. */
+	c.policy = NULL;
+	q = query("pypi.org", WIRE_TYPE_A, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n), DECIDE_DENY);
+}
+
+static void test_query_many_rules(void **state)
+{
+	char yaml[8192];
+	size_t o;
+	struct policy *p = NULL;
+	struct diag err;
+	uint16_t rules[DECIDE_MAX_RULES];
+	struct wire_query q;
+	size_t n;
+
+	o = (size_t)snprintf(yaml, sizeof(yaml), "name: many\negress:\n");
+	for (int i = 0; i < DECIDE_MAX_RULES + 8; i++)
+		o += (size_t)snprintf(yaml + o, sizeof(yaml) - o,
+				      "  - domains: [a.test]\n    ports: [%d]\n", 1000 + i);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(policy_parse(yaml, o, "many.yaml", &p, &err), 0);
+	{
+		struct decide_ctx c = { .policy = p, .min_ttl_s = 5, .max_ttl_s = 60 };
+
+		q = query("a.test", WIRE_TYPE_A, WIRE_CLASS_IN);
+		assert_int_equal(decide_query(&c, &q, rules, &n), DECIDE_ALLOW);
+		assert_int_equal(n, DECIDE_MAX_RULES);
+		assert_int_equal(rules[DECIDE_MAX_RULES - 1], DECIDE_MAX_RULES - 1);
+	}
+	policy_free(p);
+}
+
+/* A policy built by hand: rule 0 tcp 443+80, rule 1 udp 53 + a range
+ * (which the parser would reject), rule 2 a cidr rule. */
+static struct port_range r0_ports[] = { { 443, 443 }, { 80, 80 } };
+static struct port_range r1_ports[] = { { 53, 53 }, { 9000, 9010 } };
+static struct port_range r2_ports[] = { { 22, 22 } };
+static char *r0_domains[] = { "a.test" };
+static char *r1_domains[] = { "a.test" };
+static struct policy_rule hand_rules[] = {
+	{ .domains = r0_domains, .n_domains = 1, .ports = r0_ports, .n_ports = 2,
+	  .proto = IPPROTO_TCP },
+	{ .domains = r1_domains, .n_domains = 1, .ports = r1_ports, .n_ports = 2,
+	  .proto = IPPROTO_UDP },
+	{ .n_domains = 0, .ports = r2_ports, .n_ports = 1, .proto = IPPROTO_TCP },
+};
+static struct policy hand = { .name = "hand", .rules = hand_rules, .n_rules = 3 };
+
+static struct wire_addr waddr(const char *ip, uint32_t ttl)
+{
+	struct wire_addr a;
+
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(addr_parse(ip, &a.addr), 0);
+	a.ttl_s = ttl;
+	return a;
+}
+
+static void assert_pin(const struct fw_pin *p, const char *ip, uint8_t proto, uint16_t port,
+		       uint32_t timeout_ms)
+{
+	char buf[ADDR_STRLEN];
+
+	assert_string_equal(addr_format(&p->addr, buf, sizeof(buf)), ip);
+	assert_int_equal(p->proto, proto);
+	assert_int_equal(p->port, port);
+	assert_int_equal(p->timeout_ms, timeout_ms);
+}
+
+static void test_pins(void **state)
+{
+	struct prefix internal[DECIDE_INTERNAL_DEFAULT_N];
+	struct decide_ctx c = { .policy = &hand, .internal = internal, .min_ttl_s = 5,
+				.max_ttl_s = 3600 };
+	uint16_t rules[] = { 0, 1, 2, 99 };	/* 2: cidr rule, 99: out of range */
+	struct wire_addr a[] = {
+		waddr("192.0.2.1", 1),		/* clamped up to 5 s */
+		waddr("2001:db8::1", 86400),	/* clamped down to 3600 s */
+		waddr("10.1.2.3", 60),		/* RFC 1918: rebinding */
+		waddr("::ffff:192.0.2.1", 60),	/* mapped: rebinding */
+		waddr("192.0.2.1", 100),	/* same address again: longer wins */
+	};
+	struct fw_pin pins[16];
+	size_t rebind;
+	int n;
+
+	c.n_internal = decide_internal_default(internal, DECIDE_INTERNAL_DEFAULT_N);
+	assert_int_equal(c.n_internal, DECIDE_INTERNAL_DEFAULT_N);
+
+	n = decide_pins(&c, rules, 4, a, 5, pins, 16, &rebind);
+	assert_int_equal(n, 6);
+	assert_int_equal(rebind, 2);
+	assert_pin(&pins[0], "192.0.2.1", IPPROTO_TCP, 443, 100000);
+	assert_pin(&pins[1], "192.0.2.1", IPPROTO_TCP, 80, 100000);
+	assert_pin(&pins[2], "192.0.2.1", IPPROTO_UDP, 53, 100000);
+	assert_pin(&pins[3], "2001:db8::1", IPPROTO_TCP, 443, 3600000);
+	assert_pin(&pins[4], "2001:db8::1", IPPROTO_TCP, 80, 3600000);
+	assert_pin(&pins[5], "2001:db8::1", IPPROTO_UDP, 53, 3600000);
+
+	/* Not enough room. */
+	assert_int_equal(decide_pins(&c, rules, 4, a, 5, pins, 5, &rebind), -ENOBUFS);
+
+	/* Only rule 1: its range is never pinned. */
+	n = decide_pins(&c, &rules[1], 1, a, 1, pins, 16, &rebind);
+	assert_int_equal(n, 1);
+	assert_pin(&pins[0], "192.0.2.1", IPPROTO_UDP, 53, 5000);
+
+	/* min_ttl 0 still gives a timeout > 0; max below min is raised. */
+	c.min_ttl_s = 0;
+	c.max_ttl_s = 0;
+	a[0].ttl_s = 0;
+	n = decide_pins(&c, &rules[1], 1, a, 1, pins, 16, &rebind);
+	assert_int_equal(n, 1);
+	assert_int_equal(pins[0].timeout_ms, 1000);
+
+	/* Nothing to pin. */
+	assert_int_equal(decide_pins(&c, rules, 0, a, 5, pins, 16, &rebind), 0);
+}
+
+static void test_internal_default(void **state)
+{
+	static const char *const inside[] = {
+		"0.1.2.3", "10.0.0.1", "100.64.0.1", "100.127.255.255", "127.0.0.1",
+		"169.254.169.254", "172.16.0.1", "172.31.255.255", "192.168.1.1", "192.0.0.8",
+		"198.18.0.1", "198.19.255.255", "224.0.0.1", "239.255.255.250", "240.0.0.1",
+		"255.255.255.255", "::", "::1", "::ffff:127.0.0.1", "64:ff9b::a00:1",
+		"64:ff9b:1::1", "2002:a00:1::1", "fc00::1", "fd12::1", "fe80::1", "ff02::1",
+		"100::1",
+	};
+	static const char *const outside[] = {
+		"1.1.1.1", "100.63.255.255", "100.128.0.0", "172.32.0.1", "192.0.2.1",
+		"198.17.255.255", "198.20.0.0", "203.0.113.5", "223.255.255.255", "11.0.0.1",
+		"2001:db8::1", "2606:4700::1111", "fec0::1", "64:ff9b:2::1", "100:0:0:1::1",
+	};
+	struct prefix internal[DECIDE_INTERNAL_DEFAULT_N + 4];
+	size_t n = decide_internal_default(internal, DECIDE_INTERNAL_DEFAULT_N + 4);
+
+	assert_int_equal(n, DECIDE_INTERNAL_DEFAULT_N);
+	assert_int_equal(decide_internal_default(internal, 3), 3);
+	n = decide_internal_default(internal, DECIDE_INTERNAL_DEFAULT_N);
+	for (size_t i = 0; i < sizeof(inside) / sizeof(inside[0]); i++) {
+		struct addr a;
+		bool hit = false;
+
+		assert_int_equal(addr_parse(inside[i], &a), 0);
+		for (size_t k = 0; k < n; k++)
+			hit = hit || prefix_contains(&internal[k], &a);
+		if (!hit)
+			fail_msg("%s should be internal", inside[i]);
+	}
+	for (size_t i = 0; i < sizeof(outside) / sizeof(outside[0]); i++) {
+		struct addr a;
+
+		assert_int_equal(addr_parse(outside[i], &a), 0);
+		for (size_t k = 0; k < n; k++)
+			if (prefix_contains(&internal[k], &a))
+				fail_msg("%s should not be internal", outside[i]);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_query_verdicts, setup, teardown),
+		cmocka_unit_test(test_query_many_rules),
+		cmocka_unit_test(test_pins),
+		cmocka_unit_test(test_internal_default),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

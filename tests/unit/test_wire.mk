@@ -1,0 +1,1 @@
+test_wire_SRC := dnsproxy/wire.c common/addr.c
