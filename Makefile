@@ -40,7 +40,9 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 
-OBJ      = $(patsubst %.c,$(B)/obj/%.o,$(1))
+# (helpers, so no '%' stands in pattern-rule prerequisites)
+asan_objs = $(patsubst %.c,build/asan/obj/%.o,$(1))
+fuzz_objs = $(patsubst %.c,build/fuzz/obj/%.o,$(1))
 
 all: build/netd $(if $(CNI_SRC),build/netd-cni)
 
@@ -75,13 +77,13 @@ build/asan/netd-cni: $(patsubst %.c,build/asan/obj/%.o,$(CNI_SRC) $(filter commo
 # (pure modules link only themselves and common/).
 -include $(wildcard tests/unit/*.mk tests/fuzz/*.mk)
 .SECONDEXPANSION:
-build/asan/unit/%: build/asan/obj/tests/unit/%.o $$(patsubst %.c,build/asan/obj/%.o,$$($$*_SRC))
+build/asan/unit/%: build/asan/obj/tests/unit/%.o $$(call asan_objs,$$($$*_SRC))
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS) -lcmocka
 
 # Fuzz targets replayed through a plain main() (tests/fuzz/replay.c).
-build/asan/replay/%: build/asan/obj/tests/fuzz/%.o build/asan/obj/tests/fuzz/replay.o $$(patsubst %.c,build/asan/obj/%.o,$$($$*_SRC))
+build/asan/replay/%: build/asan/obj/tests/fuzz/%.o build/asan/obj/tests/fuzz/replay.o $$(call asan_objs,$$($$*_SRC))
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
 
@@ -96,7 +98,7 @@ build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter $(FUZZ_FLAGS) -c -o $@ $<
 
-build/fuzz/%: build/fuzz/obj/tests/fuzz/%.o $$(patsubst %.c,build/fuzz/obj/%.o,$$($$*_SRC))
+build/fuzz/%: build/fuzz/obj/tests/fuzz/%.o $$(call fuzz_objs,$$($$*_SRC))
 	@mkdir -p $(dir $@)
 	$(Q)$(CLANG) -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS)
 

@@ -1,0 +1,46 @@
+/*
+ * audit - the audit trail: append-only JSON Lines, one object per line,
+ * flushed per record.  Every record carries "ts" (RFC 3339 UTC with
+ * milliseconds) and "event"; the callers add "sandbox", "policy" and the
+ * event's own fields.  A record that cannot be written is counted, never
+ * silently lost: enforcement does not depend on the log.
+ */
+#ifndef NETD_AUDIT_H
+#define NETD_AUDIT_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct audit;
+
+/*
+ * audit_open() - open @path for appending (created 0640, parent directory
+ * created 0750 if missing).  @path "-" writes to stdout.
+ * @ret: caller frees with audit_close().  Return: 0; -errno.
+ */
+int audit_open(const char *path, struct audit **ret);
+
+/* audit_close() - flush and close; NULL-safe. */
+void audit_close(struct audit *a);
+
+/*
+ * audit_write() - add "ts" and "event" (@event) to @obj and append it as
+ * one line.  Takes ownership of @obj (decref'd here, also on error).
+ * Return: 0; -errno (the record is counted as dropped).
+ */
+int audit_write(struct audit *a, const char *event, json_t *obj);
+
+/* audit_dropped() - records that could not be written since open. */
+uint64_t audit_dropped(const struct audit *a);
+
+/* audit_written() - records written since open. */
+uint64_t audit_written(const struct audit *a);
+
+/*
+ * audit_timestamp() - RFC 3339 UTC time with milliseconds
+ * ("2026-11-30T06:41:19.123Z") of the current time into @buf (>= 32 bytes).
+ */
+char *audit_timestamp(char *buf, size_t sz);
+
+#endif

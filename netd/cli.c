@@ -1,0 +1,367 @@
+/*
+ * cli - `netd` subcommands.  Output for humans by default, JSON with
+ * --json; errors on stderr with exit status 1 (2 for usage errors).
+ */
+#include "netd/cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "common/diag.h"
+#include "netd/ctl.h"
+#include "netd/daemon.h"
+#include "netd/nsexec.h"
+#include "netd/policy.h"
+
+#define DEFAULT_SOCKET "/run/netd/netd.sock"
+
+static const char usage_text[] =
+	"usage: netd [--socket PATH] COMMAND ...\n"
+	"\n"
+	"  run [--config FILE]                     run the daemon in the foreground\n"
+	"  sandbox create NAME --policy P [--netns PATH | --pid PID] [--ifname IF]\n"
+	"  sandbox list [--json]\n"
+	"  sandbox show NAME\n"
+	"  sandbox delete NAME\n"
+	"  exec NAME -- COMMAND [ARG...]           run COMMAND inside sandbox NAME\n"
+	"  policy check FILE...                    validate policy files (no daemon needed)\n"
+	"  policy list [--json]\n"
+	"  policy show NAME\n"
+	"  status\n"
+	"\n"
+	"The control socket is --socket, else $NETD_SOCKET, else " DEFAULT_SOCKET ".\n";
+
+static const char *socket_path;
+
+static int usage(void)
+{
+	fputs(usage_text, stderr);
+	return 2;
+}
+
+/* One API call; prints the error and returns NULL unless 2xx. */
+static json_t *api(const char *method, const char *path, json_t *body, int *ret_status)
+{
+	json_t *reply = NULL;
+	int status = 0, r;
+
+	r = ctl_request(socket_path, method, path, body, &status, &reply);
+	json_decref(body);
+	if (r < 0) {
+		if (r == -ENOENT || r == -ECONNREFUSED)
+			fprintf(stderr, "netd: cannot reach the daemon at %s: %s (is `netd run` running?)\n",
+				socket_path, strerror(-r));
+		else
+			fprintf(stderr, "netd: %s %s: %s\n", method, path, strerror(-r));
+		return NULL;
+	}
+	if (ret_status)
+		*ret_status = status;
+	if (status < 200 || status > 299) {
+		const char *msg = json_string_value(
+			json_object_get(json_object_get(reply, "error"), "message"));
+
+		fprintf(stderr, "netd: %s (HTTP %d)\n", msg ? msg : "request failed", status);
+		json_decref(reply);
+		return NULL;
+	}
+	return reply ? reply : json_object();
+}
+
+static void print_json(const json_t *j)
+{
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+	if (s)
+		puts(s);
+	free(s);
+}
+
+static const char *str(const json_t *obj, const char *key)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+
+	return s ? s : "-";
+}
+
+static int cmd_sandbox(int argc, char **argv)
+{
+	const char *sub = argc > 1 ? argv[1] : NULL;
+
+	if (!sub)
+		return usage();
+	if (strcmp(sub, "create") == 0) {
+		static const struct option opts[] = {
+			{ "policy", required_argument, NULL, 'p' },
+			{ "netns", required_argument, NULL, 'n' },
+			{ "pid", required_argument, NULL, 'P' },
+			{ "ifname", required_argument, NULL, 'i' },
+			{ "json", no_argument, NULL, 'j' },
+			{ 0 }
+		};
+		const char *policy = NULL, *netns = NULL, *ifname = NULL, *name = NULL;
+		char pidns[64];
+		bool json = false;
+		json_t *reply;
+		int c;
+
+		optind = 2;
+		while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+			switch (c) {
+			case 'p': policy = optarg; break;
+			case 'n': netns = optarg; break;
+			case 'i': ifname = optarg; break;
+			case 'j': json = true; break;
+			case 'P': {
+				char *end;
+				long pid = strtol(optarg, &end, 10);
+
+				if (*end || pid <= 0 || pid > INT_MAX) {
+					fprintf(stderr, "netd: --pid wants a process ID, got \"%s\"\n", optarg);
+					return 2;
+				}
+				snprintf(pidns, sizeof(pidns), "/proc/%ld/ns/net", pid);
+				netns = pidns;
+				break;
+			}
+			default: return usage();
+			}
+		}
+		if (optind < argc)
+			name = argv[optind++];
+		if (!name || !policy || optind != argc) {
+			fprintf(stderr, "netd: sandbox create wants NAME and --policy POLICY\n");
+			return 2;
+		}
+		reply = api("POST", "/v1/sandboxes",
+			    json_pack("{s:s, s:s, s:s?, s:s?}", "name", name, "policy", policy,
+				      "netns", netns, "ifname", ifname), NULL);
+		if (!reply)
+			return 1;
+		if (json)
+			print_json(reply);
+		else
+			printf("sandbox %s: policy %s, %s, address %s (%s), DNS %s\n", str(reply, "name"),
+			       str(reply, "policy"), str(reply, "netns"), str(reply, "ipv4"),
+			       str(reply, "ipv6"), str(reply, "gateway4"));
+		json_decref(reply);
+		return 0;
+	}
+	if (strcmp(sub, "list") == 0) {
+		bool json = argc > 2 && strcmp(argv[2], "--json") == 0;
+		json_t *reply, *arr, *sb;
+		size_t i;
+
+		if (argc > 3 || (argc == 3 && !json))
+			return usage();
+		reply = api("GET", "/v1/sandboxes", NULL, NULL);
+		if (!reply)
+			return 1;
+		arr = json_object_get(reply, "sandboxes");
+		if (json) {
+			print_json(arr);
+		} else {
+			printf("%-20s %-16s %-15s %-24s %-8s %8s %8s\n", "NAME", "POLICY", "IPV4", "IPV6",
+			       "IFACE", "DNS-OK", "DNS-DENY");
+			json_array_foreach(arr, i, sb) {
+				json_t *dns = json_object_get(sb, "dns");
+
+				printf("%-20s %-16s %-15s %-24s %-8s %8lld %8lld\n", str(sb, "name"),
+				       str(sb, "policy"), str(sb, "ipv4"), str(sb, "ipv6"),
+				       str(sb, "host_ifname"),
+				       (long long)json_integer_value(json_object_get(dns, "allowed")),
+				       (long long)json_integer_value(json_object_get(dns, "denied")));
+			}
+		}
+		json_decref(reply);
+		return 0;
+	}
+	if ((strcmp(sub, "show") == 0 || strcmp(sub, "delete") == 0) && argc == 3) {
+		char path[512];
+		json_t *reply;
+
+		if (!policy_name_valid(argv[2])) {
+			fprintf(stderr, "netd: invalid sandbox name \"%s\"\n", argv[2]);
+			return 1;
+		}
+		snprintf(path, sizeof(path), "/v1/sandboxes/%s", argv[2]);
+		reply = api(strcmp(sub, "show") == 0 ? "GET" : "DELETE", path, NULL, NULL);
+		if (!reply)
+			return 1;
+		if (strcmp(sub, "show") == 0)
+			print_json(reply);
+		else
+			printf("sandbox %s deleted\n", argv[2]);
+		json_decref(reply);
+		return 0;
+	}
+	return usage();
+}
+
+static int cmd_exec(int argc, char **argv)
+{
+	char path[512], netns[PATH_MAX];
+	json_t *reply;
+	int i = 1, r;
+
+	if (argc < 2)
+		return usage();
+	if (argc < 4 || strcmp(argv[2], "--") != 0) {
+		fprintf(stderr, "netd: usage: netd exec NAME -- COMMAND [ARG...]\n");
+		return 2;
+	}
+	if (!policy_name_valid(argv[i])) {
+		fprintf(stderr, "netd: invalid sandbox name \"%s\"\n", argv[i]);
+		return 1;
+	}
+	snprintf(path, sizeof(path), "/v1/sandboxes/%s", argv[i]);
+	reply = api("GET", path, NULL, NULL);
+	if (!reply)
+		return 1;
+	snprintf(netns, sizeof(netns), "%s", str(reply, "netns"));
+	r = nsexec_run(netns, json_is_true(json_object_get(reply, "netns_owned")) ? argv[i] : NULL,
+		       argv + 3);
+	json_decref(reply);
+	fprintf(stderr, "netd: exec %s in sandbox %s: %s\n", argv[3], argv[i], strerror(-r));
+	return r == -ENOENT ? 127 : 126;
+}
+
+static int cmd_policy(int argc, char **argv)
+{
+	const char *sub = argc > 1 ? argv[1] : NULL;
+
+	if (!sub)
+		return usage();
+	if (strcmp(sub, "check") == 0) {
+		int bad = 0;
+
+		if (argc < 3) {
+			fprintf(stderr, "netd: policy check wants one or more FILEs\n");
+			return 2;
+		}
+		for (int i = 2; i < argc; i++) {
+			struct diag err = { 0 };
+			struct policy *p;
+			char msg[1024];
+
+			if (policy_load_file(argv[i], &p, &err) < 0) {
+				fprintf(stderr, "%s\n", diag_format(&err, msg, sizeof(msg)));
+				bad = 1;
+				continue;
+			}
+			printf("%s: ok (policy %s, %zu rule%s)\n", argv[i], p->name, p->n_rules,
+			       p->n_rules == 1 ? "" : "s");
+			policy_free(p);
+		}
+		return bad;
+	}
+	if (strcmp(sub, "list") == 0) {
+		bool json = argc > 2 && strcmp(argv[2], "--json") == 0;
+		json_t *reply = api("GET", "/v1/policies", NULL, NULL), *p;
+		size_t i;
+
+		if (!reply)
+			return 1;
+		if (json) {
+			print_json(json_object_get(reply, "policies"));
+		} else {
+			printf("%-24s %6s  %s\n", "NAME", "RULES", "FILE");
+			json_array_foreach(json_object_get(reply, "policies"), i, p)
+				printf("%-24s %6lld  %s\n", str(p, "name"),
+				       (long long)json_integer_value(json_object_get(p, "rules")),
+				       str(p, "file"));
+		}
+		json_decref(reply);
+		return 0;
+	}
+	if (strcmp(sub, "show") == 0 && argc == 3) {
+		char path[512];
+		json_t *reply;
+
+		if (!policy_name_valid(argv[2])) {
+			fprintf(stderr, "netd: invalid policy name \"%s\"\n", argv[2]);
+			return 1;
+		}
+		snprintf(path, sizeof(path), "/v1/policies/%s", argv[2]);
+		reply = api("GET", path, NULL, NULL);
+		if (!reply)
+			return 1;
+		print_json(reply);
+		json_decref(reply);
+		return 0;
+	}
+	return usage();
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ 0 }
+	};
+	const char *config = NULL;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+c:", opts, NULL)) != -1) {
+		if (c != 'c')
+			return usage();
+		config = optarg;
+	}
+	if (optind != argc)
+		return usage();
+	return daemon_main(config, socket_path);
+}
+
+int cli_main(int argc, char **argv)
+{
+	const char *explicit_socket = NULL;
+	int i = 1;
+
+	while (i < argc && argv[i][0] == '-') {
+		if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc) {
+			explicit_socket = argv[i + 1];
+			i += 2;
+		} else if (strncmp(argv[i], "--socket=", 9) == 0) {
+			explicit_socket = argv[i] + 9;
+			i++;
+		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else {
+			return usage();
+		}
+	}
+	if (i >= argc)
+		return usage();
+	socket_path = explicit_socket ? explicit_socket : getenv("NETD_SOCKET");
+	if (strcmp(argv[i], "run") == 0) {
+		/* `run` takes the socket from its config unless given explicitly. */
+		socket_path = explicit_socket ? explicit_socket : getenv("NETD_SOCKET");
+		return cmd_run(argc - i, argv + i);
+	}
+	if (!socket_path || !socket_path[0])
+		socket_path = DEFAULT_SOCKET;
+	if (strcmp(argv[i], "sandbox") == 0)
+		return cmd_sandbox(argc - i, argv + i);
+	if (strcmp(argv[i], "exec") == 0)
+		return cmd_exec(argc - i, argv + i);
+	if (strcmp(argv[i], "policy") == 0)
+		return cmd_policy(argc - i, argv + i);
+	if (strcmp(argv[i], "status") == 0 && argc == i + 1) {
+		json_t *reply = api("GET", "/v1/status", NULL, NULL);
+
+		if (!reply)
+			return 1;
+		print_json(reply);
+		json_decref(reply);
+		return 0;
+	}
+	return usage();
+}

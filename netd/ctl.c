@@ -1,0 +1,493 @@
+/*
+ * ctl - control API server (evhttp on a unix socket) and its blocking
+ * client for the CLI.  Routing and JSON shaping only: every state change
+ * goes through daemon_*().
+ */
+#include "netd/ctl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
+
+#include "common/log.h"
+#include "netd/daemon.h"
+
+struct ctl {
+	struct evhttp *http;
+	struct evconnlistener *listener;
+	struct daemon *d;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+};
+
+static void reply_json(struct evhttp_request *req, int status, json_t *body)
+{
+	struct evbuffer *buf = evbuffer_new();
+	char *text = body ? json_dumps(body, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+			  "application/json");
+	if (buf && text) {
+		evbuffer_add(buf, text, strlen(text));
+		evbuffer_add(buf, "\n", 1);
+	}
+	evhttp_send_reply(req, status, NULL, buf);
+	if (buf)
+		evbuffer_free(buf);
+	free(text);
+	json_decref(body);
+}
+
+static void reply_error(struct evhttp_request *req, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void reply_error(struct evhttp_request *req, int status, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	reply_json(req, status, json_pack("{s:{s:i, s:s}}", "error", "code", status, "message", msg));
+}
+
+static int errno_to_status(int r)
+{
+	switch (-r) {
+	case EINVAL:
+	case ENAMETOOLONG:
+		return 400;
+	case ENOENT:
+		return 404;
+	case EEXIST:
+	case EBUSY:
+		return 409;
+	case ENOSPC:
+		return 507;
+	default:
+		return 500;
+	}
+}
+
+/* Read the request body as a JSON object; replies and returns NULL on error. */
+static json_t *request_json(struct evhttp_request *req)
+{
+	struct evbuffer *in = evhttp_request_get_input_buffer(req);
+	size_t len = evbuffer_get_length(in);
+	json_error_t jerr;
+	json_t *obj;
+	char *text;
+
+	if (len > CTL_MAX_BODY) {
+		reply_error(req, 413, "request body over %d bytes", CTL_MAX_BODY);
+		return NULL;
+	}
+	text = malloc(len + 1);
+	if (!text) {
+		reply_error(req, 503, "out of memory");
+		return NULL;
+	}
+	evbuffer_copyout(in, text, len);
+	text[len] = '\0';
+	obj = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	free(text);
+	if (!obj) {
+		reply_error(req, 400, "request body is not valid JSON: line %d column %d: %s",
+			    jerr.line, jerr.column, jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(obj)) {
+		json_decref(obj);
+		reply_error(req, 400, "request body must be a JSON object");
+		return NULL;
+	}
+	return obj;
+}
+
+/*
+ * Optional string member @key of @obj: 1 and *@out set; 0 if absent or
+ * null; -1 (replied) if present with another type.
+ */
+static int member_string(struct evhttp_request *req, json_t *obj, const char *key,
+			 const char **out)
+{
+	json_t *v = json_object_get(obj, key);
+
+	*out = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v)) {
+		reply_error(req, 400, "\"%s\" must be a string", key);
+		return -1;
+	}
+	*out = json_string_value(v);
+	return 1;
+}
+
+static void handle_sandbox_create(struct ctl *c, struct evhttp_request *req)
+{
+	static const char *const allowed[] = { "name", "policy", "netns", "ifname", NULL };
+	struct sandbox_request sr = { 0 };
+	struct sandbox *sb;
+	const char *key;
+	char err[512] = "";
+	json_t *obj, *v;
+	int r;
+
+	obj = request_json(req);
+	if (!obj)
+		return;
+	json_object_foreach(obj, key, v) {
+		size_t i;
+
+		for (i = 0; allowed[i] && strcmp(allowed[i], key) != 0; i++)
+			;
+		if (!allowed[i]) {
+			char q[128];
+
+			reply_error(req, 400,
+				    "unknown key \"%s\" (allowed: name, policy, netns, ifname)",
+				    log_quote(key, strlen(key), q, sizeof(q)));
+			goto out;
+		}
+	}
+	if (member_string(req, obj, "name", &sr.name) < 0 ||
+	    member_string(req, obj, "policy", &sr.policy) < 0 ||
+	    member_string(req, obj, "netns", &sr.netns) < 0 ||
+	    member_string(req, obj, "ifname", &sr.ifname) < 0)
+		goto out;
+	if (!sr.name || !sr.policy) {
+		reply_error(req, 400, "\"name\" and \"policy\" are required");
+		goto out;
+	}
+	r = daemon_sandbox_create(c->d, &sr, &sb, err, sizeof(err));
+	if (r < 0) {
+		reply_error(req, errno_to_status(r), "%s", err[0] ? err : strerror(-r));
+		goto out;
+	}
+	reply_json(req, 201, daemon_sandbox_json(c->d, sb));
+out:
+	json_decref(obj);
+}
+
+static void handle(struct evhttp_request *req, void *arg)
+{
+	struct ctl *c = arg;
+	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const char *raw = uri ? evhttp_uri_get_path(uri) : NULL;
+	char *path = raw ? evhttp_uridecode(raw, 0, NULL) : NULL;
+	const char *rest;
+
+	if (!path) {
+		reply_error(req, 400, "bad request path");
+		return;
+	}
+	if (strcmp(path, "/v1/status") == 0) {
+		if (cmd == EVHTTP_REQ_GET)
+			reply_json(req, 200, daemon_status_json(c->d));
+		else
+			reply_error(req, 405, "use GET on %s", path);
+	} else if (strcmp(path, "/v1/sandboxes") == 0) {
+		if (cmd == EVHTTP_REQ_GET)
+			reply_json(req, 200, json_pack("{s:o}", "sandboxes",
+						       daemon_sandboxes_json(c->d)));
+		else if (cmd == EVHTTP_REQ_POST)
+			handle_sandbox_create(c, req);
+		else
+			reply_error(req, 405, "use GET or POST on /v1/sandboxes");
+	} else if (strncmp(path, "/v1/sandboxes/", 14) == 0 && path[14] &&
+		   !strchr(path + 14, '/')) {
+		struct sandbox *sb;
+
+		rest = path + 14;
+		sb = daemon_sandbox_find(c->d, rest);
+		if (!sb) {
+			char q[160];
+
+			reply_error(req, 404, "no sandbox \"%s\"",
+				    log_quote(rest, strlen(rest), q, sizeof(q)));
+		} else if (cmd == EVHTTP_REQ_GET) {
+			reply_json(req, 200, daemon_sandbox_json(c->d, sb));
+		} else if (cmd == EVHTTP_REQ_DELETE) {
+			int r = daemon_sandbox_delete(c->d, rest);
+
+			if (r < 0)
+				reply_error(req, errno_to_status(r), "delete failed: %s",
+					    strerror(-r));
+			else
+				reply_json(req, 200, json_pack("{s:s}", "deleted", rest));
+		} else {
+			reply_error(req, 405, "use GET or DELETE on /v1/sandboxes/NAME");
+		}
+	} else if (strcmp(path, "/v1/policies") == 0) {
+		if (cmd == EVHTTP_REQ_GET)
+			reply_json(req, 200, json_pack("{s:o}", "policies",
+						       daemon_policies_json(c->d)));
+		else
+			reply_error(req, 405, "use GET on /v1/policies");
+	} else if (strncmp(path, "/v1/policies/", 13) == 0 && path[13] &&
+		   !strchr(path + 13, '/')) {
+		json_t *p = daemon_policy_json(c->d, path + 13);
+
+		if (cmd != EVHTTP_REQ_GET) {
+			json_decref(p);
+			reply_error(req, 405, "use GET on /v1/policies/NAME");
+		} else if (!p) {
+			char q[160];
+
+			reply_error(req, 404, "no policy \"%s\"",
+				    log_quote(path + 13, strlen(path + 13), q, sizeof(q)));
+		} else {
+			reply_json(req, 200, p);
+		}
+	} else {
+		char q[160];
+
+		reply_error(req, 404, "no such endpoint \"%s\" (see /v1/status, /v1/sandboxes, /v1/policies)",
+			    log_quote(path, strlen(path), q, sizeof(q)));
+	}
+	free(path);
+}
+
+/* Is something answering on @path?  (A stale file refuses the connect.) */
+static bool socket_alive(const struct sockaddr_un *sun)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool alive;
+
+	if (fd < 0)
+		return false;
+	alive = connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) == 0;
+	close(fd);
+	return alive;
+}
+
+static int mkdir_parent(const char *path)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	for (char *p = dir + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			char saved = *p;
+
+			*p = '\0';
+			if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+				return -errno;
+			*p = saved;
+			if (!saved)
+				break;
+		}
+	}
+	return 0;
+}
+
+int ctl_new(struct event_base *base, const char *path, struct daemon *d, struct ctl **ret)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct ctl *c;
+	int fd = -1, r;
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if (socket_alive(&sun))
+		return -EADDRINUSE;
+	r = mkdir_parent(path);
+	if (r < 0)
+		return r;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	c->d = d;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	unlink(path);		/* stale: nobody answered above */
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || chmod(path, 0660) < 0 ||
+	    listen(fd, 64) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	c->listener = evconnlistener_new(base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE, 64, fd);
+	if (!c->listener) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	fd = -1;
+	c->http = evhttp_new(base);
+	if (!c->http || !evhttp_bind_listener(c->http, c->listener)) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	evhttp_set_max_body_size(c->http, CTL_MAX_BODY);
+	evhttp_set_max_headers_size(c->http, CTL_MAX_HEADERS);
+	evhttp_set_timeout(c->http, 10);
+	evhttp_set_allowed_methods(c->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE);
+	evhttp_set_gencb(c->http, handle, c);
+	*ret = c;
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	if (c->http)
+		evhttp_free(c->http);	/* frees the bound listener too */
+	else if (c->listener)
+		evconnlistener_free(c->listener);
+	if (c->listener || fd >= 0)
+		unlink(path);
+	free(c);
+	return r;
+}
+
+void ctl_free(struct ctl *c)
+{
+	if (!c)
+		return;
+	evhttp_free(c->http);
+	unlink(c->path);
+	free(c);
+}
+
+/* ---- client ---------------------------------------------------------- */
+
+#define CTL_CLIENT_TIMEOUT_MS 60000
+#define CTL_CLIENT_MAX_REPLY  (8u << 20)
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int ctl_request(const char *socket_path, const char *method, const char *path,
+		const json_t *body, int *ret_status, json_t **ret_json)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	char head[1024];
+	char *reply = NULL, *hdr_end, *p;
+	size_t len = 0, cap = 0;
+	int fd, r, status;
+
+	*ret_json = NULL;
+	if (strlen(socket_path) >= sizeof(sun.sun_path)) {
+		free(text);
+		return -ENAMETOOLONG;
+	}
+	memcpy(sun.sun_path, socket_path, strlen(socket_path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		free(text);
+		return -errno;
+	}
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		r = -errno;
+		goto out;
+	}
+	snprintf(head, sizeof(head),
+		 "%s %s HTTP/1.1\r\nHost: netd\r\nConnection: close\r\n"
+		 "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+		 method, path, text ? strlen(text) : 0);
+	r = write_all(fd, head, strlen(head));
+	if (r == 0 && text)
+		r = write_all(fd, text, strlen(text));
+	if (r < 0)
+		goto out;
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		r = poll(&pfd, 1, CTL_CLIENT_TIMEOUT_MS);
+		if (r == 0) {
+			r = -ETIMEDOUT;
+			goto out;
+		}
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto out;
+		}
+		if (cap - len < 4096) {
+			char *nr;
+
+			if (cap >= CTL_CLIENT_MAX_REPLY) {
+				r = -EMSGSIZE;
+				goto out;
+			}
+			cap = cap ? cap * 2 : 8192;
+			nr = realloc(reply, cap + 1);
+			if (!nr) {
+				r = -ENOMEM;
+				goto out;
+			}
+			reply = nr;
+		}
+		n = read(fd, reply + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	r = -EBADMSG;
+	if (!reply)
+		goto out;
+	reply[len] = '\0';
+	if (sscanf(reply, "HTTP/1.%*d %d", &status) != 1)
+		goto out;
+	hdr_end = strstr(reply, "\r\n\r\n");
+	if (!hdr_end)
+		goto out;
+	p = hdr_end + 4;
+	*ret_status = status;
+	if (*p)
+		*ret_json = json_loads(p, 0, NULL);
+	r = 0;
+out:
+	close(fd);
+	free(reply);
+	free(text);
+	return r;
+}

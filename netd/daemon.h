@@ -1,0 +1,67 @@
+/*
+ * daemon - `netd run`: owns the configuration, the policies, the sandbox
+ * registry, the nf_tables table, the DNS proxy, the audit log and the
+ * control socket, and ties them together on one libevent loop.
+ */
+#ifndef NETD_DAEMON_H
+#define NETD_DAEMON_H
+
+#include <jansson.h>
+
+#include "netd/policy.h"
+#include "netd/sandbox.h"
+
+struct daemon;
+
+/*
+ * daemon_main() - run the daemon until SIGINT/SIGTERM.  @config_path may be
+ * NULL (all defaults); @socket_override, if non-NULL, replaces the
+ * config's socket.  Return: process exit status (0 clean stop, 1 startup
+ * error, already reported on stderr).
+ */
+int daemon_main(const char *config_path, const char *socket_override);
+
+/* The control API's view of the daemon (netd/ctl.c). */
+
+struct sandbox_request {
+	const char *name;
+	const char *policy;
+	const char *netns;	/* NULL: create /run/netns/NAME */
+	const char *ifname;	/* interface name inside the sandbox; NULL: "eth0" */
+};
+
+/*
+ * daemon_sandbox_create() - create and enforce a sandbox.  Rules are in the
+ * kernel before the interface exists, so its first packet is under policy.
+ * @err/@errsz: a message for the API client on failure.
+ * Return: 0 (@ret borrowed from the registry); -EINVAL (bad request),
+ * -ENOENT (unknown policy or netns), -EEXIST (name taken), -ENOSPC, -errno.
+ */
+int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
+			  struct sandbox **ret, char *err, size_t errsz);
+
+/*
+ * daemon_sandbox_delete() - remove the interface, rules, pins, state and (if
+ * netd created it) the netns.  Return: 0; -ENOENT (no such sandbox).
+ */
+int daemon_sandbox_delete(struct daemon *d, const char *name);
+
+/* daemon_sandbox_find() - borrowed or NULL. */
+struct sandbox *daemon_sandbox_find(struct daemon *d, const char *name);
+
+/* daemon_sandbox_json() - a new JSON object describing @sb (caller decrefs). */
+json_t *daemon_sandbox_json(struct daemon *d, const struct sandbox *sb);
+
+/* daemon_sandboxes_json() - a new JSON array of every sandbox. */
+json_t *daemon_sandboxes_json(struct daemon *d);
+
+/* daemon_policies_json() - a new JSON array describing the loaded policies. */
+json_t *daemon_policies_json(struct daemon *d);
+
+/* daemon_policy_json() - one policy in full, or NULL if unknown. */
+json_t *daemon_policy_json(struct daemon *d, const char *name);
+
+/* daemon_status_json() - health and counters. */
+json_t *daemon_status_json(struct daemon *d);
+
+#endif

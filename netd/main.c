@@ -1,0 +1,10 @@
+/*
+ * netd - network egress policy controller and DNS-filtering proxy.
+ * Entry point only; see netd/cli.c.
+ */
+#include "netd/cli.h"
+
+int main(int argc, char **argv)
+{
+	return cli_main(argc, argv);
+}

@@ -1,0 +1,86 @@
+/*
+ * sandbox - the daemon's registry of sandboxes: names, pool addresses,
+ * interfaces and the policy each one runs under.  Pure bookkeeping: the
+ * netlink and nf_tables work is done by the daemon through link.c and fw.c.
+ *
+ * Addressing: slot i of the pool gets the /30 at pool4 + 4*i (.1 host side,
+ * .2 sandbox) and, if IPv6 is on, the /126 at pool6 + 4*i (::1, ::2), so a
+ * source address maps back to its sandbox with arithmetic, no search.
+ */
+#ifndef NETD_SANDBOX_H
+#define NETD_SANDBOX_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "common/addr.h"
+
+#define SANDBOX_NAME_MAX 64
+#define SANDBOX_MAX      16384	/* slots; also bounded by the pool size */
+#define SANDBOX_IFNAME_PREFIX "nd"	/* host-side veths netd creates: "nd" + 5 hex digits */
+
+struct sandbox {
+	char name[SANDBOX_NAME_MAX + 1];
+	char policy[SANDBOX_NAME_MAX + 1];
+	char netns_path[PATH_MAX];
+	bool netns_owned;	/* netd created /run/netns/NAME and deletes it */
+	char host_ifname[16];
+	char peer_ifname[16];
+	uint32_t slot;
+	struct addr addr4, gw4;	/* family 0 if none */
+	struct addr addr6, gw6;
+	time_t created;
+	uint64_t dns_allowed, dns_denied;
+};
+
+struct sandbox_table;
+
+/*
+ * sandbox_table_new() - an empty registry over @pool4 (and @pool6 if its
+ * family is non-zero).  Caller frees with sandbox_table_free().
+ * Return: 0; -EINVAL (pool too small); -ENOMEM.
+ */
+int sandbox_table_new(const struct prefix *pool4, const struct prefix *pool6,
+		      struct sandbox_table **ret);
+
+/* sandbox_table_free() - frees the table and every sandbox in it; NULL-safe. */
+void sandbox_table_free(struct sandbox_table *t);
+
+/*
+ * sandbox_alloc() - a new sandbox named @name in a free slot, with its
+ * addresses and host interface name filled in; not yet in the table
+ * (sandbox_insert() does that).  @want_slot: a specific slot (restoring
+ * state) or -1 for the next free one (round-robin, so a freed address is
+ * not handed out again at once).
+ * Return: 0; -EEXIST (name taken); -ENOSPC (pool full); -ENOMEM.
+ */
+int sandbox_alloc(struct sandbox_table *t, const char *name, int64_t want_slot,
+		  struct sandbox **ret);
+
+/* sandbox_insert() - make @sb (from sandbox_alloc()) visible; takes ownership. */
+void sandbox_insert(struct sandbox_table *t, struct sandbox *sb);
+
+/* sandbox_remove() - take @sb out of the table and free it. */
+void sandbox_remove(struct sandbox_table *t, struct sandbox *sb);
+
+/* sandbox_release() - free an allocated sandbox that was never inserted. */
+void sandbox_release(struct sandbox_table *t, struct sandbox *sb);
+
+/* sandbox_find() - by name; borrowed pointer or NULL. */
+struct sandbox *sandbox_find(const struct sandbox_table *t, const char *name);
+
+/* sandbox_by_addr() - the sandbox whose own address is @a; O(1); or NULL. */
+struct sandbox *sandbox_by_addr(const struct sandbox_table *t, const struct addr *a);
+
+/* sandbox_count() - sandboxes in the table. */
+size_t sandbox_count(const struct sandbox_table *t);
+
+/*
+ * sandbox_next() - iterate in slot order: start with *@cursor = 0; returns
+ * the next sandbox (borrowed) or NULL at the end.
+ */
+struct sandbox *sandbox_next(const struct sandbox_table *t, uint32_t *cursor);
+
+#endif

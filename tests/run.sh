@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The whole suite, as `make test` runs it (after building build/asan/):
+#   1. unit tests (cmocka, one binary per pure module)
+#   2. every fuzz target's seed corpus and crash reproducers, replayed
+#   3. golden ruleset tests (nft's own printer, in a throwaway netns)
+#   4. integration tests in private worlds (tests/integ/*.sh)
+# Needs root for 3 and 4.  Ends with "N passed, N failed".
+#   tests/run.sh [FILTER]    run only integration scripts whose name contains FILTER
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+filter=${1:-}
+passed=0
+failed=0
+failures=()
+
+# count OUTPUT_FILE NAME RC: add the script's own "N passed, N failed" line,
+# or count the script as one test by its exit code.
+count() {
+	local out=$1 name=$2 rc=$3 line p f
+	line=$(grep -E '^([A-Za-z_-]+: )?[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1 || true)
+	if [ -z "$line" ] && grep -qE '^\[==========\] [0-9]+ test\(s\) run' "$out"; then
+		# cmocka: "[==========] N test(s) run." and "[  FAILED  ] N test(s)..."
+		p=$(grep -E '^\[  PASSED  \] [0-9]+ test' "$out" | grep -oE '[0-9]+' | head -1)
+		f=$(grep -E '^\[  FAILED  \] [0-9]+ test' "$out" | grep -oE '[0-9]+' | head -1)
+		line="cmocka"
+		p=${p:-0} f=${f:-0}
+	elif [ -n "$line" ]; then
+		p=$(sed -E 's/^([A-Za-z_-]+: )?([0-9]+) passed.*/\2/' <<<"$line")
+		f=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")
+	elif [ "$rc" = 0 ]; then
+		p=1 f=0
+	else
+		p=0 f=1
+	fi
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		f=1		# a crash after the summary line still fails
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [ "$f" != 0 ]; then
+		failures+=("$name")
+	fi
+}
+
+run() {			# run NAME CMD...
+	local name=$1 out rc
+	shift
+	out=$(mktemp)
+	echo "=== $name"
+	"$@" >"$out" 2>&1
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		cat "$out"
+	else
+		tail -n 3 "$out"
+	fi
+	count "$out" "$name" "$rc"
+	rm -f "$out"
+}
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+if [ -z "$filter" ]; then
+	for t in build/asan/unit/test_*; do
+		[ -x "$t" ] || continue
+		run "unit/$(basename "$t")" "$t"
+	done
+	for t in build/asan/replay/fuzz_*; do
+		[ -x "$t" ] || continue
+		n=$(basename "$t")
+		dirs=()
+		for d in "tests/fuzz/corpus/$n" "tests/fuzz/crashes/$n"; do
+			[ -d "$d" ] && dirs+=("$d")
+		done
+		[ ${#dirs[@]} -gt 0 ] || { echo "=== fuzz/$n: no corpus"; failed=$((failed + 1)); failures+=("fuzz/$n (no corpus)"); continue; }
+		run "fuzz-replay/$n" "$t" "${dirs[@]}"
+	done
+fi
+
+if [ "$(id -u)" != 0 ]; then
+	echo "=== golden and integration tests need root: FAILED to run them"
+	failed=$((failed + 1))
+	failures+=("not root")
+else
+	if [ -z "$filter" ] && [ -x tests/golden/run.sh ]; then
+		run golden tests/golden/run.sh
+	fi
+	for t in tests/integ/*.sh; do
+		[ -x "$t" ] || continue
+		case "$(basename "$t")" in lib*.sh) continue ;; esac
+		[ -n "$filter" ] && [[ "$t" != *"$filter"* ]] && continue
+		run "integ/$(basename "$t" .sh)" "$t"
+	done
+fi
+
+echo
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "failed: ${failures[*]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

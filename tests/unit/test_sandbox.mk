@@ -1,0 +1,1 @@
+test_sandbox_SRC := netd/sandbox.c common/addr.c
