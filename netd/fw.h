@@ -78,6 +78,14 @@ int fw_open(const struct fw_config *cfg, struct fw **ret);
 void fw_close(struct fw *fw);
 
 /*
+ * fw_last_error() - what the last failed call ran into, for the caller's log
+ * line: the failing batch message (its number, nf_tables message type and
+ * object name) and strerror(), or "" if the last call succeeded.
+ * Borrowed: valid until the next fw_* call on @fw.  NULL-safe.
+ */
+const char *fw_last_error(const struct fw *fw);
+
+/*
  * fw_sandbox_add() - add (or replace) one sandbox: its chain, its pin and
  * CIDR sets filled from @pol's cidr rules, the vmap and anti-spoof
  * elements; one batch.  Replacing drops its old pins.

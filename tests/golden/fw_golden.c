@@ -1,0 +1,206 @@
+/*
+ * fw_golden - a line-driven driver for netd/fw.c, used by the golden ruleset
+ * test (tests/golden/run.sh) and the datapath test (tests/integ/fw_datapath.sh).
+ * Run it inside a throwaway netns only.  One command per stdin line, one
+ * answer per stdout line ("ok", "err -ERRNO text", "found EXPIRES_MS",
+ * "notfound"):
+ *
+ *   open TABLE DNSPORT EGRESS|- POOL4|- POOL6|- [INTERNAL-PREFIX ...]
+ *   add NAME IFNAME ADDR4|- ADDR6|- [RULE ...]
+ *       RULE = PROTO:CIDR[,CIDR...]:PORTS   PORTS = 443,9000-9010 | -
+ *            | PROTO:@DOMAIN[,DOMAIN...]:PORTS   (a domain rule: never rendered)
+ *   del NAME IFNAME ADDR4|- ADDR6|-
+ *   pin NAME ADDR PROTO PORT TIMEOUT_MS
+ *   lookup NAME ADDR PROTO PORT
+ *   close
+ *
+ * The policy is built by hand from the public struct (netd/policy.h); no
+ * policy_* function is called, so policy.c is not linked.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/addr.h"
+#include "netd/fw.h"
+
+#define MAXTOK 64
+
+static struct fw *g_fw;
+
+static int parse_proto(const char *s, uint8_t *ret)
+{
+	if (strcmp(s, "tcp") == 0)
+		*ret = IPPROTO_TCP;
+	else if (strcmp(s, "udp") == 0)
+		*ret = IPPROTO_UDP;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_opt_addr(const char *s, struct addr *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (strcmp(s, "-") == 0)
+		return 0;
+	return addr_parse(s, ret);
+}
+
+static void free_policy(struct policy *p)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		struct policy_rule *r = &p->rules[i];
+
+		for (size_t j = 0; j < r->n_domains; j++)
+			free(r->domains[j]);
+		free(r->domains);
+		free(r->cidrs);
+		free(r->ports);
+	}
+	free(p->rules);
+	free(p->name);
+}
+
+/* "tcp:198.51.100.7/32,2001:db8::/64:80,9000-9010" - the proto and ports
+ * are split at the first and the last colon (CIDRs may contain colons). */
+static int parse_rule(char *s, struct policy_rule *r)
+{
+	char *c1 = strchr(s, ':'), *c2 = strrchr(s, ':'), *tok, *save;
+
+	memset(r, 0, sizeof(*r));
+	if (!c1 || c2 == c1)
+		return -EINVAL;
+	*c1 = *c2 = '\0';
+	if (parse_proto(s, &r->proto) < 0)
+		return -EINVAL;
+	for (tok = strtok_r(c1 + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (tok[0] == '@') {
+			r->domains = realloc(r->domains, (r->n_domains + 1) * sizeof(char *));
+			r->domains[r->n_domains++] = strdup(tok + 1);
+			continue;
+		}
+		r->cidrs = realloc(r->cidrs, (r->n_cidrs + 1) * sizeof(*r->cidrs));
+		if (prefix_parse(tok, &r->cidrs[r->n_cidrs]) < 0)
+			return -EINVAL;
+		r->n_cidrs++;
+	}
+	if (strcmp(c2 + 1, "-") == 0)
+		return 0;
+	for (tok = strtok_r(c2 + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned int lo, hi;
+		int n = sscanf(tok, "%u-%u", &lo, &hi);
+
+		if (n == 1)
+			hi = lo;
+		else if (n != 2)
+			return -EINVAL;
+		r->ports = realloc(r->ports, (r->n_ports + 1) * sizeof(*r->ports));
+		r->ports[r->n_ports++] = (struct port_range){ (uint16_t)lo, (uint16_t)hi };
+	}
+	return 0;
+}
+
+static int do_cmd(char **t, int n, uint64_t *expires, int *found)
+{
+	if (strcmp(t[0], "open") == 0 && n >= 6) {
+		struct prefix internal[MAXTOK];
+		struct fw_config cfg = { 0 };
+		int r;
+
+		cfg.table = t[1];
+		cfg.dns_port = (uint16_t)atoi(t[2]);
+		cfg.egress_ifname = strcmp(t[3], "-") ? t[3] : "";
+		if (strcmp(t[4], "-") && prefix_parse(t[4], &cfg.pool4) < 0)
+			return -EINVAL;
+		if (strcmp(t[5], "-") && prefix_parse(t[5], &cfg.pool6) < 0)
+			return -EINVAL;
+		for (int i = 6; i < n; i++)
+			if (prefix_parse(t[i], &internal[i - 6]) < 0)
+				return -EINVAL;
+		cfg.internal = internal;
+		cfg.n_internal = (size_t)(n - 6);
+		fw_close(g_fw);
+		g_fw = NULL;
+		r = fw_open(&cfg, &g_fw);
+		return r;
+	}
+	if ((strcmp(t[0], "add") == 0 && n >= 5) || (strcmp(t[0], "del") == 0 && n == 5)) {
+		struct fw_sandbox sb = { .name = t[1], .host_ifname = t[2] };
+		struct policy pol = { 0 };
+		int r = 0;
+
+		if (parse_opt_addr(t[3], &sb.addr4) < 0 || parse_opt_addr(t[4], &sb.addr6) < 0)
+			return -EINVAL;
+		if (t[0][0] == 'd')
+			return fw_sandbox_del(g_fw, &sb);
+		pol.name = strdup(t[1]);
+		pol.rules = calloc((size_t)n, sizeof(*pol.rules));
+		for (int i = 5; i < n && r == 0; i++) {
+			r = parse_rule(t[i], &pol.rules[pol.n_rules]);
+			pol.n_rules++;
+		}
+		if (r == 0)
+			r = fw_sandbox_add(g_fw, &sb, &pol);
+		free_policy(&pol);
+		return r;
+	}
+	if (strcmp(t[0], "pin") == 0 && n == 6) {
+		struct fw_pin p = { 0 };
+
+		if (addr_parse(t[2], &p.addr) < 0 || parse_proto(t[3], &p.proto) < 0)
+			return -EINVAL;
+		p.port = (uint16_t)atoi(t[4]);
+		p.timeout_ms = (uint32_t)strtoul(t[5], NULL, 10);
+		return fw_pin(g_fw, t[1], &p, 1);
+	}
+	if (strcmp(t[0], "lookup") == 0 && n == 5) {
+		struct addr a;
+		uint8_t proto;
+		int r;
+
+		if (addr_parse(t[2], &a) < 0 || parse_proto(t[3], &proto) < 0)
+			return -EINVAL;
+		r = fw_pin_lookup(g_fw, t[1], &a, proto, (uint16_t)atoi(t[4]), expires);
+		if (r >= 0)
+			*found = r;
+		return r < 0 ? r : 0;
+	}
+	if (strcmp(t[0], "close") == 0) {
+		fw_close(g_fw);
+		g_fw = NULL;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int main(void)
+{
+	char line[262144];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while (fgets(line, sizeof(line), stdin)) {
+		char *t[MAXTOK], *save;
+		uint64_t expires = 0;
+		int n = 0, found = -1, r;
+
+		for (char *tok = strtok_r(line, " \t\n", &save); tok && n < MAXTOK;
+		     tok = strtok_r(NULL, " \t\n", &save))
+			t[n++] = tok;
+		if (n == 0 || t[0][0] == '#')
+			continue;
+		r = do_cmd(t, n, &expires, &found);
+		if (r < 0)
+			printf("err %d %s: %s\n", r, strerror(-r), g_fw ? fw_last_error(g_fw) : "");
+		else if (found == 1)
+			printf("found %llu\n", (unsigned long long)expires);
+		else if (found == 0)
+			printf("notfound\n");
+		else
+			printf("ok\n");
+	}
+	fw_close(g_fw);
+	return 0;
+}
