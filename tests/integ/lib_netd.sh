@@ -1,0 +1,173 @@
+# shellcheck shell=bash
+#
+# lib_netd.sh - netd in a private world, and a tiny assertion kit, for the
+# integration tests.  Source after tests/world.sh:
+#
+#     . tests/world.sh; . tests/integ/lib_netd.sh
+#     world_up "nd$$"; netd_up
+#     sb_create sb1 python-dev
+#     ok   "pypi.org resolves" sb_dig sb1 +short pypi.org
+#     fail "example.com does not connect" sb_curl sb1 https://example.com/
+#     t_summary                       # prints "N passed, N failed"; exit status
+#
+# Sandbox names given to these helpers are short (sb1); the real name is
+# "$WORLD_PREFIX-sb1", so world_down removes its netns even if netd did not.
+
+NETD_BIN=${NETD_BIN:-$PWD/build/asan/netd}
+T_PASS=0
+T_FAIL=0
+T_FAILED=()
+
+t_pass() { T_PASS=$((T_PASS + 1)); echo "ok   - $1"; }
+t_fail() { T_FAIL=$((T_FAIL + 1)); T_FAILED+=("$1"); echo "FAIL - $1"; [ -n "${2:-}" ] && sed 's/^/       /' <<<"$2"; return 0; }
+
+# ok DESC CMD... - CMD must succeed.
+ok() {
+	local desc=$1 out
+	shift
+	if out=$("$@" 2>&1); then t_pass "$desc"; else t_fail "$desc" "$out"; fi
+}
+
+# fail DESC CMD... - CMD must fail.
+fail() {
+	local desc=$1 out
+	shift
+	if out=$("$@" 2>&1); then t_fail "$desc (unexpectedly succeeded)" "$out"; else t_pass "$desc"; fi
+}
+
+# eq DESC WANT GOT
+eq() {
+	if [ "$2" = "$3" ]; then t_pass "$1"; else t_fail "$1" "want: $2"$'\n'"got:  $3"; fi
+}
+
+# has DESC NEEDLE HAYSTACK
+has() {
+	if grep -qF -- "$2" <<<"$3"; then t_pass "$1"; else t_fail "$1" "missing: $2"$'\n'"in: $3"; fi
+}
+
+# hasnt DESC NEEDLE HAYSTACK
+hasnt() {
+	if grep -qF -- "$2" <<<"$3"; then t_fail "$1" "unexpected: $2"$'\n'"in: $3"; else t_pass "$1"; fi
+}
+
+t_summary() {
+	echo
+	[ ${#T_FAILED[@]} -gt 0 ] && printf 'failed: %s\n' "${T_FAILED[@]}"
+	echo "$T_PASS passed, $T_FAIL failed"
+	[ "$T_FAIL" = 0 ]
+}
+
+# netd_up [EXTRA_YAML] - write a config into WORLD_DIR and start netd in the
+# host netns (nsenter: same mount namespace, so its /run/netns mounts are
+# visible here).  Waits for the control socket.  Sets NETD_SOCKET, NETD_PID,
+# NETD_AUDIT, NETD_LOG, NETD_CONF.
+netd_up() {
+	local extra=${1:-} i
+	NETD_CONF=$WORLD_DIR/netd.yaml
+	NETD_SOCKET=$WORLD_DIR/netd.sock
+	NETD_AUDIT=$WORLD_DIR/audit.jsonl
+	NETD_LOG=$WORLD_DIR/netd.log
+	NETD_POLICIES=${NETD_POLICIES:-$PWD/policies}
+	export NETD_SOCKET
+	cat >"$NETD_CONF" <<-YAML
+	socket: $NETD_SOCKET
+	state_dir: $WORLD_DIR/state
+	policy_dir: $NETD_POLICIES
+	audit_log: $NETD_AUDIT
+	upstream: [192.0.2.53]
+	egress_interface: eth0
+	pool:
+	  ipv4: 10.87.0.0/16
+	  ipv6: "fd00:87::/48"
+	dns:
+	  port: 5300
+	  min_ttl: 5
+	  max_ttl: 3600
+	  deny_rcode: nxdomain
+	log_level: debug
+	$extra
+	YAML
+	world_spawn host "$NETD_LOG" "$NETD_BIN" run --config "$NETD_CONF"
+	NETD_PID=$WORLD_LAST_PID
+	for ((i = 0; i < 300; i++)); do
+		if [ -S "$NETD_SOCKET" ] && "$NETD_BIN" status >/dev/null 2>&1; then
+			return 0
+		fi
+		if ! kill -0 "$NETD_PID" 2>/dev/null; then
+			echo "netd exited during startup:" >&2
+			cat "$NETD_LOG" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+	echo "netd did not come up:" >&2
+	cat "$NETD_LOG" >&2
+	return 1
+}
+
+# netd_down - SIGTERM netd (by PID), wait, and fail the test if the
+# sanitizers reported anything.
+netd_down() {
+	local i
+	[ -n "${NETD_PID:-}" ] || return 0
+	kill -TERM "$NETD_PID" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$NETD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	wait "$NETD_PID" 2>/dev/null
+	if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$NETD_LOG"; then
+		t_fail "netd ran clean under ASan/UBSan" "$(grep -A30 -E 'ERROR: |runtime error:' "$NETD_LOG" | head -60)"
+	else
+		t_pass "netd ran clean under ASan/UBSan"
+	fi
+	NETD_PID=""
+}
+
+# netd_alive - netd is still running and answering.
+netd_alive() {
+	kill -0 "$NETD_PID" && "$NETD_BIN" status >/dev/null
+}
+
+netd() { "$NETD_BIN" "$@"; }
+
+sb_name() { echo "$WORLD_PREFIX-$1"; }
+
+# sb_create SHORT POLICY [ARGS...]
+sb_create() {
+	local n=$1 p=$2
+	shift 2
+	"$NETD_BIN" sandbox create "$(sb_name "$n")" --policy "$p" "$@"
+}
+
+# sb_exec SHORT CMD... - through `netd exec` (resolv.conf, /sys like ip netns exec).
+sb_exec() {
+	local n=$1
+	shift
+	"$NETD_BIN" exec "$(sb_name "$n")" -- "$@"
+}
+
+# sb_dig SHORT ARGS... - dig inside the sandbox, quick timeouts.
+sb_dig() {
+	local n=$1
+	shift
+	sb_exec "$n" dig +time=2 +tries=1 "$@"
+}
+
+# sb_curl SHORT ARGS... - curl inside the sandbox with the world's CA, short
+# connect timeout (a dropped SYN must not stall the suite).
+sb_curl() {
+	local n=$1
+	shift
+	sb_exec "$n" curl -sS --fail --cacert "$WORLD_CA" --connect-timeout 3 --max-time 10 "$@"
+}
+
+# audit_lines FILTER... - audit records matching every jq-less grep FILTER.
+audit_grep() {
+	local out
+	out=$(cat "$NETD_AUDIT" 2>/dev/null)
+	for f in "$@"; do
+		out=$(grep -F -- "$f" <<<"$out" || true)
+	done
+	printf '%s' "$out"
+}
