@@ -950,6 +950,28 @@ static void build_open(struct bt *bt, const void *arg)
 		bt_rule(bt, &rb);
 	}
 
+	/*
+	 * Pool addresses arriving on an interface that is not (or not yet, or
+	 * no longer) a sandbox's are dropped, so a sandbox whose chain is
+	 * missing for any reason (a restart re-adding sandboxes, a half-failed
+	 * create) fails closed in input and forward alike.
+	 */
+	for (int f = 0; f < 2; f++) {
+		const struct prefix *pool = f == 0 ? &fw->pool4 : &fw->pool6;
+
+		if (pool->addr.family != (f == 0 ? AF_INET : AF_INET6))
+			continue;
+		for (int c = 0; c < 2; c++) {
+			rb_init(&rb, fw, c == 0 ? "input" : "forward");
+			m_nfproto(&rb, f == 0 ? NFPROTO_IPV4 : NFPROTO_IPV6);
+			m_prefix(&rb, f == 0 ? 12 : 8, pool);
+			m_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", true);
+			x_counter(&rb);
+			x_verdict(&rb, NF_DROP);
+			bt_rule(bt, &rb);
+		}
+	}
+
 	/* input: a sandbox may reach only the DNS proxy (and ND) on the host. */
 	rb_init(&rb, fw, "input");
 	m_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", true);
