@@ -112,7 +112,7 @@ static int cmd_sandbox(int argc, char **argv)
 		int c;
 
 		optind = 2;
-		while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 			switch (c) {
 			case 'p': policy = optarg; break;
 			case 'n': netns = optarg; break;

@@ -823,7 +823,9 @@ int daemon_main(const char *config_path, const char *socket_override)
 	if (r < 0)
 		goto out;
 	if (d->cfg.egress_interface[0]) {
-		snprintf(d->egress_ifname, sizeof(d->egress_ifname), "%s", d->cfg.egress_interface);
+		_Static_assert(sizeof(d->egress_ifname) == sizeof(d->cfg.egress_interface), "IFNAMSIZ");
+		memcpy(d->egress_ifname, d->cfg.egress_interface, sizeof(d->egress_ifname));
+		d->egress_ifname[sizeof(d->egress_ifname) - 1] = '\0';
 	} else if (link_default_route_ifname(d->egress_ifname, sizeof(d->egress_ifname)) < 0) {
 		log_warn("no default route: masquerading out of every non-sandbox interface");
 		d->egress_ifname[0] = '\0';

@@ -140,11 +140,13 @@ sb_create() {
 	"$NETD_BIN" sandbox create "$(sb_name "$n")" --policy "$p" "$@"
 }
 
-# sb_exec SHORT CMD... - through `netd exec` (resolv.conf, /sys like ip netns exec).
+# sb_exec SHORT CMD... - through `netd exec` (resolv.conf, /sys like ip
+# netns exec); a command that hangs is killed after T_TIMEOUT seconds.
+T_TIMEOUT=${T_TIMEOUT:-30}
 sb_exec() {
 	local n=$1
 	shift
-	"$NETD_BIN" exec "$(sb_name "$n")" -- "$@"
+	timeout "$T_TIMEOUT" "$NETD_BIN" exec "$(sb_name "$n")" -- "$@"
 }
 
 # sb_dig SHORT ARGS... - dig inside the sandbox, quick timeouts.

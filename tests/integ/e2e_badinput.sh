@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Bad input never crashes netd or changes its state: malformed DNS messages
+# from a sandbox, malformed control API requests, malformed policies.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/world.sh
+. tests/integ/lib_netd.sh
+
+world_up "ndb$$" >/dev/null || { echo "0 passed, 1 failed"; exit 1; }
+netd_up || { echo "0 passed, 1 failed"; exit 1; }
+ok "sandbox create" sb_create sb1 python-dev
+SB1=$(sb_name sb1)
+GW=$(netd sandbox show "$SB1" | sed -n 's/.*"gateway4": "\(.*\)".*/\1/p')
+raw() { ip netns exec "$SB1" "$WORLD_PYTHON" tests/integ/dnsraw.py "$@"; }
+
+# ---- DNS ---------------------------------------------------------------------
+eq "a well-formed query is answered" "rcode=0" "$(raw "$GW" 53 udp good | cut -d' ' -f1)"
+for kind in empty short header-only response huge; do
+	eq "udp $kind: dropped" "noreply" "$(raw "$GW" 53 udp $kind)"
+done
+for kind in qdcount0 qdcount2 truncated-name label-overrun compression-loop pointer-forward long-name no-qtype trailing-junk bad-label-type opt-bad; do
+	eq "udp $kind: FORMERR" "rcode=1" "$(raw "$GW" 53 udp $kind | cut -d' ' -f1)"
+done
+eq "udp opcode STATUS: NOTIMP" "rcode=4" "$(raw "$GW" 53 udp opcode-status | cut -d' ' -f1)"
+eq "a dot inside a label never matches pypi.org" "rcode=3" "$(raw "$GW" 53 udp dot-in-label | cut -d' ' -f1)"
+eq "a NUL inside a label never matches pypi.org" "rcode=3" "$(raw "$GW" 53 udp nul-in-label | cut -d' ' -f1)"
+has "class CHAOS is refused or denied" "rcode=" "$(raw "$GW" 53 udp class-chaos)"
+eq "tcp good" "rcode=0" "$(raw "$GW" 53 tcp good | cut -d' ' -f1)"
+eq "tcp compression loop: FORMERR" "rcode=1" "$(raw "$GW" 53 tcp compression-loop | cut -d' ' -f1)"
+for kind in tcp-bigframe tcp-zeroframe tcp-halfheader; do
+	out=$(raw "$GW" 53 tcp $kind)
+	hasnt "tcp $kind: no answer to garbage" "rcode=0" "$out"
+done
+eq "tcp pipelined queries all answered" "answers=3 rcode=0 id=4660 qd=1 an=1 tc=0" "$(raw "$GW" 53 tcp tcp-pipelined)"
+ok "netd alive after malformed DNS" netd_alive
+eq "and still resolving" "198.51.100.10" "$(sb_dig sb1 +short pypi.org)"
+
+# ---- control API ----------------------------------------------------------------
+api() {		# api METHOD PATH [BODY] -> "STATUS BODY"
+	local m=$1 p=$2 b=${3:-}
+	curl -sS --unix-socket "$NETD_SOCKET" -X "$m" -H 'Content-Type: application/json' \
+		${b:+--data-binary "$b"} -w '\n%{http_code}' "http://netd$p" | tr -d '\n' | sed -E 's/(.*)([0-9]{3})$/\2 \1/'
+}
+check_api() {	# check_api DESC WANT_STATUS METHOD PATH [BODY]
+	local desc=$1 want=$2 out
+	shift 2
+	out=$(api "$@")
+	eq "API $desc: HTTP $want" "$want" "${out%% *}"
+	if [ "${want:0:1}" = 4 ]; then
+		has "API $desc: JSON error body" '"error"' "$out"
+	fi
+}
+check_api "not JSON" 400 POST /v1/sandboxes '{"name": '
+check_api "JSON but not an object" 400 POST /v1/sandboxes '[1,2,3]'
+check_api "unknown key" 400 POST /v1/sandboxes '{"name":"x","policy":"deny-all","evil":1}'
+check_api "wrong type" 400 POST /v1/sandboxes '{"name":42,"policy":"deny-all"}'
+check_api "missing policy" 400 POST /v1/sandboxes '{"name":"x"}'
+check_api "duplicate key" 400 POST /v1/sandboxes '{"name":"x","name":"y","policy":"deny-all"}'
+check_api "bad name" 400 POST /v1/sandboxes '{"name":"../../etc","policy":"deny-all"}'
+check_api "overlong name" 400 POST /v1/sandboxes "{\"name\":\"$(printf 'a%.0s' {1..300})\",\"policy\":\"deny-all\"}"
+check_api "bad ifname" 400 POST /v1/sandboxes '{"name":"x","policy":"deny-all","ifname":"a b"}'
+check_api "relative netns" 400 POST /v1/sandboxes '{"name":"x","policy":"deny-all","netns":"proc/1/ns/net"}'
+check_api "netns that is not a netns" 400 POST /v1/sandboxes "{\"name\":\"$WORLD_PREFIX-x\",\"policy\":\"deny-all\",\"netns\":\"/etc/hostname\"}"
+check_api "missing netns" 404 POST /v1/sandboxes "{\"name\":\"$WORLD_PREFIX-x\",\"policy\":\"deny-all\",\"netns\":\"/proc/999999999/ns/net\"}"
+check_api "unknown policy" 404 POST /v1/sandboxes '{"name":"x","policy":"nope"}'
+check_api "unknown path" 404 GET /v2/whatever
+check_api "unknown sandbox" 404 GET /v1/sandboxes/nope
+check_api "wrong method" 405 DELETE /v1/policies
+check_api "nested path" 404 GET /v1/sandboxes/a/b
+big=$(head -c 70000 /dev/zero | tr '\0' 'a')
+out=$(curl -sS --unix-socket "$NETD_SOCKET" -X POST --data-binary "{\"name\":\"$big\"}" -o /dev/null -w '%{http_code}' http://netd/v1/sandboxes 2>&1)
+eq "API oversized body refused" "413" "$out"
+out=$("$WORLD_PYTHON" -c 'import socket,sys
+s=socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1])
+s.sendall(b"GARBAGE\r\n\r\n")
+try: print(s.recv(200).decode(errors="replace"))
+except Exception as e: print("closed", e)' "$NETD_SOCKET" 2>&1)
+ok "netd alive after malformed API requests" netd_alive
+hasnt "no half-made sandbox after bad requests" "\"x\"" "$(netd sandbox list --json)"
+eq "sandbox list unchanged" "1" "$(netd sandbox list --json | grep -c '"name"')"
+
+# ---- policies ----------------------------------------------------------------------
+d=$WORLD_DIR/badpol
+mkdir -p "$d"
+printf 'name: p\negress:\n  - domains: [pypi.org]\n    ports: [443]\n    prot: tcp\n' >"$d/unknown-key.yaml"
+printf 'name: p\negress:\n  - cidrs: [10.0.0.1/8]\n    ports: [443]\n' >"$d/host-bits.yaml"
+printf 'name: p\nname: q\negress: []\n' >"$d/dup.yaml"
+printf 'name: p\negress:\n  - domains: ["pypi.*.org"]\n    ports: [443]\n' >"$d/pattern.yaml"
+for f in unknown-key host-bits dup pattern; do
+	out=$(netd policy check "$d/$f.yaml" 2>&1); rc=$?
+	eq "policy check $f: exit 1" "1" "$rc"
+	if grep -qE "^$d/$f.yaml:[0-9]+:[0-9]+: " <<<"$out"; then t_pass "policy check $f: FILE:LINE:COL"; else t_fail "policy check $f: FILE:LINE:COL" "$out"; fi
+done
+ok "shipped policies pass policy check" netd policy check policies/*.yaml
+
+ok "netd alive at the end" netd_alive
+netd_down
+world_down
+t_summary
