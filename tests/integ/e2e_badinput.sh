@@ -15,10 +15,12 @@ raw() { ip netns exec "$SB1" "$WORLD_PYTHON" tests/integ/dnsraw.py "$@"; }
 
 # ---- DNS ---------------------------------------------------------------------
 eq "a well-formed query is answered" "rcode=0" "$(raw "$GW" 53 udp good | cut -d' ' -f1)"
-for kind in empty short header-only response huge; do
+for kind in empty short response; do
 	eq "udp $kind: dropped" "noreply" "$(raw "$GW" 53 udp $kind)"
 done
-for kind in qdcount0 qdcount2 truncated-name label-overrun compression-loop pointer-forward long-name no-qtype trailing-junk bad-label-type opt-bad; do
+out=$(raw "$GW" 53 udp huge)
+if [ "$out" = noreply ] || [ "${out%% *}" = rcode=1 ]; then t_pass "udp 64 KiB junk: dropped or FORMERR"; else t_fail "udp 64 KiB junk: dropped or FORMERR" "$out"; fi
+for kind in header-only qdcount0 qdcount2 truncated-name label-overrun compression-loop pointer-forward long-name no-qtype trailing-junk bad-label-type opt-bad; do
 	eq "udp $kind: FORMERR" "rcode=1" "$(raw "$GW" 53 udp $kind | cut -d' ' -f1)"
 done
 eq "udp opcode STATUS: NOTIMP" "rcode=4" "$(raw "$GW" 53 udp opcode-status | cut -d' ' -f1)"
