@@ -96,7 +96,7 @@ asan: build/asan/netd $(if $(CNI_SRC),build/asan/netd-cni) $(UNIT_BINS) $(REPLAY
 FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -g -O1
 build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter $(FUZZ_FLAGS) -c -o $@ $<
+	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -MMD -MP $(FUZZ_FLAGS) -c -o $@ $<
 
 build/fuzz/%: build/fuzz/obj/tests/fuzz/%.o $$(call fuzz_objs,$$($$*_SRC))
 	@mkdir -p $(dir $@)
