@@ -18,7 +18,8 @@
 enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_query *q,
 				 uint16_t *rules, size_t *n_rules)
 {
-	size_t n;
+	size_t n, qlen, kept = 0;
+	bool capped = false;
 
 	*n_rules = 0;
 	/* Only class IN names reach addresses a pin could open. */
@@ -33,7 +34,24 @@ enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_q
 		return DECIDE_DENY;
 	/* More matching rules than we can carry: pin through the first
 	 * DECIDE_MAX_RULES (ascending order), never more than allowed. */
-	*n_rules = n > DECIDE_MAX_RULES ? DECIDE_MAX_RULES : n;
+	if (n > DECIDE_MAX_RULES)
+		n = DECIDE_MAX_RULES;
+	/* A rule's max_qname_length caps the names it matches (DNS
+	 * tunnelling through a wildcard needs long names). */
+	qlen = strlen(q->qname);
+	for (size_t i = 0; i < n; i++) {
+		const struct policy_rule *rule = rules[i] < c->policy->n_rules ?
+			&c->policy->rules[rules[i]] : NULL;
+
+		if (!rule || (rule->max_qname_len && qlen > rule->max_qname_len)) {
+			capped = true;
+			continue;
+		}
+		rules[kept++] = rules[i];
+	}
+	*n_rules = kept;
+	if (kept == 0)
+		return capped ? DECIDE_DENY_LONG : DECIDE_DENY;
 	return DECIDE_ALLOW;
 }
 
@@ -76,15 +94,23 @@ int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rule
 			(*n_rebind)++;
 			continue;
 		}
-		timeout_ms = clamp_ttl(c, addrs[a].ttl_s) * 1000u;
 		for (size_t r = 0; r < n_rules; r++) {
 			const struct policy_rule *rule;
+			uint32_t ttl_s;
 
 			if (!c->policy || rules[r] >= c->policy->n_rules)
 				continue;
 			rule = &c->policy->rules[rules[r]];
 			if (rule->n_domains == 0)	/* a cidr rule never matches a name */
 				continue;
+			/* A rule's min_ttl raises the floor for clients that
+			 * cache past the TTL; it may exceed dns.max_ttl (the
+			 * answer's TTLs are still capped at max_ttl). */
+			ttl_s = clamp_ttl(c, addrs[a].ttl_s);
+			if (rule->min_ttl_s > ttl_s)
+				ttl_s = rule->min_ttl_s > UINT32_MAX / 1000 ? UINT32_MAX / 1000
+									    : rule->min_ttl_s;
+			timeout_ms = ttl_s * 1000u;
 			for (size_t p = 0; p < rule->n_ports; p++) {
 				const struct port_range *pr = &rule->ports[p];
 				bool dup = false;

@@ -27,11 +27,13 @@ enum decide_verdict {
 	DECIDE_DENY,		/* not in the policy */
 	DECIDE_DENY_NAME,	/* qname has bytes that may not be matched */
 	DECIDE_DENY_CLASS,	/* class other than IN */
+	DECIDE_DENY_LONG,	/* matched only rules whose max_qname_length it exceeds */
 };
 
 /*
  * decide_query() - may @q be forwarded?  @rules/@n_rules: on ALLOW, the
- * indexes of the policy rules that match (at most DECIDE_MAX_RULES).
+ * indexes of the policy rules that match (at most DECIDE_MAX_RULES), less
+ * those whose max_qname_length @q's name exceeds.
  * Return: the verdict.
  */
 enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_query *q,
@@ -40,7 +42,7 @@ enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_q
 /*
  * decide_pins() - the pins for an allowed answer: every (address, proto,
  * port) of every matching rule, timeout = clamp(ttl, min, max) seconds, in
- * milliseconds.  Addresses inside c->internal (loopback, RFC 1918,
+ * milliseconds, raised to the rule's min_ttl if it has one.  Addresses inside c->internal (loopback, RFC 1918,
  * link-local, metadata, CGNAT, the host's own, IPv4-mapped/embedded forms)
  * are skipped and counted in @n_rebind.
  * Return: pins stored in @out (at most @max); -ENOBUFS if more were needed.

@@ -20,10 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
+#include "dnsproxy/cache.h"
 #include "dnsproxy/decide.h"
+#include "dnsproxy/pintrack.h"
 #include "dnsproxy/upstream.h"
 #include "dnsproxy/wire.h"
 
@@ -38,12 +41,24 @@
 #define PROXY_MAX_ADDRS         128	/* addresses collected from one answer */
 #define PROXY_MAX_PINS          1024	/* pins from one answer */
 #define PROXY_CLIENT_BUCKETS    256
+#define PROXY_SWEEP_S           5	/* forget expired pins this often */
+
+/* Defaults for the abuse limits (proxy_config fields left 0). */
+#define PROXY_DEF_PINS_PER_SANDBOX 16384	/* live pin elements per sandbox */
+#define PROXY_DEF_ADDRS_PER_NAME   64	/* addresses one answer may pin */
+#define PROXY_DEF_QPS              1000	/* queries/s per client address ... */
+#define PROXY_DEF_BURST            2000	/* ... with this bucket depth */
+#define PROXY_LONG_LABEL           40	/* tunnelling suspicion: label length ... */
+#define PROXY_LONG_LABEL_DISTINCT  20	/* ... made of this many distinct characters */
 
 /* Per client address counters (fairness limits). */
 struct client_slot {
 	struct client_slot *next;
 	struct addr addr;
 	unsigned int queries, conns;
+	double tokens;		/* query rate token bucket */
+	uint64_t tokens_ms;	/* when it was last refilled */
+	uint64_t limited;	/* queries refused by the bucket, to log once per burst */
 };
 
 struct tcp_conn {
@@ -84,6 +99,10 @@ struct proxy {
 	struct event *udp_ev, *tcp_ev;
 	struct event *accept_pause;	/* re-arms tcp_ev after EMFILE */
 	struct upstream *up;
+	struct pintrack *pt;
+	struct cache *cache;	/* NULL = no answer cache */
+	struct event *sweep;
+	struct proxy_stats stats;
 	struct pending *pending;
 	unsigned int n_pending;
 	struct tcp_conn *conns;
@@ -96,8 +115,25 @@ struct proxy {
 	uint8_t ans[WIRE_MSG_MAX];
 	struct wire_addr addrs[PROXY_MAX_ADDRS];
 	struct fw_pin pins[PROXY_MAX_PINS];
+	struct fw_pin plan[PROXY_MAX_PINS];
 	struct addr pinned[PROXY_MAX_ADDRS];
 };
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
 
 /* ---- per-client counters ------------------------------------------------ */
 
@@ -125,6 +161,8 @@ static struct client_slot *slot_get(struct proxy *p, const struct addr *a, bool 
 	if (!s)
 		return NULL;
 	s->addr = *a;
+	s->tokens = p->cfg.burst;
+	s->tokens_ms = now_ms();
 	s->next = p->slots[h];
 	p->slots[h] = s;
 	return s;
@@ -139,12 +177,43 @@ static void slot_put(struct proxy *p, const struct addr *a)
 
 		if (!addr_equal(&s->addr, a))
 			continue;
-		if (s->queries == 0 && s->conns == 0) {
+		/* Keep it while its rate bucket still remembers queries. */
+		if (s->queries == 0 && s->conns == 0 &&
+		    s->tokens + (double)(now_ms() - s->tokens_ms) * p->cfg.qps / 1000.0 >=
+		    p->cfg.burst) {
 			*pp = s->next;
 			free(s);
 		}
 		return;
 	}
+}
+
+/*
+ * rate_ok() - take one token from @a's query bucket (qps per second, burst
+ * deep).  Return: false if the client is over its rate.
+ */
+static bool rate_ok(struct proxy *p, const struct addr *a, uint64_t *ret_limited)
+{
+	struct client_slot *s = slot_get(p, a, true);
+	uint64_t t = now_ms();
+	bool ok;
+
+	if (!s)
+		return true;	/* out of memory: the outstanding limit still holds */
+	s->tokens += (double)(t - s->tokens_ms) * p->cfg.qps / 1000.0;
+	if (s->tokens > p->cfg.burst)
+		s->tokens = p->cfg.burst;
+	s->tokens_ms = t;
+	ok = s->tokens >= 1.0;
+	if (ok) {
+		s->tokens -= 1.0;
+		s->limited = 0;
+	} else {
+		s->limited++;
+	}
+	*ret_limited = s->limited;
+	slot_put(p, a);
+	return ok;
 }
 
 /* ---- replies ------------------------------------------------------------ */
@@ -300,6 +369,8 @@ static const char *deny_reason(enum decide_verdict v)
 		return "bad-name";
 	case DECIDE_DENY_CLASS:
 		return "bad-class";
+	case DECIDE_DENY_LONG:
+		return "qname-too-long";
 	default:
 		return "not-in-policy";
 	}
@@ -334,14 +405,20 @@ static void pending_free(struct pending *pq)
 }
 
 /*
- * answer_pass() - an allowed query's upstream answer (in p->ans, @len
- * bytes, ID already the client's): pin, then send.
+ * answer_pass() - an allowed query's answer (in p->ans, @len bytes, ID and
+ * question already the client's): pin, then send.  The same path for a
+ * fresh upstream answer and for a cache hit (@cached): the policy is
+ * checked again, the pins are the ones of the TTLs actually handed out,
+ * and nothing is sent before the kernel acknowledged them.  A fresh
+ * answer that was delivered is stored in the cache (received at @rx_ms).
+ * @allow_rules/@n_allow: the matching rules if the query was decided in
+ * this same call stack against cl->policy (a cache hit); NULL to decide.
  */
-static void answer_pass(struct proxy *p, struct pending *pq, const struct proxy_client *cl,
-			size_t len)
+static void answer_pass(struct proxy *p, const struct origin *o, const uint8_t *query,
+			size_t qlen, const struct wire_query *q, const struct proxy_client *cl,
+			size_t len, bool cached, uint64_t rx_ms, const uint16_t *allow_rules,
+			size_t n_allow)
 {
-	const uint8_t *query = pq->query;
-	const struct wire_query *q = &pq->q;
 	struct verdict v = { .sandbox = cl->sandbox, .policy = cl->policy->name };
 	uint16_t rules[DECIDE_MAX_RULES];
 	struct wire_answer wa;
@@ -351,13 +428,20 @@ static void answer_pass(struct proxy *p, struct pending *pq, const struct proxy_
 	int n_pins = 0, r;
 
 	decide_ctx_init(p, cl->policy, &dc);
-	/* The policy may have been reloaded while the query was upstream. */
-	dv = decide_query(&dc, q, rules, &n_rules);
+	if (allow_rules && n_allow <= DECIDE_MAX_RULES) {
+		/* Decided a moment ago, synchronously, against this very policy. */
+		memcpy(rules, allow_rules, n_allow * sizeof(rules[0]));
+		n_rules = n_allow;
+		dv = DECIDE_ALLOW;
+	} else {
+		/* The policy may have been reloaded while the query was upstream. */
+		dv = decide_query(&dc, q, rules, &n_rules);
+	}
 	if (dv != DECIDE_ALLOW) {
 		v.reason = deny_reason(dv);
 		v.rcode = p->cfg.deny_rcode;
-		reply_rcode(p, &pq->o, query, pq->qlen, q, v.rcode);
-		audit(p, &pq->o, q, &v);
+		reply_rcode(p, o, query, qlen, q, v.rcode);
+		audit(p, o, q, &v);
 		return;
 	}
 	v.allowed = true;
@@ -390,14 +474,49 @@ static void answer_pass(struct proxy *p, struct pending *pq, const struct proxy_
 	}
 	v.answers = p->pinned;
 
+	/* Per name: one answer may not pin more than this many addresses. */
+	if (v.n_answers > p->cfg.max_addrs_per_name) {
+		log_warn("dns: %s (sandbox %s) answered %zu addresses, more than the %u "
+			 "allowed per name: SERVFAIL", q->qname, cl->sandbox, v.n_answers,
+			 p->cfg.max_addrs_per_name);
+		p->stats.limit_name++;
+		v.reason = "name-pin-limit";
+		goto servfail;
+	}
 	if (n_pins > 0) {
-		/* Synchronous: returns once the kernel acknowledged the batch. */
-		r = p->ops->pin(p->ctx, cl->sandbox, p->pins, (size_t)n_pins);
-		if (r < 0) {
-			log_warn("dns: pinning %d addresses for %s (sandbox %s) failed: %s",
-				 n_pins, q->qname, cl->sandbox, strerror(-r));
-			v.reason = "pin-failed";
+		/* Only what the kernel does not cover yet: a re-add SETS the
+		 * timeout, so re-pinning with a shorter TTL would shorten a pin
+		 * an earlier answer handed out.  @t0 is taken before the batch,
+		 * so the tracked expiry is never later than the kernel's. */
+		uint64_t t0 = now_ms();
+		int n_plan = pintrack_plan(p->pt, cl->sandbox, p->pins, (size_t)n_pins, t0,
+					   p->cfg.max_pins_per_sandbox, p->plan);
+
+		if (n_plan == -ENOSPC) {
+			log_warn("dns: sandbox %s holds %zu pins, the most allowed (%u): %s: "
+				 "SERVFAIL", cl->sandbox, pintrack_live(p->pt, cl->sandbox),
+				 p->cfg.max_pins_per_sandbox, q->qname);
+			p->stats.limit_pins++;
+			v.reason = "pin-limit";
 			goto servfail;
+		}
+		if (n_plan > 0) {
+			uint64_t us = now_us();
+
+			/* Synchronous: returns once the kernel acknowledged the batch. */
+			r = p->ops->pin(p->ctx, cl->sandbox, p->plan, (size_t)n_plan);
+			if (r < 0) {
+				log_warn("dns: pinning %d addresses for %s (sandbox %s) failed: %s",
+					 n_plan, q->qname, cl->sandbox, strerror(-r));
+				v.reason = "pin-failed";
+				goto servfail;
+			}
+			proxy_stats_pin(&p->stats, now_us() - us);
+			if (pintrack_commit(p->pt, cl->sandbox, p->plan, (size_t)n_plan, t0) < 0)
+				log_warn("dns: out of memory tracking pins of sandbox %s",
+					 cl->sandbox);
+		} else {
+			p->stats.pins_skipped++;
 		}
 	}
 
@@ -412,10 +531,20 @@ static void answer_pass(struct proxy *p, struct pending *pq, const struct proxy_
 	 * i.e. after the kernel acknowledged every pin of this answer (or the
 	 * answer carries nothing to pin).  Never move it before the pin.
 	 */
-	reply(p, &pq->o, query, pq->qlen, q, p->ans, len);
+	reply(p, o, query, qlen, q, p->ans, len);
 	v.reason = "policy";
+	if (!cached && p->cache) {
+		struct cache_key k;
+		uint32_t ttl_s;
+
+		/* Stored as delivered (TTLs capped at max_ttl), for at most
+		 * its smallest TTL; negative answers per RFC 2308. */
+		cache_key_from_query(q, &k);
+		if (wire_cache_ttl(p->ans, len, CACHE_NEG_MAX_S, &ttl_s) == 0 && ttl_s > 0)
+			cache_put(p->cache, &k, p->ans, len, ttl_s, rx_ms);
+	}
 	v.rcode = wa.rcode;
-	audit(p, &pq->o, q, &v);
+	audit(p, o, q, &v);
 	return;
 
 servfail:
@@ -425,8 +554,8 @@ servfail:
 	v.n_answers = 0;
 	v.ttl_s = 0;
 	v.rcode = WIRE_RCODE_SERVFAIL;
-	reply_rcode(p, &pq->o, query, pq->qlen, q, v.rcode);
-	audit(p, &pq->o, q, &v);
+	reply_rcode(p, o, query, qlen, q, v.rcode);
+	audit(p, o, q, &v);
 }
 
 static void on_upstream(void *arg, int err, const uint8_t *ans, size_t len)
@@ -461,9 +590,122 @@ static void on_upstream(void *arg, int err, const uint8_t *ans, size_t len)
 	memcpy(p->ans, ans, len);
 	/* c-ares put its own ID on the wire; the client gets its own back. */
 	wire_set_id(p->ans, pq->q.id);
-	answer_pass(p, pq, &cl, len);
+	answer_pass(p, &pq->o, pq->query, pq->qlen, &pq->q, &cl, len, false, now_ms(), NULL, 0);
 out:
 	pending_free(pq);
+}
+
+/* ---- stats -------------------------------------------------------------- */
+
+void proxy_stats_pin(struct proxy_stats *st, uint64_t us)
+{
+	st->pins_sent++;
+	st->pin_hist[us < PROXY_PIN_HIST_US ? us : PROXY_PIN_HIST_US]++;
+	if (us > st->pin_max_us)
+		st->pin_max_us = us;
+}
+
+uint64_t proxy_stats_quantile(const struct proxy_stats *st, double q)
+{
+	uint64_t total = 0, seen = 0, want;
+
+	for (size_t i = 0; i <= PROXY_PIN_HIST_US; i++)
+		total += st->pin_hist[i];
+	if (total == 0)
+		return 0;
+	want = (uint64_t)(q * (double)total);
+	if (want == 0)
+		want = 1;
+	for (size_t i = 0; i < PROXY_PIN_HIST_US; i++) {
+		seen += st->pin_hist[i];
+		if (seen >= want)
+			return i + 1;
+	}
+	return st->pin_max_us;
+}
+
+const struct proxy_stats *proxy_get_stats(struct proxy *p)
+{
+	p->stats.pins_tracked = pintrack_total(p->pt);
+	p->stats.cache_entries = p->cache ? cache_count(p->cache) : 0;
+	return &p->stats;
+}
+
+void proxy_sandbox_reset(struct proxy *p, const char *sandbox)
+{
+	if (p)
+		pintrack_reset(p->pt, sandbox);
+}
+
+static void on_sweep(evutil_socket_t fd, short what, void *arg)
+{
+	struct proxy *p = arg;
+
+	pintrack_expire(p->pt, now_ms());
+	if (p->cache)
+		cache_expire(p->cache, now_ms());
+}
+
+/*
+ * tunnel_suspect() - does @qname carry a label that looks like data (DNS
+ * tunnelling through an allowed wildcard): at least PROXY_LONG_LABEL
+ * characters drawn from PROXY_LONG_LABEL_DISTINCT or more distinct ones
+ * (base32/hex/base64 encodings; host names repeat letters far more).
+ */
+static bool tunnel_suspect(const char *qname)
+{
+	const char *label = qname;
+
+	while (*label) {
+		size_t len = strcspn(label, ".");
+
+		if (len >= PROXY_LONG_LABEL) {
+			bool seen[256] = { false };
+			unsigned int distinct = 0;
+
+			for (size_t i = 0; i < len; i++) {
+				if (!seen[(uint8_t)label[i]])
+					distinct++;
+				seen[(uint8_t)label[i]] = true;
+			}
+			if (distinct >= PROXY_LONG_LABEL_DISTINCT)
+				return true;
+		}
+		label += len;
+		if (*label == '.')
+			label++;
+	}
+	return false;
+}
+
+/*
+ * cache_hit() - answer allowed query @q (@buf/@len as received) from the
+ * cache: the stored response with its TTLs aged, the client's ID, its RD
+ * bit and its question bytes (0x20 case preserved), then answer_pass() as
+ * for a fresh answer, with @rules/@n_rules that decide_query() just
+ * matched for @q.  Return: true if answered (SERVFAIL included).
+ */
+static bool cache_hit(struct proxy *p, const struct origin *o, const uint8_t *buf, size_t len,
+		      const struct wire_query *q, const char *sandbox, const struct policy *pol,
+		      const uint16_t *rules, size_t n_rules)
+{
+	struct proxy_client cl = { .sandbox = sandbox, .policy = pol };
+	struct cache_key k;
+	int n;
+
+	cache_key_from_query(q, &k);
+	n = cache_get(p->cache, &k, now_ms(), p->ans, sizeof(p->ans));
+	/* The question is copied byte for byte, so it must be as long. */
+	if (n < 0 || wire_question_end(p->ans, (size_t)n) != (int)q->question_end) {
+		p->stats.cache_misses++;
+		return false;
+	}
+	p->stats.cache_hits++;
+	wire_set_id(p->ans, q->id);
+	p->ans[2] = (uint8_t)((p->ans[2] & ~0x01) | (buf[2] & 0x01));	/* RD */
+	memcpy(p->ans + WIRE_HDR_LEN, buf + WIRE_HDR_LEN, q->question_end - WIRE_HDR_LEN);
+	answer_pass(p, o, buf, len, q, &cl, (size_t)n, true, 0, rules, n_rules);
+	return true;
 }
 
 /* ---- a query, from either transport -------------------------------------- */
@@ -480,6 +722,7 @@ static void query_in(struct proxy *p, const uint8_t *buf, size_t len, const stru
 	size_t n_rules;
 	enum decide_verdict dv;
 	char sandbox[128];
+	uint64_t limited = 0;
 	int r;
 
 	r = wire_parse_query(buf, len, &q);
@@ -498,6 +741,23 @@ static void query_in(struct proxy *p, const uint8_t *buf, size_t len, const stru
 	v.sandbox = sandbox;
 	v.policy = cl.policy->name;
 
+	if (!rate_ok(p, &o->client, &limited)) {
+		/* Over its query rate: REFUSED, nothing upstream.  Logged and
+		 * audited for the first refusal of a run, counted always. */
+		p->stats.limit_qps++;
+		if (limited == 1) {
+			log_warn("dns: sandbox %s is over its query rate (%u/s, burst %u): "
+				 "refusing", sandbox, p->cfg.qps, p->cfg.burst);
+			v.reason = "rate-limit";
+			v.rcode = WIRE_RCODE_REFUSED;
+			audit(p, o, &q, &v);
+		}
+		if (r < 0)
+			q.question_end = WIRE_HDR_LEN;
+		reply_rcode(p, o, buf, len, &q, WIRE_RCODE_REFUSED);
+		return;
+	}
+
 	if (r < 0) {
 		/* RFC 1035 4.1.1: FORMERR / NOTIMP, with the question only if
 		 * it parsed (question_end stays 12 otherwise). */
@@ -508,6 +768,13 @@ static void query_in(struct proxy *p, const uint8_t *buf, size_t len, const stru
 		reply_rcode(p, o, buf, len, &q, v.rcode);
 		audit(p, o, &q, &v);
 		return;
+	}
+
+	if (tunnel_suspect(q.qname)) {
+		/* Counted and logged; a rule's max_qname_length is what caps it. */
+		p->stats.tunnel_suspect++;
+		log_warn("dns: sandbox %s asked \"%s\": a long high-entropy label (DNS "
+			 "tunnelling?)", sandbox, q.qname);
 	}
 
 	decide_ctx_init(p, cl.policy, &dc);
@@ -521,9 +788,19 @@ static void query_in(struct proxy *p, const uint8_t *buf, size_t len, const stru
 		return;
 	}
 
+	/* Allowed (decided first: a denied name is never served from the
+	 * cache): a cached answer goes through the same pin path. */
+	if (p->cache && cache_hit(p, o, buf, len, &q, sandbox, cl.policy, rules, n_rules))
+		return;
+
 	slot = slot_get(p, &o->client, true);
 	if (!slot || p->n_pending >= PROXY_MAX_OUTSTANDING ||
-	    slot->queries >= PROXY_MAX_PER_CLIENT) {
+	    slot->queries >= p->cfg.max_outstanding) {
+		if (slot && slot->queries >= p->cfg.max_outstanding) {
+			p->stats.limit_outstanding++;
+			log_warn("dns: sandbox %s has %u queries upstream, the most allowed: "
+				 "SERVFAIL for %s", sandbox, slot->queries, q.qname);
+		}
 		v.allowed = true;
 		v.reason = "overload";
 		v.rcode = WIRE_RCODE_SERVFAIL;
@@ -863,6 +1140,25 @@ int proxy_new(struct event_base *base, const struct proxy_config *cfg,
 		p->cfg.deny_rcode = WIRE_RCODE_NXDOMAIN;
 	if (p->cfg.max_ttl_s == 0)
 		p->cfg.max_ttl_s = 3600;
+	if (p->cfg.qps == 0)
+		p->cfg.qps = PROXY_DEF_QPS;
+	if (p->cfg.burst == 0)
+		p->cfg.burst = p->cfg.qps > PROXY_DEF_BURST ? p->cfg.qps : PROXY_DEF_BURST;
+	if (p->cfg.max_outstanding == 0)
+		p->cfg.max_outstanding = PROXY_MAX_PER_CLIENT;
+	if (p->cfg.max_pins_per_sandbox == 0)
+		p->cfg.max_pins_per_sandbox = PROXY_DEF_PINS_PER_SANDBOX;
+	if (p->cfg.max_addrs_per_name == 0)
+		p->cfg.max_addrs_per_name = PROXY_DEF_ADDRS_PER_NAME;
+	r = pintrack_new(&p->pt);
+	if (r < 0)
+		goto fail;
+	if (p->cfg.cache_size > 0) {
+		r = cache_new(p->cfg.cache_size, (size_t)p->cfg.cache_size * CACHE_BYTES_PER_ENTRY,
+			      &p->cache);
+		if (r < 0)
+			goto fail;
+	}
 
 	r = upstream_new(base, cfg->upstream, cfg->n_upstream, cfg->upstream_timeout_ms, &p->up);
 	if (r < 0)
@@ -876,8 +1172,10 @@ int proxy_new(struct event_base *base, const struct proxy_config *cfg,
 	p->udp_ev = event_new(base, p->udp_fd, EV_READ | EV_PERSIST, on_udp, p);
 	p->tcp_ev = event_new(base, p->tcp_fd, EV_READ | EV_PERSIST, on_accept, p);
 	p->accept_pause = evtimer_new(base, on_accept_pause, p);
-	if (!p->udp_ev || !p->tcp_ev || !p->accept_pause || event_add(p->udp_ev, NULL) < 0 ||
-	    event_add(p->tcp_ev, NULL) < 0) {
+	p->sweep = event_new(base, -1, EV_PERSIST, on_sweep, p);
+	if (!p->udp_ev || !p->tcp_ev || !p->accept_pause || !p->sweep ||
+	    event_add(p->udp_ev, NULL) < 0 || event_add(p->tcp_ev, NULL) < 0 ||
+	    event_add(p->sweep, &(struct timeval){ .tv_sec = PROXY_SWEEP_S }) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -904,6 +1202,10 @@ void proxy_free(struct proxy *p)
 		event_free(p->tcp_ev);
 	if (p->accept_pause)
 		event_free(p->accept_pause);
+	if (p->sweep)
+		event_free(p->sweep);
+	pintrack_free(p->pt);
+	cache_free(p->cache);
 	if (p->udp_fd >= 0)
 		close(p->udp_fd);
 	if (p->tcp_fd >= 0)

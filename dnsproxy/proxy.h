@@ -69,7 +69,52 @@ struct proxy_config {
 	const struct prefix *internal;	/* borrowed for the proxy's lifetime */
 	size_t n_internal;
 	uint32_t upstream_timeout_ms;	/* per try; default 2000 */
+	/* Abuse limits; 0 = the default (README, "DNS abuse limits"). */
+	uint32_t qps;		/* queries/s per client address (token bucket rate) */
+	uint32_t burst;		/* ... bucket depth */
+	uint32_t max_outstanding;	/* upstream queries in flight per client address */
+	uint32_t max_pins_per_sandbox;	/* live pin elements per sandbox */
+	uint32_t max_addrs_per_name;	/* addresses one answer may pin */
+	uint32_t cache_size;	/* answer cache entries (dnsproxy/cache.h); 0 = no cache */
 };
+
+#define PROXY_PIN_HIST_US 2048	/* pin latency histogram: 1 us buckets, then overflow */
+
+/* Counters for GET /v1/status.  Plain numbers, owned by the proxy. */
+struct proxy_stats {
+	uint64_t pins_sent;	/* pin batches sent to the kernel */
+	uint64_t pins_skipped;	/* answers whose pins the kernel already covered */
+	uint64_t pin_hist[PROXY_PIN_HIST_US + 1];	/* batch latency, us; last = more */
+	uint64_t pin_max_us;
+	uint64_t limit_qps, limit_outstanding, limit_pins, limit_name;	/* refusals */
+	uint64_t tunnel_suspect;	/* queries with long high-entropy labels */
+	uint64_t pins_tracked;	/* live pin elements over all sandboxes */
+	uint64_t cache_hits, cache_misses;	/* allowed queries answered from / not in the cache */
+	uint64_t cache_entries;	/* entries held */
+};
+
+/*
+ * proxy_stats_pin() - account one pin batch that took @us microseconds
+ * (upstream answer parsed -> kernel acknowledgement).
+ */
+void proxy_stats_pin(struct proxy_stats *st, uint64_t us);
+
+/*
+ * proxy_stats_quantile() - the @q quantile (0 < q <= 1) of the pin
+ * latency histogram in microseconds (bucket upper bound; pin_max_us for
+ * the overflow bucket); 0 if empty.
+ */
+uint64_t proxy_stats_quantile(const struct proxy_stats *st, double q);
+
+/* proxy_get_stats() - borrowed until the next event loop iteration. */
+const struct proxy_stats *proxy_get_stats(struct proxy *p);
+
+/*
+ * proxy_sandbox_reset() - forget the pins tracked for @sandbox: call it
+ * whenever its sets are (re)created or deleted, so a later answer pins
+ * again instead of trusting elements that are gone.  NULL-safe.
+ */
+void proxy_sandbox_reset(struct proxy *p, const char *sandbox);
 
 /*
  * proxy_new() - bind the listeners and set up the c-ares channel on @base.

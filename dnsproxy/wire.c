@@ -474,6 +474,81 @@ static void min_ttl(struct wire_answer *ret, uint32_t ttl, bool *any)
 	*any = true;
 }
 
+/*
+ * add_addr() - store @a in @out unless it is there already (then keep the
+ * smaller TTL: the pin must not outlast the shortest record).
+ * Return: 0; -ENOBUFS.
+ */
+static int add_addr(struct wire_addr *out, size_t max, struct wire_answer *ret,
+		    const struct wire_addr *a)
+{
+	for (size_t k = 0; k < ret->n_addrs; k++) {
+		if (addr_equal(&out[k].addr, &a->addr)) {
+			if (a->ttl_s < out[k].ttl_s)
+				out[k].ttl_s = a->ttl_s;
+			return 0;
+		}
+	}
+	if (ret->n_addrs >= max)
+		return -ENOBUFS;
+	out[ret->n_addrs++] = *a;
+	return 0;
+}
+
+#define SVC_KEY_IPV4HINT 4	/* RFC 9460 14.3.2 */
+#define SVC_KEY_IPV6HINT 6
+
+/*
+ * svcb_hints() - the ipv4hint/ipv6hint addresses of one SVCB/HTTPS RR
+ * (RFC 9460 2.2, 7.3): SvcPriority, TargetName, then key/length/value
+ * SvcParams that must fill the RDATA exactly; a hint list is a non-empty
+ * multiple of the address size.  Return: 0; -EBADMSG; -ENOBUFS.
+ */
+static int svcb_hints(const uint8_t *buf, const struct rr *rr, struct wire_addr *out,
+		      size_t max, struct wire_answer *ret)
+{
+	size_t end = rr->rdata_off + rr->rdlen, pos = rr->rdata_off + 2;
+	int r;
+
+	if (rr->rdlen < 3)
+		return -EBADMSG;
+	/* TargetName: bounded by the RDATA. */
+	if (name_read(buf, end, &pos, NULL) < 0)
+		return -EBADMSG;
+	while (pos < end) {
+		uint16_t key, vlen;
+		size_t alen;
+
+		if (end - pos < 4)
+			return -EBADMSG;
+		key = get16(buf + pos);
+		vlen = get16(buf + pos + 2);
+		pos += 4;
+		if (end - pos < vlen)
+			return -EBADMSG;
+		if (key == SVC_KEY_IPV4HINT || key == SVC_KEY_IPV6HINT) {
+			alen = key == SVC_KEY_IPV4HINT ? 4 : 16;
+			if (vlen == 0 || vlen % alen)
+				return -EBADMSG;
+			for (size_t i = 0; i < vlen; i += alen) {
+				struct wire_addr a;
+
+				memset(&a, 0, sizeof(a));
+				a.addr.family = alen == 4 ? AF_INET : AF_INET6;
+				memcpy(a.addr.a, buf + pos + i, alen);
+				a.ttl_s = ttl_sane(rr->ttl);
+				a.hint = true;
+				r = add_addr(out, max, ret, &a);
+				if (r < 0)
+					return r;
+				ret->n_hints++;
+			}
+		}
+		pos += vlen;
+	}
+	return 0;
+}
+
 int wire_walk_answer(const uint8_t *buf, size_t len, const struct wire_query *q,
 		     struct wire_addr *out, size_t max, struct wire_answer *ret)
 {
@@ -529,20 +604,21 @@ int wire_walk_answer(const uint8_t *buf, size_t len, const struct wire_query *q,
 	for (unsigned int i = 0; i < (unsigned int)m.ancount + m.nscount + m.arcount; i++) {
 		struct wire_addr a;
 		struct wname owner;
-		bool on_chain = false, dup = false;
+		bool on_chain = false, svc;
 		size_t alen, p;
 		struct rr rr;
 
 		if (rr_next(buf, len, &off, &rr) < 0)
 			return -EBADMSG;
-		if (rr.type != WIRE_TYPE_A && rr.type != WIRE_TYPE_AAAA)
+		svc = rr.type == WIRE_TYPE_SVCB || rr.type == WIRE_TYPE_HTTPS;
+		if (rr.type != WIRE_TYPE_A && rr.type != WIRE_TYPE_AAAA && !svc)
 			continue;
 		if (rr.class != WIRE_CLASS_IN) {
 			ret->n_dropped++;
 			continue;
 		}
 		alen = rr.type == WIRE_TYPE_A ? 4 : 16;
-		if (rr.rdlen != alen)
+		if (!svc && rr.rdlen != alen)
 			return -EBADMSG;
 		if (i >= m.ancount) {	/* authority / additional: never pinned */
 			ret->n_dropped++;
@@ -557,23 +633,24 @@ int wire_walk_answer(const uint8_t *buf, size_t len, const struct wire_query *q,
 			ret->n_dropped++;
 			continue;
 		}
+		if (svc) {
+			/* The hints are addresses the client may connect to
+			 * without another lookup: pinned like A/AAAA of the
+			 * same owner (RFC 9460 7.3), or not handed out at all. */
+			min_ttl(ret, ttl_sane(rr.ttl), &any_ttl);
+			r = svcb_hints(buf, &rr, out, max, ret);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		memset(&a, 0, sizeof(a));
 		a.addr.family = rr.type == WIRE_TYPE_A ? AF_INET : AF_INET6;
 		memcpy(a.addr.a, buf + rr.rdata_off, alen);
 		a.ttl_s = ttl_sane(rr.ttl);
 		min_ttl(ret, a.ttl_s, &any_ttl);
-		for (size_t k = 0; k < ret->n_addrs && !dup; k++) {
-			if (addr_equal(&out[k].addr, &a.addr)) {
-				if (a.ttl_s < out[k].ttl_s)
-					out[k].ttl_s = a.ttl_s;
-				dup = true;
-			}
-		}
-		if (dup)
-			continue;
-		if (ret->n_addrs >= max)
-			return -ENOBUFS;
-		out[ret->n_addrs++] = a;
+		r = add_addr(out, max, ret, &a);
+		if (r < 0)
+			return r;
 	}
 	if (off != len)
 		return -EBADMSG;
@@ -605,4 +682,89 @@ int wire_cap_ttls(uint8_t *buf, size_t len, uint32_t max_ttl_s)
 	if (off != len)
 		return -EBADMSG;
 	return 0;
+}
+
+int wire_cache_ttl(const uint8_t *buf, size_t len, uint32_t max_neg_s, uint32_t *ttl_s)
+{
+	uint32_t min_ttl = UINT32_MAX, soa_ttl = 0;
+	bool have_soa = false, negative;
+	uint8_t rcode;
+	struct msg m;
+	size_t off;
+
+	if (msg_open(buf, len, &m) < 0)
+		return -EBADMSG;
+	if (!(m.flags & 0x8000) || (m.flags & 0x0200))	/* not a response, or TC=1 */
+		return -ENOENT;
+	rcode = m.flags & 0x000f;
+	if (rcode != WIRE_RCODE_NOERROR && rcode != WIRE_RCODE_NXDOMAIN)
+		return -ENOENT;
+	negative = rcode == WIRE_RCODE_NXDOMAIN || m.ancount == 0;
+	off = m.answer_off;
+	for (unsigned int i = 0; i < (unsigned int)m.ancount + m.nscount + m.arcount; i++) {
+		struct rr rr;
+		uint32_t ttl;
+
+		if (rr_next(buf, len, &off, &rr) < 0)
+			return -EBADMSG;
+		if (rr.type == WIRE_TYPE_OPT)	/* its "TTL" is EDNS flags */
+			continue;
+		ttl = ttl_sane(rr.ttl);
+		if (ttl < min_ttl)
+			min_ttl = ttl;
+		/* RFC 2308 5: a negative answer lives min(SOA TTL, SOA MINIMUM);
+		 * MINIMUM is the last 32 bits of the SOA RDATA (RFC 1035 3.3.13). */
+		if (rr.type == WIRE_TYPE_SOA && i >= m.ancount && i < (unsigned int)m.ancount +
+		    m.nscount && rr.rdlen >= 22 && !have_soa) {
+			uint32_t minimum = ttl_sane(get32(buf + rr.rdata_off + rr.rdlen - 4));
+
+			soa_ttl = ttl < minimum ? ttl : minimum;
+			have_soa = true;
+		}
+	}
+	if (off != len)
+		return -EBADMSG;
+	if (negative) {
+		if (!have_soa)
+			return -ENOENT;	/* RFC 2308 5: no SOA, no negative caching */
+		if (soa_ttl < min_ttl)
+			min_ttl = soa_ttl;
+		if (min_ttl > max_neg_s)
+			min_ttl = max_neg_s;
+	}
+	*ttl_s = min_ttl == UINT32_MAX ? 0 : min_ttl;
+	return 0;
+}
+
+int wire_age_ttls(uint8_t *buf, size_t len, uint32_t age_s)
+{
+	struct msg m;
+	size_t off;
+
+	if (msg_open(buf, len, &m) < 0)
+		return -EBADMSG;
+	off = m.answer_off;
+	for (unsigned int i = 0; i < (unsigned int)m.ancount + m.nscount + m.arcount; i++) {
+		struct rr rr;
+		uint32_t ttl;
+
+		if (rr_next(buf, len, &off, &rr) < 0)
+			return -EBADMSG;
+		if (rr.type == WIRE_TYPE_OPT)
+			continue;
+		ttl = ttl_sane(rr.ttl);
+		put32(buf + rr.ttl_off, ttl > age_s ? ttl - age_s : 0);
+	}
+	if (off != len)
+		return -EBADMSG;
+	return 0;
+}
+
+int wire_question_end(const uint8_t *buf, size_t len)
+{
+	struct msg m;
+
+	if (msg_open(buf, len, &m) < 0)
+		return -EBADMSG;
+	return (int)m.answer_off;
 }

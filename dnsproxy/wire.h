@@ -85,6 +85,7 @@ int wire_build_response(const uint8_t *query, size_t qlen, const struct wire_que
 struct wire_addr {
 	struct addr addr;
 	uint32_t ttl_s;		/* the RR's TTL as received */
+	bool hint;		/* from an SVCB/HTTPS ipv4hint/ipv6hint (RFC 9460) */
 };
 
 struct wire_answer {
@@ -94,6 +95,7 @@ struct wire_answer {
 	unsigned int chain_len;	/* CNAME/DNAME hops followed from the qname */
 	size_t n_addrs;		/* addresses stored in the caller's array */
 	size_t n_dropped;	/* address RRs ignored: off-chain owner, other sections */
+	size_t n_hints;		/* addresses taken from SVCB/HTTPS hints (in n_addrs) */
 	uint32_t min_ttl_s;	/* smallest TTL among answer-section RRs used */
 };
 
@@ -104,7 +106,10 @@ struct wire_answer {
  * that @buf is a response whose question equals @q's (case-insensitive),
  * then follows the CNAME chain from the qname through the answer section
  * (records in any order, at most WIRE_CHAIN_MAX hops) and collects every A
- * and AAAA RR of class IN whose owner is on that chain.  Records in the
+ * and AAAA RR of class IN whose owner is on that chain, and the ipv4hint/
+ * ipv6hint addresses of SVCB/HTTPS RRs owned by a chain name (RFC 9460:
+ * a client may connect to them directly, so they are pinned under the same
+ * rules; malformed SvcParams -> -EBADMSG).  Records in the
  * authority/additional sections, or owned by other names, are never
  * collected (counted in n_dropped).
  * @out/@max: addresses; Return: 0 (@ret filled); -EBADMSG (malformed,
@@ -123,5 +128,30 @@ int wire_cap_ttls(uint8_t *buf, size_t len, uint32_t max_ttl_s);
 
 /* wire_set_id() - store @id (host order) as the message ID of @buf (>= 2 bytes). */
 void wire_set_id(uint8_t *buf, uint16_t id);
+
+/*
+ * wire_cache_ttl() - how long a response may be served from a cache, in
+ * seconds: the smallest TTL of every RR in all sections (OPT excluded,
+ * RFC 2181 8 for the top bit).  Negative answers (NXDOMAIN, or NOERROR
+ * with an empty answer section) are cached only with an SOA in the
+ * authority section, for min(SOA TTL, SOA MINIMUM) and at most
+ * @max_neg_s (RFC 2308 3, 5).  Truncated responses (TC=1) and rcodes
+ * other than NOERROR/NXDOMAIN are not cacheable.
+ * Return: 0 (@ttl_s filled, may be 0); -ENOENT (not cacheable); -EBADMSG.
+ */
+int wire_cache_ttl(const uint8_t *buf, size_t len, uint32_t max_neg_s, uint32_t *ttl_s);
+
+/*
+ * wire_age_ttls() - subtract @age_s from every RR TTL (OPT excluded), in
+ * place, floor 0: what a cache hands out @age_s seconds after it stored
+ * the response (RFC 1035 4.1.3 TTL is relative).  Return: 0; -EBADMSG.
+ */
+int wire_age_ttls(uint8_t *buf, size_t len, uint32_t age_s);
+
+/*
+ * wire_question_end() - offset just past the question section of @buf
+ * (header + QDCOUNT questions).  Return: the offset; -EBADMSG.
+ */
+int wire_question_end(const uint8_t *buf, size_t len);
 
 #endif

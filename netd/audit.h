@@ -31,6 +31,24 @@ void audit_close(struct audit *a);
  */
 int audit_write(struct audit *a, const char *event, json_t *obj);
 
+/*
+ * audit_set_rotation() - rotate when a record would take the file past
+ * @rotate_bytes (0 = never): path -> path.1 -> ... -> path.@keep (the
+ * oldest is deleted), then a new path.  @keep is clamped to 1..1000.
+ * Rotation happens between records, never inside one.  No-op for stdout.
+ */
+void audit_set_rotation(struct audit *a, uint64_t rotate_bytes, uint32_t keep);
+
+/*
+ * audit_reopen() - close and reopen the file by its path (SIGHUP, after
+ * logrotate moved it away).  Failure is logged once and the writer keeps
+ * retrying on later writes.  Return: 0; -errno.  No-op for stdout.
+ */
+int audit_reopen(struct audit *a);
+
+/* audit_rotations() - size-based rotations done since open. */
+uint64_t audit_rotations(const struct audit *a);
+
 /* audit_dropped() - records that could not be written since open. */
 uint64_t audit_dropped(const struct audit *a);
 

@@ -18,6 +18,7 @@
 #include "netd/daemon.h"
 #include "netd/nsexec.h"
 #include "netd/policy.h"
+#include "netd/cli_audit.h"
 
 #define DEFAULT_SOCKET "/run/netd/netd.sock"
 
@@ -33,7 +34,10 @@ static const char usage_text[] =
 	"  policy check FILE...                    validate policy files (no daemon needed)\n"
 	"  policy list [--json]\n"
 	"  policy show NAME\n"
+	"  policy reload                           re-read policy_dir (all or nothing)\n"
 	"  status\n"
+	"  audit [--file PATH] [-f] [--sandbox S] [--event E] [--domain D] [--since T] [--until T]\n"
+	"        [--json] [--summary]            read the audit log (no daemon needed)\n"
 	"\n"
 	"The control socket is --socket, else $NETD_SOCKET, else " DEFAULT_SOCKET ".\n";
 
@@ -280,6 +284,23 @@ static int cmd_policy(int argc, char **argv)
 		json_decref(reply);
 		return 0;
 	}
+	if (strcmp(sub, "reload") == 0 && argc == 2) {
+		json_t *reply = api("POST", "/v1/policies/reload", NULL, NULL), *c;
+		size_t i;
+
+		if (!reply)
+			return 1;
+		if (json_array_size(json_object_get(reply, "changed")) == 0)
+			printf("policies reloaded; no sandbox changed\n");
+		json_array_foreach(json_object_get(reply, "changed"), i, c) {
+			char *j = json_dumps(c, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+			printf("%s\n", j ? j : "?");
+			free(j);
+		}
+		json_decref(reply);
+		return 0;
+	}
 	if (strcmp(sub, "show") == 0 && argc == 3) {
 		char path[512];
 		json_t *reply;
@@ -341,6 +362,8 @@ int cli_main(int argc, char **argv)
 	if (i >= argc)
 		return usage();
 	socket_path = explicit_socket ? explicit_socket : getenv("NETD_SOCKET");
+	if (strcmp(argv[i], "audit") == 0)
+		return cli_audit(argc - i, argv + i);
 	if (strcmp(argv[i], "run") == 0) {
 		/* `run` takes the socket from its config unless given explicitly. */
 		socket_path = explicit_socket ? explicit_socket : getenv("NETD_SOCKET");

@@ -16,6 +16,7 @@
 
 #include "common/log.h"
 #include "common/yamlx.h"
+#include "dnsproxy/cache.h"
 
 #define DEF_SOCKET     "/run/netd/netd.sock"
 #define DEF_STATE_DIR  "/var/lib/netd"
@@ -71,10 +72,15 @@ int config_init(struct config *c)
 	prefix_parse(DEF_POOL6, &c->pool6);
 	c->pool6_enabled = true;
 	c->dns_port = 5300;
+	c->dns_cache_size = CACHE_DEFAULT_ENTRIES;
 	c->min_ttl_s = 5;
 	c->max_ttl_s = 3600;
+	c->reload_cut_removed = true;
 	c->deny_rcode = 3;	/* NXDOMAIN, RFC 1035 4.1.1 */
 	c->log_level = LOG_LVL_INFO;
+	c->audit_rotate_bytes = 100u << 20;
+	c->audit_keep = 5;
+	c->conn_update_interval_s = 60;
 	return 0;
 }
 
@@ -282,8 +288,13 @@ static int parse_pool(struct ctx *cx, const struct yamlx_node *n, struct config 
 static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *c,
 		     const struct yamlx_node **ttl_node)
 {
-	static const char *const names[] = { "port", "min_ttl", "max_ttl", "deny_rcode" };
-	const struct yamlx_node *v[4];
+	static const char *const names[] = { "port", "min_ttl", "max_ttl", "deny_rcode", "qps",
+					     "burst", "max_outstanding", "max_pins",
+					     "max_pins_per_name", "cache_size" };
+	uint32_t *limits[] = { &c->dns_qps, &c->dns_burst, &c->dns_max_outstanding,
+			       &c->dns_max_pins, &c->dns_max_pins_per_name };
+	static const unsigned long limit_max[] = { 1000000, 1000000, 4096, 1000000, 128 };
+	const struct yamlx_node *v[10];
 	unsigned long x;
 	char q[300];
 	int r;
@@ -293,14 +304,32 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "dns: expected a mapping, got %s (e.g. dns: { port: 5300 })",
 			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "dns", names, 4, NULL, v);
+	r = yamlx_fields(n, cx->file, cx->err, "dns", names, 10, NULL, v);
 	if (r < 0)
 		return r;
+	for (size_t i = 4; i < 9; i++) {
+		char key[32];
+
+		if (!v[i])
+			continue;
+		snprintf(key, sizeof(key), "dns.%s", names[i]);
+		r = get_uint(cx, v[i], key, 1, limit_max[i - 4], &x);
+		if (r < 0)
+			return r;
+		*limits[i - 4] = (uint32_t)x;
+	}
 	if (v[0]) {
 		r = get_uint(cx, v[0], "dns.port", 1, 65535, &x);
 		if (r < 0)
 			return r;
 		c->dns_port = (uint16_t)x;
+	}
+	/* The answer cache: entries, 0 turns it off (dnsproxy/cache.h). */
+	if (v[9]) {
+		r = get_uint(cx, v[9], "dns.cache_size", 0, CACHE_MAX_ENTRIES, &x);
+		if (r < 0)
+			return r;
+		c->dns_cache_size = (uint32_t)x;
 	}
 	/* min_ttl >= 1: a zero timeout would make an nf_tables set element permanent. */
 	if (v[1]) {
@@ -384,20 +413,93 @@ static int parse_log_level(struct ctx *cx, const struct yamlx_node *n, struct co
 		    yamlx_quote(n->str, n->len, q, sizeof(q)));
 }
 
+/* audit: { rotate_size: BYTES (0 = never), keep: N, conn_update_interval: SECONDS (0 = none) } */
+static int parse_audit(struct ctx *cx, const struct yamlx_node *n, struct config *c)
+{
+	static const char *const names[] = { "rotate_size", "keep", "conn_update_interval",
+					     "conntrack_rcvbuf" };
+	const struct yamlx_node *v[4];
+	unsigned long x;
+	int r;
+
+	if (yamlx_is_null(n))
+		return 0;
+	if (n->type != YAMLX_MAP)
+		return FAIL(cx, n, "audit: expected a mapping, got %s (e.g. audit: { keep: 5 })",
+			    yamlx_kind(n));
+	r = yamlx_fields(n, cx->file, cx->err, "audit", names, 4, NULL, v);
+	if (r < 0)
+		return r;
+	if (v[0]) {
+		r = get_uint(cx, v[0], "audit.rotate_size", 0, 1ul << 40, &x);
+		if (r < 0)
+			return r;
+		c->audit_rotate_bytes = x;
+	}
+	if (v[1]) {
+		r = get_uint(cx, v[1], "audit.keep", 1, 1000, &x);
+		if (r < 0)
+			return r;
+		c->audit_keep = (uint32_t)x;
+	}
+	if (v[2]) {
+		r = get_uint(cx, v[2], "audit.conn_update_interval", 0, 86400, &x);
+		if (r < 0)
+			return r;
+		c->conn_update_interval_s = (uint32_t)x;
+	}
+	if (v[3]) {
+		/* The kernel's floor is ~2 KiB; tests shrink it to provoke ENOBUFS. */
+		r = get_uint(cx, v[3], "audit.conntrack_rcvbuf", 4096, 1ul << 30, &x);
+		if (r < 0)
+			return r;
+		c->conntrack_rcvbuf_bytes = (uint32_t)x;
+	}
+	return 0;
+}
+
+/* reload: { cut_removed: true|false } */
+static int parse_reload(struct ctx *cx, const struct yamlx_node *n, struct config *c)
+{
+	static const char *const names[] = { "cut_removed" };
+	const struct yamlx_node *v[1];
+	char q[64];
+	int r;
+
+	if (yamlx_is_null(n))
+		return 0;
+	if (n->type != YAMLX_MAP)
+		return FAIL(cx, n, "reload: expected a mapping, got %s (e.g. reload: { cut_removed: false })",
+			    yamlx_kind(n));
+	r = yamlx_fields(n, cx->file, cx->err, "reload", names, 1, NULL, v);
+	if (r < 0)
+		return r;
+	if (v[0]) {
+		if (yamlx_is_str(v[0]) && v[0]->len == 4 && memcmp(v[0]->str, "true", 4) == 0)
+			c->reload_cut_removed = true;
+		else if (yamlx_is_str(v[0]) && v[0]->len == 5 && memcmp(v[0]->str, "false", 5) == 0)
+			c->reload_cut_removed = false;
+		else
+			return FAIL(cx, v[0], "reload.cut_removed: expected true or false, got '%s'",
+				    yamlx_quote(v[0]->str, v[0]->len, q, sizeof(q)));
+	}
+	return 0;
+}
+
 static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct config *c)
 {
 	static const char *const names[] = {
 		"socket", "state_dir", "policy_dir", "audit_log", "upstream",
-		"egress_interface", "pool", "dns", "log_level",
+		"egress_interface", "pool", "dns", "log_level", "audit", "reload",
 	};
-	const struct yamlx_node *v[9], *ttl_node = NULL;
+	const struct yamlx_node *v[11], *ttl_node = NULL;
 	int r = 0;
 
 	if (!root || yamlx_is_null(root))
 		return 0;	/* an empty file: every default stands */
 	if (root->type != YAMLX_MAP)
 		return FAIL(cx, root, "config: expected a mapping, got %s", yamlx_kind(root));
-	r = yamlx_fields(root, cx->file, cx->err, "config", names, 9, NULL, v);
+	r = yamlx_fields(root, cx->file, cx->err, "config", names, 11, NULL, v);
 	if (r < 0)
 		return r;
 	if (v[0] && (r = get_path(cx, v[0], "socket", sizeof(((struct sockaddr_un *)0)->sun_path),
@@ -418,6 +520,10 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct confi
 	if (v[7] && (r = parse_dns(cx, v[7], c, &ttl_node)) < 0)
 		return r;
 	if (v[8] && (r = parse_log_level(cx, v[8], c)) < 0)
+		return r;
+	if (v[9] && (r = parse_audit(cx, v[9], c)) < 0)
+		return r;
+	if (v[10] && (r = parse_reload(cx, v[10], c)) < 0)
 		return r;
 	if (c->min_ttl_s > c->max_ttl_s) {
 		const struct yamlx_node *at = ttl_node ? ttl_node : root;

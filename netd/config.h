@@ -9,8 +9,11 @@
  *   upstream: [192.0.2.53, "2001:db8::53"]   # default: /etc/resolv.conf nameservers
  *   egress_interface: eth0                   # default: the default route's interface
  *   pool: { ipv4: 10.87.0.0/16, ipv6: "fd00:87::/48" }   # ipv6: "" disables IPv6
- *   dns: { port: 5300, min_ttl: 5, max_ttl: 3600, deny_rcode: nxdomain }
+ *   dns: { port: 5300, min_ttl: 5, max_ttl: 3600, deny_rcode: nxdomain,
+ *          qps: 1000, burst: 2000, max_outstanding: 256, max_pins: 16384,
+ *          max_pins_per_name: 64, cache_size: 10000 }
  *   log_level: info
+ *   audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 }
  */
 #ifndef NETD_CONFIG_H
 #define NETD_CONFIG_H
@@ -45,7 +48,22 @@ struct config {
 	uint32_t min_ttl_s;	/* pins last at least this long (seconds) */
 	uint32_t max_ttl_s;	/* ... and at most this long */
 	uint8_t deny_rcode;	/* 3 = NXDOMAIN (default) or 5 = REFUSED */
+	/* DNS abuse limits (dns: section); 0 = the proxy's default. */
+	uint32_t dns_qps;	/* queries/s per sandbox address (token bucket) */
+	uint32_t dns_burst;	/* ... bucket depth */
+	uint32_t dns_max_outstanding;	/* upstream queries in flight per sandbox address */
+	uint32_t dns_max_pins;	/* live pins per sandbox */
+	uint32_t dns_max_pins_per_name;	/* addresses one answer may pin */
+	uint32_t dns_cache_size;	/* answer cache entries; 0 = no cache */
 	int log_level;		/* enum log_level */
+	/* audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 } */
+	uint64_t audit_rotate_bytes;	/* rotate the audit log at this size; 0 = never */
+	uint32_t audit_keep;		/* rotated files kept (audit.jsonl.1 .. .N) */
+	uint32_t conn_update_interval_s;	/* conn_update lines for longer connections; 0 = none */
+	uint32_t conntrack_rcvbuf_bytes;	/* audit.conntrack_rcvbuf: conntrack event socket
+						 * receive buffer; 0 = acct's default (8 MiB) */
+	/* reload: { cut_removed: true } - a reload that removes a name also cuts live connections to it */
+	bool reload_cut_removed;
 };
 
 /* config_init() - fill @c with the defaults (documented in README.md). */

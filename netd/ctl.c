@@ -187,6 +187,28 @@ out:
 	json_decref(obj);
 }
 
+/* GET /v1/metrics: Prometheus text exposition format 0.0.4. */
+static void reply_metrics(struct ctl *c, struct evhttp_request *req)
+{
+	struct evbuffer *buf = evbuffer_new();
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (f) {
+		daemon_metrics(c->d, f);
+		fclose(f);
+	}
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+			  "text/plain; version=0.0.4");
+	if (buf && text)
+		evbuffer_add(buf, text, len);
+	evhttp_send_reply(req, f && buf ? 200 : 500, NULL, buf);
+	if (buf)
+		evbuffer_free(buf);
+	free(text);
+}
+
 static void handle(struct evhttp_request *req, void *arg)
 {
 	struct ctl *c = arg;
@@ -203,6 +225,11 @@ static void handle(struct evhttp_request *req, void *arg)
 	if (strcmp(path, "/v1/status") == 0) {
 		if (cmd == EVHTTP_REQ_GET)
 			reply_json(req, 200, daemon_status_json(c->d));
+		else
+			reply_error(req, 405, "use GET on %s", path);
+	} else if (strcmp(path, "/v1/metrics") == 0) {
+		if (cmd == EVHTTP_REQ_GET)
+			reply_metrics(c, req);
 		else
 			reply_error(req, 405, "use GET on %s", path);
 	} else if (strcmp(path, "/v1/sandboxes") == 0) {
@@ -243,6 +270,17 @@ static void handle(struct evhttp_request *req, void *arg)
 						       daemon_policies_json(c->d)));
 		else
 			reply_error(req, 405, "use GET on /v1/policies");
+	} else if (strcmp(path, "/v1/policies/reload") == 0 && cmd == EVHTTP_REQ_POST) {
+		/* Validated whole first: a bad file is a 400 with FILE:LINE:COL, nothing changes. */
+		char msg[1200];
+		json_t *report = NULL;
+		int r = daemon_policy_reload(c->d, &report, msg, sizeof(msg));
+
+		if (r < 0)
+			reply_error(req, r == -EINVAL || r == -EEXIST || r == -E2BIG || r == -ENOENT ?
+					 400 : 500, "%s", msg);
+		else
+			reply_json(req, 200, json_pack("{s:o}", "changed", report));
 	} else if (strncmp(path, "/v1/policies/", 13) == 0 && path[13] &&
 		   !strchr(path + 13, '/')) {
 		json_t *p = daemon_policy_json(c->d, path + 13);

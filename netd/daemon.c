@@ -14,10 +14,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,8 +37,12 @@
 #include "netd/audit.h"
 #include "netd/config.h"
 #include "netd/ctl.h"
+#include "netd/ctcut.h"
 #include "netd/fw.h"
 #include "netd/link.h"
+#include "netd/pinsrc.h"
+#include "netd/acct.h"
+#include "netd/trail.h"
 
 #define DAEMON_MAX_POLICIES 1024
 #define DAEMON_MAX_INTERNAL 256
@@ -47,6 +55,7 @@ struct daemon {
 	struct proxy *proxy;
 	struct audit *audit;
 	struct ctl *ctl;
+	struct trail *trail;	/* conn/deny records (issue: accounting) */
 	struct sandbox_table *sandboxes;
 	struct policy *policies[DAEMON_MAX_POLICIES];
 	size_t n_policies;
@@ -54,9 +63,20 @@ struct daemon {
 	size_t n_internal;
 	char egress_ifname[16];
 	int lock_fd;
+	int netns_lock_fd;	/* abstract unix socket: one netd per netns */
 	time_t started;
 	uint64_t dns_allowed, dns_denied, dns_failed;
+	struct pinsrc *pinsrc;	/* pin -> qnames, for reloads (netd/pinsrc.h) */
+	uint64_t reloads, reloads_rejected;
 };
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
 
 static const struct policy *policy_by_name(const struct daemon *d, const char *name)
 {
@@ -64,6 +84,11 @@ static const struct policy *policy_by_name(const struct daemon *d, const char *n
 		if (strcmp(d->policies[i]->name, name) == 0)
 			return d->policies[i];
 	return NULL;
+}
+
+static const struct policy *trail_policy(void *ctx, const char *name)
+{
+	return policy_by_name(ctx, name);
 }
 
 /* ---- policies ------------------------------------------------------------ */
@@ -81,11 +106,27 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Log a policy loading error and keep its text in @buf (if non-NULL). */
+__attribute__((format(printf, 3, 4)))
+static void policies_err(char *buf, size_t sz, const char *fmt, ...)
+{
+	char local[1200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(local, sizeof(local), fmt, ap);
+	va_end(ap);
+	log_err("%s", local);
+	if (buf && sz)
+		snprintf(buf, sz, "%s", local);
+}
+
 /*
  * Load every .yaml/.yml file in @dir into @out; all or nothing.  Errors are
- * logged with file:line:col.
+ * logged with file:line:col, and the first one kept in @ebuf (may be NULL).
  */
-static int load_policies(const char *dir, struct policy **out, size_t *n_out)
+static int load_policies(const char *dir, struct policy **out, size_t *n_out, char *ebuf,
+			 size_t esz)
 {
 	char *names[DAEMON_MAX_POLICIES];
 	size_t n_names = 0, n = 0;
@@ -95,14 +136,14 @@ static int load_policies(const char *dir, struct policy **out, size_t *n_out)
 
 	if (!dh) {
 		r = -errno;
-		log_err("cannot read policy_dir %s: %s", dir, strerror(-r));
+		policies_err(ebuf, esz, "cannot read policy_dir %s: %s", dir, strerror(-r));
 		return r;
 	}
 	while ((e = readdir(dh))) {
 		if (!yaml_file(e->d_name))
 			continue;
 		if (n_names == DAEMON_MAX_POLICIES) {
-			log_err("%s: more than %d policy files", dir, DAEMON_MAX_POLICIES);
+			policies_err(ebuf, esz, "%s: more than %d policy files", dir, DAEMON_MAX_POLICIES);
 			r = -E2BIG;
 			break;
 		}
@@ -123,12 +164,12 @@ static int load_policies(const char *dir, struct policy **out, size_t *n_out)
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		r = policy_load_file(path, &p, &err);
 		if (r < 0) {
-			log_err("%s", diag_format(&err, msg, sizeof(msg)));
+			policies_err(ebuf, esz, "%s", diag_format(&err, msg, sizeof(msg)));
 			break;
 		}
 		for (size_t j = 0; j < n; j++) {
 			if (strcmp(out[j]->name, p->name) == 0) {
-				log_err("%s: policy name \"%s\" is also used by %s", path, p->name,
+				policies_err(ebuf, esz, "%s: policy name \"%s\" is also used by %s", path, p->name,
 					out[j]->file ? out[j]->file : "another file");
 				policy_free(p);
 				r = -EEXIST;
@@ -167,8 +208,9 @@ json_t *daemon_sandbox_json(struct daemon *d, const struct sandbox *sb)
 
 	gmtime_r(&sb->created, &tm);
 	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	(void)d;
-	return json_pack("{s:s, s:s, s:s, s:b, s:s, s:s, s:o, s:o, s:o, s:o, s:s, s:{s:I, s:I}}",
+	json_t *o;
+
+	o = json_pack("{s:s, s:s, s:s, s:b, s:s, s:s, s:o, s:o, s:o, s:o, s:s, s:{s:I, s:I}}",
 			 "name", sb->name, "policy", sb->policy, "netns", sb->netns_path,
 			 "netns_owned", sb->netns_owned, "host_ifname", sb->host_ifname,
 			 "ifname", sb->peer_ifname, "ipv4", json_addr(&sb->addr4),
@@ -176,6 +218,9 @@ json_t *daemon_sandbox_json(struct daemon *d, const struct sandbox *sb)
 			 "gateway6", json_addr(&sb->gw6), "created", created, "dns",
 			 "allowed", (json_int_t)sb->dns_allowed, "denied",
 			 (json_int_t)sb->dns_denied);
+	if (o && d->trail)
+		json_object_set_new(o, "traffic", trail_sandbox_json(d->trail, sb));
+	return o;
 }
 
 json_t *daemon_sandboxes_json(struct daemon *d)
@@ -253,13 +298,46 @@ json_t *daemon_policy_json(struct daemon *d, const char *name)
 
 json_t *daemon_status_json(struct daemon *d)
 {
-	return json_pack("{s:s, s:I, s:I, s:I, s:{s:I, s:I, s:I}, s:{s:I, s:I}}", "status", "ok",
+	json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:{s:I, s:I, s:I}, s:{s:I, s:I}}", "status", "ok",
 			 "uptime_s", (json_int_t)(time(NULL) - d->started), "sandboxes",
 			 (json_int_t)sandbox_count(d->sandboxes), "policies",
 			 (json_int_t)d->n_policies, "dns", "allowed", (json_int_t)d->dns_allowed,
 			 "denied", (json_int_t)d->dns_denied, "failed", (json_int_t)d->dns_failed,
 			 "audit", "written", (json_int_t)audit_written(d->audit), "dropped",
 			 (json_int_t)audit_dropped(d->audit));
+
+	if (o)	/* "audit" is a fresh object from json_pack above */
+		json_object_set_new(json_object_get(o, "audit"), "rotations",
+				    json_integer((json_int_t)audit_rotations(d->audit)));
+
+	if (o && d->trail)
+		json_object_set_new(o, "accounting", trail_stats_json(d->trail));
+	if (o && d->proxy) {
+		const struct proxy_stats *ps = proxy_get_stats(d->proxy);
+
+		json_object_set_new(o, "dns_proxy", json_pack(
+			"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"cache_hits", (json_int_t)ps->cache_hits,
+			"cache_misses", (json_int_t)ps->cache_misses,
+			"cache_entries", (json_int_t)ps->cache_entries,
+			"pins_sent", (json_int_t)ps->pins_sent,
+			"pins_skipped", (json_int_t)ps->pins_skipped,
+			"pins_tracked", (json_int_t)ps->pins_tracked,
+			"pin_p50_us", (json_int_t)proxy_stats_quantile(ps, 0.50),
+			"pin_p99_us", (json_int_t)proxy_stats_quantile(ps, 0.99),
+			"pin_max_us", (json_int_t)ps->pin_max_us,
+			"rate_limited", (json_int_t)ps->limit_qps,
+			"outstanding_limited", (json_int_t)ps->limit_outstanding,
+			"pin_limited", (json_int_t)ps->limit_pins,
+			"name_limited", (json_int_t)ps->limit_name,
+			"tunnel_suspect", (json_int_t)ps->tunnel_suspect));
+	}
+	return o;
+}
+
+void daemon_metrics(struct daemon *d, FILE *out)
+{
+	trail_metrics(d->trail, out);
 }
 
 /* ---- state dir ----------------------------------------------------------- */
@@ -280,9 +358,28 @@ static int write_file_atomic(const char *path, const char *data, size_t len)
 	close(fd);
 	if (r == 0 && rename(tmp, path) < 0)
 		r = -errno;
-	if (r < 0)
+	if (r < 0) {
 		unlink(tmp);
-	return r;
+		return r;
+	}
+	/* The rename itself must reach the disk before we report success. */
+	{
+		char dir[PATH_MAX];
+		char *slash;
+		int dfd;
+
+		snprintf(dir, sizeof(dir), "%s", path);
+		slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = '\0';
+			dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (dfd >= 0) {
+				fsync(dfd);
+				close(dfd);
+			}
+		}
+	}
+	return 0;
 }
 
 static void state_path(const struct daemon *d, const char *name, char *buf, size_t sz)
@@ -290,13 +387,45 @@ static void state_path(const struct daemon *d, const char *name, char *buf, size
 	snprintf(buf, sz, "%s/sandboxes/%s.json", d->cfg.state_dir, name);
 }
 
+static json_t *policy_json(const struct policy *p);
+
+/*
+ * A digest of @p's content (FNV-1a 64 of its canonical JSON), stored in the
+ * state file so that a restart can tell whether the policy changed while
+ * netd was down.  @buf >= 17 bytes.
+ */
+static const char *policy_digest(const struct policy *p, char *buf, size_t sz)
+{
+	json_t *j = p ? policy_json(p) : NULL;
+	char *text;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	if (j)
+		json_object_del(j, "file");	/* where it lives is not what it says */
+	text = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(j);
+	if (!text) {
+		snprintf(buf, sz, "%s", "");
+		return buf;
+	}
+	for (const char *c = text; *c; c++) {
+		h ^= (uint8_t)*c;
+		h *= 0x100000001b3ull;
+	}
+	free(text);
+	snprintf(buf, sz, "%016llx", (unsigned long long)h);
+	return buf;
+}
+
 static int state_save(struct daemon *d, const struct sandbox *sb)
 {
-	char path[PATH_MAX];
-	json_t *obj = json_pack("{s:s, s:s, s:s, s:b, s:s, s:i, s:I}", "name", sb->name, "policy",
-				sb->policy, "netns", sb->netns_path, "netns_owned",
+	char path[PATH_MAX], dig[24];
+	json_t *obj = json_pack("{s:s, s:s, s:s, s:b, s:s, s:i, s:I, s:s, s:b}", "name", sb->name,
+				"policy", sb->policy, "netns", sb->netns_path, "netns_owned",
 				sb->netns_owned, "ifname", sb->peer_ifname, "slot", (int)sb->slot,
-				"created", (json_int_t)sb->created);
+				"created", (json_int_t)sb->created, "policy_digest",
+				policy_digest(policy_by_name(d, sb->policy), dig, sizeof(dig)),
+				"ipv6", sb->addr6.family != 0);
 	char *text = obj ? json_dumps(obj, JSON_INDENT(2)) : NULL;
 	int r;
 
@@ -370,6 +499,7 @@ static void fw_view(const struct sandbox *sb, struct fw_sandbox *out)
 	out->host_ifname = sb->host_ifname;
 	out->addr4 = sb->addr4;
 	out->addr6 = sb->addr6;
+	out->ct_mark = ACCT_MARK(sb->slot);
 }
 
 static void audit_sandbox(struct daemon *d, const struct sandbox *sb, const char *action)
@@ -425,6 +555,7 @@ static int sandbox_build(struct daemon *d, struct sandbox *sb, const struct poli
 		snprintf(err, errsz, "nf_tables rejected the sandbox's rules: %s", strerror(-r));
 		goto fail_ns;
 	}
+	proxy_sandbox_reset(d->proxy, sb->name);	/* fresh, empty pin sets */
 	v.host_ifname = sb->host_ifname;
 	v.peer_ifname = sb->peer_ifname;
 	v.netns_fd = nsfd;
@@ -435,6 +566,29 @@ static int sandbox_build(struct daemon *d, struct sandbox *sb, const struct poli
 		v.peer6 = (struct prefix){ sb->addr6, 126 };
 	}
 	r = link_veth_setup(&v);
+	if (r == -EACCES && sb->addr6.family) {
+		/*
+		 * The netns has IPv6 disabled (Docker's --network none does
+		 * that): IPv4 only.  The rules are re-made without the IPv6
+		 * address first, so no sandbox_src6 element exists and every
+		 * IPv6 packet from the interface is dropped as spoofed.
+		 */
+		log_info("sandbox %s: IPv6 is disabled in %s; IPv4 only", sb->name,
+			 sb->netns_path);
+		fw_sandbox_del(d->fw, &fv);
+		memset(&sb->addr6, 0, sizeof(sb->addr6));
+		memset(&sb->gw6, 0, sizeof(sb->gw6));
+		memset(&v.host6, 0, sizeof(v.host6));
+		memset(&v.peer6, 0, sizeof(v.peer6));
+		fw_view(sb, &fv);
+		r = fw_sandbox_add(d->fw, &fv, pol);
+		if (r < 0) {
+			snprintf(err, errsz, "nf_tables rejected the sandbox's rules: %s",
+				 strerror(-r));
+			goto fail_ns;
+		}
+		r = link_veth_setup(&v);
+	}
 	if (r < 0) {
 		snprintf(err, errsz, "cannot set up interfaces %s/%s: %s", sb->host_ifname,
 			 sb->peer_ifname,
@@ -532,9 +686,11 @@ static void sandbox_teardown(struct daemon *d, const struct sandbox *sb)
 		log_warn("sandbox %s: cannot delete %s: %s", sb->name, sb->host_ifname,
 			 strerror(-r));
 	fw_view(sb, &fv);
-	r = fw_sandbox_del(d->fw, &fv);
+	/* At start-up (no fw yet) the reconcile batch drops the rules. */
+	r = d->fw ? fw_sandbox_del(d->fw, &fv) : 0;
 	if (r < 0)
 		log_warn("sandbox %s: cannot delete rules: %s", sb->name, strerror(-r));
+	proxy_sandbox_reset(d->proxy, sb->name);
 	if (sb->netns_owned) {
 		r = link_netns_delete(sb->name);
 		if (r < 0)
@@ -554,6 +710,8 @@ int daemon_sandbox_delete(struct daemon *d, const char *name)
 	sandbox_teardown(d, sb);
 	log_info("sandbox %s deleted", sb->name);
 	audit_sandbox(d, sb, "delete");
+	trail_sandbox_gone(d->trail, sb);
+	pinsrc_forget(d->pinsrc, sb->name);
 	sandbox_remove(d->sandboxes, sb);
 	return 0;
 }
@@ -564,40 +722,79 @@ struct sandbox *daemon_sandbox_find(struct daemon *d, const char *name)
 }
 
 /*
- * Re-adopt the sandboxes recorded in the state dir (after a restart): one
- * whose interface still exists gets its rules back; one whose interface or
- * netns is gone is cleaned up and logged.
+ * A policy that allows nothing, named @name: what a sandbox runs under when
+ * its policy file is gone (fail closed).  Added to the loaded set, marked
+ * by a NULL file and a description saying why.  Borrowed from @d.
  */
-static void state_restore(struct daemon *d)
+static struct policy *deny_all_new(const char *name)
 {
+	char text[256];
+	struct diag err = { 0 };
+	struct policy *p;
+
+	if (!policy_name_valid(name))
+		return NULL;
+	snprintf(text, sizeof(text),
+		 "name: %s\ndescription: \"deny all: its policy file is gone\"\negress: []\n", name);
+	if (policy_parse(text, strlen(text), NULL, &p, &err) < 0)
+		return NULL;
+	free(p->file);
+	p->file = NULL;
+	return p;
+}
+
+static const struct policy *policy_deny_all(struct daemon *d, const char *name)
+{
+	struct policy *p;
+
+	if (d->n_policies == DAEMON_MAX_POLICIES || !(p = deny_all_new(name)))
+		return NULL;
+	d->policies[d->n_policies++] = p;
+	return p;
+}
+
+/*
+ * Re-adopt the sandboxes recorded in the state dir (after a restart or a
+ * crash) and open nf_tables with them: fw_open_reconcile() keeps the
+ * kernel's table, pins and all, and fixes it up in ONE batch, so there is
+ * no moment at which a sandbox is without rules.  A sandbox whose interface
+ * vanished while netd was down (its netns was deleted) is cleaned up and
+ * logged; one whose policy file is gone runs under deny-all.
+ * Return: 0; -errno (fatal: nf_tables unusable).
+ */
+static int state_restore(struct daemon *d, const struct fw_config *fc)
+{
+	struct fw_reconcile_info info;
+	struct fw_restore *keep = NULL;
+	size_t n_keep = 0, cap_keep = 0;
 	char dir[PATH_MAX];
 	struct dirent *e;
 	DIR *dh;
+	int r;
 
 	snprintf(dir, sizeof(dir), "%s/sandboxes", d->cfg.state_dir);
 	dh = opendir(dir);
-	if (!dh)
-		return;
-	while ((e = readdir(dh))) {
-		const char *name, *policy, *netns, *ifname;
-		char path[PATH_MAX + 256];
+	while (dh && (e = readdir(dh))) {
+		const char *name, *policy, *netns, *ifname, *digest = NULL;
+		char path[PATH_MAX + 256], dig[24];
 		const struct policy *pol;
-		struct fw_sandbox fv;
 		struct sandbox *sb;
 		json_error_t jerr;
-		int owned = 0, slot = -1, r;
+		int owned = 0, slot = -1, ipv6 = 1;
 		json_int_t created = 0;
 		json_t *obj;
 		size_t n = strlen(e->d_name);
+		bool flush;
 
 		if (n < 6 || strcmp(e->d_name + n - 5, ".json") != 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		obj = json_load_file(path, 0, &jerr);
-		if (!obj || json_unpack_ex(obj, &jerr, 0, "{s:s, s:s, s:s, s:b, s:s, s:i, s?I}",
+		if (!obj || json_unpack_ex(obj, &jerr, 0, "{s:s, s:s, s:s, s:b, s:s, s:i, s?I, s?s, s?b}",
 					   "name", &name, "policy", &policy, "netns", &netns,
 					   "netns_owned", &owned, "ifname", &ifname, "slot", &slot,
-					   "created", &created) < 0) {
+					   "created", &created, "policy_digest", &digest,
+					   "ipv6", &ipv6) < 0) {
 			log_err("%s: unreadable sandbox state (%s); left in place", path, jerr.text);
 			json_decref(obj);
 			continue;
@@ -613,26 +810,343 @@ static void state_restore(struct daemon *d)
 		snprintf(sb->peer_ifname, sizeof(sb->peer_ifname), "%s", ifname);
 		sb->netns_owned = owned;
 		sb->created = (time_t)created;
-		json_decref(obj);
+		if (!ipv6) {	/* created IPv4 only (IPv6 disabled in its netns) */
+			memset(&sb->addr6, 0, sizeof(sb->addr6));
+			memset(&sb->gw6, 0, sizeof(sb->gw6));
+		}
 		pol = policy_by_name(d, sb->policy);
-		if (link_exists(sb->host_ifname) != 1 || !pol) {
-			log_warn("sandbox %s: %s; cleaning up", sb->name,
-				 pol ? "its interface is gone" : "its policy is gone");
+		flush = !digest || !pol ||
+			strcmp(digest, policy_digest(pol, dig, sizeof(dig))) != 0;
+		json_decref(obj);
+		if (link_exists(sb->host_ifname) != 1) {
+			log_warn("sandbox %s: its interface %s vanished while netd was down (netns %s gone?); cleaning up",
+				 sb->name, sb->host_ifname, sb->netns_path);
 			sandbox_teardown(d, sb);
+			audit_sandbox(d, sb, "vanished");
 			sandbox_release(d->sandboxes, sb);
 			continue;
 		}
-		fw_view(sb, &fv);
-		r = fw_sandbox_add(d->fw, &fv, pol);
-		if (r < 0) {
-			log_err("sandbox %s: cannot restore rules: %s; removing it", sb->name,
-				strerror(-r));
-			sandbox_teardown(d, sb);
+		if (!pol) {
+			pol = policy_deny_all(d, sb->policy);
+			log_warn("sandbox %s: policy %s is gone; it is denied all egress", sb->name,
+				 sb->policy);
+		}
+		if (!pol || (n_keep == cap_keep &&
+			     !(keep = reallocarray(keep, cap_keep = cap_keep ? 2 * cap_keep : 64,
+						   sizeof(*keep))))) {
+			log_err("sandbox %s: out of memory; left in place for the next start", sb->name);
 			sandbox_release(d->sandboxes, sb);
-			continue;
+			r = -ENOMEM;
+			goto out;
 		}
 		sandbox_insert(d->sandboxes, sb);
-		log_info("sandbox %s restored (policy %s)", sb->name, sb->policy);
+		fw_view(sb, &keep[n_keep].sb);
+		keep[n_keep].pol = pol;
+		keep[n_keep].flush_pins = flush;
+		n_keep++;
+	}
+	r = fw_open_reconcile(fc, keep, n_keep, &d->fw, &info);
+	if (r < 0) {
+		log_err("nf_tables: cannot set up table inet netd: %s", strerror(-r));
+		goto out;
+	}
+	if (info.replaced_because[0])
+		log_warn("nf_tables: the existing table could not be reconciled (%s); replaced it in one batch, pins dropped",
+			 info.replaced_because);
+	else if (info.n_stale)
+		log_warn("nf_tables: removed the rules of %zu sandbox(es) no longer in %s", info.n_stale,
+			 dir);
+	for (size_t i = 0; i < n_keep; i++) {
+		struct sandbox *sb = sandbox_find(d->sandboxes, keep[i].sb.name);
+
+		log_info("sandbox %s restored (policy %s%s)", keep[i].sb.name, keep[i].pol->name,
+			 !info.kept ? ", pins dropped: table replaced" :
+			 keep[i].flush_pins ? ", pins dropped: the policy changed while netd was down" :
+					      ", pins kept");
+		if (sb && keep[i].flush_pins && keep[i].pol->file)
+			state_save(d, sb);
+	}
+out:
+	if (dh)
+		closedir(dh);
+	free(keep);
+	return r;
+}
+
+
+/* ---- policy reload ------------------------------------------------------- */
+
+/* What @p allows, one string per (domain or cidr) x (protocol, ports), in @set. */
+static void policy_items(const struct policy *p, json_t *set)
+{
+	for (size_t i = 0; p && i < p->n_rules; i++) {
+		const struct policy_rule *r = &p->rules[i];
+		char ports[512] = "", item[700];
+		size_t n = 0;
+
+		for (size_t k = 0; k < r->n_ports && n < sizeof(ports) - 16; k++)
+			n += (size_t)snprintf(ports + n, sizeof(ports) - n,
+					      r->ports[k].lo == r->ports[k].hi ? "%s%u" : "%s%u-%u",
+					      k ? "," : "", r->ports[k].lo, r->ports[k].hi);
+		if (!r->n_ports)
+			snprintf(ports, sizeof(ports), "any");
+		for (size_t k = 0; k < r->n_domains; k++) {
+			snprintf(item, sizeof(item), "%s %s/%s", r->domains[k],
+				 r->proto == IPPROTO_UDP ? "udp" : "tcp", ports);
+			json_object_set_new(set, item, json_true());
+		}
+		for (size_t k = 0; k < r->n_cidrs; k++) {
+			char a[ADDR_STRLEN];
+
+			snprintf(item, sizeof(item), "%s/%u %s/%s",
+				 addr_format(&r->cidrs[k].addr, a, sizeof(a)), r->cidrs[k].plen,
+				 r->proto == IPPROTO_UDP ? "udp" : "tcp", ports);
+			json_object_set_new(set, item, json_true());
+		}
+	}
+}
+
+/* The keys of @a that are not in @b, as a sorted JSON array. */
+static json_t *items_minus(json_t *a, json_t *b)
+{
+	json_t *out = json_array(), *v;
+	const char *k;
+
+	json_object_foreach(a, k, v)
+		if (!json_object_get(b, k))
+			json_array_append_new(out, json_string(k));
+	return out;
+}
+
+struct reload_sb {
+	struct sandbox *sb;
+	const struct policy *pol;	/* the new one (in @newp) */
+	struct fw_sandbox fv;
+	struct fw_pin *keep;
+	struct pinsrc_cut *cut;
+	size_t n_keep, n_cut;
+	bool deny_all;
+	json_t *added, *removed;	/* policy items, for the report */
+};
+
+int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_t errsz)
+{
+	struct policy **newp = calloc(DAEMON_MAX_POLICIES, sizeof(*newp));
+	struct reload_sb *ch = NULL;
+	struct fw_update *up = NULL;
+	size_t n_new = 0, n_ch = 0, n_sb = sandbox_count(d->sandboxes);
+	size_t cap = pinsrc_count(d->pinsrc) + 1;
+	uint64_t now = mono_ms();
+	json_t *report = json_array();
+	struct sandbox *sb;
+	uint32_t cur = 0;
+	int r;
+
+	*ret_report = NULL;
+	err[0] = '\0';
+	if (!newp || !report) {
+		r = -ENOMEM;
+		snprintf(err, errsz, "out of memory");
+		goto out;
+	}
+	/* 1. Validate the whole new set aside; any error rejects all of it. */
+	r = load_policies(d->cfg.policy_dir, newp, &n_new, err, errsz);
+	if (r < 0) {
+		if (!err[0])
+			snprintf(err, errsz, "%s: %s", d->cfg.policy_dir, strerror(-r));
+		goto out;
+	}
+	ch = calloc(n_sb ? n_sb : 1, sizeof(*ch));
+	up = calloc(n_sb ? n_sb : 1, sizeof(*up));
+	if (!ch || !up) {
+		r = -ENOMEM;
+		snprintf(err, errsz, "out of memory");
+		goto out;
+	}
+	/* 2. Plan: which sandboxes change, which of their pins stay. */
+	while ((sb = sandbox_next(d->sandboxes, &cur))) {
+		const struct policy *old = policy_by_name(d, sb->policy), *np = NULL;
+		char d1[24], d2[24];
+		struct reload_sb *c;
+
+		for (size_t i = 0; i < n_new && !np; i++)
+			if (strcmp(newp[i]->name, sb->policy) == 0)
+				np = newp[i];
+		if (!np) {
+			/* Its file is gone: fail closed, deny all (logged below). */
+			if (n_new == DAEMON_MAX_POLICIES || !(newp[n_new] = deny_all_new(sb->policy))) {
+				r = -ENOMEM;
+				snprintf(err, errsz, "cannot make a deny-all policy for %s", sb->policy);
+				goto out;
+			}
+			np = newp[n_new++];
+		}
+		if (old && strcmp(policy_digest(old, d1, sizeof(d1)),
+				  policy_digest(np, d2, sizeof(d2))) == 0)
+			continue;
+		c = &ch[n_ch];
+		c->sb = sb;
+		c->pol = np;
+		c->deny_all = !np->file;
+		c->keep = calloc(cap, sizeof(*c->keep));
+		c->cut = calloc(cap, sizeof(*c->cut));
+		if (!c->keep || !c->cut) {
+			free(c->keep);
+			free(c->cut);
+			r = -ENOMEM;
+			snprintf(err, errsz, "out of memory");
+			goto out;
+		}
+		n_ch++;
+		r = pinsrc_split(d->pinsrc, sb->name, np, now, c->keep, cap, &c->n_keep, c->cut,
+				 cap, &c->n_cut);
+		if (r < 0) {
+			snprintf(err, errsz, "sandbox %s: %s", sb->name, strerror(-r));
+			goto out;
+		}
+		if (c->n_keep > 65536)
+			c->n_keep = 65536;	/* the set's size; the rest re-resolve */
+		{
+			json_t *io = json_object(), *in = json_object();
+
+			policy_items(old, io);
+			policy_items(np, in);
+			c->added = items_minus(in, io);
+			c->removed = items_minus(io, in);
+			json_decref(io);
+			json_decref(in);
+		}
+		fw_view(sb, &c->fv);
+		up[n_ch - 1] = (struct fw_update){ .sb = &c->fv, .pol = np, .replace_pins = true,
+						   .pins = c->keep, .n_pins = c->n_keep };
+	}
+	/*
+	 * 3. Commit: every changed sandbox in ONE batch (CIDR sets refilled,
+	 * pin sets replaced by what the new policy still allows); the kernel
+	 * takes it whole or not at all.  Only then swap the policies in.
+	 */
+	r = fw_sandboxes_update(d->fw, up, n_ch);
+	if (r < 0) {
+		snprintf(err, errsz, "nf_tables rejected the reload: %s", fw_last_error(d->fw));
+		goto out;
+	}
+	for (size_t i = 0; i < d->n_policies; i++)
+		policy_free(d->policies[i]);
+	memcpy(d->policies, newp, n_new * sizeof(*newp));
+	d->n_policies = n_new;
+	n_new = 0;
+	/* 4. After the commit: cut live connections, report. */
+	for (size_t i = 0; i < n_ch; i++) {
+		struct reload_sb *c = &ch[i];
+		json_t *cut_list = json_array(), *rec;
+		int n_conn = 0;
+
+		pinsrc_drop(d->pinsrc, c->sb->name, c->cut, c->n_cut);
+		/* The proxy re-pins on the next answer instead of trusting its cache. */
+		proxy_sandbox_reset(d->proxy, c->sb->name);
+		if (d->cfg.reload_cut_removed && c->n_cut) {
+			for (int f = 0; f < 2; f++) {
+				const struct addr *src = f == 0 ? &c->sb->addr4 : &c->sb->addr6;
+				int k;
+
+				if (!src->family)
+					continue;
+				k = ctcut_run(src, c->cut, c->n_cut);
+				if (k < 0)
+					log_warn("sandbox %s: cannot cut connections to removed names: %s",
+						 c->sb->name, strerror(-k));
+				else
+					n_conn += k;
+			}
+		}
+		for (size_t k = 0; k < c->n_cut; k++) {
+			char a[ADDR_STRLEN], line[400];
+
+			snprintf(line, sizeof(line), "%s %s %s/%u", c->cut[k].qname,
+				 addr_format(&c->cut[k].addr, a, sizeof(a)),
+				 c->cut[k].proto == IPPROTO_UDP ? "udp" : "tcp", c->cut[k].port);
+			json_array_append_new(cut_list, json_string(line));
+		}
+		if (c->deny_all)
+			log_warn("sandbox %s: policy %s is gone from %s; it is denied all egress",
+				 c->sb->name, c->sb->policy, d->cfg.policy_dir);
+		{
+			char *a = json_dumps(c->added, JSON_COMPACT), *rm = json_dumps(c->removed, JSON_COMPACT);
+
+			log_info("reload: sandbox %s (policy %s): added %s, removed %s; %zu pins kept, %zu removed, %d connections cut",
+				 c->sb->name, c->sb->policy, a ? a : "?", rm ? rm : "?", c->n_keep,
+				 c->n_cut, n_conn);
+			free(a);
+			free(rm);
+		}
+		rec = json_pack("{s:s, s:s, s:b, s:O, s:O, s:I, s:o, s:I}", "sandbox", c->sb->name,
+				"policy", c->sb->policy, "deny_all", c->deny_all, "added", c->added,
+				"removed", c->removed, "pins_kept", (json_int_t)c->n_keep,
+				"pins_removed", cut_list, "connections_cut", (json_int_t)n_conn);
+		if (rec) {
+			json_array_append(report, rec);
+			audit_write(d->audit, "policy_reload", rec);
+		}
+		r = state_save(d, c->sb);
+		if (r < 0)
+			log_warn("sandbox %s: cannot save state: %s", c->sb->name, strerror(-r));
+	}
+	log_info("policy reload: %zu policies, %zu sandbox(es) changed", d->n_policies, n_ch);
+	r = 0;
+out:
+	for (size_t i = 0; i < n_new; i++)
+		policy_free(newp[i]);
+	free(newp);
+	for (size_t i = 0; ch && i < n_ch; i++) {
+		free(ch[i].keep);
+		free(ch[i].cut);
+		json_decref(ch[i].added);
+		json_decref(ch[i].removed);
+	}
+	free(ch);
+	free(up);
+	if (r < 0) {
+		d->reloads_rejected++;
+		json_decref(report);
+		log_err("policy reload rejected, the old policies stay: %s", err);
+	} else {
+		d->reloads++;
+		*ret_report = report;
+	}
+	return r;
+}
+
+/*
+ * Tombstones: netd-cni writes STATE_DIR/tombstones/NAME when a CNI DEL
+ * finds netd down (DEL must still succeed).  At start, after the restore,
+ * every sandbox named by a tombstone is deleted and the tombstone removed,
+ * before the control socket opens, so no new ADD can race with it.
+ */
+static void tombstones_process(struct daemon *d)
+{
+	char dir[PATH_MAX];
+	struct dirent *e;
+	DIR *dh;
+
+	snprintf(dir, sizeof(dir), "%s/tombstones", d->cfg.state_dir);
+	dh = opendir(dir);
+	if (!dh)
+		return;
+	while ((e = readdir(dh))) {
+		char path[PATH_MAX + 256], q[160];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (!policy_name_valid(e->d_name)) {
+			log_warn("%s: not a sandbox name; ignored",
+				 log_quote(path, strlen(path), q, sizeof(q)));
+			continue;
+		}
+		if (daemon_sandbox_delete(d, e->d_name) == 0)
+			log_info("sandbox %s deleted: a CNI DEL arrived while netd was down",
+				 e->d_name);
+		unlink(path);
 	}
 	closedir(dh);
 }
@@ -698,6 +1212,9 @@ static void ops_audit(void *ctx, const struct proxy_event *ev)
 	json_t *answers = json_array();
 	char tbuf[16], cbuf[ADDR_STRLEN];
 
+	/* Which names each pin came from: a reload needs them (pinsrc.h). */
+	if (ev->allowed && ev->sandbox && ev->qname && ev->n_pins)
+		pinsrc_note(d->pinsrc, ev->sandbox, ev->qname, ev->pins, ev->n_pins, mono_ms());
 	if (ev->allowed && ev->rcode != WIRE_RCODE_SERVFAIL)
 		d->dns_allowed++;
 	else if (ev->allowed)
@@ -709,6 +1226,9 @@ static void ops_audit(void *ctx, const struct proxy_event *ev)
 			sb->dns_allowed++;
 		else
 			sb->dns_denied++;
+		/* The names conn/deny records report for these addresses. */
+		if (ev->allowed && ev->qname)
+			trail_pinned(d->trail, sb, ev->qname, ev->answers, ev->n_answers);
 	}
 	for (size_t i = 0; i < ev->n_answers; i++)
 		json_array_append_new(answers, json_addr(&ev->answers[i]));
@@ -732,6 +1252,23 @@ static const struct proxy_ops daemon_proxy_ops = {
 };
 
 /* ---- startup ------------------------------------------------------------- */
+
+/* SIGHUP: the same reload as POST /v1/policies/reload; the outcome is logged. */
+static void on_sighup(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon *d = arg;
+	json_t *report = NULL;
+	char err[1200];
+
+	(void)sig;
+	(void)what;
+	/* SIGHUP also reopens the audit log (logrotate: move, then HUP). */
+	if (audit_reopen(d->audit) == 0)
+		log_info("SIGHUP: audit log %s reopened", d->cfg.audit_log);
+	log_info("SIGHUP: reloading policies from %s", d->cfg.policy_dir);
+	if (daemon_policy_reload(d, &report, err, sizeof(err)) == 0)
+		json_decref(report);
+}
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -786,17 +1323,75 @@ static int lock_state_dir(struct daemon *d)
 	return 0;
 }
 
+/*
+ * One netd per network namespace, whatever its state_dir or socket: two
+ * would fight over table inet netd.  An abstract unix socket name is scoped
+ * to the netns and released by the kernel when the process dies (also on
+ * SIGKILL), so there is no stale lock to clean up.
+ */
+static int lock_netns(struct daemon *d)
+{
+	static const char name[] = "\0netd/instance/table/netd";
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	memcpy(sa.sun_path, name, sizeof(name) - 1);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa,
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + sizeof(name) - 1)) < 0) {
+		int r = -errno;
+
+		close(fd);
+		if (r == -EADDRINUSE)
+			log_err("another netd is already running in this network namespace");
+		else
+			log_err("cannot take the per-netns instance lock: %s", strerror(-r));
+		return r;
+	}
+	d->netns_lock_fd = fd;
+	return 0;
+}
+
+/*
+ * Does a process answer on unix socket @path?  Checked before nf_tables is
+ * touched: a second netd with another state_dir must not reconcile (and so
+ * strip) the first one's table before ctl_new() would refuse it.
+ */
+static bool socket_answers(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	bool yes;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return false;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	yes = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return yes;
+}
+
 int daemon_main(const char *config_path, const char *socket_override)
 {
 	static struct daemon dd;
 	struct daemon *d = &dd;
-	struct event *sig_int = NULL, *sig_term = NULL;
+	struct event *sig_int = NULL, *sig_term = NULL, *sig_hup = NULL;
 	struct diag err = { 0 };
 	char msg[1024];
 	int r, status = 1;
 
 	d->lock_fd = -1;
+	d->netns_lock_fd = -1;
 	d->started = time(NULL);
+	if (pinsrc_new(&d->pinsrc) < 0) {
+		log_err("out of memory");
+		return 1;
+	}
 	config_init(&d->cfg);
 	if (config_path) {
 		r = config_load_file(&d->cfg, config_path, &err);
@@ -817,9 +1412,13 @@ int daemon_main(const char *config_path, const char *socket_override)
 			goto out;
 		}
 	}
-	if (lock_state_dir(d) < 0)
+	if (lock_state_dir(d) < 0 || lock_netns(d) < 0)
 		goto out;
-	r = load_policies(d->cfg.policy_dir, d->policies, &d->n_policies);
+	if (socket_answers(d->cfg.socket)) {
+		log_err("control socket %s: another netd is answering there", d->cfg.socket);
+		goto out;
+	}
+	r = load_policies(d->cfg.policy_dir, d->policies, &d->n_policies, NULL, 0);
 	if (r < 0)
 		goto out;
 	if (d->cfg.egress_interface[0]) {
@@ -846,6 +1445,12 @@ int daemon_main(const char *config_path, const char *socket_override)
 		log_err("cannot enable forwarding: %s", strerror(-r));
 		goto out;
 	}
+	r = audit_open(d->cfg.audit_log, &d->audit);
+	if (r < 0) {
+		log_err("audit_log %s: %s", d->cfg.audit_log, strerror(-r));
+		goto out;
+	}
+	audit_set_rotation(d->audit, d->cfg.audit_rotate_bytes, d->cfg.audit_keep);
 	{
 		struct fw_config fc = {
 			.table = "netd",
@@ -854,25 +1459,31 @@ int daemon_main(const char *config_path, const char *socket_override)
 			.pool4 = d->cfg.pool4,
 			.internal = d->internal,
 			.n_internal = d->n_internal,
+			.log_group = TRAIL_LOG_GROUP,
 		};
 
 		if (d->cfg.pool6_enabled)
 			fc.pool6 = d->cfg.pool6;
-		r = fw_open(&fc, &d->fw);
-		if (r < 0) {
-			log_err("nf_tables: cannot create table inet netd: %s", strerror(-r));
+		r = state_restore(d, &fc);
+		if (r < 0)
 			goto out;
-		}
 	}
-	r = audit_open(d->cfg.audit_log, &d->audit);
-	if (r < 0) {
-		log_err("audit_log %s: %s", d->cfg.audit_log, strerror(-r));
-		goto out;
-	}
-	state_restore(d);
+	tombstones_process(d);
 	d->base = event_base_new();
 	if (!d->base)
 		goto out;
+	{
+		struct trail_config tc = {
+			.update_interval_s = d->cfg.conn_update_interval_s,
+			.rcvbuf_bytes = d->cfg.conntrack_rcvbuf_bytes,
+			.log_group = TRAIL_LOG_GROUP,
+			.pool4 = d->cfg.pool4,
+		};
+
+		r = trail_new(d->base, &tc, d->audit, d->sandboxes, trail_policy, d, &d->trail);
+		if (r < 0)
+			goto out;	/* logged */
+	}
 	{
 		struct proxy_config pc = {
 			.port = d->cfg.dns_port,
@@ -884,6 +1495,12 @@ int daemon_main(const char *config_path, const char *socket_override)
 			.internal = d->internal,
 			.n_internal = d->n_internal,
 			.upstream_timeout_ms = 2000,
+			.qps = d->cfg.dns_qps,
+			.burst = d->cfg.dns_burst,
+			.max_outstanding = d->cfg.dns_max_outstanding,
+			.max_pins_per_sandbox = d->cfg.dns_max_pins,
+			.max_addrs_per_name = d->cfg.dns_max_pins_per_name,
+			.cache_size = d->cfg.dns_cache_size,
 		};
 
 		r = proxy_new(d->base, &pc, &daemon_proxy_ops, d, &d->proxy);
@@ -901,8 +1518,9 @@ int daemon_main(const char *config_path, const char *socket_override)
 	}
 	sig_int = evsignal_new(d->base, SIGINT, on_signal, d);
 	sig_term = evsignal_new(d->base, SIGTERM, on_signal, d);
-	if (!sig_int || !sig_term || evsignal_add(sig_int, NULL) < 0 ||
-	    evsignal_add(sig_term, NULL) < 0)
+	sig_hup = evsignal_new(d->base, SIGHUP, on_sighup, d);
+	if (!sig_int || !sig_term || !sig_hup || evsignal_add(sig_int, NULL) < 0 ||
+	    evsignal_add(sig_term, NULL) < 0 || evsignal_add(sig_hup, NULL) < 0)
 		goto out;
 	signal(SIGPIPE, SIG_IGN);
 	log_info("ready: %zu policies, %zu sandboxes, DNS proxy on port %u, egress %s, control %s",
@@ -915,8 +1533,13 @@ out:
 		event_free(sig_int);
 	if (sig_term)
 		event_free(sig_term);
+	if (sig_hup)
+		event_free(sig_hup);
 	ctl_free(d->ctl);
 	proxy_free(d->proxy);
+	pinsrc_free(d->pinsrc);
+	d->pinsrc = NULL;
+	trail_free(d->trail);
 	audit_close(d->audit);
 	fw_close(d->fw);
 	sandbox_table_free(d->sandboxes);
@@ -926,6 +1549,8 @@ out:
 		event_base_free(d->base);
 	if (d->lock_fd >= 0)
 		close(d->lock_fd);
+	if (d->netns_lock_fd >= 0)
+		close(d->netns_lock_fd);
 	config_done(&d->cfg);
 	return status;
 }

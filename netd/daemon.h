@@ -6,6 +6,8 @@
 #ifndef NETD_DAEMON_H
 #define NETD_DAEMON_H
 
+#include <stdio.h>
+
 #include <jansson.h>
 
 #include "netd/policy.h"
@@ -61,7 +63,24 @@ json_t *daemon_policies_json(struct daemon *d);
 /* daemon_policy_json() - one policy in full, or NULL if unknown. */
 json_t *daemon_policy_json(struct daemon *d, const char *name);
 
+/*
+ * daemon_policy_reload() - re-read policy_dir (POST /v1/policies/reload,
+ * SIGHUP).  The new set is validated whole first: any error rejects all of
+ * it, the old policies stay in force and @err gets FILE:LINE:COL and the
+ * message.  Otherwise every sandbox whose policy changed is updated in ONE
+ * nf_tables batch: its CIDR sets refilled, its pins for names the new
+ * policy no longer allows removed (and, if reload.cut_removed, its live
+ * connections to them cut); a sandbox whose policy file is gone is denied
+ * all egress.  Each change is logged and audited ("policy_reload").
+ * @ret_report: on success a new JSON array, one object per changed sandbox
+ * (caller decrefs).  Return: 0; -EINVAL/-errno (nothing changed).
+ */
+int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_t errsz);
+
 /* daemon_status_json() - health and counters. */
 json_t *daemon_status_json(struct daemon *d);
+
+/* daemon_metrics() - Prometheus text exposition of the counters, to @out. */
+void daemon_metrics(struct daemon *d, FILE *out);
 
 #endif

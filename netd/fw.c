@@ -24,6 +24,7 @@
 #include <libnftnl/chain.h>
 #include <libnftnl/common.h>
 #include <libnftnl/expr.h>
+#include <libnftnl/object.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
@@ -85,6 +86,7 @@ struct fw {
 	uint32_t seq;
 	char table[NFT_TABLE_MAXNAMELEN];
 	uint16_t dns_port;
+	uint16_t log_group;	/* nflog group of deny events; 0 = no logging */
 	char egress[IFNAMSIZ];
 	struct prefix pool4, pool6;
 
@@ -110,6 +112,14 @@ struct bt {
 	uint32_t seq0;		/* BATCH_BEGIN's sequence number */
 	uint32_t n;		/* messages after BEGIN that expect an ack */
 	int err;		/* sticky: -ENOMEM, -EOVERFLOW (buffer too small), ... */
+	/*
+	 * Reconcile mode (restart, reload): objects that may already exist are
+	 * created without NLM_F_EXCL and then emptied, so every NEWCHAIN is
+	 * followed by a flush of its rules and every NEWSET of a set without
+	 * timeouts by a flush of its elements.  Sets with timeouts (the pins)
+	 * keep their elements.  All of it in one batch: no window.
+	 */
+	bool keep;
 };
 
 /* ---- validation --------------------------------------------------------- */
@@ -230,6 +240,9 @@ static void bt_table(struct bt *bt, uint16_t type, uint16_t flags)
 	nftnl_table_free(t);
 }
 
+static void bt_flush_chain(struct bt *bt, const char *name);
+static void bt_flush_set(struct bt *bt, const char *name);
+
 /* @hook < 0: a regular chain. */
 static void bt_chain(struct bt *bt, uint16_t type, const char *name, int hook, int prio,
 		     const char *ctype)
@@ -256,6 +269,8 @@ static void bt_chain(struct bt *bt, uint16_t type, const char *name, int hook, i
 		bt_done(bt, nlh, name);
 	}
 	nftnl_chain_free(c);
+	if (bt->keep && type == NFT_MSG_NEWCHAIN)
+		bt_flush_chain(bt, name);
 }
 
 /* Delete every rule of chain @name. */
@@ -336,6 +351,29 @@ static void bt_set(struct bt *bt, uint16_t type, const struct setdef *d)
 	if (nlh) {
 		nftnl_set_nlmsg_build_payload(nlh, s);
 		bt_done(bt, nlh, d->name);
+	}
+	nftnl_set_free(s);
+	if (bt->keep && type == NFT_MSG_NEWSET && !(d->flags & NFT_SET_TIMEOUT))
+		bt_flush_set(bt, d->name);
+}
+
+/* Delete every element of set @name (DELSETELEM without a list). */
+static void bt_flush_set(struct bt *bt, const char *name)
+{
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nlmsghdr *nlh;
+
+	if (!s) {
+		bt->err = bt->err ? bt->err : -ENOMEM;
+		return;
+	}
+	nftnl_set_set_str(s, NFTNL_SET_TABLE, bt->fw->table);
+	nftnl_set_set_str(s, NFTNL_SET_NAME, name);
+	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
+	nlh = bt_hdr(bt, NFT_MSG_DELSETELEM, 0);
+	if (nlh) {
+		nftnl_set_elems_nlmsg_build_payload(nlh, s);
+		bt_done(bt, nlh, name);
 	}
 	nftnl_set_free(s);
 }
@@ -485,7 +523,8 @@ static int bt_send(struct bt *bt)
  * Build with @build into the batch buffer (growing it until the batch fits),
  * close the batch and send it.  @build is deterministic and only appends.
  */
-static int fw_run(struct fw *fw, void (*build)(struct bt *bt, const void *arg), const void *arg)
+static int fw_run_mode(struct fw *fw, void (*build)(struct bt *bt, const void *arg),
+		       const void *arg, bool keep)
 {
 	size_t cap = fw->buf_cap > FW_BATCH_MIN ? fw->buf_cap : FW_BATCH_MIN;
 	struct bt bt;
@@ -493,6 +532,7 @@ static int fw_run(struct fw *fw, void (*build)(struct bt *bt, const void *arg), 
 	fw->err[0] = '\0';
 	for (;;) {
 		bt_start(fw, &bt, cap);
+		bt.keep = keep;
 		if (!bt.err)
 			build(&bt, arg);
 		if (!bt.err) {
@@ -518,6 +558,11 @@ static int fw_run(struct fw *fw, void (*build)(struct bt *bt, const void *arg), 
 	/* fw->seq also counts the END message. */
 	fw->seq = bt.seq0 + bt.n + 1;
 	return bt_send(&bt);
+}
+
+static int fw_run(struct fw *fw, void (*build)(struct bt *bt, const void *arg), const void *arg)
+{
+	return fw_run_mode(fw, build, arg, false);
 }
 
 /* ---- expressions ---------------------------------------------------------- */
@@ -632,6 +677,42 @@ static void x_counter(struct rb *rb)
 	x_new(rb, "counter");
 }
 
+/*
+ * log prefix "netd:@reason" group N snaplen 128: a deny event for nflog.c
+ * (the headers are all it needs).  Nothing when logging is off.
+ */
+static void x_deny_log(struct rb *rb, const struct fw *fw, const char *reason)
+{
+	char prefix[64];
+	struct nftnl_expr *e;
+
+	if (!fw->log_group)
+		return;
+	e = x_new(rb, "log");
+	if (e) {
+		snprintf(prefix, sizeof(prefix), "netd:%s", reason);
+		nftnl_expr_set_str(e, NFTNL_EXPR_LOG_PREFIX, prefix);
+		nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, fw->log_group);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LOG_SNAPLEN, 128);
+	}
+}
+
+/* ct mark set @mark: ties the connection's conntrack entry to its sandbox (acct.h). */
+static void x_ct_mark_set(struct rb *rb, uint32_t mark)
+{
+	struct nftnl_expr *e = x_new(rb, "immediate");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
+		nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, &mark, sizeof(mark));
+	}
+	e = x_new(rb, "ct");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_MARK);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_SREG, NFT_REG_1);
+	}
+}
+
 /* --- match fragments (each leaves its result in the registers it names) --- */
 
 static void m_nfproto(struct rb *rb, uint8_t nfproto)
@@ -676,6 +757,21 @@ static void m_ifname_eq(struct rb *rb, uint32_t meta_key, const char *name)
 static void m_ct_est(struct rb *rb)
 {
 	uint32_t mask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED);
+	uint32_t zero = 0;
+	struct nftnl_expr *e = x_new(rb, "ct");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	}
+	x_bitwise(rb, NFT_REG_1, &mask, &zero, 4);
+	x_cmp(rb, NFT_REG_1, NFT_CMP_NEQ, &zero, 4);
+}
+
+/* ct state new: the first packet of a connection (not established/related). */
+static void m_ct_new(struct rb *rb)
+{
+	uint32_t mask = NF_CT_STATE_BIT(IP_CT_NEW);
 	uint32_t zero = 0;
 	struct nftnl_expr *e = x_new(rb, "ct");
 
@@ -871,10 +967,16 @@ static void build_open(struct bt *bt, const void *arg)
 	struct setdef d;
 	struct rb rb;
 
-	/* Create-delete-create: a missing table is not an error, an old one goes. */
+	/*
+	 * Create-delete-create: a missing table is not an error, an old one
+	 * goes.  Reconciling keeps the table (and the pins in it): every base
+	 * chain and set below is then created-or-kept and emptied (bt->keep).
+	 */
 	bt_table(bt, NFT_MSG_NEWTABLE, NLM_F_CREATE);
-	bt_table(bt, NFT_MSG_DELTABLE, 0);
-	bt_table(bt, NFT_MSG_NEWTABLE, NLM_F_CREATE);
+	if (!bt->keep) {
+		bt_table(bt, NFT_MSG_DELTABLE, 0);
+		bt_table(bt, NFT_MSG_NEWTABLE, NLM_F_CREATE);
+	}
 
 	def_plain(&d, "sandbox_ifs", TYPE_IFNAME, IFNAMSIZ, 0);
 	bt_set(bt, NFT_MSG_NEWSET, &d);
@@ -924,6 +1026,7 @@ static void build_open(struct bt *bt, const void *arg)
 		m_nfproto(&rb, f == 0 ? NFPROTO_IPV4 : NFPROTO_IPV6);
 		m_ifaddr_not_in(&rb, f == 0 ? AF_INET : AF_INET6, f == 0 ? "sandbox_src4" : "sandbox_src6");
 		x_counter(&rb);
+		x_deny_log(&rb, fw, "spoof");
 		x_verdict(&rb, NF_DROP);
 		bt_rule(bt, &rb);
 	}
@@ -981,6 +1084,7 @@ static void build_open(struct bt *bt, const void *arg)
 		rb_init(&rb, fw, "input");
 		m_nfproto(&rb, NFPROTO_IPV6);
 		x_counter(&rb);
+		x_deny_log(&rb, fw, "ipv6-disabled");
 		x_verdict(&rb, NF_DROP);
 		bt_rule(bt, &rb);
 	}
@@ -1015,6 +1119,7 @@ static void build_open(struct bt *bt, const void *arg)
 	}
 	rb_init(&rb, fw, "input");
 	x_counter(&rb);
+	x_deny_log(&rb, fw, "to-host");
 	x_verdict(&rb, NF_DROP);
 	bt_rule(bt, &rb);
 
@@ -1027,6 +1132,7 @@ static void build_open(struct bt *bt, const void *arg)
 	rb_init(&rb, fw, "forward");
 	m_ifset(&rb, NFT_META_OIFNAME, "sandbox_ifs", false);
 	x_counter(&rb);
+	x_deny_log(&rb, fw, "to-sandbox");
 	x_verdict(&rb, NF_DROP);
 	bt_rule(bt, &rb);
 	if (!v6) {
@@ -1034,6 +1140,7 @@ static void build_open(struct bt *bt, const void *arg)
 		m_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
 		m_nfproto(&rb, NFPROTO_IPV6);
 		x_counter(&rb);
+		x_deny_log(&rb, fw, "ipv6-disabled");
 		x_verdict(&rb, NF_DROP);
 		bt_rule(bt, &rb);
 	}
@@ -1045,6 +1152,7 @@ static void build_open(struct bt *bt, const void *arg)
 	rb_init(&rb, fw, "forward");
 	m_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
 	x_counter(&rb);
+	x_deny_log(&rb, fw, "no-sandbox-chain");
 	x_verdict(&rb, NF_DROP);
 	bt_rule(bt, &rb);
 
@@ -1066,10 +1174,10 @@ static void build_open(struct bt *bt, const void *arg)
 	}
 }
 
-int fw_open(const struct fw_config *cfg, struct fw **ret)
+/* The netlink socket and the fw object, no batch sent yet. */
+static int fw_sock_new(const struct fw_config *cfg, struct fw **ret)
 {
 	const char *table = cfg->table && cfg->table[0] ? cfg->table : FW_TABLE_DEFAULT;
-	struct open_arg arg = { cfg };
 	int one = 1, rcv = FW_RCVBUF, r;
 	struct fw *fw;
 
@@ -1085,6 +1193,7 @@ int fw_open(const struct fw_config *cfg, struct fw **ret)
 		return -ENOMEM;
 	snprintf(fw->table, sizeof(fw->table), "%s", table);
 	fw->dns_port = cfg->dns_port;
+	fw->log_group = cfg->log_group;
 	if (cfg->egress_ifname)
 		snprintf(fw->egress, sizeof(fw->egress), "%s", cfg->egress_ifname);
 	fw->pool4 = cfg->pool4;
@@ -1111,15 +1220,29 @@ int fw_open(const struct fw_config *cfg, struct fw **ret)
 			fw->sndbuf = 0;
 		fw->sndbuf /= 2;	/* the kernel reports double the usable size */
 	}
-
-	r = fw_run(fw, build_open, &arg);
-	if (r < 0)
-		goto fail;
 	*ret = fw;
 	return 0;
 fail:
 	fw_close(fw);
 	return r;
+}
+
+int fw_open(const struct fw_config *cfg, struct fw **ret)
+{
+	struct open_arg arg = { cfg };
+	struct fw *fw;
+	int r;
+
+	r = fw_sock_new(cfg, &fw);
+	if (r < 0)
+		return r;
+	r = fw_run(fw, build_open, &arg);
+	if (r < 0) {
+		fw_close(fw);
+		return r;
+	}
+	*ret = fw;
+	return 0;
 }
 
 void fw_close(struct fw *fw)
@@ -1148,6 +1271,10 @@ struct sb_arg {
 	const struct policy *pol;	/* NULL: delete only */
 	const struct ruleset_box *box[2];
 	int n_box[2];
+	/* Reconcile mode only: replace the pin sets' contents by these. */
+	bool replace_pins;
+	const struct fw_pin *pins;
+	size_t n_pins;
 };
 
 /* NEWSETELEM then DELSETELEM of one element: gone afterwards, never an error. */
@@ -1167,6 +1294,39 @@ static void elem_remove(struct bt *bt, const char *set, const void *key, size_t 
 		eq_add(&q, e);
 		eq_flush(&q);
 	}
+}
+
+/* Add the pins of @family among @pins[0..@n) to sandbox @name's pin set. */
+static void pins_add(struct bt *bt, const char *name, int family, const struct fw_pin *pins,
+		     size_t n)
+{
+	size_t alen = addr_len(family);
+	struct setdef d;
+	struct elemq q;
+
+	def_tuple(&d, name, "pin", family);
+	eq_init(&q, bt, NFT_MSG_NEWSETELEM, d.name);
+	for (size_t i = 0; i < n; i++) {
+		const struct fw_pin *p = &pins[i];
+		struct nftnl_set_elem *e;
+		uint8_t key[24];
+
+		if (p->addr.family != family)
+			continue;
+		e = el_new(key, key_tuple(key, p->addr.a, alen, p->proto, p->port));
+		if (e) {
+			/*
+			 * An existing element is updated in place (no
+			 * NLM_F_EXCL); giving the expiration as well makes
+			 * the kernel restart the countdown even when the
+			 * timeout value is unchanged.
+			 */
+			nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_TIMEOUT, p->timeout_ms);
+			nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_EXPIRATION, p->timeout_ms);
+		}
+		eq_add(&q, e);
+	}
+	eq_flush(&q);
 }
 
 /* The removal half: everything a sandbox may own, created-then-deleted. */
@@ -1192,6 +1352,47 @@ static void sb_remove(struct bt *bt, const char *name, const char *ifname,
 	}
 }
 
+/*
+ * Named quota object "q-NAME" (the sandbox's egress byte quota), flags
+ * "over": an objref to it matches once more than @bytes went through it.
+ * NEWOBJ on an existing quota updates its limit and keeps what it has
+ * consumed (the kernel's nft_quota_obj_update), so a reconcile or a policy
+ * reload does not hand the sandbox a fresh quota.
+ */
+static void bt_quota(struct bt *bt, uint16_t type, const char *sb_name, uint64_t bytes)
+{
+	struct nftnl_obj *o = nftnl_obj_alloc();
+	char name[NFT_OBJ_MAXNAMELEN];
+	struct nlmsghdr *nlh;
+
+	if (!o) {
+		bt->err = bt->err ? bt->err : -ENOMEM;
+		return;
+	}
+	snprintf(name, sizeof(name), "q-%s", sb_name);
+	nftnl_obj_set_str(o, NFTNL_OBJ_TABLE, bt->fw->table);
+	nftnl_obj_set_str(o, NFTNL_OBJ_NAME, name);
+	nftnl_obj_set_u32(o, NFTNL_OBJ_FAMILY, NFPROTO_INET);
+	nftnl_obj_set_u32(o, NFTNL_OBJ_TYPE, NFT_OBJECT_QUOTA);
+	if (type == NFT_MSG_NEWOBJ) {
+		nftnl_obj_set_u64(o, NFTNL_OBJ_QUOTA_BYTES, bytes);
+		nftnl_obj_set_u32(o, NFTNL_OBJ_QUOTA_FLAGS, NFT_QUOTA_F_INV);
+	}
+	nlh = bt_hdr(bt, type, type == NFT_MSG_NEWOBJ ? NLM_F_CREATE : 0);
+	if (nlh) {
+		nftnl_obj_nlmsg_build_payload(nlh, o);
+		bt_done(bt, nlh, name);
+	}
+	nftnl_obj_free(o);
+}
+
+/* Remove the quota object if there is one: create-then-delete never fails. */
+static void bt_quota_remove(struct bt *bt, const char *sb_name)
+{
+	bt_quota(bt, NFT_MSG_NEWOBJ, sb_name, 1);
+	bt_quota(bt, NFT_MSG_DELOBJ, sb_name, 0);
+}
+
 static void sb_remove_chain_sets(struct bt *bt, const char *name)
 {
 	char chain[NFT_CHAIN_MAXNAMELEN];
@@ -1207,6 +1408,8 @@ static void sb_remove_chain_sets(struct bt *bt, const char *name)
 			bt_set(bt, NFT_MSG_NEWSET, &d);
 			bt_set(bt, NFT_MSG_DELSET, &d);
 		}
+	/* After the chain: its rules referenced the quota. */
+	bt_quota_remove(bt, name);
 }
 
 static void build_sandbox(struct bt *bt, const void *argp)
@@ -1222,17 +1425,25 @@ static void build_sandbox(struct bt *bt, const void *argp)
 
 	snprintf(chain, sizeof(chain), "sb-%s", sb->name);
 
-	/* 1. Make sure the chain exists so the removals below can refer to it. */
-	bt_chain(bt, NFT_MSG_NEWCHAIN, chain, -1, 0, NULL);
 	/*
-	 * Whatever an earlier fw_sandbox_add() of this name hooked up (its
-	 * interface or addresses may differ), then whatever the new
-	 * description would collide with.  Removing twice is harmless.
+	 * 1. Make sure the chain exists so the removals below can refer to it.
+	 * Reconciling (bt->keep) skips this: the chain and CIDR sets are
+	 * emptied and refilled in place, the pin sets are kept, and the
+	 * hookup elements below are re-added unchanged.
 	 */
-	if (a->old)
-		sb_remove(bt, a->old->name, a->old->ifname, &a->old->addr4, &a->old->addr6);
-	sb_remove(bt, sb->name, sb->host_ifname, &sb->addr4, &sb->addr6);
-	sb_remove_chain_sets(bt, sb->name);
+	if (!bt->keep) {
+		bt_chain(bt, NFT_MSG_NEWCHAIN, chain, -1, 0, NULL);
+		/*
+		 * Whatever an earlier fw_sandbox_add() of this name hooked up (its
+		 * interface or addresses may differ), then whatever the new
+		 * description would collide with.  Removing twice is harmless.
+		 */
+		if (a->old)
+			sb_remove(bt, a->old->name, a->old->ifname, &a->old->addr4,
+				  &a->old->addr6);
+		sb_remove(bt, sb->name, sb->host_ifname, &sb->addr4, &sb->addr6);
+		sb_remove_chain_sets(bt, sb->name);
+	}
 	if (!a->pol)
 		return;
 
@@ -1243,6 +1454,10 @@ static void build_sandbox(struct bt *bt, const void *argp)
 
 		def_tuple(&d, sb->name, "pin", family);
 		bt_set(bt, NFT_MSG_NEWSET, &d);
+		if (bt->keep && a->replace_pins) {
+			bt_flush_set(bt, d.name);
+			pins_add(bt, sb->name, family, a->pins, a->n_pins);
+		}
 		def_tuple(&d, sb->name, "cidr", family);
 		bt_set(bt, NFT_MSG_NEWSET, &d);
 		eq_init(&q, bt, NFT_MSG_NEWSETELEM, d.name);
@@ -1263,10 +1478,46 @@ static void build_sandbox(struct bt *bt, const void *argp)
 	}
 
 	bt_chain(bt, NFT_MSG_NEWCHAIN, chain, -1, 0, NULL);
+	/*
+	 * Egress byte quota (policy limits.egress_bytes), first in the chain
+	 * so every packet leaving the sandbox is counted exactly once (one
+	 * objref per packet: each evaluation adds the packet's length).  Over
+	 * the quota: "finish" drops only packets of new connections, "cut"
+	 * every packet.  The quota is evaluated before the ct state test, so
+	 * established packets are counted even though they do not match.
+	 */
+	if (a->pol->egress_bytes) {
+		struct nftnl_expr *e;
+		char qname[NFT_OBJ_MAXNAMELEN];
+
+		snprintf(qname, sizeof(qname), "q-%s", sb->name);
+		bt_quota(bt, NFT_MSG_NEWOBJ, sb->name, a->pol->egress_bytes);
+		rb_init(&rb, fw, chain);
+		e = x_new(&rb, "objref");
+		if (e) {
+			nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE, NFT_OBJECT_QUOTA);
+			nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_IMM_NAME, qname);
+		}
+		if (!a->pol->quota_cut)
+			m_ct_new(&rb);
+		x_counter(&rb);
+		x_deny_log(&rb, fw, "quota");
+		x_verdict(&rb, NF_DROP);
+		bt_rule(bt, &rb);
+	} else if (bt->keep) {
+		/* A reload that dropped the limit: the chain no longer refers to it. */
+		bt_quota_remove(bt, sb->name);
+	}
 	rb_init(&rb, fw, chain);
 	m_ct_est(&rb);
 	x_verdict(&rb, NF_ACCEPT);
 	bt_rule(bt, &rb);
+	/* Every new connection of the sandbox carries its mark (acct.h). */
+	if (sb->ct_mark) {
+		rb_init(&rb, fw, chain);
+		x_ct_mark_set(&rb, sb->ct_mark);
+		bt_rule(bt, &rb);
+	}
 	/* Explicit CIDR rules win over the internal ranges ... */
 	for (int f = 0; f < 2; f++) {
 		def_tuple(&d, sb->name, "cidr", f == 0 ? AF_INET : AF_INET6);
@@ -1284,6 +1535,7 @@ static void build_sandbox(struct bt *bt, const void *argp)
 			  NFT_REG_1);
 		x_lookup(&rb, f == 0 ? "internal4" : "internal6", NFT_REG_1, -1, false);
 		x_counter(&rb);
+		x_deny_log(&rb, fw, "internal");
 		x_verdict(&rb, NF_DROP);
 		bt_rule(bt, &rb);
 	}
@@ -1297,6 +1549,7 @@ static void build_sandbox(struct bt *bt, const void *argp)
 	}
 	rb_init(&rb, fw, chain);
 	x_counter(&rb);
+	x_deny_log(&rb, fw, "not-pinned");
 	x_verdict(&rb, NF_DROP);
 	bt_rule(bt, &rb);
 
@@ -1424,37 +1677,9 @@ struct pin_arg {
 static void build_pins(struct bt *bt, const void *argp)
 {
 	const struct pin_arg *a = argp;
-	struct setdef d;
-	struct elemq q;
 
-	for (int f = 0; f < 2; f++) {
-		int family = f == 0 ? AF_INET : AF_INET6;
-		size_t alen = addr_len(family);
-
-		def_tuple(&d, a->name, "pin", family);
-		eq_init(&q, bt, NFT_MSG_NEWSETELEM, d.name);
-		for (size_t i = 0; i < a->n; i++) {
-			const struct fw_pin *p = &a->pins[i];
-			struct nftnl_set_elem *e;
-			uint8_t key[24];
-
-			if (p->addr.family != family)
-				continue;
-			e = el_new(key, key_tuple(key, p->addr.a, alen, p->proto, p->port));
-			if (e) {
-				/*
-				 * An existing element is updated in place (no
-				 * NLM_F_EXCL); giving the expiration as well makes
-				 * the kernel restart the countdown even when the
-				 * timeout value is unchanged.
-				 */
-				nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_TIMEOUT, p->timeout_ms);
-				nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_EXPIRATION, p->timeout_ms);
-			}
-			eq_add(&q, e);
-		}
-		eq_flush(&q);
-	}
+	for (int f = 0; f < 2; f++)
+		pins_add(bt, a->name, f == 0 ? AF_INET : AF_INET6, a->pins, a->n);
 }
 
 int fw_pin(struct fw *fw, const char *name, const struct fw_pin *pins, size_t n)
@@ -1580,4 +1805,357 @@ int fw_pin_lookup(struct fw *fw, const char *name, const struct addr *addr, uint
 	if (res.found && ret_expires_ms)
 		*ret_expires_ms = res.expires_ms;
 	return res.found;
+}
+
+/* ---- restart and reload: reconcile in place --------------------------------- */
+
+#define FW_DUMP_BUF 32768	/* libmnl's MNL_SOCKET_DUMP_SIZE: one dump skb */
+#define FW_STALE_MAX 65536	/* sb-* objects remembered from a dump */
+
+/* sb-* chains and sets found in the kernel's table. */
+struct dump_list {
+	const char *table;
+	struct {
+		char obj[NFT_SET_MAXNAMELEN];	/* the chain or set name */
+		char owner[POLICY_NAME_MAX + 1];	/* the sandbox it belongs to */
+		bool is_set;
+	} *v;
+	size_t n, cap;
+	int err;
+};
+
+static void dump_note(struct dump_list *l, const char *table, const char *obj, bool is_set)
+{
+	static const char *const sfx[] = { "-pin4", "-pin6", "-cidr4", "-cidr6" };
+	size_t n = strlen(obj), k;
+
+	if (!table || strcmp(table, l->table) != 0 || n <= 3 || strncmp(obj, "sb-", 3) != 0 ||
+	    n >= sizeof(l->v[0].obj))
+		return;
+	k = n - 3;
+	if (is_set) {
+		size_t i;
+
+		for (i = 0; i < 4; i++) {
+			size_t sl = strlen(sfx[i]);
+
+			if (n > 3 + sl && strcmp(obj + n - sl, sfx[i]) == 0) {
+				k = n - 3 - sl;
+				break;
+			}
+		}
+		if (i == 4)
+			return;	/* not one of ours */
+	}
+	if (k > POLICY_NAME_MAX || l->n == FW_STALE_MAX)
+		return;
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? 2 * l->cap : 64;
+		void *nv = realloc(l->v, nc * sizeof(*l->v));
+
+		if (!nv) {
+			l->err = -ENOMEM;
+			return;
+		}
+		l->v = nv;
+		l->cap = nc;
+	}
+	memcpy(l->v[l->n].obj, obj, n + 1);
+	memcpy(l->v[l->n].owner, obj + 3, k);
+	l->v[l->n].owner[k] = '\0';
+	l->v[l->n].is_set = is_set;
+	l->n++;
+}
+
+static int dump_chain_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nftnl_chain *c = nftnl_chain_alloc();
+
+	if (!c)
+		return MNL_CB_ERROR;
+	if (nftnl_chain_nlmsg_parse(nlh, c) == 0 && !nftnl_chain_is_set(c, NFTNL_CHAIN_HOOKNUM))
+		dump_note(data, nftnl_chain_get_str(c, NFTNL_CHAIN_TABLE),
+			  nftnl_chain_get_str(c, NFTNL_CHAIN_NAME), false);
+	nftnl_chain_free(c);
+	return MNL_CB_OK;
+}
+
+static int dump_set_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nftnl_set *s = nftnl_set_alloc();
+
+	if (!s)
+		return MNL_CB_ERROR;
+	if (nftnl_set_nlmsg_parse(nlh, s) == 0)
+		dump_note(data, nftnl_set_get_str(s, NFTNL_SET_TABLE),
+			  nftnl_set_get_str(s, NFTNL_SET_NAME), true);
+	nftnl_set_free(s);
+	return MNL_CB_OK;
+}
+
+/* One dump request of @type (family inet); @cb sees every object. */
+static int fw_dump(struct fw *fw, uint16_t type, mnl_cb_t cb, void *data)
+{
+	char req[256];
+	struct nlmsghdr *nlh;
+	uint32_t seq = ++fw->seq;
+	int fd = mnl_socket_get_fd(fw->nl), r = 0;
+	char *buf = malloc(FW_DUMP_BUF);
+
+	if (!buf)
+		return -ENOMEM;
+	nlh = nftnl_nlmsg_build_hdr(req, type, NFPROTO_INET, NLM_F_DUMP, seq);
+	if (mnl_socket_sendto(fw->nl, nlh, nlh->nlmsg_len) < 0) {
+		r = -errno;
+		goto out;
+	}
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&p, 1, FW_ACK_WAIT_MS) <= 0) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		n = mnl_socket_recvfrom(fw->nl, buf, FW_DUMP_BUF);
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		r = mnl_cb_run(buf, (size_t)n, seq, fw->portid, cb, data);
+		if (r < 0) {
+			r = errno ? -errno : -EIO;
+			break;
+		}
+		if (r == MNL_CB_STOP) {
+			r = 0;
+			break;
+		}
+	}
+out:
+	free(buf);
+	return r;
+}
+
+struct rc_arg {
+	const struct fw_config *cfg;
+	struct sb_arg *sbs;	/* one per kept sandbox */
+	size_t n;
+	const struct dump_list *found;	/* NULL: replacing, nothing to remove */
+};
+
+static bool rc_kept(const struct rc_arg *a, const char *owner)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->sbs[i].sb->name, owner) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The whole start-up in one batch: the base ruleset (created, or kept and
+ * refilled), the chains and sets of sandboxes that are no longer in the
+ * state dir removed, and every kept sandbox re-rendered.  The order inside
+ * the batch matters: the base sets (vmap included) are emptied first, so
+ * no jump refers to a stale chain when it is deleted; a stale chain's rules
+ * go before its sets.
+ */
+static void build_reconcile(struct bt *bt, const void *argp)
+{
+	const struct rc_arg *a = argp;
+	struct open_arg oa = { a->cfg };
+
+	build_open(bt, &oa);
+	for (int pass = 0; a->found && pass < 2; pass++)
+		for (size_t i = 0; i < a->found->n; i++) {
+			const char *obj = a->found->v[i].obj;
+			bool is_set = a->found->v[i].is_set;
+
+			if (rc_kept(a, a->found->v[i].owner))
+				continue;
+			if (pass == 0 && !is_set) {
+				bt_flush_chain(bt, obj);
+				bt_chain(bt, NFT_MSG_DELCHAIN, obj, -1, 0, NULL);
+			} else if (pass == 1 && is_set) {
+				struct setdef d = { 0 };
+
+				snprintf(d.name, sizeof(d.name), "%s", obj);
+				bt_set(bt, NFT_MSG_DELSET, &d);
+			}
+		}
+	for (size_t i = 0; i < a->n; i++)
+		build_sandbox(bt, &a->sbs[i]);
+}
+
+/* Fill @a from @sb/@pol (its CIDR boxes; free with sb_arg_done()). */
+static int sb_arg_init(struct sb_arg *a, const struct fw_sandbox *sb, const struct policy *pol)
+{
+	struct ruleset_box *b;
+	int r;
+
+	memset(a, 0, sizeof(*a));
+	if (!sb_ok(sb) || !pol)
+		return -EINVAL;
+	a->sb = sb;
+	a->pol = pol;
+	for (int f = 0; f < 2; f++) {
+		r = ruleset_cidr_boxes(pol, f == 0 ? AF_INET : AF_INET6, &b);
+		if (r < 0)
+			return r;
+		a->box[f] = b;
+		a->n_box[f] = r;
+	}
+	return 0;
+}
+
+static void sb_arg_done(struct sb_arg *a)
+{
+	free((void *)a->box[0]);
+	free((void *)a->box[1]);
+}
+
+static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n)
+{
+	fw->sbs = calloc(n ? n : 1, sizeof(*fw->sbs));
+	if (!fw->sbs)
+		return -ENOMEM;
+	fw->cap_sbs = n ? n : 1;
+	for (size_t i = 0; i < n; i++) {
+		struct fw_sb_rec *rec = &fw->sbs[fw->n_sbs++];
+
+		snprintf(rec->name, sizeof(rec->name), "%s", sbs[i].sb.name);
+		snprintf(rec->ifname, sizeof(rec->ifname), "%s", sbs[i].sb.host_ifname);
+		rec->addr4 = sbs[i].sb.addr4;
+		rec->addr6 = sbs[i].sb.addr6;
+	}
+	return 0;
+}
+
+int fw_open_reconcile(const struct fw_config *cfg, const struct fw_restore *sbs, size_t n,
+		      struct fw **ret, struct fw_reconcile_info *info)
+{
+	struct dump_list found = { 0 };
+	struct rc_arg a = { .cfg = cfg, .n = n };
+	struct fw *fw = NULL;
+	char first_err[sizeof(fw->err)] = "";
+	int r;
+
+	*ret = NULL;
+	memset(info, 0, sizeof(*info));
+	if (n && !sbs)
+		return -EINVAL;
+	r = fw_sock_new(cfg, &fw);
+	if (r < 0)
+		return r;
+	a.sbs = calloc(n ? n : 1, sizeof(*a.sbs));
+	if (!a.sbs) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		r = sb_arg_init(&a.sbs[i], &sbs[i].sb, sbs[i].pol);
+		if (r < 0)
+			goto out;
+		a.sbs[i].replace_pins = sbs[i].flush_pins;	/* with no pins: emptied */
+	}
+	found.table = fw->table;
+	r = fw_dump(fw, NFT_MSG_GETCHAIN, dump_chain_cb, &found);
+	if (r == 0)
+		r = fw_dump(fw, NFT_MSG_GETSET, dump_set_cb, &found);
+	if (r == 0)
+		r = found.err;
+	if (r == 0) {
+		a.found = &found;
+		r = fw_run_mode(fw, build_reconcile, &a, true);
+		if (r == 0) {
+			info->kept = true;
+			for (size_t i = 0; i < found.n; i++)
+				if (!rc_kept(&a, found.v[i].owner) && !found.v[i].is_set)
+					info->n_stale++;
+		}
+	}
+	if (r < 0) {
+		/*
+		 * The kept table could not be reconciled (its base ruleset is
+		 * of another version, say): replace it whole, still in one
+		 * batch, so there is no moment without rules.  Pins are lost;
+		 * established connections are not (conntrack is not in it).
+		 */
+		snprintf(first_err, sizeof(first_err), "%s", fw->err[0] ? fw->err : strerror(-r));
+		a.found = NULL;
+		for (size_t i = 0; i < n; i++)
+			a.sbs[i].replace_pins = false;
+		r = fw_run_mode(fw, build_reconcile, &a, false);
+		if (r == 0)
+			snprintf(info->replaced_because, sizeof(info->replaced_because), "%s",
+				 first_err);
+	}
+	if (r == 0)
+		r = sb_records(fw, sbs, n);
+out:
+	if (a.sbs)
+		for (size_t i = 0; i < n; i++)
+			sb_arg_done(&a.sbs[i]);
+	free(a.sbs);
+	free(found.v);
+	if (r < 0) {
+		fw_close(fw);
+		return r;
+	}
+	*ret = fw;
+	return 0;
+}
+
+struct upd_arg {
+	struct sb_arg *sbs;
+	size_t n;
+};
+
+static void build_update(struct bt *bt, const void *argp)
+{
+	const struct upd_arg *a = argp;
+
+	for (size_t i = 0; i < a->n; i++)
+		build_sandbox(bt, &a->sbs[i]);
+}
+
+int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
+{
+	struct upd_arg a = { .n = n };
+	int r = 0;
+
+	if (!fw || (n && !u))
+		return -EINVAL;
+	if (n == 0)
+		return 0;
+	a.sbs = calloc(n, sizeof(*a.sbs));
+	if (!a.sbs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		if (!u[i].sb || !name_ok(u[i].sb->name) || !sb_find(fw, u[i].sb->name) ||
+		    u[i].n_pins > FW_PIN_SET_SIZE || (u[i].n_pins && !u[i].pins)) {
+			r = -EINVAL;
+			break;
+		}
+		for (size_t j = 0; j < u[i].n_pins; j++) {
+			const struct fw_pin *p = &u[i].pins[j];
+
+			if ((p->addr.family != AF_INET && p->addr.family != AF_INET6) ||
+			    (p->proto != IPPROTO_TCP && p->proto != IPPROTO_UDP) ||
+			    p->timeout_ms == 0)
+				r = -EINVAL;
+		}
+		if (r < 0)
+			break;
+		r = sb_arg_init(&a.sbs[i], u[i].sb, u[i].pol);
+		a.sbs[i].replace_pins = u[i].replace_pins;
+		a.sbs[i].pins = u[i].pins;
+		a.sbs[i].n_pins = u[i].n_pins;
+	}
+	if (r == 0)
+		r = fw_run_mode(fw, build_update, &a, true);
+	for (size_t i = 0; i < n; i++)
+		sb_arg_done(&a.sbs[i]);
+	free(a.sbs);
+	return r == -ENFILE ? -ENOSPC : r;
 }

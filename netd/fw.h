@@ -50,6 +50,7 @@ struct fw_config {
 	struct prefix pool6;	/* family 0 = IPv6 disabled: all sandbox IPv6 is dropped */
 	const struct prefix *internal;	/* never reachable through a pin; borrowed during fw_open() */
 	size_t n_internal;
+	uint16_t log_group;	/* nflog group for deny events ("log group N prefix netd:REASON"); 0 = none */
 };
 
 struct fw_sandbox {
@@ -57,6 +58,7 @@ struct fw_sandbox {
 	const char *host_ifname;	/* host side interface (veth), <= 15 bytes */
 	struct addr addr4;	/* family 0 if none */
 	struct addr addr6;	/* family 0 if none */
+	uint32_t ct_mark;	/* set on every new connection of the sandbox (acct.h ACCT_MARK); 0 = none */
 };
 
 struct fw_pin {
@@ -73,6 +75,52 @@ struct fw_pin {
  * @ret: caller frees with fw_close().  Return: 0; -errno.
  */
 int fw_open(const struct fw_config *cfg, struct fw **ret);
+
+/* One sandbox to keep across a restart (fw_open_reconcile()). */
+struct fw_restore {
+	struct fw_sandbox sb;	/* strings borrowed for the call */
+	const struct policy *pol;	/* borrowed for the call */
+	bool flush_pins;	/* its policy changed while netd was down: drop its pins */
+};
+
+struct fw_reconcile_info {
+	bool kept;		/* the existing table was kept (pins and all) */
+	size_t n_stale;		/* sandbox chains removed: not in @sbs */
+	char replaced_because[256];	/* non-empty: reconciling failed, table replaced */
+};
+
+/*
+ * fw_open_reconcile() - open like fw_open(), for a restart: if the table
+ * exists it is kept with every pin in it, and ONE batch re-creates-or-keeps
+ * and refills the base chains and sets, deletes the chains and sets of
+ * sandboxes not in @sbs, and re-renders each sandbox of @sbs in place
+ * (chain and CIDR sets refilled, pin sets kept unless flush_pins).  If that
+ * batch fails (an incompatible older base ruleset, say), the table is
+ * replaced with everything in @sbs in one batch instead (pins lost; see
+ * @info->replaced_because).  There is no moment without rules either way.
+ * @ret: caller frees with fw_close().  @info: filled.  Return: 0; -errno.
+ */
+int fw_open_reconcile(const struct fw_config *cfg, const struct fw_restore *sbs, size_t n,
+		      struct fw **ret, struct fw_reconcile_info *info);
+
+/* One sandbox of a reload (fw_sandboxes_update()). */
+struct fw_update {
+	const struct fw_sandbox *sb;	/* must have been added; borrowed for the call */
+	const struct policy *pol;	/* its new policy; borrowed for the call */
+	bool replace_pins;	/* replace its pin sets' contents with @pins */
+	const struct fw_pin *pins;	/* timeouts are the remaining lifetimes */
+	size_t n_pins;		/* <= 65536 (a pin set's size) */
+};
+
+/*
+ * fw_sandboxes_update() - a policy reload for @n sandboxes in ONE batch:
+ * each one's chain and CIDR sets are re-rendered from its new policy in
+ * place (the interface hookup and established connections untouched); its
+ * pins are kept, or replaced by exactly @pins if replace_pins.
+ * Return: 0; -EINVAL (unknown sandbox, bad pin); -ENOSPC; -errno (nothing
+ * changed: the kernel applies the batch whole or not at all).
+ */
+int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n);
 
 /* fw_close() - close the socket; the table stays in the kernel. NULL-safe. */
 void fw_close(struct fw *fw);

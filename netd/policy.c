@@ -457,11 +457,37 @@ static int parse_ports(struct ctx *cx, const struct yamlx_node *n, const char *w
 	return 0;
 }
 
+/* A plain decimal in [@lo, @hi] for key @key of rule @where. */
+static int parse_rule_uint(struct ctx *cx, const struct yamlx_node *n, const char *where,
+			   const char *key, unsigned long lo, unsigned long hi, uint32_t *ret)
+{
+	unsigned long v = 0;
+	char q[300];
+
+	if (!yamlx_is_str(n))
+		return FAIL(cx, n, "%s.%s: expected a number, got %s", where, key, yamlx_kind(n));
+	yamlx_quote(n->str, n->len, q, sizeof(q));
+	if (n->len == 0 || n->len > 9 || (n->len > 1 && n->str[0] == '0'))
+		goto bad;
+	for (size_t i = 0; i < n->len; i++) {
+		if (n->str[i] < '0' || n->str[i] > '9')
+			goto bad;
+		v = v * 10 + (unsigned long)(n->str[i] - '0');
+	}
+	if (v < lo || v > hi)
+		goto bad;
+	*ret = (uint32_t)v;
+	return 0;
+bad:
+	return FAIL(cx, n, "%s.%s: bad value '%s' (expected %lu-%lu)", where, key, q, lo, hi);
+}
+
 static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 		      struct policy_rule *rule)
 {
-	static const char *const names[] = { "domains", "cidrs", "ports", "protocol" };
-	const struct yamlx_node *k[4], *v[4];
+	static const char *const names[] = { "domains", "cidrs", "ports", "protocol",
+					     "min_ttl", "max_qname_length" };
+	const struct yamlx_node *k[6], *v[6];
 	char where[32], q[300];
 	int r;
 
@@ -471,7 +497,7 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "%s: expected a mapping with 'domains' or 'cidrs' and 'ports', "
 			    "got %s", where, yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, where, names, 4, k, v);
+	r = yamlx_fields(n, cx->file, cx->err, where, names, 6, k, v);
 	if (r < 0)
 		return r;
 	if (v[0] && v[1]) {
@@ -503,13 +529,92 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 			return FAIL(cx, v[3], "%s.protocol: bad protocol '%s' (expected tcp or udp)",
 				    where, yamlx_quote(v[3]->str, v[3]->len, q, sizeof(q)));
 	}
+	for (size_t i = 4; i < 6; i++)
+		if (v[i] && !v[0])
+			return FAIL(cx, k[i], "%s.%s: only a 'domains' rule has DNS answers to "
+				    "apply it to", where, names[i]);
+	if (v[4]) {
+		r = parse_rule_uint(cx, v[4], where, "min_ttl", 1, POLICY_MIN_TTL_MAX,
+				    &rule->min_ttl_s);
+		if (r < 0)
+			return r;
+	}
+	if (v[5]) {
+		uint32_t x;
+
+		/* RFC 1035 3.1: 255 octets on the wire = 253 characters. */
+		r = parse_rule_uint(cx, v[5], where, "max_qname_length", 1, 253, &x);
+		if (r < 0)
+			return r;
+		rule->max_qname_len = (uint16_t)x;
+	}
+	return 0;
+}
+
+int policy_parse_size(const char *s, size_t len, uint64_t *ret)
+{
+	uint64_t v = 0, mul = 1;
+	size_t n = len;
+
+	if (len == 0)
+		return -EINVAL;
+	switch (s[len - 1]) {
+	case 'k': case 'K': mul = 1ull << 10; n--; break;
+	case 'm': case 'M': mul = 1ull << 20; n--; break;
+	case 'g': case 'G': mul = 1ull << 30; n--; break;
+	default: break;
+	}
+	if (n == 0 || n > 16)	/* 16 digits keep v * mul far below 2^64 */
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > POLICY_EGRESS_MAX / mul || v == 0)
+		return -ERANGE;
+	*ret = v * mul;
+	return 0;
+}
+
+/* limits: { egress_bytes: SIZE, on_exceed: finish|cut } */
+static int parse_limits(struct ctx *cx, const struct yamlx_node *n, struct policy *p)
+{
+	static const char *const names[] = { "egress_bytes", "on_exceed" };
+	const struct yamlx_node *v[2];
+	char q[300];
+	int r;
+
+	if (n->type != YAMLX_MAP)
+		return FAIL(cx, n, "limits: expected a mapping, got %s (e.g. limits: { egress_bytes: 500M })",
+			    yamlx_kind(n));
+	r = yamlx_fields(n, cx->file, cx->err, "limits", names, 2, NULL, v);
+	if (r < 0)
+		return r;
+	if (v[0]) {
+		if (!yamlx_is_str(v[0]) || policy_parse_size(v[0]->str, v[0]->len, &p->egress_bytes) < 0)
+			return FAIL(cx, v[0], "limits.egress_bytes: bad size '%s' (expected 1 to 2^50 bytes, "
+				    "digits with an optional K, M or G suffix, e.g. 500M)",
+				    yamlx_is_str(v[0]) ? yamlx_quote(v[0]->str, v[0]->len, q, sizeof(q))
+						       : yamlx_kind(v[0]));
+	}
+	if (v[1]) {
+		if (yamlx_is_str(v[1]) && strcmp(v[1]->str, "cut") == 0)
+			p->quota_cut = true;
+		else if (!(yamlx_is_str(v[1]) && strcmp(v[1]->str, "finish") == 0))
+			return FAIL(cx, v[1], "limits.on_exceed: expected 'finish' or 'cut', got '%s'",
+				    yamlx_is_str(v[1]) ? yamlx_quote(v[1]->str, v[1]->len, q, sizeof(q))
+						       : yamlx_kind(v[1]));
+		if (!v[0])
+			return FAIL(cx, v[1], "limits.on_exceed: needs limits.egress_bytes");
+	}
 	return 0;
 }
 
 static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct policy *p)
 {
-	static const char *const names[] = { "name", "description", "egress" };
-	const struct yamlx_node *v[3], *eg;
+	static const char *const names[] = { "name", "description", "egress", "limits" };
+	const struct yamlx_node *v[4], *eg;
 	char q[300];
 	int r;
 
@@ -519,7 +624,7 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct polic
 	if (root->type != YAMLX_MAP)
 		return FAIL(cx, root, "policy: expected a mapping with 'name' and 'egress', got %s",
 			    yamlx_kind(root));
-	r = yamlx_fields(root, cx->file, cx->err, "policy", names, 3, NULL, v);
+	r = yamlx_fields(root, cx->file, cx->err, "policy", names, 4, NULL, v);
 	if (r < 0)
 		return r;
 	if (!v[0])
@@ -549,6 +654,9 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct polic
 		if (!p->description)
 			return -ENOMEM;
 	}
+
+	if (v[3] && !yamlx_is_null(v[3]) && (r = parse_limits(cx, v[3], p)) < 0)
+		return r;
 
 	eg = v[2];
 	if (eg->type != YAMLX_SEQ)

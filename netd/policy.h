@@ -8,6 +8,8 @@
  *     - domains: [pypi.org, "*.pythonhosted.org"]
  *       ports: [443]                 # single ports for domain rules
  *       protocol: tcp                # tcp (default) | udp
+ *       min_ttl: 60                  # optional: pins last at least 60 s
+ *       max_qname_length: 64         # optional: longer names are denied
  *     - cidrs: [198.51.100.7/32]
  *       ports: [8080, "9000-9010"]   # ranges allowed for cidr rules
  *
@@ -32,6 +34,8 @@
 #define POLICY_MAX_PORTS    64	/* port entries per rule */
 #define POLICY_FILE_MAX     (1u << 20)	/* bytes */
 #define POLICY_DESCRIPTION_MAX 1024	/* bytes */
+#define POLICY_MIN_TTL_MAX  604800	/* seconds: a rule's min_ttl, one week at most */
+#define POLICY_EGRESS_MAX   (1ull << 50)	/* bytes: limits.egress_bytes, 1 PiB at most */
 
 struct port_range {
 	uint16_t lo, hi;	/* host byte order, lo <= hi; lo == hi for one port */
@@ -45,6 +49,10 @@ struct policy_rule {
 	struct port_range *ports;	/* owned */
 	size_t n_ports;
 	uint8_t proto;		/* IPPROTO_TCP or IPPROTO_UDP */
+	uint32_t min_ttl_s;	/* domain rules: pins last at least this (s); 0 = the
+				 * global dns.min_ttl only; <= POLICY_MIN_TTL_MAX */
+	uint16_t max_qname_len;	/* domain rules: names longer than this (presentation
+				 * form, no trailing dot) do not match; 0 = no cap */
 	unsigned int line;	/* where the rule starts in the file, 1-based */
 };
 
@@ -55,7 +63,24 @@ struct policy {
 	struct policy_rule *rules;	/* owned */
 	size_t n_rules;
 	void *index;		/* owned: the name-matcher index (opaque) */
+	/*
+	 * limits: { egress_bytes: 500M, on_exceed: finish|cut }.  Bytes the
+	 * sandbox may send (IP packets leaving it, headers included, all
+	 * connections together; K/M/G = 2^10/2^20/2^30); 0 = no limit.  Over it,
+	 * new connections are refused; with on_exceed: cut, packets of existing
+	 * ones are dropped too (default finish: they may complete).
+	 */
+	uint64_t egress_bytes;
+	bool quota_cut;
 };
+
+/*
+ * policy_parse_size() - "500M" -> 524288000: decimal digits with an
+ * optional K, M or G suffix (binary: 2^10, 2^20, 2^30; case-insensitive).
+ * @s, @len: the text, not NUL-terminated.  Return: 0 and *@ret;
+ * -EINVAL if malformed; -ERANGE if above POLICY_EGRESS_MAX or zero.
+ */
+int policy_parse_size(const char *s, size_t len, uint64_t *ret);
 
 /*
  * policy_parse() - parse one policy document.

@@ -14,6 +14,8 @@ pkgs=(
 	nftables iproute2 util-linux procps
 	knot knot-dnsutils unbound dnsmasq-base dnsperf dnsutils
 	curl openssl python3
+	# container runtime tests (tests/integ/cni_*.sh)
+	jq python3-yaml busybox-static runc containerd docker.io
 )
 
 missing=()

@@ -70,6 +70,9 @@ WORLD_WEB=(
 	"198.51.100.31 openai.com"
 	"203.0.113.66 example.com,www.example.com,denied.example"
 	"198.51.100.7 cidr-host"
+	"198.51.100.40 www.dt.example,multi.dt.example"
+	"198.51.100.41 svc.dt.example"
+	"198.51.100.47 ttl0.dt.example"
 )
 
 world__err() { echo "world: $*" >&2; }

@@ -59,7 +59,8 @@ t_summary() {
 
 # netd_up [EXTRA_YAML] - write a config into WORLD_DIR and start netd in the
 # host netns (nsenter: same mount namespace, so its /run/netns mounts are
-# visible here).  Waits for the control socket.  Sets NETD_SOCKET, NETD_PID,
+# visible here).  NETD_DNS_EXTRA: more lines for the dns: section, each
+# indented two spaces.  Waits for the control socket.  Sets NETD_SOCKET, NETD_PID,
 # NETD_AUDIT, NETD_LOG, NETD_CONF.
 netd_up() {
 	local extra=${1:-} i
@@ -84,6 +85,7 @@ netd_up() {
 	  min_ttl: 5
 	  max_ttl: 3600
 	  deny_rcode: nxdomain
+	${NETD_DNS_EXTRA:-}
 	log_level: debug
 	$extra
 	YAML
@@ -153,7 +155,7 @@ sb_exec() {
 sb_dig() {
 	local n=$1
 	shift
-	sb_exec "$n" dig +time=2 +tries=1 "$@"
+	sb_exec "$n" dig +time=4 +tries=2 "$@"
 }
 
 # sb_curl SHORT ARGS... - curl inside the sandbox with the world's CA, short

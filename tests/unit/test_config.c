@@ -168,7 +168,9 @@ static void test_errors(void **state)
 {
 	(void)state;
 	expect_bad("sockets: /x\n", 1, 1, "config: unknown key 'sockets' (allowed: socket, state_dir, "
-		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level)");
+		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level, audit, reload)");
+	expect_bad("audit: { keep: 0 }\n", 1, 16, "audit.keep: 0 is out of range (1-1000)");
+	expect_bad("audit: { rotate: 1 }\n", 1, 10, "audit: unknown key 'rotate'");
 	expect_bad("log_level: debug\nlog_level: info\n", 2, 1, "duplicate key 'log_level' (first at line 1, column 1)");
 	expect_bad("- a\n", 1, 1, "config: expected a mapping, got a list");
 	expect_bad("socket: [a]\n", 1, 9, "socket: expected a path, got a list");
@@ -209,7 +211,7 @@ static void test_errors(void **state)
 	expect_bad("pool: { ipv6: \"fc00::/7\" }\n", 1, 15, "out of range (/8 to /64)");
 	expect_bad("pool: { ipv6: [] }\n", 1, 15, "pool.ipv6: expected a CIDR, got a list");
 	expect_bad("dns: []\n", 1, 6, "dns: expected a mapping, got a list");
-	expect_bad("dns: { prt: 53 }\n", 1, 8, "dns: unknown key 'prt' (allowed: port, min_ttl, max_ttl, deny_rcode)");
+	expect_bad("dns: { prt: 53 }\n", 1, 8, "dns: unknown key 'prt' (allowed: port, min_ttl, max_ttl, deny_rcode, qps, burst, max_outstanding, max_pins, max_pins_per_name, cache_size)");
 	expect_bad("dns: { port: 0 }\n", 1, 14, "dns.port: 0 is out of range (1-65535)");
 	expect_bad("dns: { port: 65536 }\n", 1, 14, "dns.port: 65536 is out of range (1-65535)");
 	expect_bad("dns: { port: 99999999999999999999999 }\n", 1, 14, "dns.port: '99999999999999999999999' is not a number");
@@ -254,6 +256,25 @@ static void test_levels_and_rcodes(void **state)
 	assert_int_equal(c.deny_rcode, 5);
 	assert_int_equal(cparse(&c, "dns: {deny_rcode: nxdomain}\n", NULL, &err), 0);
 	assert_int_equal(c.deny_rcode, 3);
+	/* DNS abuse limits: unset = 0 (the proxy's defaults), bounded. */
+	assert_int_equal(c.dns_qps, 0);
+	assert_int_equal(cparse(&c, "dns: {qps: 50, burst: 60, max_outstanding: 4, max_pins: 10, "
+			      "max_pins_per_name: 3}\n", NULL, &err), 0);
+	assert_int_equal(c.dns_qps, 50);
+	assert_int_equal(c.dns_burst, 60);
+	assert_int_equal(c.dns_max_outstanding, 4);
+	assert_int_equal(c.dns_max_pins, 10);
+	assert_int_equal(c.dns_max_pins_per_name, 3);
+	assert_int_equal(cparse(&c, "dns: {qps: 0}\n", NULL, &err), -EINVAL);
+	assert_int_equal(cparse(&c, "dns: {max_pins_per_name: 129}\n", NULL, &err), -EINVAL);
+	/* The answer cache: on by default, 0 turns it off, bounded. */
+	assert_int_equal(c.dns_cache_size, 10000);
+	assert_int_equal(cparse(&c, "dns: {cache_size: 0}\n", NULL, &err), 0);
+	assert_int_equal(c.dns_cache_size, 0);
+	assert_int_equal(cparse(&c, "dns: {cache_size: 500}\n", NULL, &err), 0);
+	assert_int_equal(c.dns_cache_size, 500);
+	assert_int_equal(cparse(&c, "dns: {cache_size: 1000001}\n", NULL, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "dns.cache_size: 1000001 is out of range (0-1000000)"));
 	/* Port and TTLs may be quoted; the largest values are accepted. */
 	assert_int_equal(cparse(&c, "dns: {port: \"65535\", min_ttl: 604800, max_ttl: 604800}\n",
 				      NULL, &err), 0);

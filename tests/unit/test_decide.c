@@ -241,6 +241,69 @@ static void test_pins(void **state)
 	assert_int_equal(decide_pins(&c, rules, 0, a, 5, pins, 16, &rebind), 0);
 }
 
+/* Per-rule keys: min_ttl raises the pin floor, max_qname_length caps names. */
+static void test_rule_keys(void **state)
+{
+	static const char yaml[] =
+		"name: k\n"
+		"egress:\n"
+		"  - domains: [\"*.cdn.test\"]\n"	/* rule 0 */
+		"    ports: [443]\n"
+		"    min_ttl: 600\n"
+		"    max_qname_length: 20\n"
+		"  - domains: [\"*.cdn.test\"]\n"	/* rule 1: no cap, port 8443 */
+		"    ports: [8443]\n"
+		"  - domains: [\"*.tun.test\"]\n"	/* rule 2 */
+		"    ports: [443]\n"
+		"    max_qname_length: 12\n";
+	struct policy *p = NULL;
+	struct diag err;
+	struct decide_ctx c = { .min_ttl_s = 5, .max_ttl_s = 3600 };
+	struct wire_query q;
+	struct wire_addr a[] = { waddr("192.0.2.9", 30) };
+	struct fw_pin pins[8];
+	uint16_t rules[DECIDE_MAX_RULES];
+	size_t n_rules, rebind;
+	int n;
+
+	(void)state;
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(policy_parse(yaml, strlen(yaml), "k.yaml", &p, &err), 0);
+	c.policy = p;
+
+	q = query("a.cdn.test", WIRE_TYPE_A, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n_rules), DECIDE_ALLOW);
+	assert_int_equal(n_rules, 2);
+	n = decide_pins(&c, rules, n_rules, a, 1, pins, 8, &rebind);
+	assert_int_equal(n, 2);
+	assert_pin(&pins[0], "192.0.2.9", IPPROTO_TCP, 443, 600000);	/* rule min_ttl */
+	assert_pin(&pins[1], "192.0.2.9", IPPROTO_TCP, 8443, 30000);	/* the TTL */
+
+	/* Longer than rule 0's cap: only rule 1 matches (no 443 pin). */
+	q = query("abcdefghijklmno.cdn.test", WIRE_TYPE_A, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n_rules), DECIDE_ALLOW);
+	assert_int_equal(n_rules, 1);
+	assert_int_equal(rules[0], 1);
+
+	/* Every matching rule capped: denied as too long. */
+	q = query("ab.tun.test", WIRE_TYPE_A, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n_rules), DECIDE_ALLOW);
+	q = query("abcdef.tun.test", WIRE_TYPE_A, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n_rules), DECIDE_DENY_LONG);
+	assert_int_equal(n_rules, 0);
+	q = query("x.other.test", WIRE_TYPE_A, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n_rules), DECIDE_DENY);
+
+	/* A min_ttl above max_ttl still wins for the pin. */
+	c.max_ttl_s = 60;
+	q = query("a.cdn.test", WIRE_TYPE_A, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n_rules), DECIDE_ALLOW);
+	n = decide_pins(&c, rules, n_rules, a, 1, pins, 8, &rebind);
+	assert_int_equal(n, 2);
+	assert_int_equal(pins[0].timeout_ms, 600000);
+	policy_free(p);
+}
+
 static void test_internal_default(void **state)
 {
 	static const char *const inside[] = {
@@ -288,6 +351,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_query_verdicts, setup, teardown),
 		cmocka_unit_test(test_query_many_rules),
 		cmocka_unit_test(test_pins),
+		cmocka_unit_test(test_rule_keys),
 		cmocka_unit_test(test_internal_default),
 	};
 

@@ -66,7 +66,7 @@ static const struct bad_case {
 	{ "scalar root", "hello\n", 1, 1, "expected a mapping with 'name' and 'egress', got a string" },
 	{ "list root", "- a\n", 1, 1, "got a list" },
 	{ "unknown key", "name: t\negress: []\nfoo: 1\n", 3, 1,
-	  "unknown key 'foo' (allowed: name, description, egress)" },
+	  "unknown key 'foo' (allowed: name, description, egress, limits)" },
 	{ "duplicate key", "name: a\nname: b\negress: []\n", 2, 1, "duplicate key 'name' (first at line 1, column 1)" },
 	{ "missing name", "egress: []\n", 1, 1, "missing required key 'name'" },
 	{ "missing egress", "name: t\ndescription: x\n", 1, 1, "missing required key 'egress'" },
@@ -97,7 +97,7 @@ static const struct bad_case {
 	/* rules */
 	{ "rule string", HDR "  - pypi.org\n", 3, 5, "egress[0]: expected a mapping with 'domains' or 'cidrs' and 'ports', got a string" },
 	{ "rule unknown key", HDR "  - domains: [a.b]\n    ports: [443]\n    port: 80\n", 5, 5,
-	  "egress[0]: unknown key 'port' (allowed: domains, cidrs, ports, protocol)" },
+	  "egress[0]: unknown key 'port' (allowed: domains, cidrs, ports, protocol, min_ttl, max_qname_length)" },
 	{ "rule dup key", HDR "  - domains: [a.b]\n    ports: [443]\n    ports: [80]\n", 5, 5,
 	  "egress[0]: duplicate key 'ports' (first at line 4, column 5)" },
 	{ "rule both", HDR "  - domains: [a.b]\n    cidrs: [192.0.2.0/24]\n    ports: [443]\n", 4, 5,
@@ -360,6 +360,41 @@ static void test_good(void **state)
 	policy_free(NULL);
 }
 
+static void test_rule_dns_keys(void **state)
+{
+	struct policy *p;
+
+	(void)state;
+	p = parse_ok("name: t\n"
+		     "egress:\n"
+		     "  - domains: [\"*.cdn.test\"]\n"
+		     "    ports: [443]\n"
+		     "    min_ttl: 300\n"
+		     "    max_qname_length: 40\n"
+		     "  - domains: [a.test]\n"
+		     "    ports: [443]\n");
+	assert_int_equal(p->rules[0].min_ttl_s, 300);
+	assert_int_equal(p->rules[0].max_qname_len, 40);
+	assert_int_equal(p->rules[1].min_ttl_s, 0);
+	assert_int_equal(p->rules[1].max_qname_len, 0);
+	policy_free(p);
+
+#define BAD(name, y, l, c, f) expect_bad(name, y, strlen(y), l, c, f)
+	BAD("min_ttl 0", HDR "  - domains: [a.test]\n    ports: [443]\n    min_ttl: 0\n", 5, 14,
+	    "min_ttl: bad value '0' (expected 1-604800)");
+	BAD("min_ttl too big", HDR "  - domains: [a.test]\n    ports: [443]\n    min_ttl: 604801\n",
+	    5, 14, "expected 1-604800");
+	BAD("min_ttl not a number", HDR "  - domains: [a.test]\n    ports: [443]\n    min_ttl: 5s\n",
+	    5, 14, "bad value '5s'");
+	BAD("min_ttl a list", HDR "  - domains: [a.test]\n    ports: [443]\n    min_ttl: [5]\n",
+	    5, 14, "min_ttl: expected a number");
+	BAD("max_qname_length 254", HDR "  - domains: [a.test]\n    ports: [443]\n"
+	    "    max_qname_length: 254\n", 5, 23, "expected 1-253");
+	BAD("min_ttl on a cidr rule", HDR "  - cidrs: [198.51.100.0/24]\n    ports: [443]\n"
+	    "    min_ttl: 60\n", 5, 5, "only a 'domains' rule");
+#undef BAD
+}
+
 static void test_name_valid(void **state)
 {
 	(void)state;
@@ -590,6 +625,65 @@ static void test_load_errors(void **state)
 	assert_non_null(strstr(err.msg, "not a regular file"));
 }
 
+static void expect_bad_s(const char *name, const char *yaml, size_t unused, unsigned int line,
+			 unsigned int col, const char *frag)
+{
+	(void)unused;
+	expect_bad(name, yaml, strlen(yaml), line, col, frag);
+}
+
+/* limits: { egress_bytes, on_exceed }: sizes with K/M/G suffixes. */
+static void test_egress_quota(void **state)
+{
+	static const struct {
+		const char *in;
+		int r;
+		uint64_t v;
+	} sizes[] = {
+		{ "1", 0, 1 }, { "100K", 0, 102400 }, { "500M", 0, 524288000 },
+		{ "2g", 0, 2147483648ull }, { "1048576G", 0, 1ull << 50 },
+		{ "1048577G", -ERANGE, 0 }, { "0", -ERANGE, 0 }, { "", -EINVAL, 0 },
+		{ "M", -EINVAL, 0 }, { "5T", -EINVAL, 0 }, { "-5", -EINVAL, 0 },
+		{ "1.5M", -EINVAL, 0 }, { "99999999999999999", -EINVAL, 0 },
+		{ "5 M", -EINVAL, 0 },
+	};
+	struct policy *p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t v = 0;
+		int r = policy_parse_size(sizes[i].in, strlen(sizes[i].in), &v);
+
+		if (r != sizes[i].r)
+			print_error("size '%s': r=%d\n", sizes[i].in, r);
+		assert_int_equal(r, sizes[i].r);
+		if (r == 0)
+			assert_true(v == sizes[i].v);
+	}
+	p = parse_ok(HDR "  - cidrs: [192.0.2.0/24]\n    ports: [80]\n"
+		     "limits: { egress_bytes: 500M }\n");
+	assert_true(p->egress_bytes == 524288000ull);
+	assert_false(p->quota_cut);
+	policy_free(p);
+	p = parse_ok(HDR "  - cidrs: [192.0.2.0/24]\n    ports: [80]\n"
+		     "limits:\n  egress_bytes: 100K\n  on_exceed: cut\n");
+	assert_true(p->egress_bytes == 102400);
+	assert_true(p->quota_cut);
+	policy_free(p);
+	p = parse_ok(HDR "  - cidrs: [192.0.2.0/24]\n    ports: [80]\n");
+	assert_true(p->egress_bytes == 0);
+	policy_free(p);
+	expect_bad_s("quota: bad size", HDR "  - cidrs: [192.0.2.0/24]\nlimits: { egress_bytes: 5T }\n",
+		   0, 4, 25, "limits.egress_bytes: bad size '5T'");
+	expect_bad_s("quota: bad on_exceed", HDR "limits: { egress_bytes: 1K, on_exceed: kill }\n",
+		   0, 3, 40, "expected 'finish' or 'cut'");
+	expect_bad_s("quota: on_exceed alone", HDR "limits: { on_exceed: cut }\n",
+		   0, 3, 22, "needs limits.egress_bytes");
+	expect_bad_s("quota: unknown key", HDR "limits: { egress_packets: 5 }\n",
+		   0, 3, 11, "egress_packets");
+	expect_bad_s("quota: not a map", HDR "limits: 5M\n", 0, 3, 9, "expected a mapping");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -597,12 +691,14 @@ int main(void)
 		cmocka_unit_test(test_bad_encoding),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_good),
+		cmocka_unit_test(test_rule_dns_keys),
 		cmocka_unit_test(test_name_valid),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_match_many_rules),
 		cmocka_unit_test(test_shipped_policies),
 		cmocka_unit_test(test_bad_fixtures),
 		cmocka_unit_test(test_load_errors),
+		cmocka_unit_test(test_egress_quota),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

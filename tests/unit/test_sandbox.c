@@ -111,6 +111,78 @@ static void test_no_immediate_reuse(void **state)
 	sandbox_table_free(t);
 }
 
+/* Chained attachments: their own addresses, found through the hash. */
+static void test_own_addrs(void **state)
+{
+	struct sandbox_table *t = table("10.87.0.0/16", "fd00:87::/48");
+	struct sandbox *a, *c1, *c2, *c3;
+	struct addr x4, x6, none = { 0 }, in_pool, y4;
+
+	(void)state;
+	assert_int_equal(sandbox_alloc(t, "a", -1, &a), 0);
+	sandbox_insert(t, a);
+	assert_int_equal(sandbox_alloc(t, "c1", -1, &c1), 0);
+	addr_parse("10.88.0.2", &x4);
+	addr_parse("2001:db8:88::2", &x6);
+	assert_int_equal(sandbox_set_addrs(t, c1, &none, &none), -EINVAL);
+	assert_int_equal(sandbox_set_addrs(t, c1, &x6, &none), -EINVAL);
+	addr_parse("10.87.0.10", &in_pool);
+	assert_int_equal(sandbox_set_addrs(t, c1, &in_pool, &none), -EINVAL);
+	assert_int_equal(sandbox_set_addrs(t, c1, &x4, &x6), 0);
+	assert_true(c1->own_addrs);
+	assert_int_equal(c1->gw4.family, 0);
+	/* Not visible before it is inserted. */
+	assert_null(sandbox_by_addr(t, &x4));
+	sandbox_insert(t, c1);
+	assert_ptr_equal(sandbox_by_addr(t, &x4), c1);
+	assert_ptr_equal(sandbox_by_addr(t, &x6), c1);
+	/* Its slot's pool address is not its address. */
+	addr_parse("10.87.0.6", &in_pool);
+	assert_null(sandbox_by_addr(t, &in_pool));
+	addr_parse("10.88.0.3", &y4);
+	assert_null(sandbox_by_addr(t, &y4));
+	/* The same address twice is refused. */
+	assert_int_equal(sandbox_alloc(t, "c2", -1, &c2), 0);
+	assert_int_equal(sandbox_set_addrs(t, c2, &x4, &none), -EADDRINUSE);
+	assert_int_equal(sandbox_set_addrs(t, c2, &y4, &none), 0);
+	sandbox_insert(t, c2);
+	assert_ptr_equal(sandbox_by_addr(t, &y4), c2);
+	/* Many in one bucket's worth of table: each still found, removal unlinks. */
+	for (int i = 0; i < 3000; i++) {
+		char name[16];
+		struct addr z;
+
+		snprintf(name, sizeof(name), "m%d", i);
+		assert_int_equal(sandbox_alloc(t, name, -1, &c3), 0);
+		z = x4;
+		z.a[1] = 99;
+		z.a[2] = (uint8_t)(i >> 8);
+		z.a[3] = (uint8_t)i;
+		assert_int_equal(sandbox_set_addrs(t, c3, &z, &none), 0);
+		sandbox_insert(t, c3);
+	}
+	for (int i = 0; i < 3000; i += 7) {
+		struct addr z = x4;
+
+		z.a[1] = 99;
+		z.a[2] = (uint8_t)(i >> 8);
+		z.a[3] = (uint8_t)i;
+		c3 = sandbox_by_addr(t, &z);
+		assert_non_null(c3);
+		sandbox_remove(t, c3);
+		assert_null(sandbox_by_addr(t, &z));
+	}
+	sandbox_remove(t, c1);
+	assert_null(sandbox_by_addr(t, &x4));
+	assert_null(sandbox_by_addr(t, &x6));
+	assert_ptr_equal(sandbox_by_addr(t, &y4), c2);
+	/* Freed address is free again. */
+	assert_int_equal(sandbox_alloc(t, "c4", -1, &c3), 0);
+	assert_int_equal(sandbox_set_addrs(t, c3, &x4, &none), 0);
+	sandbox_release(t, c3);
+	sandbox_table_free(t);
+}
+
 static void test_bad_pool(void **state)
 {
 	struct prefix p4, p6 = { 0 };
@@ -129,6 +201,7 @@ int main(void)
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_lookup),
 		cmocka_unit_test(test_no_immediate_reuse),
+		cmocka_unit_test(test_own_addrs),
 		cmocka_unit_test(test_bad_pool),
 	};
 

@@ -762,6 +762,89 @@ static void test_walk_dname(void **state)
 	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), -ELOOP);
 }
 
+/* An SVCB/HTTPS RR: priority, uncompressed target, then @params raw. */
+static void p_svcb(struct pkt *p, uint16_t type, const char *owner, uint32_t ttl,
+		   const char *target, const uint8_t *params, size_t plen)
+{
+	size_t rdlen_at;
+
+	p_name(p, owner);
+	p_rrhdr(p, type, WIRE_CLASS_IN, ttl, 0);
+	rdlen_at = p->len - 2;
+	p_u16(p, 1);
+	p_name(p, target);
+	memcpy(p->b + p->len, params, plen);
+	p->len += plen;
+	p->b[rdlen_at] = (uint8_t)((p->len - rdlen_at - 2) >> 8);
+	p->b[rdlen_at + 1] = (uint8_t)(p->len - rdlen_at - 2);
+}
+
+static void test_walk_svcb_hints(void **state)
+{
+	/* alpn=h2, ipv4hint=198.51.100.41,198.51.100.42, ipv6hint=2001:db8::41 */
+	static const uint8_t params[] = {
+		0, 1, 0, 3, 2, 'h', '2',
+		0, 4, 0, 8, 198, 51, 100, 41, 198, 51, 100, 42,
+		0, 6, 0, 16, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x41,
+	};
+	static const uint8_t bad_len[] = { 0, 4, 0, 5, 198, 51, 100, 41, 1 };
+	static const uint8_t overrun[] = { 0, 4, 0, 8, 198, 51, 100, 41 };
+	static const uint8_t empty[] = { 0, 6, 0, 0 };
+	struct wire_query q = parsed("svc.test", WIRE_TYPE_HTTPS);
+	struct wire_addr a[8];
+	struct wire_answer r;
+	struct pkt p;
+
+	resp_of(&p, "svc.test", WIRE_TYPE_HTTPS);
+	set_count(&p, 1, 1);
+	p_svcb(&p, WIRE_TYPE_HTTPS, "svc.test", 77, ".", params, sizeof(params));
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), 0);
+	assert_int_equal(r.n_addrs, 3);
+	assert_int_equal(r.n_hints, 3);
+	assert_addr(&a[0], "198.51.100.41");
+	assert_addr(&a[1], "198.51.100.42");
+	assert_addr(&a[2], "2001:db8::41");
+	assert_true(a[0].hint);
+	assert_int_equal(a[2].ttl_s, 77);
+	assert_int_equal(r.min_ttl_s, 77);
+
+	/* Through a CNAME, SVCB (type 64) too; hints of an off-chain owner
+	 * and in the additional section are not collected. */
+	q = parsed("alias.test", WIRE_TYPE_SVCB);
+	resp_of(&p, "alias.test", WIRE_TYPE_SVCB);
+	set_count(&p, 1, 3);
+	set_count(&p, 3, 1);
+	p_svcb(&p, WIRE_TYPE_SVCB, "svc.test", 60, "pool.test", params, sizeof(params));
+	p_alias(&p, WIRE_TYPE_CNAME, "alias.test", 60, "svc.test");
+	p_svcb(&p, WIRE_TYPE_SVCB, "other.test", 60, ".", params + 7, 12);
+	p_svcb(&p, WIRE_TYPE_SVCB, "svc.test", 60, ".", params + 7, 12);
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), 0);
+	assert_int_equal(r.n_addrs, 3);
+	assert_int_equal(r.n_dropped, 2);
+
+	/* More hints than room. */
+	q = parsed("svc.test", WIRE_TYPE_HTTPS);
+	resp_of(&p, "svc.test", WIRE_TYPE_HTTPS);
+	set_count(&p, 1, 1);
+	p_svcb(&p, WIRE_TYPE_HTTPS, "svc.test", 77, ".", params, sizeof(params));
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 2, &r), -ENOBUFS);
+
+	/* Malformed SvcParams: a hint list not a multiple of 4, a value
+	 * running past the RDATA, an empty hint list. */
+	resp_of(&p, "svc.test", WIRE_TYPE_HTTPS);
+	set_count(&p, 1, 1);
+	p_svcb(&p, WIRE_TYPE_HTTPS, "svc.test", 77, ".", bad_len, sizeof(bad_len));
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), -EBADMSG);
+	resp_of(&p, "svc.test", WIRE_TYPE_HTTPS);
+	set_count(&p, 1, 1);
+	p_svcb(&p, WIRE_TYPE_HTTPS, "svc.test", 77, ".", overrun, sizeof(overrun) - 1);
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), -EBADMSG);
+	resp_of(&p, "svc.test", WIRE_TYPE_HTTPS);
+	set_count(&p, 1, 1);
+	p_svcb(&p, WIRE_TYPE_HTTPS, "svc.test", 77, ".", empty, sizeof(empty));
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), -EBADMSG);
+}
+
 static void test_cap_ttls(void **state)
 {
 	size_t ns_at, ar_at, opt_at;
@@ -816,6 +899,7 @@ int main(void)
 		cmocka_unit_test(test_walk_compression_loop),
 		cmocka_unit_test(test_walk_bad_rdata),
 		cmocka_unit_test(test_walk_dname),
+		cmocka_unit_test(test_walk_svcb_hints),
 		cmocka_unit_test(test_cap_ttls),
 	};
 

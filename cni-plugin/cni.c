@@ -1,0 +1,493 @@
+/*
+ * cni - pure core of netd-cni (see cni.h): config decoding, validation,
+ * policy selection, attachment names, result and error JSON.  Never logs,
+ * never touches the system.
+ */
+#include "cni-plugin/cni.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const supported[] = { CNI_SUPPORTED_VERSIONS };
+
+int cni_err_set(struct cni_err *err, int code, const char *msg, const char *fmt, ...)
+{
+	va_list ap;
+
+	err->code = code;
+	snprintf(err->msg, sizeof(err->msg), "%s", msg);
+	err->details[0] = '\0';
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(err->details, sizeof(err->details), fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+bool cni_version_supported(const char *v)
+{
+	for (size_t i = 0; v && i < sizeof(supported) / sizeof(supported[0]); i++)
+		if (strcmp(v, supported[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool name_char(char c, bool first)
+{
+	bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+
+	return alnum || (!first && (c == '_' || c == '.' || c == '-'));
+}
+
+bool cni_name_valid(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n == 0 || n > CNI_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!name_char(s[i], i == 0))
+			return false;
+	return true;
+}
+
+bool cni_ifname_valid(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n == 0 || n > 15 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '/' || c == ':' || c <= ' ' || c == 0x7f)
+			return false;
+	}
+	return true;
+}
+
+static bool policy_valid(const char *s)
+{
+	return s && strlen(s) <= CNI_POLICY_MAX && cni_name_valid(s);
+}
+
+/* A member that must be a string if present: 1 set, 0 absent, -EINVAL wrong type. */
+static int opt_string(json_t *obj, const char *key, const char **out, struct cni_err *err)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "\"%s\" must be a string", key);
+	*out = json_string_value(v);
+	return 1;
+}
+
+/* Case-insensitive member lookup (runtimes differ in key casing). */
+static json_t *get_ci(json_t *obj, const char *key)
+{
+	const char *k;
+	json_t *v;
+
+	if (!json_is_object(obj))
+		return NULL;
+	json_object_foreach(obj, k, v)
+		if (strcasecmp(k, key) == 0)
+			return v;
+	return NULL;
+}
+
+void cni_conf_done(struct cni_conf *c)
+{
+	if (!c)
+		return;
+	json_decref(c->root);
+	memset(c, 0, sizeof(*c));
+}
+
+int cni_conf_parse(const char *buf, size_t len, struct cni_conf *out, struct cni_err *err)
+{
+	struct cni_conf c = { 0 };
+	const char *mode = NULL;
+	json_error_t jerr;
+	json_t *rc, *v;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	err->version[0] = '\0';
+	if (len > CNI_STDIN_MAX)
+		return cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
+				   "network config over %u bytes", CNI_STDIN_MAX);
+	c.root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!c.root)
+		return cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
+				   "network config is not JSON: line %d column %d: %s", jerr.line,
+				   jerr.column, jerr.text);
+	if (!json_is_object(c.root)) {
+		r = cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
+				"network config must be a JSON object");
+		goto fail;
+	}
+	if ((r = opt_string(c.root, "cniVersion", &c.cni_version, err)) < 0)
+		goto fail;
+	if (!c.cni_version) {
+		r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				"\"cniVersion\" is required");
+		goto fail;
+	}
+	if (!cni_version_supported(c.cni_version)) {
+		char q[64];
+
+		snprintf(q, sizeof(q), "%s", c.cni_version);
+		c.cni_version = NULL;	/* the error answers in our own version */
+		r = cni_err_set(err, CNI_ERR_VERSION, "Incompatible CNI version",
+				"config is \"%s\", plugin supports 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0", q);
+		goto fail;
+	}
+	c.ip_version_field = c.cni_version[0] == '0';
+	snprintf(err->version, sizeof(err->version), "%s", c.cni_version);
+	if ((r = opt_string(c.root, "name", &c.name, err)) < 0 ||
+	    (r = opt_string(c.root, "type", &c.type, err)) < 0 ||
+	    (r = opt_string(c.root, "socket", &c.socket, err)) < 0 ||
+	    (r = opt_string(c.root, "tombstoneDir", &c.tombstone_dir, err)) < 0 ||
+	    (r = opt_string(c.root, "mode", &mode, err)) < 0 ||
+	    (r = opt_string(c.root, "policy", &c.policy, err)) < 0 ||
+	    (r = opt_string(c.root, "defaultPolicy", &c.default_policy, err)) < 0)
+		goto fail;
+	if (!cni_name_valid(c.name)) {
+		r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				c.name ? "\"name\" must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ (max 256 bytes)" :
+					 "\"name\" is required");
+		goto fail;
+	}
+	if (!c.type || !c.type[0] || strchr(c.type, '/')) {
+		r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				"\"type\" is required and must be a binary name without '/'");
+		goto fail;
+	}
+	if (!c.socket)
+		c.socket = CNI_DEFAULT_SOCKET;
+	if (c.socket[0] != '/' || strlen(c.socket) > 107) {
+		r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				"\"socket\" must be an absolute path of at most 107 bytes");
+		goto fail;
+	}
+	if (!c.tombstone_dir)
+		c.tombstone_dir = CNI_DEFAULT_TOMBSTONE_DIR;
+	if (c.tombstone_dir[0] != '/' || strlen(c.tombstone_dir) > 1024) {
+		r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				"\"tombstoneDir\" must be an absolute path of at most 1024 bytes");
+		goto fail;
+	}
+	if (!mode || strcmp(mode, "interface") == 0) {
+		c.mode = CNI_MODE_INTERFACE;
+	} else if (strcmp(mode, "chained") == 0) {
+		c.mode = CNI_MODE_CHAINED;
+	} else {
+		r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				"\"mode\" must be \"interface\" or \"chained\"");
+		goto fail;
+	}
+	if ((c.policy && !policy_valid(c.policy)) ||
+	    (c.default_policy && !policy_valid(c.default_policy))) {
+		r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				"\"policy\"/\"defaultPolicy\" must be a netd policy name (1-64 of [A-Za-z0-9_.-])");
+		goto fail;
+	}
+	v = json_object_get(c.root, "prevResult");
+	if (v && !json_is_null(v)) {
+		if (!json_is_object(v)) {
+			r = cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
+					"\"prevResult\" must be an object");
+			goto fail;
+		}
+		c.prev_result = v;
+	}
+	/*
+	 * Pod annotations reach us only when we declare the capability
+	 * (containerd >= 1.5); runtimeConfig holds exactly the declared
+	 * capabilities the runtime had values for (spec §3).
+	 */
+	rc = get_ci(c.root, "runtimeConfig");
+	v = get_ci(rc, CNI_ANNOTATION_CAP);
+	if (json_is_object(v)) {
+		json_t *p = json_object_get(v, CNI_ANNOTATION_KEY);
+
+		if (p && !json_is_string(p)) {
+			r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+					"pod annotation %s must be a string", CNI_ANNOTATION_KEY);
+			goto fail;
+		}
+		if (p)
+			c.annotation_policy = json_string_value(p);
+	}
+	/* libcni sends both; the spec text used the second name (libcni #1101). */
+	v = json_object_get(c.root, "cni.dev/valid-attachments");
+	if (!v)
+		v = json_object_get(c.root, "cni.dev/attachments");
+	if (v && !json_is_null(v)) {
+		size_t i;
+		json_t *a;
+
+		if (!json_is_array(v)) {
+			r = cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
+					"cni.dev/valid-attachments must be an array");
+			goto fail;
+		}
+		json_array_foreach(v, i, a) {
+			json_t *cid = json_object_get(a, "containerID"),
+			       *ifn = json_object_get(a, "ifname");
+
+			if (!json_is_string(cid) || !json_is_string(ifn)) {
+				r = cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
+						"cni.dev/valid-attachments[%zu] needs string containerID and ifname",
+						i);
+				goto fail;
+			}
+		}
+		c.valid_attachments = v;
+	}
+	*out = c;
+	return 0;
+fail:
+	json_decref(c.root);
+	return r;
+}
+
+int cni_args_get(const char *args, const char *key, char *out, size_t outsz)
+{
+	size_t klen = strlen(key);
+	const char *p = args;
+
+	if (!args)
+		return 0;
+	if (strnlen(args, CNI_ARGS_MAX + 1) > CNI_ARGS_MAX)
+		return -EINVAL;
+	while (*p) {
+		const char *end = strchr(p, ';');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		const char *eq = memchr(p, '=', n);
+
+		if (eq && (size_t)(eq - p) == klen && memcmp(p, key, klen) == 0) {
+			size_t vlen = n - klen - 1;
+
+			if (vlen + 1 > outsz)
+				return -ENAMETOOLONG;
+			memcpy(out, eq + 1, vlen);
+			out[vlen] = '\0';
+			return 1;
+		}
+		p += n;
+		if (*p == ';')
+			p++;
+	}
+	return 0;
+}
+
+/* FNV-1a (32 and 64 bit) over a sequence of NUL-terminated fields. */
+static uint64_t fnv64(const char *const *f, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++)
+		for (const unsigned char *p = (const unsigned char *)f[i];; p++) {
+			h = (h ^ *p) * 0x100000001b3ULL;
+			if (!*p)
+				break;
+		}
+	return h;
+}
+
+static uint32_t fnv32(const char *s)
+{
+	uint32_t h = 0x811c9dc5u;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		h = (h ^ *p) * 0x01000193u;
+	return h;
+}
+
+char *cni_sandbox_prefix(const char *network, char *out)
+{
+	snprintf(out, 14, CNI_SANDBOX_PREFIX "%08x-", fnv32(network));
+	return out;
+}
+
+char *cni_sandbox_name(const char *network, const char *container_id, const char *ifname,
+		       char *out)
+{
+	const char *f[] = { network, container_id, ifname };
+
+	snprintf(out, CNI_SANDBOX_NAME_LEN + 1, CNI_SANDBOX_PREFIX "%08x-%016llx", fnv32(network),
+		 (unsigned long long)fnv64(f, 3));
+	return out;
+}
+
+const char *cni_policy_source_name(enum cni_policy_source src)
+{
+	switch (src) {
+	case CNI_POLICY_ANNOTATION: return "pod annotation " CNI_ANNOTATION_KEY;
+	case CNI_POLICY_ARGS: return "CNI_ARGS NETD_POLICY";
+	case CNI_POLICY_CONFIG: return "network config \"policy\"";
+	case CNI_POLICY_DEFAULT: return "network config \"defaultPolicy\"";
+	default: return "built-in default";
+	}
+}
+
+const char *cni_policy_select(const struct cni_conf *c, const char *args, char *buf,
+			      size_t bufsz, enum cni_policy_source *src, struct cni_err *err)
+{
+	int r;
+
+	if (c->annotation_policy) {
+		*src = CNI_POLICY_ANNOTATION;
+		if (!policy_valid(c->annotation_policy)) {
+			cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				    "pod annotation %s is not a valid policy name",
+				    CNI_ANNOTATION_KEY);
+			return NULL;
+		}
+		return c->annotation_policy;
+	}
+	r = cni_args_get(args, "NETD_POLICY", buf, bufsz);
+	if (r != 0) {
+		*src = CNI_POLICY_ARGS;
+		if (r < 0 || !policy_valid(buf)) {
+			cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables",
+				    "CNI_ARGS NETD_POLICY is not a valid policy name (1-64 of [A-Za-z0-9_.-])");
+			return NULL;
+		}
+		return buf;
+	}
+	if (c->policy) {
+		*src = CNI_POLICY_CONFIG;
+		return c->policy;
+	}
+	if (c->default_policy) {
+		*src = CNI_POLICY_DEFAULT;
+		return c->default_policy;
+	}
+	*src = CNI_POLICY_BUILTIN;
+	return CNI_DEFAULT_POLICY;
+}
+
+/* ---- results --------------------------------------------------------------- */
+
+static json_t *copy_array(json_t *obj, const char *key)
+{
+	json_t *v = obj ? json_object_get(obj, key) : NULL;
+
+	return json_is_array(v) ? json_deep_copy(v) : json_array();
+}
+
+static int add_ip(json_t *ips, const struct cni_conf *c, const char *addr, unsigned int plen,
+		  const char *gw, size_t iface, const char *ver)
+{
+	char cidr[64];
+	json_t *ip;
+
+	snprintf(cidr, sizeof(cidr), "%s/%u", addr, plen);
+	ip = json_pack("{s:s, s:I}", "address", cidr, "interface", (json_int_t)iface);
+	if (!ip)
+		return -ENOMEM;
+	if (gw)
+		json_object_set_new(ip, "gateway", json_string(gw));
+	/* 0.3.0-0.4.0 results carry "version"; 1.0.0 removed it (spec-upgrades.md). */
+	if (c->ip_version_field)
+		json_object_set_new(ip, "version", json_string(ver));
+	return json_array_append_new(ips, ip);
+}
+
+json_t *cni_result_new(const struct cni_conf *c, const struct cni_attachment *a)
+{
+	json_t *prev = c->prev_result, *res, *ifs, *ips, *routes, *dns, *ns, *v;
+	size_t peer_idx;
+
+	ifs = copy_array(prev, "interfaces");
+	ips = copy_array(prev, "ips");
+	routes = copy_array(prev, "routes");
+	v = prev ? json_object_get(prev, "dns") : NULL;
+	dns = json_is_object(v) ? json_deep_copy(v) : json_object();
+	res = json_object();
+	if (!ifs || !ips || !routes || !dns || !res)
+		goto fail;
+	if (a->host_ifname) {
+		json_t *hi = json_pack("{s:s}", "name", a->host_ifname);
+
+		if (a->host_mac)
+			json_object_set_new(hi, "mac", json_string(a->host_mac));
+		json_array_append_new(ifs, hi);
+	}
+	if (a->ifname) {
+		json_t *pi = json_pack("{s:s, s:s}", "name", a->ifname, "sandbox",
+				       a->netns ? a->netns : "");
+
+		if (a->mac)
+			json_object_set_new(pi, "mac", json_string(a->mac));
+		json_array_append_new(ifs, pi);
+	}
+	peer_idx = json_array_size(ifs) ? json_array_size(ifs) - 1 : 0;
+	if (a->ipv4 && add_ip(ips, c, a->ipv4, a->plen4, a->gateway4, peer_idx, "4") < 0)
+		goto fail;
+	if (a->ipv6 && add_ip(ips, c, a->ipv6, a->plen6, a->gateway6, peer_idx, "6") < 0)
+		goto fail;
+	if (a->ipv4 && a->gateway4)
+		json_array_append_new(routes, json_pack("{s:s, s:s}", "dst", "0.0.0.0/0", "gw",
+							a->gateway4));
+	if (a->ipv6 && a->gateway6)
+		json_array_append_new(routes, json_pack("{s:s, s:s}", "dst", "::/0", "gw",
+							a->gateway6));
+	/* netd's proxy answers on the gateway (and every DNS packet is sent to it anyway). */
+	ns = json_array();
+	if (!ns)
+		goto fail;
+	if (a->gateway4)
+		json_array_append_new(ns, json_string(a->gateway4));
+	if (a->gateway6)
+		json_array_append_new(ns, json_string(a->gateway6));
+	if (json_array_size(ns))
+		json_object_set_new(dns, "nameservers", ns);
+	else
+		json_decref(ns);
+	json_object_set_new(res, "cniVersion", json_string(c->cni_version));
+	json_object_set_new(res, "interfaces", ifs);
+	json_object_set_new(res, "ips", ips);
+	json_object_set_new(res, "routes", routes);
+	json_object_set_new(res, "dns", dns);
+	return res;
+fail:
+	json_decref(ifs);
+	json_decref(ips);
+	json_decref(routes);
+	json_decref(dns);
+	json_decref(res);
+	return NULL;
+}
+
+json_t *cni_error_json(const char *version, const struct cni_err *err)
+{
+	json_t *o = json_pack("{s:s, s:i, s:s}", "cniVersion", version ? version : "1.1.0", "code",
+			      err->code, "msg", err->msg[0] ? err->msg : "error");
+
+	if (o && err->details[0])
+		json_object_set_new(o, "details", json_string(err->details));
+	return o;
+}
+
+json_t *cni_version_json(const char *version)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < sizeof(supported) / sizeof(supported[0]); i++)
+		json_array_append_new(arr, json_string(supported[i]));
+	return json_pack("{s:s, s:o}", "cniVersion",
+			 cni_version_supported(version) ? version : "1.1.0", "supportedVersions",
+			 arr);
+}

@@ -1,0 +1,620 @@
+/*
+ * netd-cni - the CNI plugin (spec 1.0.0/1.1.0; answers 0.3.0-0.4.0 too): a
+ * thin client of netd's control socket.  CNI_COMMAND dispatch, env
+ * validation, and the few system calls the spec's verbs need (reading
+ * MACs, looking into the container's netns for CHECK, tombstone files).
+ * netd itself creates the veth, the addresses, the routes and the rules.
+ *
+ * Output discipline (spec §5): stdout carries exactly one JSON document
+ * (result, VERSION answer or error) or nothing; diagnostics go to stderr.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <limits.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cni-plugin/cni.h"
+#include "cni-plugin/client.h"
+
+#define POLICY_PATH_MAX 128
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && v[0] ? v : NULL;
+}
+
+static void print_json(json_t *o)
+{
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+	if (text) {
+		fputs(text, stdout);
+		fputc('\n', stdout);
+	}
+	fflush(stdout);
+	free(text);
+	json_decref(o);
+}
+
+/* Print the §5 error object on stdout (what libcni parses) and return 1. */
+static int fail(const char *version, const struct cni_err *err)
+{
+	fprintf(stderr, "netd-cni: error %d: %s%s%s\n", err->code, err->msg,
+		err->details[0] ? ": " : "", err->details);
+	print_json(cni_error_json(version, err));
+	return 1;
+}
+
+static int read_stdin(char **ret, size_t *ret_len)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap + 1);
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *nb;
+
+			if (cap > CNI_STDIN_MAX) {
+				free(buf);
+				return -EFBIG;
+			}
+			cap *= 2;
+			nb = realloc(buf, cap + 1);
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+		}
+		n = read(STDIN_FILENO, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			free(buf);
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+/* Is this client error "netd is not there"?  Then ADD fails closed with 11. */
+static bool netd_down(int r)
+{
+	return r == -ENOENT || r == -ECONNREFUSED || r == -ETIMEDOUT || r == -ENOTDIR ||
+	       r == -EACCES || r == -ECONNRESET || r == -EPIPE || r == -EBADMSG;
+}
+
+static int err_netd_down(struct cni_err *err, const char *socket, int r)
+{
+	return cni_err_set(err, CNI_ERR_TRY_LATER, "netd is not reachable: try again later",
+			   "control socket %s: %s; no network was attached (fail closed)", socket,
+			   strerror(-r));
+}
+
+static const char *netd_message(json_t *reply)
+{
+	json_t *m = json_object_get(json_object_get(reply, "error"), "message");
+
+	return json_is_string(m) ? json_string_value(m) : "no message";
+}
+
+/*
+ * Check the attachment env of spec §2 (ADD/DEL/CHECK).  @need_netns: ADD
+ * and CHECK; DEL may come with an empty CNI_NETNS (containerd's
+ * RemovePodSandbox, ctr).  Names every bad variable (spec §5 code 4).
+ */
+static int check_env(bool need_netns, struct cni_err *err)
+{
+	const char *cid = env("CNI_CONTAINERID"), *ifn = env("CNI_IFNAME"),
+		   *ns = env("CNI_NETNS");
+	char bad[256] = "";
+
+	if (!cid)
+		strcat(bad, " CNI_CONTAINERID (missing)");
+	else if (!cni_name_valid(cid))
+		strcat(bad, " CNI_CONTAINERID (must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$)");
+	if (!ifn)
+		strcat(bad, " CNI_IFNAME (missing)");
+	else if (!cni_ifname_valid(ifn))
+		strcat(bad, " CNI_IFNAME (1-15 bytes, no '/', ':' or whitespace)");
+	if (need_netns && !ns)
+		strcat(bad, " CNI_NETNS (missing)");
+	else if (ns && (ns[0] != '/' || strlen(ns) >= PATH_MAX))
+		strcat(bad, " CNI_NETNS (must be an absolute path)");
+	if (bad[0])
+		return cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables", "%s",
+				   bad + 1);
+	return 0;
+}
+
+/* ---- looking at links ----------------------------------------------------- */
+
+/* MAC of @ifname in the caller's netns as "aa:bb:..", into @buf (>= 18). */
+static int link_mac(const char *ifname, char *buf, size_t sz)
+{
+	struct ifreq ifr = { 0 };
+	const unsigned char *m;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
+		r = -errno;
+	close(fd);
+	if (r < 0)
+		return r;
+	m = (const unsigned char *)ifr.ifr_hwaddr.sa_data;
+	snprintf(buf, sz, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+	return 0;
+}
+
+/*
+ * Run @fn in the netns at @path and come back (this process is
+ * single-threaded, so setns() is safe).  Return: @fn's result; -errno.
+ */
+static int in_netns(const char *path, int (*fn)(void *), void *arg)
+{
+	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), target, r;
+
+	if (self < 0)
+		return -errno;
+	target = open(path, O_RDONLY | O_CLOEXEC);
+	if (target < 0) {
+		r = -errno;
+		close(self);
+		return r;
+	}
+	if (setns(target, CLONE_NEWNET) < 0) {
+		r = -errno;
+	} else {
+		r = fn(arg);
+		if (setns(self, CLONE_NEWNET) < 0) {
+			/* Cannot happen with the fd we opened; never keep running elsewhere. */
+			fprintf(stderr, "netd-cni: cannot return to the host netns: %s\n",
+				strerror(errno));
+			_exit(70);
+		}
+	}
+	close(target);
+	close(self);
+	return r;
+}
+
+struct peer_probe {
+	const char *ifname;
+	const char *want4;	/* address that must be on it, or NULL */
+	char mac[18];
+	bool has_mac, has_addr;
+};
+
+static int probe_peer(void *arg)
+{
+	struct peer_probe *p = arg;
+	struct ifaddrs *ifa, *i;
+
+	if (if_nametoindex(p->ifname) == 0)
+		return -ENODEV;
+	p->has_mac = link_mac(p->ifname, p->mac, sizeof(p->mac)) == 0;
+	if (!p->want4)
+		return 0;
+	if (getifaddrs(&ifa) < 0)
+		return -errno;
+	for (i = ifa; i; i = i->ifa_next) {
+		char buf[INET_ADDRSTRLEN];
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
+		    strcmp(i->ifa_name, p->ifname) != 0)
+			continue;
+		inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, buf,
+			  sizeof(buf));
+		if (strcmp(buf, p->want4) == 0)
+			p->has_addr = true;
+	}
+	freeifaddrs(ifa);
+	return 0;
+}
+
+/* ---- verbs ------------------------------------------------------------------ */
+
+static const char *jstr(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static int cmd_add(const struct cni_conf *c, struct cni_err *err)
+{
+	const char *cid = env("CNI_CONTAINERID"), *ifn = env("CNI_IFNAME"),
+		   *ns = env("CNI_NETNS");
+	char name[CNI_SANDBOX_NAME_LEN + 1], pbuf[CNI_POLICY_MAX + 2], path[POLICY_PATH_MAX];
+	char host_mac[18];
+	enum cni_policy_source src;
+	struct cni_attachment a = { 0 };
+	struct peer_probe probe = { 0 };
+	json_t *req, *reply = NULL, *res;
+	const char *policy;
+	int r, status;
+
+	if (check_env(true, err) < 0)
+		return -EINVAL;
+	if (c->mode == CNI_MODE_CHAINED)
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "\"mode\": \"chained\" is not supported by this netd-cni yet; "
+				   "use \"interface\" (the default)");
+	policy = cni_policy_select(c, getenv("CNI_ARGS"), pbuf, sizeof(pbuf), &src, err);
+	if (!policy)
+		return -EINVAL;
+	cni_sandbox_name(c->name, cid, ifn, name);
+
+	/* An unknown policy fails ADD before anything is created. */
+	snprintf(path, sizeof(path), "/v1/policies/%s", policy);
+	r = cni_client_request(c->socket, "GET", path, NULL, &status, &reply);
+	if (r < 0)
+		return netd_down(r) ? err_netd_down(err, c->socket, r) :
+			cni_err_set(err, CNI_ERR_IO, "I/O failure", "control socket %s: %s",
+				    c->socket, strerror(-r));
+	json_decref(reply);
+	reply = NULL;
+	if (status == 404)
+		return cni_err_set(err, CNI_ERR_POLICY, "Unknown policy",
+				   "policy \"%s\" (from %s) is not loaded in netd", policy,
+				   cni_policy_source_name(src));
+	if (status != 200)
+		return cni_err_set(err, CNI_ERR_NETD, "netd refused the request",
+				   "GET %s: HTTP %d", path, status);
+
+	/* netd programs the rules before it creates the interface (netd/daemon.c). */
+	req = json_pack("{s:s, s:s, s:s, s:s}", "name", name, "policy", policy, "netns", ns,
+			"ifname", ifn);
+	if (!req)
+		return cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables",
+				   "CNI_NETNS is not valid UTF-8");
+	r = cni_client_request(c->socket, "POST", "/v1/sandboxes", req, &status, &reply);
+	json_decref(req);
+	if (r < 0)
+		return netd_down(r) ? err_netd_down(err, c->socket, r) :
+			cni_err_set(err, CNI_ERR_IO, "I/O failure", "control socket %s: %s",
+				    c->socket, strerror(-r));
+	if (status != 201) {
+		const char *m = netd_message(reply);
+
+		if (status == 409 && strstr(m, "sandbox of that name"))
+			r = cni_err_set(err, CNI_ERR_EXISTS, "Attachment exists",
+					"container %s already has %s on network %s (netd sandbox %s): "
+					"DEL it first", cid, ifn, c->name, name);
+		else if (status == 409)
+			r = cni_err_set(err, CNI_ERR_EXISTS, "Interface exists",
+					"netd: %s", m);
+		else if (status == 404)
+			r = cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables",
+					"CNI_NETNS: netd: %s", m);
+		else
+			r = cni_err_set(err, CNI_ERR_NETD, "netd refused the request",
+					"HTTP %d: %s", status, m);
+		json_decref(reply);
+		return r;
+	}
+	a.host_ifname = jstr(reply, "host_ifname");
+	a.ifname = ifn;
+	a.netns = ns;
+	a.ipv4 = jstr(reply, "ipv4");
+	a.gateway4 = jstr(reply, "gateway4");
+	a.ipv6 = jstr(reply, "ipv6");
+	a.gateway6 = jstr(reply, "gateway6");
+	a.plen4 = 30;	/* netd's point-to-point links (netd/sandbox.h) */
+	a.plen6 = 126;
+	if (a.host_ifname && link_mac(a.host_ifname, host_mac, sizeof(host_mac)) == 0)
+		a.host_mac = host_mac;
+	probe.ifname = ifn;
+	if (in_netns(ns, probe_peer, &probe) == 0 && probe.has_mac)
+		a.mac = probe.mac;
+	res = cni_result_new(c, &a);
+	json_decref(reply);
+	if (!res) {
+		/* Out of memory after netd attached it: undo, so nothing is half there. */
+		snprintf(path, sizeof(path), "/v1/sandboxes/%s", name);
+		if (cni_client_request(c->socket, "DELETE", path, NULL, &status, &reply) == 0)
+			json_decref(reply);
+		return cni_err_set(err, CNI_ERR_IO, "I/O failure", "out of memory");
+	}
+	fprintf(stderr, "netd-cni: ADD %s/%s on %s: netd sandbox %s, policy %s (%s)\n", cid, ifn,
+		c->name, name, policy, cni_policy_source_name(src));
+	print_json(res);
+	return 0;
+}
+
+static int tombstone_write(const struct cni_conf *c, const char *name, const char *cid,
+			   const char *ifn, struct cni_err *err)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "sandbox", name, "network", c->name,
+			      "containerID", cid, "ifname", ifn);
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	int fd, r = 0;
+
+	json_decref(o);
+	if (!text)
+		return cni_err_set(err, CNI_ERR_IO, "I/O failure", "out of memory");
+	/* The directory's parent belongs to netd; create only the last level. */
+	if (mkdir(c->tombstone_dir, 0750) < 0 && errno != EEXIST) {
+		r = -errno;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/%s", c->tombstone_dir, name);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text) || fsync(fd) < 0)
+		r = errno ? -errno : -EIO;
+	close(fd);
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+out:
+	free(text);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_IO, "I/O failure",
+				   "netd is not running and the tombstone %s/%s cannot be written: %s",
+				   c->tombstone_dir, name, strerror(-r));
+	return 0;
+}
+
+/*
+ * DEL is best effort and idempotent (spec §2 DEL): gone netns, gone
+ * interface, no record in netd - all success.  If netd is down, a
+ * tombstone tells it at its next start to drop the attachment.
+ */
+static int cmd_del(const struct cni_conf *c, struct cni_err *err)
+{
+	const char *cid = env("CNI_CONTAINERID"), *ifn = env("CNI_IFNAME");
+	char name[CNI_SANDBOX_NAME_LEN + 1], path[64];
+	json_t *reply = NULL;
+	int r, status;
+
+	if (check_env(false, err) < 0)
+		return -EINVAL;
+	cni_sandbox_name(c->name, cid, ifn, name);
+	snprintf(path, sizeof(path), "/v1/sandboxes/%s", name);
+	r = cni_client_request(c->socket, "DELETE", path, NULL, &status, &reply);
+	if (r < 0 && netd_down(r)) {
+		r = tombstone_write(c, name, cid, ifn, err);
+		if (r < 0)
+			return r;
+		fprintf(stderr, "netd-cni: DEL %s/%s: netd not reachable; tombstone %s/%s written\n",
+			cid, ifn, c->tombstone_dir, name);
+		return 0;
+	}
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_IO, "I/O failure", "control socket %s: %s",
+				   c->socket, strerror(-r));
+	if (status != 200 && status != 404) {
+		r = cni_err_set(err, CNI_ERR_NETD, "netd refused the request",
+				"DELETE %s: HTTP %d: %s", path, status, netd_message(reply));
+		json_decref(reply);
+		return r;
+	}
+	json_decref(reply);
+	return 0;
+}
+
+static int cmd_check(const struct cni_conf *c, struct cni_err *err)
+{
+	const char *cid = env("CNI_CONTAINERID"), *ifn = env("CNI_IFNAME"),
+		   *ns = env("CNI_NETNS");
+	char name[CNI_SANDBOX_NAME_LEN + 1], path[64];
+	struct peer_probe probe = { 0 };
+	json_t *reply = NULL;
+	const char *host;
+	int r, status;
+
+	if (c->cni_version[0] == '0' && strcmp(c->cni_version, "0.4.0") != 0)
+		return cni_err_set(err, CNI_ERR_VERSION, "Incompatible CNI version",
+				   "config version %s does not allow CHECK (0.4.0 or later)",
+				   c->cni_version);
+	if (check_env(true, err) < 0)
+		return -EINVAL;
+	if (c->mode == CNI_MODE_CHAINED)
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "\"mode\": \"chained\" is not supported by this netd-cni yet");
+	cni_sandbox_name(c->name, cid, ifn, name);
+	snprintf(path, sizeof(path), "/v1/sandboxes/%s", name);
+	r = cni_client_request(c->socket, "GET", path, NULL, &status, &reply);
+	if (r < 0)
+		return netd_down(r) ? err_netd_down(err, c->socket, r) :
+			cni_err_set(err, CNI_ERR_IO, "I/O failure", "%s", strerror(-r));
+	if (status == 404) {
+		json_decref(reply);
+		return cni_err_set(err, CNI_ERR_CHECK_RECORD, "Attachment not enforced",
+				   "netd has no sandbox %s for container %s interface %s", name,
+				   cid, ifn);
+	}
+	if (status != 200) {
+		r = cni_err_set(err, CNI_ERR_NETD, "netd refused the request", "GET %s: HTTP %d",
+				path, status);
+		json_decref(reply);
+		return r;
+	}
+	host = jstr(reply, "host_ifname");
+	probe.ifname = ifn;
+	probe.want4 = jstr(reply, "ipv4");
+	r = 0;
+	if (!host || if_nametoindex(host) == 0)
+		r = cni_err_set(err, CNI_ERR_CHECK_LINK, "Interface missing",
+				"host-side interface %s of sandbox %s is gone", host ? host : "?",
+				name);
+	else if (in_netns(ns, probe_peer, &probe) < 0)
+		r = cni_err_set(err, CNI_ERR_CHECK_LINK, "Interface missing",
+				"%s is not in netns %s", ifn, ns);
+	else if (probe.want4 && !probe.has_addr)
+		r = cni_err_set(err, CNI_ERR_CHECK_LINK, "Address missing",
+				"%s in %s does not have %s", ifn, ns, probe.want4);
+	json_decref(reply);
+	return r;
+}
+
+/*
+ * GC (spec 1.1.0 §2): drop every sandbox of this network whose attachment
+ * is not in the valid list.  Continues past errors and reports the first.
+ */
+static int cmd_gc(const struct cni_conf *c, struct cni_err *err)
+{
+	char prefix[16];
+	json_t *reply = NULL, *list, *sb;
+	size_t i, n_valid = json_array_size(c->valid_attachments), failed = 0, dropped = 0;
+	char (*valid)[CNI_SANDBOX_NAME_LEN + 1] = NULL;
+	int r, status;
+
+	cni_sandbox_prefix(c->name, prefix);
+	r = cni_client_request(c->socket, "GET", "/v1/sandboxes", NULL, &status, &reply);
+	if (r < 0)
+		return netd_down(r) ? err_netd_down(err, c->socket, r) :
+			cni_err_set(err, CNI_ERR_IO, "I/O failure", "%s", strerror(-r));
+	list = json_object_get(reply, "sandboxes");
+	if (status != 200 || !json_is_array(list)) {
+		json_decref(reply);
+		return cni_err_set(err, CNI_ERR_NETD, "netd refused the request",
+				   "GET /v1/sandboxes: HTTP %d", status);
+	}
+	valid = calloc(n_valid ? n_valid : 1, sizeof(*valid));
+	if (!valid) {
+		json_decref(reply);
+		return cni_err_set(err, CNI_ERR_IO, "I/O failure", "out of memory");
+	}
+	for (i = 0; i < n_valid; i++) {
+		json_t *a = json_array_get(c->valid_attachments, i);
+
+		cni_sandbox_name(c->name, json_string_value(json_object_get(a, "containerID")),
+				 json_string_value(json_object_get(a, "ifname")), valid[i]);
+	}
+	json_array_foreach(list, i, sb) {
+		const char *name = jstr(sb, "name");
+		char path[128];
+		json_t *dr = NULL;
+		size_t j;
+		int ds;
+
+		if (!name || strncmp(name, prefix, strlen(prefix)) != 0)
+			continue;
+		for (j = 0; j < n_valid && strcmp(valid[j], name) != 0; j++)
+			;
+		if (j < n_valid)
+			continue;
+		snprintf(path, sizeof(path), "/v1/sandboxes/%s", name);
+		r = cni_client_request(c->socket, "DELETE", path, NULL, &ds, &dr);
+		json_decref(dr);
+		if (r < 0 || (ds != 200 && ds != 404)) {
+			if (!failed++)
+				cni_err_set(err, CNI_ERR_NETD, "GC incomplete",
+					    "cannot delete sandbox %s: %s", name,
+					    r < 0 ? strerror(-r) : "netd refused");
+		} else {
+			dropped++;
+			fprintf(stderr, "netd-cni: GC %s: dropped sandbox %s\n", c->name, name);
+		}
+	}
+	free(valid);
+	json_decref(reply);
+	return failed ? -EIO : 0;
+}
+
+static int cmd_status(const struct cni_conf *c, struct cni_err *err)
+{
+	json_t *reply = NULL;
+	int r, status;
+
+	r = cni_client_request(c->socket, "GET", "/v1/status", NULL, &status, &reply);
+	json_decref(reply);
+	if (r < 0)
+		return cni_err_set(err, CNI_ERR_STATUS_DOWN, "netd is not available",
+				   "control socket %s: %s", c->socket, strerror(-r));
+	if (status != 200)
+		return cni_err_set(err, CNI_ERR_STATUS_DOWN, "netd is not available",
+				   "GET /v1/status: HTTP %d", status);
+	return 0;
+}
+
+int main(void)
+{
+	const char *cmd = env("CNI_COMMAND");
+	struct cni_conf c = { 0 };
+	struct cni_err err = { 0 };
+	char *in = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!cmd) {
+		cni_err_set(&err, CNI_ERR_ENV, "Invalid environment variables",
+			    "CNI_COMMAND is missing (ADD, DEL, CHECK, GC, STATUS or VERSION)");
+		return fail(NULL, &err);
+	}
+	r = read_stdin(&in, &len);
+	if (r < 0) {
+		cni_err_set(&err, r == -EFBIG ? CNI_ERR_DECODE : CNI_ERR_IO,
+			    r == -EFBIG ? "Failed to decode content" : "I/O failure",
+			    "reading the network config from stdin: %s", strerror(-r));
+		return fail(NULL, &err);
+	}
+	if (strcmp(cmd, "VERSION") == 0) {
+		/* Only CNI_COMMAND matters; stdin holds the runtime's version (or nothing). */
+		json_t *o = json_loadb(in, len, 0, NULL);
+
+		print_json(cni_version_json(jstr(o, "cniVersion")));
+		json_decref(o);
+		free(in);
+		return 0;
+	}
+	if (strcmp(cmd, "ADD") != 0 && strcmp(cmd, "DEL") != 0 && strcmp(cmd, "CHECK") != 0 &&
+	    strcmp(cmd, "GC") != 0 && strcmp(cmd, "STATUS") != 0) {
+		free(in);
+		cni_err_set(&err, CNI_ERR_ENV, "Invalid environment variables",
+			    "CNI_COMMAND: unknown command (want ADD, DEL, CHECK, GC, STATUS or VERSION)");
+		return fail(NULL, &err);
+	}
+	r = cni_conf_parse(in, len, &c, &err);
+	free(in);
+	if (r < 0)
+		return fail(err.version[0] ? err.version : NULL, &err);
+	if (strcmp(cmd, "ADD") == 0)
+		r = cmd_add(&c, &err);
+	else if (strcmp(cmd, "DEL") == 0)
+		r = cmd_del(&c, &err);
+	else if (strcmp(cmd, "CHECK") == 0)
+		r = cmd_check(&c, &err);
+	else if (strcmp(cmd, "GC") == 0)
+		r = cmd_gc(&c, &err);
+	else
+		r = cmd_status(&c, &err);
+	if (r < 0)
+		r = fail(c.cni_version, &err);
+	cni_conf_done(&c);
+	return r;
+}

@@ -1,0 +1,332 @@
+/*
+ * acct - conntrack events and dumps over ctnetlink (libmnl), on libevent.
+ * Decoding is ctmsg.c's; what a flow means is the daemon's.  See acct.h
+ * for why DESTROY events are not lost and what a resync does.
+ */
+#include "netd/acct.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <libmnl/libmnl.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_conntrack.h>
+#include <linux/netlink.h>
+
+#include "common/log.h"
+
+#define ACCT_RCVBUF_DEFAULT (8u << 20)	/* bytes */
+#define ACCT_DUMP_TIMEOUT_S 5
+#define ACCT_POLL_BATCH     4096	/* messages per read callback, then yield */
+
+struct acct {
+	struct acct_config cfg;
+	const struct acct_ops *ops;
+	void *ctx;
+	struct mnl_socket *ev;	/* DESTROY events */
+	struct mnl_socket *dump;	/* GET dumps, blocking with a timeout */
+	uint32_t dump_portid, seq;
+	struct event *ev_read, *ev_timer;
+	struct acct_stats st;
+	char buf[1 << 16];
+};
+
+static int write_sysctl(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	if (n < 0)
+		r = -errno;
+	else if ((size_t)n != strlen(val))
+		r = -EIO;
+	close(fd);
+	return r;
+}
+
+int acct_sysctl_enable(void)
+{
+	int r = write_sysctl("/proc/sys/net/netfilter/nf_conntrack_acct", "1");
+
+	if (r < 0)
+		return r;
+	return write_sysctl("/proc/sys/net/netfilter/nf_conntrack_timestamp", "1");
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- events --------------------------------------------------------------- */
+
+struct run_arg {
+	struct acct *a;
+	enum acct_kind kind;	/* ACCT_END for events; dumps decide per entry */
+	uint64_t now_ns;
+	uint64_t live;
+};
+
+static void msg_cb(const void *msg, size_t len, void *data)
+{
+	struct run_arg *ra = data;
+	struct acct *a = ra->a;
+	struct ct_flow f;
+	int t = ct_parse(msg, len, &f);
+
+	if (t < 0) {
+		if (t == -EBADMSG)
+			a->st.bad++;
+		return;
+	}
+	if (ACCT_MARK_SLOT(f.mark) < 0)
+		return;
+	if (ra->kind == ACCT_END) {
+		if (t != CT_EV_DESTROY)
+			return;
+		a->st.ended++;
+		a->ops->flow(a->ctx, ACCT_END, &f);
+		return;
+	}
+	/* A dump entry: live.  Report it if it is older than the interval. */
+	ra->live++;
+	if (a->cfg.update_interval_s && f.start_ns &&
+	    ra->now_ns - f.start_ns >= (uint64_t)a->cfg.update_interval_s * 1000000000u) {
+		a->st.updates++;
+		a->ops->flow(a->ctx, ACCT_UPDATE, &f);
+	}
+}
+
+/*
+ * Dump the live entries carrying netd's mark (the kernel filters by
+ * CTA_MARK/CTA_MARK_MASK).  @report_updates: pass old ones to the caller.
+ */
+static int dump_live(struct acct *a, bool report_updates, uint64_t *ret_live)
+{
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
+	struct nfgenmsg *nfg;
+	struct run_arg ra = { .a = a, .kind = ACCT_UPDATE, .now_ns = now_ns() };
+	uint32_t seq = ++a->seq;
+	uint32_t save = a->cfg.update_interval_s;
+	ssize_t n;
+	int r = 0;
+
+	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_GET;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
+	nfg->nfgen_family = AF_UNSPEC;
+	nfg->version = NFNETLINK_V0;
+	nfg->res_id = 0;
+	mnl_attr_put_u32(nlh, CTA_MARK, htonl(ACCT_MARK_BASE));
+	mnl_attr_put_u32(nlh, CTA_MARK_MASK, htonl(ACCT_MARK_MASK));
+	if (mnl_socket_sendto(a->dump, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	if (!report_updates)
+		a->cfg.update_interval_s = 0;
+	for (;;) {
+		n = mnl_socket_recvfrom(a->dump, a->buf, sizeof(a->buf));
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		r = ct_walk(a->buf, (size_t)n, seq, msg_cb, &ra);
+		if (r != 0) {
+			r = r < 0 ? r : 0;
+			break;
+		}
+	}
+	a->cfg.update_interval_s = save;
+	if (ret_live)
+		*ret_live = ra.live;
+	return r;
+}
+
+static void resync(struct acct *a)
+{
+	uint64_t live = 0;
+	int r = dump_live(a, false, &live);
+
+	a->st.resyncs++;
+	if (r < 0) {
+		log_err("conntrack: resync dump failed: %s", strerror(-r));
+		return;
+	}
+	a->st.live_at_resync = live;
+	log_warn("conntrack: resync done: %llu live connections of sandboxes; destroy events "
+		 "for them are re-sent by the kernel (reliable delivery)",
+		 (unsigned long long)live);
+}
+
+int acct_poll(struct acct *a)
+{
+	struct run_arg ra = { .a = a, .kind = ACCT_END };
+	int handled = 0;
+
+	for (int i = 0; i < ACCT_POLL_BATCH; i++) {
+		ssize_t n = recv(mnl_socket_get_fd(a->ev), a->buf, sizeof(a->buf), MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+				break;
+			if (errno == ENOBUFS) {
+				/* The kernel could not queue an event to us. */
+				a->st.enobufs++;
+				log_warn("conntrack: event receive buffer overrun (ENOBUFS, %llu so far); resyncing",
+					 (unsigned long long)a->st.enobufs);
+				resync(a);
+				continue;
+			}
+			return -errno;
+		}
+		/* Events are not replies: seq 0, portid 0 (the kernel). */
+		if (ct_walk(a->buf, (size_t)n, 0, msg_cb, &ra) == -EBADMSG)
+			a->st.bad++;
+		handled++;
+	}
+	return handled;
+}
+
+static void on_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct acct *a = arg;
+	int r = acct_poll(a);
+
+	(void)fd;
+	(void)what;
+	if (r < 0)
+		log_err("conntrack: receive failed: %s", strerror(-r));
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct acct *a = arg;
+	int r;
+
+	(void)fd;
+	(void)what;
+	/* Pending ends first, so an ended flow is not also reported as live. */
+	acct_poll(a);
+	r = dump_live(a, true, NULL);
+	if (r < 0)
+		log_warn("conntrack: update dump failed: %s", strerror(-r));
+}
+
+/* ---- setup ------------------------------------------------------------------ */
+
+static int open_event_socket(struct acct *a)
+{
+	int one = 1, sz = (int)(a->cfg.rcvbuf_bytes ? a->cfg.rcvbuf_bytes : ACCT_RCVBUF_DEFAULT);
+	int fd;
+
+	a->ev = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (!a->ev)
+		return -errno;
+	fd = mnl_socket_get_fd(a->ev);
+	/* FORCE needs CAP_NET_ADMIN (we have it); fall back to the capped one. */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	/* Reliable destroy events: see acct.h. */
+	if (mnl_socket_setsockopt(a->ev, NETLINK_BROADCAST_ERROR, &one, sizeof(one)) < 0)
+		return -errno;
+	if (mnl_socket_bind(a->ev, NF_NETLINK_CONNTRACK_DESTROY, MNL_SOCKET_AUTOPID) < 0)
+		return -errno;
+	return 0;
+}
+
+static int open_dump_socket(struct acct *a)
+{
+	struct timeval tv = { .tv_sec = ACCT_DUMP_TIMEOUT_S };
+	int sz = 4 << 20;
+
+	a->dump = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
+	if (!a->dump)
+		return -errno;
+	setsockopt(mnl_socket_get_fd(a->dump), SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz));
+	if (setsockopt(mnl_socket_get_fd(a->dump), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+		return -errno;
+	if (mnl_socket_bind(a->dump, 0, MNL_SOCKET_AUTOPID) < 0)
+		return -errno;
+	a->dump_portid = mnl_socket_get_portid(a->dump);
+	return 0;
+}
+
+int acct_new(struct event_base *base, const struct acct_config *cfg,
+	     const struct acct_ops *ops, void *ctx, struct acct **ret)
+{
+	struct acct *a = calloc(1, sizeof(*a));
+	int r;
+
+	if (!a)
+		return -ENOMEM;
+	a->cfg = *cfg;
+	a->ops = ops;
+	a->ctx = ctx;
+	a->seq = (uint32_t)time(NULL);
+	r = open_event_socket(a);
+	if (r == 0)
+		r = open_dump_socket(a);
+	if (r < 0)
+		goto fail;
+	a->ev_read = event_new(base, mnl_socket_get_fd(a->ev), EV_READ | EV_PERSIST, on_read, a);
+	if (!a->ev_read || event_add(a->ev_read, NULL) < 0) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (cfg->update_interval_s) {
+		struct timeval tv = { .tv_sec = cfg->update_interval_s };
+
+		a->ev_timer = event_new(base, -1, EV_PERSIST, on_timer, a);
+		if (!a->ev_timer || event_add(a->ev_timer, &tv) < 0) {
+			r = -ENOMEM;
+			goto fail;
+		}
+	}
+	*ret = a;
+	return 0;
+fail:
+	acct_free(a);
+	return r;
+}
+
+void acct_free(struct acct *a)
+{
+	if (!a)
+		return;
+	if (a->ev)
+		acct_poll(a);
+	if (a->ev_read)
+		event_free(a->ev_read);
+	if (a->ev_timer)
+		event_free(a->ev_timer);
+	if (a->ev)
+		mnl_socket_close(a->ev);
+	if (a->dump)
+		mnl_socket_close(a->dump);
+	free(a);
+}
+
+void acct_get_stats(const struct acct *a, struct acct_stats *out)
+{
+	if (a)
+		*out = a->st;
+	else
+		memset(out, 0, sizeof(*out));
+}

@@ -1,0 +1,420 @@
+/*
+ * cli_audit - `netd audit`: the audit log read back.  Lines that are not
+ * JSON objects (a torn last line, garbage) are skipped and counted on
+ * stderr; nothing in the file is trusted beyond being printed escaped.
+ */
+#include "netd/cli_audit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define AUDIT_DEFAULT_LOG "/var/log/netd/audit.jsonl"
+#define AUDIT_LINE_MAX    (1u << 20)	/* longer lines are skipped */
+#define AUDIT_SUMMARY_MAX 65536		/* (sandbox, domain) rows */
+
+static const char audit_usage[] =
+	"usage: netd audit [--file PATH] [-f] [--sandbox NAME] [--event EVENT]\n"
+	"                  [--domain NAME|*.SUFFIX] [--since T] [--until T]\n"
+	"                  [--json | --summary [--json]]\n"
+	"  T: RFC 3339 UTC (2026-11-30T06:00:00Z, or a prefix of it) or N[smhd] ago\n";
+
+static const char *str(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+bool cli_audit_match(const struct audit_filter *f, const json_t *rec)
+{
+	const char *ts = str(rec, "ts");
+
+	if (f->sandbox && (!str(rec, "sandbox") || strcmp(str(rec, "sandbox"), f->sandbox) != 0))
+		return false;
+	if (f->event && (!str(rec, "event") || strcmp(str(rec, "event"), f->event) != 0))
+		return false;
+	/* Same format everywhere (UTC, "Z"): string order is time order. */
+	if (f->since[0] && (!ts || strcmp(ts, f->since) < 0))
+		return false;
+	if (f->until[0] && (!ts || strncmp(ts, f->until, strlen(f->until)) > 0))
+		return false;
+	if (f->domain) {
+		const char *d = str(rec, "domain") ? str(rec, "domain") : str(rec, "qname");
+		size_t dl, sl;
+
+		if (!d)
+			return false;
+		if (strncmp(f->domain, "*.", 2) == 0) {
+			dl = strlen(d);
+			sl = strlen(f->domain + 1);	/* ".suffix" */
+			return dl > sl && strcmp(d + dl - sl, f->domain + 1) == 0;
+		}
+		return strcmp(d, f->domain) == 0;
+	}
+	return true;
+}
+
+int cli_audit_time(const char *arg, long long now, char *out, size_t sz)
+{
+	size_t n = strlen(arg);
+	char *end;
+	long long v;
+
+	if (n == 0 || n >= sz)
+		return -EINVAL;
+	if (strchr("smhd", arg[n - 1]) && n > 1) {
+		static const long long mult[] = { ['s'] = 1, ['m'] = 60, ['h'] = 3600, ['d'] = 86400 };
+		struct tm tm;
+		time_t t;
+
+		errno = 0;
+		v = strtoll(arg, &end, 10);
+		if (errno || end != arg + n - 1 || v < 0 || v > 100LL * 365 * 86400)
+			return -EINVAL;
+		t = (time_t)(now - v * mult[(unsigned char)arg[n - 1]]);
+		gmtime_r(&t, &tm);
+		strftime(out, sz, "%Y-%m-%dT%H:%M:%S", &tm);
+		return 0;
+	}
+	/* An absolute time: digits and RFC 3339 punctuation only. */
+	for (size_t i = 0; i < n; i++)
+		if (!strchr("0123456789-:.TZ", arg[i]))
+			return -EINVAL;
+	if (n < 4)
+		return -EINVAL;
+	memcpy(out, arg, n + 1);
+	if (out[n - 1] == 'Z')
+		out[n - 1] = '\0';	/* "…:00Z" sorts before "…:00.123Z" otherwise */
+	return 0;
+}
+
+/* ---- output ---------------------------------------------------------------------- */
+
+static void print_table_header(void)
+{
+	printf("%-24s %-11s %-20s %-6s %-28s %-28s %12s %12s  %s\n", "TIME", "EVENT", "SANDBOX",
+	       "PROTO", "DESTINATION", "DOMAIN", "BYTES_OUT", "BYTES_IN", "DETAIL");
+}
+
+/* A field for a table cell: printable ASCII only (the log is not trusted). */
+static const char *cell(const char *s, char *buf, size_t sz)
+{
+	size_t j = 0;
+
+	if (!s)
+		return "-";
+	for (size_t i = 0; s[i] && j + 1 < sz; i++)
+		buf[j++] = s[i] > ' ' && s[i] < 0x7f ? s[i] : '?';
+	buf[j] = '\0';
+	return buf;
+}
+
+static void print_row(const json_t *r)
+{
+	char dst[80], c1[64], c2[64], c3[300], c4[300], c5[32], c6[32], out[24] = "-",
+								      in[24] = "-";
+	const json_t *port = json_object_get(r, "dport");
+	const char *ev = str(r, "event");
+	const char *detail = str(r, "reason");
+
+	if (json_is_integer(json_object_get(r, "bytes_out")))
+		snprintf(out, sizeof(out), "%lld",
+			 (long long)json_integer_value(json_object_get(r, "bytes_out")));
+	if (json_is_integer(json_object_get(r, "bytes_in")))
+		snprintf(in, sizeof(in), "%lld",
+			 (long long)json_integer_value(json_object_get(r, "bytes_in")));
+	if (str(r, "dst") && json_is_integer(port))
+		snprintf(dst, sizeof(dst), "%s:%lld", cell(str(r, "dst"), c1, sizeof(c1)),
+			 (long long)json_integer_value(port));
+	else
+		snprintf(dst, sizeof(dst), "%s", cell(str(r, "dst"), c1, sizeof(c1)));
+	if (ev && strcmp(ev, "dns") == 0) {
+		detail = str(r, "verdict");
+		snprintf(c4, sizeof(c4), "%s", cell(str(r, "qname"), c3, sizeof(c3)));
+	} else {
+		snprintf(c4, sizeof(c4), "%s", cell(str(r, "domain"), c3, sizeof(c3)));
+	}
+	if (ev && strcmp(ev, "sandbox") == 0)
+		detail = str(r, "action");
+	printf("%-24s %-11s %-20s %-6s %-28s %-28s %12s %12s  %s\n",
+	       cell(str(r, "ts"), c5, sizeof(c5)), cell(ev, c6, sizeof(c6)),
+	       cell(str(r, "sandbox"), c2, sizeof(c2)), str(r, "proto") ? str(r, "proto") : "-",
+	       dst, c4, out, in, cell(detail, c3, sizeof(c3)));
+}
+
+/* ---- summary ----------------------------------------------------------------------- */
+
+struct sum_row {
+	char *sandbox, *domain;
+	unsigned long long conns, bytes_out, bytes_in, denied;
+};
+
+struct summary {
+	struct sum_row *rows;
+	size_t n, cap;
+	unsigned long long overflow;
+};
+
+static void summary_add(struct summary *s, const json_t *r)
+{
+	const char *ev = str(r, "event"), *sb = str(r, "sandbox"), *dom = str(r, "domain");
+	struct sum_row *row = NULL;
+	bool conn, deny;
+
+	if (!ev || !sb)
+		return;
+	conn = strcmp(ev, "conn") == 0;
+	deny = strcmp(ev, "deny") == 0;
+	if (!conn && !deny)
+		return;
+	if (!dom)
+		dom = "-";
+	for (size_t i = 0; i < s->n && !row; i++)
+		if (strcmp(s->rows[i].sandbox, sb) == 0 && strcmp(s->rows[i].domain, dom) == 0)
+			row = &s->rows[i];
+	if (!row) {
+		if (s->n == AUDIT_SUMMARY_MAX) {
+			s->overflow++;
+			return;
+		}
+		if (s->n == s->cap) {
+			size_t nc = s->cap ? s->cap * 2 : 64;
+			struct sum_row *nr = realloc(s->rows, nc * sizeof(*nr));
+
+			if (!nr)
+				return;
+			s->rows = nr;
+			s->cap = nc;
+		}
+		row = &s->rows[s->n];
+		memset(row, 0, sizeof(*row));
+		row->sandbox = strdup(sb);
+		row->domain = strdup(dom);
+		if (!row->sandbox || !row->domain) {
+			free(row->sandbox);
+			free(row->domain);
+			return;
+		}
+		s->n++;
+	}
+	if (conn) {
+		row->conns++;
+		row->bytes_out += (unsigned long long)json_integer_value(json_object_get(r, "bytes_out"));
+		row->bytes_in += (unsigned long long)json_integer_value(json_object_get(r, "bytes_in"));
+	} else {
+		row->denied++;
+	}
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct sum_row *x = a, *y = b;
+	int c = strcmp(x->sandbox, y->sandbox);
+
+	return c ? c : strcmp(x->domain, y->domain);
+}
+
+static void summary_print(struct summary *s, bool as_json)
+{
+	char c1[80], c2[300];
+
+	qsort(s->rows, s->n, sizeof(*s->rows), row_cmp);
+	if (!as_json)
+		printf("%-24s %-40s %8s %14s %14s %8s\n", "SANDBOX", "DOMAIN", "CONNS", "BYTES_OUT",
+		       "BYTES_IN", "DENIED");
+	for (size_t i = 0; i < s->n; i++) {
+		const struct sum_row *r = &s->rows[i];
+
+		if (as_json) {
+			json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I}", "sandbox", r->sandbox,
+					      "domain", r->domain, "conns", (json_int_t)r->conns,
+					      "bytes_out", (json_int_t)r->bytes_out, "bytes_in",
+					      (json_int_t)r->bytes_in, "denied", (json_int_t)r->denied);
+			char *t = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+
+			if (t)
+				puts(t);
+			free(t);
+			json_decref(o);
+		} else {
+			printf("%-24s %-40s %8llu %14llu %14llu %8llu\n",
+			       cell(r->sandbox, c1, sizeof(c1)), cell(r->domain, c2, sizeof(c2)),
+			       r->conns, r->bytes_out, r->bytes_in, r->denied);
+		}
+	}
+	if (s->overflow)
+		fprintf(stderr, "netd audit: %llu records beyond %u summary rows not shown\n",
+			s->overflow, AUDIT_SUMMARY_MAX);
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->rows[i].sandbox);
+		free(s->rows[i].domain);
+	}
+	free(s->rows);
+}
+
+/* ---- reading ------------------------------------------------------------------------- */
+
+struct reader {
+	const struct audit_filter *f;
+	bool json, summary;
+	struct summary sum;
+	unsigned long long bad;
+	char *line;
+	size_t len;
+	bool skipping;	/* inside an overlong line */
+};
+
+static void handle_line(struct reader *rd, const char *line, size_t len)
+{
+	json_error_t err;
+	json_t *r = json_loadb(line, len, 0, &err);
+
+	if (!json_is_object(r)) {
+		rd->bad++;
+		json_decref(r);
+		return;
+	}
+	if (cli_audit_match(rd->f, r)) {
+		if (rd->summary)
+			summary_add(&rd->sum, r);
+		else if (rd->json)
+			printf("%.*s\n", (int)len, line);
+		else
+			print_row(r);
+	}
+	json_decref(r);
+}
+
+/* Feed @n bytes; complete lines are handled, a partial one is kept. */
+static void feed(struct reader *rd, const char *buf, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] == '\n') {
+			if (!rd->skipping && rd->len)
+				handle_line(rd, rd->line, rd->len);
+			rd->len = 0;
+			rd->skipping = false;
+			continue;
+		}
+		if (rd->skipping)
+			continue;
+		if (rd->len == AUDIT_LINE_MAX) {
+			rd->skipping = true;
+			rd->bad++;
+			continue;
+		}
+		rd->line[rd->len++] = buf[i];
+	}
+}
+
+static int read_all(struct reader *rd, int fd)
+{
+	char buf[65536];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		feed(rd, buf, (size_t)n);
+	return n < 0 ? -errno : 0;
+}
+
+/* -f: poll for growth; reopen when the path is a new file (rotation). */
+static int follow(struct reader *rd, const char *path, int fd)
+{
+	struct stat st_fd, st_path;
+
+	for (;;) {
+		int r = read_all(rd, fd);
+
+		if (r < 0)
+			return r;
+		fflush(stdout);
+		if (stat(path, &st_path) == 0 && fstat(fd, &st_fd) == 0 &&
+		    (st_path.st_ino != st_fd.st_ino || st_path.st_dev != st_fd.st_dev)) {
+			int nfd = open(path, O_RDONLY | O_CLOEXEC);
+
+			if (nfd >= 0) {
+				read_all(rd, fd);	/* the rest of the old file first */
+				close(fd);
+				fd = nfd;
+				continue;
+			}
+		}
+		usleep(200 * 1000);
+	}
+}
+
+int cli_audit(int argc, char **argv)
+{
+	struct audit_filter f = { 0 };
+	struct reader rd = { .f = &f };
+	const char *path = getenv("NETD_AUDIT_LOG");
+	bool follow_mode = false;
+	int fd, r;
+
+	if (!path || !path[0])
+		path = AUDIT_DEFAULT_LOG;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(a, "-f") == 0 || strcmp(a, "--follow") == 0) {
+			follow_mode = true;
+		} else if (strcmp(a, "--json") == 0) {
+			rd.json = true;
+		} else if (strcmp(a, "--summary") == 0) {
+			rd.summary = true;
+		} else if (v && strcmp(a, "--file") == 0) {
+			path = v, i++;
+		} else if (v && strcmp(a, "--sandbox") == 0) {
+			f.sandbox = v, i++;
+		} else if (v && strcmp(a, "--event") == 0) {
+			f.event = v, i++;
+		} else if (v && strcmp(a, "--domain") == 0) {
+			f.domain = v, i++;
+		} else if (v && (strcmp(a, "--since") == 0 || strcmp(a, "--until") == 0)) {
+			char *out = a[2] == 's' ? f.since : f.until;
+
+			if (cli_audit_time(v, (long long)time(NULL), out, sizeof(f.since)) < 0) {
+				fprintf(stderr, "netd audit: bad time \"%s\"\n%s", v, audit_usage);
+				return 2;
+			}
+			i++;
+		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			fputs(audit_usage, stdout);
+			return 0;
+		} else {
+			fputs(audit_usage, stderr);
+			return 2;
+		}
+	}
+	if (follow_mode && rd.summary) {
+		fprintf(stderr, "netd audit: --summary and -f do not go together\n");
+		return 2;
+	}
+	rd.line = malloc(AUDIT_LINE_MAX);
+	if (!rd.line)
+		return 1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "netd audit: %s: %s\n", path, strerror(errno));
+		free(rd.line);
+		return 1;
+	}
+	if (!rd.json && !rd.summary)
+		print_table_header();
+	r = follow_mode ? follow(&rd, path, fd) : read_all(&rd, fd);
+	close(fd);
+	if (rd.summary)
+		summary_print(&rd.sum, rd.json);
+	if (rd.bad)
+		fprintf(stderr, "netd audit: %llu lines were not JSON records (skipped)\n", rd.bad);
+	free(rd.line);
+	if (r < 0) {
+		fprintf(stderr, "netd audit: %s: %s\n", path, strerror(-r));
+		return 1;
+	}
+	return 0;
+}

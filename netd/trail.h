@@ -1,0 +1,67 @@
+/*
+ * trail - the audit trail's kernel side, as one object the daemon owns:
+ * conntrack accounting (acct.c) -> "conn"/"conn_update" records, nflog
+ * (nflog.c) -> rate-limited "deny" records, the pinned-name map
+ * (pinmap.c) that gives both their "domain", and the per-sandbox and
+ * per-domain counters behind GET /v1/metrics and `netd sandbox list`.
+ */
+#ifndef NETD_TRAIL_H
+#define NETD_TRAIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "common/addr.h"
+#include "netd/policy.h"
+#include "netd/sandbox.h"
+
+struct event_base;
+struct audit;
+struct trail;
+
+#define TRAIL_LOG_GROUP 6413	/* default nflog group of netd's deny rules */
+
+struct trail_config {
+	uint32_t update_interval_s;	/* conn_update lines; 0 = none */
+	uint16_t log_group;		/* nflog group; 0 = no deny records */
+	struct prefix pool4;		/* the sandbox pool (slot -> sandbox) */
+	uint32_t rcvbuf_bytes;		/* conntrack event socket buffer; 0 = default */
+};
+
+/* Policy by name; borrowed until the next reload. */
+typedef const struct policy *(*trail_policy_fn)(void *ctx, const char *name);
+
+/*
+ * trail_new() - enable conntrack accounting (sysctl), subscribe to
+ * conntrack and nflog on @base.  @audit, @sbs borrowed for the lifetime.
+ * Return: 0; -errno (the caller decides whether that is fatal).
+ */
+int trail_new(struct event_base *base, const struct trail_config *cfg, struct audit *audit,
+	      struct sandbox_table *sbs, trail_policy_fn policy, void *ctx, struct trail **ret);
+
+/* trail_free() - NULL-safe; pending destroy events are read first. */
+void trail_free(struct trail *t);
+
+/* trail_pinned() - @n addresses were pinned for @qname in sandbox @sb. */
+void trail_pinned(struct trail *t, const struct sandbox *sb, const char *qname,
+		  const struct addr *addrs, size_t n);
+
+/* trail_sandbox_gone() - forget @sb's names, limiter and counters. */
+void trail_sandbox_gone(struct trail *t, const struct sandbox *sb);
+
+/* trail_sandbox_json() - {"conns", "bytes_out", "bytes_in", "denied"} for @sb (new ref). */
+json_t *trail_sandbox_json(const struct trail *t, const struct sandbox *sb);
+
+/* trail_stats_json() - acct/nflog counters for /v1/status (new ref). */
+json_t *trail_stats_json(const struct trail *t);
+
+/*
+ * trail_metrics() - write Prometheus text exposition format (0.0.4) lines
+ * for the trail's counters to @out: per sandbox, per sandbox and domain,
+ * and the conntrack/nflog/audit health counters.
+ */
+void trail_metrics(const struct trail *t, FILE *out);
+
+#endif

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# run.sh - `make bench`: netd's DNS proxy side by side with dnsmasq
+# (--nftset pinning into an nftables set, cache on and cache-size=0) and
+# unbound as a plain forwarder, all asking the same resolver (the world's
+# unbound -> knot), driven by dnsperf for BENCH_SECONDS per run.
+#
+# Private world only (tests/world.sh): netd runs in PREFIX-host, dnsperf for
+# netd inside a sandbox; the peers and their dnsperf run in PREFIX-peer, a
+# netns linked to PREFIX-inet.  Everything is removed on exit.
+#
+#   BENCH_SECONDS=10 tests/bench/run.sh     (root; build/netd first)
+#
+# Scenarios: "hot" = one allowed name the upstream has in cache, for
+# BENCH_SECONDS; "distinct" = 10,000 distinct allowed names, once each.
+# Latency percentiles come from dnsperf -v (every query's latency), so the
+# figures include dnsperf's own printing for every peer alike.  Not a test:
+# it prints figures and asserts nothing about time.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+NETD_BIN=${NETD_BIN:-$PWD/build/netd}	# the optimized build, not ASan
+. tests/world.sh
+. tests/integ/lib_netd.sh
+
+SECS=${BENCH_SECONDS:-10}
+for t in dnsperf dnsmasq unbound nft; do
+	command -v "$t" >/dev/null || { echo "bench: $t is not installed (make deps)" >&2; exit 1; }
+done
+[ -x "$NETD_BIN" ] || { echo "bench: build $NETD_BIN first" >&2; exit 1; }
+
+world_up "ndb$$" >/dev/null || { echo "bench: world_up failed" >&2; exit 1; }
+PEER=$WORLD_PREFIX-peer
+trap 'ip netns del "$PEER" 2>/dev/null; world_down' EXIT
+
+# ---- netd ---------------------------------------------------------------------------
+NETD_POLICIES=$WORLD_DIR/policies
+mkdir -p "$NETD_POLICIES"
+cat >"$NETD_POLICIES/bench.yaml" <<'YAML'
+name: bench
+egress:
+  - domains: [www.dt.example, "*.tun.dt.example"]
+    ports: [443]
+YAML
+NETD_DNS_EXTRA=$'  qps: 1000000\n  burst: 1000000\n  max_outstanding: 4096\n  max_pins: 1000000'
+netd_up >/dev/null || exit 1
+sb_create b1 bench >/dev/null || exit 1
+SB=$(sb_name b1)
+SB_GW=$(netd sandbox show "$SB" | sed -n 's/.*"gateway4": "\(.*\)".*/\1/p')
+
+# ---- the peers' netns: veth to the "internet" -----------------------------------------------
+ip netns add "$PEER"
+ip -n "$PEER" link set lo up
+ip link add bp0 netns "$PEER" type veth peer name bi0 netns "$WORLD_INET_NS"
+ip -n "$PEER" addr add 203.0.113.202/30 dev bp0
+ip -n "$PEER" link set bp0 up
+ip -n "$WORLD_INET_NS" addr add 203.0.113.201/30 dev bi0
+ip -n "$WORLD_INET_NS" link set bi0 up
+ip -n "$PEER" route add default via 203.0.113.201
+ip -n "$PEER" addr add 127.0.0.2/8 dev lo 2>/dev/null
+ip netns exec "$PEER" nft -f - <<'NFT'
+table inet bench {
+	set pins4 { type ipv4_addr; flags timeout; }
+	set pins4nc { type ipv4_addr; flags timeout; }
+}
+NFT
+peer() { ip netns exec "$PEER" "$@"; }
+peer_spawn() {	# peer_spawn NAME CMD...
+	local name=$1
+	shift
+	ip netns exec "$PEER" "$@" >"$WORLD_DIR/$name.log" 2>&1 &
+	world_pid_track $!
+	eval "${name}_PID=$!"
+}
+peer_spawn dnsmasq dnsmasq -k --no-resolv --no-hosts --server=192.0.2.53 --listen-address=127.0.0.1 \
+	--bind-interfaces --port=5353 --user=root --cache-size=10000 \
+	--nftset=/dt.example/4#inet#bench#pins4
+peer_spawn dnsmasqnc dnsmasq -k --no-resolv --no-hosts --server=192.0.2.53 --listen-address=127.0.0.2 \
+	--bind-interfaces --port=5353 --user=root --cache-size=0 \
+	--nftset=/dt.example/4#inet#bench#pins4nc
+cat >"$WORLD_DIR/unbound-fwd.conf" <<EOF2
+server:
+    interface: 127.0.0.3
+    port: 5353
+    access-control: 127.0.0.0/8 allow
+    do-daemonize: no
+    username: ""
+    chroot: ""
+    directory: "$WORLD_DIR"
+    pidfile: ""
+    use-syslog: no
+    do-not-query-localhost: no
+    num-threads: 1
+forward-zone:
+    name: "."
+    forward-addr: 192.0.2.53
+EOF2
+ip -n "$PEER" addr add 127.0.0.3/8 dev lo 2>/dev/null
+peer_spawn unbound unbound -d -c "$WORLD_DIR/unbound-fwd.conf"
+for i in $(seq 50); do
+	peer dig +time=1 +tries=1 -p 5353 @127.0.0.1 www.dt.example >/dev/null 2>&1 &&
+	peer dig +time=1 +tries=1 -p 5353 @127.0.0.2 www.dt.example >/dev/null 2>&1 &&
+	peer dig +time=1 +tries=1 -p 5353 @127.0.0.3 www.dt.example >/dev/null 2>&1 && break
+	sleep 0.2
+done
+
+# ---- query files ------------------------------------------------------------------------------
+echo "www.dt.example A" >"$WORLD_DIR/hot.txt"
+for i in $(seq 1 10000); do echo "n$i.tun.dt.example A"; done >"$WORLD_DIR/distinct.txt"
+# The world's resolver has every distinct name in cache before any peer runs.
+world_exec inet dnsperf -s 192.0.2.53 -d "$WORLD_DIR/distinct.txt" -n 1 >/dev/null 2>&1
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+
+# run LABEL PID WHERE SERVER PORT FILE MODE - one dnsperf run; prints a table row.
+run() {
+	local label=$1 pid=$2 where=$3 server=$4 port=$5 file=$6 mode=$7 out c0 c1 qps n p50 p99 args
+	if [ "$mode" = hot ]; then args=(-l "$SECS"); else args=(-n 1); fi
+	c0=$(cpu_ticks "$pid")
+	# BENCH_PERF=FILE: a perf profile of netd during its hot run.
+	if [ -n "${BENCH_PERF:-}" ] && [ "$where" = sandbox ] && [ "$mode" = hot ]; then
+		perf record -g -p "$pid" -o "$BENCH_PERF" -- sleep "$SECS" >/dev/null 2>&1 &
+	fi
+	if [ "$where" = sandbox ]; then
+		out=$(ip netns exec "$SB" dnsperf -v -s "$server" -p "$port" -d "$file" -c 4 -q 200 "${args[@]}" 2>&1)
+	else
+		out=$(peer dnsperf -v -s "$server" -p "$port" -d "$file" -c 4 -q 200 "${args[@]}" 2>&1)
+	fi
+	c1=$(cpu_ticks "$pid")
+	qps=$(sed -n 's/.*Queries per second: *\([0-9.]*\).*/\1/p' <<<"$out")
+	n=$(sed -n 's/.*Queries completed: *\([0-9]*\).*/\1/p' <<<"$out")
+	# dnsperf -v: "> NOERROR name A latency_s"
+	read -r p50 p99 < <(awk '$1 == ">" {print $NF * 1000}' <<<"$out" | sort -n |
+		awk '{a[NR] = $1} END {if (NR) printf "%.3f %.3f\n", a[int(NR * 0.5) + (NR * 0.5 > int(NR * 0.5))], a[int(NR * 0.99) + (NR * 0.99 > int(NR * 0.99))]; else print "- -"}')
+	printf '%-26s %-9s %10.0f %9s %9s %12s %8s\n' "$label" "$mode" "${qps:-0}" "$p50" "$p99" \
+		"$(awk -v c=$((c1 - c0)) -v n="${n:-0}" 'BEGIN {if (n > 0) printf "%.1f", c * 10 / n * 1000; else print "-"}')" \
+		"$(rss_kb "$pid")"
+	eval "QPS_${label//[^a-zA-Z0-9]/_}_$mode=${qps:-0}"
+}
+
+echo
+echo "DNS proxy benchmark: $(nproc) CPUs, $(uname -r), dnsperf 4 clients x 200 outstanding, ${SECS}s per hot run"
+printf '%-26s %-9s %10s %9s %9s %12s %8s\n' peer scenario "q/s" "p50 ms" "p99 ms" "cpu ms/1k q" "RSS kB"
+for mode in hot distinct; do
+	f=$WORLD_DIR/$mode.txt
+	run "netd (sandbox)" "$NETD_PID" sandbox "$SB_GW" 53 "$f" "$mode"
+	run "dnsmasq+nftset cache" "$dnsmasq_PID" peer 127.0.0.1 5353 "$f" "$mode"
+	run "dnsmasq+nftset no-cache" "$dnsmasqnc_PID" peer 127.0.0.2 5353 "$f" "$mode"
+	run "unbound forwarder" "$unbound_PID" peer 127.0.0.3 5353 "$f" "$mode"
+done
+st=$(curl -s --unix-socket "$NETD_SOCKET" http://netd/v1/status | tr -d '\n ')
+echo
+echo "netd pin latency (upstream answer -> kernel ack) and counters: $(grep -o '"dns_proxy":{[^}]*}' <<<"$st")"
+echo
+echo "ratios (netd q/s / peer q/s):"
+for mode in hot distinct; do
+	n=$(eval echo "\$QPS_netd__sandbox__$mode")
+	for p in dnsmasq_nftset_cache dnsmasq_nftset_no_cache unbound_forwarder; do
+		v=$(eval echo "\$QPS_${p}_$mode")
+		printf '  %-9s vs %-24s %s\n' "$mode" "$p" "$(awk -v a="$n" -v b="$v" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')"
+	done
+done
+echo "dnsmasq's sets (cache / no cache): $(peer nft list set inet bench pins4 | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')/ $(peer nft list set inet bench pins4nc | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')"
+netd_down >/dev/null

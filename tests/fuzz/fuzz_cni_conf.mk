@@ -1,0 +1,1 @@
+fuzz_cni_conf_SRC := cni-plugin/cni.c

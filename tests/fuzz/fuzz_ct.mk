@@ -1,0 +1,1 @@
+fuzz_ct_SRC := netd/ctmsg.c common/addr.c

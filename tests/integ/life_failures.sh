@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Lifecycle: failures outside netd.  An upstream resolver that stops
+# answering yields SERVFAIL (dig's own bounded wait, no wall-clock
+# assertion) and recovery when it returns; a dead first upstream is skipped
+# for the next one; an audit log on a full filesystem keeps enforcement
+# working, counts the lost records (GET /v1/status) and resumes;
+# a flood of control connections leaves the daemon alive and answering.
+# Throughout, a denied address is probed and must never be reachable.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/world.sh
+. tests/integ/lib_netd.sh
+
+world_up "ndf$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
+AUDIT_MNT=$WORLD_DIR/auditfs
+cleanup() {
+	mountpoint -q "$AUDIT_MNT" 2>/dev/null && umount -l "$AUDIT_MNT"
+	world_down
+}
+trap cleanup EXIT
+mkdir -p "$AUDIT_MNT"
+mount -t tmpfs -o size=512k,mode=0755 netd-test-audit "$AUDIT_MNT" || { echo "0 passed, 1 failed"; exit 1; }
+
+# netd_up, but with the audit log on the small tmpfs and upstreams $1.
+netd_up_with() {
+	netd_up || return 1
+	netd_down >/dev/null
+	sed -i "s#^upstream: .*#upstream: $1#; s#^audit_log: .*#audit_log: $AUDIT_MNT/audit.jsonl#" "$NETD_CONF"
+	NETD_AUDIT=$AUDIT_MNT/audit.jsonl
+	mv "$NETD_LOG" "$NETD_LOG.$RANDOM"
+	world_spawn host "$NETD_LOG" "$NETD_BIN" run --config "$NETD_CONF"
+	NETD_PID=$WORLD_LAST_PID
+	for ((i = 0; i < 300; i++)); do
+		"$NETD_BIN" status >/dev/null 2>&1 && return 0
+		kill -0 "$NETD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$NETD_LOG" >&2
+	return 1
+}
+status_field() { netd status --json 2>/dev/null | tr -d ' \n' | grep -o "\"$1\":{[^}]*}" ; }
+audit_count() { curl -s --unix-socket "$NETD_SOCKET" http://netd/v1/status | python3 -c "import json,sys; print(json.load(sys.stdin)['audit']['$1'])"; }
+
+# The first upstream is a documentation address nobody answers on.
+netd_up_with "[198.51.100.99, 192.0.2.53]" || { echo "0 passed, 1 failed"; exit 1; }
+ok "sandbox sb1" sb_create sb1 python-dev
+
+probe() {
+	while [ -e "$WORLD_DIR/probing" ]; do
+		if sb_exec sb1 curl -s -o /dev/null --connect-timeout 1 --max-time 2 \
+			--resolve example.com:443:203.0.113.66 -k https://example.com/ 2>/dev/null; then
+			echo reached >>"$WORLD_DIR/probe.hits"
+		fi
+		echo x >>"$WORLD_DIR/probe.count"
+	done
+}
+touch "$WORLD_DIR/probing"
+probe &
+PROBE_PID=$!
+world_pid_track "$PROBE_PID"
+
+# ---- several upstreams, in order -------------------------------------------------
+eq "a dead first upstream: the second answers" "198.51.100.10" "$(sb_dig sb1 +time=15 +short pypi.org A)"
+
+# ---- the upstream stops answering -----------------------------------------------------
+world_exec inet nft -f - <<-'NFT'
+table inet ndtest_block {
+	chain input {
+		type filter hook input priority -10; policy accept;
+		ip daddr 192.0.2.53 udp dport 53 drop
+		ip daddr 192.0.2.53 tcp dport 53 drop
+	}
+}
+NFT
+st=$(sb_dig sb1 +time=20 +tries=1 api.openai.com A | grep -o 'status: [A-Z]*')
+eq "upstream silent: SERVFAIL (not a hang)" "status: SERVFAIL" "$st"
+# A burst of queries while it is down: every one gets an answer or is
+# refused by the in-flight limit; the daemon stays up.
+BURST=()
+for i in $(seq 1 40); do
+	sb_dig sb1 +time=20 +tries=1 "n$i.openai.com" A >"$WORLD_DIR/burst.$i" 2>&1 &
+	BURST+=($!)
+	world_pid_track $!
+done
+wait "${BURST[@]}"
+n_servfail=$(cat "$WORLD_DIR"/burst.* | grep -c 'status: SERVFAIL\|status: REFUSED')
+eq "burst while down: every query answered SERVFAIL/REFUSED" "40" "$n_servfail"
+ok "netd alive after the burst" netd_alive
+world_exec inet nft delete table inet ndtest_block
+ok=0
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	[ "$(sb_dig sb1 +time=10 +short api.openai.com A)" = "198.51.100.30" ] && { ok=1; break; }
+	sleep 1
+done
+eq "recovers by itself when the upstream returns" "1" "$ok"
+eq "and connects" "api.openai.com ok" "$(sb_curl sb1 https://api.openai.com/)"
+
+# ---- audit log: disk full -------------------------------------------
+dd if=/dev/zero of="$AUDIT_MNT/filler" bs=4k count=1000 2>/dev/null	# fills the 512k tmpfs
+d0=$(audit_count dropped)
+eq "disk full: allowed name still resolves" "198.51.100.10" "$(sb_dig sb1 +short pypi.org A)"
+eq "disk full: allowed name still connects" "pypi.org ok" "$(sb_curl sb1 https://pypi.org/simple/)"
+st=$(sb_dig sb1 example.com | grep -o 'status: [A-Z]*')
+eq "disk full: denied name still denied" "status: NXDOMAIN" "$st"
+fail "disk full: denied address still dropped" sb_curl sb1 --resolve example.com:443:203.0.113.66 https://example.com/
+d1=$(audit_count dropped)
+ok "disk full: lost records counted in /v1/status ($d0 -> $d1)" test "$d1" -gt "$d0"
+rm -f "$AUDIT_MNT/filler"
+w0=$(audit_count written)
+sb_dig sb1 +short pypi.org A >/dev/null
+w1=$(audit_count written)
+ok "space back: writing resumes ($w0 -> $w1)" test "$w1" -gt "$w0"
+has "space back: the record is in the file" '"qname":"pypi.org"' "$(tail -n 3 "$AUDIT_MNT/audit.jsonl")"
+
+# ---- a flood of control connections ----------------------------------------------------
+python3 - "$NETD_SOCKET" 3000 >"$WORLD_DIR/flood.log" 2>&1 <<-'PY' &
+	import socket, sys, time
+	path, n = sys.argv[1], int(sys.argv[2])
+	held = []
+	for i in range(n):
+	    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+	    s.settimeout(1)
+	    try:
+	        s.connect(path)
+	        s.send(b"GET /v1/status HTTP/1.1\r\nHost: x\r\n")  # never finished
+	        held.append(s)
+	    except OSError:
+	        s.close()
+	print("held", len(held))
+	time.sleep(4)
+PY
+FLOOD_PID=$!
+world_pid_track "$FLOOD_PID"
+sleep 2
+eq "during the flood: DNS still served" "198.51.100.10" "$(sb_dig sb1 +short pypi.org A)"
+fail "during the flood: denied address still dropped" sb_curl sb1 --resolve example.com:443:203.0.113.66 https://example.com/
+wait "$FLOOD_PID"
+ok "the flood ran" grep -q held "$WORLD_DIR/flood.log"
+ok=0
+for i in $(seq 1 30); do
+	netd_alive 2>/dev/null && { ok=1; break; }
+	sleep 0.5
+done
+eq "after the flood: the daemon survives and answers" "1" "$ok"
+ok "after the flood: sandbox create works" sb_create sb2 python-dev
+eq "after the flood: sb2 resolves" "198.51.100.10" "$(sb_dig sb2 +short pypi.org A)"
+
+rm -f "$WORLD_DIR/probing"
+wait "$PROBE_PID"
+ok "probes ran" test -s "$WORLD_DIR/probe.count"
+ok "the denied address was never reachable" test ! -e "$WORLD_DIR/probe.hits"
+netd_down
+
+cleanup
+trap - EXIT
+t_summary

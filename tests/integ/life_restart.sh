@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Lifecycle: restart and crash.  netd is killed with SIGKILL in the middle of
+# a rate-limited download through a pinned address; the download must finish
+# byte-exact, the pin must survive, a sandbox that never resolved before must
+# resolve afterwards, a denied address must never become reachable (probed
+# while netd is down and while it starts), a sandbox whose netns vanished
+# while netd was down is cleaned up, and a second instance is refused.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/world.sh
+. tests/integ/lib_netd.sh
+
+world_up "ndr$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
+netd_up || { echo "0 passed, 1 failed"; exit 1; }
+SB1=$(sb_name sb1)
+SB3=$(sb_name sb3)
+N=6000000	# bytes; at 1 MB/s the download spans the restart
+
+ok "sandbox sb1" sb_create sb1 python-dev
+ok "sandbox sb2 (never resolves before the restart)" sb_create sb2 python-dev
+ok "sandbox sb3 (its netns will vanish)" sb_create sb3 python-dev
+eq "sb1 resolves pypi.org" "198.51.100.10" "$(sb_dig sb1 +short pypi.org A)"
+has "pin in the kernel" "198.51.100.10" "$(world_exec host nft list set inet netd "sb-$SB1-pin4")"
+# objects: chain and set names of a listing; chain_of NAME: that chain's body.
+objects() { grep -oE '^\s*(chain|set|map) [^ ]+' | sort; }
+chain_of() { awk -v c="$1" '$1 == "chain" && $2 == c { on = 1 } on { print } on && /^\t}/ { exit }'; }
+ruleset_before=$(world_exec host nft list table inet netd | sed -E "s/counter packets [0-9]+ bytes [0-9]+/counter/; s/ expires [0-9hms.]+//")
+
+# The download: curl with the name pinned above, limited to 1 MB/s.
+dl=$WORLD_DIR/dl.bin
+T_TIMEOUT=60 sb_exec sb1 curl -sS --fail --cacert "$WORLD_CA" --limit-rate 1M \
+	-o "$dl" "https://pypi.org/bytes/$N" >"$WORLD_DIR/dl.log" 2>&1 &
+DL_PID=$!
+world_pid_track "$DL_PID"
+
+# Probes: a denied address (example.com's) from sb1, over and over while
+# netd is down and while it comes back.  Any success is a failure.
+probe() {
+	while [ -e "$WORLD_DIR/probing" ]; do
+		if sb_exec sb1 curl -s -o /dev/null --connect-timeout 1 --max-time 2 \
+			--resolve example.com:443:203.0.113.66 -k https://example.com/ 2>/dev/null; then
+			echo reached >>"$WORLD_DIR/probe.hits"
+		fi
+		echo x >>"$WORLD_DIR/probe.count"
+	done
+}
+touch "$WORLD_DIR/probing"
+probe &
+PROBE_PID=$!
+world_pid_track "$PROBE_PID"
+
+for ((i = 0; i < 100; i++)); do
+	[ -s "$dl" ] && break
+	sleep 0.1
+done
+ok "download under way before the crash" test -s "$dl"
+
+kill -9 "$NETD_PID"
+wait "$NETD_PID" 2>/dev/null
+NETD_PID=""
+has "table still there while netd is down" "chain sb-$SB1" "$(world_exec host nft list table inet netd)"
+# Down: nothing answers DNS, so no new name opens.
+st=$(sb_dig sb2 pypi.org A 2>&1 | grep -o 'status: [A-Z]*\|timed out\|no servers' | head -1)
+hasnt "no DNS answer while netd is down" "NOERROR" "$st"
+
+# A netns that vanishes while netd is down.
+ip netns del "$SB3"
+sleep 1
+mv "$NETD_LOG" "$WORLD_DIR/netd-1.log"
+netd_up || { echo "0 passed, 1 failed"; exit 1; }
+
+ruleset_after=$(world_exec host nft list table inet netd | sed -E "s/counter packets [0-9]+ bytes [0-9]+/counter/; s/ expires [0-9hms.]+//")
+has "pin survived the crash" "198.51.100.10" "$(world_exec host nft list set inet netd "sb-$SB1-pin4")"
+eq "same chains and sets after the restart, minus the vanished sandbox" \
+	"$(objects <<<"$ruleset_before" | grep -v "sb-$SB3")" "$(objects <<<"$ruleset_after")"
+eq "sb1's chain re-rendered identically" "$(chain_of "sb-$SB1" <<<"$ruleset_before")" \
+	"$(chain_of "sb-$SB1" <<<"$ruleset_after")"
+for c in prerouting_raw prerouting_nat input forward postrouting_nat; do
+	eq "base chain $c identical" "$(chain_of "$c" <<<"$ruleset_before")" "$(chain_of "$c" <<<"$ruleset_after")"
+done
+hasnt "vanished sandbox's chain removed" "sb-$SB3" "$ruleset_after"
+has "vanished sandbox logged" "sandbox $SB3: its interface" "$(cat "$NETD_LOG")"
+hasnt "vanished sandbox forgotten" "$SB3" "$(netd sandbox list 2>&1)"
+ok "vanished sandbox's state file removed" test ! -e "$WORLD_DIR/state/sandboxes/$SB3.json"
+has "restored sandboxes logged" "sandbox $SB1 restored (policy python-dev, pins kept)" "$(cat "$NETD_LOG")"
+
+eq "sb2 (never resolved before) resolves after the restart" "198.51.100.10" "$(sb_dig sb2 +short pypi.org A)"
+eq "sb2 connects after the restart" "pypi.org ok" "$(sb_curl sb2 https://pypi.org/simple/)"
+eq "sb1 resolves after the restart" "api.openai.com ok" "$(sb_curl sb1 https://api.openai.com/)"
+
+wait "$DL_PID"
+dl_rc=$?
+eq "download finished" "0" "$dl_rc"
+eq "download byte count exact" "$N" "$(stat -c %s "$dl" 2>/dev/null)"
+eq "download content exact" "0" "$(tr -d x <"$dl" | wc -c)"
+
+rm -f "$WORLD_DIR/probing"
+wait "$PROBE_PID"
+ok "probes ran during the restart" test -s "$WORLD_DIR/probe.count"
+ok "the denied address was never reachable" test ! -e "$WORLD_DIR/probe.hits"
+fail "denied name still denied" sb_curl sb1 https://example.com/
+
+# ---- a second instance -------------------------------------------------------
+out=$(world_exec host "$NETD_BIN" run --config "$NETD_CONF" 2>&1)
+rc=$?
+eq "second netd on the same state dir exits 1" "1" "$rc"
+has "second netd says why" "another netd is already running on state_dir" "$out"
+sed "s#state_dir: .*#state_dir: $WORLD_DIR/state2#" "$NETD_CONF" >"$WORLD_DIR/netd2.yaml"
+out=$(world_exec host "$NETD_BIN" run --config "$WORLD_DIR/netd2.yaml" 2>&1)
+rc=$?
+eq "second netd on the same socket exits 1" "1" "$rc"
+has "second netd on the socket says why" "another netd is already running in this network namespace" "$out"
+# Everything different but the netns: still refused, before nf_tables is touched.
+sed -e "s#state_dir: .*#state_dir: $WORLD_DIR/state3#" -e "s#socket: .*#socket: $WORLD_DIR/netd3.sock#" \
+	-e "s#port: 5300#port: 5301#" -e "s#10.87.0.0/16#10.88.0.0/16#" "$NETD_CONF" >"$WORLD_DIR/netd3.yaml"
+out=$(world_exec host "$NETD_BIN" run --config "$WORLD_DIR/netd3.yaml" 2>&1)
+rc=$?
+eq "second netd with its own state dir, socket, port and pool exits 1" "1" "$rc"
+has "second netd in the same netns says why" "another netd is already running in this network namespace" "$out"
+hasnt "the first netd's redirect port is untouched" "5301" "$(world_exec host nft list table inet netd)"
+has "the first netd's table is untouched" "chain sb-$SB1" "$(world_exec host nft list table inet netd)"
+ok "first netd still answers" netd_alive
+
+# ---- a clean restart keeps everything too --------------------------------------
+netd_down
+mv "$NETD_LOG" "$WORLD_DIR/netd-2.log"
+netd_up || { echo "0 passed, 1 failed"; exit 1; }
+has "pin survived a clean restart" "198.51.100.10" "$(world_exec host nft list set inet netd "sb-$SB1-pin4")"
+eq "sb1 connects after the clean restart" "pypi.org ok" "$(sb_curl sb1 https://pypi.org/simple/)"
+netd_down
+
+world_down
+t_summary

@@ -1,0 +1,1 @@
+test_cache_SRC := dnsproxy/cache.c dnsproxy/wire.c common/addr.c

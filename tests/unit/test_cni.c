@@ -1,0 +1,309 @@
+/*
+ * test_cni - the pure core of netd-cni: config decoding and its error
+ * codes, CNI_ARGS, attachment names, policy selection order, result and
+ * error JSON per version (CNI spec 1.1.0 §1, §2, §5).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cni-plugin/cni.h"
+
+static int parse(const char *text, struct cni_conf *c, struct cni_err *err)
+{
+	return cni_conf_parse(text, strlen(text), c, err);
+}
+
+static void test_conf_minimal(void **state)
+{
+	struct cni_conf c;
+	struct cni_err err;
+
+	(void)state;
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"net\",\"type\":\"netd-cni\"}", &c, &err), 0);
+	assert_string_equal(c.name, "net");
+	assert_string_equal(c.socket, CNI_DEFAULT_SOCKET);
+	assert_string_equal(c.tombstone_dir, CNI_DEFAULT_TOMBSTONE_DIR);
+	assert_int_equal(c.mode, CNI_MODE_INTERFACE);
+	assert_false(c.ip_version_field);
+	assert_null(c.prev_result);
+	cni_conf_done(&c);
+	cni_conf_done(&c);	/* idempotent */
+}
+
+static void test_conf_errors(void **state)
+{
+	static const struct {
+		const char *text;
+		int code;
+	} cases[] = {
+		{ "", CNI_ERR_DECODE },
+		{ "{\"cniVersion\":", CNI_ERR_DECODE },
+		{ "[]", CNI_ERR_DECODE },
+		{ "{\"cniVersion\":\"1.0.0\",\"name\":\"a\",\"name\":\"b\",\"type\":\"t\"}", CNI_ERR_DECODE },
+		{ "{\"name\":\"n\",\"type\":\"t\"}", CNI_ERR_CONFIG },
+		{ "{\"cniVersion\":\"2.0.0\",\"name\":\"n\",\"type\":\"t\"}", CNI_ERR_VERSION },
+		{ "{\"cniVersion\":\"1.0.0\",\"type\":\"t\"}", CNI_ERR_CONFIG },
+		{ "{\"cniVersion\":\"1.0.0\",\"name\":\"_n\",\"type\":\"t\"}", CNI_ERR_CONFIG },
+		{ "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}", CNI_ERR_CONFIG },
+		{ "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"a/b\"}", CNI_ERR_CONFIG },
+		{ "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"socket\":\"rel\"}", CNI_ERR_CONFIG },
+		{ "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"mode\":\"x\"}", CNI_ERR_CONFIG },
+		{ "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"policy\":\"a b\"}", CNI_ERR_CONFIG },
+		{ "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"prevResult\":3}", CNI_ERR_DECODE },
+		{ "{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"type\":\"t\",\"cni.dev/attachments\":[{}]}", CNI_ERR_DECODE },
+		{ "{\"cniVersion\":1,\"name\":\"n\",\"type\":\"t\"}", CNI_ERR_CONFIG },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cni_conf c;
+		struct cni_err err = { 0 };
+
+		if (parse(cases[i].text, &c, &err) != -EINVAL || err.code != cases[i].code)
+			fail_msg("case %zu (%s): code %d, want %d", i, cases[i].text, err.code,
+				 cases[i].code);
+		assert_non_null(err.msg[0] ? err.msg : NULL);
+	}
+}
+
+static void test_conf_keys(void **state)
+{
+	struct cni_conf c;
+	struct cni_err err;
+
+	(void)state;
+	assert_int_equal(parse("{\"cniVersion\":\"0.4.0\",\"name\":\"n\",\"type\":\"t\","
+			       "\"socket\":\"/s\",\"mode\":\"chained\",\"policy\":\"p\","
+			       "\"defaultPolicy\":\"d\",\"unknownKey\":{\"x\":1},"
+			       "\"capabilities\":{\"portMappings\":true},"
+			       "\"runtimeConfig\":{\"IO.KUBERNETES.CRI.POD-ANNOTATIONS\":{\"netd.io/policy\":\"a\"}},"
+			       "\"prevResult\":{\"cniVersion\":\"0.4.0\"}}", &c, &err), 0);
+	assert_true(c.ip_version_field);
+	assert_string_equal(c.socket, "/s");
+	assert_int_equal(c.mode, CNI_MODE_CHAINED);
+	assert_string_equal(c.policy, "p");
+	assert_string_equal(c.default_policy, "d");
+	assert_string_equal(c.annotation_policy, "a");
+	assert_non_null(c.prev_result);
+	cni_conf_done(&c);
+}
+
+static void test_names(void **state)
+{
+	(void)state;
+	assert_true(cni_name_valid("a"));
+	assert_true(cni_name_valid("0abc-._x"));
+	assert_false(cni_name_valid(""));
+	assert_false(cni_name_valid(NULL));
+	assert_false(cni_name_valid("-a"));
+	assert_false(cni_name_valid("a/b"));
+	assert_true(cni_ifname_valid("eth0"));
+	assert_true(cni_ifname_valid("abcdefghijklmno"));
+	assert_false(cni_ifname_valid("abcdefghijklmnop"));
+	assert_false(cni_ifname_valid("."));
+	assert_false(cni_ifname_valid(".."));
+	assert_false(cni_ifname_valid("a:b"));
+	assert_false(cni_ifname_valid("a b"));
+	assert_false(cni_ifname_valid("a/b"));
+	assert_false(cni_ifname_valid(""));
+}
+
+static void test_args(void **state)
+{
+	char v[16];
+
+	(void)state;
+	assert_int_equal(cni_args_get(NULL, "K", v, sizeof(v)), 0);
+	assert_int_equal(cni_args_get("", "K", v, sizeof(v)), 0);
+	assert_int_equal(cni_args_get("IgnoreUnknown=1;NETD_POLICY=strict;K8S_POD_NAME=x",
+				      "NETD_POLICY", v, sizeof(v)), 1);
+	assert_string_equal(v, "strict");
+	assert_int_equal(cni_args_get("NETD_POLICYX=a;XNETD_POLICY=b", "NETD_POLICY", v, sizeof(v)), 0);
+	assert_int_equal(cni_args_get("NETD_POLICY=a=b", "NETD_POLICY", v, sizeof(v)), 1);
+	assert_string_equal(v, "a=b");	/* split on the first '=' */
+	assert_int_equal(cni_args_get("NETD_POLICY=", "NETD_POLICY", v, sizeof(v)), 1);
+	assert_string_equal(v, "");
+	assert_int_equal(cni_args_get(";;NETD_POLICY;NETD_POLICY=z;", "NETD_POLICY", v, sizeof(v)), 1);
+	assert_string_equal(v, "z");
+	assert_int_equal(cni_args_get("K=0123456789abcdefg", "K", v, sizeof(v)), -ENAMETOOLONG);
+}
+
+static void test_sandbox_name(void **state)
+{
+	char a[CNI_SANDBOX_NAME_LEN + 1], b[CNI_SANDBOX_NAME_LEN + 1], p[16];
+
+	(void)state;
+	cni_sandbox_name("net", "cid", "eth0", a);
+	cni_sandbox_name("net", "cid", "eth0", b);
+	assert_string_equal(a, b);
+	assert_int_equal(strlen(a), CNI_SANDBOX_NAME_LEN);
+	cni_sandbox_prefix("net", p);
+	assert_int_equal(strncmp(a, p, strlen(p)), 0);
+	cni_sandbox_name("net", "cid", "eth1", b);
+	assert_string_not_equal(a, b);
+	cni_sandbox_name("net", "cide", "th0", b);	/* fields are separated */
+	assert_string_not_equal(a, b);
+	cni_sandbox_name("net2", "cid", "eth0", b);
+	assert_int_not_equal(strncmp(b, p, strlen(p)), 0);
+	for (size_t i = 0; i < strlen(a); i++)
+		assert_true((a[i] >= 'a' && a[i] <= 'z') || (a[i] >= '0' && a[i] <= '9') || a[i] == '-');
+}
+
+static const char *select_policy(const char *conf, const char *args, enum cni_policy_source *src,
+				 char *buf, size_t sz, struct cni_conf *c)
+{
+	struct cni_err err;
+
+	assert_int_equal(parse(conf, c, &err), 0);
+	return cni_policy_select(c, args, buf, sz, src, &err);
+}
+
+static void test_policy_order(void **state)
+{
+	enum cni_policy_source src;
+	struct cni_conf c;
+	char buf[80];
+	struct cni_err err;
+	const char *p;
+
+	(void)state;
+	p = select_policy("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"policy\":\"cfg\","
+			  "\"defaultPolicy\":\"def\",\"runtimeConfig\":{\"io.kubernetes.cri.pod-annotations\":"
+			  "{\"netd.io/policy\":\"ann\"}}}", "NETD_POLICY=arg", &src, buf, sizeof(buf), &c);
+	assert_string_equal(p, "ann");
+	assert_int_equal(src, CNI_POLICY_ANNOTATION);
+	cni_conf_done(&c);
+	p = select_policy("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"policy\":\"cfg\","
+			  "\"defaultPolicy\":\"def\"}", "A=1;NETD_POLICY=arg", &src, buf, sizeof(buf), &c);
+	assert_string_equal(p, "arg");
+	assert_int_equal(src, CNI_POLICY_ARGS);
+	cni_conf_done(&c);
+	p = select_policy("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\",\"policy\":\"cfg\","
+			  "\"defaultPolicy\":\"def\"}", NULL, &src, buf, sizeof(buf), &c);
+	assert_string_equal(p, "cfg");
+	cni_conf_done(&c);
+	p = select_policy("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\","
+			  "\"defaultPolicy\":\"def\"}", "OTHER=x", &src, buf, sizeof(buf), &c);
+	assert_string_equal(p, "def");
+	assert_int_equal(src, CNI_POLICY_DEFAULT);
+	cni_conf_done(&c);
+	p = select_policy("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\"}", NULL, &src, buf,
+			  sizeof(buf), &c);
+	assert_string_equal(p, "deny-all");
+	assert_int_equal(src, CNI_POLICY_BUILTIN);
+	cni_conf_done(&c);
+	/* A bad name from CNI_ARGS is refused (code 4), never passed on. */
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\"}", &c, &err), 0);
+	assert_null(cni_policy_select(&c, "NETD_POLICY=../x", buf, sizeof(buf), &src, &err));
+	assert_int_equal(err.code, CNI_ERR_ENV);
+	cni_conf_done(&c);
+}
+
+static json_t *result_for(const char *version, const char *prev)
+{
+	struct cni_attachment a = {
+		.host_ifname = "nd00001", .host_mac = "02:00:00:00:00:01", .ifname = "eth0",
+		.netns = "/proc/1/ns/net", .ipv4 = "10.87.0.2", .gateway4 = "10.87.0.1",
+		.ipv6 = "fd00:87::2", .gateway6 = "fd00:87::1", .plen4 = 30, .plen6 = 126,
+	};
+	char text[512];
+	struct cni_conf c;
+	struct cni_err err;
+	json_t *r;
+
+	snprintf(text, sizeof(text), "{\"cniVersion\":\"%s\",\"name\":\"n\",\"type\":\"t\"%s%s}",
+		 version, prev ? ",\"prevResult\":" : "", prev ? prev : "");
+	assert_int_equal(parse(text, &c, &err), 0);
+	r = cni_result_new(&c, &a);
+	assert_non_null(r);
+	cni_conf_done(&c);
+	return r;
+}
+
+static void test_result_versions(void **state)
+{
+	json_t *r, *ip;
+
+	(void)state;
+	r = result_for("1.0.0", NULL);
+	assert_string_equal(json_string_value(json_object_get(r, "cniVersion")), "1.0.0");
+	assert_int_equal(json_array_size(json_object_get(r, "interfaces")), 2);
+	ip = json_array_get(json_object_get(r, "ips"), 0);
+	assert_string_equal(json_string_value(json_object_get(ip, "address")), "10.87.0.2/30");
+	assert_int_equal(json_integer_value(json_object_get(ip, "interface")), 1);
+	assert_null(json_object_get(ip, "version"));
+	ip = json_array_get(json_object_get(r, "ips"), 1);
+	assert_string_equal(json_string_value(json_object_get(ip, "address")), "fd00:87::2/126");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(json_object_get(r, "dns"),
+									      "nameservers"), 0)),
+			    "10.87.0.1");
+	assert_int_equal(json_array_size(json_object_get(r, "routes")), 2);
+	json_decref(r);
+
+	r = result_for("0.3.1", NULL);
+	ip = json_array_get(json_object_get(r, "ips"), 0);
+	assert_string_equal(json_string_value(json_object_get(ip, "version")), "4");
+	ip = json_array_get(json_object_get(r, "ips"), 1);
+	assert_string_equal(json_string_value(json_object_get(ip, "version")), "6");
+	json_decref(r);
+
+	/* prevResult passes through; our interface indexes follow its interfaces. */
+	r = result_for("1.1.0", "{\"cniVersion\":\"1.1.0\",\"interfaces\":[{\"name\":\"lo\",\"sandbox\":\"/x\"}],"
+			"\"ips\":[{\"address\":\"127.0.0.1/8\",\"interface\":0}],\"dns\":{\"search\":[\"a\"]}}");
+	assert_int_equal(json_array_size(json_object_get(r, "interfaces")), 3);
+	assert_int_equal(json_array_size(json_object_get(r, "ips")), 3);
+	ip = json_array_get(json_object_get(r, "ips"), 1);
+	assert_int_equal(json_integer_value(json_object_get(ip, "interface")), 2);
+	assert_non_null(json_object_get(json_object_get(r, "dns"), "search"));
+	json_decref(r);
+}
+
+static void test_error_and_version_json(void **state)
+{
+	struct cni_err err;
+	json_t *o;
+
+	(void)state;
+	cni_err_set(&err, 11, "try later", "socket %s", "/x");
+	o = cni_error_json("0.4.0", &err);
+	assert_string_equal(json_string_value(json_object_get(o, "cniVersion")), "0.4.0");
+	assert_int_equal(json_integer_value(json_object_get(o, "code")), 11);
+	assert_string_equal(json_string_value(json_object_get(o, "details")), "socket /x");
+	json_decref(o);
+	cni_err_set(&err, 4, "env", NULL);
+	o = cni_error_json(NULL, &err);
+	assert_string_equal(json_string_value(json_object_get(o, "cniVersion")), "1.1.0");
+	assert_null(json_object_get(o, "details"));
+	json_decref(o);
+	o = cni_version_json("0.3.0");
+	assert_string_equal(json_string_value(json_object_get(o, "cniVersion")), "0.3.0");
+	assert_int_equal(json_array_size(json_object_get(o, "supportedVersions")), 5);
+	json_decref(o);
+	o = cni_version_json("7.0.0");
+	assert_string_equal(json_string_value(json_object_get(o, "cniVersion")), "1.1.0");
+	json_decref(o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_conf_minimal),
+		cmocka_unit_test(test_conf_errors),
+		cmocka_unit_test(test_conf_keys),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_args),
+		cmocka_unit_test(test_sandbox_name),
+		cmocka_unit_test(test_policy_order),
+		cmocka_unit_test(test_result_versions),
+		cmocka_unit_test(test_error_and_version_json),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

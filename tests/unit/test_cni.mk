@@ -1,0 +1,1 @@
+test_cni_SRC := cni-plugin/cni.c

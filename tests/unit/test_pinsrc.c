@@ -1,0 +1,127 @@
+/*
+ * test_pinsrc - the pin-source map a policy reload uses: which pins the new
+ * policy keeps (by qname, protocol and port), which it removes, remaining
+ * lifetimes, expiry, per-sandbox separation and the entry limit.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "netd/pinsrc.h"
+
+static struct policy *pol(const char *yaml)
+{
+	struct policy *p = NULL;
+	struct diag err = { 0 };
+
+	assert_int_equal(policy_parse(yaml, strlen(yaml), "t.yaml", &p, &err), 0);
+	return p;
+}
+
+static struct fw_pin pin4(const char *a, uint16_t port, uint32_t t_ms)
+{
+	struct fw_pin p = { .proto = IPPROTO_TCP, .port = port, .timeout_ms = t_ms };
+
+	assert_int_equal(addr_parse(a, &p.addr), 0);
+	return p;
+}
+
+static void test_split_by_name_and_port(void **state)
+{
+	struct policy *old = pol("name: p\negress:\n  - domains: [a.example, b.example]\n    ports: [443]\n");
+	struct policy *nw = pol("name: p\negress:\n  - domains: [a.example]\n    ports: [443, 80]\n");
+	struct pinsrc *m;
+	struct fw_pin keep[8], pa = pin4("192.0.2.1", 443, 10000), pb = pin4("192.0.2.2", 443, 10000);
+	struct pinsrc_cut cut[8];
+	size_t nk, nc;
+
+	(void)state;
+	(void)old;
+	assert_int_equal(pinsrc_new(&m), 0);
+	assert_int_equal(pinsrc_note(m, "sb1", "a.example", &pa, 1, 1000), 0);
+	assert_int_equal(pinsrc_note(m, "sb1", "b.example", &pb, 1, 1000), 0);
+	assert_int_equal(pinsrc_note(m, "sb2", "b.example", &pb, 1, 1000), 0);
+	assert_int_equal(pinsrc_count(m), 3);
+	assert_int_equal(pinsrc_split(m, "sb1", nw, 4000, keep, 8, &nk, cut, 8, &nc), 0);
+	assert_int_equal(nk, 1);
+	assert_int_equal(nc, 1);
+	assert_true(addr_equal(&keep[0].addr, &pa.addr));
+	assert_int_equal(keep[0].timeout_ms, 7000);	/* what is left of it */
+	assert_true(addr_equal(&cut[0].addr, &pb.addr));
+	assert_string_equal(cut[0].qname, "b.example");
+	/* Nothing changes until the drop. */
+	assert_int_equal(pinsrc_count(m), 3);
+	pinsrc_drop(m, "sb1", cut, nc);
+	assert_int_equal(pinsrc_count(m), 2);	/* sb2's entry stays */
+	/* A NULL policy (deny all) keeps nothing. */
+	assert_int_equal(pinsrc_split(m, "sb1", NULL, 4000, keep, 8, &nk, cut, 8, &nc), 0);
+	assert_int_equal(nk, 0);
+	assert_int_equal(nc, 1);
+	pinsrc_forget(m, "sb2");
+	assert_int_equal(pinsrc_count(m), 1);
+	pinsrc_free(m);
+	policy_free(old);
+	policy_free(nw);
+}
+
+static void test_shared_address_and_port(void **state)
+{
+	/* Two names on one address: the pin stays while either is allowed. */
+	struct policy *nw = pol("name: p\negress:\n  - domains: [\"*.cdn.example\"]\n    ports: [443]\n");
+	struct pinsrc *m;
+	struct fw_pin keep[4], p = pin4("192.0.2.9", 443, 5000), p80 = pin4("192.0.2.9", 80, 5000);
+	struct pinsrc_cut cut[4];
+	size_t nk, nc;
+
+	(void)state;
+	assert_int_equal(pinsrc_new(&m), 0);
+	assert_int_equal(pinsrc_note(m, "s", "gone.example", &p, 1, 0), 0);
+	assert_int_equal(pinsrc_note(m, "s", "x.cdn.example", &p, 1, 0), 0);
+	assert_int_equal(pinsrc_note(m, "s", "x.cdn.example", &p80, 1, 0), 0);
+	assert_int_equal(pinsrc_split(m, "s", nw, 100, keep, 4, &nk, cut, 4, &nc), 0);
+	assert_int_equal(nk, 1);
+	assert_int_equal(keep[0].port, 443);
+	assert_int_equal(nc, 1);
+	assert_int_equal(cut[0].port, 80);	/* the name stays, that port does not */
+	/* Expired entries are neither kept nor cut. */
+	assert_int_equal(pinsrc_split(m, "s", nw, 5000, keep, 4, &nk, cut, 4, &nc), 0);
+	assert_int_equal(nk + nc, 0);
+	/* Too small an array is an error, not a silent truncation. */
+	assert_int_equal(pinsrc_split(m, "s", NULL, 100, keep, 4, &nk, cut, 1, &nc), -E2BIG);
+	pinsrc_free(m);
+	policy_free(nw);
+}
+
+static void test_bad_input(void **state)
+{
+	struct pinsrc *m;
+	char longname[300];
+	struct fw_pin p = pin4("192.0.2.1", 1, 1);
+
+	(void)state;
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_int_equal(pinsrc_new(&m), 0);
+	assert_int_equal(pinsrc_note(m, "s", longname, &p, 1, 0), -EINVAL);
+	assert_int_equal(pinsrc_note(m, longname, "a", &p, 1, 0), -EINVAL);
+	assert_int_equal(pinsrc_note(m, "s", "a", NULL, 1, 0), -EINVAL);
+	pinsrc_free(m);
+	pinsrc_free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_split_by_name_and_port),
+		cmocka_unit_test(test_shared_address_and_port),
+		cmocka_unit_test(test_bad_input),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1 @@
+test_pintrack_SRC := dnsproxy/pintrack.c common/addr.c
