@@ -1,6 +1,8 @@
 /*
  * sandbox - registry of sandboxes indexed by slot: address lookups (every
- * DNS query) are arithmetic; name lookups (API calls only) scan.  Pure.
+ * DNS query) are arithmetic for pool addresses and a hash lookup for a
+ * sandbox's own (chained) addresses; name lookups (API calls only) scan.
+ * Pure.
  */
 #include "netd/sandbox.h"
 
@@ -9,12 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SANDBOX_ADDR_BUCKETS 1024	/* power of two */
+
 struct sandbox_table {
 	struct prefix pool4, pool6;
 	uint32_t n_slots;
 	uint32_t next;		/* round-robin cursor */
 	size_t count;
 	struct sandbox **slots;	/* n_slots entries */
+	struct sandbox *hash[2][SANDBOX_ADDR_BUCKETS];	/* own_addrs sandboxes by address */
 };
 
 static uint32_t pool_slots(const struct prefix *p)
@@ -143,10 +148,74 @@ int sandbox_alloc(struct sandbox_table *t, const char *name, int64_t want_slot,
 	return 0;
 }
 
+/* FNV-1a over the address bytes: chained addresses are few and not chosen by a sandbox. */
+static uint32_t addr_bucket(const struct addr *a)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < addr_len(a->family); i++) {
+		h ^= a->a[i];
+		h *= 16777619u;
+	}
+	return h & (SANDBOX_ADDR_BUCKETS - 1);
+}
+
+static const struct addr *own_addr(const struct sandbox *sb, int f)
+{
+	return f == 0 ? &sb->addr4 : &sb->addr6;
+}
+
+static struct sandbox *hash_find(const struct sandbox_table *t, const struct addr *a)
+{
+	int f = a->family == AF_INET ? 0 : 1;
+
+	for (struct sandbox *sb = t->hash[f][addr_bucket(a)]; sb; sb = sb->hnext[f])
+		if (addr_equal(own_addr(sb, f), a))
+			return sb;
+	return NULL;
+}
+
+static bool in_pool(const struct sandbox_table *t, const struct addr *a)
+{
+	const struct prefix *pool = a->family == AF_INET ? &t->pool4 : &t->pool6;
+
+	return pool->addr.family == a->family && prefix_contains(pool, a);
+}
+
+int sandbox_set_addrs(struct sandbox_table *t, struct sandbox *sb, const struct addr *a4,
+		      const struct addr *a6)
+{
+	if ((a4->family && a4->family != AF_INET) || (a6->family && a6->family != AF_INET6) ||
+	    (!a4->family && !a6->family))
+		return -EINVAL;
+	if ((a4->family && in_pool(t, a4)) || (a6->family && in_pool(t, a6)))
+		return -EINVAL;
+	if ((a4->family && hash_find(t, a4)) || (a6->family && hash_find(t, a6)))
+		return -EADDRINUSE;
+	sb->addr4 = *a4;
+	sb->addr6 = *a6;
+	memset(&sb->gw4, 0, sizeof(sb->gw4));
+	memset(&sb->gw6, 0, sizeof(sb->gw6));
+	sb->own_addrs = true;
+	return 0;
+}
+
 void sandbox_insert(struct sandbox_table *t, struct sandbox *sb)
 {
 	t->slots[sb->slot] = sb;
 	t->count++;
+	if (!sb->own_addrs)
+		return;
+	for (int f = 0; f < 2; f++) {
+		const struct addr *a = own_addr(sb, f);
+		struct sandbox **head;
+
+		if (!a->family)
+			continue;
+		head = &t->hash[f][addr_bucket(a)];
+		sb->hnext[f] = *head;
+		*head = sb;
+	}
 }
 
 void sandbox_remove(struct sandbox_table *t, struct sandbox *sb)
@@ -154,6 +223,19 @@ void sandbox_remove(struct sandbox_table *t, struct sandbox *sb)
 	if (t->slots[sb->slot] == sb) {
 		t->slots[sb->slot] = NULL;
 		t->count--;
+		for (int f = 0; sb->own_addrs && f < 2; f++) {
+			const struct addr *a = own_addr(sb, f);
+			struct sandbox **pp;
+
+			if (!a->family)
+				continue;
+			for (pp = &t->hash[f][addr_bucket(a)]; *pp; pp = &(*pp)->hnext[f]) {
+				if (*pp == sb) {
+					*pp = sb->hnext[f];
+					break;
+				}
+			}
+		}
 	}
 	free(sb);
 }
@@ -170,8 +252,10 @@ struct sandbox *sandbox_by_addr(const struct sandbox_table *t, const struct addr
 	struct sandbox *sb;
 	uint32_t off;
 
-	if (pool->addr.family != a->family || !prefix_contains(pool, a))
+	if (a->family != AF_INET && a->family != AF_INET6)
 		return NULL;
+	if (pool->addr.family != a->family || !prefix_contains(pool, a))
+		return hash_find(t, a);
 	off = addr_low32(a) - addr_low32(&pool->addr);
 	if (off % 4 != 2 || off / 4 >= t->n_slots)
 		return NULL;

@@ -6,6 +6,10 @@
  * Addressing: slot i of the pool gets the /30 at pool4 + 4*i (.1 host side,
  * .2 sandbox) and, if IPv6 is on, the /126 at pool6 + 4*i (::1, ::2), so a
  * source address maps back to its sandbox with arithmetic, no search.
+ * A sandbox attached to an interface someone else made (a chained CNI
+ * attachment) has its own addresses instead (sandbox_set_addrs()); those
+ * are found through a small hash table.  It still holds a slot (its ct mark
+ * and its place in iteration order).
  */
 #ifndef NETD_SANDBOX_H
 #define NETD_SANDBOX_H
@@ -33,6 +37,8 @@ struct sandbox {
 	struct addr addr6, gw6;
 	time_t created;
 	uint64_t dns_allowed, dns_denied;
+	bool own_addrs;		/* addresses not from the pool (sandbox_set_addrs()) */
+	struct sandbox *hnext[2];	/* address hash chains, [0] IPv4, [1] IPv6; private */
 };
 
 struct sandbox_table;
@@ -59,6 +65,18 @@ void sandbox_table_free(struct sandbox_table *t);
 int sandbox_alloc(struct sandbox_table *t, const char *name, int64_t want_slot,
 		  struct sandbox **ret);
 
+/*
+ * sandbox_set_addrs() - give @sb (from sandbox_alloc(), not yet inserted)
+ * @a4 and/or @a6 (family 0 = none; at least one) in place of its pool
+ * addresses, and no gateways: for an interface and addresses another
+ * plugin made.  sandbox_by_addr() finds it by them once it is inserted.
+ * Return: 0; -EINVAL (wrong family, none, or inside one of netd's pools,
+ * whose addresses netd hands out itself); -EADDRINUSE (another sandbox in
+ * the table has one of them).
+ */
+int sandbox_set_addrs(struct sandbox_table *t, struct sandbox *sb, const struct addr *a4,
+		      const struct addr *a6);
+
 /* sandbox_insert() - make @sb (from sandbox_alloc()) visible; takes ownership. */
 void sandbox_insert(struct sandbox_table *t, struct sandbox *sb);
 
@@ -71,7 +89,10 @@ void sandbox_release(struct sandbox_table *t, struct sandbox *sb);
 /* sandbox_find() - by name; borrowed pointer or NULL. */
 struct sandbox *sandbox_find(const struct sandbox_table *t, const char *name);
 
-/* sandbox_by_addr() - the sandbox whose own address is @a; O(1); or NULL. */
+/*
+ * sandbox_by_addr() - the sandbox whose own address is @a: pool arithmetic,
+ * else the hash of sandbox_set_addrs() addresses; O(1); or NULL.
+ */
 struct sandbox *sandbox_by_addr(const struct sandbox_table *t, const struct addr *a);
 
 /* sandbox_count() - sandboxes in the table. */
