@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -21,11 +22,14 @@
 #include "netd/cli_audit.h"
 
 #define DEFAULT_SOCKET "/run/netd/netd.sock"
+#define DEFAULT_CONFIG "/etc/netd/netd.yaml"
+#define NETD_VERSION   "0.1.0"
 
 static const char usage_text[] =
 	"usage: netd [--socket PATH] COMMAND ...\n"
 	"\n"
 	"  run [--config FILE]                     run the daemon in the foreground\n"
+	"                                          (default config: " DEFAULT_CONFIG " if present)\n"
 	"  sandbox create NAME --policy P [--netns PATH | --pid PID] [--ifname IF]\n"
 	"  sandbox list [--json]\n"
 	"  sandbox show NAME\n"
@@ -39,7 +43,9 @@ static const char usage_text[] =
 	"  audit [--file PATH] [-f] [--sandbox S] [--event E] [--domain D] [--since T] [--until T]\n"
 	"        [--json] [--summary]            read the audit log (no daemon needed)\n"
 	"\n"
-	"The control socket is --socket, else $NETD_SOCKET, else " DEFAULT_SOCKET ".\n";
+	"Clients use the control socket --socket (before COMMAND), else $NETD_SOCKET,\n"
+	"else " DEFAULT_SOCKET "; `netd run` uses --socket, else its config's socket.\n"
+	"  --version                               print the version\n";
 
 static const char *socket_path;
 
@@ -119,7 +125,13 @@ static int cmd_sandbox(int argc, char **argv)
 		while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 			switch (c) {
 			case 'p': policy = optarg; break;
-			case 'n': netns = optarg; break;
+			case 'n':
+				if (netns) {
+					fprintf(stderr, "netd: give --netns or --pid, not both\n");
+					return 2;
+				}
+				netns = optarg;
+				break;
 			case 'i': ifname = optarg; break;
 			case 'j': json = true; break;
 			case 'P': {
@@ -128,6 +140,10 @@ static int cmd_sandbox(int argc, char **argv)
 
 				if (*end || pid <= 0 || pid > INT_MAX) {
 					fprintf(stderr, "netd: --pid wants a process ID, got \"%s\"\n", optarg);
+					return 2;
+				}
+				if (netns) {
+					fprintf(stderr, "netd: give --netns or --pid, not both\n");
 					return 2;
 				}
 				snprintf(pidns, sizeof(pidns), "/proc/%ld/ns/net", pid);
@@ -229,7 +245,8 @@ static int cmd_exec(int argc, char **argv)
 	if (!reply)
 		return 1;
 	snprintf(netns, sizeof(netns), "%s", str(reply, "netns"));
-	r = nsexec_run(netns, json_is_true(json_object_get(reply, "netns_owned")) ? argv[i] : NULL,
+	/* netd writes /etc/netns/NAME/resolv.conf for every sandbox, attached ones too. */
+	r = nsexec_run(netns, argv[i],
 		       argv + 3);
 	json_decref(reply);
 	fprintf(stderr, "netd: exec %s in sandbox %s: %s\n", argv[3], argv[i], strerror(-r));
@@ -249,20 +266,40 @@ static int cmd_policy(int argc, char **argv)
 			fprintf(stderr, "netd: policy check wants one or more FILEs\n");
 			return 2;
 		}
+		/* Kept to catch one name in two files, which the daemon refuses. */
+		struct policy **seen = calloc((size_t)argc, sizeof(*seen));
+		size_t n_seen = 0;
+
+		if (!seen)
+			return 1;
 		for (int i = 2; i < argc; i++) {
 			struct diag err = { 0 };
 			struct policy *p;
 			char msg[1024];
+			size_t k;
 
 			if (policy_load_file(argv[i], &p, &err) < 0) {
 				fprintf(stderr, "%s\n", diag_format(&err, msg, sizeof(msg)));
 				bad = 1;
 				continue;
 			}
+			for (k = 0; k < n_seen && strcmp(seen[k]->name, p->name) != 0; k++)
+				;
+			if (k < n_seen) {
+				fprintf(stderr, "%s:%u:%u: name: policy name '%s' is also used by %s:%u\n",
+					argv[i], p->name_line, p->name_col, p->name, seen[k]->file,
+					seen[k]->name_line);
+				bad = 1;
+				policy_free(p);
+				continue;
+			}
 			printf("%s: ok (policy %s, %zu rule%s)\n", argv[i], p->name, p->n_rules,
 			       p->n_rules == 1 ? "" : "s");
-			policy_free(p);
+			seen[n_seen++] = p;
 		}
+		for (size_t k = 0; k < n_seen; k++)
+			policy_free(seen[k]);
+		free(seen);
 		return bad;
 	}
 	if (strcmp(sub, "list") == 0) {
@@ -337,6 +374,9 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (optind != argc)
 		return usage();
+	/* Without --config, the packaged location if it is there, else defaults. */
+	if (!config && access(DEFAULT_CONFIG, F_OK) == 0)
+		config = DEFAULT_CONFIG;
 	return daemon_main(config, socket_path);
 }
 
@@ -352,6 +392,9 @@ int cli_main(int argc, char **argv)
 		} else if (strncmp(argv[i], "--socket=", 9) == 0) {
 			explicit_socket = argv[i] + 9;
 			i++;
+		} else if (strcmp(argv[i], "--version") == 0 || strcmp(argv[i], "-V") == 0) {
+			puts("netd " NETD_VERSION);
+			return 0;
 		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			fputs(usage_text, stdout);
 			return 0;
@@ -365,8 +408,12 @@ int cli_main(int argc, char **argv)
 	if (strcmp(argv[i], "audit") == 0)
 		return cli_audit(argc - i, argv + i);
 	if (strcmp(argv[i], "run") == 0) {
-		/* `run` takes the socket from its config unless given explicitly. */
-		socket_path = explicit_socket ? explicit_socket : getenv("NETD_SOCKET");
+		/*
+		 * `run` takes the socket from its config unless --socket is
+		 * given: $NETD_SOCKET is for clients, and exporting it must
+		 * not silently move the daemon off its configured socket.
+		 */
+		socket_path = explicit_socket;
 		return cmd_run(argc - i, argv + i);
 	}
 	if (!socket_path || !socket_path[0])

@@ -169,8 +169,10 @@ static int load_policies(const char *dir, struct policy **out, size_t *n_out, ch
 		}
 		for (size_t j = 0; j < n; j++) {
 			if (strcmp(out[j]->name, p->name) == 0) {
-				policies_err(ebuf, esz, "%s: policy name \"%s\" is also used by %s", path, p->name,
-					out[j]->file ? out[j]->file : "another file");
+				policies_err(ebuf, esz, "%s:%u:%u: name: policy name '%s' is also used by %s:%u",
+					     path, p->name_line, p->name_col, p->name,
+					     out[j]->file ? out[j]->file : "another file",
+					     out[j]->name_line);
 				policy_free(p);
 				r = -EEXIST;
 				break;
@@ -549,6 +551,18 @@ static int sandbox_build(struct daemon *d, struct sandbox *sb, const struct poli
 			 r == -EINVAL ? "not a network namespace" : strerror(-r));
 		goto fail_ns;
 	}
+	/* Attaching netd's own netns (--pid 1, say) would put the host under a sandbox chain. */
+	{
+		struct stat own, target;
+
+		if (fstat(nsfd, &target) < 0 || stat("/proc/self/ns/net", &own) < 0 ||
+		    (own.st_dev == target.st_dev && own.st_ino == target.st_ino)) {
+			r = -EINVAL;
+			snprintf(err, errsz, "%s is netd's own network namespace, not a sandbox's",
+				 sb->netns_path);
+			goto fail_ns;
+		}
+	}
 	/* Rules before the interface: the sandbox's first packet is already under policy. */
 	r = fw_sandbox_add(d->fw, &fv, pol);
 	if (r < 0) {
@@ -592,7 +606,8 @@ static int sandbox_build(struct daemon *d, struct sandbox *sb, const struct poli
 	if (r < 0) {
 		snprintf(err, errsz, "cannot set up interfaces %s/%s: %s", sb->host_ifname,
 			 sb->peer_ifname,
-			 r == -EEXIST ? "an interface of that name exists" : strerror(-r));
+			 r == -EEXIST ? "an interface of that name, or a default route, already exists "
+					"in the namespace" : strerror(-r));
 		fw_sandbox_del(d->fw, &fv);
 		goto fail_ns;
 	}
@@ -658,11 +673,10 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 		sandbox_release(d->sandboxes, sb);
 		return r;
 	}
-	if (sb->netns_owned) {
-		r = resolv_conf_write(sb);
-		if (r < 0)
-			log_warn("sandbox %s: cannot write resolv.conf: %s", sb->name, strerror(-r));
-	}
+	/* For `ip netns exec` (named) and `netd exec` (any): the proxy's address. */
+	r = resolv_conf_write(sb);
+	if (r < 0)
+		log_warn("sandbox %s: cannot write resolv.conf: %s", sb->name, strerror(-r));
 	r = state_save(d, sb);
 	if (r < 0)
 		log_warn("sandbox %s: cannot save state: %s", sb->name, strerror(-r));
@@ -695,8 +709,8 @@ static void sandbox_teardown(struct daemon *d, const struct sandbox *sb)
 		r = link_netns_delete(sb->name);
 		if (r < 0)
 			log_warn("sandbox %s: cannot delete netns: %s", sb->name, strerror(-r));
-		resolv_conf_remove(sb->name);
 	}
+	resolv_conf_remove(sb->name);
 	state_path(d, sb->name, path, sizeof(path));
 	unlink(path);
 }

@@ -642,6 +642,8 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct polic
 	p->name = strdup(v[0]->str);
 	if (!p->name)
 		return -ENOMEM;
+	p->name_line = v[0]->line;
+	p->name_col = v[0]->col;
 
 	if (v[1] && !yamlx_is_null(v[1])) {
 		if (!yamlx_is_str(v[1]))

@@ -60,6 +60,7 @@ struct policy {
 	char *name;		/* owned */
 	char *description;	/* owned, may be NULL */
 	char *file;		/* owned, the path it was read from, may be NULL */
+	unsigned int name_line, name_col;	/* where `name:`'s value is, 1-based */
 	struct policy_rule *rules;	/* owned */
 	size_t n_rules;
 	void *index;		/* owned: the name-matcher index (opaque) */

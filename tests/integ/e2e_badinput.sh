@@ -94,6 +94,10 @@ for f in unknown-key host-bits dup pattern; do
 	if grep -qE "^$d/$f.yaml:[0-9]+:[0-9]+: " <<<"$out"; then t_pass "policy check $f: FILE:LINE:COL"; else t_fail "policy check $f: FILE:LINE:COL" "$out"; fi
 done
 ok "shipped policies pass policy check" netd policy check policies/*.yaml
+cp policies/python-dev.yaml "$d/copy.yaml"
+out=$(netd policy check policies/python-dev.yaml "$d/copy.yaml" 2>&1); rc=$?
+eq "policy check: one name in two files: exit 1" "1" "$rc"
+has "policy check: one name in two files: FILE:LINE:COL" "$d/copy.yaml:" "$(grep -E "^$d/copy.yaml:[0-9]+:[0-9]+: name: policy name 'python-dev' is also used by" <<<"$out")"
 
 ok "netd alive at the end" netd_alive
 netd_down

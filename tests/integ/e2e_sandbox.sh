@@ -108,6 +108,7 @@ ip netns add "$EXT"
 ok "attach an existing netns with --netns" netd sandbox create "$EXT" --policy openai-only --netns "/run/netns/$EXT"
 eq "attached sandbox: allowed name" "198.51.100.30" "$(ip netns exec "$EXT" dig +time=2 +tries=1 @198.51.100.53 +short api.openai.com)"
 eq "attached sandbox: its policy, not python-dev" "status: NXDOMAIN" "$(ip netns exec "$EXT" dig +time=2 +tries=1 @198.51.100.53 pypi.org | grep -o 'status: [A-Z]*')"
+has "attached sandbox: netd exec sees the proxy in resolv.conf" "nameserver 10.87." "$(sb_exec ext cat /etc/resolv.conf)"
 ok "delete attached sandbox" netd sandbox delete "$EXT"
 has "an attached netns is left to its owner" "$EXT" "$(ip netns list)"
 eq "its interface is gone" "eth0 gone" "$(ip -n "$EXT" link show eth0 >/dev/null 2>&1 && echo present || echo 'eth0 gone')"
@@ -123,6 +124,10 @@ eq "deny-all: every name refused" "status: NXDOMAIN" "$(nsenter -t "$SLEEPER" -n
 fail "deny-all: no CIDR either" nsenter -t "$SLEEPER" -n curl -sS --connect-timeout 2 http://198.51.100.7:8080/
 ok "delete the --pid sandbox" netd sandbox delete "$PIDSB"
 kill "$SLEEPER"
+out=$(netd sandbox create "$(sb_name own)" --policy deny-all --pid "$NETD_PID" 2>&1)
+has "attaching netd's own netns is refused" "netd's own network namespace" "$out"
+hasnt "nothing was created for it" "$(sb_name own)" "$(netd sandbox list --json)"
+fail "--netns and --pid together are refused" netd sandbox create "$(sb_name both)" --policy deny-all --netns /run/netns/x --pid 1
 
 # ---- delete -------------------------------------------------------------------
 ok "sandbox delete" netd sandbox delete "$SB1"
