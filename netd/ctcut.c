@@ -33,6 +33,7 @@ struct dump_ctx {
 	const struct addr *src;
 	const struct pinsrc_cut *cut;
 	size_t n;
+	bool all;		/* every entry from @src, whatever its destination */
 	struct hit *hits;
 	size_t n_hits;
 };
@@ -107,7 +108,22 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 		else if (mnl_attr_get_type(a) == CTA_TUPLE_PROTO)
 			parse_proto(a, &t);
 	}
-	if (!t.have_ports || !addr_equal(&t.s, c->src))
+	if (!addr_equal(&t.s, c->src))
+		return MNL_CB_OK;
+	if (c->all) {
+		struct hit *h;
+
+		if (c->n_hits == CTCUT_MAX)
+			return MNL_CB_OK;
+		h = &c->hits[c->n_hits++];
+		h->len = orig->nla_len;
+		memcpy(h->tuple, orig, orig->nla_len);
+		h->zone = zone && mnl_attr_get_payload_len(zone) >= 2;
+		if (h->zone)
+			h->zone_be = mnl_attr_get_u16(zone);
+		return MNL_CB_OK;
+	}
+	if (!t.have_ports)
 		return MNL_CB_OK;
 	for (size_t i = 0; i < c->n; i++) {
 		struct hit *h;
@@ -168,19 +184,40 @@ static int ct_wait(struct mnl_socket *nl, char *buf, size_t sz, uint32_t seq, ui
 	}
 }
 
+static int ctcut_do(struct dump_ctx *cp);
+
 int ctcut_run(const struct addr *src, const struct pinsrc_cut *cut, size_t n)
 {
 	struct dump_ctx c = { .src = src, .cut = cut, .n = n };
+
+	if (!src || (n && !cut))
+		return -EINVAL;
+	if (n == 0)
+		return 0;
+	return ctcut_do(&c);
+}
+
+int ctcut_source(const struct addr *src)
+{
+	struct dump_ctx c = { .src = src, .all = true };
+
+	if (!src)
+		return -EINVAL;
+	return ctcut_do(&c);
+}
+
+static int ctcut_do(struct dump_ctx *cp)
+{
+	struct dump_ctx c = *cp;
+	const struct addr *src = c.src;
 	struct mnl_socket *nl = NULL;
 	size_t bufsz = 32768;	/* one dump skb (libmnl's MNL_SOCKET_DUMP_SIZE) */
 	char *buf = NULL;
 	uint32_t portid, seq = (uint32_t)time(NULL);
 	int r = 0, deleted = 0;
 
-	if (!src || (src->family != AF_INET && src->family != AF_INET6) || (n && !cut))
+	if (src->family != AF_INET && src->family != AF_INET6)
 		return -EINVAL;
-	if (n == 0)
-		return 0;
 	buf = malloc(bufsz);
 	c.hits = calloc(CTCUT_MAX, sizeof(*c.hits));
 	nl = mnl_socket_open(NETLINK_NETFILTER);

@@ -25,4 +25,12 @@
  */
 int ctcut_run(const struct addr *src, const struct pinsrc_cut *cut, size_t n);
 
+/*
+ * ctcut_source() - delete every conntrack entry whose original source is
+ * @src (any protocol, any destination): a deleted sandbox's flows must not
+ * carry over to the next sandbox given the same address.
+ * Return: number of entries deleted (at most CTCUT_MAX); -errno.
+ */
+int ctcut_source(const struct addr *src);
+
 #endif

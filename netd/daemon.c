@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <net/if.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +47,8 @@
 #include "netd/trail.h"
 
 #define DAEMON_MAX_POLICIES 1024
+#define DNS_DENY_AUDIT_RATE  20.0	/* denied-query records per second per sandbox */
+#define DNS_DENY_AUDIT_BURST 100.0
 #define DAEMON_MAX_INTERNAL 256
 #define NETNS_ETC_DIR "/etc/netns"
 
@@ -220,6 +224,8 @@ json_t *daemon_sandbox_json(struct daemon *d, const struct sandbox *sb)
 			 "gateway6", json_addr(&sb->gw6), "created", created, "dns",
 			 "allowed", (json_int_t)sb->dns_allowed, "denied",
 			 (json_int_t)sb->dns_denied);
+	if (o)
+		json_object_set_new(o, "kind", json_string(sb->chained ? "chained" : "interface"));
 	if (o && d->trail)
 		json_object_set_new(o, "traffic", trail_sandbox_json(d->trail, sb));
 	return o;
@@ -428,9 +434,16 @@ static int state_save(struct daemon *d, const struct sandbox *sb)
 				"created", (json_int_t)sb->created, "policy_digest",
 				policy_digest(policy_by_name(d, sb->policy), dig, sizeof(dig)),
 				"ipv6", sb->addr6.family != 0);
-	char *text = obj ? json_dumps(obj, JSON_INDENT(2)) : NULL;
+	char *text;
 	int r;
 
+	/* A chained attachment: its bridge port and its own addresses (not the slot's). */
+	if (obj && sb->chained)
+		json_object_update_new(obj, json_pack("{s:s, s:s, s:o, s:o}", "kind", "chained",
+						      "host_ifname", sb->host_ifname,
+						      "ipv4_addr", json_addr(&sb->addr4),
+						      "ipv6_addr", json_addr(&sb->addr6)));
+	text = obj ? json_dumps(obj, JSON_INDENT(2)) : NULL;
 	json_decref(obj);
 	if (!text)
 		return -ENOMEM;
@@ -497,11 +510,13 @@ static void resolv_conf_remove(const char *name)
 
 static void fw_view(const struct sandbox *sb, struct fw_sandbox *out)
 {
+	memset(out, 0, sizeof(*out));	/* fields added later default to off */
 	out->name = sb->name;
 	out->host_ifname = sb->host_ifname;
 	out->addr4 = sb->addr4;
 	out->addr6 = sb->addr6;
 	out->ct_mark = ACCT_MARK(sb->slot);
+	out->chained = sb->chained;
 }
 
 static void audit_sandbox(struct daemon *d, const struct sandbox *sb, const char *action)
@@ -527,6 +542,8 @@ static bool ifname_valid(const char *s)
  * Bring @sb up: rules first, then interface; roll back on error.
  * @create_netns: create /run/netns/NAME (else sb->netns_path must exist).
  */
+static void sandbox_teardown(struct daemon *d, const struct sandbox *sb);
+
 static int sandbox_build(struct daemon *d, struct sandbox *sb, const struct policy *pol,
 			 bool create_netns, char *err, size_t errsz)
 {
@@ -560,6 +577,39 @@ static int sandbox_build(struct daemon *d, struct sandbox *sb, const struct poli
 			r = -EINVAL;
 			snprintf(err, errsz, "%s is netd's own network namespace, not a sandbox's",
 				 sb->netns_path);
+			goto fail_ns;
+		}
+		sb->netns_dev = (uint64_t)target.st_dev;
+		sb->netns_ino = (uint64_t)target.st_ino;
+	}
+	if (!create_netns) {
+		struct sandbox *other;
+		uint32_t cur = 0;
+		char first[IFNAMSIZ];
+
+		/* One sandbox per netns: two would give its processes both policies. */
+		while ((other = sandbox_next(d->sandboxes, &cur))) {
+			if (other != sb && other->netns_ino == sb->netns_ino &&
+			    other->netns_dev == sb->netns_dev) {
+				r = -EBUSY;
+				snprintf(err, errsz, "%s is already sandbox %s's network namespace",
+					 sb->netns_path, other->name);
+				goto fail_ns;
+			}
+		}
+		/* netd's veth must be the only way out of the namespace. */
+		r = link_netns_other_links(nsfd, first, sizeof(first));
+		if (r != 0) {
+			if (r > 0) {
+				snprintf(err, errsz,
+					 "%s already has interface %s: traffic through it would bypass "
+					 "netd (attach a namespace with only lo, e.g. docker run --network none)",
+					 sb->netns_path, first);
+				r = -EBUSY;
+			} else {
+				snprintf(err, errsz, "%s: cannot list its interfaces: %s",
+					 sb->netns_path, strerror(-r));
+			}
 			goto fail_ns;
 		}
 	}
@@ -677,9 +727,19 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 	r = resolv_conf_write(sb);
 	if (r < 0)
 		log_warn("sandbox %s: cannot write resolv.conf: %s", sb->name, strerror(-r));
+	/*
+	 * Without its state file a restarted netd would not know this sandbox
+	 * and could not enforce it: fail the create rather than keep a
+	 * sandbox that a restart would orphan.
+	 */
 	r = state_save(d, sb);
-	if (r < 0)
-		log_warn("sandbox %s: cannot save state: %s", sb->name, strerror(-r));
+	if (r < 0) {
+		snprintf(err, errsz, "cannot save the sandbox's state in %s: %s", d->cfg.state_dir,
+			 strerror(-r));
+		sandbox_teardown(d, sb);
+		sandbox_release(d->sandboxes, sb);
+		return r;
+	}
 	sandbox_insert(d->sandboxes, sb);
 	log_info("sandbox %s created: policy %s, %s, host interface %s", sb->name, sb->policy,
 		 sb->netns_path, sb->host_ifname);
@@ -695,7 +755,8 @@ static void sandbox_teardown(struct daemon *d, const struct sandbox *sb)
 	char path[PATH_MAX];
 	int r;
 
-	r = link_delete(sb->host_ifname);
+	/* A chained attachment's interface belongs to the plugin before netd-cni. */
+	r = sb->chained ? 0 : link_delete(sb->host_ifname);
 	if (r < 0)
 		log_warn("sandbox %s: cannot delete %s: %s", sb->name, sb->host_ifname,
 			 strerror(-r));
@@ -704,6 +765,18 @@ static void sandbox_teardown(struct daemon *d, const struct sandbox *sb)
 	r = d->fw ? fw_sandbox_del(d->fw, &fv) : 0;
 	if (r < 0)
 		log_warn("sandbox %s: cannot delete rules: %s", sb->name, strerror(-r));
+	/*
+	 * Its flows die with it: a conntrack entry left behind would let the
+	 * next sandbox given this address ride "ct established" past its own
+	 * policy.
+	 */
+	for (int f = 0; f < 2; f++) {
+		const struct addr *a = f == 0 ? &sb->addr4 : &sb->addr6;
+
+		if (a->family && (r = ctcut_source(a)) < 0)
+			log_warn("sandbox %s: cannot flush its conntrack entries: %s", sb->name,
+				 strerror(-r));
+	}
 	proxy_sandbox_reset(d->proxy, sb->name);
 	if (sb->netns_owned) {
 		r = link_netns_delete(sb->name);
@@ -776,6 +849,53 @@ static const struct policy *policy_deny_all(struct daemon *d, const char *name)
  * logged; one whose policy file is gone runs under deny-all.
  * Return: 0; -errno (fatal: nf_tables unusable).
  */
+/* Record which netns @sb lives in, for the one-sandbox-per-netns check. */
+static void netns_identity(struct sandbox *sb)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (statfs(sb->netns_path, &sfs) == 0 && (unsigned long)sfs.f_type == 0x6e736673UL &&
+	    stat(sb->netns_path, &st) == 0) {
+		sb->netns_dev = (uint64_t)st.st_dev;
+		sb->netns_ino = (uint64_t)st.st_ino;
+	}
+}
+
+/*
+ * Interfaces named like netd's veths ("nd" + 5 hex digits) that no sandbox
+ * owns are leftovers (a state file lost to a full disk, a crash between
+ * steps): delete them, so nothing is attached to the host unmanaged.
+ */
+static void orphans_remove(struct daemon *d)
+{
+	static char names[4096][IFNAMSIZ];
+	int n = link_names(names, sizeof(names) / sizeof(names[0]));
+
+	if (n < 0) {
+		log_warn("cannot list interfaces to find orphaned sandbox veths: %s", strerror(-n));
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *x = names[i];
+		struct sandbox *sb;
+		uint32_t cur = 0;
+		bool owned = false;
+
+		if (strlen(x) != 7 || strncmp(x, SANDBOX_IFNAME_PREFIX, 2) != 0 ||
+		    strspn(x + 2, "0123456789abcdef") != 5)
+			continue;
+		while (!owned && (sb = sandbox_next(d->sandboxes, &cur)))
+			owned = strcmp(sb->host_ifname, x) == 0;
+		if (owned)
+			continue;
+		log_warn("interface %s looks like a sandbox veth but no sandbox owns it; deleting it", x);
+		link_delete(x);
+		audit_write(d->audit, "sandbox", json_pack("{s:s, s:s}", "action", "orphan-removed",
+							   "host_ifname", x));
+	}
+}
+
 static int state_restore(struct daemon *d, const struct fw_config *fc)
 {
 	struct fw_reconcile_info info;
@@ -853,6 +973,7 @@ static int state_restore(struct daemon *d, const struct fw_config *fc)
 			r = -ENOMEM;
 			goto out;
 		}
+		netns_identity(sb);
 		sandbox_insert(d->sandboxes, sb);
 		fw_view(sb, &keep[n_keep].sb);
 		keep[n_keep].pol = pol;
@@ -1244,8 +1365,35 @@ static void ops_audit(void *ctx, const struct proxy_event *ev)
 		if (ev->allowed && ev->qname)
 			trail_pinned(d->trail, sb, ev->qname, ev->answers, ev->n_answers);
 	}
+	/*
+	 * Denied queries cost a sandbox nothing to send, so their records are
+	 * rate limited per sandbox (a flood must not fill the disk); what was
+	 * left out is counted in the next record's "suppressed".
+	 */
+	if (!ev->allowed && sb) {
+		uint64_t now = mono_ms();
+
+		sb->audit_tokens += (double)(now - sb->audit_refill_ms) * DNS_DENY_AUDIT_RATE / 1000.0;
+		if (sb->audit_tokens > DNS_DENY_AUDIT_BURST)
+			sb->audit_tokens = DNS_DENY_AUDIT_BURST;
+		sb->audit_refill_ms = now;
+		if (sb->audit_tokens < 1.0) {
+			sb->audit_suppressed++;
+			json_decref(answers);
+			return;
+		}
+		sb->audit_tokens -= 1.0;
+	}
 	for (size_t i = 0; i < ev->n_answers; i++)
 		json_array_append_new(answers, json_addr(&ev->answers[i]));
+	if (sb && sb->audit_suppressed && !ev->allowed) {
+		json_t *rec = json_pack("{s:s?, s:s?, s:s, s:s, s:I}", "sandbox", ev->sandbox, "policy",
+					ev->policy, "verdict", "deny", "reason", "rate-limited",
+					"suppressed", (json_int_t)sb->audit_suppressed);
+
+		audit_write(d->audit, "dns_suppressed", rec);
+		sb->audit_suppressed = 0;
+	}
 	audit_write(d->audit, "dns",
 		    json_pack("{s:s?, s:s?, s:s?, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:I, s:I}",
 			      "sandbox", ev->sandbox, "policy", ev->policy, "client",
@@ -1483,6 +1631,7 @@ int daemon_main(const char *config_path, const char *socket_override)
 			goto out;
 	}
 	tombstones_process(d);
+	orphans_remove(d);
 	d->base = event_base_new();
 	if (!d->base)
 		goto out;

@@ -34,6 +34,8 @@
 #include <linux/netfilter/nf_nat.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter_bridge.h>
+#include <linux/if_ether.h>
 #include <linux/netlink.h>
 
 #include "netd/ruleset.h"
@@ -72,6 +74,7 @@ struct fw_sb_rec {
 	char name[POLICY_NAME_MAX + 1];
 	char ifname[IFNAMSIZ];
 	struct addr addr4, addr6;
+	bool chained;
 };
 
 /* What each message of the current batch was, to describe a failure. */
@@ -120,7 +123,18 @@ struct bt {
 	 * keep their elements.  All of it in one batch: no window.
 	 */
 	bool keep;
+	/*
+	 * The family of the objects being emitted: NFPROTO_INET (0 reads as
+	 * inet) for "table inet NAME", NFPROTO_BRIDGE while the bridge table
+	 * of chained attachments is written.
+	 */
+	uint8_t family;
 };
+
+static uint8_t bt_fam(const struct bt *bt)
+{
+	return bt->family ? bt->family : NFPROTO_INET;
+}
 
 /* ---- validation --------------------------------------------------------- */
 
@@ -205,7 +219,7 @@ static struct nlmsghdr *bt_hdr(struct bt *bt, uint16_t type, uint16_t flags)
 		fw->msgs = nm;
 		fw->cap_msgs = nc;
 	}
-	return nftnl_nlmsg_build_hdr(mnl_nlmsg_batch_current(fw->b), type, NFPROTO_INET,
+	return nftnl_nlmsg_build_hdr(mnl_nlmsg_batch_current(fw->b), type, bt_fam(bt),
 				     flags | NLM_F_ACK, ++fw->seq);
 }
 
@@ -231,7 +245,7 @@ static void bt_table(struct bt *bt, uint16_t type, uint16_t flags)
 		return;
 	}
 	nftnl_table_set_str(t, NFTNL_TABLE_NAME, bt->fw->table);
-	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
+	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, bt_fam(bt));
 	nlh = bt_hdr(bt, type, flags);
 	if (nlh) {
 		nftnl_table_nlmsg_build_payload(nlh, t);
@@ -256,7 +270,7 @@ static void bt_chain(struct bt *bt, uint16_t type, const char *name, int hook, i
 	}
 	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, bt->fw->table);
 	nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name);
-	nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, NFPROTO_INET);
+	nftnl_chain_set_u32(c, NFTNL_CHAIN_FAMILY, bt_fam(bt));
 	if (hook >= 0 && type == NFT_MSG_NEWCHAIN) {
 		nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, (uint32_t)hook);
 		nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, prio);
@@ -285,7 +299,7 @@ static void bt_flush_chain(struct bt *bt, const char *name)
 	}
 	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, bt->fw->table);
 	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, name);
-	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, NFPROTO_INET);
+	nftnl_rule_set_u32(r, NFTNL_RULE_FAMILY, bt_fam(bt));
 	nlh = bt_hdr(bt, NFT_MSG_DELRULE, 0);
 	if (nlh) {
 		nftnl_rule_nlmsg_build_payload(nlh, r);
@@ -319,7 +333,7 @@ static void bt_set(struct bt *bt, uint16_t type, const struct setdef *d)
 	}
 	nftnl_set_set_str(s, NFTNL_SET_TABLE, bt->fw->table);
 	nftnl_set_set_str(s, NFTNL_SET_NAME, d->name);
-	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
+	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, bt_fam(bt));
 	if (type == NFT_MSG_NEWSET) {
 		nftnl_set_set_u32(s, NFTNL_SET_FLAGS, d->flags);
 		nftnl_set_set_u32(s, NFTNL_SET_KEY_TYPE, d->key_type);
@@ -369,7 +383,7 @@ static void bt_flush_set(struct bt *bt, const char *name)
 	}
 	nftnl_set_set_str(s, NFTNL_SET_TABLE, bt->fw->table);
 	nftnl_set_set_str(s, NFTNL_SET_NAME, name);
-	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
+	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, bt_fam(bt));
 	nlh = bt_hdr(bt, NFT_MSG_DELSETELEM, 0);
 	if (nlh) {
 		nftnl_set_elems_nlmsg_build_payload(nlh, s);
@@ -817,6 +831,25 @@ static void m_ifaddr_not_in(struct rb *rb, int family, const char *set)
 	x_lookup(rb, set, REG32(0), -1, true);
 }
 
+/* ip saddr / ip6 saddr (@daddr: daddr) [vmap] @set; nfproto checked first. */
+static void m_addr_in(struct rb *rb, int family, bool daddr, const char *set, bool vmap)
+{
+	uint32_t off = family == AF_INET ? (daddr ? 16 : 12) : (daddr ? 24 : 8);
+
+	m_nfproto(rb, family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
+	x_payload(rb, NFT_PAYLOAD_NETWORK_HEADER, off, family == AF_INET ? 4 : 16, NFT_REG_1);
+	x_lookup(rb, set, NFT_REG_1, vmap ? NFT_REG_VERDICT : -1, false);
+}
+
+/* Bridge family: ether type == @ethertype (host byte order). */
+static void m_ethertype(struct rb *rb, uint16_t ethertype)
+{
+	uint16_t be = htons(ethertype);
+
+	x_payload(rb, NFT_PAYLOAD_LL_HEADER, 12, 2, NFT_REG_1);
+	x_cmp(rb, NFT_REG_1, NFT_CMP_EQ, &be, 2);
+}
+
 static void bt_rule(struct bt *bt, struct rb *rb)
 {
 	struct nlmsghdr *nlh;
@@ -825,6 +858,7 @@ static void bt_rule(struct bt *bt, struct rb *rb)
 		bt->err = rb->err;
 	nlh = bt_hdr(bt, NFT_MSG_NEWRULE, NLM_F_CREATE | NLM_F_APPEND);
 	if (nlh) {
+		nftnl_rule_set_u32(rb->r, NFTNL_RULE_FAMILY, bt_fam(bt));
 		nftnl_rule_nlmsg_build_payload(nlh, rb->r);
 		bt_done(bt, nlh, nftnl_rule_get_str(rb->r, NFTNL_RULE_CHAIN));
 	}
@@ -959,6 +993,87 @@ static void add_internal(struct bt *bt, const struct fw_config *cfg, int family,
 	free(r);
 }
 
+/*
+ * "table bridge NAME": what only the bridge hooks can see, the port a frame
+ * came in on.  prerouting: a frame from a chained port must carry its own
+ * container's IPv4/IPv6 source (ARP, and ICMPv6 from link-local or "::"
+ * for neighbour discovery, pass; anything else, VLAN-tagged frames
+ * included, is dropped), so the inet table may trust source addresses.
+ * forward: no frame between a chained port and any other port: a chained
+ * container reaches only the host (its gateway), where the inet table
+ * applies its policy; the bridge's own traffic never crosses this hook.
+ */
+static void build_open_bridge(struct bt *bt)
+{
+	static const struct prefix ll = { { AF_INET6, { 0xfe, 0x80 } }, 10 };
+	static const struct prefix unspec = { { AF_INET6, { 0 } }, 128 };
+	struct fw *fw = bt->fw;
+	struct setdef d;
+	struct rb rb;
+
+	bt->family = NFPROTO_BRIDGE;
+	bt_table(bt, NFT_MSG_NEWTABLE, NLM_F_CREATE);
+	if (!bt->keep) {
+		bt_table(bt, NFT_MSG_DELTABLE, 0);
+		bt_table(bt, NFT_MSG_NEWTABLE, NLM_F_CREATE);
+	}
+	def_plain(&d, "chained_ports", TYPE_IFNAME, IFNAMSIZ, 0);
+	bt_set(bt, NFT_MSG_NEWSET, &d);
+	def_plain(&d, "chained_port_src4", TYPE_IFNAME << TYPE_BITS | TYPE_IPADDR, IFNAMSIZ + 4, 0);
+	bt_set(bt, NFT_MSG_NEWSET, &d);
+	def_plain(&d, "chained_port_src6", TYPE_IFNAME << TYPE_BITS | TYPE_IP6ADDR, IFNAMSIZ + 16,
+		  0);
+	bt_set(bt, NFT_MSG_NEWSET, &d);
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "prerouting", NF_BR_PRE_ROUTING, NF_BR_PRI_FILTER_BRIDGED,
+		 "filter");
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "forward", NF_BR_FORWARD, NF_BR_PRI_FILTER_BRIDGED,
+		 "filter");
+
+	rb_init(&rb, fw, "prerouting");
+	m_ifset(&rb, NFT_META_IIFNAME, "chained_ports", true);
+	x_verdict(&rb, NF_ACCEPT);
+	bt_rule(bt, &rb);
+	rb_init(&rb, fw, "prerouting");
+	m_ethertype(&rb, ETH_P_ARP);
+	x_verdict(&rb, NF_ACCEPT);
+	bt_rule(bt, &rb);
+	rb_init(&rb, fw, "prerouting");
+	m_ethertype(&rb, ETH_P_IP);
+	x_meta(&rb, NFT_META_IIFNAME, REG32(0));
+	x_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 12, 4, REG32(4));
+	x_lookup(&rb, "chained_port_src4", REG32(0), -1, false);
+	x_verdict(&rb, NF_ACCEPT);
+	bt_rule(bt, &rb);
+	for (int i = 0; i < 2; i++) {
+		rb_init(&rb, fw, "prerouting");
+		m_ethertype(&rb, ETH_P_IPV6);
+		m_prefix(&rb, 8, i == 0 ? &ll : &unspec);
+		m_l4proto(&rb, IPPROTO_ICMPV6);
+		x_verdict(&rb, NF_ACCEPT);
+		bt_rule(bt, &rb);
+	}
+	rb_init(&rb, fw, "prerouting");
+	m_ethertype(&rb, ETH_P_IPV6);
+	x_meta(&rb, NFT_META_IIFNAME, REG32(0));
+	x_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 8, 16, REG32(4));
+	x_lookup(&rb, "chained_port_src6", REG32(0), -1, false);
+	x_verdict(&rb, NF_ACCEPT);
+	bt_rule(bt, &rb);
+	rb_init(&rb, fw, "prerouting");
+	x_counter(&rb);
+	x_verdict(&rb, NF_DROP);
+	bt_rule(bt, &rb);
+
+	for (int i = 0; i < 2; i++) {
+		rb_init(&rb, fw, "forward");
+		m_ifset(&rb, i == 0 ? NFT_META_IIFNAME : NFT_META_OIFNAME, "chained_ports", false);
+		x_counter(&rb);
+		x_verdict(&rb, NF_DROP);
+		bt_rule(bt, &rb);
+	}
+	bt->family = 0;
+}
+
 static void build_open(struct bt *bt, const void *arg)
 {
 	const struct fw_config *cfg = ((const struct open_arg *)arg)->cfg;
@@ -993,12 +1108,29 @@ static void build_open(struct bt *bt, const void *arg)
 	def_plain(&d, "sandbox_fwd", TYPE_IFNAME, IFNAMSIZ, NFT_SET_MAP);
 	d.verdict_map = true;
 	bt_set(bt, NFT_MSG_NEWSET, &d);
+	/*
+	 * Chained attachments (an interface another CNI plugin made, behind
+	 * a bridge): the inet hooks see the bridge as iif, never the
+	 * container's veth, so they are known by source address instead.
+	 * The bridge table below makes that address trustworthy.
+	 */
+	def_plain(&d, "chained_src4", TYPE_IPADDR, 4, 0);
+	bt_set(bt, NFT_MSG_NEWSET, &d);
+	def_plain(&d, "chained_src6", TYPE_IP6ADDR, 16, 0);
+	bt_set(bt, NFT_MSG_NEWSET, &d);
+	def_plain(&d, "chained_fwd4", TYPE_IPADDR, 4, NFT_SET_MAP);
+	d.verdict_map = true;
+	bt_set(bt, NFT_MSG_NEWSET, &d);
+	def_plain(&d, "chained_fwd6", TYPE_IP6ADDR, 16, NFT_SET_MAP);
+	d.verdict_map = true;
+	bt_set(bt, NFT_MSG_NEWSET, &d);
 
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "prerouting_raw", NF_INET_PRE_ROUTING, PRIO_RAW, "filter");
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "prerouting_nat", NF_INET_PRE_ROUTING, PRIO_DSTNAT, "nat");
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "input", NF_INET_LOCAL_IN, PRIO_FILTER, "filter");
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "forward", NF_INET_FORWARD, PRIO_FILTER, "filter");
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "postrouting_nat", NF_INET_POST_ROUTING, PRIO_SRCNAT, "nat");
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "chained_in", -1, 0, NULL);
 
 	/*
 	 * prerouting_raw: anti-spoofing, before conntrack sees the packet.
@@ -1052,6 +1184,28 @@ static void build_open(struct bt *bt, const void *arg)
 		}
 		bt_rule(bt, &rb);
 	}
+	/* The same for chained attachments, known by their source address. */
+	for (int i = 0; i < 4; i++) {
+		uint16_t port_be = htons(fw->dns_port);
+		struct nftnl_expr *e;
+
+		rb_init(&rb, fw, "prerouting_nat");
+		m_addr_in(&rb, i < 2 ? AF_INET : AF_INET6, false,
+			  i < 2 ? "chained_src4" : "chained_src6", false);
+		m_l4proto(&rb, i % 2 == 0 ? IPPROTO_UDP : IPPROTO_TCP);
+		m_dport(&rb, 53);
+		e = x_new(&rb, "immediate");
+		if (e) {
+			nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
+			nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, &port_be, 2);
+		}
+		e = x_new(&rb, "redir");
+		if (e) {
+			nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
+			nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
+		}
+		bt_rule(bt, &rb);
+	}
 
 	/*
 	 * Pool addresses arriving on an interface that is not (or not yet, or
@@ -1073,6 +1227,62 @@ static void build_open(struct bt *bt, const void *arg)
 			x_verdict(&rb, NF_DROP);
 			bt_rule(bt, &rb);
 		}
+	}
+
+	/*
+	 * input, chained attachments first (they arrive on a bridge, not on
+	 * one of sandbox_ifs, so the proxy-port drop below would hit their
+	 * redirected DNS): replies and the DNS proxy only.  Their sources
+	 * are vouched for by the bridge table's anti-spoofing.
+	 */
+	for (int f = 0; f < 2; f++) {
+		struct nftnl_expr *e;
+
+		rb_init(&rb, fw, "input");
+		m_addr_in(&rb, f == 0 ? AF_INET : AF_INET6, false,
+			  f == 0 ? "chained_src4" : "chained_src6", false);
+		e = x_new(&rb, "immediate");
+		if (e) {
+			nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+			nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)NFT_GOTO);
+			nftnl_expr_set_str(e, NFTNL_EXPR_IMM_CHAIN, "chained_in");
+		}
+		bt_rule(bt, &rb);
+	}
+	rb_init(&rb, fw, "chained_in");
+	m_ct_est(&rb);
+	x_verdict(&rb, NF_ACCEPT);
+	bt_rule(bt, &rb);
+	for (int i = 0; i < 2; i++) {
+		rb_init(&rb, fw, "chained_in");
+		m_l4proto(&rb, i == 0 ? IPPROTO_UDP : IPPROTO_TCP);
+		m_dport(&rb, fw->dns_port);
+		x_verdict(&rb, NF_ACCEPT);
+		bt_rule(bt, &rb);
+	}
+	rb_init(&rb, fw, "chained_in");
+	x_counter(&rb);
+	x_deny_log(&rb, fw, "to-host");
+	x_verdict(&rb, NF_DROP);
+	bt_rule(bt, &rb);
+
+	/*
+	 * The proxy port is for sandboxes only (and local tools on lo): from
+	 * the uplink it would be a free resolver and a way to fill the proxy's
+	 * TCP slots, or to pose as a sandbox with an IPv4-mapped source.
+	 */
+	for (int i = 0; i < 2; i++) {
+		static const char lo[IFNAMSIZ] = "lo";
+
+		rb_init(&rb, fw, "input");
+		m_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", true);
+		x_meta(&rb, NFT_META_IIFNAME, NFT_REG_1);
+		x_cmp(&rb, NFT_REG_1, NFT_CMP_NEQ, lo, IFNAMSIZ);
+		m_l4proto(&rb, i == 0 ? IPPROTO_UDP : IPPROTO_TCP);
+		m_dport(&rb, fw->dns_port);
+		x_counter(&rb);
+		x_verdict(&rb, NF_DROP);
+		bt_rule(bt, &rb);
 	}
 
 	/* input: a sandbox may reach only the DNS proxy (and ND) on the host. */
@@ -1155,6 +1365,26 @@ static void build_open(struct bt *bt, const void *arg)
 	x_deny_log(&rb, fw, "no-sandbox-chain");
 	x_verdict(&rb, NF_DROP);
 	bt_rule(bt, &rb);
+	/* Chained attachments, by address: into one only replies; out of one via its chain. */
+	for (int f = 0; f < 2; f++) {
+		int family = f == 0 ? AF_INET : AF_INET6;
+		const char *src = f == 0 ? "chained_src4" : "chained_src6";
+
+		rb_init(&rb, fw, "forward");
+		m_addr_in(&rb, family, true, src, false);
+		m_ct_est(&rb);
+		x_verdict(&rb, NF_ACCEPT);
+		bt_rule(bt, &rb);
+		rb_init(&rb, fw, "forward");
+		m_addr_in(&rb, family, true, src, false);
+		x_counter(&rb);
+		x_deny_log(&rb, fw, "to-sandbox");
+		x_verdict(&rb, NF_DROP);
+		bt_rule(bt, &rb);
+		rb_init(&rb, fw, "forward");
+		m_addr_in(&rb, family, false, f == 0 ? "chained_fwd4" : "chained_fwd6", true);
+		bt_rule(bt, &rb);
+	}
 
 	/* postrouting_nat: the pools leave masqueraded. */
 	for (int f = 0; f < 2; f++) {
@@ -1172,6 +1402,18 @@ static void build_open(struct bt *bt, const void *arg)
 		x_new(&rb, "masq");
 		bt_rule(bt, &rb);
 	}
+	for (int f = 0; f < 2; f++) {
+		rb_init(&rb, fw, "postrouting_nat");
+		m_addr_in(&rb, f == 0 ? AF_INET : AF_INET6, false,
+			  f == 0 ? "chained_src4" : "chained_src6", false);
+		if (fw->egress[0])
+			m_ifname_eq(&rb, NFT_META_OIFNAME, fw->egress);
+		else
+			m_ifset(&rb, NFT_META_OIFNAME, "sandbox_ifs", true);
+		x_new(&rb, "masq");
+		bt_rule(bt, &rb);
+	}
+	build_open_bridge(bt);
 }
 
 /* The netlink socket and the fw object, no batch sent yet. */
@@ -1331,13 +1573,40 @@ static void pins_add(struct bt *bt, const char *name, int family, const struct f
 
 /* The removal half: everything a sandbox may own, created-then-deleted. */
 static void sb_remove(struct bt *bt, const char *name, const char *ifname,
-		      const struct addr *a4, const struct addr *a6)
+		      const struct addr *a4, const struct addr *a6, bool chained)
 {
 	char chain[NFT_CHAIN_MAXNAMELEN];
 	uint8_t key[IFNAMSIZ + 16];
 	size_t len;
 
 	snprintf(chain, sizeof(chain), "sb-%s", name);
+	if (chained) {
+		/* The verdict map elements reference the chain: they go first. */
+		for (int f = 0; f < 2; f++) {
+			const struct addr *a = f == 0 ? a4 : a6;
+
+			if (a->family != (f == 0 ? AF_INET : AF_INET6))
+				continue;
+			elem_remove(bt, f == 0 ? "chained_fwd4" : "chained_fwd6", a->a,
+				    addr_len(a->family), chain);
+			elem_remove(bt, f == 0 ? "chained_src4" : "chained_src6", a->a,
+				    addr_len(a->family), NULL);
+		}
+		bt->family = NFPROTO_BRIDGE;
+		len = key_ifname(key, ifname);
+		elem_remove(bt, "chained_ports", key, len, NULL);
+		for (int f = 0; f < 2; f++) {
+			const struct addr *a = f == 0 ? a4 : a6;
+
+			if (a->family != (f == 0 ? AF_INET : AF_INET6))
+				continue;
+			len = key_ifaddr(key, ifname, a);
+			elem_remove(bt, f == 0 ? "chained_port_src4" : "chained_port_src6", key,
+				    len, NULL);
+		}
+		bt->family = 0;
+		return;
+	}
 	len = key_ifname(key, ifname);
 	/* The map element references the chain: it goes first. */
 	elem_remove(bt, "sandbox_fwd", key, len, chain);
@@ -1440,8 +1709,8 @@ static void build_sandbox(struct bt *bt, const void *argp)
 		 */
 		if (a->old)
 			sb_remove(bt, a->old->name, a->old->ifname, &a->old->addr4,
-				  &a->old->addr6);
-		sb_remove(bt, sb->name, sb->host_ifname, &sb->addr4, &sb->addr6);
+				  &a->old->addr6, a->old->chained);
+		sb_remove(bt, sb->name, sb->host_ifname, &sb->addr4, &sb->addr6, sb->chained);
 		sb_remove_chain_sets(bt, sb->name);
 	}
 	if (!a->pol)
@@ -1553,7 +1822,48 @@ static void build_sandbox(struct bt *bt, const void *argp)
 	x_verdict(&rb, NF_DROP);
 	bt_rule(bt, &rb);
 
-	/* 3. Hook it up: interface, anti-spoofing sources, then the jump. */
+	/*
+	 * 3. Hook it up: interface, anti-spoofing sources, then the jump.
+	 * A chained attachment: its port and port . source pairs in the
+	 * bridge table (anti-spoofing, isolation), then its addresses and the
+	 * address -> chain map in the inet table.
+	 */
+	if (sb->chained) {
+		bt->family = NFPROTO_BRIDGE;
+		eq_init(&q, bt, NFT_MSG_NEWSETELEM, "chained_ports");
+		eq_add(&q, el_new(key, key_ifname(key, sb->host_ifname)));
+		eq_flush(&q);
+		for (int f = 0; f < 2; f++) {
+			const struct addr *ad = f == 0 ? &sb->addr4 : &sb->addr6;
+
+			if (ad->family != (f == 0 ? AF_INET : AF_INET6))
+				continue;
+			eq_init(&q, bt, NFT_MSG_NEWSETELEM,
+				f == 0 ? "chained_port_src4" : "chained_port_src6");
+			eq_add(&q, el_new(key, key_ifaddr(key, sb->host_ifname, ad)));
+			eq_flush(&q);
+		}
+		bt->family = 0;
+		for (int f = 0; f < 2; f++) {
+			const struct addr *ad = f == 0 ? &sb->addr4 : &sb->addr6;
+			struct nftnl_set_elem *e;
+
+			if (ad->family != (f == 0 ? AF_INET : AF_INET6))
+				continue;
+			eq_init(&q, bt, NFT_MSG_NEWSETELEM, f == 0 ? "chained_src4" : "chained_src6");
+			eq_add(&q, el_new(ad->a, addr_len(ad->family)));
+			eq_flush(&q);
+			eq_init(&q, bt, NFT_MSG_NEWSETELEM, f == 0 ? "chained_fwd4" : "chained_fwd6");
+			e = el_new(ad->a, addr_len(ad->family));
+			if (e) {
+				nftnl_set_elem_set_u32(e, NFTNL_SET_ELEM_VERDICT, (uint32_t)NFT_JUMP);
+				nftnl_set_elem_set_str(e, NFTNL_SET_ELEM_CHAIN, chain);
+			}
+			eq_add(&q, e);
+			eq_flush(&q);
+		}
+		return;
+	}
 	eq_init(&q, bt, NFT_MSG_NEWSETELEM, "sandbox_ifs");
 	eq_add(&q, el_new(key, key_ifname(key, sb->host_ifname)));
 	eq_flush(&q);
@@ -1584,7 +1894,8 @@ static bool sb_ok(const struct fw_sandbox *sb)
 {
 	return sb && name_ok(sb->name) && ifname_ok(sb->host_ifname) &&
 	       (sb->addr4.family == 0 || sb->addr4.family == AF_INET) &&
-	       (sb->addr6.family == 0 || sb->addr6.family == AF_INET6);
+	       (sb->addr6.family == 0 || sb->addr6.family == AF_INET6) &&
+	       (!sb->chained || sb->addr4.family || sb->addr6.family);
 }
 
 static struct fw_sb_rec *sb_find(struct fw *fw, const char *name)
@@ -1637,6 +1948,7 @@ int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct poli
 	snprintf(old->ifname, sizeof(old->ifname), "%s", sb->host_ifname);
 	old->addr4 = sb->addr4;
 	old->addr6 = sb->addr6;
+	old->chained = sb->chained;
 out:
 	free(b4);
 	free(b6);
@@ -2027,6 +2339,7 @@ static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n)
 		snprintf(rec->ifname, sizeof(rec->ifname), "%s", sbs[i].sb.host_ifname);
 		rec->addr4 = sbs[i].sb.addr4;
 		rec->addr6 = sbs[i].sb.addr6;
+		rec->chained = sbs[i].sb.chained;
 	}
 	return 0;
 }

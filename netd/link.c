@@ -398,7 +398,16 @@ int link_netns_open(const char *path)
 
 	if (!path)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * The path comes from an API client: look before opening, so a FIFO
+	 * never blocks the event loop and a device node is never opened as
+	 * root.  O_NONBLOCK covers a swap between the look and the open.
+	 */
+	if (statfs(path, &sfs) < 0)
+		return -errno;
+	if ((unsigned long)sfs.f_type != (unsigned long)NSFS_MAGIC)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	if (fstatfs(fd, &sfs) < 0) {
@@ -572,6 +581,102 @@ int link_exists(const char *ifname)
 }
 
 /* ---- dumps ------------------------------------------------------------ */
+
+struct other_links {
+	char *first;		/* the first link other than lo, for the message */
+	size_t sz;
+	int count;
+};
+
+static int other_link_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct other_links *ol = data;
+	const struct ifinfomsg *ifi;
+	const struct nlattr *attr;
+
+	if (nlh->nlmsg_type != RTM_NEWLINK || mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifi))
+		return MNL_CB_OK;
+	ifi = mnl_nlmsg_get_payload(nlh);
+	if (ifi->ifi_flags & IFF_LOOPBACK)
+		return MNL_CB_OK;
+	mnl_attr_for_each(attr, nlh, sizeof(*ifi)) {
+		if (mnl_attr_get_type(attr) != IFLA_IFNAME ||
+		    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+			continue;
+		if (ol->count == 0 && ol->sz)
+			snprintf(ol->first, ol->sz, "%s", mnl_attr_get_str(attr));
+	}
+	ol->count++;
+	return MNL_CB_OK;
+}
+
+struct name_list {
+	char (*names)[IFNAMSIZ];
+	size_t max, n;
+};
+
+static int name_list_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct name_list *nl = data;
+	const struct nlattr *attr;
+
+	if (nlh->nlmsg_type != RTM_NEWLINK ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(struct ifinfomsg))
+		return MNL_CB_OK;
+	mnl_attr_for_each(attr, nlh, sizeof(struct ifinfomsg)) {
+		if (mnl_attr_get_type(attr) != IFLA_IFNAME ||
+		    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+			continue;
+		if (nl->n < nl->max)
+			snprintf(nl->names[nl->n], IFNAMSIZ, "%s", mnl_attr_get_str(attr));
+		nl->n++;
+	}
+	return MNL_CB_OK;
+}
+
+int link_names(char (*out)[IFNAMSIZ], size_t max)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct name_list list = { out, max, 0 };
+	struct nlmsghdr *nlh;
+	struct rtgenmsg *rt;
+	struct nl nl;
+	int r;
+
+	r = nl_open(&nl, -1);
+	if (r < 0)
+		return r;
+	nlh = nl_req(buf, RTM_GETLINK, NLM_F_DUMP);
+	rt = mnl_nlmsg_put_extra_header(nlh, sizeof(*rt));
+	rt->rtgen_family = AF_UNSPEC;
+	r = nl_talk(&nl, nlh, name_list_cb, &list);
+	nl_close(&nl);
+	if (r < 0)
+		return r;
+	return list.n > max ? -ENOBUFS : (int)list.n;
+}
+
+int link_netns_other_links(int netns_fd, char *first, size_t sz)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct other_links ol = { first, sz, 0 };
+	struct nlmsghdr *nlh;
+	struct rtgenmsg *rt;
+	struct nl nl;
+	int r;
+
+	if (sz)
+		first[0] = '\0';
+	r = nl_open(&nl, netns_fd);
+	if (r < 0)
+		return r;
+	nlh = nl_req(buf, RTM_GETLINK, NLM_F_DUMP);
+	rt = mnl_nlmsg_put_extra_header(nlh, sizeof(*rt));
+	rt->rtgen_family = AF_UNSPEC;
+	r = nl_talk(&nl, nlh, other_link_cb, &ol);
+	nl_close(&nl);
+	return r < 0 ? r : ol.count;
+}
 
 struct route_pick {
 	int oif;

@@ -54,6 +54,20 @@ struct link_veth {
 int link_veth_setup(const struct link_veth *v);
 
 /*
+ * link_netns_other_links() - how many interfaces other than loopback the
+ * netns @netns_fd has; @first/@sz receives the first one's name.  netd
+ * attaches only namespaces where its veth will be the only way out.
+ * Return: count (0 = only lo); -errno.
+ */
+int link_netns_other_links(int netns_fd, char *first, size_t sz);
+
+/*
+ * link_names() - the names of every interface in the caller's netns into
+ * @out (@max entries).  Return: count; -ENOBUFS (more than @max); -errno.
+ */
+int link_names(char (*out)[16], size_t max);
+
+/*
  * link_delete() - delete interface @ifname in the caller's netns (a veth
  * takes its peer with it).  Missing is not an error.  Return: 0; -errno.
  */

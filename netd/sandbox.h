@@ -29,6 +29,7 @@ struct sandbox {
 	char name[SANDBOX_NAME_MAX + 1];
 	char policy[SANDBOX_NAME_MAX + 1];
 	char netns_path[PATH_MAX];
+	uint64_t netns_dev, netns_ino;	/* identity of the netns (0: not known yet) */
 	bool netns_owned;	/* netd created /run/netns/NAME and deletes it */
 	char host_ifname[16];
 	char peer_ifname[16];
@@ -37,7 +38,12 @@ struct sandbox {
 	struct addr addr6, gw6;
 	time_t created;
 	uint64_t dns_allowed, dns_denied;
+	double audit_tokens;		/* denied-query audit records: token bucket */
+	uint64_t audit_refill_ms;	/* monotonic ms of the last refill */
+	uint64_t audit_suppressed;	/* records left out since the last one */
 	bool own_addrs;		/* addresses not from the pool (sandbox_set_addrs()) */
+	bool chained;		/* a chained CNI attachment: host_ifname is a bridge port
+				 * another plugin made; netd neither creates nor deletes it */
 	struct sandbox *hnext[2];	/* address hash chains, [0] IPv4, [1] IPv6; private */
 };
 

@@ -13,7 +13,7 @@ pkgs=(
 	libcmocka-dev libnetfilter-conntrack-dev
 	nftables iproute2 util-linux procps
 	knot knot-dnsutils unbound dnsmasq-base dnsperf dnsutils
-	curl openssl python3
+	curl openssl python3 iputils-ping conntrack
 	# container runtime tests (tests/integ/cni_*.sh)
 	jq python3-yaml busybox-static runc containerd docker.io
 )

@@ -35,6 +35,27 @@ for kind in tcp-bigframe tcp-zeroframe tcp-halfheader; do
 done
 eq "tcp pipelined queries all answered" "answers=3 rcode=0 id=4660 qd=1 an=1 tc=0" "$(raw "$GW" 53 tcp tcp-pipelined)"
 ok "netd alive after malformed DNS" netd_alive
+
+# A flood of denied queries must not flood the audit log.
+before=$(grep -c '"qname":"denied.example"' "$NETD_AUDIT" || true)
+ip netns exec "$SB1" "$WORLD_PYTHON" - "$GW" <<'PY'
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(0.5)
+q = lambda i: struct.pack("!HHHHHH", i, 0x0100, 1, 0, 0, 0) + b"\x06denied\x07example\x00" + struct.pack("!HH", 1, 1)
+for i in range(500):
+    s.sendto(q(i), (sys.argv[1], 53))
+    try:
+        s.recv(512)
+    except socket.timeout:
+        pass
+PY
+sleep 1.5	# let the per-sandbox bucket refill, so the next denial writes the count
+sb_dig sb1 denied.example >/dev/null
+after=$(grep -c '"qname":"denied.example"' "$NETD_AUDIT" || true)
+n=$((after - before))
+if [ "$n" -gt 0 ] && [ "$n" -lt 400 ]; then t_pass "500 denied queries: $n audit records (rate limited)"; else t_fail "500 denied queries: rate limited audit records" "$n records"; fi
+has "the suppressed count is recorded" '"event":"dns_suppressed"' "$(cat "$NETD_AUDIT")"
 eq "and still resolving" "198.51.100.10" "$(sb_dig sb1 +short pypi.org)"
 
 # ---- control API ----------------------------------------------------------------
@@ -79,7 +100,7 @@ try: print(s.recv(200).decode(errors="replace"))
 except Exception as e: print("closed", e)' "$NETD_SOCKET" 2>&1)
 ok "netd alive after malformed API requests" netd_alive
 hasnt "no half-made sandbox after bad requests" "\"x\"" "$(netd sandbox list --json)"
-eq "sandbox list unchanged" "1" "$(netd sandbox list --json | grep -c '"name"')"
+eq "sandbox list unchanged" "1" "$(netd sandbox list --json | grep -c '"name": ')"
 
 # ---- policies ----------------------------------------------------------------------
 d=$WORLD_DIR/badpol
@@ -94,6 +115,31 @@ for f in unknown-key host-bits dup pattern; do
 	if grep -qE "^$d/$f.yaml:[0-9]+:[0-9]+: " <<<"$out"; then t_pass "policy check $f: FILE:LINE:COL"; else t_fail "policy check $f: FILE:LINE:COL" "$out"; fi
 done
 ok "shipped policies pass policy check" netd policy check policies/*.yaml
+
+# ---- attaching namespaces: only safe ones -----------------------------------------
+mkfifo "$WORLD_DIR/fifo"
+out=$(timeout 10 "$NETD_BIN" sandbox create "$WORLD_PREFIX-ff" --policy deny-all --netns "$WORLD_DIR/fifo" 2>&1); rc=$?
+eq "a FIFO as netns is refused at once (no hang)" "1" "$rc"
+has "a FIFO as netns: says why" "not a network namespace" "$out"
+ip netns add "$WORLD_PREFIX-two"
+ip -n "$WORLD_PREFIX-two" link add dum0 type veth peer name dum1 2>/dev/null
+out=$(netd sandbox create "$WORLD_PREFIX-t2" --policy deny-all --netns "/run/netns/$WORLD_PREFIX-two" 2>&1); rc=$?
+eq "a netns with other interfaces is refused" "1" "$rc"
+has "a netns with other interfaces: says which" "already has interface dum" "$out"
+ip -n "$WORLD_PREFIX-two" link del dum0
+out=$(netd sandbox create "$WORLD_PREFIX-t3" --policy deny-all --netns "/run/netns/$SB1" 2>&1); rc=$?
+eq "another sandbox's netns is refused" "1" "$rc"
+has "another sandbox's netns: says whose" "already sandbox $SB1" "$out"
+ok "a clean netns attaches" netd sandbox create "$WORLD_PREFIX-t4" --policy deny-all --netns "/run/netns/$WORLD_PREFIX-two"
+ok "and is deleted" netd sandbox delete "$WORLD_PREFIX-t4"
+ip netns delete "$WORLD_PREFIX-two"
+
+# ---- a deleted sandbox's flows die with it ------------------------------------------
+SB1_IP=$(netd sandbox show "$SB1" | sed -n 's/.*"ipv4": "\(.*\)".*/\1/p')
+eq "sb1 reaches its CIDR host" "cidr-host ok" "$(sb_curl sb1 http://198.51.100.7:8080/)"
+has "conntrack has sb1's flows before delete" "src=$SB1_IP" "$(world_exec host conntrack -L -s "$SB1_IP" 2>/dev/null)"
+ok "delete sb1" netd sandbox delete "$SB1"
+hasnt "no conntrack entry from sb1's address after delete" "src=$SB1_IP " "$(world_exec host conntrack -L -s "$SB1_IP" 2>/dev/null)"
 cp policies/python-dev.yaml "$d/copy.yaml"
 out=$(netd policy check policies/python-dev.yaml "$d/copy.yaml" 2>&1); rc=$?
 eq "policy check: one name in two files: exit 1" "1" "$rc"
