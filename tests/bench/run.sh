@@ -12,6 +12,8 @@
 #
 # Scenarios: "hot" = one allowed name the upstream has in cache, for
 # BENCH_SECONDS; "distinct" = 10,000 distinct allowed names, once each.
+# Then the resident memory with BENCH_SANDBOXES (1000) sandboxes, 100 pins
+# each; BENCH_PERF=FILE records a perf profile of netd's hot run.
 # Latency percentiles come from dnsperf -v (every query's latency), so the
 # figures include dnsperf's own printing for every peer alike.  Not a test:
 # it prints figures and asserts nothing about time.
@@ -40,6 +42,16 @@ egress:
   - domains: [www.dt.example, "*.tun.dt.example"]
     ports: [443]
 YAML
+# For the memory figure: one answer for www.dt.example pins 100 (address,
+# tcp, port) elements (two rules of 50 ports each).
+{
+	echo "name: mem"
+	echo "egress:"
+	echo "  - domains: [www.dt.example]"
+	echo "    ports: [$(seq -s, 1001 1050)]"
+	echo "  - domains: [www.dt.example]"
+	echo "    ports: [$(seq -s, 2001 2050)]"
+} >"$NETD_POLICIES/mem.yaml"
 NETD_DNS_EXTRA=$'  qps: 1000000\n  burst: 1000000\n  max_outstanding: 4096\n  max_pins: 1000000'
 netd_up >/dev/null || exit 1
 sb_create b1 bench >/dev/null || exit 1
@@ -160,4 +172,26 @@ for mode in hot distinct; do
 	done
 done
 echo "dnsmasq's sets (cache / no cache): $(peer nft list set inet bench pins4 | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')/ $(peer nft list set inet bench pins4nc | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')"
+# ---- resident memory with many sandboxes and pins (BENCH_SANDBOXES, default 1000; 0 = skip) ----
+# Each sandbox (policy mem) resolves www.dt.example once: 100 live pins each.
+NSB=${BENCH_SANDBOXES:-1000}
+if [ "$NSB" -gt 0 ]; then
+	rss0=$(rss_kb "$NETD_PID")
+	t0=$(date +%s)
+	for i in $(seq 1 "$NSB"); do
+		sb_create "m$i" mem >/dev/null 2>&1 || { echo "bench: sandbox m$i: creation failed" >&2; break; }
+	done
+	t1=$(date +%s)
+	for i in $(seq 1 "$NSB"); do
+		ip netns exec "$(sb_name "m$i")" dig +short +time=2 +tries=2 www.dt.example A >/dev/null 2>&1
+	done
+	t2=$(date +%s)
+	n=$(netd sandbox list | grep -c -- "$WORLD_PREFIX-m")
+	st=$(curl -s --unix-socket "$NETD_SOCKET" http://netd/v1/status | tr -d '\n ')
+	echo
+	echo "netd RSS: $rss0 kB with 1 sandbox and a full answer cache;" \
+		"$(rss_kb "$NETD_PID") kB with $((n + 1)) sandboxes and" \
+		"$(grep -o '"pins_tracked":[0-9]*' <<<"$st" | cut -d: -f2) live pins" \
+		"($n sandboxes created through the API in $((t1 - t0)) s, one lookup each in $((t2 - t1)) s)"
+fi
 netd_down >/dev/null

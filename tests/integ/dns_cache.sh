@@ -115,5 +115,20 @@ eq "cache off: a repeat query" "198.51.100.40" "$(sb_dig c1 +short cache.dt.exam
 eq "cache off: no hits" "0" "$(stat cache_hits)"
 eq "cache off: no entries" "0" "$(stat cache_entries)"
 netd_down
+
+# ---- a hit whose pin cannot be committed is SERVFAIL, never the answer ---------------------
+NETD_DNS_EXTRA='  max_pins: 1'
+netd_up || { echo "0 passed, 1 failed"; world_down; exit 1; }
+sb_create c2 dc >/dev/null 2>&1 || true
+ok "a fresh sandbox c4 (policy dc)" sb_create c4 dc
+eq "c4 fills its one pin" "198.51.100.50" "$(sb_dig c4 +short short.dt.example A)"
+eq "c2 caches cache.dt.example" "198.51.100.40" "$(sb_dig c2 +short cache.dt.example A)"
+h=$(stat cache_hits)
+q=$(sb_dig c4 cache.dt.example A)
+eq "c4's hit cannot be pinned (pin limit): SERVFAIL" "status: SERVFAIL" "$(grep -o 'status: [A-Z]*' <<<"$q")"
+hasnt "and no address is handed out" "198.51.100.40" "$(grep -v '^;' <<<"$q")"
+eq "it was a cache hit" "$((h + 1))" "$(stat cache_hits)"
+hasnt "c4 holds no pin for it" "198.51.100.40" "$(pins c4)"
+netd_down
 world_down
 t_summary
