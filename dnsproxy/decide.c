@@ -157,15 +157,16 @@ static const char *const internal_default[] = {
 	"224.0.0.0/4",		/* multicast */
 	"240.0.0.0/4",		/* reserved */
 	"255.255.255.255/32",	/* limited broadcast */
-	"::/128",		/* unspecified */
-	"::1/128",		/* loopback */
+	"::/96",		/* unspecified, loopback and IPv4-compatible (RFC 4291 2.5.5.1) */
 	"::ffff:0:0/96",	/* IPv4-mapped */
+	"::ffff:0:0:0/96",	/* IPv4-translated (SIIT, RFC 2765) */
 	"64:ff9b::/96",		/* NAT64, RFC 6052: embeds IPv4 */
 	"64:ff9b:1::/48",	/* local-use NAT64, RFC 8215 */
 	"100::/64",		/* discard-only, RFC 6666 */
 	"2002::/16",		/* 6to4: embeds IPv4 */
 	"fc00::/7",		/* unique local */
 	"fe80::/10",		/* link-local */
+	"fec0::/10",		/* site-local, deprecated (RFC 3879) but still routed by some */
 	"ff00::/8",		/* multicast */
 };
 

@@ -51,7 +51,7 @@ int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rule
 		const struct wire_addr *addrs, size_t n_addrs, struct fw_pin *out, size_t max,
 		size_t *n_rebind);
 
-#define DECIDE_INTERNAL_DEFAULT_N 22	/* prefixes decide_internal_default() has */
+#define DECIDE_INTERNAL_DEFAULT_N 23	/* prefixes decide_internal_default() has */
 
 /*
  * decide_internal_default() - the built-in "points inside" prefixes (both

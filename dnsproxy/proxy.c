@@ -32,8 +32,9 @@
 
 #define PROXY_MAX_OUTSTANDING   4096	/* upstream queries in flight, all clients */
 #define PROXY_MAX_PER_CLIENT    256	/* ... per client address */
-#define PROXY_MAX_CONNS         512	/* TCP connections, all clients */
-#define PROXY_MAX_CONNS_CLIENT  32	/* ... per client address */
+#define PROXY_MAX_CONNS         4096	/* TCP connections, all clients */
+#define PROXY_MAX_CONNS_CLIENT  16	/* ... per client address */
+#define PROXY_TCP_FRAME_S       5	/* a message must arrive whole within this */
 #define PROXY_CONN_INFLIGHT     32	/* pipelined queries per connection */
 #define PROXY_CONN_OUT_MAX      (256u * 1024)	/* unsent bytes before we stop reading */
 #define PROXY_TCP_IDLE_S        10	/* RFC 7766 6.2.3 idle timeout */
@@ -69,6 +70,7 @@ struct tcp_conn {
 	unsigned int inflight;	/* queries sent upstream, not answered yet */
 	unsigned int refs;	/* 1 while open + inflight */
 	bool eof;		/* client shut down its side: close when done */
+	uint64_t partial_since_ms;	/* monotonic ms a partial frame began; 0 = none */
 };
 
 /* Where a reply goes. */
@@ -452,6 +454,12 @@ static void answer_pass(struct proxy *p, const struct origin *o, const uint8_t *
 									: "bad-answer";
 		goto servfail;
 	}
+	/*
+	 * Only a NOERROR answer carries addresses a client will use; records a
+	 * hostile upstream tucks into an NXDOMAIN or REFUSED are not pinned.
+	 */
+	if (wa.rcode != WIRE_RCODE_NOERROR)
+		wa.n_addrs = 0;
 	n_pins = decide_pins(&dc, rules, n_rules, p->addrs, wa.n_addrs, p->pins, PROXY_MAX_PINS,
 			     &n_rebind);
 	if (n_pins < 0) {
@@ -836,8 +844,21 @@ static void query_in(struct proxy *p, const uint8_t *buf, size_t len, const stru
 		o->conn->inflight++;
 		o->conn->refs++;
 	}
-	/* Byte for byte as the client sent it; may call back right away. */
-	upstream_send(p->up, buf, len, on_upstream, pq);
+	/*
+	 * The question and EDNS basics as the client sent them, nothing else
+	 * (wire_build_upstream_query()); may call back right away.
+	 */
+	{
+		uint8_t up[WIRE_HDR_LEN + WIRE_NAME_MAX + 4 + 11];
+		int n = wire_build_upstream_query(buf, len, &q, up, sizeof(up));
+
+		if (n < 0) {
+			/* Cannot happen for a parsed query; fail it like an upstream error. */
+			on_upstream(pq, n, NULL, 0);
+			return;
+		}
+		upstream_send(p->up, up, (size_t)n, on_upstream, pq);
+	}
 }
 
 /* ---- UDP ---------------------------------------------------------------- */
@@ -991,6 +1012,23 @@ static void on_tcp_read(struct bufferevent *bev, void *arg)
 		o.client = c->client;
 		o.conn = c;
 		query_in(c->p, c->p->rx, mlen, &o);
+	}
+	/*
+	 * Slowloris: a byte now and then resets the idle timer, so a message
+	 * that has started must also complete within PROXY_TCP_FRAME_S.
+	 */
+	if (c->bev && evbuffer_get_length(in) > 0 && !conn_has_frame(c)) {
+		uint64_t now = now_ms();
+
+		if (!c->partial_since_ms)
+			c->partial_since_ms = now;
+		else if (now - c->partial_since_ms > PROXY_TCP_FRAME_S * 1000) {
+			conn_close(c);
+			conn_unref(c);
+			return;
+		}
+	} else {
+		c->partial_since_ms = 0;
 	}
 	conn_update_read(c);
 	conn_unref(c);

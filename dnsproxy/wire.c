@@ -20,6 +20,7 @@
 #define HDR_RD       0x0100
 #define HDR_TC       0x0200
 #define HDR_RA       0x0080
+#define HDR_CD       0x0010
 #define HDR_RCODE(f) ((f) & 0x000f)
 
 #define OPT_OUR_UDP_SIZE 1232	/* DNS flag day 2020 default */
@@ -343,6 +344,37 @@ int wire_build_response(const uint8_t *query, size_t qlen, const struct wire_que
 		/* ext-rcode 0, version 0, DO echoed (RFC 3225 3) */
 		put32(o + 5, q->do_bit ? 0x8000u : 0);
 		put16(o + 9, 0);
+	}
+	return (int)need;
+}
+
+int wire_build_upstream_query(const uint8_t *query, size_t qlen, const struct wire_query *q,
+			      uint8_t *out, size_t outmax)
+{
+	size_t qsec, need;
+
+	if (qlen < WIRE_HDR_LEN || q->question_end <= WIRE_HDR_LEN || q->question_end > qlen)
+		return -EINVAL;
+	qsec = q->question_end - WIRE_HDR_LEN;
+	need = WIRE_HDR_LEN + qsec + (q->has_opt ? 11 : 0);
+	if (need > outmax)
+		return -ENOBUFS;
+	put16(out, q->id);
+	/* QUERY with the client's RD and CD; nothing else of its header. */
+	put16(out + 2, (uint16_t)(q->flags & (HDR_RD | HDR_CD)));
+	put16(out + 4, 1);
+	put16(out + 6, 0);
+	put16(out + 8, 0);
+	put16(out + 10, q->has_opt ? 1 : 0);
+	memcpy(out + WIRE_HDR_LEN, query + WIRE_HDR_LEN, qsec);
+	if (q->has_opt) {
+		uint8_t *o = out + WIRE_HDR_LEN + qsec;
+
+		o[0] = 0;	/* owner: root */
+		put16(o + 1, WIRE_TYPE_OPT);
+		put16(o + 3, q->udp_size);	/* the client's size: it gets TC above it */
+		put32(o + 5, (uint32_t)q->edns_version << 16 | (q->do_bit ? 0x8000u : 0));
+		put16(o + 9, 0);	/* no options */
 	}
 	return (int)need;
 }

@@ -126,6 +126,19 @@ int wire_walk_answer(const uint8_t *buf, size_t len, const struct wire_query *q,
  */
 int wire_cap_ttls(uint8_t *buf, size_t len, uint32_t max_ttl_s);
 
+/*
+ * wire_build_upstream_query() - the query netd sends upstream for @query:
+ * its ID, RD and CD bits and question (original case), and, if it had
+ * one, an OPT RR with its buffer size, version and DO bit but no options.
+ * Anything else the client put in the message (other header bits,
+ * answer/authority/additional records, EDNS options) is not forwarded, so
+ * a sandbox cannot smuggle bytes to the resolver outside the qname
+ * (RFC 1035 4.1, RFC 6891 6.1).
+ * Return: bytes written to @out; -EINVAL (no parsed question); -ENOBUFS.
+ */
+int wire_build_upstream_query(const uint8_t *query, size_t qlen, const struct wire_query *q,
+			      uint8_t *out, size_t outmax);
+
 /* wire_set_id() - store @id (host order) as the message ID of @buf (>= 2 bytes). */
 void wire_set_id(uint8_t *buf, uint16_t id);
 

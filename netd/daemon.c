@@ -23,6 +23,7 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -671,6 +672,63 @@ fail_ns:
 	return r;
 }
 
+/*
+ * Bind a chained CNI attachment: the bridge port @req->attach_host_ifname
+ * (made by the plugin before netd-cni, e.g. `bridge`) and the container's
+ * own addresses.  Rules only: netd creates no interface and no netns.
+ */
+static int sandbox_attach(struct daemon *d, struct sandbox *sb, const struct policy *pol,
+			  const struct sandbox_request *req, char *err, size_t errsz)
+{
+	const char *host = req->attach_host_ifname;
+	struct addr a4 = { 0 }, a6 = { 0 };
+	struct fw_sandbox fv;
+	struct sandbox *other;
+	uint32_t cur = 0;
+	char q[64];
+	int r;
+
+	if (!ifname_valid(host)) {
+		snprintf(err, errsz, "attach: invalid host_ifname \"%s\"",
+			 log_quote(host, strlen(host), q, sizeof(q)));
+		return -EINVAL;
+	}
+	if ((req->attach_ipv4 && (addr_parse(req->attach_ipv4, &a4) < 0 || a4.family != AF_INET)) ||
+	    (req->attach_ipv6 && (addr_parse(req->attach_ipv6, &a6) < 0 || a6.family != AF_INET6))) {
+		snprintf(err, errsz, "attach: ipv4/ipv6 must be a bare IPv4/IPv6 address");
+		return -EINVAL;
+	}
+	r = link_exists(host);
+	if (r != 1) {
+		snprintf(err, errsz, "attach: no interface %s in netd's network namespace", host);
+		return r < 0 ? r : -ENOENT;
+	}
+	while ((other = sandbox_next(d->sandboxes, &cur)))
+		if (strcmp(other->host_ifname, host) == 0) {
+			snprintf(err, errsz, "attach: %s is already sandbox %s's interface", host,
+				 other->name);
+			return -EBUSY;
+		}
+	r = sandbox_set_addrs(d->sandboxes, sb, &a4, &a6);
+	if (r < 0) {
+		snprintf(err, errsz, "attach: %s",
+			 r == -EADDRINUSE ? "another sandbox has that address" :
+			 !a4.family && !a6.family ? "ipv4 or ipv6 is required" :
+			 "the address is inside netd's own pool");
+		return r == -EADDRINUSE ? -EBUSY : r;
+	}
+	snprintf(sb->host_ifname, sizeof(sb->host_ifname), "%s", host);
+	sb->chained = true;
+	fw_view(sb, &fv);
+	r = fw_sandbox_add(d->fw, &fv, pol);
+	if (r < 0) {
+		snprintf(err, errsz, "nf_tables rejected the sandbox's rules: %s", strerror(-r));
+		return r;
+	}
+	proxy_sandbox_reset(d->proxy, sb->name);	/* fresh, empty pin sets */
+	return 0;
+}
+
 int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 			  struct sandbox **ret, char *err, size_t errsz)
 {
@@ -710,21 +768,22 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 	snprintf(sb->policy, sizeof(sb->policy), "%s", pol->name);
 	if (req->ifname)
 		snprintf(sb->peer_ifname, sizeof(sb->peer_ifname), "%s", req->ifname);
-	if (req->netns) {
-		snprintf(sb->netns_path, sizeof(sb->netns_path), "%s", req->netns);
+	if (req->netns || req->attach_host_ifname) {
+		snprintf(sb->netns_path, sizeof(sb->netns_path), "%s", req->netns ? req->netns : "");
 		sb->netns_owned = false;
 	} else {
 		snprintf(sb->netns_path, sizeof(sb->netns_path), NETNS_RUN_DIR "/%s", sb->name);
 		sb->netns_owned = true;
 	}
 	sb->created = time(NULL);
-	r = sandbox_build(d, sb, pol, sb->netns_owned, err, errsz);
+	r = req->attach_host_ifname ? sandbox_attach(d, sb, pol, req, err, errsz) :
+				      sandbox_build(d, sb, pol, sb->netns_owned, err, errsz);
 	if (r < 0) {
 		sandbox_release(d->sandboxes, sb);
 		return r;
 	}
 	/* For `ip netns exec` (named) and `netd exec` (any): the proxy's address. */
-	r = resolv_conf_write(sb);
+	r = sb->chained ? 0 : resolv_conf_write(sb);
 	if (r < 0)
 		log_warn("sandbox %s: cannot write resolv.conf: %s", sb->name, strerror(-r));
 	/*
@@ -947,6 +1006,27 @@ static int state_restore(struct daemon *d, const struct fw_config *fc)
 		if (!ipv6) {	/* created IPv4 only (IPv6 disabled in its netns) */
 			memset(&sb->addr6, 0, sizeof(sb->addr6));
 			memset(&sb->gw6, 0, sizeof(sb->gw6));
+		}
+		if (json_is_string(json_object_get(obj, "kind")) &&
+		    strcmp(json_string_value(json_object_get(obj, "kind")), "chained") == 0) {
+			/* A chained attachment: its bridge port and its own addresses. */
+			json_t *h = json_object_get(obj, "host_ifname"),
+			       *j4 = json_object_get(obj, "ipv4_addr"),
+			       *j6 = json_object_get(obj, "ipv6_addr");
+			struct addr a4 = { 0 }, a6 = { 0 };
+
+			if (!json_is_string(h) || !ifname_valid(json_string_value(h)) ||
+			    (json_is_string(j4) && addr_parse(json_string_value(j4), &a4) < 0) ||
+			    (json_is_string(j6) && addr_parse(json_string_value(j6), &a6) < 0) ||
+			    sandbox_set_addrs(d->sandboxes, sb, &a4, &a6) < 0) {
+				log_err("%s: bad chained attachment state; left in place", path);
+				sandbox_release(d->sandboxes, sb);
+				json_decref(obj);
+				continue;
+			}
+			snprintf(sb->host_ifname, sizeof(sb->host_ifname), "%s",
+				 json_string_value(h));
+			sb->chained = true;
 		}
 		pol = policy_by_name(d, sb->policy);
 		flush = !digest || !pol ||
@@ -1549,6 +1629,15 @@ int daemon_main(const char *config_path, const char *socket_override)
 
 	d->lock_fd = -1;
 	d->netns_lock_fd = -1;
+	/* Sockets are bounded by netd's own limits, not a 1024 soft default. */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	d->started = time(NULL);
 	if (pinsrc_new(&d->pinsrc) < 0) {
 		log_err("out of memory");

@@ -9,6 +9,7 @@ the length framing instead.
 import socket
 import struct
 import sys
+import time
 
 
 def hdr(id_=0x1234, flags=0x0100, qd=1, an=0, ns=0, ar=0):
@@ -75,6 +76,24 @@ def main():
         s.sendall(struct.pack("!H", 65535) + b"\0" * 100)   # promises more than it sends
     elif kind == "tcp-zeroframe":
         s.sendall(struct.pack("!H", 0))
+    elif kind == "tcp-trickle":
+        # slowloris: a frame that never completes, one byte every 2 s
+        s.sendall(struct.pack("!H", 64))
+        for _ in range(10):
+            time.sleep(2)
+            try:
+                s.sendall(b"\0")
+                s.settimeout(0.1)
+                if s.recv(1) == b"":
+                    print("closed")
+                    return
+            except socket.timeout:
+                pass
+            except OSError:
+                print("closed")
+                return
+        print("open")
+        return
     elif kind == "tcp-halfheader":
         s.sendall(b"\x00")
         s.shutdown(socket.SHUT_WR)

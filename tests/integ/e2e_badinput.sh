@@ -33,6 +33,7 @@ for kind in tcp-bigframe tcp-zeroframe tcp-halfheader; do
 	out=$(raw "$GW" 53 tcp $kind)
 	hasnt "tcp $kind: no answer to garbage" "rcode=0" "$out"
 done
+eq "tcp slowloris (a frame trickling in) is cut off" "closed" "$(raw "$GW" 53 tcp tcp-trickle)"
 eq "tcp pipelined queries all answered" "answers=3 rcode=0 id=4660 qd=1 an=1 tc=0" "$(raw "$GW" 53 tcp tcp-pipelined)"
 ok "netd alive after malformed DNS" netd_alive
 

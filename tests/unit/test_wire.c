@@ -884,6 +884,56 @@ static void test_cap_ttls(void **state)
 		assert_int_equal(wire_cap_ttls(p.b, n, 300), -EBADMSG);
 }
 
+/* What goes upstream: question, RD/CD and EDNS basics; nothing smuggled. */
+static void test_upstream_query(void **state)
+{
+	struct wire_query q;
+	uint8_t out[512];
+	struct pkt p;
+	int n;
+
+	query_of(&p, "ExAmple.com", WIRE_TYPE_A);
+	p.b[2] |= 0x07;		/* Z/AA/TC-ish bits a client has no business setting */
+	p.b[3] |= 0x70 | 0x10;	/* Z, AD, CD */
+	set_count(&p, 3, 2);
+	/* an OPT with a cookie option, then a TXT record carrying data */
+	p_u8(&p, 0);
+	p_rrhdr(&p, WIRE_TYPE_OPT, 4000, 0x00008000, 12);
+	p_u16(&p, 10);
+	p_u16(&p, 8);
+	p_u32(&p, 0x53454352);
+	p_u32(&p, 0x45540000);
+	p_name(&p, "leak");
+	p_rrhdr(&p, WIRE_TYPE_TXT, WIRE_CLASS_IN, 0, 7);
+	p_u8(&p, 6);
+	memcpy(p.b + p.len, "SECRET", 6);
+	p.len += 6;
+	assert_int_equal(wire_parse_query(p.b, p.len, &q), 0);
+
+	n = wire_build_upstream_query(p.b, p.len, &q, out, sizeof(out));
+	assert_int_equal(n, (int)q.question_end + 11);
+	assert_memory_equal(out, p.b, 2);			/* ID */
+	assert_int_equal(out[2], 0x01);				/* RD only */
+	assert_int_equal(out[3], 0x10);				/* CD only */
+	assert_int_equal(out[4] << 8 | out[5], 1);		/* QDCOUNT */
+	assert_int_equal(out[10] << 8 | out[11], 1);		/* ARCOUNT: OPT only */
+	assert_memory_equal(out + 12, p.b + 12, q.question_end - 12);	/* 0x20 case kept */
+	assert_int_equal(out[q.question_end], 0);		/* OPT owner root */
+	assert_int_equal(out[q.question_end + 3] << 8 | out[q.question_end + 4], 4000);
+	assert_int_equal(out[q.question_end + 7], 0x80);	/* DO */
+	assert_int_equal(out[q.question_end + 9] << 8 | out[q.question_end + 10], 0);	/* no options */
+	assert_null(memmem(out, (size_t)n, "SECRET", 6));
+	assert_null(memmem(out, (size_t)n, "SECR", 4));
+	assert_int_equal(wire_parse_query(out, (size_t)n, &q), 0);
+
+	/* Without EDNS: header and question only. */
+	query_of(&p, "example.com", WIRE_TYPE_AAAA);
+	assert_int_equal(wire_parse_query(p.b, p.len, &q), 0);
+	n = wire_build_upstream_query(p.b, p.len, &q, out, sizeof(out));
+	assert_int_equal(n, (int)p.len);
+	assert_int_equal(wire_build_upstream_query(p.b, p.len, &q, out, 10), -ENOBUFS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -901,6 +951,7 @@ int main(void)
 		cmocka_unit_test(test_walk_dname),
 		cmocka_unit_test(test_walk_svcb_hints),
 		cmocka_unit_test(test_cap_ttls),
+		cmocka_unit_test(test_upstream_query),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
