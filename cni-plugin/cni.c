@@ -418,6 +418,26 @@ json_t *cni_result_new(const struct cni_conf *c, const struct cni_attachment *a)
 	res = json_object();
 	if (!ifs || !ips || !routes || !dns || !res)
 		goto fail;
+	/*
+	 * A prevResult in another format than the one asked for (a runtime
+	 * normally converts it already): 0.x carries ips[].version, 1.x not.
+	 */
+	{
+		size_t i;
+		json_t *ip;
+
+		json_array_foreach(ips, i, ip) {
+			const char *ad = json_string_value(json_object_get(ip, "address"));
+
+			if (!json_is_object(ip))
+				continue;
+			if (!c->ip_version_field)
+				json_object_del(ip, "version");
+			else if (!json_object_get(ip, "version") && ad)
+				json_object_set_new(ip, "version",
+						    json_string(strchr(ad, ':') ? "6" : "4"));
+		}
+	}
 	if (a->host_ifname) {
 		json_t *hi = json_pack("{s:s}", "name", a->host_ifname);
 

@@ -23,6 +23,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 
 #include "cni-plugin/cni.h"
 #include "cni-plugin/client.h"
@@ -238,14 +240,172 @@ static int probe_peer(void *arg)
 	return 0;
 }
 
-/* ---- verbs ------------------------------------------------------------------ */
-
 static const char *jstr(json_t *o, const char *key)
 {
 	json_t *v = json_object_get(o, key);
 
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
+
+/*
+ * IFLA_LINK of @ifname in the caller's netns: for a veth, the ifindex of
+ * its peer (in the peer's netns).  One RTM_GETLINK over rtnetlink.
+ */
+struct link_peer {
+	const char *ifname;
+	int peer_index;
+};
+
+static int probe_link_peer(void *arg)
+{
+	struct link_peer *p = arg;
+	struct {
+		struct nlmsghdr nh;
+		struct ifinfomsg ifi;
+		char attrs[64];
+	} req = { 0 };
+	char buf[8192];
+	struct rtattr *rta;
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	size_t nlen = strlen(p->ifname) + 1;
+	int fd, r = -ENOENT;
+	ssize_t n;
+
+	if (nlen > IFNAMSIZ)
+		return -EINVAL;
+	req.nh.nlmsg_type = RTM_GETLINK;
+	req.nh.nlmsg_flags = NLM_F_REQUEST;
+	req.nh.nlmsg_seq = 1;
+	req.ifi.ifi_family = AF_UNSPEC;
+	rta = (struct rtattr *)((char *)&req + NLMSG_ALIGN(sizeof(req.nh) + sizeof(req.ifi)));
+	rta->rta_type = IFLA_IFNAME;
+	rta->rta_len = (unsigned short)RTA_LENGTH(nlen);
+	memcpy(RTA_DATA(rta), p->ifname, nlen);
+	req.nh.nlmsg_len = (uint32_t)(NLMSG_ALIGN(sizeof(req.nh) + sizeof(req.ifi)) +
+				      RTA_ALIGN(rta->rta_len));
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = -errno;
+		goto out;
+	}
+	n = recv(fd, buf, sizeof(buf), 0);
+	if (n < 0) {
+		r = -errno;
+		goto out;
+	}
+	for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n);
+	     nh = NLMSG_NEXT(nh, n)) {
+		struct ifinfomsg *ifi;
+		int alen;
+
+		if (nh->nlmsg_type == NLMSG_ERROR) {
+			struct nlmsgerr *e = NLMSG_DATA(nh);
+
+			r = e->error ? e->error : -ENOENT;
+			break;
+		}
+		if (nh->nlmsg_type != RTM_NEWLINK)
+			continue;
+		ifi = NLMSG_DATA(nh);
+		alen = (int)IFLA_PAYLOAD(nh);
+		for (struct rtattr *a = IFLA_RTA(ifi); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
+			if (a->rta_type == IFLA_LINK && RTA_PAYLOAD(a) >= 4) {
+				memcpy(&p->peer_index, RTA_DATA(a), 4);
+				r = 0;
+			}
+		break;
+	}
+out:
+	close(fd);
+	return r;
+}
+
+/* "10.88.0.5/16" -> "10.88.0.5" in @out; false if not an address of @family. */
+static bool cidr_addr(const char *cidr, int family, char *out, size_t sz)
+{
+	unsigned char bin[16];
+	const char *slash = cidr ? strchr(cidr, '/') : NULL;
+	size_t n = slash ? (size_t)(slash - cidr) : (cidr ? strlen(cidr) : 0);
+
+	if (!cidr || n == 0 || n >= sz)
+		return false;
+	memcpy(out, cidr, n);
+	out[n] = '\0';
+	return inet_pton(family, out, bin) == 1;
+}
+
+/*
+ * What a chained ADD needs from prevResult (CNI spec §4 "Chained plugins"):
+ * the host-side interface (no "sandbox"; if several, e.g. bridge's bridge
+ * and veth, the one whose ifindex is the IFLA_LINK peer of CNI_IFNAME in
+ * the container's netns), the container's first IPv4/IPv6 address on
+ * CNI_IFNAME and their gateways.
+ */
+struct chained_view {
+	const char *host_ifname;
+	char ipv4[INET_ADDRSTRLEN], ipv6[INET6_ADDRSTRLEN];
+	const char *gateway4, *gateway6;
+};
+
+static int chained_view(const struct cni_conf *c, const char *ifn, const char *ns,
+			struct chained_view *v, struct cni_err *err)
+{
+	json_t *ifs = json_object_get(c->prev_result, "interfaces"),
+	       *ips = json_object_get(c->prev_result, "ips"), *it;
+	const char *cand[16];
+	size_t i, n_cand = 0;
+	long cidx = -1;
+
+	memset(v, 0, sizeof(*v));
+	json_array_foreach(ifs, i, it) {
+		const char *name = jstr(it, "name"), *sb = jstr(it, "sandbox");
+
+		if (!name)
+			continue;
+		if (sb && sb[0]) {
+			if (strcmp(name, ifn) == 0)
+				cidx = (long)i;
+		} else if (n_cand < 16 && if_nametoindex(name) != 0) {
+			cand[n_cand++] = name;
+		}
+	}
+	if (n_cand == 1) {
+		v->host_ifname = cand[0];
+	} else if (n_cand > 1) {
+		struct link_peer lp = { .ifname = ifn };
+
+		if (in_netns(ns, probe_link_peer, &lp) == 0 && lp.peer_index > 0)
+			for (i = 0; i < n_cand; i++)
+				if ((int)if_nametoindex(cand[i]) == lp.peer_index)
+					v->host_ifname = cand[i];
+	}
+	if (!v->host_ifname)
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "prevResult has no host-side interface of %s in this netns (chained "
+				   "mode needs a veth-based plugin such as bridge or ptp before netd-cni)",
+				   ifn);
+	json_array_foreach(ips, i, it) {
+		json_t *idx = json_object_get(it, "interface");
+		const char *addr = jstr(it, "address");
+
+		/* An address of another interface is not the container's. */
+		if (json_is_integer(idx) && cidx >= 0 && json_integer_value(idx) != cidx)
+			continue;
+		if (!v->ipv4[0] && cidr_addr(addr, AF_INET, v->ipv4, sizeof(v->ipv4)))
+			v->gateway4 = jstr(it, "gateway");
+		else if (!v->ipv6[0] && cidr_addr(addr, AF_INET6, v->ipv6, sizeof(v->ipv6)))
+			v->gateway6 = jstr(it, "gateway");
+	}
+	if (!v->ipv4[0] && !v->ipv6[0])
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "prevResult has no IP address for %s: chained mode needs an IPAM "
+				   "plugin (host-local, ...) before netd-cni", ifn);
+	return 0;
+}
+
+/* ---- verbs ------------------------------------------------------------------ */
 
 static int cmd_add(const struct cni_conf *c, struct cni_err *err)
 {
@@ -256,16 +416,21 @@ static int cmd_add(const struct cni_conf *c, struct cni_err *err)
 	enum cni_policy_source src;
 	struct cni_attachment a = { 0 };
 	struct peer_probe probe = { 0 };
+	struct chained_view cv;
 	json_t *req, *reply = NULL, *res;
 	const char *policy;
 	int r, status;
 
 	if (check_env(true, err) < 0)
 		return -EINVAL;
-	if (c->mode == CNI_MODE_CHAINED)
-		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
-				   "\"mode\": \"chained\" is not supported by this netd-cni yet; "
-				   "use \"interface\" (the default)");
+	if (c->mode == CNI_MODE_CHAINED) {
+		if (!c->prev_result)
+			return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+					   "\"mode\": \"chained\" needs a prevResult: put netd-cni "
+					   "after an interface plugin (bridge, ptp) in the conflist");
+		if (chained_view(c, ifn, ns, &cv, err) < 0)
+			return -EINVAL;
+	}
 	policy = cni_policy_select(c, getenv("CNI_ARGS"), pbuf, sizeof(pbuf), &src, err);
 	if (!policy)
 		return -EINVAL;
@@ -291,6 +456,18 @@ static int cmd_add(const struct cni_conf *c, struct cni_err *err)
 	/* netd programs the rules before it creates the interface (netd/daemon.c). */
 	req = json_pack("{s:s, s:s, s:s, s:s}", "name", name, "policy", policy, "netns", ns,
 			"ifname", ifn);
+	if (req && c->mode == CNI_MODE_CHAINED) {
+		json_t *at = json_pack("{s:s}", "host_ifname", cv.host_ifname);
+
+		if (at && cv.ipv4[0])
+			json_object_set_new(at, "ipv4", json_string(cv.ipv4));
+		if (at && cv.ipv6[0])
+			json_object_set_new(at, "ipv6", json_string(cv.ipv6));
+		if (!at || json_object_set_new(req, "attach", at) < 0) {
+			json_decref(req);
+			return cni_err_set(err, CNI_ERR_IO, "I/O failure", "out of memory");
+		}
+	}
 	if (!req)
 		return cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables",
 				   "CNI_NETNS is not valid UTF-8");
@@ -319,6 +496,15 @@ static int cmd_add(const struct cni_conf *c, struct cni_err *err)
 		json_decref(reply);
 		return r;
 	}
+	if (c->mode == CNI_MODE_CHAINED) {
+		/*
+		 * prevResult passes through; only dns.nameservers change: the
+		 * gateway, since netd redirects all of the container's :53.
+		 */
+		a.gateway4 = cv.gateway4;
+		a.gateway6 = cv.gateway6;
+		goto result;
+	}
 	a.host_ifname = jstr(reply, "host_ifname");
 	a.ifname = ifn;
 	a.netns = ns;
@@ -333,6 +519,7 @@ static int cmd_add(const struct cni_conf *c, struct cni_err *err)
 	probe.ifname = ifn;
 	if (in_netns(ns, probe_peer, &probe) == 0 && probe.has_mac)
 		a.mac = probe.mac;
+result:
 	res = cni_result_new(c, &a);
 	json_decref(reply);
 	if (!res) {
@@ -442,9 +629,6 @@ static int cmd_check(const struct cni_conf *c, struct cni_err *err)
 				   c->cni_version);
 	if (check_env(true, err) < 0)
 		return -EINVAL;
-	if (c->mode == CNI_MODE_CHAINED)
-		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
-				   "\"mode\": \"chained\" is not supported by this netd-cni yet");
 	cni_sandbox_name(c->name, cid, ifn, name);
 	snprintf(path, sizeof(path), "/v1/sandboxes/%s", name);
 	r = cni_client_request(c->socket, "GET", path, NULL, &status, &reply);

@@ -143,7 +143,8 @@ static int member_string(struct evhttp_request *req, json_t *obj, const char *ke
 
 static void handle_sandbox_create(struct ctl *c, struct evhttp_request *req)
 {
-	static const char *const allowed[] = { "name", "policy", "netns", "ifname", NULL };
+	static const char *const allowed[] = { "name", "policy", "netns", "ifname", "attach",
+					       NULL };
 	struct sandbox_request sr = { 0 };
 	struct sandbox *sb;
 	const char *key;
@@ -163,7 +164,7 @@ static void handle_sandbox_create(struct ctl *c, struct evhttp_request *req)
 			char q[128];
 
 			reply_error(req, 400,
-				    "unknown key \"%s\" (allowed: name, policy, netns, ifname)",
+				    "unknown key \"%s\" (allowed: name, policy, netns, ifname, attach)",
 				    log_quote(key, strlen(key), q, sizeof(q)));
 			goto out;
 		}
@@ -176,6 +177,36 @@ static void handle_sandbox_create(struct ctl *c, struct evhttp_request *req)
 	if (!sr.name || !sr.policy) {
 		reply_error(req, 400, "\"name\" and \"policy\" are required");
 		goto out;
+	}
+	/* A chained CNI attachment: {"host_ifname", "ipv4"?, "ipv6"?} (daemon.h). */
+	v = json_object_get(obj, "attach");
+	if (v) {
+		json_t *av;
+
+		if (!json_is_object(v)) {
+			reply_error(req, 400, "\"attach\" must be an object");
+			goto out;
+		}
+		json_object_foreach(v, key, av) {
+			if (strcmp(key, "host_ifname") != 0 && strcmp(key, "ipv4") != 0 &&
+			    strcmp(key, "ipv6") != 0) {
+				char q[128];
+
+				reply_error(req, 400,
+					    "unknown key \"attach.%s\" (allowed: host_ifname, ipv4, ipv6)",
+					    log_quote(key, strlen(key), q, sizeof(q)));
+				goto out;
+			}
+		}
+		if (member_string(req, v, "host_ifname", &sr.attach_host_ifname) < 0 ||
+		    member_string(req, v, "ipv4", &sr.attach_ipv4) < 0 ||
+		    member_string(req, v, "ipv6", &sr.attach_ipv6) < 0)
+			goto out;
+		if (!sr.attach_host_ifname || (!sr.attach_ipv4 && !sr.attach_ipv6)) {
+			reply_error(req, 400,
+				    "\"attach\" needs \"host_ifname\" and \"ipv4\" or \"ipv6\"");
+			goto out;
+		}
 	}
 	r = daemon_sandbox_create(c->d, &sr, &sb, err, sizeof(err));
 	if (r < 0) {

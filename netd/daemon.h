@@ -30,6 +30,14 @@ struct sandbox_request {
 	const char *policy;
 	const char *netns;	/* NULL: create /run/netns/NAME */
 	const char *ifname;	/* interface name inside the sandbox; NULL: "eth0" */
+	/*
+	 * A chained CNI attachment (all NULL otherwise): bind the existing
+	 * bridge port @attach_host_ifname and the container's own addresses
+	 * (at least one) to the policy; netd creates and deletes no
+	 * interface or netns.  POST /v1/sandboxes {"attach": {...}}.
+	 */
+	const char *attach_host_ifname;
+	const char *attach_ipv4, *attach_ipv6;
 };
 
 /*

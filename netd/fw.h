@@ -25,6 +25,16 @@
  *   sets sb-NAME-pin4, sb-NAME-pin6   { type addr . inet_proto . inet_service; flags timeout }
  *   sets sb-NAME-cidr4, sb-NAME-cidr6 { same key; flags interval }
  *
+ * Chained attachments (a bridge port another CNI plugin made; the inet
+ * hooks see only the bridge) are matched by source address instead:
+ *   sets chained_src4/6 { addr }, maps chained_fwd4/6 { addr : verdict }
+ *   (prerouting_nat redirect, input -> chain chained_in, forward vmap,
+ *   postrouting masquerade), and "table bridge NAME" makes those sources
+ *   trustworthy: chain prerouting drops frames from a chained port
+ *   (set chained_ports) whose source is not its own (chained_port_src4/6;
+ *   ARP and ND pass), chain forward drops frames to or from a chained
+ *   port (the bridge's own traffic never crosses it).
+ *
  * Per-packet cost is a handful of set/map lookups whatever the number of
  * sandboxes or pins.  Deleting a sandbox deletes its chain and sets, so
  * pins can never outlive it or leak to a later sandbox given the same
@@ -59,6 +69,9 @@ struct fw_sandbox {
 	struct addr addr4;	/* family 0 if none */
 	struct addr addr6;	/* family 0 if none */
 	uint32_t ct_mark;	/* set on every new connection of the sandbox (acct.h ACCT_MARK); 0 = none */
+	bool chained;		/* a chained CNI attachment: @host_ifname is a bridge port
+				 * someone else made; matched by address (chained_* sets,
+				 * table bridge NAME), needs addr4 or addr6 */
 };
 
 struct fw_pin {

@@ -16,6 +16,7 @@ pkgs=(
 	curl openssl python3 iputils-ping conntrack
 	# container runtime tests (tests/integ/cni_*.sh)
 	jq python3-yaml busybox-static runc containerd docker.io
+	containernetworking-plugins
 )
 
 missing=()

@@ -265,6 +265,53 @@ static void test_result_versions(void **state)
 	json_decref(r);
 }
 
+/* Chained mode: prevResult passes through; only dns.nameservers and ips[].version change. */
+static void test_result_chained(void **state)
+{
+	static const char *const prev =
+		"\"prevResult\":{\"cniVersion\":\"1.0.0\",\"interfaces\":[{\"name\":\"cni0\"},"
+		"{\"name\":\"veth1\"},{\"name\":\"eth0\",\"sandbox\":\"/n\"}],"
+		"\"ips\":[{\"address\":\"10.88.0.5/24\",\"gateway\":\"10.88.0.1\",\"interface\":2},"
+		"{\"address\":\"fd00::5/64\",\"interface\":2,\"version\":\"6\"}],"
+		"\"routes\":[{\"dst\":\"0.0.0.0/0\"}],\"dns\":{\"search\":[\"x\"]}}}";
+	static const char *const vers[] = { "0.4.0", "1.0.0" };
+	char text[1024];
+
+	(void)state;
+	for (size_t v = 0; v < 2; v++) {
+		struct cni_attachment a = { .gateway4 = "10.88.0.1" };
+		struct cni_conf c;
+		struct cni_err err;
+		json_t *res, *ips;
+
+		snprintf(text, sizeof(text),
+			 "{\"cniVersion\":\"%s\",\"name\":\"n\",\"type\":\"t\",\"mode\":\"chained\",%s",
+			 vers[v], prev);
+		assert_int_equal(parse(text, &c, &err), 0);
+		res = cni_result_new(&c, &a);
+		assert_non_null(res);
+		assert_string_equal(json_string_value(json_object_get(res, "cniVersion")), vers[v]);
+		assert_int_equal(json_array_size(json_object_get(res, "interfaces")), 3);
+		ips = json_object_get(res, "ips");
+		assert_int_equal(json_array_size(ips), 2);
+		assert_int_equal(json_array_size(json_object_get(res, "routes")), 1);
+		if (v == 0) {
+			assert_string_equal(json_string_value(json_object_get(json_array_get(ips, 0),
+									      "version")), "4");
+			assert_string_equal(json_string_value(json_object_get(json_array_get(ips, 1),
+									      "version")), "6");
+		} else {
+			assert_null(json_object_get(json_array_get(ips, 0), "version"));
+			assert_null(json_object_get(json_array_get(ips, 1), "version"));
+		}
+		assert_string_equal(json_string_value(json_array_get(json_object_get(
+					    json_object_get(res, "dns"), "nameservers"), 0)), "10.88.0.1");
+		assert_non_null(json_object_get(json_object_get(res, "dns"), "search"));
+		json_decref(res);
+		cni_conf_done(&c);
+	}
+}
+
 static void test_error_and_version_json(void **state)
 {
 	struct cni_err err;
@@ -302,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_sandbox_name),
 		cmocka_unit_test(test_policy_order),
 		cmocka_unit_test(test_result_versions),
+		cmocka_unit_test(test_result_chained),
 		cmocka_unit_test(test_error_and_version_json),
 	};
 
