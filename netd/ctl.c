@@ -27,6 +27,7 @@
 #include <event2/listener.h>
 
 #include "common/log.h"
+#include "netd/ctlreq.h"
 #include "netd/daemon.h"
 
 struct ctl {
@@ -86,135 +87,39 @@ static int errno_to_status(int r)
 	}
 }
 
-/* Read the request body as a JSON object; replies and returns NULL on error. */
-static json_t *request_json(struct evhttp_request *req)
+static void handle_sandbox_create(struct ctl *c, struct evhttp_request *req)
 {
 	struct evbuffer *in = evhttp_request_get_input_buffer(req);
 	size_t len = evbuffer_get_length(in);
-	json_error_t jerr;
-	json_t *obj;
+	struct sandbox_request sr;
+	struct sandbox *sb;
+	char err[512] = "";
+	json_t *obj = NULL;
 	char *text;
+	int r;
 
 	if (len > CTL_MAX_BODY) {
 		reply_error(req, 413, "request body over %d bytes", CTL_MAX_BODY);
-		return NULL;
+		return;
 	}
-	text = malloc(len + 1);
+	text = malloc(len ? len : 1);
 	if (!text) {
 		reply_error(req, 503, "out of memory");
-		return NULL;
+		return;
 	}
 	evbuffer_copyout(in, text, len);
-	text[len] = '\0';
-	obj = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	/* All parsing and validation of the body is ctlreq's (fuzzed). */
+	r = ctlreq_sandbox(text, len, &sr, &obj, err, sizeof(err));
 	free(text);
-	if (!obj) {
-		reply_error(req, 400, "request body is not valid JSON: line %d column %d: %s",
-			    jerr.line, jerr.column, jerr.text);
-		return NULL;
-	}
-	if (!json_is_object(obj)) {
-		json_decref(obj);
-		reply_error(req, 400, "request body must be a JSON object");
-		return NULL;
-	}
-	return obj;
-}
-
-/*
- * Optional string member @key of @obj: 1 and *@out set; 0 if absent or
- * null; -1 (replied) if present with another type.
- */
-static int member_string(struct evhttp_request *req, json_t *obj, const char *key,
-			 const char **out)
-{
-	json_t *v = json_object_get(obj, key);
-
-	*out = NULL;
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_string(v)) {
-		reply_error(req, 400, "\"%s\" must be a string", key);
-		return -1;
-	}
-	*out = json_string_value(v);
-	return 1;
-}
-
-static void handle_sandbox_create(struct ctl *c, struct evhttp_request *req)
-{
-	static const char *const allowed[] = { "name", "policy", "netns", "ifname", "attach",
-					       NULL };
-	struct sandbox_request sr = { 0 };
-	struct sandbox *sb;
-	const char *key;
-	char err[512] = "";
-	json_t *obj, *v;
-	int r;
-
-	obj = request_json(req);
-	if (!obj)
+	if (r < 0) {
+		reply_error(req, r == -ENOMEM ? 503 : 400, "%s", err[0] ? err : strerror(-r));
 		return;
-	json_object_foreach(obj, key, v) {
-		size_t i;
-
-		for (i = 0; allowed[i] && strcmp(allowed[i], key) != 0; i++)
-			;
-		if (!allowed[i]) {
-			char q[128];
-
-			reply_error(req, 400,
-				    "unknown key \"%s\" (allowed: name, policy, netns, ifname, attach)",
-				    log_quote(key, strlen(key), q, sizeof(q)));
-			goto out;
-		}
-	}
-	if (member_string(req, obj, "name", &sr.name) < 0 ||
-	    member_string(req, obj, "policy", &sr.policy) < 0 ||
-	    member_string(req, obj, "netns", &sr.netns) < 0 ||
-	    member_string(req, obj, "ifname", &sr.ifname) < 0)
-		goto out;
-	if (!sr.name || !sr.policy) {
-		reply_error(req, 400, "\"name\" and \"policy\" are required");
-		goto out;
-	}
-	/* A chained CNI attachment: {"host_ifname", "ipv4"?, "ipv6"?} (daemon.h). */
-	v = json_object_get(obj, "attach");
-	if (v) {
-		json_t *av;
-
-		if (!json_is_object(v)) {
-			reply_error(req, 400, "\"attach\" must be an object");
-			goto out;
-		}
-		json_object_foreach(v, key, av) {
-			if (strcmp(key, "host_ifname") != 0 && strcmp(key, "ipv4") != 0 &&
-			    strcmp(key, "ipv6") != 0) {
-				char q[128];
-
-				reply_error(req, 400,
-					    "unknown key \"attach.%s\" (allowed: host_ifname, ipv4, ipv6)",
-					    log_quote(key, strlen(key), q, sizeof(q)));
-				goto out;
-			}
-		}
-		if (member_string(req, v, "host_ifname", &sr.attach_host_ifname) < 0 ||
-		    member_string(req, v, "ipv4", &sr.attach_ipv4) < 0 ||
-		    member_string(req, v, "ipv6", &sr.attach_ipv6) < 0)
-			goto out;
-		if (!sr.attach_host_ifname || (!sr.attach_ipv4 && !sr.attach_ipv6)) {
-			reply_error(req, 400,
-				    "\"attach\" needs \"host_ifname\" and \"ipv4\" or \"ipv6\"");
-			goto out;
-		}
 	}
 	r = daemon_sandbox_create(c->d, &sr, &sb, err, sizeof(err));
-	if (r < 0) {
+	if (r < 0)
 		reply_error(req, errno_to_status(r), "%s", err[0] ? err : strerror(-r));
-		goto out;
-	}
-	reply_json(req, 201, daemon_sandbox_json(c->d, sb));
-out:
+	else
+		reply_json(req, 201, daemon_sandbox_json(c->d, sb));
 	json_decref(obj);
 }
 

@@ -281,8 +281,20 @@ static json_t *policy_json(const struct policy *p)
 				    json_string(r->proto == IPPROTO_UDP ? "udp" : "tcp"));
 		json_array_append_new(rules, rule);
 	}
-	return json_pack("{s:s, s:s?, s:s?, s:o}", "name", p->name, "description", p->description,
-			 "file", p->file, "egress", rules);
+	{
+		json_t *o = json_pack("{s:s, s:s?, s:s?, s:o}", "name", p->name, "description",
+				      p->description, "file", p->file, "egress", rules);
+
+		/*
+		 * Only when set, so the digest of a policy without limits (state
+		 * files, reload change detection) is what it was before limits.
+		 */
+		if (o && p->egress_bytes)
+			json_object_set_new(o, "limits", json_pack("{s:I, s:s}", "egress_bytes",
+					    (json_int_t)p->egress_bytes, "on_exceed",
+					    p->quota_cut ? "cut" : "finish"));
+		return o;
+	}
 }
 
 json_t *daemon_policies_json(struct daemon *d)

@@ -2293,6 +2293,9 @@ static void build_reconcile(struct bt *bt, const void *argp)
 
 				snprintf(d.name, sizeof(d.name), "%s", obj);
 				bt_set(bt, NFT_MSG_DELSET, &d);
+			} else if (pass == 1) {
+				/* A stale sandbox chain: its quota, if any (chains are gone now). */
+				bt_quota_remove(bt, a->found->v[i].owner);
 			}
 		}
 	for (size_t i = 0; i < a->n; i++)

@@ -81,6 +81,18 @@ has "cut: deny record with reason quota" '"reason":"quota"' \
 eq "no limit: 300K upload" "300000" "$(sb_curl sb3 --data-binary "@$WORLD_DIR/300k.bin" "$URL")"
 eq "no limit: 300K upload again" "300000" "$(sb_curl sb3 --data-binary "@$WORLD_DIR/300k.bin" "$URL")"
 
+# ---- a reload that raises the limit keeps what was consumed ---------------------
+used_before=$(quota_used sb1)
+sed -i 's/egress_bytes: 100K/egress_bytes: 200K/' "$WORLD_DIR/policies/q-finish.yaml"
+ok "policy reload (limit 100K -> 200K)" netd policy reload
+eq "reload: the new limit is in the kernel" "204800" "$(world_exec host nft -j list quota inet netd "q-$SB1" |
+	python3 -c 'import json,sys
+print([o["quota"]["bytes"] for o in json.load(sys.stdin)["nftables"] if "quota" in o][0])')"
+# (The kernel reports "used" capped at the limit, so over it used == limit.)
+used_after=$(quota_used sb1)
+ok "reload: consumed bytes kept ($used_before -> $used_after)" test "$used_after" -ge "$used_before"
+fail "reload: still over the raised limit, new connections refused" sb_curl sb1 --connect-timeout 1 "$URL"
+
 # ---- restart keeps the spent quota; delete removes the object -----------------
 netd_down
 netd_up "audit: { conn_update_interval: 0 }" || { echo "0 passed, 1 failed"; exit 1; }

@@ -1,0 +1,121 @@
+/*
+ * ctlreq - control API request bodies (JSON, jansson) to structs.  No
+ * logging, no daemon state.
+ */
+#include "netd/ctlreq.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+
+static int bad(char *err, size_t errsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int bad(char *err, size_t errsz, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errsz, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Keys of @obj must all be in @allowed (NULL-terminated); @what names @obj. */
+static int keys_known(json_t *obj, const char *const *allowed, const char *what,
+		      const char *list, char *err, size_t errsz)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(obj, key, v) {
+		size_t i;
+		char q[128];
+
+		for (i = 0; allowed[i] && strcmp(allowed[i], key) != 0; i++)
+			;
+		if (!allowed[i])
+			return bad(err, errsz, "unknown key \"%s%s\" (allowed: %s)", what,
+				   log_quote(key, strlen(key), q, sizeof(q)), list);
+	}
+	return 0;
+}
+
+/* Optional string member: 0 (set or left NULL); -EINVAL if another type. */
+static int member_string(json_t *obj, const char *key, const char *what, const char **out,
+			 char *err, size_t errsz)
+{
+	json_t *v = json_object_get(obj, key);
+
+	*out = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return bad(err, errsz, "\"%s%s\" must be a string", what, key);
+	/* A NUL inside would cut the value short without anyone noticing. */
+	if (strlen(json_string_value(v)) != json_string_length(v))
+		return bad(err, errsz, "\"%s%s\" must not contain NUL", what, key);
+	*out = json_string_value(v);
+	return 0;
+}
+
+int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, json_t **ret_obj,
+		   char *err, size_t errsz)
+{
+	static const char *const top[] = { "name", "policy", "netns", "ifname", "attach", NULL };
+	static const char *const att[] = { "host_ifname", "ipv4", "ipv6", NULL };
+	json_error_t jerr;
+	json_t *obj, *v;
+	int r;
+
+	memset(sr, 0, sizeof(*sr));
+	*ret_obj = NULL;
+	obj = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!obj)
+		return bad(err, errsz, "request body is not valid JSON: line %d column %d: %s",
+			   jerr.line, jerr.column, jerr.text);
+	if (!json_is_object(obj)) {
+		r = bad(err, errsz, "request body must be a JSON object");
+		goto fail;
+	}
+	r = keys_known(obj, top, "", "name, policy, netns, ifname, attach", err, errsz);
+	if (r < 0)
+		goto fail;
+	if ((r = member_string(obj, "name", "", &sr->name, err, errsz)) < 0 ||
+	    (r = member_string(obj, "policy", "", &sr->policy, err, errsz)) < 0 ||
+	    (r = member_string(obj, "netns", "", &sr->netns, err, errsz)) < 0 ||
+	    (r = member_string(obj, "ifname", "", &sr->ifname, err, errsz)) < 0)
+		goto fail;
+	if (!sr->name || !sr->policy) {
+		r = bad(err, errsz, "\"name\" and \"policy\" are required");
+		goto fail;
+	}
+	/* A chained CNI attachment (daemon.h). */
+	v = json_object_get(obj, "attach");
+	if (v && !json_is_null(v)) {
+		if (!json_is_object(v)) {
+			r = bad(err, errsz, "\"attach\" must be an object");
+			goto fail;
+		}
+		r = keys_known(v, att, "attach.", "host_ifname, ipv4, ipv6", err, errsz);
+		if (r < 0)
+			goto fail;
+		if ((r = member_string(v, "host_ifname", "attach.", &sr->attach_host_ifname, err,
+				       errsz)) < 0 ||
+		    (r = member_string(v, "ipv4", "attach.", &sr->attach_ipv4, err, errsz)) < 0 ||
+		    (r = member_string(v, "ipv6", "attach.", &sr->attach_ipv6, err, errsz)) < 0)
+			goto fail;
+		if (!sr->attach_host_ifname || (!sr->attach_ipv4 && !sr->attach_ipv6)) {
+			r = bad(err, errsz, "\"attach\" needs \"host_ifname\" and \"ipv4\" or \"ipv6\"");
+			goto fail;
+		}
+	}
+	*ret_obj = obj;
+	return 0;
+fail:
+	memset(sr, 0, sizeof(*sr));
+	json_decref(obj);
+	return r;
+}

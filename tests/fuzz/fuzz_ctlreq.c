@@ -1,0 +1,39 @@
+/*
+ * fuzz_ctlreq - POST /v1/sandboxes bodies: anything an API client sends.
+ * Checks that a success has what the daemon relies on and a failure says
+ * why, and that nothing leaks.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "netd/ctl.h"
+#include "netd/ctlreq.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct sandbox_request sr;
+	char err[512] = "";
+	json_t *obj = NULL;
+	int r;
+
+	if (size > CTL_MAX_BODY)
+		return 0;
+	r = ctlreq_sandbox((const char *)data, size, &sr, &obj, err, sizeof(err));
+	if (r == 0) {
+		if (!obj || !sr.name || !sr.policy)
+			abort();
+		if (sr.attach_host_ifname && !sr.attach_ipv4 && !sr.attach_ipv6)
+			abort();
+		/* Pointers stay valid while obj lives. */
+		if (strlen(sr.name) > CTL_MAX_BODY || strlen(sr.policy) > CTL_MAX_BODY)
+			abort();
+	} else {
+		if (obj || err[0] == '\0' || sr.name)
+			abort();
+	}
+	json_decref(obj);
+	return 0;
+}

@@ -1,0 +1,1 @@
+fuzz_ctlreq_SRC := netd/ctlreq.c common/log.c
