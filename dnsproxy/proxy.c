@@ -39,6 +39,8 @@
 #define PROXY_CONN_OUT_MAX      (256u * 1024)	/* unsent bytes before we stop reading */
 #define PROXY_TCP_IDLE_S        10	/* RFC 7766 6.2.3 idle timeout */
 #define PROXY_UDP_BATCH         64	/* datagrams per readiness event */
+#define PROXY_UDP_VLEN          16	/* datagrams per recvmmsg() */
+#define PROXY_UDP_RX            4096	/* bytes of one UDP query, at most */
 #define PROXY_MAX_ADDRS         128	/* addresses collected from one answer */
 #define PROXY_MAX_PINS          1024	/* pins from one answer */
 #define PROXY_CLIENT_BUCKETS    256
@@ -865,42 +867,62 @@ static void query_in(struct proxy *p, const uint8_t *buf, size_t len, const stru
 
 static void on_udp(evutil_socket_t fd, short what, void *arg)
 {
+	/*
+	 * recvmmsg(): up to PROXY_UDP_VLEN datagrams per system call.  A query
+	 * longer than PROXY_UDP_RX bytes is not a DNS query (one question, an
+	 * OPT record): it arrives truncated and is dropped.
+	 */
+	static uint8_t bufs[PROXY_UDP_VLEN][PROXY_UDP_RX];
+	static union {
+		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + 64];
+		struct cmsghdr align;
+	} cbufs[PROXY_UDP_VLEN];
+	static struct sockaddr_in6 peers[PROXY_UDP_VLEN];
+	struct mmsghdr msgs[PROXY_UDP_VLEN];
+	struct iovec iovs[PROXY_UDP_VLEN];
 	struct proxy *p = arg;
 
-	for (int i = 0; i < PROXY_UDP_BATCH; i++) {
-		union {
-			char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + 64];
-			struct cmsghdr align;
-		} cbuf;
-		struct iovec iov = { .iov_base = p->rx, .iov_len = sizeof(p->rx) };
-		struct msghdr mh = {
-			.msg_iov = &iov,
-			.msg_iovlen = 1,
-			.msg_control = cbuf.buf,
-			.msg_controllen = sizeof(cbuf.buf),
-		};
-		struct origin o;
-		ssize_t n;
+	for (int round = 0; round < PROXY_UDP_BATCH / PROXY_UDP_VLEN; round++) {
+		int got;
 
-		memset(&o, 0, sizeof(o));
-		mh.msg_name = &o.peer;
-		mh.msg_namelen = sizeof(o.peer);
-		n = recvmsg(fd, &mh, MSG_DONTWAIT);
-		if (n < 0)
+		for (int i = 0; i < PROXY_UDP_VLEN; i++) {
+			iovs[i] = (struct iovec){ .iov_base = bufs[i], .iov_len = sizeof(bufs[i]) };
+			msgs[i].msg_hdr = (struct msghdr){
+				.msg_name = &peers[i],
+				.msg_namelen = sizeof(peers[i]),
+				.msg_iov = &iovs[i],
+				.msg_iovlen = 1,
+				.msg_control = cbufs[i].buf,
+				.msg_controllen = sizeof(cbufs[i].buf),
+			};
+			msgs[i].msg_len = 0;
+		}
+		got = recvmmsg(fd, msgs, PROXY_UDP_VLEN, MSG_DONTWAIT, NULL);
+		if (got <= 0)
 			return;	/* EAGAIN, or an ICMP error queued on the socket */
-		if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC) || mh.msg_namelen < sizeof(o.peer) ||
-		    addr_from_sockaddr((struct sockaddr *)&o.peer, &o.client) < 0) {
-			p->n_dropped++;
-			continue;
-		}
-		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-			if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO &&
-			    cm->cmsg_len >= CMSG_LEN(sizeof(struct in6_pktinfo))) {
-				memcpy(&o.local, CMSG_DATA(cm), sizeof(o.local));
-				o.have_local = true;
+		for (int i = 0; i < got; i++) {
+			struct msghdr *mh = &msgs[i].msg_hdr;
+			struct origin o;
+
+			memset(&o, 0, sizeof(o));
+			memcpy(&o.peer, &peers[i], sizeof(o.peer));
+			if (mh->msg_flags & (MSG_TRUNC | MSG_CTRUNC) ||
+			    mh->msg_namelen < sizeof(o.peer) ||
+			    addr_from_sockaddr((struct sockaddr *)&o.peer, &o.client) < 0) {
+				p->n_dropped++;
+				continue;
 			}
+			for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+				if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO &&
+				    cm->cmsg_len >= CMSG_LEN(sizeof(struct in6_pktinfo))) {
+					memcpy(&o.local, CMSG_DATA(cm), sizeof(o.local));
+					o.have_local = true;
+				}
+			}
+			query_in(p, bufs[i], msgs[i].msg_len, &o);
 		}
-		query_in(p, p->rx, (size_t)n, &o);
+		if (got < PROXY_UDP_VLEN)
+			return;
 	}
 }
 

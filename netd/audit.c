@@ -1,7 +1,10 @@
 /*
- * audit - JSON Lines writer for the audit trail.  One write(2) per record
- * (O_APPEND), so concurrent readers never see half a line and a crash
- * loses at most the record being written.  Size-based rotation
+ * audit - JSON Lines writer for the audit trail.  Whole lines only, with
+ * O_APPEND, so concurrent readers never see half a line.  Without an event
+ * loop (audit_attach()) every record is one write(2); with one, the records
+ * of one loop turn are gathered and written together when the turn ends,
+ * before netd waits for the next event (a DNS flood costs one write per
+ * turn, not per query), so a crash loses at most that turn's records.  Size-based rotation
  * (audit.jsonl -> .1 -> ... -> .keep) happens between records, so a record
  * is never split across files; audit_reopen() serves SIGHUP after an
  * external rotation (logrotate: move, then HUP).  A failing write (disk
@@ -12,6 +15,8 @@
 #include "netd/audit.h"
 
 #include "common/log.h"
+
+#include <event2/event.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +41,13 @@ struct audit {
 	uint64_t written;
 	uint64_t dropped;
 	uint64_t rotations;
+	struct event *flush_ev;	/* NULL: write each record at once */
+	char *buf;		/* records of this loop turn, whole lines */
+	size_t buf_len;
+	unsigned int buf_records;
 };
+
+#define AUDIT_BUF_MAX (256u * 1024)	/* bytes gathered before an early flush */
 
 #define AUDIT_MAX_KEEP 1000
 #define AUDIT_RETRY_S  1	/* reopen attempts after a failure, at most this often */
@@ -116,10 +127,16 @@ int audit_open(const char *path, struct audit **ret)
 	return 0;
 }
 
+static void flush(struct audit *a);
+
 void audit_close(struct audit *a)
 {
 	if (!a)
 		return;
+	flush(a);
+	if (a->flush_ev)
+		event_free(a->flush_ev);
+	free(a->buf);
 	if (a->own_fd && a->fd >= 0)
 		close(a->fd);
 	free(a->path);
@@ -138,6 +155,7 @@ int audit_reopen(struct audit *a)
 
 	if (!a->path)
 		return 0;	/* stdout */
+	flush(a);	/* what was gathered belongs to the old file */
 	if (a->fd >= 0)
 		close(a->fd);
 	a->fd = -1;
@@ -216,16 +234,101 @@ static int write_line(struct audit *a, const char *line, size_t len)
 
 char *audit_timestamp(char *buf, size_t sz)
 {
+	/* The date and time change once a second; format them only then. */
+	static time_t cached_sec = -1;
+	static char cached[64];	/* 19 used; room for what gcc cannot rule out */
 	struct timespec ts;
-	struct tm tm;
+	long ms;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	snprintf(buf, sz, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 ts.tv_nsec / 1000000);
+	if (ts.tv_sec != cached_sec) {
+		struct tm tm;
+
+		gmtime_r(&ts.tv_sec, &tm);
+		snprintf(cached, sizeof(cached), "%04d-%02d-%02dT%02d:%02d:%02d",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			 tm.tm_sec);
+		cached_sec = ts.tv_sec;
+	}
+	ms = ts.tv_nsec / 1000000;
+	if (sz >= 25) {
+		memcpy(buf, cached, 19);
+		buf[19] = '.';
+		buf[20] = (char)('0' + ms / 100);
+		buf[21] = (char)('0' + ms / 10 % 10);
+		buf[22] = (char)('0' + ms % 10);
+		buf[23] = 'Z';
+		buf[24] = '\0';
+	} else if (sz) {
+		buf[0] = '\0';
+	}
 	return buf;
 }
+
+/*
+ * Write @len bytes holding @nrec whole records, count them, and log when
+ * writing starts or stops failing.  Return: 0; -errno.
+ */
+static int commit(struct audit *a, const char *data, size_t len, unsigned int nrec)
+{
+	int r = write_line(a, data, len);
+
+	if (r < 0 && a->path && mono_s() - a->last_reopen >= AUDIT_RETRY_S) {
+		/* Space may have returned or the file been replaced: retry once. */
+		a->last_reopen = mono_s();
+		if (audit_reopen(a) == 0)
+			r = write_line(a, data, len);
+	}
+	if (r < 0 && !a->failing) {
+		a->failing = true;
+		log_err("audit log %s: write failed: %s; enforcement continues, records are counted as dropped",
+			a->path ? a->path : "-", strerror(-r));
+	} else if (r == 0 && a->failing) {
+		a->failing = false;
+		log_info("audit log %s: writing again (%llu records dropped so far)",
+			 a->path ? a->path : "-", (unsigned long long)a->dropped);
+	}
+	if (r < 0)
+		a->dropped += nrec;
+	else
+		a->written += nrec;
+	return r;
+}
+
+/* Write what this loop turn gathered. */
+static void flush(struct audit *a)
+{
+	size_t len = a->buf_len;
+	unsigned int n = a->buf_records;
+
+	if (!len)
+		return;
+	/* Cleared first: commit() may reopen, and audit_reopen() flushes. */
+	a->buf_len = 0;
+	a->buf_records = 0;
+	commit(a, a->buf, len, n);
+}
+
+static void on_flush(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	flush(arg);
+}
+
+int audit_attach(struct audit *a, struct event_base *base)
+{
+	a->buf = malloc(AUDIT_BUF_MAX);
+	a->flush_ev = a->buf ? event_new(base, -1, 0, on_flush, a) : NULL;
+	if (!a->flush_ev) {
+		free(a->buf);
+		a->buf = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int emit(struct audit *a, const char *line, size_t len);
 
 int audit_write(struct audit *a, const char *event, json_t *obj)
 {
@@ -237,51 +340,89 @@ int audit_write(struct audit *a, const char *event, json_t *obj)
 
 	if (!obj) {
 		r = -ENOMEM;
-		goto out;
+		goto fail;
 	}
 	/* "ts" and "event" first in the line, for humans reading it with less. */
 	rec = json_pack("{s:s, s:s}", "ts", audit_timestamp(ts, sizeof(ts)), "event", event);
 	if (!rec || json_object_update(rec, obj) < 0) {
 		r = -ENOMEM;
-		goto out;
+		goto fail;
 	}
 	line = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII |
 				 JSON_REAL_PRECISION(12));	/* "duration_s":0.123, not 0.12300000000000001 */
 	if (!line) {
 		r = -ENOMEM;
-		goto out;
+		goto fail;
 	}
 	len = strlen(line);
-	line[len] = '\n';	/* json_dumps() NUL is replaced; we write len+1 bytes */
-	/* Rotate between records: never split one across two files. */
-	if (a->path && a->fd >= 0 && a->rotate_bytes && a->size > 0 &&
-	    a->size + len + 1 > a->rotate_bytes)
-		rotate(a);
-	r = write_line(a, line, len + 1);
-	if (r < 0 && a->path && mono_s() - a->last_reopen >= AUDIT_RETRY_S) {
-		/* Space may have returned or the file been replaced: retry once. */
-		a->last_reopen = mono_s();
-		if (audit_reopen(a) == 0)
-			r = write_line(a, line, len + 1);
-	}
-	if (r < 0 && !a->failing) {
-		a->failing = true;
-		log_err("audit log %s: write failed: %s; enforcement continues, records are counted as dropped",
-			a->path ? a->path : "-", strerror(-r));
-	} else if (r == 0 && a->failing) {
-		a->failing = false;
-		log_info("audit log %s: writing again (%llu records dropped so far)",
-			 a->path ? a->path : "-", (unsigned long long)a->dropped);
-	}
-out:
+	line[len++] = '\n';	/* json_dumps() NUL is replaced; the line is len bytes */
+	r = emit(a, line, len);
 	free(line);
 	json_decref(rec);
 	json_decref(obj);
-	if (r < 0)
-		a->dropped++;
-	else
-		a->written++;
 	return r;
+fail:
+	free(line);
+	json_decref(rec);
+	json_decref(obj);
+	a->dropped++;
+	return r;
+}
+
+/* One whole line (@len bytes, ending in '\n'): now, or at the turn's end. */
+static int emit(struct audit *a, const char *line, size_t len)
+{
+	int r = 0;
+
+	/* Rotate between records: never split one across two files. */
+	if (a->path && a->fd >= 0 && a->rotate_bytes && a->size + a->buf_len > 0 &&
+	    a->size + a->buf_len + len > a->rotate_bytes) {
+		flush(a);
+		if (a->size > 0)
+			rotate(a);
+	}
+	if (!a->flush_ev || len > AUDIT_BUF_MAX) {
+		flush(a);
+		r = commit(a, line, len, 1);
+	} else {
+		if (a->buf_len + len > AUDIT_BUF_MAX)
+			flush(a);
+		memcpy(a->buf + a->buf_len, line, len);
+		a->buf_len += len;
+		a->buf_records++;
+		/* Written when this loop turn ends (a no-op if already due). */
+		event_active(a->flush_ev, 0, 0);
+	}
+	return r;
+}
+
+int audit_write_members(struct audit *a, const char *event, const char *members, size_t len)
+{
+	char line[AUDIT_LINE_MAX];
+	size_t elen = strlen(event), n = 0;
+
+	/* {"ts":"...","event":"EVENT",MEMBERS}\n, assembled without printf. */
+	if (7 + 24 + 11 + elen + 2 + len + 2 > sizeof(line)) {
+		a->dropped++;
+		return -EMSGSIZE;
+	}
+	memcpy(line, "{\"ts\":\"", 7);
+	n = 7;
+	audit_timestamp(line + n, 25);
+	n += 24;
+	memcpy(line + n, "\",\"event\":\"", 11);
+	n += 11;
+	memcpy(line + n, event, elen);
+	n += elen;
+	line[n++] = '"';
+	if (len) {
+		line[n++] = ',';
+		memcpy(line + n, members, len);
+		n += len;
+	}
+	line[n++] = '}';
+	line[n++] = '\n';
+	return emit(a, line, n);
 }
 
 uint64_t audit_dropped(const struct audit *a)

@@ -21,6 +21,16 @@ struct audit;
  */
 int audit_open(const char *path, struct audit **ret);
 
+struct event_base;
+
+/*
+ * audit_attach() - from now on gather the records of each turn of @base's
+ * loop and write them together when the turn ends (one write(2) per turn
+ * instead of per record).  Before it, and without it, every record is
+ * written at once.  Return: 0; -ENOMEM (nothing changed).
+ */
+int audit_attach(struct audit *a, struct event_base *base);
+
 /* audit_close() - flush and close; NULL-safe. */
 void audit_close(struct audit *a);
 
@@ -48,6 +58,17 @@ int audit_reopen(struct audit *a);
 
 /* audit_rotations() - size-based rotations done since open. */
 uint64_t audit_rotations(const struct audit *a);
+
+#define AUDIT_LINE_MAX 8192	/* bytes, for audit_write_members() */
+
+/*
+ * audit_write_members() - like audit_write() for records built on the hot
+ * path without jansson: @members/@len are the object's members without
+ * braces (common/jsonl.h), valid JSON and ASCII; "ts" and "event" are put
+ * first.  Not retained.  Return: 0; -EMSGSIZE (over AUDIT_LINE_MAX, counted
+ * as dropped); -errno.
+ */
+int audit_write_members(struct audit *a, const char *event, const char *members, size_t len);
 
 /* audit_dropped() - records that could not be written since open. */
 uint64_t audit_dropped(const struct audit *a);

@@ -33,6 +33,7 @@
 
 #include "common/addr.h"
 #include "common/diag.h"
+#include "common/jsonl.h"
 #include "common/log.h"
 #include "dnsproxy/decide.h"
 #include "dnsproxy/proxy.h"
@@ -1436,7 +1437,6 @@ static void ops_audit(void *ctx, const struct proxy_event *ev)
 {
 	struct daemon *d = ctx;
 	struct sandbox *sb = ev->client ? sandbox_by_addr(d->sandboxes, ev->client) : NULL;
-	json_t *answers = json_array();
 	char tbuf[16], cbuf[ADDR_STRLEN];
 
 	/* Which names each pin came from: a reload needs them (pinsrc.h). */
@@ -1471,13 +1471,10 @@ static void ops_audit(void *ctx, const struct proxy_event *ev)
 		sb->audit_refill_ms = now;
 		if (sb->audit_tokens < 1.0) {
 			sb->audit_suppressed++;
-			json_decref(answers);
 			return;
 		}
 		sb->audit_tokens -= 1.0;
 	}
-	for (size_t i = 0; i < ev->n_answers; i++)
-		json_array_append_new(answers, json_addr(&ev->answers[i]));
 	if (sb && sb->audit_suppressed && !ev->allowed) {
 		json_t *rec = json_pack("{s:s?, s:s?, s:s, s:s, s:I}", "sandbox", ev->sandbox, "policy",
 					ev->policy, "verdict", "deny", "reason", "rate-limited",
@@ -1486,17 +1483,34 @@ static void ops_audit(void *ctx, const struct proxy_event *ev)
 		audit_write(d->audit, "dns_suppressed", rec);
 		sb->audit_suppressed = 0;
 	}
-	audit_write(d->audit, "dns",
-		    json_pack("{s:s?, s:s?, s:s?, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:I, s:I}",
-			      "sandbox", ev->sandbox, "policy", ev->policy, "client",
-			      ev->client ? addr_format(ev->client, cbuf, sizeof(cbuf)) : NULL,
-			      "transport", ev->transport ? ev->transport : "udp", "qname",
-			      ev->qname ? ev->qname : "", "qtype",
-			      qtype_name(ev->qtype, tbuf, sizeof(tbuf)), "verdict",
-			      ev->allowed ? "allow" : "deny", "reason",
-			      ev->reason ? ev->reason : "", "rcode", rcode_name(ev->rcode),
-			      "answers", answers, "ttl", (json_int_t)ev->ttl_s, "rebind",
-			      (json_int_t)ev->n_rebind));
+	/* Hot path: one line per query, built without jansson (common/jsonl.h). */
+	{
+		char members[AUDIT_LINE_MAX - 128];
+		struct jsonl j;
+		int n;
+
+		jsonl_init(&j, members, sizeof(members));
+		jsonl_str(&j, "sandbox", ev->sandbox);
+		jsonl_str(&j, "policy", ev->policy);
+		jsonl_str(&j, "client", ev->client ? addr_format(ev->client, cbuf, sizeof(cbuf)) : NULL);
+		jsonl_str(&j, "transport", ev->transport ? ev->transport : "udp");
+		jsonl_str(&j, "qname", ev->qname ? ev->qname : "");
+		jsonl_str(&j, "qtype", qtype_name(ev->qtype, tbuf, sizeof(tbuf)));
+		jsonl_str(&j, "verdict", ev->allowed ? "allow" : "deny");
+		jsonl_str(&j, "reason", ev->reason ? ev->reason : "");
+		jsonl_str(&j, "rcode", rcode_name(ev->rcode));
+		jsonl_array_begin(&j, "answers");
+		for (size_t i = 0; i < ev->n_answers; i++)
+			jsonl_array_str(&j, addr_format(&ev->answers[i], cbuf, sizeof(cbuf)));
+		jsonl_array_end(&j);
+		jsonl_uint(&j, "ttl", ev->ttl_s);
+		jsonl_uint(&j, "rebind", ev->n_rebind);
+		n = jsonl_done(&j);
+		if (n < 0)
+			audit_write(d->audit, "dns", NULL);	/* counted as dropped */
+		else
+			audit_write_members(d->audit, "dns", members, (size_t)n);
+	}
 }
 
 static const struct proxy_ops daemon_proxy_ops = {
@@ -1734,7 +1748,7 @@ int daemon_main(const char *config_path, const char *socket_override)
 	tombstones_process(d);
 	orphans_remove(d);
 	d->base = event_base_new();
-	if (!d->base)
+	if (!d->base || audit_attach(d->audit, d->base) < 0)
 		goto out;
 	{
 		struct trail_config tc = {

@@ -841,6 +841,39 @@ static void m_addr_in(struct rb *rb, int family, bool daddr, const char *set, bo
 	x_lookup(rb, set, NFT_REG_1, vmap ? NFT_REG_VERDICT : -1, false);
 }
 
+/*
+ * The packet mark bit the bridge table sets on frames it has checked as
+ * coming from a chained container's own port with its own source; the
+ * inet table drops packets claiming a chained source without it (from the
+ * uplink, say).  One bit, ORed in: other users of the mark keep theirs.
+ */
+#define FW_CHAINED_MARK 0x00800000u
+
+/* meta mark |= FW_CHAINED_MARK */
+static void x_mark_chained(struct rb *rb)
+{
+	uint32_t mask = ~FW_CHAINED_MARK, xor = FW_CHAINED_MARK;
+	struct nftnl_expr *e;
+
+	x_meta(rb, NFT_META_MARK, NFT_REG_1);
+	x_bitwise(rb, NFT_REG_1, &mask, &xor, 4);
+	e = x_new(rb, "meta");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, NFT_META_MARK);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_META_SREG, NFT_REG_1);
+	}
+}
+
+/* meta mark & FW_CHAINED_MARK == 0 */
+static void m_not_marked_chained(struct rb *rb)
+{
+	uint32_t mask = FW_CHAINED_MARK, xor = 0, zero = 0;
+
+	x_meta(rb, NFT_META_MARK, NFT_REG_1);
+	x_bitwise(rb, NFT_REG_1, &mask, &xor, 4);
+	x_cmp(rb, NFT_REG_1, NFT_CMP_EQ, &zero, 4);
+}
+
 /* Bridge family: ether type == @ethertype (host byte order). */
 static void m_ethertype(struct rb *rb, uint16_t ethertype)
 {
@@ -1042,6 +1075,7 @@ static void build_open_bridge(struct bt *bt)
 	x_meta(&rb, NFT_META_IIFNAME, REG32(0));
 	x_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 12, 4, REG32(4));
 	x_lookup(&rb, "chained_port_src4", REG32(0), -1, false);
+	x_mark_chained(&rb);
 	x_verdict(&rb, NF_ACCEPT);
 	bt_rule(bt, &rb);
 	for (int i = 0; i < 2; i++) {
@@ -1057,6 +1091,7 @@ static void build_open_bridge(struct bt *bt)
 	x_meta(&rb, NFT_META_IIFNAME, REG32(0));
 	x_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 8, 16, REG32(4));
 	x_lookup(&rb, "chained_port_src6", REG32(0), -1, false);
+	x_mark_chained(&rb);
 	x_verdict(&rb, NF_ACCEPT);
 	bt_rule(bt, &rb);
 	rb_init(&rb, fw, "prerouting");
@@ -1157,6 +1192,22 @@ static void build_open(struct bt *bt, const void *arg)
 		m_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
 		m_nfproto(&rb, f == 0 ? NFPROTO_IPV4 : NFPROTO_IPV6);
 		m_ifaddr_not_in(&rb, f == 0 ? AF_INET : AF_INET6, f == 0 ? "sandbox_src4" : "sandbox_src6");
+		x_counter(&rb);
+		x_deny_log(&rb, fw, "spoof");
+		x_verdict(&rb, NF_DROP);
+		bt_rule(bt, &rb);
+	}
+
+	/*
+	 * A chained container's source address is only believed on a packet
+	 * the bridge table checked at the container's own port (the mark):
+	 * from anywhere else (the uplink, another interface) it is a spoof.
+	 */
+	for (int f = 0; f < 2; f++) {
+		rb_init(&rb, fw, "prerouting_raw");
+		m_addr_in(&rb, f == 0 ? AF_INET : AF_INET6, false,
+			  f == 0 ? "chained_src4" : "chained_src6", false);
+		m_not_marked_chained(&rb);
 		x_counter(&rb);
 		x_deny_log(&rb, fw, "spoof");
 		x_verdict(&rb, NF_DROP);

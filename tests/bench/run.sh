@@ -31,7 +31,8 @@ done
 
 world_up "ndb$$" >/dev/null || { echo "bench: world_up failed" >&2; exit 1; }
 PEER=$WORLD_PREFIX-peer
-trap 'ip netns del "$PEER" 2>/dev/null; world_down' EXIT
+PCLI=$WORLD_PREFIX-pcli	# the peers' client: across a veth, as a sandbox is from netd
+trap 'ip netns del "$PEER" 2>/dev/null; ip netns del "$PCLI" 2>/dev/null; world_down' EXIT
 
 # ---- netd ---------------------------------------------------------------------------
 NETD_POLICIES=$WORLD_DIR/policies
@@ -67,7 +68,16 @@ ip -n "$PEER" link set bp0 up
 ip -n "$WORLD_INET_NS" addr add 203.0.113.201/30 dev bi0
 ip -n "$WORLD_INET_NS" link set bi0 up
 ip -n "$PEER" route add default via 203.0.113.201
-ip -n "$PEER" addr add 127.0.0.2/8 dev lo 2>/dev/null
+# Every peer is asked the way a sandbox asks netd: by a client in another
+# netns, across a veth (10.99.0.100 -> 10.99.0.1/.2/.3).  (netd's path also
+# has the DNAT of port 53 to its proxy; the peers' has none.)
+ip netns add "$PCLI"
+ip -n "$PCLI" link set lo up
+ip link add bc0 netns "$PCLI" type veth peer name bs0 netns "$PEER"
+ip -n "$PCLI" addr add 10.99.0.100/24 dev bc0
+ip -n "$PCLI" link set bc0 up
+for a in 1 2 3; do ip -n "$PEER" addr add "10.99.0.$a/24" dev bs0; done
+ip -n "$PEER" link set bs0 up
 ip netns exec "$PEER" nft -f - <<'NFT'
 table inet bench {
 	set pins4 { type ipv4_addr; flags timeout; }
@@ -82,17 +92,17 @@ peer_spawn() {	# peer_spawn NAME CMD...
 	world_pid_track $!
 	eval "${name}_PID=$!"
 }
-peer_spawn dnsmasq dnsmasq -k --no-resolv --no-hosts --server=192.0.2.53 --listen-address=127.0.0.1 \
+peer_spawn dnsmasq dnsmasq -k --no-resolv --no-hosts --server=192.0.2.53 --listen-address=10.99.0.1 \
 	--bind-interfaces --port=5353 --user=root --cache-size=10000 \
 	--nftset=/dt.example/4#inet#bench#pins4
-peer_spawn dnsmasqnc dnsmasq -k --no-resolv --no-hosts --server=192.0.2.53 --listen-address=127.0.0.2 \
+peer_spawn dnsmasqnc dnsmasq -k --no-resolv --no-hosts --server=192.0.2.53 --listen-address=10.99.0.2 \
 	--bind-interfaces --port=5353 --user=root --cache-size=0 \
 	--nftset=/dt.example/4#inet#bench#pins4nc
 cat >"$WORLD_DIR/unbound-fwd.conf" <<EOF2
 server:
-    interface: 127.0.0.3
+    interface: 10.99.0.3
     port: 5353
-    access-control: 127.0.0.0/8 allow
+    access-control: 10.99.0.0/24 allow
     do-daemonize: no
     username: ""
     chroot: ""
@@ -105,12 +115,11 @@ forward-zone:
     name: "."
     forward-addr: 192.0.2.53
 EOF2
-ip -n "$PEER" addr add 127.0.0.3/8 dev lo 2>/dev/null
 peer_spawn unbound unbound -d -c "$WORLD_DIR/unbound-fwd.conf"
 for i in $(seq 50); do
-	peer dig +time=1 +tries=1 -p 5353 @127.0.0.1 www.dt.example >/dev/null 2>&1 &&
-	peer dig +time=1 +tries=1 -p 5353 @127.0.0.2 www.dt.example >/dev/null 2>&1 &&
-	peer dig +time=1 +tries=1 -p 5353 @127.0.0.3 www.dt.example >/dev/null 2>&1 && break
+	ip netns exec "$PCLI" dig +time=1 +tries=1 -p 5353 @10.99.0.1 www.dt.example >/dev/null 2>&1 &&
+	ip netns exec "$PCLI" dig +time=1 +tries=1 -p 5353 @10.99.0.2 www.dt.example >/dev/null 2>&1 &&
+	ip netns exec "$PCLI" dig +time=1 +tries=1 -p 5353 @10.99.0.3 www.dt.example >/dev/null 2>&1 && break
 	sleep 0.2
 done
 
@@ -135,7 +144,7 @@ run() {
 	if [ "$where" = sandbox ]; then
 		out=$(ip netns exec "$SB" dnsperf -v -s "$server" -p "$port" -d "$file" -c 4 -q 200 "${args[@]}" 2>&1)
 	else
-		out=$(peer dnsperf -v -s "$server" -p "$port" -d "$file" -c 4 -q 200 "${args[@]}" 2>&1)
+		out=$(ip netns exec "$PCLI" dnsperf -v -s "$server" -p "$port" -d "$file" -c 4 -q 200 "${args[@]}" 2>&1)
 	fi
 	c1=$(cpu_ticks "$pid")
 	qps=$(sed -n 's/.*Queries per second: *\([0-9.]*\).*/\1/p' <<<"$out")
@@ -155,9 +164,9 @@ printf '%-26s %-9s %10s %9s %9s %12s %8s\n' peer scenario "q/s" "p50 ms" "p99 ms
 for mode in hot distinct; do
 	f=$WORLD_DIR/$mode.txt
 	run "netd (sandbox)" "$NETD_PID" sandbox "$SB_GW" 53 "$f" "$mode"
-	run "dnsmasq+nftset cache" "$dnsmasq_PID" peer 127.0.0.1 5353 "$f" "$mode"
-	run "dnsmasq+nftset no-cache" "$dnsmasqnc_PID" peer 127.0.0.2 5353 "$f" "$mode"
-	run "unbound forwarder" "$unbound_PID" peer 127.0.0.3 5353 "$f" "$mode"
+	run "dnsmasq+nftset cache" "$dnsmasq_PID" peer 10.99.0.1 5353 "$f" "$mode"
+	run "dnsmasq+nftset no-cache" "$dnsmasqnc_PID" peer 10.99.0.2 5353 "$f" "$mode"
+	run "unbound forwarder" "$unbound_PID" peer 10.99.0.3 5353 "$f" "$mode"
 done
 st=$(curl -s --unix-socket "$NETD_SOCKET" http://netd/v1/status | tr -d '\n ')
 echo

@@ -157,6 +157,16 @@ has "the bridge table counted the spoofed frames" "counter packets" \
 	"$(hexec nft list chain bridge netd prerouting | grep -v 'packets 0 ' | grep drop)"
 cexec c1 ip addr del 10.88.0.77/32 dev eth0
 cexec c1 ip addr del "$C2/32" dev eth0
+# From the uplink with c1's address: not from c1's bridge port, so not c1.
+world_exec inet ip addr add "$C1/32" dev lo
+world_exec inet ip route add 10.88.0.0/16 via 192.0.2.1 2>/dev/null
+world_exec inet dig +time=2 +tries=1 -b "$C1" @192.0.2.1 uplink-spoof.pypi.org A >/dev/null 2>&1
+hasnt "a query from the uplink with c1's source is not taken as c1's" "uplink-spoof.pypi.org" \
+	"$(cat "$NETD_AUDIT")"
+has "the inet table counted it as a spoof" "counter packets" \
+	"$(hexec nft list chain inet netd prerouting_raw | grep chained_src4 | grep -v 'packets 0 ')"
+world_exec inet ip route del 10.88.0.0/16 via 192.0.2.1 2>/dev/null
+world_exec inet ip addr del "$C1/32" dev lo
 eq "c1's own address still works" 198.51.100.10 "$(cdig c1 +short pypi.org A)"
 
 # ---- restart: state restore keeps the chained attachment ---------------------------

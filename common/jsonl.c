@@ -1,0 +1,120 @@
+/*
+ * jsonl - flat JSON members into a fixed buffer (see jsonl.h).
+ */
+#include "common/jsonl.h"
+
+#include <errno.h>
+#include <string.h>
+
+void jsonl_init(struct jsonl *j, char *buf, size_t cap)
+{
+	j->buf = buf;
+	j->cap = cap;
+	j->len = 0;
+	j->overflow = false;
+	j->first = true;
+}
+
+static void put(struct jsonl *j, const char *s, size_t n)
+{
+	if (j->overflow || j->cap - j->len < n) {
+		j->overflow = true;
+		return;
+	}
+	memcpy(j->buf + j->len, s, n);
+	j->len += n;
+}
+
+static void put_c(struct jsonl *j, char c)
+{
+	put(j, &c, 1);
+}
+
+/* A JSON string (RFC 8259 7) of @s, ASCII only. */
+static void put_string(struct jsonl *j, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	put_c(j, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		/* Copy a run of plain characters at once. */
+		const unsigned char *q = p;
+
+		while (*q >= 0x20 && *q < 0x7f && *q != '"' && *q != '\\')
+			q++;
+		if (q != p) {
+			put(j, (const char *)p, (size_t)(q - p));
+			p = q - 1;
+			continue;
+		}
+		if (*p == '"' || *p == '\\') {
+			char e[2] = { '\\', (char)*p };
+
+			put(j, e, 2);
+		} else if (*p < 0x20 || *p >= 0x7f) {
+			char e[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
+
+			put(j, e, 6);
+		} else {
+			put_c(j, (char)*p);
+		}
+	}
+	put_c(j, '"');
+}
+
+static void key(struct jsonl *j, const char *k)
+{
+	if (!j->first)
+		put_c(j, ',');
+	j->first = false;
+	put_string(j, k);
+	put_c(j, ':');
+}
+
+void jsonl_str(struct jsonl *j, const char *k, const char *val)
+{
+	key(j, k);
+	if (val)
+		put_string(j, val);
+	else
+		put(j, "null", 4);
+}
+
+void jsonl_uint(struct jsonl *j, const char *k, uint64_t val)
+{
+	char d[20];
+	size_t n = 0;
+
+	key(j, k);
+	do {
+		d[sizeof(d) - ++n] = (char)('0' + val % 10);
+		val /= 10;
+	} while (val);
+	put(j, d + sizeof(d) - n, n);
+}
+
+void jsonl_array_begin(struct jsonl *j, const char *k)
+{
+	key(j, k);
+	put_c(j, '[');
+	j->first = true;
+}
+
+void jsonl_array_str(struct jsonl *j, const char *val)
+{
+	if (!j->first)
+		put_c(j, ',');
+	j->first = false;
+	put_string(j, val);
+}
+
+void jsonl_array_end(struct jsonl *j)
+{
+	put_c(j, ']');
+	j->first = false;
+}
+
+int jsonl_done(const struct jsonl *j)
+{
+	return j->overflow ? -ENOBUFS : (int)j->len;
+}

@@ -1,0 +1,88 @@
+/* Unit tests for common/jsonl.c: output is valid JSON that jansson reads back. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "common/jsonl.h"
+
+static json_t *parse(const char *members, int n)
+{
+	char text[4096];
+	json_t *obj;
+
+	assert_true(n >= 0 && (size_t)n + 3 < sizeof(text));
+	snprintf(text, sizeof(text), "{%.*s}", n, members);
+	obj = json_loads(text, 0, NULL);
+	if (!obj)
+		fail_msg("not JSON: %s", text);
+	return obj;
+}
+
+static void test_members(void **state)
+{
+	char buf[1024];
+	struct jsonl j;
+	json_t *o, *arr;
+	int n;
+
+	(void)state;
+	jsonl_init(&j, buf, sizeof(buf));
+	jsonl_str(&j, "sandbox", "sb1");
+	jsonl_str(&j, "client", NULL);
+	jsonl_str(&j, "qname", "a\\.b\\000\"q\x01\xff.example");
+	jsonl_uint(&j, "ttl", 0);
+	jsonl_uint(&j, "big", (uint64_t)1 << 40);
+	jsonl_array_begin(&j, "answers");
+	jsonl_array_end(&j);
+	jsonl_array_begin(&j, "two");
+	jsonl_array_str(&j, "198.51.100.10");
+	jsonl_array_str(&j, "2001:db8::1");
+	jsonl_array_end(&j);
+	jsonl_uint(&j, "after", 7);
+	n = jsonl_done(&j);
+	o = parse(buf, n);
+	assert_string_equal(json_string_value(json_object_get(o, "sandbox")), "sb1");
+	assert_true(json_is_null(json_object_get(o, "client")));
+	assert_string_equal(json_string_value(json_object_get(o, "qname")),
+			    "a\\.b\\000\"q\x01\xc3\xbf.example");	/* \u00ff read back as UTF-8 */
+	assert_int_equal(json_integer_value(json_object_get(o, "ttl")), 0);
+	assert_int_equal(json_array_size(json_object_get(o, "answers")), 0);
+	arr = json_object_get(o, "two");
+	assert_int_equal(json_array_size(arr), 2);
+	assert_string_equal(json_string_value(json_array_get(arr, 1)), "2001:db8::1");
+	assert_int_equal(json_integer_value(json_object_get(o, "after")), 7);
+	for (int i = 0; i < n; i++)
+		assert_true((unsigned char)buf[i] >= 0x20 && (unsigned char)buf[i] < 0x7f);
+	json_decref(o);
+}
+
+static void test_overflow(void **state)
+{
+	char buf[16];
+	struct jsonl j;
+
+	(void)state;
+	jsonl_init(&j, buf, sizeof(buf));
+	jsonl_str(&j, "k", "0123456789a");	/* 17 bytes: one too many */
+	assert_int_equal(jsonl_done(&j), -ENOBUFS);
+	jsonl_init(&j, buf, sizeof(buf));
+	jsonl_str(&j, "k", "v");
+	assert_int_equal(jsonl_done(&j), 7);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_members),
+		cmocka_unit_test(test_overflow),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

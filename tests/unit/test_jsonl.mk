@@ -1,0 +1,1 @@
+test_jsonl_SRC := common/jsonl.c
