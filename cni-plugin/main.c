@@ -27,7 +27,7 @@
 #include <linux/rtnetlink.h>
 
 #include "cni-plugin/cni.h"
-#include "cni-plugin/client.h"
+#include "common/httpc.h"
 
 #define POLICY_PATH_MAX 128
 
@@ -438,7 +438,7 @@ static int cmd_add(const struct cni_conf *c, struct cni_err *err)
 
 	/* An unknown policy fails ADD before anything is created. */
 	snprintf(path, sizeof(path), "/v1/policies/%s", policy);
-	r = cni_client_request(c->socket, "GET", path, NULL, &status, &reply);
+	r = httpc_request(c->socket, "GET", path, NULL, &status, &reply);
 	if (r < 0)
 		return netd_down(r) ? err_netd_down(err, c->socket, r) :
 			cni_err_set(err, CNI_ERR_IO, "I/O failure", "control socket %s: %s",
@@ -471,7 +471,7 @@ static int cmd_add(const struct cni_conf *c, struct cni_err *err)
 	if (!req)
 		return cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables",
 				   "CNI_NETNS is not valid UTF-8");
-	r = cni_client_request(c->socket, "POST", "/v1/sandboxes", req, &status, &reply);
+	r = httpc_request(c->socket, "POST", "/v1/sandboxes", req, &status, &reply);
 	json_decref(req);
 	if (r < 0)
 		return netd_down(r) ? err_netd_down(err, c->socket, r) :
@@ -525,7 +525,7 @@ result:
 	if (!res) {
 		/* Out of memory after netd attached it: undo, so nothing is half there. */
 		snprintf(path, sizeof(path), "/v1/sandboxes/%s", name);
-		if (cni_client_request(c->socket, "DELETE", path, NULL, &status, &reply) == 0)
+		if (httpc_request(c->socket, "DELETE", path, NULL, &status, &reply) == 0)
 			json_decref(reply);
 		return cni_err_set(err, CNI_ERR_IO, "I/O failure", "out of memory");
 	}
@@ -591,7 +591,7 @@ static int cmd_del(const struct cni_conf *c, struct cni_err *err)
 		return -EINVAL;
 	cni_sandbox_name(c->name, cid, ifn, name);
 	snprintf(path, sizeof(path), "/v1/sandboxes/%s", name);
-	r = cni_client_request(c->socket, "DELETE", path, NULL, &status, &reply);
+	r = httpc_request(c->socket, "DELETE", path, NULL, &status, &reply);
 	if (r < 0 && netd_down(r)) {
 		r = tombstone_write(c, name, cid, ifn, err);
 		if (r < 0)
@@ -631,7 +631,7 @@ static int cmd_check(const struct cni_conf *c, struct cni_err *err)
 		return -EINVAL;
 	cni_sandbox_name(c->name, cid, ifn, name);
 	snprintf(path, sizeof(path), "/v1/sandboxes/%s", name);
-	r = cni_client_request(c->socket, "GET", path, NULL, &status, &reply);
+	r = httpc_request(c->socket, "GET", path, NULL, &status, &reply);
 	if (r < 0)
 		return netd_down(r) ? err_netd_down(err, c->socket, r) :
 			cni_err_set(err, CNI_ERR_IO, "I/O failure", "%s", strerror(-r));
@@ -678,7 +678,7 @@ static int cmd_gc(const struct cni_conf *c, struct cni_err *err)
 	int r, status;
 
 	cni_sandbox_prefix(c->name, prefix);
-	r = cni_client_request(c->socket, "GET", "/v1/sandboxes", NULL, &status, &reply);
+	r = httpc_request(c->socket, "GET", "/v1/sandboxes", NULL, &status, &reply);
 	if (r < 0)
 		return netd_down(r) ? err_netd_down(err, c->socket, r) :
 			cni_err_set(err, CNI_ERR_IO, "I/O failure", "%s", strerror(-r));
@@ -713,7 +713,7 @@ static int cmd_gc(const struct cni_conf *c, struct cni_err *err)
 		if (j < n_valid)
 			continue;
 		snprintf(path, sizeof(path), "/v1/sandboxes/%s", name);
-		r = cni_client_request(c->socket, "DELETE", path, NULL, &ds, &dr);
+		r = httpc_request(c->socket, "DELETE", path, NULL, &ds, &dr);
 		json_decref(dr);
 		if (r < 0 || (ds != 200 && ds != 404)) {
 			if (!failed++)
@@ -735,7 +735,7 @@ static int cmd_status(const struct cni_conf *c, struct cni_err *err)
 	json_t *reply = NULL;
 	int r, status;
 
-	r = cni_client_request(c->socket, "GET", "/v1/status", NULL, &status, &reply);
+	r = httpc_request(c->socket, "GET", "/v1/status", NULL, &status, &reply);
 	json_decref(reply);
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_STATUS_DOWN, "netd is not available",

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "common/diag.h"
+#include "common/httpc.h"
 #include "netd/ctl.h"
 #include "netd/daemon.h"
 #include "netd/nsexec.h"
@@ -61,7 +62,7 @@ static json_t *api(const char *method, const char *path, json_t *body, int *ret_
 	json_t *reply = NULL;
 	int status = 0, r;
 
-	r = ctl_request(socket_path, method, path, body, &status, &reply);
+	r = httpc_request(socket_path, method, path, body, &status, &reply);
 	json_decref(body);
 	if (r < 0) {
 		if (r == -ENOENT || r == -ECONNREFUSED)

@@ -36,13 +36,4 @@ int ctl_new(struct event_base *base, const char *path, struct daemon *d, struct 
 /* ctl_free() - stop listening and unlink the socket; NULL-safe. */
 void ctl_free(struct ctl *c);
 
-/*
- * ctl_request() - the client side (CLI): one request over @socket_path,
- * blocking.  @body may be NULL.  @ret_status: HTTP status; @ret_json: the
- * parsed response body (caller decrefs; NULL if none or not JSON).
- * Return: 0; -ECONNREFUSED/-ENOENT (daemon not running); -ETIMEDOUT; -errno.
- */
-int ctl_request(const char *socket_path, const char *method, const char *path,
-		const json_t *body, int *ret_status, json_t **ret_json);
-
 #endif

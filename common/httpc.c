@@ -1,8 +1,8 @@
 /*
- * client - blocking HTTP client for netd's control socket (see client.h).
+ * httpc - blocking HTTP client for netd's control socket (see httpc.h).
  * "Connection: close" framing: the reply ends when netd closes.
  */
-#include "cni-plugin/client.h"
+#include "common/httpc.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -29,8 +29,8 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-int cni_client_request(const char *socket_path, const char *method, const char *path,
-		       const json_t *body, int *ret_status, json_t **ret_json)
+int httpc_request(const char *socket_path, const char *method, const char *path,
+		  const json_t *body, int *ret_status, json_t **ret_json)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	char *text = NULL, *reply = NULL, *hdr_end;
@@ -73,7 +73,7 @@ int cni_client_request(const char *socket_path, const char *method, const char *
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		ssize_t n;
 
-		r = poll(&pfd, 1, CNI_CLIENT_TIMEOUT_MS);
+		r = poll(&pfd, 1, HTTPC_TIMEOUT_MS);
 		if (r == 0) {
 			r = -ETIMEDOUT;
 			goto out;
@@ -87,7 +87,7 @@ int cni_client_request(const char *socket_path, const char *method, const char *
 		if (cap - len < 4096) {
 			char *nr;
 
-			if (cap >= CNI_CLIENT_MAX_REPLY) {
+			if (cap >= HTTPC_MAX_REPLY) {
 				r = -EMSGSIZE;
 				goto out;
 			}

@@ -1,0 +1,26 @@
+/*
+ * httpc - the tiny HTTP/1.1 client for netd's control socket (netd/ctl.h
+ * describes the API), shared by the CLI and netd-cni.  Blocking, one
+ * request per connection, bounded in time and size; no libevent, so the
+ * plugin does not link the daemon.
+ */
+#ifndef NETD_COMMON_HTTPC_H
+#define NETD_COMMON_HTTPC_H
+
+#include <jansson.h>
+
+#define HTTPC_TIMEOUT_MS 60000	/* per read; a sandbox create takes milliseconds */
+#define HTTPC_MAX_REPLY  (4u << 20)	/* bytes */
+
+/*
+ * httpc_request() - send @method @path with @body (may be NULL) to the
+ * unix socket @socket_path and read the whole reply.
+ * @ret_status: the HTTP status; @ret_json: the parsed body (caller decrefs;
+ * NULL if none or not JSON).
+ * Return: 0; -ENOENT/-ECONNREFUSED (netd not running); -ETIMEDOUT;
+ * -EBADMSG (not HTTP); -EMSGSIZE; -errno.
+ */
+int httpc_request(const char *socket_path, const char *method, const char *path,
+		  const json_t *body, int *ret_status, json_t **ret_json);
+
+#endif
