@@ -385,3 +385,17 @@ int yamlx_read_file(const char *path, size_t max, char **ret_buf, size_t *ret_le
 	*ret_len = len;
 	return 0;
 }
+
+int yamlx_load_file(const char *path, size_t max, char **ret_buf, size_t *ret_len,
+		    struct diag *err)
+{
+	int r = yamlx_read_file(path, max, ret_buf, ret_len);
+
+	if (r == -EFBIG)
+		diag_set(err, path, 0, 0, "file is larger than %zu bytes", max);
+	else if (r == -EINVAL)
+		diag_set(err, path, 0, 0, "not a regular file");
+	else if (r < 0)
+		diag_set(err, path, 0, 0, "cannot read: %s", strerror(-r));
+	return r;
+}

@@ -92,4 +92,12 @@ int yamlx_fields(const struct yamlx_node *map, const char *file, struct diag *er
  */
 int yamlx_read_file(const char *path, size_t max, char **ret_buf, size_t *ret_len);
 
+/*
+ * yamlx_load_file() - yamlx_read_file() that says what went wrong in @err
+ * ("FILE: file is larger than N bytes", "not a regular file", "cannot
+ * read: ..."), for the parsers' *_load_file().  Return: as yamlx_read_file().
+ */
+int yamlx_load_file(const char *path, size_t max, char **ret_buf, size_t *ret_len,
+		    struct diag *err);
+
 #endif

@@ -572,19 +572,9 @@ int config_load_file(struct config *c, const char *path, struct diag *err)
 	size_t len;
 	int r;
 
-	r = yamlx_read_file(path, CONFIG_FILE_MAX, &buf, &len);
-	if (r == -EFBIG) {
-		diag_set(err, path, 0, 0, "file is larger than %u bytes", CONFIG_FILE_MAX);
+	r = yamlx_load_file(path, CONFIG_FILE_MAX, &buf, &len, err);
+	if (r < 0)
 		return r;
-	}
-	if (r == -EINVAL) {
-		diag_set(err, path, 0, 0, "not a regular file");
-		return r;
-	}
-	if (r < 0) {
-		diag_set(err, path, 0, 0, "cannot read: %s", strerror(-r));
-		return r;
-	}
 	r = config_parse(c, buf, len, path, err);
 	free(buf);
 	return r;

@@ -724,19 +724,9 @@ int policy_load_file(const char *path, struct policy **ret, struct diag *err)
 	int r;
 
 	*ret = NULL;
-	r = yamlx_read_file(path, POLICY_FILE_MAX, &buf, &len);
-	if (r == -EFBIG) {
-		diag_set(err, path, 0, 0, "file is larger than %u bytes", POLICY_FILE_MAX);
+	r = yamlx_load_file(path, POLICY_FILE_MAX, &buf, &len, err);
+	if (r < 0)
 		return r;
-	}
-	if (r == -EINVAL) {
-		diag_set(err, path, 0, 0, "not a regular file");
-		return r;
-	}
-	if (r < 0) {
-		diag_set(err, path, 0, 0, "cannot read: %s", strerror(-r));
-		return r;
-	}
 	r = policy_parse(buf, len, path, ret, err);
 	free(buf);
 	return r;
