@@ -112,6 +112,27 @@ w1=$(audit_count written)
 ok "space back: writing resumes ($w0 -> $w1)" test "$w1" -gt "$w0"
 has "space back: the record is in the file" '"qname":"pypi.org"' "$(tail -n 3 "$AUDIT_MNT/audit.jsonl")"
 
+# ---- audit log: a read-only path -------------------------------------------
+# Swap a read-only filesystem in under the path, then SIGHUP (what logrotate
+# does): the reopen fails, so every record is lost, and enforcement goes on.
+umount -l "$AUDIT_MNT"
+mount -t tmpfs -o size=64k,mode=0755,ro netd-test-audit-ro "$AUDIT_MNT"
+kill -HUP "$NETD_PID"
+sleep 0.5
+d0=$(audit_count dropped)
+eq "read-only audit path: allowed name still resolves" "198.51.100.10" "$(sb_dig sb1 +short pypi.org A)"
+eq "read-only audit path: allowed name still connects" "pypi.org ok" "$(sb_curl sb1 https://pypi.org/simple/)"
+fail "read-only audit path: denied address still dropped" sb_curl sb1 --resolve example.com:443:203.0.113.66 https://example.com/
+d1=$(audit_count dropped)
+ok "read-only audit path: lost records counted ($d0 -> $d1)" test "$d1" -gt "$d0"
+has "read-only audit path: netd's log says so" "audit log $AUDIT_MNT/audit.jsonl: cannot reopen" "$(cat "$NETD_LOG")"
+umount -l "$AUDIT_MNT"
+mount -t tmpfs -o size=512k,mode=0755 netd-test-audit "$AUDIT_MNT"
+kill -HUP "$NETD_PID"
+sleep 0.5
+sb_dig sb1 +short pypi.org A >/dev/null
+has "writable again after SIGHUP: records are written" '"qname":"pypi.org"' "$(cat "$AUDIT_MNT/audit.jsonl" 2>&1)"
+
 # ---- a flood of control connections ----------------------------------------------------
 python3 - "$NETD_SOCKET" 3000 >"$WORLD_DIR/flood.log" 2>&1 <<-'PY' &
 	import socket, sys, time
@@ -149,6 +170,21 @@ rm -f "$WORLD_DIR/probing"
 wait "$PROBE_PID"
 ok "probes ran" test -s "$WORLD_DIR/probe.count"
 ok "the denied address was never reachable" test ! -e "$WORLD_DIR/probe.hits"
+
+# ---- nf_tables refuses a pin: fail closed ------------------------------------------
+# Take sb1's IPv4 pin set away behind netd's back (its chain first, which
+# references it): the next pin batch fails in the kernel.
+SB1=$(sb_name sb1)
+world_exec host nft flush chain inet netd "sb-$SB1"
+world_exec host nft delete set inet netd "sb-$SB1-pin4"
+# (A name sb1 never resolved: one it had would be known as pinned already.)
+st=$(sb_dig sb1 files.pythonhosted.org A | grep -o 'status: [A-Z]*')
+eq "a pin the kernel refuses: SERVFAIL, no answer" "status: SERVFAIL" "$st"
+fail "a pin the kernel refuses: the name's address is not reachable" \
+	sb_curl sb1 --resolve files.pythonhosted.org:443:198.51.100.20 https://files.pythonhosted.org/
+has "a pin the kernel refuses: logged" "pinning" "$(cat "$NETD_LOG")"
+ok "a pin the kernel refuses: the daemon keeps running" netd_alive
+eq "a pin the kernel refuses: other sandboxes are unaffected" "198.51.100.30" "$(sb_dig sb2 +short api.openai.com A)"
 netd_down
 
 cleanup
