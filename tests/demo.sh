@@ -78,7 +78,7 @@ show "netd exec $SB -- dig @203.0.113.66 example.com"
 out=$(sb_dig sb1 @203.0.113.66 example.com | grep -E 'status:' || true)
 echo "    $out"
 grep -q NXDOMAIN <<<"$out" || demo_fail "dig @203.0.113.66 was not answered by the proxy"
-bad "the query was redirected to the proxy and refused"
+bad "the query was redirected to netd's proxy, which answered NXDOMAIN"
 out=$(sb_dig sb1 @198.51.100.53 +short pypi.org) || demo_fail "dig @198.51.100.53 pypi.org"
 good "dig @198.51.100.53 pypi.org -> $out (no resolver there: netd answered)"
 
