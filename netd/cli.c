@@ -188,16 +188,22 @@ static int cmd_sandbox(int argc, char **argv)
 		if (json) {
 			print_json(arr);
 		} else {
-			printf("%-20s %-16s %-15s %-24s %-8s %8s %8s\n", "NAME", "POLICY", "IPV4", "IPV6",
-			       "IFACE", "DNS-OK", "DNS-DENY");
+			printf("%-20s %-16s %-15s %-24s %-8s %7s %8s %6s %12s %12s %7s\n", "NAME",
+			       "POLICY", "IPV4", "IPV6", "IFACE", "DNS-OK", "DNS-DENY", "CONNS",
+			       "BYTES-OUT", "BYTES-IN", "DENIED");
 			json_array_foreach(arr, i, sb) {
 				json_t *dns = json_object_get(sb, "dns");
+				json_t *tr = json_object_get(sb, "traffic");
 
-				printf("%-20s %-16s %-15s %-24s %-8s %8lld %8lld\n", str(sb, "name"),
-				       str(sb, "policy"), str(sb, "ipv4"), str(sb, "ipv6"),
-				       str(sb, "host_ifname"),
+				printf("%-20s %-16s %-15s %-24s %-8s %7lld %8lld %6lld %12lld %12lld %7lld\n",
+				       str(sb, "name"), str(sb, "policy"), str(sb, "ipv4"),
+				       str(sb, "ipv6"), str(sb, "host_ifname"),
 				       (long long)json_integer_value(json_object_get(dns, "allowed")),
-				       (long long)json_integer_value(json_object_get(dns, "denied")));
+				       (long long)json_integer_value(json_object_get(dns, "denied")),
+				       (long long)json_integer_value(json_object_get(tr, "conns")),
+				       (long long)json_integer_value(json_object_get(tr, "bytes_out")),
+				       (long long)json_integer_value(json_object_get(tr, "bytes_in")),
+				       (long long)json_integer_value(json_object_get(tr, "denied")));
 			}
 		}
 		json_decref(reply);
