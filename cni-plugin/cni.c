@@ -5,8 +5,10 @@
  */
 #include "cni-plugin/cni.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -68,6 +70,18 @@ bool cni_ifname_valid(const char *s)
 		if (c == '/' || c == ':' || c <= ' ' || c == 0x7f)
 			return false;
 	}
+	return true;
+}
+
+bool cni_ipam_type_valid(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n == 0 || n > 255 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '/' || (unsigned char)s[i] < ' ' || s[i] == 0x7f)
+			return false;
 	return true;
 }
 
@@ -227,6 +241,20 @@ int cni_conf_parse(const char *buf, size_t len, struct cni_conf *out, struct cni
 		}
 		if (p)
 			c.annotation_policy = json_string_value(p);
+	}
+	/* Interface mode may delegate addressing to an IPAM plugin (spec §4). */
+	v = json_object_get(c.root, "ipam");
+	if (v && !json_is_null(v) && c.mode == CNI_MODE_INTERFACE) {
+		json_t *t = json_object_get(v, "type");
+
+		if (!json_is_object(v) || !json_is_string(t) ||
+		    !cni_ipam_type_valid(json_string_value(t))) {
+			r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+					"\"ipam\" must be an object whose \"type\" names a plugin "
+					"binary in CNI_PATH (no '/')");
+			goto fail;
+		}
+		c.ipam_type = json_string_value(t);
 	}
 	/* libcni sends both; the spec text used the second name (libcni #1101). */
 	v = json_object_get(c.root, "cni.dev/valid-attachments");
@@ -458,12 +486,17 @@ json_t *cni_result_new(const struct cni_conf *c, const struct cni_attachment *a)
 		goto fail;
 	if (a->ipv6 && add_ip(ips, c, a->ipv6, a->plen6, a->gateway6, peer_idx, "6") < 0)
 		goto fail;
-	if (a->ipv4 && a->gateway4)
-		json_array_append_new(routes, json_pack("{s:s, s:s}", "dst", "0.0.0.0/0", "gw",
-							a->gateway4));
-	if (a->ipv6 && a->gateway6)
-		json_array_append_new(routes, json_pack("{s:s, s:s}", "dst", "::/0", "gw",
-							a->gateway6));
+	if (json_array_size(a->routes)) {
+		/* The IPAM plugin's routes; netd routes all of them via the gateway. */
+		json_array_extend(routes, a->routes);
+	} else {
+		if (a->ipv4 && a->gateway4)
+			json_array_append_new(routes, json_pack("{s:s, s:s}", "dst", "0.0.0.0/0",
+								"gw", a->gateway4));
+		if (a->ipv6 && a->gateway6)
+			json_array_append_new(routes, json_pack("{s:s, s:s}", "dst", "::/0", "gw",
+								a->gateway6));
+	}
 	/* netd's proxy answers on the gateway (and every DNS packet is sent to it anyway). */
 	ns = json_array();
 	if (!ns)
@@ -510,4 +543,84 @@ json_t *cni_version_json(const char *version)
 	return json_pack("{s:s, s:o}", "cniVersion",
 			 cni_version_supported(version) ? version : "1.1.0", "supportedVersions",
 			 arr);
+}
+
+/* "ADDR/PLEN" into a bare address of @family and a prefix length (1..bits-1). */
+static int cidr_split(const char *s, int family, char *addr, size_t addrsz, unsigned int *plen)
+{
+	unsigned char bin[16];
+	const char *slash = s ? strchr(s, '/') : NULL;
+	char *end;
+	unsigned long n;
+
+	if (!slash || (size_t)(slash - s) >= addrsz)
+		return -EINVAL;
+	memcpy(addr, s, (size_t)(slash - s));
+	addr[slash - s] = '\0';
+	if (inet_pton(family, addr, bin) != 1 || slash[1] < '0' || slash[1] > '9')
+		return -EINVAL;
+	n = strtoul(slash + 1, &end, 10);
+	if (*end || n == 0 || n >= (family == AF_INET ? 32u : 128u))
+		return -EINVAL;
+	*plen = (unsigned int)n;
+	return 0;
+}
+
+/* Is @gw (bare, of @family) inside @addr/@plen? */
+static bool same_prefix(int family, const char *addr, const char *gw, unsigned int plen)
+{
+	unsigned char a[16], g[16];
+
+	if (inet_pton(family, addr, a) != 1 || inet_pton(family, gw, g) != 1)
+		return false;
+	for (unsigned int i = 0; i < plen; i++)
+		if ((a[i / 8] ^ g[i / 8]) & (0x80 >> (i % 8)))
+			return false;
+	return memcmp(a, g, family == AF_INET ? 4 : 16) != 0;
+}
+
+int cni_ipam_parse(json_t *res, struct cni_ipam *out, struct cni_err *err)
+{
+	json_t *ips = json_object_get(res, "ips"), *routes = json_object_get(res, "routes"), *ip;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(res) || !json_is_array(ips))
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "the IPAM plugin's result has no \"ips\" array");
+	if (routes && !json_is_null(routes) && !json_is_array(routes))
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "the IPAM plugin's \"routes\" must be an array");
+	json_array_foreach(ips, i, ip) {
+		json_t *ad = json_object_get(ip, "address"), *gw = json_object_get(ip, "gateway");
+		const char *a = json_string_value(ad);
+		int family = a && strchr(a, ':') ? AF_INET6 : AF_INET;
+		char *addr = family == AF_INET ? out->ipv4 : out->ipv6;
+		char *gwo = family == AF_INET ? out->gateway4 : out->gateway6;
+		unsigned int *plen = family == AF_INET ? &out->plen4 : &out->plen6;
+		char tmp[48];
+		unsigned int tplen;
+
+		if (!json_is_object(ip) || !a ||
+		    cidr_split(a, family, tmp, sizeof(tmp), &tplen) < 0)
+			return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+					   "the IPAM plugin's ips[%zu] has no valid \"address\" "
+					   "(ADDR/PLEN)", i);
+		if (addr[0])
+			continue;	/* one address per family: netd's veth has one */
+		if (!json_is_string(gw) || strlen(json_string_value(gw)) >= sizeof(out->gateway4) ||
+		    !same_prefix(family, tmp, json_string_value(gw), tplen))
+			return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+					   "the IPAM plugin's address %s needs a \"gateway\" inside "
+					   "its prefix (netd routes the container through it; set the "
+					   "range's gateway)", a);
+		snprintf(addr, 48, "%s", tmp);
+		snprintf(gwo, 48, "%s", json_string_value(gw));
+		*plen = tplen;
+	}
+	if (!out->ipv4[0] && !out->ipv6[0])
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "the IPAM plugin returned no IP address");
+	out->routes = json_is_array(routes) ? routes : NULL;
+	return 0;
 }

@@ -77,7 +77,15 @@ struct cni_conf {
 	const char *annotation_policy;	/* runtimeConfig pod annotation netd.io/policy, or NULL */
 	json_t *prev_result;		/* borrowed from @root, or NULL */
 	json_t *valid_attachments;	/* GC: borrowed array, or NULL */
+	const char *ipam_type;		/* interface mode: "ipam"."type", a binary name
+					 * in CNI_PATH (no '/'), or NULL: netd's pool */
 };
+
+/*
+ * cni_ipam_type_valid() - an IPAM "type" netd-cni will look up in CNI_PATH:
+ * 1-255 bytes, no '/', not "." or "..", no control characters.
+ */
+bool cni_ipam_type_valid(const char *s);
 
 /*
  * cni_version_supported() - true if @v is one of CNI_SUPPORTED_VERSIONS.
@@ -160,7 +168,29 @@ struct cni_attachment {
 	const char *ipv4, *gateway4;	/* bare addresses or NULL */
 	const char *ipv6, *gateway6;
 	unsigned int plen4, plen6;	/* prefix lengths of the point-to-point links */
+	json_t *routes;			/* borrowed: an IPAM result's routes, or NULL
+					 * (default routes via the gateways) */
 };
+
+/* The addresses an IPAM plugin chose (one per family; netd takes no more). */
+struct cni_ipam {
+	char ipv4[48], gateway4[48];	/* bare addresses, "" if none */
+	char ipv6[48], gateway6[48];
+	unsigned int plen4, plen6;
+	json_t *routes;			/* borrowed from the parsed result, or NULL */
+};
+
+/*
+ * cni_ipam_parse() - read an IPAM plugin's ADD result (spec §4 delegation,
+ * §5 "ADD Success"; 0.x and 1.x): the first IPv4 and the first IPv6 of
+ * ips[] ("address" as ADDR/PLEN, "gateway"), and routes[].  Each address
+ * needs a gateway inside its prefix: netd puts the gateway on the host end
+ * of the veth and routes the sandbox through it.
+ * @res: the parsed result; @out borrows routes from it.
+ * Return: 0; -EINVAL with @err filled (code 7: no usable address, missing
+ * or off-prefix gateway, malformed entries).
+ */
+int cni_ipam_parse(json_t *res, struct cni_ipam *out, struct cni_err *err);
 
 /*
  * cni_result_new() - the ADD result (spec §5 "ADD Success") in @c's

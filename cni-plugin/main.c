@@ -21,7 +21,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -30,6 +32,11 @@
 #include "common/httpc.h"
 
 #define POLICY_PATH_MAX 128
+#define IPAM_OUT_MAX    (1u << 20)	/* bytes of an IPAM plugin's answer we read */
+
+/* The network config exactly as the runtime wrote it: an IPAM delegate gets the same (§4). */
+static const char *stdin_buf;
+static size_t stdin_len;
 
 static const char *env(const char *name)
 {
@@ -405,6 +412,148 @@ static int chained_view(const struct cni_conf *c, const char *ifn, const char *n
 	return 0;
 }
 
+/* ---- IPAM delegation (CNI spec §4) ------------------------------------------- */
+
+/* The IPAM plugin's path: the first CNI_PATH directory with an executable @type. */
+static int ipam_find(const char *type, char *out, size_t sz)
+{
+	const char *p = getenv("CNI_PATH");
+
+	while (p && *p) {
+		const char *end = strchr(p, ':');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		struct stat st;
+
+		if (n > 0 && (size_t)snprintf(out, sz, "%.*s/%s", (int)n, p, type) < sz &&
+		    stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+			return 0;
+		p += n;
+		if (*p == ':')
+			p++;
+	}
+	return -ENOENT;
+}
+
+/*
+ * Run the config's IPAM plugin for @cmd with our environment (CNI_COMMAND
+ * replaced) and our stdin; its stderr is ours.  @ret: ADD's parsed result
+ * (caller decrefs), or NULL for other commands.  A failing plugin's error
+ * object becomes @err (its code, its message prefixed with the plugin).
+ */
+static int ipam_exec(const struct cni_conf *c, const char *cmd, json_t **ret,
+		     struct cni_err *err)
+{
+	char path[PATH_MAX], *out = NULL;
+	int in_p[2] = { -1, -1 }, out_p[2] = { -1, -1 }, status, r;
+	size_t len = 0, off = 0;
+	json_t *o;
+	pid_t pid;
+
+	if (ret)
+		*ret = NULL;
+	if (ipam_find(c->ipam_type, path, sizeof(path)) < 0)
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "IPAM plugin \"%s\" not found in CNI_PATH (%s)", c->ipam_type,
+				   getenv("CNI_PATH") ? getenv("CNI_PATH") : "unset");
+	out = malloc(IPAM_OUT_MAX + 1);
+	if (!out || pipe2(in_p, O_CLOEXEC) < 0 || pipe2(out_p, O_CLOEXEC) < 0) {
+		r = cni_err_set(err, CNI_ERR_IO, "I/O failure", "IPAM plugin %s: %s",
+				c->ipam_type, strerror(errno ? errno : ENOMEM));
+		goto out;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		r = cni_err_set(err, CNI_ERR_IO, "I/O failure", "fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		char *argv[] = { path, NULL };
+
+		if (dup2(in_p[0], STDIN_FILENO) < 0 || dup2(out_p[1], STDOUT_FILENO) < 0 ||
+		    setenv("CNI_COMMAND", cmd, 1) < 0)
+			_exit(127);
+		execv(path, argv);
+		_exit(127);
+	}
+	close(in_p[0]);
+	close(out_p[1]);
+	in_p[0] = out_p[1] = -1;
+	/* A plugin that does not read all of stdin must not kill us (SIGPIPE ignored). */
+	while (off < stdin_len) {
+		ssize_t n = write(in_p[1], stdin_buf + off, stdin_len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	close(in_p[1]);
+	in_p[1] = -1;
+	for (;;) {
+		ssize_t n = read(out_p[0], out + len, IPAM_OUT_MAX - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (len == IPAM_OUT_MAX)
+			break;
+	}
+	close(out_p[0]);
+	out_p[0] = -1;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	out[len] = '\0';
+	o = json_loadb(out, len, 0, NULL);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		json_t *code = json_object_get(o, "code");
+		const char *m = jstr(o, "msg"), *dt = jstr(o, "details");
+
+		r = cni_err_set(err, json_is_integer(code) ? (int)json_integer_value(code) : CNI_ERR_IO,
+				"IPAM plugin failed", "%s %s: %s%s%s", c->ipam_type, cmd,
+				m ? m : WIFEXITED(status) ? "exited non-zero without an error" :
+							    "killed by a signal",
+				dt ? ": " : "", dt ? dt : "");
+		json_decref(o);
+		goto out;
+	}
+	if (ret && !json_is_object(o)) {
+		json_decref(o);
+		r = cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
+				"IPAM plugin %s %s: the result is not a JSON object", c->ipam_type,
+				cmd);
+		goto out;
+	}
+	if (ret)
+		*ret = o;
+	else
+		json_decref(o);
+	r = 0;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (in_p[i] >= 0)
+			close(in_p[i]);
+		if (out_p[i] >= 0)
+			close(out_p[i]);
+	}
+	free(out);
+	return r;
+}
+
+/* Release the address after a failed ADD (§4); a failure here is only logged. */
+static void ipam_undo(const struct cni_conf *c)
+{
+	struct cni_err e = { 0 };
+
+	if (ipam_exec(c, "DEL", NULL, &e) < 0)
+		fprintf(stderr, "netd-cni: releasing the IPAM address failed: %s: %s\n", e.msg,
+			e.details);
+}
+
 /* ---- verbs ------------------------------------------------------------------ */
 
 static int cmd_add(const struct cni_conf *c, struct cni_err *err)
@@ -417,8 +566,10 @@ static int cmd_add(const struct cni_conf *c, struct cni_err *err)
 	struct cni_attachment a = { 0 };
 	struct peer_probe probe = { 0 };
 	struct chained_view cv;
-	json_t *req, *reply = NULL, *res;
+	struct cni_ipam ipam;
+	json_t *req, *reply = NULL, *res, *ipam_res = NULL;
 	const char *policy;
+	bool exists;
 	int r, status;
 
 	if (check_env(true, err) < 0)
@@ -453,9 +604,41 @@ static int cmd_add(const struct cni_conf *c, struct cni_err *err)
 		return cni_err_set(err, CNI_ERR_NETD, "netd refused the request",
 				   "GET %s: HTTP %d", path, status);
 
+	/*
+	 * Interface mode with an IPAM plugin (spec §4): it picks the addresses
+	 * first; from here on every failure releases them again.
+	 */
+	if (c->ipam_type) {
+		if (ipam_exec(c, "ADD", &ipam_res, err) < 0)
+			return -EINVAL;
+		if (cni_ipam_parse(ipam_res, &ipam, err) < 0) {
+			ipam_undo(c);
+			json_decref(ipam_res);
+			return -EINVAL;
+		}
+	}
 	/* netd programs the rules before it creates the interface (netd/daemon.c). */
 	req = json_pack("{s:s, s:s, s:s, s:s}", "name", name, "policy", policy, "netns", ns,
 			"ifname", ifn);
+	if (req && c->ipam_type) {
+		char a4[64], a6[64];
+		json_t *ad = json_object();
+
+		snprintf(a4, sizeof(a4), "%s/%u", ipam.ipv4, ipam.plen4);
+		snprintf(a6, sizeof(a6), "%s/%u", ipam.ipv6, ipam.plen6);
+		if (ad && ipam.ipv4[0]) {
+			json_object_set_new(ad, "ipv4", json_string(a4));
+			json_object_set_new(ad, "gateway4", json_string(ipam.gateway4));
+		}
+		if (ad && ipam.ipv6[0]) {
+			json_object_set_new(ad, "ipv6", json_string(a6));
+			json_object_set_new(ad, "gateway6", json_string(ipam.gateway6));
+		}
+		if (!ad || json_object_set_new(req, "addresses", ad) < 0) {
+			json_decref(req);
+			req = NULL;
+		}
+	}
 	if (req && c->mode == CNI_MODE_CHAINED) {
 		json_t *at = json_pack("{s:s}", "host_ifname", cv.host_ifname);
 
@@ -468,15 +651,19 @@ static int cmd_add(const struct cni_conf *c, struct cni_err *err)
 			return cni_err_set(err, CNI_ERR_IO, "I/O failure", "out of memory");
 		}
 	}
-	if (!req)
-		return cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables",
-				   "CNI_NETNS is not valid UTF-8");
+	if (!req) {
+		r = cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables",
+				"CNI_NETNS is not valid UTF-8");
+		goto fail_ipam;
+	}
 	r = httpc_request(c->socket, "POST", "/v1/sandboxes", req, &status, &reply);
 	json_decref(req);
-	if (r < 0)
-		return netd_down(r) ? err_netd_down(err, c->socket, r) :
+	if (r < 0) {
+		r = netd_down(r) ? err_netd_down(err, c->socket, r) :
 			cni_err_set(err, CNI_ERR_IO, "I/O failure", "control socket %s: %s",
 				    c->socket, strerror(-r));
+		goto fail_ipam;
+	}
 	if (status != 201) {
 		const char *m = netd_message(reply);
 
@@ -493,8 +680,15 @@ static int cmd_add(const struct cni_conf *c, struct cni_err *err)
 		else
 			r = cni_err_set(err, CNI_ERR_NETD, "netd refused the request",
 					"HTTP %d: %s", status, m);
+		/*
+		 * The attachment exists already: its address is in use by it,
+		 * so the IPAM plugin must keep it.
+		 */
+		exists = status == 409 && strstr(m, "sandbox of that name");
 		json_decref(reply);
-		return r;
+		if (exists)
+			goto out_ipam;
+		goto fail_ipam;
 	}
 	if (c->mode == CNI_MODE_CHAINED) {
 		/*
@@ -514,6 +708,16 @@ static int cmd_add(const struct cni_conf *c, struct cni_err *err)
 	a.gateway6 = jstr(reply, "gateway6");
 	a.plen4 = 30;	/* netd's point-to-point links (netd/sandbox.h) */
 	a.plen6 = 126;
+	if (c->ipam_type) {
+		/* What the IPAM plugin chose (netd echoes it: same addresses). */
+		a.ipv4 = ipam.ipv4[0] && a.ipv4 ? ipam.ipv4 : NULL;
+		a.gateway4 = a.ipv4 ? ipam.gateway4 : NULL;
+		a.ipv6 = ipam.ipv6[0] && a.ipv6 ? ipam.ipv6 : NULL;
+		a.gateway6 = a.ipv6 ? ipam.gateway6 : NULL;
+		a.plen4 = ipam.plen4;
+		a.plen6 = ipam.plen6;
+		a.routes = ipam.routes;
+	}
 	if (a.host_ifname && link_mac(a.host_ifname, host_mac, sizeof(host_mac)) == 0)
 		a.host_mac = host_mac;
 	probe.ifname = ifn;
@@ -527,12 +731,20 @@ result:
 		snprintf(path, sizeof(path), "/v1/sandboxes/%s", name);
 		if (httpc_request(c->socket, "DELETE", path, NULL, &status, &reply) == 0)
 			json_decref(reply);
-		return cni_err_set(err, CNI_ERR_IO, "I/O failure", "out of memory");
+		r = cni_err_set(err, CNI_ERR_IO, "I/O failure", "out of memory");
+		goto fail_ipam;
 	}
 	fprintf(stderr, "netd-cni: ADD %s/%s on %s: netd sandbox %s, policy %s (%s)\n", cid, ifn,
 		c->name, name, policy, cni_policy_source_name(src));
 	print_json(res);
+	json_decref(ipam_res);
 	return 0;
+fail_ipam:
+	if (c->ipam_type)
+		ipam_undo(c);
+out_ipam:
+	json_decref(ipam_res);
+	return r;
 }
 
 static int tombstone_write(const struct cni_conf *c, const char *name, const char *cid,
@@ -598,7 +810,8 @@ static int cmd_del(const struct cni_conf *c, struct cni_err *err)
 			return r;
 		fprintf(stderr, "netd-cni: DEL %s/%s: netd not reachable; tombstone %s/%s written\n",
 			cid, ifn, c->tombstone_dir, name);
-		return 0;
+		/* The address is released even so (§4: DEL runs the delegate). */
+		return c->ipam_type ? ipam_exec(c, "DEL", NULL, err) : 0;
 	}
 	if (r < 0)
 		return cni_err_set(err, CNI_ERR_IO, "I/O failure", "control socket %s: %s",
@@ -610,7 +823,8 @@ static int cmd_del(const struct cni_conf *c, struct cni_err *err)
 		return r;
 	}
 	json_decref(reply);
-	return 0;
+	/* After netd let go of the address, the IPAM plugin releases it (§4). */
+	return c->ipam_type ? ipam_exec(c, "DEL", NULL, err) : 0;
 }
 
 static int cmd_check(const struct cni_conf *c, struct cni_err *err)
@@ -662,6 +876,9 @@ static int cmd_check(const struct cni_conf *c, struct cni_err *err)
 		r = cni_err_set(err, CNI_ERR_CHECK_LINK, "Address missing",
 				"%s in %s does not have %s", ifn, ns, probe.want4);
 	json_decref(reply);
+	/* The IPAM plugin checks its own records (§4: CHECK runs the delegate). */
+	if (r == 0 && c->ipam_type)
+		r = ipam_exec(c, "CHECK", NULL, err);
 	return r;
 }
 
@@ -727,6 +944,18 @@ static int cmd_gc(const struct cni_conf *c, struct cni_err *err)
 	}
 	free(valid);
 	json_decref(reply);
+	if (c->ipam_type) {
+		/*
+		 * §4: GC runs the delegate, which frees what the valid list does
+		 * not hold.  IPAM plugins older than spec 1.1 have no GC: that
+		 * is logged, not fatal (their DEL released each address).
+		 */
+		struct cni_err e = { 0 };
+
+		if (ipam_exec(c, "GC", NULL, &e) < 0)
+			fprintf(stderr, "netd-cni: GC: IPAM plugin %s: %s: %s\n", c->ipam_type,
+				e.msg, e.details);
+	}
 	return failed ? -EIO : 0;
 }
 
@@ -784,9 +1013,13 @@ int main(void)
 		return fail(NULL, &err);
 	}
 	r = cni_conf_parse(in, len, &c, &err);
-	free(in);
-	if (r < 0)
+	if (r < 0) {
+		free(in);
 		return fail(err.version[0] ? err.version : NULL, &err);
+	}
+	stdin_buf = in;
+	stdin_len = len;
+	signal(SIGPIPE, SIG_IGN);
 	if (strcmp(cmd, "ADD") == 0)
 		r = cmd_add(&c, &err);
 	else if (strcmp(cmd, "DEL") == 0)
@@ -800,5 +1033,6 @@ int main(void)
 	if (r < 0)
 		r = fail(c.cni_version, &err);
 	cni_conf_done(&c);
+	free(in);
 	return r;
 }

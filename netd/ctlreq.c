@@ -64,8 +64,10 @@ static int member_string(json_t *obj, const char *key, const char *what, const c
 int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, json_t **ret_obj,
 		   char *err, size_t errsz)
 {
-	static const char *const top[] = { "name", "policy", "netns", "ifname", "attach", NULL };
+	static const char *const top[] = { "name", "policy", "netns", "ifname", "attach",
+					    "addresses", NULL };
 	static const char *const att[] = { "host_ifname", "ipv4", "ipv6", NULL };
+	static const char *const adr[] = { "ipv4", "gateway4", "ipv6", "gateway6", NULL };
 	json_error_t jerr;
 	json_t *obj, *v;
 	int r;
@@ -80,7 +82,8 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 		r = bad(err, errsz, "request body must be a JSON object");
 		goto fail;
 	}
-	r = keys_known(obj, top, "", "name, policy, netns, ifname, attach", err, errsz);
+	r = keys_known(obj, top, "", "name, policy, netns, ifname, attach, addresses", err,
+		       errsz);
 	if (r < 0)
 		goto fail;
 	if ((r = member_string(obj, "name", "", &sr->name, err, errsz)) < 0 ||
@@ -109,6 +112,34 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 			goto fail;
 		if (!sr->attach_host_ifname || (!sr->attach_ipv4 && !sr->attach_ipv6)) {
 			r = bad(err, errsz, "\"attach\" needs \"host_ifname\" and \"ipv4\" or \"ipv6\"");
+			goto fail;
+		}
+	}
+	/* Interface mode with an IPAM plugin's addresses (daemon.h). */
+	v = json_object_get(obj, "addresses");
+	if (v && !json_is_null(v)) {
+		if (!json_is_object(v)) {
+			r = bad(err, errsz, "\"addresses\" must be an object");
+			goto fail;
+		}
+		r = keys_known(v, adr, "addresses.", "ipv4, gateway4, ipv6, gateway6", err, errsz);
+		if (r < 0)
+			goto fail;
+		if ((r = member_string(v, "ipv4", "addresses.", &sr->addr_ipv4, err, errsz)) < 0 ||
+		    (r = member_string(v, "gateway4", "addresses.", &sr->addr_gateway4, err,
+				       errsz)) < 0 ||
+		    (r = member_string(v, "ipv6", "addresses.", &sr->addr_ipv6, err, errsz)) < 0 ||
+		    (r = member_string(v, "gateway6", "addresses.", &sr->addr_gateway6, err,
+				       errsz)) < 0)
+			goto fail;
+		if ((!sr->addr_ipv4 && !sr->addr_ipv6) || !sr->addr_ipv4 != !sr->addr_gateway4 ||
+		    !sr->addr_ipv6 != !sr->addr_gateway6) {
+			r = bad(err, errsz, "\"addresses\" needs \"ipv4\" with \"gateway4\" and/or "
+				"\"ipv6\" with \"gateway6\"");
+			goto fail;
+		}
+		if (sr->attach_host_ifname) {
+			r = bad(err, errsz, "\"addresses\" and \"attach\" exclude each other");
 			goto fail;
 		}
 	}

@@ -15,9 +15,11 @@
 /*
  * ctlreq_sandbox() - parse a POST /v1/sandboxes body:
  *   {"name", "policy", "netns"?, "ifname"?,
- *    "attach"?: {"host_ifname", "ipv4"?, "ipv6"?}}
+ *    "attach"?: {"host_ifname", "ipv4"?, "ipv6"?},
+ *    "addresses"?: {"ipv4"?, "gateway4"?, "ipv6"?, "gateway6"?}}
  * Unknown keys, wrong types and duplicate keys are errors; "name" and
- * "policy" are required; "attach" needs "host_ifname" and an address.
+ * "policy" are required; "attach" needs "host_ifname" and an address;
+ * "addresses" needs each address with its gateway and excludes "attach".
  * (Whether the values make sense — a valid name, an existing policy —
  * is daemon_sandbox_create()'s to say.)
  * @text, @len: the body, not NUL-terminated; at most CTL_MAX_BODY bytes.

@@ -451,6 +451,15 @@ static int state_save(struct daemon *d, const struct sandbox *sb)
 	char *text;
 	int r;
 
+	/* An IPAM plugin's addresses on netd's veth (not the slot's). */
+	if (obj && sb->own_addrs && !sb->chained)
+		json_object_update_new(obj, json_pack("{s:o, s:o, s:i, s:o, s:o, s:i}",
+						      "ipv4_addr", json_addr(&sb->addr4),
+						      "gateway4", json_addr(&sb->gw4),
+						      "plen4", (int)sb->plen4,
+						      "ipv6_addr", json_addr(&sb->addr6),
+						      "gateway6", json_addr(&sb->gw6),
+						      "plen6", (int)sb->plen6));
 	/* A chained attachment: its bridge port and its own addresses (not the slot's). */
 	if (obj && sb->chained)
 		json_object_update_new(obj, json_pack("{s:s, s:s, s:o, s:o}", "kind", "chained",
@@ -637,11 +646,28 @@ static int sandbox_build(struct daemon *d, struct sandbox *sb, const struct poli
 	v.host_ifname = sb->host_ifname;
 	v.peer_ifname = sb->peer_ifname;
 	v.netns_fd = nsfd;
-	v.host4 = (struct prefix){ sb->gw4, 30 };
-	v.peer4 = (struct prefix){ sb->addr4, 30 };
-	if (sb->addr6.family) {
-		v.host6 = (struct prefix){ sb->gw6, 126 };
-		v.peer6 = (struct prefix){ sb->addr6, 126 };
+	if (sb->own_addrs) {
+		/*
+		 * An IPAM plugin's addresses: the gateway sits on the host end
+		 * as a point-to-point /32 (/128) to the sandbox's address, so
+		 * many sandboxes of one IPAM range each get their own host
+		 * route; the sandbox end keeps the range's prefix length.
+		 */
+		if (sb->addr4.family) {
+			v.host4 = (struct prefix){ sb->gw4, 32 };
+			v.peer4 = (struct prefix){ sb->addr4, sb->plen4 };
+		}
+		if (sb->addr6.family) {
+			v.host6 = (struct prefix){ sb->gw6, 128 };
+			v.peer6 = (struct prefix){ sb->addr6, sb->plen6 };
+		}
+	} else {
+		v.host4 = (struct prefix){ sb->gw4, 30 };
+		v.peer4 = (struct prefix){ sb->addr4, 30 };
+		if (sb->addr6.family) {
+			v.host6 = (struct prefix){ sb->gw6, 126 };
+			v.peer6 = (struct prefix){ sb->addr6, 126 };
+		}
 	}
 	r = link_veth_setup(&v);
 	if (r == -EACCES && sb->addr6.family) {
@@ -742,6 +768,76 @@ static int sandbox_attach(struct daemon *d, struct sandbox *sb, const struct pol
 	return 0;
 }
 
+/* "ADDR/PLEN" (host bits kept) of @family into @a/@plen; PLEN 1..(bits-1). */
+static int ifaddr_parse(const char *s, int family, struct addr *a, uint8_t *plen)
+{
+	char buf[PREFIX_STRLEN + 1], *slash, *end;
+	unsigned long n;
+
+	if (strlen(s) > PREFIX_STRLEN)
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", s);
+	slash = strchr(buf, '/');
+	if (!slash)
+		return -EINVAL;
+	*slash = '\0';
+	errno = 0;
+	n = strtoul(slash + 1, &end, 10);
+	if (errno || end == slash + 1 || *end || addr_parse(buf, a) < 0 || a->family != family ||
+	    n == 0 || n >= addr_len(family) * 8)
+		return -EINVAL;
+	*plen = (uint8_t)n;
+	return 0;
+}
+
+/*
+ * An interface-mode sandbox whose addresses an IPAM plugin chose
+ * (netd-cni delegating, CNI spec §4): @req->addr_* in place of the pool's.
+ * The gateway must lie in the address's prefix (the sandbox's default
+ * route goes through it on-link).
+ */
+static int sandbox_ipam_addrs(struct daemon *d, struct sandbox *sb,
+			      const struct sandbox_request *req, char *err, size_t errsz)
+{
+	struct addr a4 = { 0 }, a6 = { 0 }, g4 = { 0 }, g6 = { 0 };
+	uint8_t p4 = 0, p6 = 0;
+	int r;
+
+	if ((req->addr_ipv4 && (ifaddr_parse(req->addr_ipv4, AF_INET, &a4, &p4) < 0 ||
+				!req->addr_gateway4 || addr_parse(req->addr_gateway4, &g4) < 0 ||
+				g4.family != AF_INET ||
+				!prefix_contains(&(struct prefix){ a4, p4 }, &g4) ||
+				addr_equal(&a4, &g4))) ||
+	    (req->addr_ipv6 && (ifaddr_parse(req->addr_ipv6, AF_INET6, &a6, &p6) < 0 ||
+				!req->addr_gateway6 || addr_parse(req->addr_gateway6, &g6) < 0 ||
+				g6.family != AF_INET6 ||
+				!prefix_contains(&(struct prefix){ a6, p6 }, &g6) ||
+				addr_equal(&a6, &g6)))) {
+		snprintf(err, errsz, "addresses: ipv4/ipv6 must be ADDR/PLEN with a different "
+			 "gateway4/gateway6 inside that prefix");
+		return -EINVAL;
+	}
+	/* IPv6 off in netd's config: the sandbox runs IPv4 only, as pool sandboxes do. */
+	if (!sb->addr6.family)
+		memset(&a6, 0, sizeof(a6));
+	if (!a4.family && !a6.family) {
+		snprintf(err, errsz, "addresses: only IPv6 given, and IPv6 is disabled in netd");
+		return -EINVAL;
+	}
+	r = sandbox_set_addrs(d->sandboxes, sb, &a4, &a6);
+	if (r < 0) {
+		snprintf(err, errsz, "addresses: %s",
+			 r == -EADDRINUSE ? "another sandbox has that address" :
+					    "the address is inside netd's own pool");
+		return r == -EADDRINUSE ? -EBUSY : r;
+	}
+	sb->gw4 = a4.family ? g4 : (struct addr){ 0 };
+	sb->gw6 = a6.family ? g6 : (struct addr){ 0 };
+	sb->plen4 = p4;
+	sb->plen6 = p6;
+	return 0;
+}
+
 int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 			  struct sandbox **ret, char *err, size_t errsz)
 {
@@ -789,6 +885,13 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 		sb->netns_owned = true;
 	}
 	sb->created = time(NULL);
+	if (!req->attach_host_ifname && (req->addr_ipv4 || req->addr_ipv6)) {
+		r = sandbox_ipam_addrs(d, sb, req, err, errsz);
+		if (r < 0) {
+			sandbox_release(d->sandboxes, sb);
+			return r;
+		}
+	}
 	r = req->attach_host_ifname ? sandbox_attach(d, sb, pol, req, err, errsz) :
 				      sandbox_build(d, sb, pol, sb->netns_owned, err, errsz);
 	if (r < 0) {
@@ -1040,6 +1143,34 @@ static int state_restore(struct daemon *d, const struct fw_config *fc)
 			snprintf(sb->host_ifname, sizeof(sb->host_ifname), "%s",
 				 json_string_value(h));
 			sb->chained = true;
+		} else if (json_object_get(obj, "plen4") || json_object_get(obj, "plen6")) {
+			/* netd's veth with an IPAM plugin's addresses (state_save()). */
+			json_t *j4 = json_object_get(obj, "ipv4_addr"),
+			       *j6 = json_object_get(obj, "ipv6_addr"),
+			       *k4 = json_object_get(obj, "gateway4"),
+			       *k6 = json_object_get(obj, "gateway6");
+			json_int_t p4 = json_integer_value(json_object_get(obj, "plen4")),
+				   p6 = json_integer_value(json_object_get(obj, "plen6"));
+			struct addr a4 = { 0 }, a6 = { 0 }, g4 = { 0 }, g6 = { 0 };
+
+			if ((json_is_string(j4) && (addr_parse(json_string_value(j4), &a4) < 0 ||
+						    a4.family != AF_INET || !json_is_string(k4) ||
+						    addr_parse(json_string_value(k4), &g4) < 0 ||
+						    p4 < 1 || p4 > 31)) ||
+			    (json_is_string(j6) && (addr_parse(json_string_value(j6), &a6) < 0 ||
+						    a6.family != AF_INET6 || !json_is_string(k6) ||
+						    addr_parse(json_string_value(k6), &g6) < 0 ||
+						    p6 < 1 || p6 > 127)) ||
+			    sandbox_set_addrs(d->sandboxes, sb, &a4, &a6) < 0) {
+				log_err("%s: bad IPAM address state; left in place", path);
+				sandbox_release(d->sandboxes, sb);
+				json_decref(obj);
+				continue;
+			}
+			sb->gw4 = g4;
+			sb->gw6 = g6;
+			sb->plen4 = a4.family ? (uint8_t)p4 : 0;
+			sb->plen6 = a6.family ? (uint8_t)p6 : 0;
 		}
 		pol = policy_by_name(d, sb->policy);
 		flush = !digest || !pol ||

@@ -38,6 +38,14 @@ struct sandbox_request {
 	 */
 	const char *attach_host_ifname;
 	const char *attach_ipv4, *attach_ipv6;
+	/*
+	 * Interface mode with addresses from an IPAM plugin (all NULL
+	 * otherwise: the pool's): "ADDR/PLEN" for the sandbox end and the bare
+	 * gateway, which netd puts on the host end as a point-to-point address.
+	 * POST /v1/sandboxes {"addresses": {"ipv4", "gateway4", "ipv6", "gateway6"}}.
+	 */
+	const char *addr_ipv4, *addr_gateway4;
+	const char *addr_ipv6, *addr_gateway6;
 };
 
 /*

@@ -1464,6 +1464,20 @@ static void build_open(struct bt *bt, const void *arg)
 		x_new(&rb, "masq");
 		bt_rule(bt, &rb);
 	}
+	/*
+	 * Sandboxes with an IPAM plugin's addresses (outside the pools): the
+	 * anti-spoof drop in prerouting_raw lets out of a sandbox veth only
+	 * that sandbox's own sources, so "came in on a sandbox veth" is
+	 * "a sandbox's address".
+	 */
+	rb_init(&rb, fw, "postrouting_nat");
+	m_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
+	if (fw->egress[0])
+		m_ifname_eq(&rb, NFT_META_OIFNAME, fw->egress);
+	else
+		m_ifset(&rb, NFT_META_OIFNAME, "sandbox_ifs", true);
+	x_new(&rb, "masq");
+	bt_rule(bt, &rb);
 	build_open_bridge(bt);
 }
 

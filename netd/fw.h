@@ -15,7 +15,7 @@
  *   chain input            (filter, input)             sandbox -> host: only the proxy port (+ ICMPv6 ND)
  *   chain forward          (filter, forward)           to a sandbox: established only;
  *                                                      from a sandbox: iifname vmap @sandbox_fwd
- *   chain postrouting_nat  (nat, postrouting, srcnat)  pool -> egress interface: masquerade
+ *   chain postrouting_nat  (nat, postrouting, srcnat)  pool, sandbox veths -> egress: masquerade
  *   per sandbox:
  *   chain sb-NAME:  ct established,related accept;
  *                   daddr . l4proto . dport @sb-NAME-cidr4/6 accept;   (explicit CIDR rules)

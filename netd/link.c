@@ -209,7 +209,12 @@ static int nl_link_up(struct nl *nl, int index)
 	return nl_talk(nl, nlh, NULL, NULL);
 }
 
-static int nl_addr_add(struct nl *nl, int index, const struct prefix *p)
+/*
+ * @peer: NULL, or the far end of a point-to-point address (IFA_ADDRESS !=
+ * IFA_LOCAL): the kernel then routes @peer (/32, /128) to this interface.
+ */
+static int nl_addr_add(struct nl *nl, int index, const struct prefix *p,
+		       const struct addr *peer)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
@@ -232,7 +237,7 @@ static int nl_addr_add(struct nl *nl, int index, const struct prefix *p)
 	ifa->ifa_scope = RT_SCOPE_UNIVERSE;
 	ifa->ifa_index = (uint32_t)index;
 	mnl_attr_put(nlh, IFA_LOCAL, alen, p->addr.a);
-	mnl_attr_put(nlh, IFA_ADDRESS, alen, p->addr.a);
+	mnl_attr_put(nlh, IFA_ADDRESS, alen, peer ? peer->a : p->addr.a);
 	mnl_attr_put_u32(nlh, IFA_FLAGS, flags);
 	return nl_talk(nl, nlh, NULL, NULL);
 }
@@ -483,13 +488,24 @@ static int veth_configure(struct nl *host, struct nl *ns,
 	if (lo_idx < 0)
 		return lo_idx;
 
-	if (prefix_given(&v->host4) && (r = nl_addr_add(host, host_idx, &v->host4)) < 0)
+	/*
+	 * A full-length host address (/32, /128) is point-to-point to the
+	 * peer's address: an IPAM range shared by many sandboxes gives each
+	 * one a host route through its own veth, not one on-link prefix.
+	 */
+	if (prefix_given(&v->host4) &&
+	    (r = nl_addr_add(host, host_idx, &v->host4,
+			     v->host4.plen == 32 && prefix_given(&v->peer4) ? &v->peer4.addr :
+									      NULL)) < 0)
 		return r;
-	if (prefix_given(&v->host6) && (r = nl_addr_add(host, host_idx, &v->host6)) < 0)
+	if (prefix_given(&v->host6) &&
+	    (r = nl_addr_add(host, host_idx, &v->host6,
+			     v->host6.plen == 128 && prefix_given(&v->peer6) ? &v->peer6.addr :
+									       NULL)) < 0)
 		return r;
-	if (prefix_given(&v->peer4) && (r = nl_addr_add(ns, peer_idx, &v->peer4)) < 0)
+	if (prefix_given(&v->peer4) && (r = nl_addr_add(ns, peer_idx, &v->peer4, NULL)) < 0)
 		return r;
-	if (prefix_given(&v->peer6) && (r = nl_addr_add(ns, peer_idx, &v->peer6)) < 0)
+	if (prefix_given(&v->peer6) && (r = nl_addr_add(ns, peer_idx, &v->peer6, NULL)) < 0)
 		return r;
 
 	if ((r = nl_link_up(ns, lo_idx)) < 0)

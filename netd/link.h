@@ -42,7 +42,8 @@ struct link_veth {
 };
 /* (Here a prefix is an interface address: host bits are set, unlike the
  * CIDR prefixes prefix_parse() returns.  Routes need both host and peer of a
- * family.) */
+ * family.  A host prefix of /32 or /128 is point-to-point: its far end is
+ * the peer's address, which the host netns then routes to this veth.) */
 
 /*
  * link_veth_setup() - create the veth pair, move the peer into the netns,

@@ -42,6 +42,8 @@ struct sandbox {
 	uint64_t audit_refill_ms;	/* monotonic ms of the last refill */
 	uint64_t audit_suppressed;	/* records left out since the last one */
 	bool own_addrs;		/* addresses not from the pool (sandbox_set_addrs()) */
+	uint8_t plen4, plen6;	/* own_addrs of netd's veth (an IPAM plugin's): prefix
+				 * lengths on the sandbox end; 0 for pool and chained */
 	bool chained;		/* a chained CNI attachment: host_ifname is a bridge port
 				 * another plugin made; netd neither creates nor deletes it */
 	struct sandbox *hnext[2];	/* address hash chains, [0] IPv4, [1] IPv6; private */
@@ -75,7 +77,8 @@ int sandbox_alloc(struct sandbox_table *t, const char *name, int64_t want_slot,
  * sandbox_set_addrs() - give @sb (from sandbox_alloc(), not yet inserted)
  * @a4 and/or @a6 (family 0 = none; at least one) in place of its pool
  * addresses, and no gateways: for an interface and addresses another
- * plugin made.  sandbox_by_addr() finds it by them once it is inserted.
+ * plugin made, or for netd's veth with an IPAM plugin's addresses (the
+ * caller then sets gw4/gw6 and plen4/plen6).  sandbox_by_addr() finds it by them once it is inserted.
  * Return: 0; -EINVAL (wrong family, none, or inside one of netd's pools,
  * whose addresses netd hands out itself); -EADDRINUSE (another sandbox in
  * the table has one of them).

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -338,6 +339,146 @@ static void test_error_and_version_json(void **state)
 	json_decref(o);
 }
 
+/* "ipam" in interface mode: its type must be a binary name (spec §4). */
+static void test_ipam_conf(void **state)
+{
+	struct cni_conf c;
+	struct cni_err err;
+
+	(void)state;
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"netd-cni\","
+			       "\"ipam\":{\"type\":\"host-local\",\"ranges\":[]}}", &c, &err), 0);
+	assert_string_equal(c.ipam_type, "host-local");
+	cni_conf_done(&c);
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"netd-cni\"}",
+			       &c, &err), 0);
+	assert_null(c.ipam_type);
+	cni_conf_done(&c);
+	/* chained mode: the plugin before us did the addressing; ipam is not ours */
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"netd-cni\","
+			       "\"mode\":\"chained\",\"ipam\":{\"type\":\"x\"}}", &c, &err), 0);
+	assert_null(c.ipam_type);
+	cni_conf_done(&c);
+	static const char *const bad[] = {
+		"{\"type\":\"../bin/sh\"}", "{\"type\":\"\"}", "{\"type\":\"..\"}", "{}",
+		"{\"type\":7}", "\"host-local\"", "{\"type\":\"a\\nb\"}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[256];
+
+		snprintf(text, sizeof(text),
+			 "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"netd-cni\",\"ipam\":%s}",
+			 bad[i]);
+		assert_int_equal(parse(text, &c, &err), -EINVAL);
+		assert_int_equal(err.code, CNI_ERR_CONFIG);
+	}
+}
+
+static json_t *load(const char *text)
+{
+	json_t *o = json_loads(text, 0, NULL);
+
+	assert_non_null(o);
+	return o;
+}
+
+/* host-local's answers, 1.0.0 and 0.4.0 shapes. */
+static void test_ipam_parse(void **state)
+{
+	struct cni_ipam ip;
+	struct cni_err err;
+	json_t *r;
+
+	(void)state;
+	r = load("{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.89.0.5/24\","
+		 "\"gateway\":\"10.89.0.1\"},{\"address\":\"10.89.1.5/24\",\"gateway\":\"10.89.1.1\"},"
+		 "{\"address\":\"fd00:89::5/64\",\"gateway\":\"fd00:89::1\"}],"
+		 "\"routes\":[{\"dst\":\"0.0.0.0/0\"}],\"dns\":{}}");
+	assert_int_equal(cni_ipam_parse(r, &ip, &err), 0);
+	assert_string_equal(ip.ipv4, "10.89.0.5");	/* the first of a family */
+	assert_string_equal(ip.gateway4, "10.89.0.1");
+	assert_int_equal(ip.plen4, 24);
+	assert_string_equal(ip.ipv6, "fd00:89::5");
+	assert_string_equal(ip.gateway6, "fd00:89::1");
+	assert_int_equal(ip.plen6, 64);
+	assert_int_equal(json_array_size(ip.routes), 1);
+	json_decref(r);
+
+	r = load("{\"cniVersion\":\"0.4.0\",\"ips\":[{\"version\":\"4\",\"address\":\"192.168.7.9/16\","
+		 "\"gateway\":\"192.168.0.1\"}]}");
+	assert_int_equal(cni_ipam_parse(r, &ip, &err), 0);
+	assert_string_equal(ip.ipv4, "192.168.7.9");
+	assert_int_equal(ip.plen4, 16);
+	assert_string_equal(ip.ipv6, "");
+	assert_null(ip.routes);
+	json_decref(r);
+}
+
+static void test_ipam_parse_errors(void **state)
+{
+	static const char *const bad[] = {
+		"[]",
+		"{\"ips\":{}}",
+		"{\"ips\":[]}",						/* no address */
+		"{\"ips\":[{\"address\":\"10.89.0.5\",\"gateway\":\"10.89.0.1\"}]}",	/* no /plen */
+		"{\"ips\":[{\"address\":\"10.89.0.5/24\"}]}",		/* no gateway */
+		"{\"ips\":[{\"address\":\"10.89.0.5/24\",\"gateway\":\"10.90.0.1\"}]}",	/* off-prefix */
+		"{\"ips\":[{\"address\":\"10.89.0.5/24\",\"gateway\":\"10.89.0.5\"}]}",	/* itself */
+		"{\"ips\":[{\"address\":\"10.89.0.5/32\",\"gateway\":\"10.89.0.1\"}]}",	/* no room */
+		"{\"ips\":[{\"address\":\"10.89.0.5/0\",\"gateway\":\"10.89.0.1\"}]}",
+		"{\"ips\":[{\"address\":\"10.89.0.5/24x\",\"gateway\":\"10.89.0.1\"}]}",
+		"{\"ips\":[{\"address\":\"10.89.0.5/-1\",\"gateway\":\"10.89.0.1\"}]}",
+		"{\"ips\":[{\"address\":\"fd00::5/64\",\"gateway\":\"10.89.0.1\"}]}",	/* family */
+		"{\"ips\":[{\"address\":\"garbage/24\",\"gateway\":\"10.89.0.1\"}]}",
+		"{\"ips\":[7]}",
+		"{\"ips\":[{\"address\":\"10.89.0.5/24\",\"gateway\":\"10.89.0.1\"}],\"routes\":{}}",
+	};
+	struct cni_ipam ip;
+	struct cni_err err;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *r = load(bad[i]);
+
+		err.code = 0;
+		assert_int_equal(cni_ipam_parse(r, &ip, &err), -EINVAL);
+		assert_int_equal(err.code, CNI_ERR_CONFIG);
+		json_decref(r);
+	}
+}
+
+/* The ADD result from IPAM addresses: its prefix, its routes, dns = gateway. */
+static void test_result_ipam(void **state)
+{
+	struct cni_conf c;
+	struct cni_err err;
+	struct cni_attachment a = { .host_ifname = "nd00001", .ifname = "eth0",
+				    .netns = "/run/netns/x", .ipv4 = "10.89.0.5",
+				    .gateway4 = "10.89.0.1", .plen4 = 24 };
+	json_t *res, *routes = load("[{\"dst\":\"10.0.0.0/8\",\"gw\":\"10.89.0.1\"}]");
+	char *text;
+
+	(void)state;
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"netd-cni\","
+			       "\"ipam\":{\"type\":\"host-local\"}}", &c, &err), 0);
+	res = cni_result_new(&c, &a);
+	text = json_dumps(res, JSON_COMPACT);
+	assert_non_null(strstr(text, "\"ips\":[{\"address\":\"10.89.0.5/24\",\"interface\":1,"
+				     "\"gateway\":\"10.89.0.1\"}]"));
+	assert_non_null(strstr(text, "\"routes\":[{\"dst\":\"0.0.0.0/0\",\"gw\":\"10.89.0.1\"}]"));
+	assert_non_null(strstr(text, "\"nameservers\":[\"10.89.0.1\"]"));
+	free(text);
+	json_decref(res);
+	a.routes = routes;
+	res = cni_result_new(&c, &a);
+	text = json_dumps(res, JSON_COMPACT);
+	assert_non_null(strstr(text, "\"routes\":[{\"dst\":\"10.0.0.0/8\",\"gw\":\"10.89.0.1\"}]"));
+	free(text);
+	json_decref(res);
+	json_decref(routes);
+	cni_conf_done(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +492,10 @@ int main(void)
 		cmocka_unit_test(test_result_versions),
 		cmocka_unit_test(test_result_chained),
 		cmocka_unit_test(test_error_and_version_json),
+		cmocka_unit_test(test_ipam_conf),
+		cmocka_unit_test(test_ipam_parse),
+		cmocka_unit_test(test_ipam_parse_errors),
+		cmocka_unit_test(test_result_ipam),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
