@@ -68,8 +68,10 @@ world_pid_track "$PROBE_PID"
 
 # download SHORT URL OUT - a rate-limited background download; sets DL_PID.
 download() {
-	T_TIMEOUT=60 sb_exec "$1" curl -sS --fail --cacert "$WORLD_CA" --limit-rate 400K \
-		--speed-limit 1 --speed-time 6 -o "$3" "$2" >"$3.log" 2>&1 &
+	# Paced by the server (?rate=): a client-side limit lets the kernel
+	# buffer the whole body at once, and then there is nothing left to cut.
+	T_TIMEOUT=60 sb_exec "$1" curl -sS --fail --cacert "$WORLD_CA" \
+		--speed-limit 1 --speed-time 6 -o "$3" "$2?rate=409600" >"$3.log" 2>&1 &
 	DL_PID=$!
 	world_pid_track "$DL_PID"
 	for ((i = 0; i < 100; i++)); do

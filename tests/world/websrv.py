@@ -10,7 +10,8 @@ and serves every listener from its own thread (ThreadingHTTPServer, one
 thread per connection; TLS handshakes happen in the connection's thread).
 
 Every listener answers:
-    GET/HEAD /bytes/N   N octets (N <= 1 GiB), for byte-accounting tests
+    GET/HEAD /bytes/N   N octets (N <= 1 GiB), for byte-accounting tests;
+                        ?rate=B paces them at B octets a second
     GET/HEAD anything   "NAME ok\n" - NAME is the Host header if it is one of
                         this listener's names, else the listener's first name
     POST/PUT anything   the number of body octets received, then "\n"
@@ -25,6 +26,7 @@ import argparse
 import ipaddress
 import os
 import re
+import time
 import signal
 import socket
 import ssl
@@ -63,7 +65,15 @@ class Handler(BaseHTTPRequestHandler):
         return host if host in names else names[0]
 
     def _get(self, send_body):
-        path = urlsplit(self.path).path
+        parts = urlsplit(self.path)
+        path = parts.path
+        # ?rate=B: send at most B octets a second, so a transfer is still on
+        # the wire (not already in the client's socket buffer) when a test
+        # cuts, restarts or reloads something in the middle of it.
+        rate = 0
+        for kv in parts.query.split("&"):
+            if kv.startswith("rate=") and kv[5:].isdigit():
+                rate = int(kv[5:])
         m = _BYTES_RE.fullmatch(path)
         if m is None:
             self._reply(200, f"{self._name()} ok\n".encode(), send_body=send_body)
@@ -79,10 +89,18 @@ class Handler(BaseHTTPRequestHandler):
         if not send_body:
             return
         left = n
+        step = min(CHUNK, max(1024, rate // 10)) if rate else CHUNK
+        t0 = time.monotonic()
+        sent = 0
         while left > 0:
-            k = min(left, CHUNK)
+            k = min(left, step)
             self.wfile.write(_FILL[:k])
             left -= k
+            sent += k
+            if rate:
+                ahead = sent / rate - (time.monotonic() - t0)
+                if ahead > 0:
+                    time.sleep(ahead)
 
     def do_GET(self):
         self._get(True)
