@@ -598,48 +598,24 @@ int link_exists(const char *ifname)
 
 /* ---- dumps ------------------------------------------------------------ */
 
-struct other_links {
-	char *first;		/* the first link other than lo, for the message */
-	size_t sz;
-	int count;
+struct name_list {
+	char (*names)[IFNAMSIZ];
+	size_t max, n;		/* n counts past max: the caller sees the overflow */
+	bool skip_lo;
 };
 
-static int other_link_cb(const struct nlmsghdr *nlh, void *data)
+static int name_list_cb(const struct nlmsghdr *nlh, void *data)
 {
-	struct other_links *ol = data;
+	struct name_list *nl = data;
 	const struct ifinfomsg *ifi;
 	const struct nlattr *attr;
 
 	if (nlh->nlmsg_type != RTM_NEWLINK || mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifi))
 		return MNL_CB_OK;
 	ifi = mnl_nlmsg_get_payload(nlh);
-	if (ifi->ifi_flags & IFF_LOOPBACK)
+	if (nl->skip_lo && (ifi->ifi_flags & IFF_LOOPBACK))
 		return MNL_CB_OK;
 	mnl_attr_for_each(attr, nlh, sizeof(*ifi)) {
-		if (mnl_attr_get_type(attr) != IFLA_IFNAME ||
-		    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
-			continue;
-		if (ol->count == 0 && ol->sz)
-			snprintf(ol->first, ol->sz, "%s", mnl_attr_get_str(attr));
-	}
-	ol->count++;
-	return MNL_CB_OK;
-}
-
-struct name_list {
-	char (*names)[IFNAMSIZ];
-	size_t max, n;
-};
-
-static int name_list_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct name_list *nl = data;
-	const struct nlattr *attr;
-
-	if (nlh->nlmsg_type != RTM_NEWLINK ||
-	    mnl_nlmsg_get_payload_len(nlh) < sizeof(struct ifinfomsg))
-		return MNL_CB_OK;
-	mnl_attr_for_each(attr, nlh, sizeof(struct ifinfomsg)) {
 		if (mnl_attr_get_type(attr) != IFLA_IFNAME ||
 		    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
 			continue;
@@ -650,23 +626,31 @@ static int name_list_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int link_names(char (*out)[IFNAMSIZ], size_t max)
+/* Dump the interface names of @netns_fd (-1: the caller's netns) into @list. */
+static int dump_links(int netns_fd, struct name_list *list)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct name_list list = { out, max, 0 };
 	struct nlmsghdr *nlh;
 	struct rtgenmsg *rt;
 	struct nl nl;
 	int r;
 
-	r = nl_open(&nl, -1);
+	r = nl_open(&nl, netns_fd);
 	if (r < 0)
 		return r;
 	nlh = nl_req(buf, RTM_GETLINK, NLM_F_DUMP);
 	rt = mnl_nlmsg_put_extra_header(nlh, sizeof(*rt));
 	rt->rtgen_family = AF_UNSPEC;
-	r = nl_talk(&nl, nlh, name_list_cb, &list);
+	r = nl_talk(&nl, nlh, name_list_cb, list);
 	nl_close(&nl);
+	return r;
+}
+
+int link_names(char (*out)[IFNAMSIZ], size_t max)
+{
+	struct name_list list = { out, max, 0, false };
+	int r = dump_links(-1, &list);
+
 	if (r < 0)
 		return r;
 	return list.n > max ? -ENOBUFS : (int)list.n;
@@ -674,24 +658,17 @@ int link_names(char (*out)[IFNAMSIZ], size_t max)
 
 int link_netns_other_links(int netns_fd, char *first, size_t sz)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct other_links ol = { first, sz, 0 };
-	struct nlmsghdr *nlh;
-	struct rtgenmsg *rt;
-	struct nl nl;
-	int r;
+	char names[1][IFNAMSIZ];
+	struct name_list list = { names, 1, 0, true };
+	int r = dump_links(netns_fd, &list);
 
 	if (sz)
 		first[0] = '\0';
-	r = nl_open(&nl, netns_fd);
 	if (r < 0)
 		return r;
-	nlh = nl_req(buf, RTM_GETLINK, NLM_F_DUMP);
-	rt = mnl_nlmsg_put_extra_header(nlh, sizeof(*rt));
-	rt->rtgen_family = AF_UNSPEC;
-	r = nl_talk(&nl, nlh, other_link_cb, &ol);
-	nl_close(&nl);
-	return r < 0 ? r : ol.count;
+	if (list.n && sz)
+		snprintf(first, sz, "%s", names[0]);
+	return (int)list.n;
 }
 
 struct route_pick {
