@@ -44,9 +44,10 @@ static const char usage_text[] =
 	"  audit [--file PATH] [-f] [--sandbox S] [--event E] [--domain D] [--since T] [--until T]\n"
 	"        [--json] [--summary]            read the audit log (no daemon needed)\n"
 	"\n"
+	"  --version                               print the version\n"
+	"\n"
 	"Clients use the control socket --socket (before COMMAND), else $NETD_SOCKET,\n"
-	"else " DEFAULT_SOCKET "; `netd run` uses --socket, else its config's socket.\n"
-	"  --version                               print the version\n";
+	"else " DEFAULT_SOCKET "; `netd run` uses --socket, else its config's socket.\n";
 
 static const char *socket_path;
 

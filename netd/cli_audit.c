@@ -371,6 +371,20 @@ int cli_audit(int argc, char **argv)
 		} else if (v && strcmp(a, "--sandbox") == 0) {
 			f.sandbox = v, i++;
 		} else if (v && strcmp(a, "--event") == 0) {
+			static const char *const events[] = {
+				"dns", "dns_suppressed", "conn", "conn_update", "deny",
+				"deny_suppressed", "sandbox", "policy_reload", NULL
+			};
+			size_t k;
+
+			for (k = 0; events[k] && strcmp(events[k], v) != 0; k++)
+				;
+			if (!events[k]) {
+				fprintf(stderr, "netd audit: unknown event \"%s\" (dns, dns_suppressed, "
+					"conn, conn_update, deny, deny_suppressed, sandbox, "
+					"policy_reload)\n", v);
+				return 2;
+			}
 			f.event = v, i++;
 		} else if (v && strcmp(a, "--domain") == 0) {
 			f.domain = v, i++;
