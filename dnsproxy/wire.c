@@ -689,7 +689,12 @@ int wire_walk_answer(const uint8_t *buf, size_t len, const struct wire_query *q,
 	return 0;
 }
 
-int wire_cap_ttls(uint8_t *buf, size_t len, uint32_t max_ttl_s)
+/*
+ * Every RR TTL but OPT's (its "TTL" is EDNS flags): min(TTL - @age_s, @max_s),
+ * never below 0, in place.  The one walk behind wire_cap_ttls() and
+ * wire_age_ttls().
+ */
+static int ttls_rewrite(uint8_t *buf, size_t len, uint32_t age_s, uint32_t max_s)
 {
 	struct msg m;
 	size_t off;
@@ -703,17 +708,23 @@ int wire_cap_ttls(uint8_t *buf, size_t len, uint32_t max_ttl_s)
 
 		if (rr_next(buf, len, &off, &rr) < 0)
 			return -EBADMSG;
-		if (rr.type == WIRE_TYPE_OPT)	/* its "TTL" is EDNS flags */
+		if (rr.type == WIRE_TYPE_OPT)
 			continue;
 		ttl = ttl_sane(rr.ttl);
-		if (ttl > max_ttl_s)
-			ttl = max_ttl_s;
+		ttl = ttl > age_s ? ttl - age_s : 0;
+		if (ttl > max_s)
+			ttl = max_s;
 		if (ttl != rr.ttl)
 			put32(buf + rr.ttl_off, ttl);
 	}
 	if (off != len)
 		return -EBADMSG;
 	return 0;
+}
+
+int wire_cap_ttls(uint8_t *buf, size_t len, uint32_t max_ttl_s)
+{
+	return ttls_rewrite(buf, len, 0, max_ttl_s);
 }
 
 int wire_cache_ttl(const uint8_t *buf, size_t len, uint32_t max_neg_s, uint32_t *ttl_s)
@@ -770,26 +781,7 @@ int wire_cache_ttl(const uint8_t *buf, size_t len, uint32_t max_neg_s, uint32_t 
 
 int wire_age_ttls(uint8_t *buf, size_t len, uint32_t age_s)
 {
-	struct msg m;
-	size_t off;
-
-	if (msg_open(buf, len, &m) < 0)
-		return -EBADMSG;
-	off = m.answer_off;
-	for (unsigned int i = 0; i < (unsigned int)m.ancount + m.nscount + m.arcount; i++) {
-		struct rr rr;
-		uint32_t ttl;
-
-		if (rr_next(buf, len, &off, &rr) < 0)
-			return -EBADMSG;
-		if (rr.type == WIRE_TYPE_OPT)
-			continue;
-		ttl = ttl_sane(rr.ttl);
-		put32(buf + rr.ttl_off, ttl > age_s ? ttl - age_s : 0);
-	}
-	if (off != len)
-		return -EBADMSG;
-	return 0;
+	return ttls_rewrite(buf, len, age_s, UINT32_MAX);
 }
 
 int wire_question_end(const uint8_t *buf, size_t len)
