@@ -175,3 +175,29 @@ audit_grep() {
 	done
 	printf '%s' "$out"
 }
+
+# probe_start SHORT - from sandbox SHORT, try a denied address (example.com's
+# 203.0.113.66:443) over and over in the background until probe_stop.
+# probe_stop WHEN - stop, and assert the probes ran and none ever connected.
+probe_start() {
+	local n=$1
+	touch "$WORLD_DIR/probing"
+	(
+		while [ -e "$WORLD_DIR/probing" ]; do
+			if sb_exec "$n" curl -s -o /dev/null --connect-timeout 1 --max-time 2 \
+				--resolve example.com:443:203.0.113.66 -k https://example.com/ 2>/dev/null; then
+				echo reached >>"$WORLD_DIR/probe.hits"
+			fi
+			echo x >>"$WORLD_DIR/probe.count"
+		done
+	) &
+	PROBE_PID=$!
+	world_pid_track "$PROBE_PID"
+}
+
+probe_stop() {
+	rm -f "$WORLD_DIR/probing"
+	wait "$PROBE_PID"
+	ok "probes ran $1" test -s "$WORLD_DIR/probe.count"
+	ok "the denied address was never reachable" test ! -e "$WORLD_DIR/probe.hits"
+}

@@ -45,19 +45,7 @@ audit_count() { curl -s --unix-socket "$NETD_SOCKET" http://netd/v1/status | pyt
 netd_up_with "[198.51.100.99, 192.0.2.53]" || { echo "0 passed, 1 failed"; exit 1; }
 ok "sandbox sb1" sb_create sb1 python-dev
 
-probe() {
-	while [ -e "$WORLD_DIR/probing" ]; do
-		if sb_exec sb1 curl -s -o /dev/null --connect-timeout 1 --max-time 2 \
-			--resolve example.com:443:203.0.113.66 -k https://example.com/ 2>/dev/null; then
-			echo reached >>"$WORLD_DIR/probe.hits"
-		fi
-		echo x >>"$WORLD_DIR/probe.count"
-	done
-}
-touch "$WORLD_DIR/probing"
-probe &
-PROBE_PID=$!
-world_pid_track "$PROBE_PID"
+probe_start sb1
 
 # ---- several upstreams, in order -------------------------------------------------
 eq "a dead first upstream: the second answers" "198.51.100.10" "$(sb_dig sb1 +time=15 +short pypi.org A)"
@@ -166,10 +154,7 @@ eq "after the flood: the daemon survives and answers" "1" "$ok"
 ok "after the flood: sandbox create works" sb_create sb2 python-dev
 eq "after the flood: sb2 resolves" "198.51.100.10" "$(sb_dig sb2 +short pypi.org A)"
 
-rm -f "$WORLD_DIR/probing"
-wait "$PROBE_PID"
-ok "probes ran" test -s "$WORLD_DIR/probe.count"
-ok "the denied address was never reachable" test ! -e "$WORLD_DIR/probe.hits"
+probe_stop ""
 
 # ---- nf_tables refuses a pin: fail closed ------------------------------------------
 # Take sb1's IPv4 pin set away behind netd's back (its chain first, which

@@ -52,19 +52,7 @@ eq "sb1 resolves api.openai.com" "198.51.100.30" "$(sb_dig sb1 +short api.openai
 eq "sb2 resolves pypi.org" "198.51.100.10" "$(sb_dig sb2 +short pypi.org A)"
 
 # Probe a denied address from sb1 during everything below.
-probe() {
-	while [ -e "$WORLD_DIR/probing" ]; do
-		if sb_exec sb1 curl -s -o /dev/null --connect-timeout 1 --max-time 2 \
-			--resolve example.com:443:203.0.113.66 -k https://example.com/ 2>/dev/null; then
-			echo reached >>"$WORLD_DIR/probe.hits"
-		fi
-		echo x >>"$WORLD_DIR/probe.count"
-	done
-}
-touch "$WORLD_DIR/probing"
-probe &
-PROBE_PID=$!
-world_pid_track "$PROBE_PID"
+probe_start sb1
 
 # download SHORT URL OUT - a rate-limited background download; sets DL_PID.
 download() {
@@ -148,10 +136,7 @@ eq "sb2's names now denied" "status: NXDOMAIN" "$st"
 fail "sb2 cannot connect to its old pin" sb_curl sb2 --resolve pypi.org:443:198.51.100.10 https://pypi.org/
 ok "sb2 still exists" netd sandbox show "$SB2"
 
-rm -f "$WORLD_DIR/probing"
-wait "$PROBE_PID"
-ok "probes ran during the reloads" test -s "$WORLD_DIR/probe.count"
-ok "the denied address was never reachable" test ! -e "$WORLD_DIR/probe.hits"
+probe_stop "during the reloads"
 netd_down
 
 # ---- reload.cut_removed: false keeps the live connection ---------------------------

@@ -37,19 +37,7 @@ world_pid_track "$DL_PID"
 
 # Probes: a denied address (example.com's) from sb1, over and over while
 # netd is down and while it comes back.  Any success is a failure.
-probe() {
-	while [ -e "$WORLD_DIR/probing" ]; do
-		if sb_exec sb1 curl -s -o /dev/null --connect-timeout 1 --max-time 2 \
-			--resolve example.com:443:203.0.113.66 -k https://example.com/ 2>/dev/null; then
-			echo reached >>"$WORLD_DIR/probe.hits"
-		fi
-		echo x >>"$WORLD_DIR/probe.count"
-	done
-}
-touch "$WORLD_DIR/probing"
-probe &
-PROBE_PID=$!
-world_pid_track "$PROBE_PID"
+probe_start sb1
 
 for ((i = 0; i < 100; i++)); do
 	[ -s "$dl" ] && break
@@ -99,10 +87,7 @@ eq "download finished" "0" "$dl_rc"
 eq "download byte count exact" "$N" "$(stat -c %s "$dl" 2>/dev/null)"
 eq "download content exact" "0" "$(tr -d x <"$dl" | wc -c)"
 
-rm -f "$WORLD_DIR/probing"
-wait "$PROBE_PID"
-ok "probes ran during the restart" test -s "$WORLD_DIR/probe.count"
-ok "the denied address was never reachable" test ! -e "$WORLD_DIR/probe.hits"
+probe_stop "during the restart"
 fail "denied name still denied" sb_curl sb1 https://example.com/
 
 # ---- a second instance -------------------------------------------------------
