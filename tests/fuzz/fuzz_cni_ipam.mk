@@ -1,0 +1,1 @@
+fuzz_cni_ipam_SRC := cni-plugin/cni.c
