@@ -48,7 +48,7 @@ show "netd exec $SB -- dig +short files.pythonhosted.org   (a CNAME chain to a C
 sb_dig sb1 +short files.pythonhosted.org | sed 's/^/    /'
 
 step "... and curl fetches a page over HTTPS"
-show "netd exec $SB -- curl https://pypi.org/simple/"
+show "netd exec $SB -- curl --cacert \$WORLD_CA https://pypi.org/simple/   (the world's test CA)"
 out=$(sb_curl sb1 https://pypi.org/simple/) || demo_fail "curl https://pypi.org/simple/"
 good "$out"
 out=$(sb_curl sb1 -6 https://files.pythonhosted.org/) || demo_fail "curl -6 files.pythonhosted.org"
@@ -85,10 +85,17 @@ good "dig @198.51.100.53 pypi.org -> $out (no resolver there: netd answered)"
 step "An allowed name that points inside (DNS rebinding) pins nothing"
 show "netd exec $SB -- dig +short rebind.openai.com   (-> 169.254.169.254)"
 sb_dig sb1 +short rebind.openai.com | sed 's/^/    /'
+if sb_exec sb1 curl -s --connect-timeout 3 http://rebind.openai.com/ >/dev/null 2>&1; then
+	demo_fail "169.254.169.254 was reachable through rebind.openai.com"
+fi
 bad "169.254.169.254 is never reachable through a name"
 
 step "The audit trail (JSON Lines, $NETD_AUDIT)"
-grep '"event":"dns"' "$NETD_AUDIT" | tail -n 8 | sed 's/^/    /'
+echo "    DNS decisions:"
+grep '"event":"dns"' "$NETD_AUDIT" | grep -v '"qname":"example.com"' | tail -n 6 | sed 's/^/    /'
+grep '"event":"dns"' "$NETD_AUDIT" | grep '"qname":"example.com"' | head -n 1 | sed 's/^/    /'
+echo "    Dropped connections (deny records, from nftables via nflog):"
+grep '"event":"deny"' "$NETD_AUDIT" | tail -n 3 | sed 's/^/    /'
 
 step "Deleting the sandbox"
 show "netd sandbox delete $SB"
