@@ -33,6 +33,22 @@ int addr_parse(const char *s, struct addr *ret)
 
 char *addr_format(const struct addr *a, char *buf, size_t sz)
 {
+	if (a->family == AF_INET && sz >= INET_ADDRSTRLEN) {
+		/* Dotted quad without printf: the audit formats one per answer. */
+		char *o = buf;
+
+		for (int i = 0; i < 4; i++) {
+			unsigned int v = a->a[i];
+
+			if (v >= 100)
+				*o++ = (char)('0' + v / 100);
+			if (v >= 10)
+				*o++ = (char)('0' + v / 10 % 10);
+			*o++ = (char)('0' + v % 10);
+			*o++ = i < 3 ? '.' : '\0';
+		}
+		return buf;
+	}
 	if (!inet_ntop(a->family, a->a, buf, (socklen_t)sz))
 		snprintf(buf, sz, "?");
 	return buf;

@@ -4,6 +4,7 @@
 #include "common/jsonl.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 void jsonl_init(struct jsonl *j, char *buf, size_t cap)
@@ -30,34 +31,63 @@ static void put_c(struct jsonl *j, char c)
 	put(j, &c, 1);
 }
 
+/* Bytes that go into a JSON string as they are: printable ASCII but '"' and '\\'. */
+static bool plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+}
+
 /* A JSON string (RFC 8259 7) of @s, ASCII only. */
 static void put_string(struct jsonl *j, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
 
+	if (!j->overflow && n < SIZE_MAX / 8 && j->cap - j->len >= 6 * n + 2) {
+		/* Room for the worst case: write straight into the buffer. */
+		char *o = j->buf + j->len;
+
+		*o++ = '"';
+		for (; *p; p++) {
+			if (plain(*p)) {
+				*o++ = (char)*p;
+			} else if (*p == '"' || *p == '\\') {
+				*o++ = '\\';
+				*o++ = (char)*p;
+			} else {
+				memcpy(o, "\\u00", 4);
+				o[4] = hex[*p >> 4];
+				o[5] = hex[*p & 15];
+				o += 6;
+			}
+		}
+		*o++ = '"';
+		j->len = (size_t)(o - j->buf);
+		return;
+	}
 	put_c(j, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	while (*p) {
 		/* Copy a run of plain characters at once. */
 		const unsigned char *q = p;
 
-		while (*q >= 0x20 && *q < 0x7f && *q != '"' && *q != '\\')
+		while (plain(*q))
 			q++;
 		if (q != p) {
 			put(j, (const char *)p, (size_t)(q - p));
-			p = q - 1;
+			p = q;
 			continue;
 		}
 		if (*p == '"' || *p == '\\') {
 			char e[2] = { '\\', (char)*p };
 
 			put(j, e, 2);
-		} else if (*p < 0x20 || *p >= 0x7f) {
+		} else {
 			char e[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
 
 			put(j, e, 6);
-		} else {
-			put_c(j, (char)*p);
 		}
+		p++;
 	}
 	put_c(j, '"');
 }

@@ -41,6 +41,7 @@
 #define PROXY_UDP_BATCH         64	/* datagrams per readiness event */
 #define PROXY_UDP_VLEN          16	/* datagrams per recvmmsg() */
 #define PROXY_UDP_RX            4096	/* bytes of one UDP query, at most */
+#define PROXY_UDP_TX            4096	/* bytes of a queued UDP reply, at most */
 #define PROXY_MAX_ADDRS         128	/* addresses collected from one answer */
 #define PROXY_MAX_PINS          1024	/* pins from one answer */
 #define PROXY_CLIENT_BUCKETS    256
@@ -121,11 +122,40 @@ struct proxy {
 	struct fw_pin pins[PROXY_MAX_PINS];
 	struct fw_pin plan[PROXY_MAX_PINS];
 	struct addr pinned[PROXY_MAX_ADDRS];
+	/*
+	 * Replies to the datagrams of one recvmmsg() round, sent together by
+	 * one sendmmsg() at the end of the round (udp_flush()).  Each reply
+	 * is queued only after its pins were acknowledged, so batching delays
+	 * answers a little and never reorders pin and answer.
+	 */
+	struct {
+		bool on;	/* inside a round: queue instead of sending */
+		unsigned int n;
+		struct mmsghdr msgs[PROXY_UDP_VLEN];
+		struct iovec iovs[PROXY_UDP_VLEN];
+		struct sockaddr_in6 peers[PROXY_UDP_VLEN];
+		union {
+			char buf[CMSG_SPACE(sizeof(struct in6_pktinfo))];
+			struct cmsghdr align;
+		} cbufs[PROXY_UDP_VLEN];
+		uint8_t bufs[PROXY_UDP_VLEN][PROXY_UDP_TX];
+	} tx;
 };
+
+/*
+ * The clock of a receive round: on_udp() reads it once per recvmmsg()
+ * round and everything the round does uses it (0 = outside a round: read
+ * the clock).  It is never later than the real time, so a pin's tracked
+ * expiry (pintrack) stays at or before the kernel's.
+ */
+static uint64_t round_ms;
 
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
+
+	if (round_ms)
+		return round_ms;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
@@ -226,6 +256,28 @@ static void conn_unref(struct tcp_conn *c);
 static void conn_close(struct tcp_conn *c);
 static void conn_update_read(struct tcp_conn *c);
 
+/* udp_flush() - send the queued replies (p->tx) with sendmmsg(). */
+static void udp_flush(struct proxy *p)
+{
+	unsigned int off = 0;
+
+	while (off < p->tx.n) {
+		int r = sendmmsg(p->udp_fd, p->tx.msgs + off, p->tx.n - off,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			/* This reply could not go; the rest may. */
+			p->n_dropped++;
+			off++;
+		} else {
+			off += (unsigned int)r;
+		}
+	}
+	p->tx.n = 0;
+}
+
 static int udp_reply(struct proxy *p, const struct origin *o, const uint8_t *msg, size_t len)
 {
 	union {
@@ -254,6 +306,29 @@ static int udp_reply(struct proxy *p, const struct origin *o, const uint8_t *msg
 		cm->cmsg_type = IPV6_PKTINFO;
 		cm->cmsg_len = CMSG_LEN(sizeof(struct in6_pktinfo));
 		memcpy(CMSG_DATA(cm), &o->local, sizeof(o->local));
+	}
+	if (p->tx.on && len <= PROXY_UDP_TX) {
+		/* Inside a receive round: queue a copy; udp_flush() sends it. */
+		unsigned int i = p->tx.n++;
+
+		memcpy(p->tx.bufs[i], msg, len);
+		memcpy(&p->tx.peers[i], &o->peer, sizeof(o->peer));
+		p->tx.iovs[i] = (struct iovec){ .iov_base = p->tx.bufs[i], .iov_len = len };
+		p->tx.msgs[i].msg_len = 0;
+		p->tx.msgs[i].msg_hdr = (struct msghdr){
+			.msg_name = &p->tx.peers[i],
+			.msg_namelen = sizeof(p->tx.peers[i]),
+			.msg_iov = &p->tx.iovs[i],
+			.msg_iovlen = 1,
+		};
+		if (mh.msg_control) {
+			memcpy(p->tx.cbufs[i].buf, cbuf.buf, sizeof(cbuf.buf));
+			p->tx.msgs[i].msg_hdr.msg_control = p->tx.cbufs[i].buf;
+			p->tx.msgs[i].msg_hdr.msg_controllen = sizeof(p->tx.cbufs[i].buf);
+		}
+		if (p->tx.n == PROXY_UDP_VLEN)
+			udp_flush(p);
+		return 0;
 	}
 	if (sendmsg(p->udp_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
 		p->n_dropped++;
@@ -581,7 +656,13 @@ static void on_upstream(void *arg, int err, const uint8_t *ans, size_t len)
 	 * by the client's address and drop the answer if nobody owns it. */
 	if (p->ops->lookup(p->ctx, &pq->o.client, &cl) < 0 || !cl.sandbox || !cl.policy)
 		goto out;
-	snprintf(sandbox, sizeof(sandbox), "%s", cl.sandbox);
+	{
+		/* A copy: the name must outlive a reload during this call. */
+		size_t sl = strnlen(cl.sandbox, sizeof(sandbox) - 1);
+
+		memcpy(sandbox, cl.sandbox, sl);
+		sandbox[sl] = '\0';
+	}
 	cl.sandbox = sandbox;
 	if (pq->o.tcp && !pq->o.conn->bev)
 		goto out;	/* the client hung up */
@@ -747,7 +828,13 @@ static void query_in(struct proxy *p, const uint8_t *buf, size_t len, const stru
 		reply_rcode(p, o, buf, len, &q, WIRE_RCODE_REFUSED);
 		return;
 	}
-	snprintf(sandbox, sizeof(sandbox), "%s", cl.sandbox);
+	{
+		/* A copy: the name must outlive a reload during this call. */
+		size_t sl = strnlen(cl.sandbox, sizeof(sandbox) - 1);
+
+		memcpy(sandbox, cl.sandbox, sl);
+		sandbox[sl] = '\0';
+	}
 	v.sandbox = sandbox;
 	v.policy = cl.policy->name;
 
@@ -900,6 +987,9 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 		got = recvmmsg(fd, msgs, PROXY_UDP_VLEN, MSG_DONTWAIT, NULL);
 		if (got <= 0)
 			return;	/* EAGAIN, or an ICMP error queued on the socket */
+		p->tx.on = true;
+		round_ms = 0;
+		round_ms = now_ms();
 		for (int i = 0; i < got; i++) {
 			struct msghdr *mh = &msgs[i].msg_hdr;
 			struct origin o;
@@ -921,6 +1011,9 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 			}
 			query_in(p, bufs[i], msgs[i].msg_len, &o);
 		}
+		p->tx.on = false;
+		round_ms = 0;
+		udp_flush(p);
 		if (got < PROXY_UDP_VLEN)
 			return;
 	}

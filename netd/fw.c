@@ -1178,9 +1178,11 @@ static void build_open(struct bt *bt, const void *arg)
 		const struct prefix *srcs[] = { &ll, &unspec };
 
 		for (size_t i = 0; i < 2; i++) {
+			/* Cheap compares before set lookups: every packet of
+			 * every sandbox crosses this chain. */
 			rb_init(&rb, fw, "prerouting_raw");
-			m_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
 			m_nfproto(&rb, NFPROTO_IPV6);
+			m_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
 			m_prefix(&rb, 8, srcs[i]);
 			m_l4proto(&rb, IPPROTO_ICMPV6);
 			x_verdict(&rb, NF_ACCEPT);
@@ -1189,8 +1191,8 @@ static void build_open(struct bt *bt, const void *arg)
 	}
 	for (int f = 0; f < 2; f++) {
 		rb_init(&rb, fw, "prerouting_raw");
-		m_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
 		m_nfproto(&rb, f == 0 ? NFPROTO_IPV4 : NFPROTO_IPV6);
+		m_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
 		m_ifaddr_not_in(&rb, f == 0 ? AF_INET : AF_INET6, f == 0 ? "sandbox_src4" : "sandbox_src6");
 		x_counter(&rb);
 		x_deny_log(&rb, fw, "spoof");
@@ -1255,6 +1257,22 @@ static void build_open(struct bt *bt, const void *arg)
 			nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN, NFT_REG_1);
 			nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
 		}
+		bt_rule(bt, &rb);
+	}
+
+	/*
+	 * input, first: a sandbox's query to the proxy, the one packet every
+	 * DNS lookup sends here, accepted without the rules below (what they
+	 * would decide for it: the source was checked in prerouting_raw, and
+	 * chained_in accepts the proxy port too).  IPv6 only if enabled.
+	 */
+	for (int f = 0; f < (v6 ? 2 : 1); f++) {
+		rb_init(&rb, fw, "input");
+		m_nfproto(&rb, f == 0 ? NFPROTO_IPV4 : NFPROTO_IPV6);
+		m_l4proto(&rb, IPPROTO_UDP);
+		m_dport(&rb, fw->dns_port);
+		m_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
+		x_verdict(&rb, NF_ACCEPT);
 		bt_rule(bt, &rb);
 	}
 

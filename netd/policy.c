@@ -185,10 +185,11 @@ size_t policy_match(const struct policy *p, const char *qname, uint16_t *out, si
 			for (uint16_t k = 0; k < e->n_rules; k++)
 				bits[e->rules[k] / 64] |= 1ull << (e->rules[k] % 64);
 	}
-	for (size_t r = 0; r < POLICY_MAX_RULES; r++)
-		if (bits[r / 64] & (1ull << (r % 64))) {
+	/* Rule indexes in ascending order, a word of the bitmap at a time. */
+	for (size_t w = 0; w < sizeof(bits) / sizeof(bits[0]); w++)
+		for (uint64_t b = bits[w]; b; b &= b - 1) {
 			if (n < max)
-				out[n] = (uint16_t)r;
+				out[n] = (uint16_t)(w * 64 + (size_t)__builtin_ctzll(b));
 			n++;
 		}
 	return n;

@@ -8,7 +8,12 @@
 # netd inside a sandbox; the peers and their dnsperf run in PREFIX-peer, a
 # netns linked to PREFIX-inet.  Everything is removed on exit.
 #
-#   BENCH_SECONDS=10 tests/bench/run.sh     (root; build/netd first)
+#   BENCH_SECONDS=10 BENCH_ROUNDS=3 tests/bench/run.sh     (root; build/netd first)
+#
+# The machine is shared with the client (dnsperf), so one run of each peer
+# is noisy: each hot run is repeated BENCH_ROUNDS times with the peers
+# interleaved (their order rotated each round) and the median is printed,
+# with the range of q/s.
 #
 # Scenarios: "hot" = one allowed name the upstream has in cache, for
 # BENCH_SECONDS; "distinct" = 10,000 distinct allowed names, once each.
@@ -132,52 +137,80 @@ world_exec inet dnsperf -s 192.0.2.53 -d "$WORLD_DIR/distinct.txt" -n 1 >/dev/nu
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
-# run LABEL PID WHERE SERVER PORT FILE MODE - one dnsperf run; prints a table row.
+# run LABEL PID WHERE SERVER PORT FILE MODE - one dnsperf run; its figures
+# are appended to R_q/R_p50/R_p99/R_cpu[LABEL|MODE] (one word per round).
+declare -A R_q R_p50 R_p99 R_cpu R_rss R_lost
 run() {
-	local label=$1 pid=$2 where=$3 server=$4 port=$5 file=$6 mode=$7 out c0 c1 qps n p50 p99 args
+	local label=$1 pid=$2 where=$3 server=$4 port=$5 file=$6 mode=$7 out c0 c1 qps n p50 p99 args ns
+	local k="$label|$mode"
 	if [ "$mode" = hot ]; then args=(-l "$SECS"); else args=(-n 1); fi
 	c0=$(cpu_ticks "$pid")
-	# BENCH_PERF=FILE: a perf profile of netd during its hot run.
-	if [ -n "${BENCH_PERF:-}" ] && [ "$where" = sandbox ] && [ "$mode" = hot ]; then
+	# BENCH_PERF=FILE: a perf profile of netd during its (first) hot run.
+	if [ -n "${BENCH_PERF:-}" ] && [ "$where" = sandbox ] && [ "$mode" = hot ] && [ -z "${R_q[$k]:-}" ]; then
 		perf record -g -p "$pid" -o "$BENCH_PERF" -- sleep "$SECS" >/dev/null 2>&1 &
 	fi
-	if [ "$where" = sandbox ]; then
-		out=$(ip netns exec "$SB" dnsperf -v -s "$server" -p "$port" -d "$file" -c 4 -q 200 "${args[@]}" 2>&1)
-	else
-		out=$(ip netns exec "$PCLI" dnsperf -v -s "$server" -p "$port" -d "$file" -c 4 -q 200 "${args[@]}" 2>&1)
-	fi
+	if [ "$where" = sandbox ]; then ns=$SB; else ns=$PCLI; fi
+	out=$(ip netns exec "$ns" dnsperf -v -s "$server" -p "$port" -d "$file" -c 4 -q 200 "${args[@]}" 2>&1)
 	c1=$(cpu_ticks "$pid")
 	qps=$(sed -n 's/.*Queries per second: *\([0-9.]*\).*/\1/p' <<<"$out")
 	n=$(sed -n 's/.*Queries completed: *\([0-9]*\).*/\1/p' <<<"$out")
 	# dnsperf -v: "> NOERROR name A latency_s"
 	read -r p50 p99 < <(awk '$1 == ">" {print $NF * 1000}' <<<"$out" | sort -n |
 		awk '{a[NR] = $1} END {if (NR) printf "%.3f %.3f\n", a[int(NR * 0.5) + (NR * 0.5 > int(NR * 0.5))], a[int(NR * 0.99) + (NR * 0.99 > int(NR * 0.99))]; else print "- -"}')
-	printf '%-26s %-9s %10.0f %9s %9s %12s %8s\n' "$label" "$mode" "${qps:-0}" "$p50" "$p99" \
-		"$(awk -v c=$((c1 - c0)) -v n="${n:-0}" 'BEGIN {if (n > 0) printf "%.1f", c * 10 / n * 1000; else print "-"}')" \
-		"$(rss_kb "$pid")"
-	eval "QPS_${label//[^a-zA-Z0-9]/_}_$mode=${qps:-0}"
+	R_q[$k]="${R_q[$k]:-} ${qps:-0}"
+	R_p50[$k]="${R_p50[$k]:-} $p50"
+	R_p99[$k]="${R_p99[$k]:-} $p99"
+	R_cpu[$k]="${R_cpu[$k]:-} $(awk -v c=$((c1 - c0)) -v n="${n:-0}" 'BEGIN {if (n > 0) printf "%.2f", c * 10 / n * 1000; else print "-"}')"
+	R_rss[$k]=$(rss_kb "$pid")
+	R_lost[$k]="${R_lost[$k]:-} $(sed -n 's/.*Queries lost: *\([0-9]*\).*/\1/p' <<<"$out")"
 }
+median() { tr ' ' '\n' <<<"$1" | grep -v '^-*$' | sort -g | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; else print "-"}'; }
+range() { tr ' ' '\n' <<<"$1" | grep -v '^-*$' | sort -g | awk '{a[NR] = $1} END {if (NR) printf "%.0f-%.0f", a[1], a[NR]; else print "-"}'; }
 
+ROUNDS=${BENCH_ROUNDS:-3}
+PEERS=("netd (sandbox)|$NETD_PID|sandbox|$SB_GW|53"
+	"dnsmasq+nftset cache|$dnsmasq_PID|peer|10.99.0.1|5353"
+	"dnsmasq+nftset no-cache|$dnsmasqnc_PID|peer|10.99.0.2|5353"
+	"unbound forwarder|$unbound_PID|peer|10.99.0.3|5353")
 echo
-echo "DNS proxy benchmark: $(nproc) CPUs, $(uname -r), dnsperf 4 clients x 200 outstanding, ${SECS}s per hot run"
-printf '%-26s %-9s %10s %9s %9s %12s %8s\n' peer scenario "q/s" "p50 ms" "p99 ms" "cpu ms/1k q" "RSS kB"
+echo "DNS proxy benchmark: $(nproc) CPUs, $(uname -r), dnsperf 4 clients x 200 outstanding," \
+	"${SECS}s per hot run, $ROUNDS rounds (peers interleaved, order rotated each round)"
 for mode in hot distinct; do
-	f=$WORLD_DIR/$mode.txt
-	run "netd (sandbox)" "$NETD_PID" sandbox "$SB_GW" 53 "$f" "$mode"
-	run "dnsmasq+nftset cache" "$dnsmasq_PID" peer 10.99.0.1 5353 "$f" "$mode"
-	run "dnsmasq+nftset no-cache" "$dnsmasqnc_PID" peer 10.99.0.2 5353 "$f" "$mode"
-	run "unbound forwarder" "$unbound_PID" peer 10.99.0.3 5353 "$f" "$mode"
+	for round in $(seq 1 "$ROUNDS"); do
+		# The distinct names are cold only once per server: later rounds
+		# would measure the servers' caches, so "distinct" runs once.
+		[ "$mode" = distinct ] && [ "$round" -gt 1 ] && break
+		for i in 0 1 2 3; do
+			IFS='|' read -r label pid where server port <<<"${PEERS[$(((i + round - 1) % 4))]}"
+			run "$label" "$pid" "$where" "$server" "$port" "$WORLD_DIR/$mode.txt" "$mode"
+		done
+	done
+done
+echo "(median of the rounds; q/s range in brackets)"
+printf '%-26s %-9s %10s %15s %9s %9s %12s %8s %6s\n' peer scenario "q/s" "(range)" "p50 ms" "p99 ms" "cpu ms/1k q" "RSS kB" "lost"
+for mode in hot distinct; do
+	for e in "${PEERS[@]}"; do
+		label=${e%%|*}
+		k="$label|$mode"
+		printf '%-26s %-9s %10.0f %15s %9s %9s %12s %8s %6s\n' "$label" "$mode" "$(median "${R_q[$k]}")" \
+			"($(range "${R_q[$k]}"))" "$(median "${R_p50[$k]}")" "$(median "${R_p99[$k]}")" \
+			"$(median "${R_cpu[$k]}")" "${R_rss[$k]}" "$(median "${R_lost[$k]}")"
+		eval "QPS_${label//[^a-zA-Z0-9]/_}_$mode=$(median "${R_q[$k]}")"
+		eval "P99_${label//[^a-zA-Z0-9]/_}_$mode=$(median "${R_p99[$k]}")"
+	done
 done
 st=$(curl -s --unix-socket "$NETD_SOCKET" http://netd/v1/status | tr -d '\n ')
 echo
 echo "netd pin latency (upstream answer -> kernel ack) and counters: $(grep -o '"dns_proxy":{[^}]*}' <<<"$st")"
 echo
-echo "ratios (netd q/s / peer q/s):"
+echo "ratios (netd / peer; q/s above 1 and p99 below 1 mean netd is ahead):"
 for mode in hot distinct; do
 	n=$(eval echo "\$QPS_netd__sandbox__$mode")
 	for p in dnsmasq_nftset_cache dnsmasq_nftset_no_cache unbound_forwarder; do
 		v=$(eval echo "\$QPS_${p}_$mode")
-		printf '  %-9s vs %-24s %s\n' "$mode" "$p" "$(awk -v a="$n" -v b="$v" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')"
+		printf '  %-9s vs %-24s q/s %s   p99 %s\n' "$mode" "$p" \
+			"$(awk -v a="$n" -v b="$v" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')" \
+			"$(awk -v a="$(eval echo "\$P99_netd__sandbox__$mode")" -v b="$(eval echo "\$P99_${p}_$mode")" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')"
 	done
 done
 echo "dnsmasq's sets (cache / no cache): $(peer nft list set inet bench pins4 | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')/ $(peer nft list set inet bench pins4nc | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')"

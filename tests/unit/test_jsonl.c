@@ -77,11 +77,45 @@ static void test_overflow(void **state)
 	assert_int_equal(jsonl_done(&j), 7);
 }
 
+/*
+ * The writer has two paths (straight into a roomy buffer, checked byte
+ * runs near the end): for every buffer size the result is either exactly
+ * the roomy result or -ENOBUFS, never a different string.
+ */
+static void test_paths_agree(void **state)
+{
+	char s[256], big[2048], small[2048];
+	struct jsonl j;
+	int want, n;
+
+	(void)state;
+	for (int i = 0; i < 255; i++)
+		s[i] = (char)(i + 1);	/* every byte value but NUL */
+	s[255] = '\0';
+	jsonl_init(&j, big, sizeof(big));
+	jsonl_str(&j, "k\"ey", s);
+	want = jsonl_done(&j);
+	assert_true(want > 0);
+	for (size_t cap = 0; cap <= (size_t)want + 8; cap++) {
+		jsonl_init(&j, small, cap);
+		jsonl_str(&j, "k\"ey", s);
+		n = jsonl_done(&j);
+		if ((size_t)want <= cap) {
+			assert_int_equal(n, want);
+			assert_memory_equal(small, big, (size_t)want);
+		} else {
+			assert_int_equal(n, -ENOBUFS);
+		}
+	}
+	json_decref(parse(big, want));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_members),
 		cmocka_unit_test(test_overflow),
+		cmocka_unit_test(test_paths_agree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

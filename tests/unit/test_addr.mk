@@ -1,0 +1,1 @@
+test_addr_SRC := common/addr.c
