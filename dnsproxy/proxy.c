@@ -728,6 +728,24 @@ void proxy_sandbox_reset(struct proxy *p, const char *sandbox)
 		pintrack_reset(p->pt, sandbox);
 }
 
+int proxy_pin_extend(struct proxy *p, const char *sandbox, const struct fw_pin *pins, size_t n)
+{
+	uint64_t t0 = now_ms();	/* before the batch: see answer_pass() */
+	int n_plan, r;
+
+	if (n > PROXY_MAX_PINS)
+		return -E2BIG;
+	n_plan = pintrack_plan(p->pt, sandbox, pins, n, t0, p->cfg.max_pins_per_sandbox, p->plan);
+	if (n_plan <= 0)
+		return n_plan;
+	r = p->ops->pin(p->ctx, sandbox, p->plan, (size_t)n_plan);
+	if (r < 0)
+		return r;
+	if (pintrack_commit(p->pt, sandbox, p->plan, (size_t)n_plan, t0) < 0)
+		log_warn("dns: out of memory tracking pins of sandbox %s", sandbox);
+	return n_plan;
+}
+
 static void on_sweep(evutil_socket_t fd, short what, void *arg)
 {
 	struct proxy *p = arg;

@@ -117,6 +117,17 @@ const struct proxy_stats *proxy_get_stats(struct proxy *p);
 void proxy_sandbox_reset(struct proxy *p, const char *sandbox);
 
 /*
+ * proxy_pin_extend() - pin @pins (@n <= 64) for @sandbox outside any DNS
+ * answer (the idle grace, netd/grace.h), through the same tracking as an
+ * answer's pins: only pins that would last longer than what is already
+ * committed go to the kernel (ops->pin, synchronous), so a pin is never
+ * shortened, and the sandbox's pin limit (dns.max_pins) holds.
+ * Return: number of pins sent (0: all already covered); -ENOSPC (over the
+ * pin limit); -E2BIG; -errno from ops->pin (nothing recorded).
+ */
+int proxy_pin_extend(struct proxy *p, const char *sandbox, const struct fw_pin *pins, size_t n);
+
+/*
  * proxy_new() - bind the listeners and set up the c-ares channel on @base.
  * @ret: caller frees with proxy_free().  Return: 0; -errno (bind failed...).
  */

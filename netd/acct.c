@@ -19,6 +19,7 @@
 #include <event2/event.h>
 #include <libmnl/libmnl.h>
 #include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nf_conntrack_tcp.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
 #include <linux/netlink.h>
 
@@ -27,8 +28,10 @@
 #define ACCT_RCVBUF_DEFAULT (8u << 20)	/* bytes */
 #define ACCT_DUMP_TIMEOUT_S 5
 #define ACCT_POLL_BATCH     4096	/* messages per read callback, then yield */
+#define ACCT_UPD_RCVBUF     (4u << 20)	/* bytes: the best-effort UPDATE socket */
 
 struct acct {
+	struct event_base *base;
 	struct acct_config cfg;
 	const struct acct_ops *ops;
 	void *ctx;
@@ -36,6 +39,8 @@ struct acct {
 	struct mnl_socket *dump;	/* GET dumps, blocking with a timeout */
 	uint32_t dump_portid, seq;
 	struct event *ev_read, *ev_timer;
+	struct mnl_socket *upd;	/* UPDATE events, only while closing states are watched */
+	struct event *ev_upd;
 	struct acct_stats st;
 	char buf[1 << 16];
 };
@@ -229,6 +234,99 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 		log_warn("conntrack: update dump failed: %s", strerror(-r));
 }
 
+/* ---- closing TCP states (UPDATE group, best effort) ---------------------------- */
+
+bool acct_tcp_closing(uint8_t state)
+{
+	switch (state) {
+	case TCP_CONNTRACK_FIN_WAIT:
+	case TCP_CONNTRACK_CLOSE_WAIT:
+	case TCP_CONNTRACK_LAST_ACK:
+	case TCP_CONNTRACK_TIME_WAIT:
+	case TCP_CONNTRACK_CLOSE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void upd_cb(const void *msg, size_t len, void *data)
+{
+	struct acct *a = data;
+	struct ct_flow f;
+
+	/* Updates arrive as IPCTNL_MSG_CT_NEW without NLM_F_CREATE; the
+	 * state is present only in updates that changed it. */
+	if (ct_parse(msg, len, &f) != CT_EV_NEW || ACCT_MARK_SLOT(f.mark) < 0 ||
+	    f.proto != IPPROTO_TCP || !f.has_tcp_state || !acct_tcp_closing(f.tcp_state))
+		return;
+	a->st.closing++;
+	if (a->ops->closing)
+		a->ops->closing(a->ctx, &f);
+}
+
+static void on_upd(evutil_socket_t fd, short what, void *arg)
+{
+	struct acct *a = arg;
+
+	(void)what;
+	for (int i = 0; i < ACCT_POLL_BATCH; i++) {
+		ssize_t n = recv(fd, a->buf, sizeof(a->buf), MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == ENOBUFS) {
+				/* Best effort: these updates are gone; the DESTROY
+				 * socket (reliable) still reports every end. */
+				a->st.closing_lost++;
+				continue;
+			}
+			break;
+		}
+		ct_walk(a->buf, (size_t)n, 0, upd_cb, a);
+	}
+}
+
+int acct_watch_closing(struct acct *a, bool on)
+{
+	int sz = (int)ACCT_UPD_RCVBUF, fd;
+
+	if (!a)
+		return -EINVAL;
+	if (!on) {
+		if (a->ev_upd)
+			event_free(a->ev_upd);
+		if (a->upd)
+			mnl_socket_close(a->upd);
+		a->ev_upd = NULL;
+		a->upd = NULL;
+		return 0;
+	}
+	if (a->upd)
+		return 0;
+	a->upd = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (!a->upd)
+		return -errno;
+	fd = mnl_socket_get_fd(a->upd);
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	/* No NETLINK_BROADCAST_ERROR here: see acct.h. */
+	if (mnl_socket_bind(a->upd, NF_NETLINK_CONNTRACK_UPDATE, MNL_SOCKET_AUTOPID) < 0)
+		goto fail;
+	a->ev_upd = event_new(a->base, fd, EV_READ | EV_PERSIST, on_upd, a);
+	if (!a->ev_upd || event_add(a->ev_upd, NULL) < 0) {
+		errno = ENOMEM;
+		goto fail;
+	}
+	return 0;
+fail:
+	{
+		int r = -errno;
+
+		acct_watch_closing(a, false);
+		return r;
+	}
+}
+
 /* ---- setup ------------------------------------------------------------------ */
 
 static int open_event_socket(struct acct *a)
@@ -276,6 +374,7 @@ int acct_new(struct event_base *base, const struct acct_config *cfg,
 
 	if (!a)
 		return -ENOMEM;
+	a->base = base;
 	a->cfg = *cfg;
 	a->ops = ops;
 	a->ctx = ctx;
@@ -312,6 +411,7 @@ void acct_free(struct acct *a)
 		return;
 	if (a->ev)
 		acct_poll(a);
+	acct_watch_closing(a, false);
 	if (a->ev_read)
 		event_free(a->ev_read);
 	if (a->ev_timer)

@@ -16,10 +16,20 @@
  * followed by a resync dump of the live entries, which re-counts what is
  * live.  Interim counters of long connections come from a periodic dump
  * (every update_interval_s), not from events.
+ *
+ * Closing TCP connections (for the idle grace, trail.c): only when asked
+ * (acct_watch_closing()), a second event socket joins the UPDATE group and
+ * reports marked TCP entries whose state became FIN_WAIT, CLOSE_WAIT,
+ * LAST_ACK, TIME_WAIT or CLOSE - DESTROY comes only after TIME_WAIT
+ * (120 s by default), far too late to start a grace.  That socket is
+ * separate on purpose: it is best effort (no NETLINK_BROADCAST_ERROR, so
+ * an overrun there loses updates, is counted, and never stalls or resyncs
+ * the DESTROY socket), and accounting records never come from it.
  */
 #ifndef NETD_ACCT_H
 #define NETD_ACCT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "netd/ctmsg.h"
@@ -44,6 +54,10 @@ enum acct_kind {
 struct acct_ops {
 	/* One flow carrying netd's mark; @f borrowed for the call. */
 	void (*flow)(void *ctx, enum acct_kind kind, const struct ct_flow *f);
+	/* A marked TCP entry reached a closing state (acct_watch_closing());
+	 * @f borrowed for the call; may be NULL when not watched.  Called once
+	 * per state change, so several times per connection. */
+	void (*closing)(void *ctx, const struct ct_flow *f);
 };
 
 struct acct_config {
@@ -58,6 +72,8 @@ struct acct_stats {
 	uint64_t resyncs;	/* resync dumps done */
 	uint64_t live_at_resync;	/* marked entries found by the last dump */
 	uint64_t bad;		/* messages that did not parse */
+	uint64_t closing;	/* closing-state updates reported (acct_watch_closing()) */
+	uint64_t closing_lost;	/* update socket overruns (updates lost; DESTROY still comes) */
 };
 
 /*
@@ -85,6 +101,18 @@ void acct_free(struct acct *a);
  * the event loop).  For shutdown and tests.  Return: events handled; -errno.
  */
 int acct_poll(struct acct *a);
+
+/*
+ * acct_watch_closing() - @on: subscribe a second, best-effort event
+ * socket to conntrack UPDATE events and report closing TCP states to
+ * ops->closing (see the top of this file); !@on: close it.  Idempotent.
+ * Return: 0; -errno (nothing changed).
+ */
+int acct_watch_closing(struct acct *a, bool on);
+
+/* acct_tcp_closing() - is @state (TCP_CONNTRACK_*) one where the
+ * connection is closing or closed (FIN_WAIT .. CLOSE)?  Pure. */
+bool acct_tcp_closing(uint8_t state);
 
 /* acct_get_stats() - counters since acct_new(). */
 void acct_get_stats(const struct acct *a, struct acct_stats *out);

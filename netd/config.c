@@ -290,11 +290,11 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 {
 	static const char *const names[] = { "port", "min_ttl", "max_ttl", "deny_rcode", "qps",
 					     "burst", "max_outstanding", "max_pins",
-					     "max_pins_per_name", "cache_size" };
+					     "max_pins_per_name", "cache_size", "idle_grace" };
 	uint32_t *limits[] = { &c->dns_qps, &c->dns_burst, &c->dns_max_outstanding,
 			       &c->dns_max_pins, &c->dns_max_pins_per_name };
 	static const unsigned long limit_max[] = { 1000000, 1000000, 4096, 1000000, 128 };
-	const struct yamlx_node *v[10];
+	const struct yamlx_node *v[11];
 	unsigned long x;
 	char q[300];
 	int r;
@@ -304,7 +304,7 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "dns: expected a mapping, got %s (e.g. dns: { port: 5300 })",
 			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "dns", names, 10, NULL, v);
+	r = yamlx_fields(n, cx->file, cx->err, "dns", names, 11, NULL, v);
 	if (r < 0)
 		return r;
 	for (size_t i = 4; i < 9; i++) {
@@ -330,6 +330,13 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 		if (r < 0)
 			return r;
 		c->dns_cache_size = (uint32_t)x;
+	}
+	/* Seconds an expired pin stays after a connection to it closed; 0 = off. */
+	if (v[10]) {
+		r = get_uint(cx, v[10], "dns.idle_grace", 0, CONFIG_IDLE_GRACE_MAX_S, &x);
+		if (r < 0)
+			return r;
+		c->dns_idle_grace_s = (uint32_t)x;
 	}
 	/* min_ttl >= 1: a zero timeout would make an nf_tables set element permanent. */
 	if (v[1]) {

@@ -236,6 +236,16 @@ int ct_parse(const void *buf, size_t len, struct ct_flow *out)
 	attr_be32(t.tb[CTA_ID], &f.id);
 	parse_counters(t.tb[CTA_COUNTERS_ORIG], &f.packets_out, &f.bytes_out, &f.has_counters);
 	parse_counters(t.tb[CTA_COUNTERS_REPLY], &f.packets_in, &f.bytes_in, &f.has_counters);
+	/* TCP state: present in dumps and in events that changed it. */
+	if (f.proto == IPPROTO_TCP && t.tb[CTA_PROTOINFO]) {
+		struct attrs pi, tcp;
+
+		if (parse_nested(t.tb[CTA_PROTOINFO], &pi, CTA_PROTOINFO_MAX) == 0 &&
+		    pi.tb[CTA_PROTOINFO_TCP] &&
+		    parse_nested(pi.tb[CTA_PROTOINFO_TCP], &tcp, CTA_PROTOINFO_TCP_MAX) == 0 &&
+		    attr_u8(tcp.tb[CTA_PROTOINFO_TCP_STATE], &f.tcp_state) == 0)
+			f.has_tcp_state = true;
+	}
 	if (t.tb[CTA_TIMESTAMP]) {
 		struct attrs ts;
 

@@ -35,6 +35,8 @@ struct ct_flow {
 	uint64_t packets_in, bytes_in;		/* reply direction counters */
 	bool has_counters;	/* nf_conntrack_acct was on when the entry was made */
 	uint64_t start_ns, stop_ns;	/* CLOCK_REALTIME ns; 0 if the kernel gave none */
+	uint8_t tcp_state;	/* TCP: enum tcp_conntrack (TCP_CONNTRACK_*), if has_tcp_state */
+	bool has_tcp_state;	/* the message carried CTA_PROTOINFO_TCP_STATE */
 };
 
 enum ct_event {

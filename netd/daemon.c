@@ -43,6 +43,7 @@
 #include "netd/ctl.h"
 #include "netd/ctcut.h"
 #include "netd/fw.h"
+#include "netd/grace.h"
 #include "netd/link.h"
 #include "netd/pinsrc.h"
 #include "netd/acct.h"
@@ -95,6 +96,41 @@ static const struct policy *policy_by_name(const struct daemon *d, const char *n
 static const struct policy *trail_policy(void *ctx, const char *name)
 {
 	return policy_by_name(ctx, name);
+}
+
+/*
+ * The idle grace's pin (trail.h, netd/grace.h): the kernel's own element
+ * is asked first (it may hold more than the proxy tracked, after a
+ * restart), then the pin goes through the proxy's pin tracking, so a grace
+ * never shortens a longer pin (an add SETS the timeout), a later shorter
+ * answer never shortens the grace, and dns.max_pins holds.  One loop, one
+ * thread: nothing pins between lookup and add.
+ */
+static int trail_grace_pin(void *ctx, const char *sandbox, const struct fw_pin *pin)
+{
+	struct daemon *d = ctx;
+	uint64_t left_ms = 0;
+	int r = fw_pin_lookup(d->fw, sandbox, &pin->addr, pin->proto, pin->port, &left_ms);
+
+	if (r < 0)
+		return r;
+	if (r == 1 && left_ms >= pin->timeout_ms)
+		return 0;
+	r = proxy_pin_extend(d->proxy, sandbox, pin, 1);
+	return r < 0 ? r : 1;
+}
+
+/* Idle graces on iff dns.idle_grace or some loaded rule's idle_grace is non-zero. */
+static void grace_update(struct daemon *d)
+{
+	bool want = false;
+	int r;
+
+	for (size_t i = 0; i < d->n_policies && !want; i++)
+		want = grace_policy_wants(d->policies[i], d->cfg.dns_idle_grace_s);
+	r = trail_set_grace(d->trail, want);
+	if (r < 0)
+		log_warn("idle grace: cannot watch closing connections: %s", strerror(-r));
 }
 
 /* ---- policies ------------------------------------------------------------ */
@@ -1470,6 +1506,8 @@ out:
 		log_err("policy reload rejected, the old policies stay: %s", err);
 	} else {
 		d->reloads++;
+		if (d->trail)
+			grace_update(d);
 		*ret_report = report;
 	}
 	return r;
@@ -1887,11 +1925,14 @@ int daemon_main(const char *config_path, const char *socket_override)
 			.rcvbuf_bytes = d->cfg.conntrack_rcvbuf_bytes,
 			.log_group = TRAIL_LOG_GROUP,
 			.pool4 = d->cfg.pool4,
+			.idle_grace_s = d->cfg.dns_idle_grace_s,
+			.grace_pin = trail_grace_pin,
 		};
 
 		r = trail_new(d->base, &tc, d->audit, d->sandboxes, trail_policy, d, &d->trail);
 		if (r < 0)
 			goto out;	/* logged */
+		grace_update(d);
 	}
 	{
 		struct proxy_config pc = {

@@ -487,8 +487,8 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 		      struct policy_rule *rule)
 {
 	static const char *const names[] = { "domains", "cidrs", "ports", "protocol",
-					     "min_ttl", "max_qname_length" };
-	const struct yamlx_node *k[6], *v[6];
+					     "min_ttl", "max_qname_length", "idle_grace" };
+	const struct yamlx_node *k[7], *v[7];
 	char where[32], q[300];
 	int r;
 
@@ -498,7 +498,7 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "%s: expected a mapping with 'domains' or 'cidrs' and 'ports', "
 			    "got %s", where, yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, where, names, 6, k, v);
+	r = yamlx_fields(n, cx->file, cx->err, where, names, 7, k, v);
 	if (r < 0)
 		return r;
 	if (v[0] && v[1]) {
@@ -530,7 +530,7 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 			return FAIL(cx, v[3], "%s.protocol: bad protocol '%s' (expected tcp or udp)",
 				    where, yamlx_quote(v[3]->str, v[3]->len, q, sizeof(q)));
 	}
-	for (size_t i = 4; i < 6; i++)
+	for (size_t i = 4; i < 7; i++)
 		if (v[i] && !v[0])
 			return FAIL(cx, k[i], "%s.%s: only a 'domains' rule has DNS answers to "
 				    "apply it to", where, names[i]);
@@ -548,6 +548,14 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 		if (r < 0)
 			return r;
 		rule->max_qname_len = (uint16_t)x;
+	}
+	/* How long an expired pin stays after its last connection closed (netd/grace.h). */
+	if (v[6]) {
+		r = parse_rule_uint(cx, v[6], where, "idle_grace", 0, POLICY_IDLE_GRACE_MAX,
+				    &rule->idle_grace_s);
+		if (r < 0)
+			return r;
+		rule->idle_grace_set = true;
 	}
 	return 0;
 }

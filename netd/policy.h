@@ -10,6 +10,7 @@
  *       protocol: tcp                # tcp (default) | udp
  *       min_ttl: 60                  # optional: pins last at least 60 s
  *       max_qname_length: 64         # optional: longer names are denied
+ *       idle_grace: 30               # optional: overrides dns.idle_grace (0 = off)
  *     - cidrs: [198.51.100.7/32]
  *       ports: [8080, "9000-9010"]   # ranges allowed for cidr rules
  *
@@ -35,6 +36,7 @@
 #define POLICY_FILE_MAX     (1u << 20)	/* bytes */
 #define POLICY_DESCRIPTION_MAX 1024	/* bytes */
 #define POLICY_MIN_TTL_MAX  604800	/* seconds: a rule's min_ttl, one week at most */
+#define POLICY_IDLE_GRACE_MAX 86400	/* seconds: a rule's idle_grace, one day at most */
 #define POLICY_EGRESS_MAX   (1ull << 50)	/* bytes: limits.egress_bytes, 1 PiB at most */
 
 struct port_range {
@@ -53,6 +55,8 @@ struct policy_rule {
 				 * global dns.min_ttl only; <= POLICY_MIN_TTL_MAX */
 	uint16_t max_qname_len;	/* domain rules: names longer than this (presentation
 				 * form, no trailing dot) do not match; 0 = no cap */
+	bool idle_grace_set;	/* domain rules: idle_grace given; overrides dns.idle_grace */
+	uint32_t idle_grace_s;	/* ... seconds (0 = off), <= POLICY_IDLE_GRACE_MAX */
 	unsigned int line;	/* where the rule starts in the file, 1-based */
 };
 

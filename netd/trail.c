@@ -7,6 +7,7 @@
 #include "netd/trail.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,6 +17,7 @@
 #include "netd/acct.h"
 #include "netd/audit.h"
 #include "netd/ctmsg.h"
+#include "netd/grace.h"
 #include "netd/nflog.h"
 #include "netd/pinmap.h"
 
@@ -49,6 +51,15 @@ struct trail {
 	size_t n_dom;
 	struct { uint32_t ifindex; int32_t slot; } ifcache[TRAIL_IFCACHE];
 	uint64_t unattributed;	/* flows/denies whose sandbox was already gone */
+	bool grace_on;		/* trail_set_grace() */
+	int64_t gone_slot;	/* the slot trail_sandbox_gone() drains: no grace, -1 = none */
+	struct grace_seen *seen;	/* TCP closes already served */
+	struct {
+		uint64_t repinned;	/* grace pins sent to the kernel */
+		uint64_t covered;	/* a longer pin was already there */
+		uint64_t none;		/* closed with a name but no grace (policy, rule) */
+		uint64_t failed;	/* the pin batch failed */
+	} grace;
 };
 
 static uint64_t real_ns(void)
@@ -136,6 +147,63 @@ static struct totals *dom_ctr(struct trail *t, uint32_t slot, const char *domain
 	return NULL;
 }
 
+/*
+ * A connection of @sb closed: re-pin its (dst, proto, dport) for the
+ * grace if pinmap has a name for dst and the current policy still allows
+ * that name there (netd/grace.h).  Only flows the kernel accepted end, so
+ * only addresses a connection was really using get a grace: a deny never
+ * becomes an allow here.
+ */
+static void grace_flow(struct trail *t, const struct sandbox *sb, const struct ct_flow *f)
+{
+	const char *name;
+	uint32_t g;
+	struct fw_pin pin;
+	char abuf[ADDR_STRLEN];
+	int r;
+
+	if (!t->grace_on || !t->cfg.grace_pin || (int64_t)sb->slot == t->gone_slot ||
+	    (f->proto != IPPROTO_TCP && f->proto != IPPROTO_UDP))
+		return;
+	name = pinmap_get(t->pins, sb->slot, &f->dst);
+	if (!name)
+		return;		/* not reached through a name (CIDR rule, or forgotten) */
+	g = grace_timeout_s(t->policy(t->ctx, sb->policy), name, &f->dst, f->proto, f->dport,
+			    t->cfg.idle_grace_s);
+	if (!g) {
+		t->grace.none++;
+		return;
+	}
+	pin = (struct fw_pin){ .addr = f->dst, .proto = f->proto, .port = f->dport,
+			       .timeout_ms = g * 1000u };
+	r = t->cfg.grace_pin(t->ctx, sb->name, &pin);
+	if (r < 0) {
+		t->grace.failed++;
+		log_warn("idle grace: pinning %s %s/%u for sandbox %s failed: %s",
+			 addr_format(&f->dst, abuf, sizeof(abuf)),
+			 f->proto == IPPROTO_TCP ? "tcp" : "udp", f->dport, sb->name, strerror(-r));
+	} else if (r > 0) {
+		t->grace.repinned++;
+		log_debug("idle grace: %s %s/%u (%s) pinned %u s for sandbox %s",
+			  addr_format(&f->dst, abuf, sizeof(abuf)),
+			  f->proto == IPPROTO_TCP ? "tcp" : "udp", f->dport, name, g, sb->name);
+	} else {
+		t->grace.covered++;
+	}
+}
+
+/* A marked TCP entry reached a closing state (acct.h): its first one starts the grace. */
+static void on_closing(void *ctx, const struct ct_flow *f)
+{
+	struct trail *t = ctx;
+	struct sandbox *sb = by_slot(t, ACCT_MARK_SLOT(f->mark));
+
+	if (!sb || !t->grace_on || grace_seen_has(t->seen, f->id))
+		return;
+	grace_seen_mark(t->seen, f->id);
+	grace_flow(t, sb, f);
+}
+
 static void on_flow(void *ctx, enum acct_kind kind, const struct ct_flow *f)
 {
 	struct trail *t = ctx;
@@ -164,6 +232,11 @@ static void on_flow(void *ctx, enum acct_kind kind, const struct ct_flow *f)
 	}
 	audit_write(t->audit, kind == ACCT_END ? "conn" : "conn_update",
 		    ct_conn_json(f, sb->name, sb->policy, domain, real_ns()));
+	/* TCP: the grace began at its close, unless that update was lost
+	 * (then it begins now, late rather than never). */
+	if (kind == ACCT_END && t->grace_on &&
+	    !(f->proto == IPPROTO_TCP && grace_seen_take(t->seen, f->id)))
+		grace_flow(t, sb, f);
 }
 
 static int32_t slot_of_ifindex(struct trail *t, uint32_t ifindex)
@@ -225,7 +298,7 @@ static void on_suppressed(void *ctx, uint32_t slot, uint64_t n)
 			      "suppressed", (json_int_t)n));
 }
 
-static const struct acct_ops trail_acct_ops = { .flow = on_flow };
+static const struct acct_ops trail_acct_ops = { .flow = on_flow, .closing = on_closing };
 static const struct nflog_ops trail_nflog_ops = { .packet = on_deny,
 						  .suppressed = on_suppressed };
 
@@ -240,6 +313,7 @@ int trail_new(struct event_base *base, const struct trail_config *cfg, struct au
 	if (!t)
 		return -ENOMEM;
 	t->cfg = *cfg;
+	t->gone_slot = -1;
 	t->audit = audit;
 	t->sbs = sbs;
 	t->policy = policy;
@@ -247,7 +321,8 @@ int trail_new(struct event_base *base, const struct trail_config *cfg, struct au
 	t->per_slot = calloc(SANDBOX_MAX, sizeof(*t->per_slot));
 	t->dom = calloc(TRAIL_DOMAIN_SLOTS, sizeof(*t->dom));
 	r = -ENOMEM;
-	if (!t->per_slot || !t->dom || pinmap_new(TRAIL_PINMAP_ENTRIES, &t->pins) < 0)
+	t->seen = calloc(1, sizeof(*t->seen));
+	if (!t->per_slot || !t->dom || !t->seen || pinmap_new(TRAIL_PINMAP_ENTRIES, &t->pins) < 0)
 		goto fail;
 	/* Counters exist only for entries created after this. */
 	r = acct_sysctl_enable();
@@ -286,6 +361,7 @@ void trail_free(struct trail *t)
 	pinmap_free(t->pins);
 	free(t->per_slot);
 	free(t->dom);
+	free(t->seen);
 	free(t);
 }
 
@@ -298,13 +374,31 @@ void trail_pinned(struct trail *t, const struct sandbox *sb, const char *qname,
 		pinmap_set(t->pins, sb->slot, &addrs[i], qname);
 }
 
+int trail_set_grace(struct trail *t, bool on)
+{
+	int r;
+
+	if (!t)
+		return -EINVAL;
+	if (on == t->grace_on)
+		return 0;
+	r = acct_watch_closing(t->acct, on);
+	if (r < 0)
+		return r;
+	t->grace_on = on;
+	return 0;
+}
+
 void trail_sandbox_gone(struct trail *t, const struct sandbox *sb)
 {
 	if (!t || !sb || sb->slot >= SANDBOX_MAX)
 		return;
-	/* Its connections still end later: read what the kernel has now. */
+	/* Its connections still end later: read what the kernel has now
+	 * (records only: its sets are gone, so no grace). */
+	t->gone_slot = sb->slot;
 	if (t->acct)
 		acct_poll(t->acct);
+	t->gone_slot = -1;
 	pinmap_forget(t->pins, sb->slot);
 	nflog_forget(t->nflog, sb->slot);
 	memset(&t->per_slot[sb->slot], 0, sizeof(t->per_slot[sb->slot]));
@@ -336,13 +430,21 @@ json_t *trail_stats_json(const struct trail *t)
 
 	acct_get_stats(t ? t->acct : NULL, &a);
 	nflog_get_stats(t ? t->nflog : NULL, &n);
-	return json_pack("{s:{s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:I}", "conntrack",
+	return json_pack("{s:{s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:I, "
+			 "s:{s:b, s:I, s:I, s:I, s:I, s:I, s:I}}", "conntrack",
 			 "ended", (json_int_t)a.ended, "updates", (json_int_t)a.updates,
 			 "enobufs", (json_int_t)a.enobufs, "resyncs", (json_int_t)a.resyncs,
 			 "bad", (json_int_t)a.bad, "nflog", "packets", (json_int_t)n.packets,
 			 "suppressed", (json_int_t)n.suppressed, "enobufs",
 			 (json_int_t)n.enobufs, "unattributed",
-			 (json_int_t)(t ? t->unattributed : 0));
+			 (json_int_t)(t ? t->unattributed : 0), "idle_grace",
+			 "on", t && t->grace_on,
+			 "repinned", (json_int_t)(t ? t->grace.repinned : 0),
+			 "covered", (json_int_t)(t ? t->grace.covered : 0),
+			 "no_grace", (json_int_t)(t ? t->grace.none : 0),
+			 "failed", (json_int_t)(t ? t->grace.failed : 0),
+			 "closing_events", (json_int_t)a.closing,
+			 "closing_lost", (json_int_t)a.closing_lost);
 }
 
 /* A label value: backslash, double quote and newline escaped (exposition format). */
@@ -403,6 +505,10 @@ void trail_metrics(const struct trail *t, FILE *out)
 		(unsigned long long)a.enobufs);
 	fprintf(out, "# TYPE netd_conntrack_resyncs_total counter\nnetd_conntrack_resyncs_total %llu\n",
 		(unsigned long long)a.resyncs);
+	fprintf(out, "# TYPE netd_idle_grace_repins_total counter\nnetd_idle_grace_repins_total %llu\n",
+		(unsigned long long)t->grace.repinned);
+	fprintf(out, "# TYPE netd_conntrack_closing_lost_total counter\n"
+		"netd_conntrack_closing_lost_total %llu\n", (unsigned long long)a.closing_lost);
 	fprintf(out, "# TYPE netd_deny_suppressed_total counter\nnetd_deny_suppressed_total %llu\n",
 		(unsigned long long)n.suppressed);
 	fprintf(out, "# TYPE netd_nflog_enobufs_total counter\nnetd_nflog_enobufs_total %llu\n",

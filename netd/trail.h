@@ -4,16 +4,24 @@
  * (nflog.c) -> rate-limited "deny" records, the pinned-name map
  * (pinmap.c) that gives both their "domain", and the per-sandbox and
  * per-domain counters behind GET /v1/metrics and `netd sandbox list`.
+ *
+ * It also starts the idle grace (netd/grace.h): when a connection that
+ * pinmap attributes to a name closes (TCP: the first closing state;
+ * other protocols: DESTROY), the daemon re-pins that (address, proto,
+ * port) for the grace through cfg.grace_pin, if the sandbox's current
+ * policy still allows the name there.
  */
 #ifndef NETD_TRAIL_H
 #define NETD_TRAIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include <jansson.h>
 
 #include "common/addr.h"
+#include "netd/fw.h"
 #include "netd/policy.h"
 #include "netd/sandbox.h"
 
@@ -28,6 +36,13 @@ struct trail_config {
 	uint16_t log_group;		/* nflog group; 0 = no deny records */
 	struct prefix pool4;		/* the sandbox pool (slot -> sandbox) */
 	uint32_t rcvbuf_bytes;		/* conntrack event socket buffer; 0 = default */
+	uint32_t idle_grace_s;		/* dns.idle_grace, seconds; rules may override */
+	/*
+	 * Pin @pin (timeout = the grace) for sandbox @sandbox unless a pin at
+	 * least that long is already there; synchronous.  @ctx is trail_new()'s.
+	 * Return: 1 pinned; 0 already covered; -errno.  NULL = no grace ever.
+	 */
+	int (*grace_pin)(void *ctx, const char *sandbox, const struct fw_pin *pin);
 };
 
 /* Policy by name; borrowed until the next reload. */
@@ -47,6 +62,14 @@ void trail_free(struct trail *t);
 /* trail_pinned() - @n addresses were pinned for @qname in sandbox @sb. */
 void trail_pinned(struct trail *t, const struct sandbox *sb, const char *qname,
 		  const struct addr *addrs, size_t n);
+
+/*
+ * trail_set_grace() - @on: start idle graces (and watch closing TCP
+ * states: a second conntrack event socket, acct.h); !@on: stop.  The
+ * daemon turns it on when dns.idle_grace or any policy rule's idle_grace
+ * is non-zero.  Return: 0; -errno (unchanged).
+ */
+int trail_set_grace(struct trail *t, bool on);
 
 /* trail_sandbox_gone() - forget @sb's names, limiter and counters. */
 void trail_sandbox_gone(struct trail *t, const struct sandbox *sb);

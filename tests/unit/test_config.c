@@ -211,7 +211,7 @@ static void test_errors(void **state)
 	expect_bad("pool: { ipv6: \"fc00::/7\" }\n", 1, 15, "out of range (/8 to /64)");
 	expect_bad("pool: { ipv6: [] }\n", 1, 15, "pool.ipv6: expected a CIDR, got a list");
 	expect_bad("dns: []\n", 1, 6, "dns: expected a mapping, got a list");
-	expect_bad("dns: { prt: 53 }\n", 1, 8, "dns: unknown key 'prt' (allowed: port, min_ttl, max_ttl, deny_rcode, qps, burst, max_outstanding, max_pins, max_pins_per_name, cache_size)");
+	expect_bad("dns: { prt: 53 }\n", 1, 8, "dns: unknown key 'prt' (allowed: port, min_ttl, max_ttl, deny_rcode, qps, burst, max_outstanding, max_pins, max_pins_per_name, cache_size, idle_grace)");
 	expect_bad("dns: { port: 0 }\n", 1, 14, "dns.port: 0 is out of range (1-65535)");
 	expect_bad("dns: { port: 65536 }\n", 1, 14, "dns.port: 65536 is out of range (1-65535)");
 	expect_bad("dns: { port: 99999999999999999999999 }\n", 1, 14, "dns.port: '99999999999999999999999' is not a number");
@@ -224,6 +224,9 @@ static void test_errors(void **state)
 	expect_bad("dns:\n  max_ttl: 2\n", 2, 12, "dns: min_ttl (5) is greater than max_ttl (2)");
 	expect_bad("dns: { deny_rcode: servfail }\n", 1, 20, "dns.deny_rcode: bad value 'servfail' (expected nxdomain or refused)");
 	expect_bad("dns: { deny_rcode: 3 }\n", 1, 20, "bad value '3'");
+	expect_bad("dns: { idle_grace: 86401 }\n", 1, 20, "dns.idle_grace: 86401 is out of range (0-86400)");
+	expect_bad("dns: { idle_grace: 30s }\n", 1, 20, "dns.idle_grace: '30s' is not a number");
+	expect_bad("dns: { idle_grace: -1 }\n", 1, 20, "is not a number");
 	expect_bad("log_level: [info]\n", 1, 12, "log_level: expected error, warning, info or debug, got a list");
 	expect_bad("socket: /a\n---\nsocket: /b\n", 2, 1, "a second YAML document");
 	expect_bad("socket: &s /a\nstate_dir: *s\n", 2, 12, "YAML aliases (*name) are not allowed");
@@ -275,6 +278,14 @@ static void test_levels_and_rcodes(void **state)
 	assert_int_equal(c.dns_cache_size, 500);
 	assert_int_equal(cparse(&c, "dns: {cache_size: 1000001}\n", NULL, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "dns.cache_size: 1000001 is out of range (0-1000000)"));
+	/* The idle grace: off by default, 0..86400 s. */
+	assert_int_equal(c.dns_idle_grace_s, 0);
+	assert_int_equal(cparse(&c, "dns: {idle_grace: 30}\n", NULL, &err), 0);
+	assert_int_equal(c.dns_idle_grace_s, 30);
+	assert_int_equal(cparse(&c, "dns: {idle_grace: 86400}\n", NULL, &err), 0);
+	assert_int_equal(c.dns_idle_grace_s, 86400);
+	assert_int_equal(cparse(&c, "dns: {idle_grace: 0}\n", NULL, &err), 0);
+	assert_int_equal(c.dns_idle_grace_s, 0);
 	/* Port and TTLs may be quoted; the largest values are accepted. */
 	assert_int_equal(cparse(&c, "dns: {port: \"65535\", min_ttl: 604800, max_ttl: 604800}\n",
 				      NULL, &err), 0);

@@ -97,7 +97,7 @@ static const struct bad_case {
 	/* rules */
 	{ "rule string", HDR "  - pypi.org\n", 3, 5, "egress[0]: expected a mapping with 'domains' or 'cidrs' and 'ports', got a string" },
 	{ "rule unknown key", HDR "  - domains: [a.b]\n    ports: [443]\n    port: 80\n", 5, 5,
-	  "egress[0]: unknown key 'port' (allowed: domains, cidrs, ports, protocol, min_ttl, max_qname_length)" },
+	  "egress[0]: unknown key 'port' (allowed: domains, cidrs, ports, protocol, min_ttl, max_qname_length, idle_grace)" },
 	{ "rule dup key", HDR "  - domains: [a.b]\n    ports: [443]\n    ports: [80]\n", 5, 5,
 	  "egress[0]: duplicate key 'ports' (first at line 4, column 5)" },
 	{ "rule both", HDR "  - domains: [a.b]\n    cidrs: [192.0.2.0/24]\n    ports: [443]\n", 4, 5,
@@ -377,6 +377,14 @@ static void test_rule_dns_keys(void **state)
 	assert_int_equal(p->rules[0].max_qname_len, 40);
 	assert_int_equal(p->rules[1].min_ttl_s, 0);
 	assert_int_equal(p->rules[1].max_qname_len, 0);
+	assert_false(p->rules[1].idle_grace_set);
+	policy_free(p);
+	p = parse_ok(HDR "  - domains: [a.test]\n    ports: [443]\n    idle_grace: 0\n"
+		     "  - domains: [b.test]\n    ports: [443]\n    idle_grace: 86400\n");
+	assert_true(p->rules[0].idle_grace_set);
+	assert_int_equal(p->rules[0].idle_grace_s, 0);
+	assert_true(p->rules[1].idle_grace_set);
+	assert_int_equal(p->rules[1].idle_grace_s, 86400);
 	policy_free(p);
 
 #define BAD(name, y, l, c, f) expect_bad(name, y, strlen(y), l, c, f)
@@ -392,6 +400,12 @@ static void test_rule_dns_keys(void **state)
 	    "    max_qname_length: 254\n", 5, 23, "expected 1-253");
 	BAD("min_ttl on a cidr rule", HDR "  - cidrs: [198.51.100.0/24]\n    ports: [443]\n"
 	    "    min_ttl: 60\n", 5, 5, "only a 'domains' rule");
+	BAD("idle_grace too big", HDR "  - domains: [a.test]\n    ports: [443]\n"
+	    "    idle_grace: 86401\n", 5, 17, "idle_grace: bad value '86401' (expected 0-86400)");
+	BAD("idle_grace not a number", HDR "  - domains: [a.test]\n    ports: [443]\n"
+	    "    idle_grace: 1m\n", 5, 17, "bad value '1m'");
+	BAD("idle_grace on a cidr rule", HDR "  - cidrs: [198.51.100.0/24]\n    ports: [443]\n"
+	    "    idle_grace: 60\n", 5, 5, "only a 'domains' rule");
 #undef BAD
 }
 
