@@ -144,6 +144,16 @@ void jsonl_array_end(struct jsonl *j)
 	j->first = false;
 }
 
+void jsonl_raw(struct jsonl *j, const char *members, size_t len)
+{
+	if (!len)
+		return;
+	if (!j->first)
+		put_c(j, ',');
+	j->first = false;
+	put(j, members, len);
+}
+
 int jsonl_done(const struct jsonl *j)
 {
 	return j->overflow ? -ENOBUFS : (int)j->len;

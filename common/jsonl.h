@@ -34,6 +34,13 @@ void jsonl_array_str(struct jsonl *j, const char *val);
 void jsonl_array_end(struct jsonl *j);
 
 /*
+ * jsonl_raw() - append @len bytes of members an earlier writer produced
+ * (jsonl_done() of another buffer) as they are: a cache of members that
+ * repeat from record to record.
+ */
+void jsonl_raw(struct jsonl *j, const char *members, size_t len);
+
+/*
  * jsonl_done() - the members written, without braces, for
  * audit_write_members().  Return: their length in bytes; -ENOBUFS if
  * anything overflowed the buffer.

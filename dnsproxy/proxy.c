@@ -605,8 +605,9 @@ static void answer_pass(struct proxy *p, const struct origin *o, const uint8_t *
 		}
 	}
 
-	/* No client may cache the answer longer than its pins last. */
-	if (wire_cap_ttls(p->ans, len, p->cfg.max_ttl_s) < 0) {
+	/* No client may cache the answer longer than its pins last (a cached
+	 * answer was stored capped, and aging only lowers its TTLs). */
+	if (!cached && wire_cap_ttls(p->ans, len, p->cfg.max_ttl_s) < 0) {
 		v.reason = "bad-answer";
 		goto servfail;
 	}

@@ -55,6 +55,15 @@
 #define DAEMON_MAX_INTERNAL 256
 #define NETNS_ETC_DIR "/etc/netns"
 
+/* The "who" members of the last DNS audit record (audit_who()). */
+struct audit_who {
+	bool valid;
+	char sandbox[SANDBOX_NAME_MAX + 1], policy[POLICY_NAME_MAX + 1], transport[8];
+	struct addr client;
+	char members[512];
+	size_t len;
+};
+
 struct daemon {
 	struct config cfg;
 	struct event_base *base;
@@ -75,6 +84,7 @@ struct daemon {
 	uint64_t dns_allowed, dns_denied, dns_failed;
 	struct pinsrc *pinsrc;	/* pin -> qnames, for reloads (netd/pinsrc.h) */
 	uint64_t reloads, reloads_rejected;
+	struct audit_who who;	/* cache of ops_audit() */
 };
 
 static uint64_t mono_ms(void)
@@ -1602,6 +1612,50 @@ static const char *rcode_name(uint8_t rc)
 	return rc < 6 ? names[rc] : "OTHER";
 }
 
+/*
+ * audit_who() - the members that say who asked ("sandbox", "policy",
+ * "client", "transport"), from a one-entry cache: one sandbox's queries
+ * come in runs, and these are the same for the whole run.
+ */
+static void audit_who(struct daemon *d, const struct proxy_event *ev, struct jsonl *j)
+{
+	struct audit_who *w = &d->who;
+	const char *transport = ev->transport ? ev->transport : "udp";
+	struct addr none = { 0 };
+	const struct addr *client = ev->client ? ev->client : &none;
+
+	if (!w->valid || !ev->sandbox || !ev->policy || strcmp(w->sandbox, ev->sandbox) != 0 ||
+	    strcmp(w->policy, ev->policy) != 0 || strcmp(w->transport, transport) != 0 ||
+	    !addr_equal(&w->client, client)) {
+		char cbuf[ADDR_STRLEN];
+		struct jsonl m;
+		int n;
+
+		w->valid = false;
+		jsonl_init(&m, w->members, sizeof(w->members));
+		jsonl_str(&m, "sandbox", ev->sandbox);
+		jsonl_str(&m, "policy", ev->policy);
+		jsonl_str(&m, "client", ev->client ? addr_format(ev->client, cbuf, sizeof(cbuf)) : NULL);
+		jsonl_str(&m, "transport", transport);
+		n = jsonl_done(&m);
+		if (n < 0) {
+			j->overflow = true;	/* counted as dropped by the caller */
+			return;
+		}
+		w->len = (size_t)n;
+		/* Cached only when every key is known (names fit: <= 64 bytes). */
+		if (ev->sandbox && ev->policy && strlen(ev->sandbox) < sizeof(w->sandbox) &&
+		    strlen(ev->policy) < sizeof(w->policy) && strlen(transport) < sizeof(w->transport)) {
+			strcpy(w->sandbox, ev->sandbox);
+			strcpy(w->policy, ev->policy);
+			strcpy(w->transport, transport);
+			w->client = *client;
+			w->valid = true;
+		}
+	}
+	jsonl_raw(j, w->members, w->len);
+}
+
 static void ops_audit(void *ctx, const struct proxy_event *ev)
 {
 	struct daemon *d = ctx;
@@ -1659,10 +1713,7 @@ static void ops_audit(void *ctx, const struct proxy_event *ev)
 		int n;
 
 		jsonl_init(&j, members, sizeof(members));
-		jsonl_str(&j, "sandbox", ev->sandbox);
-		jsonl_str(&j, "policy", ev->policy);
-		jsonl_str(&j, "client", ev->client ? addr_format(ev->client, cbuf, sizeof(cbuf)) : NULL);
-		jsonl_str(&j, "transport", ev->transport ? ev->transport : "udp");
+		audit_who(d, ev, &j);
 		jsonl_str(&j, "qname", ev->qname ? ev->qname : "");
 		jsonl_str(&j, "qtype", qtype_name(ev->qtype, tbuf, sizeof(tbuf)));
 		jsonl_str(&j, "verdict", ev->allowed ? "allow" : "deny");

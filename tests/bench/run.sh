@@ -121,10 +121,62 @@ forward-zone:
     forward-addr: 192.0.2.53
 EOF2
 peer_spawn unbound unbound -d -c "$WORLD_DIR/unbound-fwd.conf"
+
+# ---- dnsmasq+nftset deployed as a sandbox egress filter, like netd -------------------
+# The peers above have no firewall on their path (no conntrack, no rules):
+# the fastest dnsmasq can be, and not a deployment.  Here dnsmasq is what
+# its nftset is for: the "host" (PREFIX-dfw) of a client netns (PREFIX-dfc,
+# across a veth, like a sandbox) whose traffic its firewall filters -
+# conntrack on, the client may reach only dnsmasq's port 53 on the host and
+# forward only to the pinned set (default deny), as netd's ruleset does.
+FWH=$WORLD_PREFIX-dfw
+FWC=$WORLD_PREFIX-dfc
+trap 'ip netns del "$PEER" 2>/dev/null; ip netns del "$PCLI" 2>/dev/null; ip netns del "$FWH" 2>/dev/null; ip netns del "$FWC" 2>/dev/null; world_down' EXIT
+ip netns add "$FWH"
+ip netns add "$FWC"
+ip -n "$FWH" link set lo up
+ip -n "$FWC" link set lo up
+ip link add fp0 netns "$FWH" type veth peer name fi0 netns "$WORLD_INET_NS"
+ip -n "$FWH" addr add 203.0.113.206/30 dev fp0
+ip -n "$FWH" link set fp0 up
+ip -n "$WORLD_INET_NS" addr add 203.0.113.205/30 dev fi0
+ip -n "$WORLD_INET_NS" link set fi0 up
+ip -n "$FWH" route add default via 203.0.113.205
+ip link add fc0 netns "$FWC" type veth peer name fs0 netns "$FWH"
+ip -n "$FWC" addr add 10.98.0.2/30 dev fc0
+ip -n "$FWC" link set fc0 up
+ip -n "$FWC" route add default via 10.98.0.1
+ip -n "$FWH" addr add 10.98.0.1/30 dev fs0
+ip -n "$FWH" link set fs0 up
+ip netns exec "$FWH" nft -f - <<'NFT'
+table inet dmfw {
+	set pins4 { type ipv4_addr; flags timeout; }
+	chain input {
+		type filter hook input priority filter; policy accept;
+		iifname "fs0" ct state established,related accept
+		iifname "fs0" udp dport 53 accept
+		iifname "fs0" tcp dport 53 accept
+		iifname "fs0" drop
+	}
+	chain forward {
+		type filter hook forward priority filter; policy accept;
+		oifname "fs0" ct state established,related accept
+		oifname "fs0" drop
+		iifname "fs0" ip daddr @pins4 tcp dport 443 accept
+		iifname "fs0" drop
+	}
+}
+NFT
+ip netns exec "$FWH" dnsmasq -k --no-resolv --no-hosts --server=192.0.2.53 --listen-address=10.98.0.1 \
+	--bind-interfaces --port=53 --user=root --cache-size=10000 \
+	--nftset=/dt.example/4#inet#dmfw#pins4 >"$WORLD_DIR/dnsmasqfw.log" 2>&1 &
+world_pid_track $!
+dnsmasqfw_PID=$!
 for i in $(seq 50); do
 	ip netns exec "$PCLI" dig +time=1 +tries=1 -p 5353 @10.99.0.1 www.dt.example >/dev/null 2>&1 &&
 	ip netns exec "$PCLI" dig +time=1 +tries=1 -p 5353 @10.99.0.2 www.dt.example >/dev/null 2>&1 &&
-	ip netns exec "$PCLI" dig +time=1 +tries=1 -p 5353 @10.99.0.3 www.dt.example >/dev/null 2>&1 && break
+	ip netns exec "$PCLI" dig +time=1 +tries=1 -p 5353 @10.99.0.3 www.dt.example >/dev/null 2>&1 &&
+	ip netns exec "$FWC" dig +time=1 +tries=1 @10.98.0.1 www.dt.example >/dev/null 2>&1 && break
 	sleep 0.2
 done
 
@@ -134,24 +186,29 @@ for i in $(seq 1 10000); do echo "n$i.tun.dt.example A"; done >"$WORLD_DIR/disti
 # The world's resolver has every distinct name in cache before any peer runs.
 world_exec inet dnsperf -s 192.0.2.53 -d "$WORLD_DIR/distinct.txt" -n 1 >/dev/null 2>&1
 
+# Busy jiffies of the whole machine (every CPU, every process: the client's
+# share and the kernel's included): what one query costs end to end.
+busy_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
 # run LABEL PID WHERE SERVER PORT FILE MODE - one dnsperf run; its figures
 # are appended to R_q/R_p50/R_p99/R_cpu[LABEL|MODE] (one word per round).
-declare -A R_q R_p50 R_p99 R_cpu R_rss R_lost
+declare -A R_q R_p50 R_p99 R_cpu R_rss R_lost R_sys
 run() {
-	local label=$1 pid=$2 where=$3 server=$4 port=$5 file=$6 mode=$7 out c0 c1 qps n p50 p99 args ns
+	local label=$1 pid=$2 where=$3 server=$4 port=$5 file=$6 mode=$7 out c0 c1 b0 b1 qps n p50 p99 args ns
 	local k="$label|$mode"
 	if [ "$mode" = hot ]; then args=(-l "$SECS"); else args=(-n 1); fi
 	c0=$(cpu_ticks "$pid")
+	b0=$(busy_ticks)
 	# BENCH_PERF=FILE: a perf profile of netd during its (first) hot run.
 	if [ -n "${BENCH_PERF:-}" ] && [ "$where" = sandbox ] && [ "$mode" = hot ] && [ -z "${R_q[$k]:-}" ]; then
 		perf record -g -p "$pid" -o "$BENCH_PERF" -- sleep "$SECS" >/dev/null 2>&1 &
 	fi
-	if [ "$where" = sandbox ]; then ns=$SB; else ns=$PCLI; fi
+	case $where in sandbox) ns=$SB ;; fw) ns=$FWC ;; *) ns=$PCLI ;; esac
 	out=$(ip netns exec "$ns" dnsperf -v -s "$server" -p "$port" -d "$file" -c 4 -q 200 "${args[@]}" 2>&1)
 	c1=$(cpu_ticks "$pid")
+	b1=$(busy_ticks)
 	qps=$(sed -n 's/.*Queries per second: *\([0-9.]*\).*/\1/p' <<<"$out")
 	n=$(sed -n 's/.*Queries completed: *\([0-9]*\).*/\1/p' <<<"$out")
 	# dnsperf -v: "> NOERROR name A latency_s"
@@ -161,6 +218,7 @@ run() {
 	R_p50[$k]="${R_p50[$k]:-} $p50"
 	R_p99[$k]="${R_p99[$k]:-} $p99"
 	R_cpu[$k]="${R_cpu[$k]:-} $(awk -v c=$((c1 - c0)) -v n="${n:-0}" 'BEGIN {if (n > 0) printf "%.2f", c * 10 / n * 1000; else print "-"}')"
+	R_sys[$k]="${R_sys[$k]:-} $(awk -v c=$((b1 - b0)) -v n="${n:-0}" 'BEGIN {if (n > 0) printf "%.2f", c * 10 / n * 1000; else print "-"}')"
 	R_rss[$k]=$(rss_kb "$pid")
 	R_lost[$k]="${R_lost[$k]:-} $(sed -n 's/.*Queries lost: *\([0-9]*\).*/\1/p' <<<"$out")"
 }
@@ -170,6 +228,7 @@ range() { tr ' ' '\n' <<<"$1" | grep -v '^-*$' | sort -g | awk '{a[NR] = $1} END
 ROUNDS=${BENCH_ROUNDS:-3}
 PEERS=("netd (sandbox)|$NETD_PID|sandbox|$SB_GW|53"
 	"dnsmasq+nftset cache|$dnsmasq_PID|peer|10.99.0.1|5353"
+	"dnsmasq+nftset cache fw|$dnsmasqfw_PID|fw|10.98.0.1|53"
 	"dnsmasq+nftset no-cache|$dnsmasqnc_PID|peer|10.99.0.2|5353"
 	"unbound forwarder|$unbound_PID|peer|10.99.0.3|5353")
 echo
@@ -180,21 +239,21 @@ for mode in hot distinct; do
 		# The distinct names are cold only once per server: later rounds
 		# would measure the servers' caches, so "distinct" runs once.
 		[ "$mode" = distinct ] && [ "$round" -gt 1 ] && break
-		for i in 0 1 2 3; do
-			IFS='|' read -r label pid where server port <<<"${PEERS[$(((i + round - 1) % 4))]}"
+		for i in "${!PEERS[@]}"; do
+			IFS='|' read -r label pid where server port <<<"${PEERS[$(((i + round - 1) % ${#PEERS[@]}))]}"
 			run "$label" "$pid" "$where" "$server" "$port" "$WORLD_DIR/$mode.txt" "$mode"
 		done
 	done
 done
 echo "(median of the rounds; q/s range in brackets)"
-printf '%-26s %-9s %10s %15s %9s %9s %12s %8s %6s\n' peer scenario "q/s" "(range)" "p50 ms" "p99 ms" "cpu ms/1k q" "RSS kB" "lost"
+printf '%-26s %-9s %10s %15s %9s %9s %12s %12s %8s %6s\n' peer scenario "q/s" "(range)" "p50 ms" "p99 ms" "cpu ms/1k q" "all ms/1k q" "RSS kB" "lost"
 for mode in hot distinct; do
 	for e in "${PEERS[@]}"; do
 		label=${e%%|*}
 		k="$label|$mode"
-		printf '%-26s %-9s %10.0f %15s %9s %9s %12s %8s %6s\n' "$label" "$mode" "$(median "${R_q[$k]}")" \
+		printf '%-26s %-9s %10.0f %15s %9s %9s %12s %12s %8s %6s\n' "$label" "$mode" "$(median "${R_q[$k]}")" \
 			"($(range "${R_q[$k]}"))" "$(median "${R_p50[$k]}")" "$(median "${R_p99[$k]}")" \
-			"$(median "${R_cpu[$k]}")" "${R_rss[$k]}" "$(median "${R_lost[$k]}")"
+			"$(median "${R_cpu[$k]}")" "$(median "${R_sys[$k]}")" "${R_rss[$k]}" "$(median "${R_lost[$k]}")"
 		eval "QPS_${label//[^a-zA-Z0-9]/_}_$mode=$(median "${R_q[$k]}")"
 		eval "P99_${label//[^a-zA-Z0-9]/_}_$mode=$(median "${R_p99[$k]}")"
 	done
@@ -206,14 +265,14 @@ echo
 echo "ratios (netd / peer; q/s above 1 and p99 below 1 mean netd is ahead):"
 for mode in hot distinct; do
 	n=$(eval echo "\$QPS_netd__sandbox__$mode")
-	for p in dnsmasq_nftset_cache dnsmasq_nftset_no_cache unbound_forwarder; do
+	for p in dnsmasq_nftset_cache dnsmasq_nftset_cache_fw dnsmasq_nftset_no_cache unbound_forwarder; do
 		v=$(eval echo "\$QPS_${p}_$mode")
 		printf '  %-9s vs %-24s q/s %s   p99 %s\n' "$mode" "$p" \
 			"$(awk -v a="$n" -v b="$v" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')" \
 			"$(awk -v a="$(eval echo "\$P99_netd__sandbox__$mode")" -v b="$(eval echo "\$P99_${p}_$mode")" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')"
 	done
 done
-echo "dnsmasq's sets (cache / no cache): $(peer nft list set inet bench pins4 | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')/ $(peer nft list set inet bench pins4nc | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')"
+echo "dnsmasq's sets (cache / no cache / fw): $(peer nft list set inet bench pins4 | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')/ $(peer nft list set inet bench pins4nc | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')/ $(ip netns exec "$FWH" nft list set inet dmfw pins4 | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')"
 # ---- resident memory with many sandboxes and pins (BENCH_SANDBOXES, default 1000; 0 = skip) ----
 # Each sandbox (policy mem) resolves www.dt.example once: 100 live pins each.
 NSB=${BENCH_SANDBOXES:-1000}

@@ -110,12 +110,50 @@ static void test_paths_agree(void **state)
 	json_decref(parse(big, want));
 }
 
+/* jsonl_raw(): members of another writer, spliced in with the commas right. */
+static void test_raw(void **state)
+{
+	char who[128], buf[256], small[24];
+	struct jsonl w, j;
+	json_t *o;
+	int n, wn;
+
+	(void)state;
+	jsonl_init(&w, who, sizeof(who));
+	jsonl_str(&w, "sandbox", "sb1");
+	jsonl_str(&w, "client", "10.87.0.2");
+	wn = jsonl_done(&w);
+	assert_true(wn > 0);
+	jsonl_init(&j, buf, sizeof(buf));
+	jsonl_raw(&j, who, (size_t)wn);
+	jsonl_str(&j, "qname", "a.example");
+	n = jsonl_done(&j);
+	o = parse(buf, n);
+	assert_string_equal(json_string_value(json_object_get(o, "client")), "10.87.0.2");
+	assert_string_equal(json_string_value(json_object_get(o, "qname")), "a.example");
+	json_decref(o);
+	/* after a member, and empty */
+	jsonl_init(&j, buf, sizeof(buf));
+	jsonl_uint(&j, "n", 1);
+	jsonl_raw(&j, who, 0);
+	jsonl_raw(&j, who, (size_t)wn);
+	n = jsonl_done(&j);
+	o = parse(buf, n);
+	assert_int_equal(json_object_size(o), 3);
+	json_decref(o);
+	/* too long for the buffer: overflow, never a cut member */
+	jsonl_init(&j, small, sizeof(small));
+	jsonl_raw(&j, who, (size_t)wn);
+	assert_int_equal(jsonl_done(&j), -ENOBUFS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_members),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_paths_agree),
+		cmocka_unit_test(test_raw),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
