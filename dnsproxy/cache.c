@@ -15,6 +15,7 @@ struct entry {
 	uint32_t hash;
 	uint64_t rx_ms;			/* when the response was received */
 	uint32_t ttl_s;			/* servable this long after rx_ms */
+	uint32_t aged_s;		/* the stored TTLs are already lowered by this */
 	size_t key_len, msg_len;
 	uint8_t data[];			/* key bytes, then the message */
 };
@@ -218,13 +219,20 @@ int cache_get(struct cache *c, const struct cache_key *k, uint64_t now_ms, uint8
 	}
 	if (e->msg_len > max)
 		return -ENOBUFS;
-	memcpy(out, e->data + e->key_len, e->msg_len);
-	/* Stored messages were parsed before they were stored; a failure
-	 * here means memory went bad: drop the entry rather than serve it. */
-	if (wire_age_ttls(out, e->msg_len, (uint32_t)age) < 0) {
-		entry_remove(c, e);
-		return -ENOENT;
+	/*
+	 * Aged in place, once per second of age rather than once per hit
+	 * (lowering by a then by b is lowering by a + b: TTLs stop at 0).
+	 * Stored messages were parsed before they were stored; a failure
+	 * here means memory went bad: drop the entry rather than serve it.
+	 */
+	if (age > e->aged_s) {
+		if (wire_age_ttls(e->data + e->key_len, e->msg_len, (uint32_t)(age - e->aged_s)) < 0) {
+			entry_remove(c, e);
+			return -ENOENT;
+		}
+		e->aged_s = (uint32_t)age;
 	}
+	memcpy(out, e->data + e->key_len, e->msg_len);
 	list_unlink(c, e);
 	list_push(c, e);
 	return (int)e->msg_len;

@@ -12,6 +12,8 @@
 #include "dnsproxy/proxy.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <net/if.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
@@ -77,12 +79,28 @@ struct tcp_conn {
 };
 
 /* Where a reply goes. */
+/*
+ * A UDP socket bound to one address's port 53 (proxy_listen_add()): a
+ * sandbox's gateway, where its queries arrive untracked (fw.h
+ * fw_sandbox_set_dns()).  Pending queries hold a reference, so one that
+ * outlives its listener is dropped instead of answered from another socket.
+ */
+struct listener {
+	struct proxy *p;
+	struct listener *next;
+	int id;
+	int fd;			/* -1 once closed */
+	struct event *ev;
+	unsigned int refs;	/* pending queries that answer through it */
+};
+
 struct origin {
 	bool tcp;
 	struct addr client;
 	struct sockaddr_in6 peer;	/* udp */
 	struct in6_pktinfo local;	/* udp: the address the query came to */
 	bool have_local;
+	struct listener *l;	/* udp: the gateway socket it came to; NULL = the main one */
 	struct tcp_conn *conn;	/* tcp; holds a reference while pending */
 };
 
@@ -128,8 +146,11 @@ struct proxy {
 	 * is queued only after its pins were acknowledged, so batching delays
 	 * answers a little and never reorders pin and answer.
 	 */
+	struct listener *listeners;
+	int next_listener_id;
 	struct {
 		bool on;	/* inside a round: queue instead of sending */
+		int fd;		/* the round's socket: replies go out where queries came in */
 		unsigned int n;
 		struct mmsghdr msgs[PROXY_UDP_VLEN];
 		struct iovec iovs[PROXY_UDP_VLEN];
@@ -262,7 +283,7 @@ static void udp_flush(struct proxy *p)
 	unsigned int off = 0;
 
 	while (off < p->tx.n) {
-		int r = sendmmsg(p->udp_fd, p->tx.msgs + off, p->tx.n - off,
+		int r = sendmmsg(p->tx.fd, p->tx.msgs + off, p->tx.n - off,
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
 
 		if (r < 0) {
@@ -280,6 +301,7 @@ static void udp_flush(struct proxy *p)
 
 static int udp_reply(struct proxy *p, const struct origin *o, const uint8_t *msg, size_t len)
 {
+	int fd = o->l ? o->l->fd : p->udp_fd;
 	union {
 		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo))];
 		struct cmsghdr align;
@@ -307,7 +329,13 @@ static int udp_reply(struct proxy *p, const struct origin *o, const uint8_t *msg
 		cm->cmsg_len = CMSG_LEN(sizeof(struct in6_pktinfo));
 		memcpy(CMSG_DATA(cm), &o->local, sizeof(o->local));
 	}
-	if (p->tx.on && len <= PROXY_UDP_TX) {
+	if (fd < 0) {
+		/* Its gateway socket closed (the sandbox was deleted) while the
+		 * query was upstream: nobody to answer. */
+		p->n_dropped++;
+		return -ENOTCONN;
+	}
+	if (p->tx.on && fd == p->tx.fd && len <= PROXY_UDP_TX) {
 		/* Inside a receive round: queue a copy; udp_flush() sends it. */
 		unsigned int i = p->tx.n++;
 
@@ -330,7 +358,7 @@ static int udp_reply(struct proxy *p, const struct origin *o, const uint8_t *msg
 			udp_flush(p);
 		return 0;
 	}
-	if (sendmsg(p->udp_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+	if (sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
 		p->n_dropped++;
 		return -errno;
 	}
@@ -457,6 +485,15 @@ static const char *deny_reason(enum decide_verdict v)
 
 /* ---- the upstream answer ------------------------------------------------ */
 
+/* Free @l once it is closed and no pending query refers to it. */
+static void listener_unref(struct listener *l)
+{
+	if (l->refs)
+		l->refs--;
+	if (l->fd < 0 && l->refs == 0)
+		free(l);
+}
+
 static void pending_free(struct pending *pq)
 {
 	struct proxy *p = pq->p;
@@ -480,6 +517,8 @@ static void pending_free(struct pending *pq)
 		conn_update_read(c);
 		conn_unref(c);
 	}
+	if (pq->o.l)
+		listener_unref(pq->o.l);
 	free(pq);
 }
 
@@ -952,6 +991,8 @@ static void query_in(struct proxy *p, const uint8_t *buf, size_t len, const stru
 		o->conn->inflight++;
 		o->conn->refs++;
 	}
+	if (o->l)
+		o->l->refs++;
 	/*
 	 * The question and EDNS basics as the client sent them, nothing else
 	 * (wire_build_upstream_query()); may call back right away.
@@ -971,7 +1012,24 @@ static void query_in(struct proxy *p, const uint8_t *buf, size_t len, const stru
 
 /* ---- UDP ---------------------------------------------------------------- */
 
+static void udp_rounds(struct proxy *p, int fd, struct listener *l);
+
 static void on_udp(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	udp_rounds(arg, fd, NULL);
+}
+
+static void on_udp_listener(evutil_socket_t fd, short what, void *arg)
+{
+	struct listener *l = arg;
+
+	(void)what;
+	udp_rounds(l->p, fd, l);
+}
+
+/* udp_rounds() - read and answer what waits on @fd (@l: a gateway socket). */
+static void udp_rounds(struct proxy *p, int fd, struct listener *l)
 {
 	/*
 	 * recvmmsg(): up to PROXY_UDP_VLEN datagrams per system call.  A query
@@ -986,7 +1044,6 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 	static struct sockaddr_in6 peers[PROXY_UDP_VLEN];
 	struct mmsghdr msgs[PROXY_UDP_VLEN];
 	struct iovec iovs[PROXY_UDP_VLEN];
-	struct proxy *p = arg;
 
 	for (int round = 0; round < PROXY_UDP_BATCH / PROXY_UDP_VLEN; round++) {
 		int got;
@@ -1007,6 +1064,7 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 		if (got <= 0)
 			return;	/* EAGAIN, or an ICMP error queued on the socket */
 		p->tx.on = true;
+		p->tx.fd = fd;
 		round_ms = 0;
 		round_ms = now_ms();
 		for (int i = 0; i < got; i++) {
@@ -1014,6 +1072,7 @@ static void on_udp(evutil_socket_t fd, short what, void *arg)
 			struct origin o;
 
 			memset(&o, 0, sizeof(o));
+			o.l = l;
 			memcpy(&o.peer, &peers[i], sizeof(o.peer));
 			if (mh->msg_flags & (MSG_TRUNC | MSG_CTRUNC) ||
 			    mh->msg_namelen < sizeof(o.peer) ||
@@ -1291,6 +1350,103 @@ fail:
 	return r;
 }
 
+/*
+ * A UDP socket bound to @local's port 53 on interface @ifname.  IPv4 as an
+ * IPv4-mapped address of an AF_INET6 socket, like the main socket;
+ * FREEBIND: the address may not be configured yet.  Bound to the device:
+ * only what arrives on the sandbox's own interface (whose sources
+ * prerouting_raw checked) reaches it, never a packet from the uplink, and
+ * sandboxes that share a gateway address each get their own.  No
+ * SO_REUSEADDR: if anything else holds the port there, the bind fails and
+ * the caller keeps the redirect.
+ */
+static int listener_socket(const struct addr *local, const char *ifname)
+{
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons(53) };
+	int fd, one = 1, v6only = local->family == AF_INET6, r;
+
+	if (local->family == AF_INET) {
+		sa.sin6_addr.s6_addr[10] = 0xff;
+		sa.sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&sa.sin6_addr.s6_addr[12], local->a, 4);
+	} else if (local->family == AF_INET6) {
+		memcpy(&sa.sin6_addr, local->a, 16);
+		if (IN6_IS_ADDR_LINKLOCAL(&sa.sin6_addr))
+			return -EINVAL;	/* would need a scope: stays on the redirect */
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	fd = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only)) < 0 ||
+	    setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strlen(ifname)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int proxy_listen_add(struct proxy *p, const struct addr *local, const char *ifname)
+{
+	struct listener *l;
+	int fd;
+
+	if (!p || !local || !ifname || !ifname[0] || strlen(ifname) >= IFNAMSIZ)
+		return -EINVAL;
+	fd = listener_socket(local, ifname);
+	if (fd < 0)
+		return fd;
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		close(fd);
+		return -ENOMEM;
+	}
+	l->p = p;
+	l->fd = fd;
+	l->ev = event_new(p->base, fd, EV_READ | EV_PERSIST, on_udp_listener, l);
+	if (!l->ev || event_add(l->ev, NULL) < 0) {
+		if (l->ev)
+			event_free(l->ev);
+		close(fd);
+		free(l);
+		return -ENOMEM;
+	}
+	if (p->next_listener_id <= 0 || p->next_listener_id == INT_MAX)
+		p->next_listener_id = 1;
+	l->id = p->next_listener_id++;
+	l->next = p->listeners;
+	p->listeners = l;
+	return l->id;
+}
+
+/* Close @l (its socket and event now, its memory with its last reference). */
+static void listener_close(struct listener *l)
+{
+	event_free(l->ev);
+	l->ev = NULL;
+	close(l->fd);
+	l->fd = -1;
+	l->refs++;
+	listener_unref(l);
+}
+
+void proxy_listen_del(struct proxy *p, int id)
+{
+	for (struct listener **pp = p ? &p->listeners : NULL; pp && *pp; pp = &(*pp)->next) {
+		struct listener *l = *pp;
+
+		if (l->id != id)
+			continue;
+		*pp = l->next;
+		listener_close(l);
+		return;
+	}
+}
+
 int proxy_new(struct event_base *base, const struct proxy_config *cfg,
 	      const struct proxy_ops *ops, void *ctx, struct proxy **ret)
 {
@@ -1372,6 +1528,12 @@ void proxy_free(struct proxy *p)
 		event_free(p->udp_ev);
 	if (p->tcp_ev)
 		event_free(p->tcp_ev);
+	while (p->listeners) {
+		struct listener *l = p->listeners;
+
+		p->listeners = l->next;
+		listener_close(l);	/* no pending query is left to hold it */
+	}
 	if (p->accept_pause)
 		event_free(p->accept_pause);
 	if (p->sweep)

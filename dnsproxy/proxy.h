@@ -117,6 +117,24 @@ const struct proxy_stats *proxy_get_stats(struct proxy *p);
 void proxy_sandbox_reset(struct proxy *p, const char *sandbox);
 
 /*
+ * proxy_listen_add() - also answer UDP queries sent to @local's port 53 on
+ * interface @ifname, on a socket bound to both (a sandbox's gateway address
+ * on its host interface, which must exist; fw.h fw_sandbox_set_dns() then
+ * lets them skip conntrack).  IPv6 link-local addresses are refused (they
+ * would need a scope).
+ * Return: the listener's id (> 0) for proxy_listen_del(); -EADDRINUSE
+ * (something else holds that port there: keep the redirect); -EINVAL;
+ * -errno.
+ */
+int proxy_listen_add(struct proxy *p, const struct addr *local, const char *ifname);
+
+/*
+ * proxy_listen_del() - close listener @id (unknown ids are ignored).
+ * Queries it received that are still upstream get no answer.
+ */
+void proxy_listen_del(struct proxy *p, int id);
+
+/*
  * proxy_pin_extend() - pin @pins (@n <= 64) for @sandbox outside any DNS
  * answer (the idle grace, netd/grace.h), through the same tracking as an
  * answer's pins: only pins that would last longer than what is already

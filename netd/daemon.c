@@ -588,6 +588,57 @@ static void fw_view(const struct sandbox *sb, struct fw_sandbox *out)
 	out->chained = sb->chained;
 }
 
+/*
+ * The proxy's own UDP port 53 on @sb's gateway addresses, then their
+ * dns_local elements (fw_sandbox_set_dns()): the sandbox's queries to its
+ * resolver skip conntrack and the redirect.  Best effort: whatever does not
+ * work out stays on the redirect, which catches all of its DNS anyway.
+ * The interface must exist (the sockets are bound to it).
+ */
+static void sandbox_dns_direct(struct daemon *d, struct sandbox *sb)
+{
+	struct addr on[2] = { { 0 } };
+	int *lid[2] = { &sb->dns_lid4, &sb->dns_lid6 };
+	const struct addr *gw[2] = { &sb->gw4, &sb->gw6 };
+	int r;
+
+	if (sb->chained || !d->proxy || !d->fw)
+		return;
+	for (int f = 0; f < 2; f++) {
+		if (gw[f]->family != (f == 0 ? AF_INET : AF_INET6) || (f == 1 && !d->cfg.pool6_enabled))
+			continue;
+		r = proxy_listen_add(d->proxy, gw[f], sb->host_ifname);
+		if (r > 0) {
+			*lid[f] = r;
+			on[f] = *gw[f];
+		} else {
+			log_info("sandbox %s: DNS to its gateway stays on the redirect (port 53 on %s: %s)",
+				 sb->name, sb->host_ifname, strerror(-r));
+		}
+	}
+	if (!on[0].family && !on[1].family)
+		return;
+	r = fw_sandbox_set_dns(d->fw, sb->name, &on[0], &on[1]);
+	if (r < 0) {
+		log_warn("sandbox %s: DNS to its gateway stays on the redirect: %s", sb->name,
+			 strerror(-r));
+		for (int f = 0; f < 2; f++) {
+			proxy_listen_del(d->proxy, *lid[f]);
+			*lid[f] = 0;
+		}
+	}
+}
+
+/* Close @sb's gateway listeners: after its dns_local elements are gone. */
+static void sandbox_dns_direct_close(struct daemon *d, struct sandbox *sb)
+{
+	if (sb->dns_lid4)
+		proxy_listen_del(d->proxy, sb->dns_lid4);
+	if (sb->dns_lid6)
+		proxy_listen_del(d->proxy, sb->dns_lid6);
+	sb->dns_lid4 = sb->dns_lid6 = 0;
+}
+
 static void audit_sandbox(struct daemon *d, const struct sandbox *sb, const char *action)
 {
 	audit_write(d->audit, "sandbox",
@@ -611,7 +662,7 @@ static bool ifname_valid(const char *s)
  * Bring @sb up: rules first, then interface; roll back on error.
  * @create_netns: create /run/netns/NAME (else sb->netns_path must exist).
  */
-static void sandbox_teardown(struct daemon *d, const struct sandbox *sb);
+static void sandbox_teardown(struct daemon *d, struct sandbox *sb);
 
 static int sandbox_build(struct daemon *d, struct sandbox *sb, const struct policy *pol,
 			 bool create_netns, char *err, size_t errsz)
@@ -748,6 +799,7 @@ static int sandbox_build(struct daemon *d, struct sandbox *sb, const struct poli
 		goto fail_ns;
 	}
 	close(nsfd);
+	sandbox_dns_direct(d, sb);
 	return 0;
 fail_ns:
 	if (nsfd >= 0)
@@ -970,7 +1022,7 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 }
 
 /* Tear down @sb's kernel state: interface first, then the rules. */
-static void sandbox_teardown(struct daemon *d, const struct sandbox *sb)
+static void sandbox_teardown(struct daemon *d, struct sandbox *sb)
 {
 	struct fw_sandbox fv;
 	char path[PATH_MAX];
@@ -986,6 +1038,7 @@ static void sandbox_teardown(struct daemon *d, const struct sandbox *sb)
 	r = d->fw ? fw_sandbox_del(d->fw, &fv) : 0;
 	if (r < 0)
 		log_warn("sandbox %s: cannot delete rules: %s", sb->name, strerror(-r));
+	sandbox_dns_direct_close(d, sb);	/* after its dns_local elements went */
 	/*
 	 * Its flows die with it: a conntrack entry left behind would let the
 	 * next sandbox given this address ride "ct established" past its own
@@ -2009,6 +2062,15 @@ int daemon_main(const char *config_path, const char *socket_override)
 			log_err("DNS proxy: cannot listen on port %u: %s", d->cfg.dns_port,
 				strerror(-r));
 			goto out;
+		}
+		/* Restored sandboxes: their gateways' own :53 (the reconcile
+		 * emptied dns_local; until now their DNS took the redirect). */
+		{
+			struct sandbox *sb;
+			uint32_t cur = 0;
+
+			while ((sb = sandbox_next(d->sandboxes, &cur)))
+				sandbox_dns_direct(d, sb);
 		}
 	}
 	r = ctl_new(d->base, d->cfg.socket, d, &d->ctl);

@@ -74,6 +74,7 @@ struct fw_sb_rec {
 	char name[POLICY_NAME_MAX + 1];
 	char ifname[IFNAMSIZ];
 	struct addr addr4, addr6;
+	struct addr dns4, dns6;
 	bool chained;
 };
 
@@ -691,6 +692,12 @@ static void x_counter(struct rb *rb)
 	x_new(rb, "counter");
 }
 
+/* notrack: the packet gets no conntrack entry (raw priority chains only). */
+static void x_notrack(struct rb *rb)
+{
+	x_new(rb, "notrack");
+}
+
 /*
  * log prefix "netd:@reason" group N snaplen 128: a deny event for nflog.c
  * (the headers are all it needs).  Nothing when logging is off.
@@ -747,6 +754,15 @@ static void m_dport(struct rb *rb, uint16_t port)
 	uint16_t be = htons(port);
 
 	x_payload(rb, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, NFT_REG_1);
+	x_cmp(rb, NFT_REG_1, NFT_CMP_EQ, &be, 2);
+}
+
+/* th sport == @port */
+static void m_sport(struct rb *rb, uint16_t port)
+{
+	uint16_t be = htons(port);
+
+	x_payload(rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 2, NFT_REG_1);
 	x_cmp(rb, NFT_REG_1, NFT_CMP_EQ, &be, 2);
 }
 
@@ -829,6 +845,20 @@ static void m_ifaddr_not_in(struct rb *rb, int family, const char *set)
 	x_payload(rb, NFT_PAYLOAD_NETWORK_HEADER, family == AF_INET ? 12 : 8,
 		  family == AF_INET ? 4 : 16, REG32(4));
 	x_lookup(rb, set, REG32(0), -1, true);
+}
+
+/*
+ * iifname/oifname (@meta_key) . ip daddr/saddr (@daddr) @set, for set of type
+ * ifname . address; nfproto checked first.
+ */
+static void m_ifaddr_in(struct rb *rb, uint32_t meta_key, int family, bool daddr, const char *set)
+{
+	m_nfproto(rb, family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
+	x_meta(rb, meta_key, REG32(0));
+	x_payload(rb, NFT_PAYLOAD_NETWORK_HEADER,
+		  family == AF_INET ? (daddr ? 16 : 12) : (daddr ? 24 : 8),
+		  family == AF_INET ? 4 : 16, REG32(4));
+	x_lookup(rb, set, REG32(0), -1, false);
 }
 
 /* ip saddr / ip6 saddr (@daddr: daddr) [vmap] @set; nfproto checked first. */
@@ -1134,6 +1164,10 @@ static void build_open(struct bt *bt, const void *arg)
 	bt_set(bt, NFT_MSG_NEWSET, &d);
 	def_plain(&d, "sandbox_src6", TYPE_IFNAME << TYPE_BITS | TYPE_IP6ADDR, IFNAMSIZ + 16, 0);
 	bt_set(bt, NFT_MSG_NEWSET, &d);
+	def_plain(&d, "dns_local4", TYPE_IFNAME << TYPE_BITS | TYPE_IPADDR, IFNAMSIZ + 4, 0);
+	bt_set(bt, NFT_MSG_NEWSET, &d);
+	def_plain(&d, "dns_local6", TYPE_IFNAME << TYPE_BITS | TYPE_IP6ADDR, IFNAMSIZ + 16, 0);
+	bt_set(bt, NFT_MSG_NEWSET, &d);
 	def_plain(&d, "internal4", TYPE_IPADDR, 4, NFT_SET_INTERVAL);
 	bt_set(bt, NFT_MSG_NEWSET, &d);
 	add_internal(bt, cfg, AF_INET, "internal4");
@@ -1165,6 +1199,7 @@ static void build_open(struct bt *bt, const void *arg)
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "input", NF_INET_LOCAL_IN, PRIO_FILTER, "filter");
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "forward", NF_INET_FORWARD, PRIO_FILTER, "filter");
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "postrouting_nat", NF_INET_POST_ROUTING, PRIO_SRCNAT, "nat");
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "output_raw", NF_INET_LOCAL_OUT, PRIO_RAW, "filter");
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "chained_in", -1, 0, NULL);
 
 	/*
@@ -1213,6 +1248,30 @@ static void build_open(struct bt *bt, const void *arg)
 		x_counter(&rb);
 		x_deny_log(&rb, fw, "spoof");
 		x_verdict(&rb, NF_DROP);
+		bt_rule(bt, &rb);
+	}
+
+	/*
+	 * A sandbox's UDP query to its gateway's port 53, where the proxy
+	 * listens itself (dns_local4/6): no conntrack entry (and so no
+	 * redirect) for it or for the answer - the busiest flow there is
+	 * costs neither a lookup nor NAT per packet.  After the anti-spoofing
+	 * above; input accepts it by the same set.
+	 */
+	for (int f = 0; f < (v6 ? 2 : 1); f++) {
+		rb_init(&rb, fw, "prerouting_raw");
+		m_l4proto(&rb, IPPROTO_UDP);
+		m_dport(&rb, 53);
+		m_ifaddr_in(&rb, NFT_META_IIFNAME, f == 0 ? AF_INET : AF_INET6, true,
+			    f == 0 ? "dns_local4" : "dns_local6");
+		x_notrack(&rb);
+		bt_rule(bt, &rb);
+		rb_init(&rb, fw, "output_raw");
+		m_l4proto(&rb, IPPROTO_UDP);
+		m_sport(&rb, 53);
+		m_ifaddr_in(&rb, NFT_META_OIFNAME, f == 0 ? AF_INET : AF_INET6, false,
+			    f == 0 ? "dns_local4" : "dns_local6");
+		x_notrack(&rb);
 		bt_rule(bt, &rb);
 	}
 
@@ -1272,6 +1331,14 @@ static void build_open(struct bt *bt, const void *arg)
 		m_l4proto(&rb, IPPROTO_UDP);
 		m_dport(&rb, fw->dns_port);
 		m_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
+		x_verdict(&rb, NF_ACCEPT);
+		bt_rule(bt, &rb);
+		/* The untracked query to the gateway's own :53 (prerouting_raw). */
+		rb_init(&rb, fw, "input");
+		m_l4proto(&rb, IPPROTO_UDP);
+		m_dport(&rb, 53);
+		m_ifaddr_in(&rb, NFT_META_IIFNAME, f == 0 ? AF_INET : AF_INET6, true,
+			    f == 0 ? "dns_local4" : "dns_local6");
 		x_verdict(&rb, NF_ACCEPT);
 		bt_rule(bt, &rb);
 	}
@@ -1394,6 +1461,23 @@ static void build_open(struct bt *bt, const void *arg)
 			nftnl_expr_set(e, NFTNL_EXPR_RANGE_TO_DATA, &hi, 1);
 		}
 		x_verdict(&rb, NF_ACCEPT);
+		bt_rule(bt, &rb);
+	}
+	/*
+	 * A "port unreachable" about an untracked answer (the proxy's reply
+	 * to a client that had gone): conntrack cannot call it related, and
+	 * it is not a denied attempt worth a record.  Dropped quietly.
+	 */
+	for (int f = 0; f < (v6 ? 2 : 1); f++) {
+		uint8_t type = f == 0 ? 3 : 1;	/* ICMP / ICMPv6 destination unreachable */
+
+		rb_init(&rb, fw, "input");
+		m_nfproto(&rb, f == 0 ? NFPROTO_IPV4 : NFPROTO_IPV6);
+		m_l4proto(&rb, f == 0 ? IPPROTO_ICMP : IPPROTO_ICMPV6);
+		x_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
+		x_cmp(&rb, NFT_REG_1, NFT_CMP_EQ, &type, 1);
+		x_counter(&rb);
+		x_verdict(&rb, NF_DROP);
 		bt_rule(bt, &rb);
 	}
 	rb_init(&rb, fw, "input");
@@ -1656,7 +1740,8 @@ static void pins_add(struct bt *bt, const char *name, int family, const struct f
 
 /* The removal half: everything a sandbox may own, created-then-deleted. */
 static void sb_remove(struct bt *bt, const char *name, const char *ifname,
-		      const struct addr *a4, const struct addr *a6, bool chained)
+		      const struct addr *a4, const struct addr *a6, const struct addr *d4,
+		      const struct addr *d6, bool chained)
 {
 	char chain[NFT_CHAIN_MAXNAMELEN];
 	uint8_t key[IFNAMSIZ + 16];
@@ -1701,6 +1786,14 @@ static void sb_remove(struct bt *bt, const char *name, const char *ifname,
 	if (a6->family == AF_INET6) {
 		len = key_ifaddr(key, ifname, a6);
 		elem_remove(bt, "sandbox_src6", key, len, NULL);
+	}
+	if (d4->family == AF_INET) {
+		len = key_ifaddr(key, ifname, d4);
+		elem_remove(bt, "dns_local4", key, len, NULL);
+	}
+	if (d6->family == AF_INET6) {
+		len = key_ifaddr(key, ifname, d6);
+		elem_remove(bt, "dns_local6", key, len, NULL);
 	}
 }
 
@@ -1766,6 +1859,7 @@ static void sb_remove_chain_sets(struct bt *bt, const char *name)
 
 static void build_sandbox(struct bt *bt, const void *argp)
 {
+	static const struct addr none;
 	const struct sb_arg *a = argp;
 	const struct fw_sandbox *sb = a->sb;
 	struct fw *fw = bt->fw;
@@ -1779,6 +1873,8 @@ static void build_sandbox(struct bt *bt, const void *argp)
 
 	/*
 	 * 1. Make sure the chain exists so the removals below can refer to it.
+	 * (Its dns_local elements are in the record of an earlier add only:
+	 * fw_sandbox_set_dns() adds them.)
 	 * Reconciling (bt->keep) skips this: the chain and CIDR sets are
 	 * emptied and refilled in place, the pin sets are kept, and the
 	 * hookup elements below are re-added unchanged.
@@ -1792,8 +1888,9 @@ static void build_sandbox(struct bt *bt, const void *argp)
 		 */
 		if (a->old)
 			sb_remove(bt, a->old->name, a->old->ifname, &a->old->addr4,
-				  &a->old->addr6, a->old->chained);
-		sb_remove(bt, sb->name, sb->host_ifname, &sb->addr4, &sb->addr6, sb->chained);
+				  &a->old->addr6, &a->old->dns4, &a->old->dns6, a->old->chained);
+		sb_remove(bt, sb->name, sb->host_ifname, &sb->addr4, &sb->addr6, &none,
+			  &none, sb->chained);
 		sb_remove_chain_sets(bt, sb->name);
 	}
 	if (!a->pol)
@@ -2036,6 +2133,61 @@ out:
 	free(b4);
 	free(b6);
 	return r;
+}
+
+struct dns_arg {
+	const char *ifname;
+	struct addr old[2], cur[2];	/* [0] IPv4, [1] IPv6 */
+	bool v6;
+};
+
+/* dns_local4/6: the old pair(s) out, the new one(s) in. */
+static void build_dns(struct bt *bt, const void *argp)
+{
+	static const char *const sets[2] = { "dns_local4", "dns_local6" };
+	const struct dns_arg *a = argp;
+	uint8_t key[IFNAMSIZ + 16];
+	struct elemq q;
+
+	for (int f = 0; f < 2; f++)
+		if (a->old[f].family == (f == 0 ? AF_INET : AF_INET6))
+			elem_remove(bt, sets[f], key, key_ifaddr(key, a->ifname, &a->old[f]), NULL);
+	for (int f = 0; f < (a->v6 ? 2 : 1); f++) {
+		if (a->cur[f].family != (f == 0 ? AF_INET : AF_INET6))
+			continue;
+		eq_init(&q, bt, NFT_MSG_NEWSETELEM, sets[f]);
+		eq_add(&q, el_new(key, key_ifaddr(key, a->ifname, &a->cur[f])));
+		eq_flush(&q);
+	}
+}
+
+int fw_sandbox_set_dns(struct fw *fw, const char *name, const struct addr *dns4,
+		       const struct addr *dns6)
+{
+	struct fw_sb_rec *rec;
+	struct dns_arg a = { 0 };
+	int r;
+
+	if (!fw || !name || !dns4 || !dns6 || (dns4->family && dns4->family != AF_INET) ||
+	    (dns6->family && dns6->family != AF_INET6))
+		return -EINVAL;
+	rec = sb_find(fw, name);
+	if (!rec)
+		return -ENOENT;
+	if (rec->chained)
+		return -EINVAL;
+	a.ifname = rec->ifname;
+	a.old[0] = rec->dns4;
+	a.old[1] = rec->dns6;
+	a.cur[0] = *dns4;
+	a.cur[1] = *dns6;
+	a.v6 = fw->pool6.addr.family == AF_INET6;
+	r = fw_run(fw, build_dns, &a);
+	if (r < 0)
+		return r;
+	rec->dns4 = *dns4;
+	rec->dns6 = a.v6 ? *dns6 : (struct addr){ 0 };
+	return 0;
 }
 
 int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb)

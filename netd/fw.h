@@ -8,9 +8,13 @@
  *   set  sandbox_ifs  { type ifname }                  host-side ifaces of all sandboxes
  *   set  sandbox_src4 { type ifname . ipv4_addr }      anti-spoofing
  *   set  sandbox_src6 { type ifname . ipv6_addr }
+ *   set  dns_local4   { type ifname . ipv4_addr }      where the proxy listens on :53 itself
+ *   set  dns_local6   { type ifname . ipv6_addr }      (a sandbox's gateway address)
  *   set  internal4 / internal6 { flags interval }      never reachable through a pin
  *   map  sandbox_fwd  { type ifname : verdict }        iif -> jump sb-NAME
- *   chain prerouting_raw   (filter, prerouting, raw)   drop spoofed sources
+ *   chain prerouting_raw   (filter, prerouting, raw)   drop spoofed sources; udp to
+ *                                                      @dns_local4/6 port 53: notrack
+ *   chain output_raw       (filter, output, raw)       udp from @dns_local4/6 port 53: notrack
  *   chain prerouting_nat   (nat, prerouting, dstnat)   udp/tcp 53 to any address -> redirect to :dns_port
  *   chain input            (filter, input)             sandbox -> host: only the proxy port (+ ICMPv6 ND)
  *   chain forward          (filter, forward)           to a sandbox: established only;
@@ -153,6 +157,21 @@ const char *fw_last_error(const struct fw *fw);
  * Return: 0; -errno (nothing changed).
  */
 int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct policy *pol);
+
+/*
+ * fw_sandbox_set_dns() - the addresses on sandbox @name's host interface
+ * where the proxy itself listens on UDP port 53 (a socket bound to them):
+ * the sandbox's UDP queries to them, and the answers, skip conntrack and
+ * the redirect (set dns_local4/6, chains prerouting_raw/output_raw/input).
+ * Replaces what an earlier call set; family 0 = none (DNS to that address
+ * reaches the proxy by the redirect, as all other DNS does).  Bind the
+ * socket BEFORE setting an address, and clear it before closing the
+ * socket: a query let through untracked with no socket would be lost.
+ * Not for chained attachments.  fw_sandbox_del() removes them too.
+ * Return: 0; -ENOENT (no such sandbox); -EINVAL; -errno (nothing changed).
+ */
+int fw_sandbox_set_dns(struct fw *fw, const char *name, const struct addr *dns4,
+		       const struct addr *dns6);
 
 /*
  * fw_sandbox_del() - remove everything fw_sandbox_add() made for @sb, in one

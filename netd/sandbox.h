@@ -44,6 +44,7 @@ struct sandbox {
 	bool own_addrs;		/* addresses not from the pool (sandbox_set_addrs()) */
 	uint8_t plen4, plen6;	/* own_addrs of netd's veth (an IPAM plugin's): prefix
 				 * lengths on the sandbox end; 0 for pool and chained */
+	int dns_lid4, dns_lid6;	/* proxy listeners on gw4/gw6 port 53 (proxy_listen_add()); 0 = none */
 	bool chained;		/* a chained CNI attachment: host_ifname is a bridge port
 				 * another plugin made; netd neither creates nor deletes it */
 	struct sandbox *hnext[2];	/* address hash chains, [0] IPv4, [1] IPv6; private */

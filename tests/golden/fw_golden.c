@@ -49,6 +49,8 @@ static int parse_opt_addr(const char *s, struct addr *ret)
 	return addr_parse(s, ret);
 }
 
+
+
 static void free_policy(struct policy *p)
 {
 	for (size_t i = 0; i < p->n_rules; i++) {
@@ -146,6 +148,13 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 			r = fw_sandbox_add(g_fw, &sb, &pol);
 		free_policy(&pol);
 		return r;
+	}
+	if (strcmp(t[0], "dns") == 0 && n == 4) {	/* dns NAME DNS4|- DNS6|- */
+		struct addr d4, d6;
+
+		if (parse_opt_addr(t[2], &d4) < 0 || parse_opt_addr(t[3], &d6) < 0)
+			return -EINVAL;
+		return fw_sandbox_set_dns(g_fw, t[1], &d4, &d6);
 	}
 	if (strcmp(t[0], "pin") == 0 && n == 6) {
 		struct fw_pin p = { 0 };

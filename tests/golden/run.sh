@@ -52,13 +52,20 @@ run_case() {
 # Two sandboxes; alpha has overlapping CIDR rules (must be merged), a port
 # range, IPv6 and a domain rule (never rendered).  Along the way: beta is
 # first added on another interface and replaced, gamma is added and
-# deleted, alpha is added twice - none of which may leave anything behind.
+# deleted, alpha is added twice, the proxy's own :53 addresses
+# (dns_local4/6) are set, replaced and dropped with their sandbox - none
+# of which may leave anything behind.
 cat > "$tmp/full.cmds" <<'CMDS'
 open netd 5300 eth0 10.87.0.0/16 fd00:87::/48 10.0.0.0/8 10.1.0.0/16 172.16.0.0/12 192.168.0.0/16 169.254.0.0/16 fc00::/7 fe80::/10
 add beta veth-old 10.87.0.9 fd00:87::9 udp:192.0.2.1/32:-
+dns beta 10.87.0.10 -
 add alpha veth-alpha 10.87.0.2 fd00:87::2 tcp:198.51.100.7/32,198.51.100.0/24:443,8080 tcp:198.51.100.7/32:9000-9010 udp:@pypi.org:443 tcp:2001:db8:1::/48:443
+dns alpha 10.87.0.99 fd00:87::99
+dns alpha 10.87.0.1 fd00:87::1
 add gamma veth-gamma 10.87.0.4 fd00:87::4 tcp:192.0.2.0/24:-
+dns gamma 10.87.0.5 fd00:87::5
 add alpha veth-alpha 10.87.0.2 fd00:87::2 tcp:198.51.100.7/32,198.51.100.0/24:443,8080 tcp:198.51.100.7/32:9000-9010 udp:@pypi.org:443 tcp:2001:db8:1::/48:443
+dns alpha 10.87.0.1 fd00:87::1
 add beta veth-beta 10.87.0.3 - udp:203.0.113.0/25:53,123
 del gamma veth-gamma 10.87.0.4 fd00:87::4
 CMDS
@@ -68,6 +75,7 @@ run_case full ruleset.nft
 cat > "$tmp/nov6.cmds" <<'CMDS'
 open netd 53535 - 10.87.0.0/16 - 10.0.0.0/8
 add solo veth-solo 10.87.0.5 - tcp:0.0.0.0/0:80
+dns solo 10.87.0.6 fd00::6
 CMDS
 run_case nov6 ruleset-nov6.nft
 exit $((fails > 0))

@@ -180,8 +180,17 @@ static void test_hit_ages_ttls(void **state)
 	assert_int_equal(ttl_at(out, RR_TTL(1)), 299);
 	/* The OPT's "TTL" (EDNS flags, DO) is untouched. */
 	assert_int_equal(ttl_at(out, RR_TTL(2) - 6 + 1 + 4), 0x8000);
+	/* Hits within the same second of age are aged once, not per hit. */
+	assert_int_equal(cache_get(c, &k, 1500, out, sizeof(out)), (int)m.len);
+	assert_int_equal(ttl_at(out, RR_TTL(0)), 9);
+	assert_int_equal(ttl_at(out, RR_TTL(1)), 299);
+	/* A clock read a little earlier (an older round's) never raises them. */
+	assert_int_equal(cache_get(c, &k, 1000, out, sizeof(out)), (int)m.len);
+	assert_int_equal(ttl_at(out, RR_TTL(0)), 9);
 	assert_int_equal(cache_get(c, &k, 1000 + 8500, out, sizeof(out)), (int)m.len);
 	assert_int_equal(ttl_at(out, RR_TTL(0)), 1);
+	assert_int_equal(ttl_at(out, RR_TTL(1)), 291);
+	assert_int_equal(cache_get(c, &k, 1000 + 8500, out, sizeof(out)), (int)m.len);
 	assert_int_equal(ttl_at(out, RR_TTL(1)), 291);
 	/* At the expiry: gone, and dropped. */
 	assert_int_equal(cache_get(c, &k, 1000 + 9001, out, sizeof(out)), -ENOENT);

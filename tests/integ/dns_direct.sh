@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The proxy's own port 53 on each sandbox's gateway (proxy_listen_add() +
+# fw_sandbox_set_dns()): a sandbox's UDP queries to its resolver arrive on
+# a socket bound to its gateway address and interface, and neither they nor
+# the answers get a conntrack entry (no redirect, no NAT); DNS to any other
+# address, and over TCP, still takes the redirect.  The socket answers
+# nothing that did not come in on the sandbox's own interface; it and its
+# dns_local elements go with the sandbox, and come back after a crash.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/world.sh
+. tests/integ/lib_netd.sh
+
+world_up "ndr$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
+netd_up || { echo "0 passed, 1 failed"; exit 1; }
+ok "sandbox d1 (python-dev)" sb_create d1 python-dev
+ok "sandbox d2 (python-dev)" sb_create d2 python-dev
+SB1=$(sb_name d1)
+info=$(netd sandbox show "$SB1")
+GW4=$(sed -n 's/.*"gateway4": "\([^"]*\)".*/\1/p' <<<"$info")
+GW6=$(sed -n 's/.*"gateway6": "\([^"]*\)".*/\1/p' <<<"$info")
+IF1=$(sed -n 's/.*"host_ifname": "\([^"]*\)".*/\1/p' <<<"$info")
+ok "d1 has an IPv4 and an IPv6 gateway ($GW4, $GW6) on $IF1" test -n "$GW4" -a -n "$GW6" -a -n "$IF1"
+
+set4() { world_exec host nft list set inet netd dns_local4 2>&1; }
+set6() { world_exec host nft list set inet netd dns_local6 2>&1; }
+# ct_dns DST - conntrack entries of UDP to DST port 53 in netd's netns
+ct_dns() { world_exec host cat /proc/net/nf_conntrack 2>/dev/null | grep -F "udp" | grep -F "dst=$1 " | grep -c -F "dport=53 " || true; }
+udp53() { world_exec host ss -Huln "sport = :53" 2>/dev/null; }
+
+has "dns_local4 holds d1's interface . gateway" "\"$IF1\" . $GW4" "$(set4)"
+has "dns_local6 holds d1's interface . gateway" "\"$IF1\" . $GW6" "$(set6)"
+has "a UDP socket on d1's gateway :53, bound to its interface" "%$IF1:53" "$(udp53)"
+
+# ---- the query to the gateway: answered, untracked ---------------------------------------
+eq "d1 resolves through its gateway (UDP)" "198.51.100.10" "$(sb_dig d1 +short "@$GW4" pypi.org A)"
+eq "over IPv6 too" "198.51.100.10" "$(sb_dig d1 +short "@$GW6" pypi.org A)"
+eq "no conntrack entry for it" "0" "$(ct_dns "$GW4")"
+eq "nor for the IPv6 one" "0" "$(world_exec host cat /proc/net/nf_conntrack 2>/dev/null | grep -F "dst=$GW6 " | grep -c -F "dport=53 " || true)"
+has "the answer pinned as always" "198.51.100.10" "$(world_exec host nft list set inet netd "sb-$SB1-pin4")"
+has "and was audited" '"qname":"pypi.org"' "$(audit_grep "\"sandbox\":\"$SB1\"" '"transport":"udp"')"
+# Denied names are denied the same way on this path.
+st=$(sb_dig d1 "@$GW4" example.com A | grep -o 'status: [A-Z]*')
+eq "a name outside the policy is denied on it (dns.deny_rcode)" "status: NXDOMAIN" "$st"
+has "and audited as denied" '"verdict":"deny"' "$(audit_grep "\"sandbox\":\"$SB1\"" '"qname":"example.com"')"
+hasnt "with no address pinned" "203.0.113.66" "$(world_exec host nft list set inet netd "sb-$SB1-pin4")"
+
+# A client that is gone when the answer comes: its "port unreachable" is
+# about an untracked packet, so conntrack cannot call it related; it is
+# dropped quietly, not recorded as a denied attempt on the host.
+sb_exec d1 bash -c "printf '\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x04pypi\x03org\x00\x00\x01\x00\x01' >/dev/udp/$GW4/53"
+sleep 2
+has "the answer to a closed port drew an ICMP error, dropped by its own rule" "destination-unreachable counter packets 1 " \
+	"$(world_exec host nft list chain inet netd input)"
+hasnt "and no deny record for it" '"reason":"to-host"' "$(audit_grep "\"sandbox\":\"$SB1\"")"
+
+# ---- everything else still takes the redirect ----------------------------------------------
+eq "DNS to another address is redirected to the proxy" "198.51.100.10" \
+	"$(sb_dig d1 +short @198.51.100.99 pypi.org A)"
+ok "and is tracked (the redirect needs conntrack)" test "$(ct_dns 198.51.100.99)" -ge 1
+eq "DNS over TCP to the gateway still works" "198.51.100.10" "$(sb_dig d1 +short +tcp "@$GW4" pypi.org A)"
+
+# ---- nothing but the sandbox's own interface reaches the socket -------------------------
+# The "internet" gets a route to d1's gateway through netd's host: a query
+# from there to GW4:53 arrives on the uplink, where no socket listens.
+world_exec inet ip route add "$GW4/32" via 192.0.2.1 2>/dev/null
+out=$(world_exec inet dig +time=2 +tries=1 "@$GW4" pypi.org A 2>&1)
+hasnt "a query from the uplink to the gateway's :53 gets no answer" "status:" "$out"
+# d2 asking d1's gateway: its own interface is not d1's, so no listener of d1's answers
+# it and anti-spoofing keeps it from posing as d1 (it is redirected to the proxy as d2).
+eq "d2 asking d1's gateway is answered as d2 (redirected)" "198.51.100.10" \
+	"$(sb_dig d2 +short "@$GW4" pypi.org A)"
+has "audited as d2" '"qname":"pypi.org"' "$(audit_grep "\"sandbox\":\"$(sb_name d2)\"")"
+
+# ---- gone with the sandbox; back after a crash -----------------------------------------------
+ok "d1 deleted" netd sandbox delete "$SB1"
+hasnt "its dns_local4 element is gone" "\"$IF1\"" "$(set4)"
+hasnt "its dns_local6 element is gone" "\"$IF1\"" "$(set6)"
+hasnt "its socket is closed" "%$IF1:" "$(udp53)"
+SB2=$(sb_name d2)
+IF2=$(netd sandbox show "$SB2" | sed -n 's/.*"host_ifname": "\([^"]*\)".*/\1/p')
+GW2=$(netd sandbox show "$SB2" | sed -n 's/.*"gateway4": "\([^"]*\)".*/\1/p')
+kill -9 "$NETD_PID"
+wait "$NETD_PID" 2>/dev/null
+NETD_PID=""
+mv "$NETD_LOG" "$WORLD_DIR/netd-1.log"
+netd_up || { echo "0 passed, 1 failed"; exit 1; }
+has "after a crash and restart: d2's element is back" "\"$IF2\" . $GW2" "$(set4)"
+has "and its socket" "%$IF2:53" "$(udp53)"
+before=$(ct_dns "$GW2")
+eq "d2 resolves through its gateway" "198.51.100.10" "$(sb_dig d2 +short "@$GW2" pypi.org A)"
+eq "untracked" "$before" "$(ct_dns "$GW2")"
+
+netd_down || fail "netd_down: ASan/UBSan report or unclean exit"
+world_down
+t_summary
