@@ -85,6 +85,8 @@ struct daemon {
 	struct pinsrc *pinsrc;	/* pin -> qnames, for reloads (netd/pinsrc.h) */
 	uint64_t reloads, reloads_rejected;
 	struct audit_who who;	/* cache of ops_audit() */
+	unsigned int fd_limit;	/* RLIMIT_NOFILE after raising it */
+	unsigned int n_dns_listeners;	/* sockets of sandbox_dns_direct() */
 };
 
 static uint64_t mono_ms(void)
@@ -588,6 +590,24 @@ static void fw_view(const struct sandbox *sb, struct fw_sandbox *out)
 	out->chained = sb->chained;
 }
 
+#define DNS_DIRECT_FD_RESERVE 4096	/* descriptors the gateway sockets leave to the rest */
+#define NETD_NOFILE_MIN       65536	/* RLIMIT_NOFILE netd raises itself to */
+
+/* Close @sb's gateway listeners: after its dns_local elements are gone. */
+static void sandbox_dns_direct_close(struct daemon *d, struct sandbox *sb)
+{
+	int *lid[2] = { &sb->dns_lid4, &sb->dns_lid6 };
+
+	for (int f = 0; f < 2; f++) {
+		if (!*lid[f])
+			continue;
+		proxy_listen_del(d->proxy, *lid[f]);
+		*lid[f] = 0;
+		if (d->n_dns_listeners)
+			d->n_dns_listeners--;
+	}
+}
+
 /*
  * The proxy's own UDP port 53 on @sb's gateway addresses, then their
  * dns_local elements (fw_sandbox_set_dns()): the sandbox's queries to its
@@ -604,6 +624,14 @@ static void sandbox_dns_direct(struct daemon *d, struct sandbox *sb)
 
 	if (sb->chained || !d->proxy || !d->fw)
 		return;
+	/* Two sockets a sandbox; the rest of netd (API clients, DNS over TCP,
+	 * c-ares, netlink, files) keeps DNS_DIRECT_FD_RESERVE descriptors. */
+	if (d->n_dns_listeners + 2 + DNS_DIRECT_FD_RESERVE > d->fd_limit) {
+		log_info("sandbox %s: DNS to its gateway stays on the redirect (%u descriptors "
+			 "allowed, %u gateway sockets open)", sb->name, d->fd_limit,
+			 d->n_dns_listeners);
+		return;
+	}
 	for (int f = 0; f < 2; f++) {
 		if (gw[f]->family != (f == 0 ? AF_INET : AF_INET6) || (f == 1 && !d->cfg.pool6_enabled))
 			continue;
@@ -611,6 +639,7 @@ static void sandbox_dns_direct(struct daemon *d, struct sandbox *sb)
 		if (r > 0) {
 			*lid[f] = r;
 			on[f] = *gw[f];
+			d->n_dns_listeners++;
 		} else {
 			log_info("sandbox %s: DNS to its gateway stays on the redirect (port 53 on %s: %s)",
 				 sb->name, sb->host_ifname, strerror(-r));
@@ -622,22 +651,10 @@ static void sandbox_dns_direct(struct daemon *d, struct sandbox *sb)
 	if (r < 0) {
 		log_warn("sandbox %s: DNS to its gateway stays on the redirect: %s", sb->name,
 			 strerror(-r));
-		for (int f = 0; f < 2; f++) {
-			proxy_listen_del(d->proxy, *lid[f]);
-			*lid[f] = 0;
-		}
+		sandbox_dns_direct_close(d, sb);
 	}
 }
 
-/* Close @sb's gateway listeners: after its dns_local elements are gone. */
-static void sandbox_dns_direct_close(struct daemon *d, struct sandbox *sb)
-{
-	if (sb->dns_lid4)
-		proxy_listen_del(d->proxy, sb->dns_lid4);
-	if (sb->dns_lid6)
-		proxy_listen_del(d->proxy, sb->dns_lid6);
-	sb->dns_lid4 = sb->dns_lid6 = 0;
-}
 
 static void audit_sandbox(struct daemon *d, const struct sandbox *sb, const char *action)
 {
@@ -1928,14 +1945,25 @@ int daemon_main(const char *config_path, const char *socket_override)
 
 	d->lock_fd = -1;
 	d->netns_lock_fd = -1;
-	/* Sockets are bounded by netd's own limits, not a 1024 soft default. */
+	/*
+	 * Sockets are bounded by netd's own limits, not a 1024 soft default:
+	 * the soft limit goes to the hard one, and (as root may) both to at
+	 * least NETD_NOFILE_MIN - each sandbox's gateway takes two sockets.
+	 */
 	{
 		struct rlimit rl;
 
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max < NETD_NOFILE_MIN) {
+			struct rlimit want = { NETD_NOFILE_MIN, NETD_NOFILE_MIN };
+
+			setrlimit(RLIMIT_NOFILE, &want);	/* fails without CAP_SYS_RESOURCE: fine */
+		}
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 			rl.rlim_cur = rl.rlim_max;
 			setrlimit(RLIMIT_NOFILE, &rl);
 		}
+		d->fd_limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)INT_MAX ?
+				      (unsigned int)rl.rlim_cur : (unsigned int)INT_MAX;
 	}
 	d->started = time(NULL);
 	if (pinsrc_new(&d->pinsrc) < 0) {
