@@ -286,9 +286,33 @@ static void on_upd(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/*
+ * A non-blocking conntrack event socket bound to @groups, its receive
+ * buffer @sz bytes (FORCE needs CAP_NET_ADMIN, which netd has; else the
+ * capped size), @reliable: NETLINK_BROADCAST_ERROR.  *@ret is set as soon
+ * as the socket exists, for the caller to close on error.
+ * Return: 0; -errno.
+ */
+static int ct_event_socket(int sz, unsigned int groups, bool reliable, struct mnl_socket **ret)
+{
+	int one = 1, fd;
+
+	*ret = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (!*ret)
+		return -errno;
+	fd = mnl_socket_get_fd(*ret);
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (reliable && mnl_socket_setsockopt(*ret, NETLINK_BROADCAST_ERROR, &one, sizeof(one)) < 0)
+		return -errno;
+	if (mnl_socket_bind(*ret, groups, MNL_SOCKET_AUTOPID) < 0)
+		return -errno;
+	return 0;
+}
+
 int acct_watch_closing(struct acct *a, bool on)
 {
-	int sz = (int)ACCT_UPD_RCVBUF, fd;
+	int sz = (int)ACCT_UPD_RCVBUF, r;
 
 	if (!a)
 		return -EINVAL;
@@ -303,50 +327,28 @@ int acct_watch_closing(struct acct *a, bool on)
 	}
 	if (a->upd)
 		return 0;
-	a->upd = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (!a->upd)
-		return -errno;
-	fd = mnl_socket_get_fd(a->upd);
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	/* No NETLINK_BROADCAST_ERROR here: see acct.h. */
-	if (mnl_socket_bind(a->upd, NF_NETLINK_CONNTRACK_UPDATE, MNL_SOCKET_AUTOPID) < 0)
-		goto fail;
-	a->ev_upd = event_new(a->base, fd, EV_READ | EV_PERSIST, on_upd, a);
-	if (!a->ev_upd || event_add(a->ev_upd, NULL) < 0) {
-		errno = ENOMEM;
-		goto fail;
-	}
-	return 0;
-fail:
-	{
-		int r = -errno;
-
+	r = ct_event_socket(sz, NF_NETLINK_CONNTRACK_UPDATE, false, &a->upd);
+	if (r < 0) {
 		acct_watch_closing(a, false);
 		return r;
 	}
+	a->ev_upd = event_new(a->base, mnl_socket_get_fd(a->upd), EV_READ | EV_PERSIST, on_upd, a);
+	if (!a->ev_upd || event_add(a->ev_upd, NULL) < 0) {
+		acct_watch_closing(a, false);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /* ---- setup ------------------------------------------------------------------ */
 
 static int open_event_socket(struct acct *a)
 {
-	int one = 1, sz = (int)(a->cfg.rcvbuf_bytes ? a->cfg.rcvbuf_bytes : ACCT_RCVBUF_DEFAULT);
-	int fd;
+	int sz = (int)(a->cfg.rcvbuf_bytes ? a->cfg.rcvbuf_bytes : ACCT_RCVBUF_DEFAULT);
 
-	a->ev = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (!a->ev)
-		return -errno;
-	fd = mnl_socket_get_fd(a->ev);
-	/* FORCE needs CAP_NET_ADMIN (we have it); fall back to the capped one. */
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	/* Reliable destroy events: see acct.h. */
-	if (mnl_socket_setsockopt(a->ev, NETLINK_BROADCAST_ERROR, &one, sizeof(one)) < 0)
-		return -errno;
-	if (mnl_socket_bind(a->ev, NF_NETLINK_CONNTRACK_DESTROY, MNL_SOCKET_AUTOPID) < 0)
-		return -errno;
-	return 0;
+	return ct_event_socket(sz, NF_NETLINK_CONNTRACK_DESTROY, true, &a->ev);
 }
 
 static int open_dump_socket(struct acct *a)

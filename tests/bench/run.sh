@@ -64,15 +64,23 @@ sb_create b1 bench >/dev/null || exit 1
 SB=$(sb_name b1)
 SB_GW=$(netd sandbox show "$SB" | sed -n 's/.*"gateway4": "\(.*\)".*/\1/p')
 
+# uplink_ns NS IF INET_IF A - a new netns NS linked to the world's "internet"
+# by a veth (IF in NS has 203.0.113.A/30, INET_IF in inet has A-1), default
+# route through it.
+uplink_ns() {
+	local ns=$1 ifn=$2 inet_if=$3 a=$4
+	ip netns add "$ns"
+	ip -n "$ns" link set lo up
+	ip link add "$ifn" netns "$ns" type veth peer name "$inet_if" netns "$WORLD_INET_NS"
+	ip -n "$ns" addr add "203.0.113.$a/30" dev "$ifn"
+	ip -n "$ns" link set "$ifn" up
+	ip -n "$WORLD_INET_NS" addr add "203.0.113.$((a - 1))/30" dev "$inet_if"
+	ip -n "$WORLD_INET_NS" link set "$inet_if" up
+	ip -n "$ns" route add default via "203.0.113.$((a - 1))"
+}
+
 # ---- the peers' netns: veth to the "internet" -----------------------------------------------
-ip netns add "$PEER"
-ip -n "$PEER" link set lo up
-ip link add bp0 netns "$PEER" type veth peer name bi0 netns "$WORLD_INET_NS"
-ip -n "$PEER" addr add 203.0.113.202/30 dev bp0
-ip -n "$PEER" link set bp0 up
-ip -n "$WORLD_INET_NS" addr add 203.0.113.201/30 dev bi0
-ip -n "$WORLD_INET_NS" link set bi0 up
-ip -n "$PEER" route add default via 203.0.113.201
+uplink_ns "$PEER" bp0 bi0 202
 # Every peer is asked the way a sandbox asks netd: by a client in another
 # netns, across a veth (10.99.0.100 -> 10.99.0.1/.2/.3).  (netd's path also
 # has the DNAT of port 53 to its proxy; the peers' has none.)
@@ -132,16 +140,9 @@ peer_spawn unbound unbound -d -c "$WORLD_DIR/unbound-fwd.conf"
 FWH=$WORLD_PREFIX-dfw
 FWC=$WORLD_PREFIX-dfc
 trap 'ip netns del "$PEER" 2>/dev/null; ip netns del "$PCLI" 2>/dev/null; ip netns del "$FWH" 2>/dev/null; ip netns del "$FWC" 2>/dev/null; world_down' EXIT
-ip netns add "$FWH"
+uplink_ns "$FWH" fp0 fi0 206
 ip netns add "$FWC"
-ip -n "$FWH" link set lo up
 ip -n "$FWC" link set lo up
-ip link add fp0 netns "$FWH" type veth peer name fi0 netns "$WORLD_INET_NS"
-ip -n "$FWH" addr add 203.0.113.206/30 dev fp0
-ip -n "$FWH" link set fp0 up
-ip -n "$WORLD_INET_NS" addr add 203.0.113.205/30 dev fi0
-ip -n "$WORLD_INET_NS" link set fi0 up
-ip -n "$FWH" route add default via 203.0.113.205
 ip link add fc0 netns "$FWC" type veth peer name fs0 netns "$FWH"
 ip -n "$FWC" addr add 10.98.0.2/30 dev fc0
 ip -n "$FWC" link set fc0 up

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 . tests/world.sh
 . tests/integ/lib_netd.sh
 
-world_up "ndr$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
+world_up "ndj$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
 netd_up || { echo "0 passed, 1 failed"; exit 1; }
 ok "sandbox d1 (python-dev)" sb_create d1 python-dev
 ok "sandbox d2 (python-dev)" sb_create d2 python-dev
