@@ -38,7 +38,6 @@ MAIN_SRC := netd/main.c
 CNI_SRC  := $(wildcard cni-plugin/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
-UNIT_SRC := $(wildcard tests/unit/test_*.c)
 
 # (helpers, so no '%' stands in pattern-rule prerequisites)
 asan_objs = $(patsubst %.c,build/asan/obj/%.o,$(1))

@@ -103,11 +103,32 @@ eq "no host veth left" 0 "$(world_exec host ip -o link show | grep -c ' nd[0-9a-
 hasnt "no sandbox chain left" "chain sb-" "$(world_exec host nft list table inet netd)"
 hasnt "no pins left" "198.51.100.10" "$(world_exec host nft list table inet netd)"
 
+# ctr_gone ID - a container whose task never started (the CNI ADD failed)
+# is left created: runc's init waits in the container's own netns, where the
+# world's sweep does not look, and its fifos stay under /run/containerd.
+# Delete it by runc's own state (its init PID), then containerd's record.
+ctr_gone() {
+	local id=$1 st="$CD/runc/default/$1/state.json" pid=""
+	[ -f "$st" ] && pid=$(jq -r '.init_process_pid // empty' "$st" 2>/dev/null)
+	runc --root "$CD/runc/default" delete --force "$id" >/dev/null 2>&1
+	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid" 2>/dev/null
+	fi
+	ctr -a "$CD/c.sock" containers delete "$id" >/dev/null 2>&1
+	rm -f /run/containerd/fifo/*/"$id"-* 2>/dev/null
+	rmdir /run/containerd/fifo/* 2>/dev/null	# only the ones left empty
+	if [ -n "$pid" ]; then
+		for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		fail "the never-started container's init ($pid) is gone" kill -0 "$pid"
+	fi
+}
+
 # netd down: ADD fails closed with code 11 and the container never runs.
 netd_down
 out=$(ctr_run "c2-$$" /bin/sh -c 'echo MARK-RAN' 2>&1)
 hasnt "with netd down the container does not run" "MARK-RAN" "$out"
 has "ctr reports netd-cni's try-again-later error" "netd is not reachable" "$out"
+ctr_gone "c2-$$"
 
 # Stop containerd by PID (world_down sweeps the netns afterwards anyway).
 kill -TERM "$CTD_PID" 2>/dev/null
