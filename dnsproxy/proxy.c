@@ -1356,9 +1356,11 @@ fail:
  * FREEBIND: the address may not be configured yet.  Bound to the device:
  * only what arrives on the sandbox's own interface (whose sources
  * prerouting_raw checked) reaches it, never a packet from the uplink, and
- * sandboxes that share a gateway address each get their own.  No
- * SO_REUSEADDR: if anything else holds the port there, the bind fails and
- * the caller keeps the redirect.
+ * sandboxes that share a gateway address each get their own.  SO_REUSEADDR,
+ * so a host DNS server that sets it too can still bind the wildcard address
+ * later (the kernel hands a sandbox's query to the better match: this
+ * socket, bound to the address and the device); one that holds the port
+ * without it makes the bind fail, and the caller keeps the redirect.
  */
 static int listener_socket(const struct addr *local, const char *ifname)
 {
@@ -1381,6 +1383,7 @@ static int listener_socket(const struct addr *local, const char *ifname)
 		return -errno;
 	if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only)) < 0 ||
 	    setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strlen(ifname)) < 0 ||
 	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		r = -errno;

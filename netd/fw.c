@@ -1466,16 +1466,30 @@ static void build_open(struct bt *bt, const void *arg)
 	/*
 	 * A "port unreachable" about an untracked answer (the proxy's reply
 	 * to a client that had gone): conntrack cannot call it related, and
-	 * it is not a denied attempt worth a record.  Dropped quietly.
+	 * it is not a denied attempt worth a record.  Dropped quietly - only
+	 * that: type and code, and the packet it quotes is UDP from port 53
+	 * (netd's answers carry no IP options: the quoted UDP header is at a
+	 * fixed offset).  Any other ICMP error is logged as before.
 	 */
 	for (int f = 0; f < (v6 ? 2 : 1); f++) {
-		uint8_t type = f == 0 ? 3 : 1;	/* ICMP / ICMPv6 destination unreachable */
+		/* ICMP 3/3 (RFC 792), ICMPv6 1/4 (RFC 4443 3.1) */
+		uint8_t type_code[2] = { f == 0 ? 3 : 1, f == 0 ? 3 : 4 };
+		uint8_t udp = IPPROTO_UDP;
+		/* the quoted IP header starts 8 bytes in; its protocol field
+		 * (IPv4 +9, IPv6 next header +6), its UDP source port after
+		 * 20 (IPv4, no options) or 40 (IPv6) bytes */
+		uint32_t proto_off = 8 + (f == 0 ? 9 : 6), sport_off = 8 + (f == 0 ? 20 : 40);
+		uint16_t port53 = htons(53);
 
 		rb_init(&rb, fw, "input");
 		m_nfproto(&rb, f == 0 ? NFPROTO_IPV4 : NFPROTO_IPV6);
 		m_l4proto(&rb, f == 0 ? IPPROTO_ICMP : IPPROTO_ICMPV6);
-		x_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
-		x_cmp(&rb, NFT_REG_1, NFT_CMP_EQ, &type, 1);
+		x_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 2, NFT_REG_1);
+		x_cmp(&rb, NFT_REG_1, NFT_CMP_EQ, type_code, 2);
+		x_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, proto_off, 1, NFT_REG_1);
+		x_cmp(&rb, NFT_REG_1, NFT_CMP_EQ, &udp, 1);
+		x_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, sport_off, 2, NFT_REG_1);
+		x_cmp(&rb, NFT_REG_1, NFT_CMP_EQ, &port53, 2);
 		x_counter(&rb);
 		x_verdict(&rb, NF_DROP);
 		bt_rule(bt, &rb);

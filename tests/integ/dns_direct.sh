@@ -50,9 +50,28 @@ hasnt "with no address pinned" "203.0.113.66" "$(world_exec host nft list set in
 # dropped quietly, not recorded as a denied attempt on the host.
 sb_exec d1 bash -c "printf '\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x04pypi\x03org\x00\x00\x01\x00\x01' >/dev/udp/$GW4/53"
 sleep 2
-has "the answer to a closed port drew an ICMP error, dropped by its own rule" "destination-unreachable counter packets 1 " \
+has "the answer to a closed port drew an ICMP error, dropped by its own rule" "0x35 counter packets 1 " \
 	"$(world_exec host nft list chain inet netd input)"
 hasnt "and no deny record for it" '"reason":"to-host"' "$(audit_grep "\"sandbox\":\"$SB1\"")"
+# Only that: any other ICMP error a sandbox sends the host is a logged denial.
+sb_exec d1 python3 -c '
+import socket, struct, sys
+def csum(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    s = (s >> 16) + (s & 0xffff); s += s >> 16
+    return ~s & 0xffff
+# quoting a TCP packet of its own to a made-up address, 8 bytes of it
+src = socket.inet_aton(sys.argv[2]); dst = socket.inet_aton("198.51.100.250")
+ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28, 1, 0, 64, 6, 0, src, dst)
+ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+inner = ip + struct.pack("!HHI", 40000, 443, 0)
+msg = struct.pack("!BBHI", 3, 1, 0, 0) + inner
+msg = msg[:2] + struct.pack("!H", csum(msg)) + msg[4:]
+socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP).sendto(msg, (sys.argv[1], 0))
+' "$GW4" "$(sed -n 's/.*"ipv4": "\([^"]*\)".*/\1/p' <<<"$info")"
+sleep 2
+has "a forged host-unreachable to the host is recorded as denied" '"icmp_type":3' \
+	"$(audit_grep "\"sandbox\":\"$SB1\"" '"reason":"to-host"')"
 
 # ---- everything else still takes the redirect ----------------------------------------------
 eq "DNS to another address is redirected to the proxy" "198.51.100.10" \
