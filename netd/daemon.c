@@ -64,6 +64,20 @@ struct audit_who {
 	size_t len;
 };
 
+/* The "what" members of the last DNS audit record (audit_what()). */
+#define AUDIT_WHAT_ADDRS 16
+struct audit_what {
+	bool valid, allowed;
+	char qname[256], reason[32];
+	uint16_t qtype;
+	uint8_t rcode;
+	uint32_t ttl_s;
+	size_t n_rebind, n_answers;
+	struct addr answers[AUDIT_WHAT_ADDRS];
+	char members[2048];
+	size_t len;
+};
+
 struct daemon {
 	struct config cfg;
 	struct event_base *base;
@@ -84,7 +98,8 @@ struct daemon {
 	uint64_t dns_allowed, dns_denied, dns_failed;
 	struct pinsrc *pinsrc;	/* pin -> qnames, for reloads (netd/pinsrc.h) */
 	uint64_t reloads, reloads_rejected;
-	struct audit_who who;	/* cache of ops_audit() */
+	struct audit_who who;	/* caches of ops_audit() */
+	struct audit_what what;
 	unsigned int fd_limit;	/* RLIMIT_NOFILE after raising it */
 	unsigned int n_dns_listeners;	/* sockets of sandbox_dns_direct() */
 };
@@ -1726,11 +1741,74 @@ static void audit_who(struct daemon *d, const struct proxy_event *ev, struct jso
 	jsonl_raw(j, w->members, w->len);
 }
 
+/* Does the one-entry cache @w hold the "what" members of @ev? */
+static bool audit_what_same(const struct audit_what *w, const struct proxy_event *ev)
+{
+	return w->valid && ev->qname && ev->reason && w->qtype == ev->qtype &&
+	       w->allowed == ev->allowed && w->rcode == ev->rcode && w->ttl_s == ev->ttl_s &&
+	       w->n_rebind == ev->n_rebind && w->n_answers == ev->n_answers &&
+	       strcmp(w->qname, ev->qname) == 0 && strcmp(w->reason, ev->reason) == 0 &&
+	       (ev->n_answers == 0 ||
+		memcmp(w->answers, ev->answers, ev->n_answers * sizeof(ev->answers[0])) == 0);
+}
+
+/*
+ * audit_what() - the members that say what was asked and decided ("qname"
+ * ... "rebind"), from a one-entry cache like audit_who()'s: a client that
+ * asks the same name again gets the same record but for its timestamp.
+ */
+static void audit_what(struct daemon *d, const struct proxy_event *ev, struct jsonl *j)
+{
+	struct audit_what *w = &d->what;
+	char tbuf[16], cbuf[ADDR_STRLEN];
+	struct jsonl m;
+	int n;
+
+	if (audit_what_same(w, ev)) {
+		jsonl_raw(j, w->members, w->len);
+		return;
+	}
+	w->valid = false;
+	jsonl_init(&m, w->members, sizeof(w->members));
+	jsonl_str(&m, "qname", ev->qname ? ev->qname : "");
+	jsonl_str(&m, "qtype", qtype_name(ev->qtype, tbuf, sizeof(tbuf)));
+	jsonl_str(&m, "verdict", ev->allowed ? "allow" : "deny");
+	jsonl_str(&m, "reason", ev->reason ? ev->reason : "");
+	jsonl_str(&m, "rcode", rcode_name(ev->rcode));
+	jsonl_array_begin(&m, "answers");
+	for (size_t i = 0; i < ev->n_answers; i++)
+		jsonl_array_str(&m, addr_format(&ev->answers[i], cbuf, sizeof(cbuf)));
+	jsonl_array_end(&m);
+	jsonl_uint(&m, "ttl", ev->ttl_s);
+	jsonl_uint(&m, "rebind", ev->n_rebind);
+	n = jsonl_done(&m);
+	if (n < 0) {
+		j->overflow = true;	/* counted as dropped by the caller */
+		return;
+	}
+	w->len = (size_t)n;
+	jsonl_raw(j, w->members, w->len);
+	/* Kept for the next record only if every field fits the cache. */
+	if (ev->qname && ev->reason && strlen(ev->qname) < sizeof(w->qname) &&
+	    strlen(ev->reason) < sizeof(w->reason) && ev->n_answers <= AUDIT_WHAT_ADDRS) {
+		strcpy(w->qname, ev->qname);
+		strcpy(w->reason, ev->reason);
+		w->qtype = ev->qtype;
+		w->allowed = ev->allowed;
+		w->rcode = ev->rcode;
+		w->ttl_s = ev->ttl_s;
+		w->n_rebind = ev->n_rebind;
+		w->n_answers = ev->n_answers;
+		if (ev->n_answers)	/* (no answers: ev->answers may be NULL) */
+			memcpy(w->answers, ev->answers, ev->n_answers * sizeof(ev->answers[0]));
+		w->valid = true;
+	}
+}
+
 static void ops_audit(void *ctx, const struct proxy_event *ev)
 {
 	struct daemon *d = ctx;
 	struct sandbox *sb = ev->client ? sandbox_by_addr(d->sandboxes, ev->client) : NULL;
-	char tbuf[16], cbuf[ADDR_STRLEN];
 
 	/* Which names each pin came from: a reload needs them (pinsrc.h). */
 	if (ev->allowed && ev->sandbox && ev->qname && ev->n_pins)
@@ -1784,17 +1862,7 @@ static void ops_audit(void *ctx, const struct proxy_event *ev)
 
 		jsonl_init(&j, members, sizeof(members));
 		audit_who(d, ev, &j);
-		jsonl_str(&j, "qname", ev->qname ? ev->qname : "");
-		jsonl_str(&j, "qtype", qtype_name(ev->qtype, tbuf, sizeof(tbuf)));
-		jsonl_str(&j, "verdict", ev->allowed ? "allow" : "deny");
-		jsonl_str(&j, "reason", ev->reason ? ev->reason : "");
-		jsonl_str(&j, "rcode", rcode_name(ev->rcode));
-		jsonl_array_begin(&j, "answers");
-		for (size_t i = 0; i < ev->n_answers; i++)
-			jsonl_array_str(&j, addr_format(&ev->answers[i], cbuf, sizeof(cbuf)));
-		jsonl_array_end(&j);
-		jsonl_uint(&j, "ttl", ev->ttl_s);
-		jsonl_uint(&j, "rebind", ev->n_rebind);
+		audit_what(d, ev, &j);
 		n = jsonl_done(&j);
 		if (n < 0)
 			audit_write(d->audit, "dns", NULL);	/* counted as dropped */
