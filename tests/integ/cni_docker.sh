@@ -27,9 +27,11 @@ echo '{}' >"$D/daemon.json"
 export DOCKER_HOST=unix://$D/docker.sock
 dk() { timeout 60 docker "$@"; }
 
-# dockerd writes /run/docker/plugins and /etc/docker/key.json whatever its
-# flags say; remove them afterwards if this test made them.
+# dockerd writes /run/docker/plugins and /etc/docker/key.json, and its
+# containerd's shims /run/containerd/s, whatever the flags say; remove them
+# afterwards if this test made them.
 [ -e /run/docker ] || RUN_DOCKER_MADE=1
+[ -e /run/containerd ] || RUN_CTD_MADE=1
 [ -e /etc/docker/key.json ] || KEY_JSON_MADE=1
 world_spawn host "$D/dockerd.log" unshare -m --propagation private \
 	dockerd --config-file "$D/daemon.json" --data-root "$D/data" --exec-root "$D/exec" \
@@ -125,6 +127,7 @@ kill -TERM "$DOCKERD_PID" 2>/dev/null
 for ((i = 0; i < 150; i++)); do world__alive "$DOCKERD_PID" || break; sleep 0.1; done
 fail "dockerd stopped" world__alive "$DOCKERD_PID"
 [ -n "${RUN_DOCKER_MADE:-}" ] && rm -rf /run/docker
+[ -n "${RUN_CTD_MADE:-}" ] && rm -rf /run/containerd
 [ -n "${KEY_JSON_MADE:-}" ] && rm -f /etc/docker/key.json
 netd_down
 t_summary
