@@ -85,8 +85,9 @@ uplink_ns() {
 # ---- the peers' netns: veth to the "internet" -----------------------------------------------
 uplink_ns "$PEER" bp0 bi0 202
 # Every peer is asked the way a sandbox asks netd: by a client in another
-# netns, across a veth (10.99.0.100 -> 10.99.0.1/.2/.3).  (netd's path also
-# has the DNAT of port 53 to its proxy; the peers' has none.)
+# netns, across a veth (10.99.0.100 -> 10.99.0.1/.2/.3).  (netd's sandbox asks
+# its gateway, where the proxy listens itself: no DNAT, no conntrack entry;
+# but netd's ruleset is on the path, while these peers have no firewall.)
 ip netns add "$PCLI"
 ip -n "$PCLI" link set lo up
 ip link add bc0 netns "$PCLI" type veth peer name bs0 netns "$PEER"
