@@ -311,6 +311,33 @@ int wire_parse_query(const uint8_t *buf, size_t len, struct wire_query *q)
 	return 0;
 }
 
+/*
+ * A header (@id, @flags, QDCOUNT 1 if there is a question, no answer or
+ * authority), @qsec bytes of @query's question section, and with @opt an
+ * OPT RR (RFC 6891 6.1.2: root owner, @udp_size as CLASS, @opt_ttl as
+ * TTL, no options; ARCOUNT 1).  @out has room (the callers checked).
+ */
+static void put_message(uint8_t *out, const uint8_t *query, size_t qsec, uint16_t id,
+			uint16_t flags, bool opt, uint16_t udp_size, uint32_t opt_ttl)
+{
+	put16(out, id);
+	put16(out + 2, flags);
+	put16(out + 4, qsec ? 1 : 0);
+	put16(out + 6, 0);
+	put16(out + 8, 0);
+	put16(out + 10, opt ? 1 : 0);
+	memcpy(out + WIRE_HDR_LEN, query + WIRE_HDR_LEN, qsec);
+	if (opt) {
+		uint8_t *o = out + WIRE_HDR_LEN + qsec;
+
+		o[0] = 0;	/* owner: root */
+		put16(o + 1, WIRE_TYPE_OPT);
+		put16(o + 3, udp_size);
+		put32(o + 5, opt_ttl);
+		put16(o + 9, 0);	/* RDLEN: no options */
+	}
+}
+
 int wire_build_response(const uint8_t *query, size_t qlen, const struct wire_query *q,
 			uint8_t rcode, bool tc, uint8_t *out, size_t outmax)
 {
@@ -328,23 +355,9 @@ int wire_build_response(const uint8_t *query, size_t qlen, const struct wire_que
 		(rcode & 0x0f);
 	if (tc)
 		flags |= HDR_TC;
-	put16(out, q->id);
-	put16(out + 2, flags);
-	put16(out + 4, qsec ? 1 : 0);
-	put16(out + 6, 0);
-	put16(out + 8, 0);
-	put16(out + 10, q->has_opt ? 1 : 0);
-	memcpy(out + WIRE_HDR_LEN, query + WIRE_HDR_LEN, qsec);
-	if (q->has_opt) {
-		uint8_t *o = out + WIRE_HDR_LEN + qsec;
-
-		o[0] = 0;	/* owner: root */
-		put16(o + 1, WIRE_TYPE_OPT);
-		put16(o + 3, OPT_OUR_UDP_SIZE);
-		/* ext-rcode 0, version 0, DO echoed (RFC 3225 3) */
-		put32(o + 5, q->do_bit ? 0x8000u : 0);
-		put16(o + 9, 0);
-	}
+	/* OPT: ext-rcode 0, version 0, DO echoed (RFC 3225 3) */
+	put_message(out, query, qsec, q->id, flags, q->has_opt, OPT_OUR_UDP_SIZE,
+		    q->do_bit ? 0x8000u : 0);
 	return (int)need;
 }
 
@@ -359,23 +372,10 @@ int wire_build_upstream_query(const uint8_t *query, size_t qlen, const struct wi
 	need = WIRE_HDR_LEN + qsec + (q->has_opt ? 11 : 0);
 	if (need > outmax)
 		return -ENOBUFS;
-	put16(out, q->id);
-	/* QUERY with the client's RD and CD; nothing else of its header. */
-	put16(out + 2, (uint16_t)(q->flags & (HDR_RD | HDR_CD)));
-	put16(out + 4, 1);
-	put16(out + 6, 0);
-	put16(out + 8, 0);
-	put16(out + 10, q->has_opt ? 1 : 0);
-	memcpy(out + WIRE_HDR_LEN, query + WIRE_HDR_LEN, qsec);
-	if (q->has_opt) {
-		uint8_t *o = out + WIRE_HDR_LEN + qsec;
-
-		o[0] = 0;	/* owner: root */
-		put16(o + 1, WIRE_TYPE_OPT);
-		put16(o + 3, q->udp_size);	/* the client's size: it gets TC above it */
-		put32(o + 5, (uint32_t)q->edns_version << 16 | (q->do_bit ? 0x8000u : 0));
-		put16(o + 9, 0);	/* no options */
-	}
+	/* QUERY with the client's RD and CD, nothing else of its header; OPT
+	 * with the client's size (it gets TC above it), version and DO. */
+	put_message(out, query, qsec, q->id, (uint16_t)(q->flags & (HDR_RD | HDR_CD)), q->has_opt,
+		    q->udp_size, (uint32_t)q->edns_version << 16 | (q->do_bit ? 0x8000u : 0));
 	return (int)need;
 }
 
