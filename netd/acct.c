@@ -125,21 +125,13 @@ static void msg_cb(const void *msg, size_t len, void *data)
 static int dump_live(struct acct *a, bool report_updates, uint64_t *ret_live)
 {
 	char req[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(req);
-	struct nfgenmsg *nfg;
 	struct run_arg ra = { .a = a, .kind = ACCT_UPDATE, .now_ns = now_ns() };
 	uint32_t seq = ++a->seq;
+	struct nlmsghdr *nlh = ct_put_request(req, IPCTNL_MSG_CT_GET, NLM_F_DUMP, AF_UNSPEC, seq);
 	uint32_t save = a->cfg.update_interval_s;
 	ssize_t n;
 	int r = 0;
 
-	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_GET;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq;
-	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
-	nfg->nfgen_family = AF_UNSPEC;
-	nfg->version = NFNETLINK_V0;
-	nfg->res_id = 0;
 	mnl_attr_put_u32(nlh, CTA_MARK, htonl(ACCT_MARK_BASE));
 	mnl_attr_put_u32(nlh, CTA_MARK_MASK, htonl(ACCT_MARK_MASK));
 	if (mnl_socket_sendto(a->dump, nlh, nlh->nlmsg_len) < 0)

@@ -5,6 +5,7 @@
  * so the kernel finds exactly the entry it reported.
  */
 #include "netd/ctcut.h"
+#include "netd/ctmsg.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -88,6 +89,22 @@ static void parse_proto(const struct nlattr *nest, struct tuple *t)
 	}
 }
 
+/* Keep entry @orig (its original-direction tuple attribute) and @zone for
+ * the deletes; full at CTCUT_MAX (the rest are left). */
+static void hit_add(struct dump_ctx *c, const struct nlattr *orig, const struct nlattr *zone)
+{
+	struct hit *h;
+
+	if (c->n_hits == CTCUT_MAX)
+		return;
+	h = &c->hits[c->n_hits++];
+	h->len = orig->nla_len;
+	memcpy(h->tuple, orig, orig->nla_len);
+	h->zone = zone && mnl_attr_get_payload_len(zone) >= 2;
+	if (h->zone)
+		h->zone_be = mnl_attr_get_u16(zone);
+}
+
 static int dump_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct dump_ctx *c = data;
@@ -111,53 +128,19 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 	if (!addr_equal(&t.s, c->src))
 		return MNL_CB_OK;
 	if (c->all) {
-		struct hit *h;
-
-		if (c->n_hits == CTCUT_MAX)
-			return MNL_CB_OK;
-		h = &c->hits[c->n_hits++];
-		h->len = orig->nla_len;
-		memcpy(h->tuple, orig, orig->nla_len);
-		h->zone = zone && mnl_attr_get_payload_len(zone) >= 2;
-		if (h->zone)
-			h->zone_be = mnl_attr_get_u16(zone);
+		hit_add(c, orig, zone);
 		return MNL_CB_OK;
 	}
 	if (!t.have_ports)
 		return MNL_CB_OK;
 	for (size_t i = 0; i < c->n; i++) {
-		struct hit *h;
-
 		if (c->cut[i].proto != t.proto || c->cut[i].port != t.dport ||
 		    !addr_equal(&c->cut[i].addr, &t.d))
 			continue;
-		if (c->n_hits == CTCUT_MAX)
-			return MNL_CB_OK;
-		h = &c->hits[c->n_hits++];
-		h->len = orig->nla_len;
-		memcpy(h->tuple, orig, orig->nla_len);
-		h->zone = zone && mnl_attr_get_payload_len(zone) >= 2;
-		if (h->zone)
-			h->zone_be = mnl_attr_get_u16(zone);
+		hit_add(c, orig, zone);
 		break;
 	}
 	return MNL_CB_OK;
-}
-
-static struct nlmsghdr *ct_hdr(char *buf, uint16_t type, uint16_t flags, uint8_t family,
-			       uint32_t seq)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct nfgenmsg *g;
-
-	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
-	nlh->nlmsg_seq = seq;
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	g->nfgen_family = family;
-	g->version = NFNETLINK_V0;
-	g->res_id = 0;
-	return nlh;
 }
 
 /* Read replies to @seq until done (or the ack); Return: 0; -errno. */
@@ -231,7 +214,7 @@ static int ctcut_do(struct dump_ctx *cp)
 	}
 	portid = mnl_socket_get_portid(nl);
 	{
-		struct nlmsghdr *nlh = ct_hdr(buf, IPCTNL_MSG_CT_GET, NLM_F_DUMP,
+		struct nlmsghdr *nlh = ct_put_request(buf, IPCTNL_MSG_CT_GET, NLM_F_DUMP,
 					      (uint8_t)src->family, ++seq);
 
 		if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
@@ -243,7 +226,7 @@ static int ctcut_do(struct dump_ctx *cp)
 			goto out;
 	}
 	for (size_t i = 0; i < c.n_hits; i++) {
-		struct nlmsghdr *nlh = ct_hdr(buf, IPCTNL_MSG_CT_DELETE, NLM_F_ACK,
+		struct nlmsghdr *nlh = ct_put_request(buf, IPCTNL_MSG_CT_DELETE, NLM_F_ACK,
 					      (uint8_t)src->family, ++seq);
 		void *tail = mnl_nlmsg_get_payload_tail(nlh);
 

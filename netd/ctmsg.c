@@ -454,3 +454,19 @@ json_t *ct_deny_json(const struct ct_logpkt *p, const char *sandbox, const char 
 	}
 	return o;
 }
+
+struct nlmsghdr *ct_put_request(void *buf, uint16_t type, uint16_t flags, uint8_t family,
+				uint32_t seq)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nfgenmsg *g;
+
+	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	nlh->nlmsg_seq = seq;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->nfgen_family = family;
+	g->version = NFNETLINK_V0;
+	g->res_id = 0;
+	return nlh;
+}

@@ -24,6 +24,8 @@
 
 #include "common/addr.h"
 
+struct nlmsghdr;
+
 /* A conntrack entry, original direction = what the sandbox sent. */
 struct ct_flow {
 	struct addr src, dst;	/* original tuple */
@@ -64,6 +66,16 @@ int ct_parse(const void *buf, size_t len, struct ct_flow *out);
  */
 int ct_walk(const void *buf, size_t len, uint32_t seq,
 	    void (*cb)(const void *msg, size_t len, void *arg), void *arg);
+
+/*
+ * ct_put_request() - start a ctnetlink request in @buf (room for
+ * MNL_SOCKET_BUFFER_SIZE): nlmsghdr with @type (IPCTNL_MSG_CT_*), flags
+ * NLM_F_REQUEST | @flags, sequence @seq, then the nfgenmsg for @family
+ * (AF_UNSPEC: both).  Attributes go after it (mnl_attr_put_*).
+ * Return: the message, inside @buf (nothing allocated).
+ */
+struct nlmsghdr *ct_put_request(void *buf, uint16_t type, uint16_t flags, uint8_t family,
+				uint32_t seq);
 
 /* A packet logged by an nftables `log group N` rule. */
 struct ct_logpkt {

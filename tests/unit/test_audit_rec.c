@@ -309,6 +309,26 @@ static void test_pinmap(void **state)
 	pinmap_free(m);
 }
 
+/* ct_put_request(): the header ctnetlink expects, attributes after it. */
+static void test_put_request(void **state)
+{
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = ct_put_request(req, IPCTNL_MSG_CT_DELETE, NLM_F_ACK, AF_INET6, 77);
+	const struct nfgenmsg *g = mnl_nlmsg_get_payload(nlh);
+
+	(void)state;
+	assert_ptr_equal(nlh, req);
+	assert_int_equal(nlh->nlmsg_type, (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_DELETE);
+	assert_int_equal(nlh->nlmsg_flags, NLM_F_REQUEST | NLM_F_ACK);
+	assert_int_equal(nlh->nlmsg_seq, 77);
+	assert_int_equal(nlh->nlmsg_len, MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(*g)));
+	assert_int_equal(g->nfgen_family, AF_INET6);
+	assert_int_equal(g->version, NFNETLINK_V0);
+	assert_int_equal(g->res_id, 0);
+	mnl_attr_put_u32(nlh, CTA_MARK, htonl(1));
+	assert_int_equal(nlh->nlmsg_len, MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(*g)) + 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +341,7 @@ int main(void)
 		cmocka_unit_test(test_log_bad_payloads),
 		cmocka_unit_test(test_walk_huge_len),
 		cmocka_unit_test(test_pinmap),
+		cmocka_unit_test(test_put_request),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
