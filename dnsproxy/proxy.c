@@ -431,6 +431,7 @@ struct verdict {
 	size_t n_answers;
 	uint32_t ttl_s;
 	size_t n_rebind;
+	void *owner;		/* proxy_client.owner */
 };
 
 static void audit(struct proxy *p, const struct origin *o, const struct wire_query *q,
@@ -452,6 +453,7 @@ static void audit(struct proxy *p, const struct origin *o, const struct wire_que
 		.n_answers = v->n_answers,
 		.ttl_s = v->ttl_s,
 		.n_rebind = v->n_rebind,
+		.owner = v->owner,
 	};
 
 	if (p->ops->audit)
@@ -537,7 +539,7 @@ static void answer_pass(struct proxy *p, const struct origin *o, const uint8_t *
 			size_t len, bool cached, uint64_t rx_ms, const uint16_t *allow_rules,
 			size_t n_allow)
 {
-	struct verdict v = { .sandbox = cl->sandbox, .policy = cl->policy->name };
+	struct verdict v = { .sandbox = cl->sandbox, .policy = cl->policy->name, .owner = cl->owner };
 	uint16_t rules[DECIDE_MAX_RULES];
 	struct wire_answer wa;
 	struct decide_ctx dc;
@@ -709,7 +711,8 @@ static void on_upstream(void *arg, int err, const uint8_t *ans, size_t len)
 
 	if (err < 0 || len > sizeof(p->ans)) {
 		struct verdict v = {
-			.sandbox = cl.sandbox, .policy = cl.policy->name, .allowed = true,
+			.sandbox = cl.sandbox, .policy = cl.policy->name, .owner = cl.owner,
+			.allowed = true,
 			.reason = err == -ETIMEDOUT ? "upstream-timeout" : "upstream-failure",
 			.rcode = WIRE_RCODE_SERVFAIL,
 		};
@@ -835,10 +838,9 @@ static bool tunnel_suspect(const char *qname)
  * matched for @q.  Return: true if answered (SERVFAIL included).
  */
 static bool cache_hit(struct proxy *p, const struct origin *o, const uint8_t *buf, size_t len,
-		      const struct wire_query *q, const char *sandbox, const struct policy *pol,
+		      const struct wire_query *q, const struct proxy_client *cl,
 		      const uint16_t *rules, size_t n_rules)
 {
-	struct proxy_client cl = { .sandbox = sandbox, .policy = pol };
 	struct cache_key k;
 	int n;
 
@@ -853,7 +855,7 @@ static bool cache_hit(struct proxy *p, const struct origin *o, const uint8_t *bu
 	wire_set_id(p->ans, q->id);
 	p->ans[2] = (uint8_t)((p->ans[2] & ~0x01) | (buf[2] & 0x01));	/* RD */
 	memcpy(p->ans + WIRE_HDR_LEN, buf + WIRE_HDR_LEN, q->question_end - WIRE_HDR_LEN);
-	answer_pass(p, o, buf, len, q, &cl, (size_t)n, true, 0, rules, n_rules);
+	answer_pass(p, o, buf, len, q, cl, (size_t)n, true, 0, rules, n_rules);
 	return true;
 }
 
@@ -893,8 +895,10 @@ static void query_in(struct proxy *p, const uint8_t *buf, size_t len, const stru
 		memcpy(sandbox, cl.sandbox, sl);
 		sandbox[sl] = '\0';
 	}
+	cl.sandbox = sandbox;
 	v.sandbox = sandbox;
 	v.policy = cl.policy->name;
+	v.owner = cl.owner;
 
 	if (!rate_ok(p, &o->client, &limited)) {
 		/* Over its query rate: REFUSED, nothing upstream.  Logged and
@@ -945,7 +949,7 @@ static void query_in(struct proxy *p, const uint8_t *buf, size_t len, const stru
 
 	/* Allowed (decided first: a denied name is never served from the
 	 * cache): a cached answer goes through the same pin path. */
-	if (p->cache && cache_hit(p, o, buf, len, &q, sandbox, cl.policy, rules, n_rules))
+	if (p->cache && cache_hit(p, o, buf, len, &q, &cl, rules, n_rules))
 		return;
 
 	slot = slot_get(p, &o->client, true);

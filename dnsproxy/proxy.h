@@ -30,6 +30,8 @@ struct proxy;
 struct proxy_client {
 	const char *sandbox;	/* borrowed until the ops callback returns */
 	const struct policy *policy;	/* borrowed, likewise */
+	void *owner;		/* the caller's own handle for the sandbox, handed back
+				 * in the proxy_event of this same call (opaque) */
 };
 
 /* One DNS decision, for the audit log. Everything is borrowed for the call. */
@@ -49,6 +51,8 @@ struct proxy_event {
 	size_t n_answers;
 	uint32_t ttl_s;		/* pin timeout in seconds (0 if none) */
 	size_t n_rebind;	/* answer addresses refused as pointing inside */
+	void *owner;		/* proxy_client.owner of the lookup this decision
+				 * followed, in the same call: no second lookup */
 };
 
 struct proxy_ops {

@@ -1658,6 +1658,7 @@ static int ops_lookup(void *ctx, const struct addr *src, struct proxy_client *ou
 		return -ENOENT;
 	out->sandbox = sb->name;
 	out->policy = pol;
+	out->owner = sb;	/* ops_audit() of this same call gets it back */
 	return 0;
 }
 
@@ -1808,7 +1809,7 @@ static void audit_what(struct daemon *d, const struct proxy_event *ev, struct js
 static void ops_audit(void *ctx, const struct proxy_event *ev)
 {
 	struct daemon *d = ctx;
-	struct sandbox *sb = ev->client ? sandbox_by_addr(d->sandboxes, ev->client) : NULL;
+	struct sandbox *sb = ev->owner;	/* ops_lookup()'s, earlier in this call */
 
 	/* Which names each pin came from: a reload needs them (pinsrc.h). */
 	if (ev->allowed && ev->sandbox && ev->qname && ev->n_pins)
