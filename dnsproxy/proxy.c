@@ -171,15 +171,17 @@ struct proxy {
  */
 static uint64_t round_ms;
 
-static uint64_t now_ms(void)
+static uint64_t clock_ms(void)
 {
 	struct timespec ts;
 
-	if (round_ms)
-		return round_ms;
-
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t now_ms(void)
+{
+	return round_ms ? round_ms : clock_ms();
 }
 
 static uint64_t now_us(void)
@@ -1069,8 +1071,7 @@ static void udp_rounds(struct proxy *p, int fd, struct listener *l)
 			return;	/* EAGAIN, or an ICMP error queued on the socket */
 		p->tx.on = true;
 		p->tx.fd = fd;
-		round_ms = 0;
-		round_ms = now_ms();
+		round_ms = clock_ms();
 		for (int i = 0; i < got; i++) {
 			struct msghdr *mh = &msgs[i].msg_hdr;
 			struct origin o;
