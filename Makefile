@@ -1,6 +1,6 @@
 # netd — one hand-written GNU Makefile.  `make V=1` shows commands.
 #
-#   make            build/netd (gcc, -O2)
+#   make            build/netd and build/netd-cni (gcc, -O2)
 #   make deps       apt-get the Debian packages netd and its tests need
 #   make demo       build, then run the embedded demo world (root)
 #   make test       ASan+UBSan build, unit tests, fuzz-corpus replay, golden
