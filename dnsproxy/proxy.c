@@ -18,9 +18,11 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,6 +46,8 @@
 #define PROXY_UDP_VLEN          16	/* datagrams per recvmmsg() */
 #define PROXY_UDP_RX            4096	/* bytes of one UDP query, at most */
 #define PROXY_UDP_TX            4096	/* bytes of a queued UDP reply, at most */
+#define PROXY_UDP_GSO_MAX       1200	/* replies up to this long may leave as one GSO send ... */
+#define PROXY_UDP_GSO_HDR       48	/* ... if this much more fits the MTU (IPv6 + UDP headers) */
 #define PROXY_MAX_ADDRS         128	/* addresses collected from one answer */
 #define PROXY_MAX_PINS          1024	/* pins from one answer */
 #define PROXY_CLIENT_BUCKETS    256
@@ -92,6 +96,10 @@ struct listener {
 	int fd;			/* -1 once closed */
 	struct event *ev;
 	unsigned int refs;	/* pending queries that answer through it */
+	bool no_gso;		/* no UDP GSO replies on it (see udp_flush()) */
+	char ifname[IFNAMSIZ];	/* the sandbox interface it is bound to */
+	size_t gso_max;		/* replies up to this long may be grouped (bytes) */
+	uint64_t gso_ms;	/* when gso_max was read off the interface's MTU */
 };
 
 struct origin {
@@ -151,6 +159,7 @@ struct proxy {
 	struct {
 		bool on;	/* inside a round: queue instead of sending */
 		int fd;		/* the round's socket: replies go out where queries came in */
+		struct listener *l;	/* ... a gateway socket's listener; NULL: udp_fd */
 		unsigned int n;
 		struct mmsghdr msgs[PROXY_UDP_VLEN];
 		struct iovec iovs[PROXY_UDP_VLEN];
@@ -160,6 +169,14 @@ struct proxy {
 			struct cmsghdr align;
 		} cbufs[PROXY_UDP_VLEN];
 		uint8_t bufs[PROXY_UDP_VLEN][PROXY_UDP_TX];
+		/* udp_flush(): the queued replies coalesced into UDP GSO sends. */
+		struct mmsghdr gmsgs[PROXY_UDP_VLEN];
+		struct iovec giovs[PROXY_UDP_VLEN];
+		unsigned int gcount[PROXY_UDP_VLEN];
+		union {
+			char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(uint16_t))];
+			struct cmsghdr align;
+		} gcbufs[PROXY_UDP_VLEN];
 	} tx;
 };
 
@@ -279,22 +296,163 @@ static void conn_unref(struct tcp_conn *c);
 static void conn_close(struct tcp_conn *c);
 static void conn_update_read(struct tcp_conn *c);
 
-/* udp_flush() - send the queued replies (p->tx) with sendmmsg(). */
+/* Same destination, same source (pktinfo or none)? */
+static bool tx_same_flow(const struct proxy *p, unsigned int i, unsigned int j)
+{
+	const struct msghdr *a = &p->tx.msgs[i].msg_hdr, *b = &p->tx.msgs[j].msg_hdr;
+
+	return memcmp(&p->tx.peers[i], &p->tx.peers[j], sizeof(p->tx.peers[i])) == 0 &&
+	       a->msg_controllen == b->msg_controllen &&
+	       (a->msg_controllen == 0 ||
+		memcmp(a->msg_control, b->msg_control, a->msg_controllen) == 0);
+}
+
+/* Send group @g's replies one by one (the kernel refused it as one). */
+static void tx_send_each(struct proxy *p, unsigned int g)
+{
+	struct msghdr mh = p->tx.gmsgs[g].msg_hdr;
+	const struct iovec *iov = mh.msg_iov;
+
+	mh.msg_iovlen = 1;
+	/* Drop the UDP_SEGMENT cmsg: keep only a leading pktinfo, if any. */
+	if (mh.msg_control) {
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+		if (cm && cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO)
+			mh.msg_controllen = CMSG_SPACE(sizeof(struct in6_pktinfo));
+		else
+			mh.msg_control = NULL, mh.msg_controllen = 0;
+	}
+	for (unsigned int k = 0; k < p->tx.gcount[g]; k++) {
+		mh.msg_iov = (struct iovec *)&iov[k];
+		if (sendmsg(p->tx.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			p->n_dropped++;
+	}
+}
+
+/*
+ * The longest reply @l may send as part of a GSO group: each datagram of
+ * a group must fit the interface's MTU whole (the kernel does not fragment
+ * a GSO segment).  The MTU is read again at most once a second, so an MTU
+ * lowered under a running sandbox costs at most a second of grouped
+ * replies too long for it.
+ */
+static size_t listener_gso_max(struct listener *l)
+{
+	uint64_t now = now_ms();
+	struct ifreq ifr;
+
+	if (l->gso_ms && now - l->gso_ms < 1000)
+		return l->gso_max;
+	l->gso_ms = now ? now : 1;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, l->ifname, sizeof(ifr.ifr_name));
+	if (ioctl(l->fd, SIOCGIFMTU, &ifr) < 0 || ifr.ifr_mtu <= PROXY_UDP_GSO_HDR)
+		l->gso_max = 0;
+	else
+		l->gso_max = (size_t)ifr.ifr_mtu - PROXY_UDP_GSO_HDR;
+	if (l->gso_max > PROXY_UDP_GSO_MAX)
+		l->gso_max = PROXY_UDP_GSO_MAX;
+	return l->gso_max;
+}
+
+/*
+ * udp_flush() - send the queued replies (p->tx) with sendmmsg().
+ *
+ * On a gateway socket (the direct path), replies of the round that go to
+ * the same peer with the same length leave as one UDP GSO send
+ * (UDP_SEGMENT, Linux 4.18; udp(7)): the stack routes the group, runs
+ * the hooks and crosses the veth once, and the kernel cuts it back into
+ * the same datagrams before the sandbox's socket reads them (a capture on
+ * the sandbox's interface shows the group as one large datagram, as it
+ * shows TCP segments coalesced by GSO/GRO).  The redirected path (udp_fd)
+ * sends datagrams one by one: its replies are un-NATed by conntrack, and
+ * a GSO send through NAT out of a device without checksum offload
+ * reaches the client with bad checksums.  A socket whose kernel refuses a
+ * GSO send gets single datagrams from then on.
+ */
 static void udp_flush(struct proxy *p)
 {
-	unsigned int off = 0;
+	bool done[PROXY_UDP_VLEN] = { false };
+	struct listener *l = p->tx.l;
+	unsigned int ng = 0, k = 0, off = 0;
 
-	while (off < p->tx.n) {
-		int r = sendmmsg(p->tx.fd, p->tx.msgs + off, p->tx.n - off,
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
+	for (unsigned int i = 0; i < p->tx.n; i++) {
+		const struct msghdr *src = &p->tx.msgs[i].msg_hdr;
+		size_t len = p->tx.iovs[i].iov_len;
+		struct msghdr *gm = &p->tx.gmsgs[ng].msg_hdr;
+		unsigned int cnt = 1, first = k;
+		size_t ctl = 0;
+
+		if (done[i])
+			continue;
+		p->tx.giovs[k++] = p->tx.iovs[i];
+		if (l && !l->no_gso && len <= listener_gso_max(l)) {
+			for (unsigned int j = i + 1; j < p->tx.n; j++) {
+				if (done[j] || p->tx.iovs[j].iov_len != len || !tx_same_flow(p, i, j))
+					continue;
+				done[j] = true;
+				p->tx.giovs[k++] = p->tx.iovs[j];
+				cnt++;
+			}
+		}
+		*gm = (struct msghdr){
+			.msg_name = src->msg_name,
+			.msg_namelen = src->msg_namelen,
+			.msg_iov = &p->tx.giovs[first],
+			.msg_iovlen = cnt,
+		};
+		if (src->msg_controllen || cnt > 1) {
+			struct cmsghdr *cm;
+
+			memset(p->tx.gcbufs[ng].buf, 0, sizeof(p->tx.gcbufs[ng].buf));
+			gm->msg_control = p->tx.gcbufs[ng].buf;
+			gm->msg_controllen = sizeof(p->tx.gcbufs[ng].buf);
+			cm = CMSG_FIRSTHDR(gm);
+			if (src->msg_controllen) {
+				memcpy(cm, src->msg_control, CMSG_SPACE(sizeof(struct in6_pktinfo)));
+				ctl += CMSG_SPACE(sizeof(struct in6_pktinfo));
+				cm = CMSG_NXTHDR(gm, cm);
+			}
+			if (cnt > 1) {
+				uint16_t seg = (uint16_t)len;
+
+				cm->cmsg_level = SOL_UDP;
+				cm->cmsg_type = UDP_SEGMENT;
+				cm->cmsg_len = CMSG_LEN(sizeof(seg));
+				memcpy(CMSG_DATA(cm), &seg, sizeof(seg));
+				ctl += CMSG_SPACE(sizeof(seg));
+			}
+			gm->msg_controllen = ctl;
+		}
+		p->tx.gmsgs[ng].msg_len = 0;
+		p->tx.gcount[ng++] = cnt;
+	}
+	while (off < ng) {
+		int r = sendmmsg(p->tx.fd, p->tx.gmsgs + off, ng - off, MSG_DONTWAIT | MSG_NOSIGNAL);
 
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			/* This reply could not go; the rest may. */
-			p->n_dropped++;
+			if (l && p->tx.gcount[off] > 1 && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT)) {
+				/* No UDP GSO on this socket (a device MTU below
+				 * the reply, say): these one by one, and the
+				 * socket's later replies too. */
+				l->no_gso = true;
+				p->stats.udp_gso_refused++;
+				tx_send_each(p, off);
+			} else {
+				/* This reply (group) could not go; the rest may. */
+				p->n_dropped += p->tx.gcount[off];
+			}
 			off++;
 		} else {
+			for (int g = 0; g < r; g++) {
+				if (p->tx.gcount[off + g] > 1) {
+					p->stats.udp_gso_sends++;
+					p->stats.udp_gso_replies += p->tx.gcount[off + g];
+				}
+			}
 			off += (unsigned int)r;
 		}
 	}
@@ -1071,6 +1229,7 @@ static void udp_rounds(struct proxy *p, int fd, struct listener *l)
 			return;	/* EAGAIN, or an ICMP error queued on the socket */
 		p->tx.on = true;
 		p->tx.fd = fd;
+		p->tx.l = l;
 		round_ms = clock_ms();
 		for (int i = 0; i < got; i++) {
 			struct msghdr *mh = &msgs[i].msg_hdr;
@@ -1415,6 +1574,10 @@ int proxy_listen_add(struct proxy *p, const struct addr *local, const char *ifna
 	}
 	l->p = p;
 	l->fd = fd;
+	/* A kernel that does not know UDP_SEGMENT would ignore the control
+	 * message and send a group as one datagram: ask it first. */
+	l->no_gso = setsockopt(fd, SOL_UDP, UDP_SEGMENT, &(int){ 0 }, sizeof(int)) < 0;
+	snprintf(l->ifname, sizeof(l->ifname), "%s", ifname);
 	l->ev = event_new(p->base, fd, EV_READ | EV_PERSIST, on_udp_listener, l);
 	if (!l->ev || event_add(l->ev, NULL) < 0) {
 		if (l->ev)

@@ -95,6 +95,9 @@ struct proxy_stats {
 	uint64_t pins_tracked;	/* live pin elements over all sandboxes */
 	uint64_t cache_hits, cache_misses;	/* allowed queries answered from / not in the cache */
 	uint64_t cache_entries;	/* entries held */
+	uint64_t udp_gso_sends;	/* UDP GSO sends: replies to one client, one send */
+	uint64_t udp_gso_replies;	/* replies that left in them */
+	uint64_t udp_gso_refused;	/* sockets the kernel refused it on (one by one since) */
 };
 
 /*

@@ -401,7 +401,7 @@ json_t *daemon_status_json(struct daemon *d)
 		const struct proxy_stats *ps = proxy_get_stats(d->proxy);
 
 		json_object_set_new(o, "dns_proxy", json_pack(
-			"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			"cache_hits", (json_int_t)ps->cache_hits,
 			"cache_misses", (json_int_t)ps->cache_misses,
 			"cache_entries", (json_int_t)ps->cache_entries,
@@ -415,7 +415,10 @@ json_t *daemon_status_json(struct daemon *d)
 			"outstanding_limited", (json_int_t)ps->limit_outstanding,
 			"pin_limited", (json_int_t)ps->limit_pins,
 			"name_limited", (json_int_t)ps->limit_name,
-			"tunnel_suspect", (json_int_t)ps->tunnel_suspect));
+			"tunnel_suspect", (json_int_t)ps->tunnel_suspect,
+			"udp_gso_sends", (json_int_t)ps->udp_gso_sends,
+			"udp_gso_replies", (json_int_t)ps->udp_gso_replies,
+			"udp_gso_refused", (json_int_t)ps->udp_gso_refused));
 	}
 	return o;
 }

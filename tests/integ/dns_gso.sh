@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# UDP GSO replies on the direct path (udp_flush() in dnsproxy/proxy.c):
+# replies of one receive round to the same client socket, of the same
+# length, leave the gateway socket as one UDP_SEGMENT send, and the kernel
+# cuts them back into the datagrams the client asked for.  Asserted from the
+# client's side: a burst of queries from one socket gets one well-formed
+# reply per query, each its own datagram with its own ID, while netd's
+# counters show grouped sends.  The redirected path (any other resolver
+# address: conntrack un-NATs its replies) never groups, nor does a gateway
+# whose interface MTU is too small for a whole reply.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/world.sh
+. tests/integ/lib_netd.sh
+
+world_up "ngs$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
+netd_up || { echo "0 passed, 1 failed"; exit 1; }
+ok "sandbox g1 (python-dev)" sb_create g1 python-dev
+SB=$(sb_name g1)
+info=$(netd sandbox show "$SB")
+GW4=$(sed -n 's/.*"gateway4": "\([^"]*\)".*/\1/p' <<<"$info")
+GW6=$(sed -n 's/.*"gateway6": "\([^"]*\)".*/\1/p' <<<"$info")
+IF=$(sed -n 's/.*"host_ifname": "\([^"]*\)".*/\1/p' <<<"$info")
+ok "g1 has an IPv4 and an IPv6 gateway ($GW4, $GW6) on $IF" test -n "$GW4" -a -n "$GW6" -a -n "$IF"
+stat() { netd status | tr -d ' \n' | grep -o "\"$1\":[0-9]*" | cut -d: -f2; }
+
+# burst DST N: N queries for pypi.org A (IDs 1..N) sent back to back from one
+# socket, then every datagram read until N arrived or 3 s of silence.  Prints
+# "replies R sizes S ids I answers A": R datagrams, S distinct lengths, I
+# distinct IDs among the sent ones, A datagrams that are exactly one DNS
+# response (QR set, one question, one A record for 198.51.100.10, nothing
+# after it).
+cat >"$WORLD_DIR/burst.py" <<'PY'
+import socket, struct, sys
+dst, n = sys.argv[1], int(sys.argv[2])
+fam = socket.AF_INET6 if ":" in dst else socket.AF_INET
+s = socket.socket(fam, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+q = b"".join(bytes([len(l)]) + l for l in (b"pypi", b"org")) + b"\0" + struct.pack("!HH", 1, 1)
+for i in range(1, n + 1):
+    s.sendto(struct.pack("!HHHHHH", i, 0x0100, 1, 0, 0, 0) + q, (dst, 53))
+s.settimeout(3)
+got = []
+while len(got) < n:
+    try:
+        got.append(s.recv(65535))
+    except socket.timeout:
+        break
+def one_answer(m):
+    if len(m) < 12:
+        return False
+    qid, fl, qd, an, ns, ar = struct.unpack("!HHHHHH", m[:12])
+    if not fl & 0x8000 or qd != 1 or an != 1 or ns or ar:
+        return False
+    o = 12 + len(q)
+    if m[12:o].lower() != q:
+        return False
+    # the answer: a pointer to the question's name, A, IN, TTL, RDLENGTH 4
+    if len(m) != o + 16 or m[o:o + 2] != b"\xc0\x0c":
+        return False
+    t, c, ttl, rdl = struct.unpack("!HHIH", m[o + 2:o + 12])
+    return t == 1 and c == 1 and rdl == 4 and socket.inet_ntoa(m[o + 12:o + 16]) == "198.51.100.10"
+ids = {struct.unpack("!H", m[:2])[0] for m in got if len(m) >= 2}
+print("replies %d sizes %d ids %d answers %d" % (len(got), len({len(m) for m in got}),
+      len(ids & set(range(1, n + 1))), sum(one_answer(m) for m in got)))
+PY
+burst() { sb_exec g1 python3 "$WORLD_DIR/burst.py" "$1" "$2" 2>&1; }
+
+# grouped DST - run bursts of 64 until one of them was (partly) sent grouped
+# (at most 5 tries: whether queries queue up for one round is up to the
+# scheduler); sets G_OUT to the last burst's result and G_REPLIES to the
+# grouped replies netd counted during it.
+grouped() {
+	local r0
+	for _ in 1 2 3 4 5; do
+		r0=$(stat udp_gso_replies)
+		G_OUT=$(burst "$1" 64)
+		G_REPLIES=$(($(stat udp_gso_replies) - r0))
+		[ "$G_REPLIES" -gt 0 ] && break
+	done
+}
+
+eq "a single query is answered through the gateway" "198.51.100.10" "$(sb_dig g1 +short "@$GW4" pypi.org A)"
+eq "no grouped send for one reply" "0" "$(stat udp_gso_sends)"
+
+grouped "$GW4"
+ok "a burst of 64 to the IPv4 gateway: some replies left grouped ($G_REPLIES)" test "$G_REPLIES" -gt 1
+eq "the client read 64 datagrams, one per query, all answers" "replies 64 sizes 1 ids 64 answers 64" "$G_OUT"
+grouped "$GW6"
+ok "to the IPv6 gateway: grouped too ($G_REPLIES)" test "$G_REPLIES" -gt 1
+eq "64 datagrams, each one answer" "replies 64 sizes 1 ids 64 answers 64" "$G_OUT"
+
+# dnsperf from one socket: hundreds of replies, none lost or garbled.
+for i in $(seq 300); do echo "pypi.org A"; done >"$WORLD_DIR/q300.txt"
+s0=$(stat udp_gso_sends)
+out=$(sb_exec g1 dnsperf -s "$GW4" -d "$WORLD_DIR/q300.txt" -n 1 -c 1 -q 100 -t 3 2>&1)
+has "dnsperf: 300 queries, all completed" "Queries completed:    300 (100.00%)" "$out"
+has "none lost" "Queries lost:         0 (0.00%)" "$out"
+has "all NOERROR" "NOERROR 300 (100.00%)" "$out"
+ok "and grouped sends carried them ($(($(stat udp_gso_sends) - s0)))" test "$(stat udp_gso_sends)" -gt "$s0"
+eq "the kernel refused none" "0" "$(stat udp_gso_refused)"
+
+# ---- never on the redirected path --------------------------------------------------------
+s0=$(stat udp_gso_sends)
+eq "a burst to another resolver address (redirected) is answered whole" \
+	"replies 64 sizes 1 ids 64 answers 64" "$(burst 203.0.113.77 64)"
+eq "over IPv6 too" "replies 64 sizes 1 ids 64 answers 64" "$(burst 2001:db8::77 64)"
+eq "with no grouped send" "$s0" "$(stat udp_gso_sends)"
+
+# ---- an MTU too small for a whole reply: no grouping ----------------------------------------
+# (IPv4's minimum, 68: the replies leave fragmented, as without GSO.)
+ok "MTU 68 on both ends of g1's veth" bash -c "ip -n '$WORLD_HOST_NS' link set '$IF' mtu 68 && ip -n '$SB' link set eth0 mtu 68"
+sleep 1.2	# the proxy reads a gateway's MTU again at most once a second
+eq "a single query is still answered" "198.51.100.10" "$(sb_dig g1 +short "@$GW4" pypi.org A)"
+s0=$(stat udp_gso_sends)
+eq "a burst is answered whole (fragmented replies)" "replies 64 sizes 1 ids 64 answers 64" "$(burst "$GW4" 64)"
+eq "with no grouped send" "$s0" "$(stat udp_gso_sends)"
+ok "MTU 1500 again" bash -c "ip -n '$WORLD_HOST_NS' link set '$IF' mtu 1500 && ip -n '$SB' link set eth0 mtu 1500"
+sleep 1.2
+grouped "$GW4"
+ok "grouping resumes ($G_REPLIES)" test "$G_REPLIES" -gt 1
+eq "64 datagrams, each one answer" "replies 64 sizes 1 ids 64 answers 64" "$G_OUT"
+
+netd_down || fail "netd_down: ASan/UBSan report or unclean exit"
+world_down
+t_summary
