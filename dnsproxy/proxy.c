@@ -43,11 +43,13 @@
 #define PROXY_CONN_OUT_MAX      (256u * 1024)	/* unsent bytes before we stop reading */
 #define PROXY_TCP_IDLE_S        10	/* RFC 7766 6.2.3 idle timeout */
 #define PROXY_UDP_BATCH         64	/* datagrams per readiness event */
-#define PROXY_UDP_VLEN          16	/* datagrams per recvmmsg() */
+#define PROXY_UDP_VLEN          64	/* datagrams per recvmmsg() */
 #define PROXY_UDP_RX            4096	/* bytes of one UDP query, at most */
 #define PROXY_UDP_TX            4096	/* bytes of a queued UDP reply, at most */
 #define PROXY_UDP_GSO_MAX       1200	/* replies up to this long may leave as one GSO send ... */
 #define PROXY_UDP_GSO_HDR       48	/* ... if this much more fits the MTU (IPv6 + UDP headers) */
+#define PROXY_UDP_GSO_SEGS      64	/* datagrams in one GSO send, at most (UDP_MAX_SEGMENTS) */
+#define PROXY_UDP_GSO_BYTES     60000	/* ... and bytes (one IP datagram's payload) */
 #define PROXY_MAX_ADDRS         128	/* addresses collected from one answer */
 #define PROXY_MAX_PINS          1024	/* pins from one answer */
 #define PROXY_CLIENT_BUCKETS    256
@@ -389,6 +391,8 @@ static void udp_flush(struct proxy *p)
 		p->tx.giovs[k++] = p->tx.iovs[i];
 		if (l && !l->no_gso && len <= listener_gso_max(l)) {
 			for (unsigned int j = i + 1; j < p->tx.n; j++) {
+				if (cnt == PROXY_UDP_GSO_SEGS || (cnt + 1) * len > PROXY_UDP_GSO_BYTES)
+					break;	/* the rest start a group of their own */
 				if (done[j] || p->tx.iovs[j].iov_len != len || !tx_same_flow(p, i, j))
 					continue;
 				done[j] = true;
@@ -434,7 +438,8 @@ static void udp_flush(struct proxy *p)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			if (l && p->tx.gcount[off] > 1 && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT)) {
+			if (l && p->tx.gcount[off] > 1 && (errno == EIO || errno == EINVAL || errno == EMSGSIZE ||
+						      errno == ENOPROTOOPT)) {
 				/* No UDP GSO on this socket (a device MTU below
 				 * the reply, say): these one by one, and the
 				 * socket's later replies too. */
