@@ -267,14 +267,29 @@ st=$(curl -s --unix-socket "$NETD_SOCKET" http://netd/v1/status | tr -d '\n ')
 echo
 echo "netd pin latency (upstream answer -> kernel ack) and counters: $(grep -o '"dns_proxy":{[^}]*}' <<<"$st")"
 echo
+# rounds_ahead MODE PEER_KEY - "; q/s ahead in K of N rounds" (each round
+# ran every peer once, back to back: the pairs share the machine's mood).
+rounds_ahead() {
+	local lbl e a b
+	[ "$1" = hot ] || return 0
+	for e in "${PEERS[@]}"; do
+		lbl=${e%%|*}
+		[ "${lbl//[^a-zA-Z0-9]/_}" = "$2" ] && break
+	done
+	read -ra a <<<"${R_q[netd (sandbox)|hot]}"
+	read -ra b <<<"${R_q[$lbl|hot]}"
+	awk -v a="${a[*]}" -v b="${b[*]}" 'BEGIN {n = split(a, x, " "); split(b, y, " ");
+		for (i = 1; i <= n; i++) k += (x[i] > y[i]); printf "   (q/s ahead in %d of %d rounds)", k, n}'
+}
 echo "ratios (netd / peer; q/s above 1 and p99 below 1 mean netd is ahead):"
 for mode in hot distinct; do
 	n=$(eval echo "\$QPS_netd__sandbox__$mode")
 	for p in dnsmasq_nftset_cache dnsmasq_nftset_cache_fw dnsmasq_nftset_no_cache unbound_forwarder; do
 		v=$(eval echo "\$QPS_${p}_$mode")
-		printf '  %-9s vs %-24s q/s %s   p99 %s\n' "$mode" "$p" \
+		printf '  %-9s vs %-24s q/s %s   p99 %s%s\n' "$mode" "$p" \
 			"$(awk -v a="$n" -v b="$v" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')" \
-			"$(awk -v a="$(eval echo "\$P99_netd__sandbox__$mode")" -v b="$(eval echo "\$P99_${p}_$mode")" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')"
+			"$(awk -v a="$(eval echo "\$P99_netd__sandbox__$mode")" -v b="$(eval echo "\$P99_${p}_$mode")" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')" \
+			"$(rounds_ahead "$mode" "$p")"
 	done
 done
 echo "dnsmasq's sets (cache / no cache / fw): $(peer nft list set inet bench pins4 | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')/ $(peer nft list set inet bench pins4nc | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')/ $(ip netns exec "$FWH" nft list set inet dmfw pins4 | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')"
