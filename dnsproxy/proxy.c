@@ -320,10 +320,12 @@ static void tx_send_each(struct proxy *p, unsigned int g)
 	if (mh.msg_control) {
 		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 
-		if (cm && cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO)
+		if (cm && cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO) {
 			mh.msg_controllen = CMSG_SPACE(sizeof(struct in6_pktinfo));
-		else
-			mh.msg_control = NULL, mh.msg_controllen = 0;
+		} else {
+			mh.msg_control = NULL;
+			mh.msg_controllen = 0;
+		}
 	}
 	for (unsigned int k = 0; k < p->tx.gcount[g]; k++) {
 		mh.msg_iov = (struct iovec *)&iov[k];
@@ -438,8 +440,8 @@ static void udp_flush(struct proxy *p)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			if (l && p->tx.gcount[off] > 1 && (errno == EIO || errno == EINVAL || errno == EMSGSIZE ||
-						      errno == ENOPROTOOPT)) {
+			if (l && p->tx.gcount[off] > 1 &&
+			    (errno == EIO || errno == EINVAL || errno == EMSGSIZE || errno == ENOPROTOOPT)) {
 				/* No UDP GSO on this socket (a device MTU below
 				 * the reply, say): these one by one, and the
 				 * socket's later replies too. */
