@@ -98,10 +98,11 @@ struct listener {
 	int fd;			/* -1 once closed */
 	struct event *ev;
 	unsigned int refs;	/* pending queries that answer through it */
-	bool no_gso;		/* no UDP GSO replies on it (see udp_flush()) */
+	bool no_gso;		/* the kernel has no UDP GSO (see udp_flush()) */
 	char ifname[IFNAMSIZ];	/* the sandbox interface it is bound to */
 	size_t gso_max;		/* replies up to this long may be grouped (bytes) */
 	uint64_t gso_ms;	/* when gso_max was read off the interface's MTU */
+	uint64_t gso_off_ms;	/* no grouping before this (a refused group) */
 };
 
 struct origin {
@@ -338,14 +339,18 @@ static void tx_send_each(struct proxy *p, unsigned int g)
  * The longest reply @l may send as part of a GSO group: each datagram of
  * a group must fit the interface's MTU whole (the kernel does not fragment
  * a GSO segment).  The MTU is read again at most once a second, so an MTU
- * lowered under a running sandbox costs at most a second of grouped
- * replies too long for it.
+ * lowered under a running sandbox can make the kernel refuse a group
+ * before it is read again: udp_flush() then sends that group's replies one
+ * by one, groups nothing on the socket for a second and reads the MTU
+ * afresh.  0: group nothing now.
  */
 static size_t listener_gso_max(struct listener *l)
 {
 	uint64_t now = now_ms();
 	struct ifreq ifr;
 
+	if (l->no_gso || now < l->gso_off_ms)
+		return 0;
 	if (l->gso_ms && now - l->gso_ms < 1000)
 		return l->gso_max;
 	l->gso_ms = now ? now : 1;
@@ -372,14 +377,15 @@ static size_t listener_gso_max(struct listener *l)
  * shows TCP segments coalesced by GSO/GRO).  The redirected path (udp_fd)
  * sends datagrams one by one: its replies are un-NATed by conntrack, and
  * a GSO send through NAT out of a device without checksum offload
- * reaches the client with bad checksums.  A socket whose kernel refuses a
- * GSO send gets single datagrams from then on.
+ * reaches the client with bad checksums.  A client socket that enabled
+ * UDP_GRO asked for such groups whole, and gets them (udp(7)).
  */
 static void udp_flush(struct proxy *p)
 {
 	bool done[PROXY_UDP_VLEN] = { false };
 	struct listener *l = p->tx.l;
 	unsigned int ng = 0, k = 0, off = 0;
+	bool refused = false;
 
 	for (unsigned int i = 0; i < p->tx.n; i++) {
 		const struct msghdr *src = &p->tx.msgs[i].msg_hdr;
@@ -391,7 +397,7 @@ static void udp_flush(struct proxy *p)
 		if (done[i])
 			continue;
 		p->tx.giovs[k++] = p->tx.iovs[i];
-		if (l && !l->no_gso && len <= listener_gso_max(l)) {
+		if (l && len <= listener_gso_max(l)) {
 			for (unsigned int j = i + 1; j < p->tx.n; j++) {
 				if (cnt == PROXY_UDP_GSO_SEGS || (cnt + 1) * len > PROXY_UDP_GSO_BYTES)
 					break;	/* the rest start a group of their own */
@@ -435,17 +441,26 @@ static void udp_flush(struct proxy *p)
 		p->tx.gcount[ng++] = cnt;
 	}
 	while (off < ng) {
-		int r = sendmmsg(p->tx.fd, p->tx.gmsgs + off, ng - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+		int r;
 
+		if (refused && p->tx.gcount[off] > 1) {
+			/* Built before the refusal: no second try this round. */
+			tx_send_each(p, off++);
+			continue;
+		}
+		r = sendmmsg(p->tx.fd, p->tx.gmsgs + off, ng - off, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			if (l && p->tx.gcount[off] > 1 &&
 			    (errno == EIO || errno == EINVAL || errno == EMSGSIZE || errno == ENOPROTOOPT)) {
-				/* No UDP GSO on this socket (a device MTU below
-				 * the reply, say): these one by one, and the
-				 * socket's later replies too. */
-				l->no_gso = true;
+				/* The kernel refused the group (an MTU lowered
+				 * since it was read, no checksum offload on an
+				 * older kernel): its replies one by one, and no
+				 * grouping on this socket for a second. */
+				refused = true;
+				l->gso_off_ms = now_ms() + 1000;
+				l->gso_ms = 0;
 				p->stats.udp_gso_refused++;
 				tx_send_each(p, off);
 			} else {
@@ -1582,7 +1597,8 @@ int proxy_listen_add(struct proxy *p, const struct addr *local, const char *ifna
 	l->p = p;
 	l->fd = fd;
 	/* A kernel that does not know UDP_SEGMENT would ignore the control
-	 * message and send a group as one datagram: ask it first. */
+	 * message and send a group as one datagram: ask it first (never
+	 * group on it if it does not). */
 	l->no_gso = setsockopt(fd, SOL_UDP, UDP_SEGMENT, &(int){ 0 }, sizeof(int)) < 0;
 	snprintf(l->ifname, sizeof(l->ifname), "%s", ifname);
 	l->ev = event_new(p->base, fd, EV_READ | EV_PERSIST, on_udp_listener, l);

@@ -97,7 +97,7 @@ struct proxy_stats {
 	uint64_t cache_entries;	/* entries held */
 	uint64_t udp_gso_sends;	/* UDP GSO sends: replies to one client, one send */
 	uint64_t udp_gso_replies;	/* replies that left in them */
-	uint64_t udp_gso_refused;	/* sockets the kernel refused it on (one by one since) */
+	uint64_t udp_gso_refused;	/* GSO sends the kernel refused (replies went one by one) */
 };
 
 /*

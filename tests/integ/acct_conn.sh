@@ -42,7 +42,7 @@ ok "sandbox create (udp policy)" sb_create sb2 acct-udp
 SB1=$(sb_name sb1)
 SB2=$(sb_name sb2)
 SB1_IP=$(netd sandbox show "$SB1" | sed -n 's/.*"ipv4": "\(.*\)".*/\1/p')
-SB1_GW=$(netd sandbox show "$SB1" | sed -n 's/.*"gateway4": "\(.*\)".*/\1/p')
+SB1_GW=$(sb_field "$SB1" gateway4)
 SB2_IP=$(netd sandbox show "$SB2" | sed -n 's/.*"ipv4": "\(.*\)".*/\1/p')
 
 # wait_record N FILTER... - until N records match every FILTER (fixed strings);

@@ -17,9 +17,9 @@ ok "sandbox d1 (python-dev)" sb_create d1 python-dev
 ok "sandbox d2 (python-dev)" sb_create d2 python-dev
 SB1=$(sb_name d1)
 info=$(netd sandbox show "$SB1")
-GW4=$(sed -n 's/.*"gateway4": "\([^"]*\)".*/\1/p' <<<"$info")
-GW6=$(sed -n 's/.*"gateway6": "\([^"]*\)".*/\1/p' <<<"$info")
-IF1=$(sed -n 's/.*"host_ifname": "\([^"]*\)".*/\1/p' <<<"$info")
+GW4=$(sb_field "$SB1" gateway4)
+GW6=$(sb_field "$SB1" gateway6)
+IF1=$(sb_field "$SB1" host_ifname)
 ok "d1 has an IPv4 and an IPv6 gateway ($GW4, $GW6) on $IF1" test -n "$GW4" -a -n "$GW6" -a -n "$IF1"
 
 set4() { world_exec host nft list set inet netd dns_local4 2>&1; }
@@ -97,8 +97,8 @@ hasnt "its dns_local4 element is gone" "\"$IF1\"" "$(set4)"
 hasnt "its dns_local6 element is gone" "\"$IF1\"" "$(set6)"
 hasnt "its socket is closed" "%$IF1:" "$(udp53)"
 SB2=$(sb_name d2)
-IF2=$(netd sandbox show "$SB2" | sed -n 's/.*"host_ifname": "\([^"]*\)".*/\1/p')
-GW2=$(netd sandbox show "$SB2" | sed -n 's/.*"gateway4": "\([^"]*\)".*/\1/p')
+IF2=$(sb_field "$SB2" host_ifname)
+GW2=$(sb_field "$SB2" gateway4)
 kill -9 "$NETD_PID"
 wait "$NETD_PID" 2>/dev/null
 NETD_PID=""

@@ -17,10 +17,9 @@ world_up "ngs$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 faile
 netd_up || { echo "0 passed, 1 failed"; exit 1; }
 ok "sandbox g1 (python-dev)" sb_create g1 python-dev
 SB=$(sb_name g1)
-info=$(netd sandbox show "$SB")
-GW4=$(sed -n 's/.*"gateway4": "\([^"]*\)".*/\1/p' <<<"$info")
-GW6=$(sed -n 's/.*"gateway6": "\([^"]*\)".*/\1/p' <<<"$info")
-IF=$(sed -n 's/.*"host_ifname": "\([^"]*\)".*/\1/p' <<<"$info")
+GW4=$(sb_field "$SB" gateway4)
+GW6=$(sb_field "$SB" gateway6)
+IF=$(sb_field "$SB" host_ifname)
 ok "g1 has an IPv4 and an IPv6 gateway ($GW4, $GW6) on $IF" test -n "$GW4" -a -n "$GW6" -a -n "$IF"
 stat() { netd status | tr -d ' \n' | grep -o "\"$1\":[0-9]*" | cut -d: -f2; }
 
@@ -108,17 +107,24 @@ eq "over IPv6 too" "replies 64 sizes 1 ids 64 answers 64" "$(burst 2001:db8::77 
 eq "with no grouped send" "$s0" "$(stat udp_gso_sends)"
 
 # ---- an MTU too small for a whole reply: no grouping ----------------------------------------
-# (IPv4's minimum, 68: the replies leave fragmented, as without GSO.)
+# (IPv4's minimum, 68: the replies leave fragmented, as without GSO.  Below
+# 1280 the kernel also takes the interface's IPv6 addresses away, so only
+# IPv4 from here on.)  Lowered right after a grouped burst, while the proxy
+# may still hold the old MTU: a group the kernel refuses goes out one by one.
+grouped "$GW4"
 ok "MTU 68 on both ends of g1's veth" bash -c "ip -n '$WORLD_HOST_NS' link set '$IF' mtu 68 && ip -n '$SB' link set eth0 mtu 68"
+r0=$(stat udp_gso_refused)
+eq "a burst at once is answered whole" "replies 64 sizes 1 ids 64 answers 64" "$(burst "$GW4" 64)"
+refused=$(($(stat udp_gso_refused) - r0))
 sleep 1.2	# the proxy reads a gateway's MTU again at most once a second
-eq "a single query is still answered" "198.51.100.10" "$(sb_dig g1 +short "@$GW4" pypi.org A)"
+eq "a single query is answered" "198.51.100.10" "$(sb_dig g1 +short "@$GW4" pypi.org A)"
 s0=$(stat udp_gso_sends)
-eq "a burst is answered whole (fragmented replies)" "replies 64 sizes 1 ids 64 answers 64" "$(burst "$GW4" 64)"
+eq "a burst a second later is answered whole (fragmented replies)" "replies 64 sizes 1 ids 64 answers 64" "$(burst "$GW4" 64)"
 eq "with no grouped send" "$s0" "$(stat udp_gso_sends)"
 ok "MTU 1500 again" bash -c "ip -n '$WORLD_HOST_NS' link set '$IF' mtu 1500 && ip -n '$SB' link set eth0 mtu 1500"
 sleep 1.2
 grouped "$GW4"
-ok "grouping resumes ($G_REPLIES)" test "$G_REPLIES" -gt 1
+ok "grouping resumes ($G_REPLIES; $refused group(s) had been refused)" test "$G_REPLIES" -gt 1
 eq "64 datagrams, each one answer" "replies 64 sizes 1 ids 64 answers 64" "$G_OUT"
 
 netd_down || fail "netd_down: ASan/UBSan report or unclean exit"

@@ -10,7 +10,7 @@ world_up "ndb$$" >/dev/null || { echo "0 passed, 1 failed"; exit 1; }
 netd_up || { echo "0 passed, 1 failed"; exit 1; }
 ok "sandbox create" sb_create sb1 python-dev
 SB1=$(sb_name sb1)
-GW=$(netd sandbox show "$SB1" | sed -n 's/.*"gateway4": "\(.*\)".*/\1/p')
+GW=$(sb_field "$SB1" gateway4)
 raw() { ip netns exec "$SB1" "$WORLD_PYTHON" tests/integ/dnsraw.py "$@"; }
 
 # ---- DNS ---------------------------------------------------------------------

@@ -21,7 +21,7 @@ has "sandbox chain in the table" "chain sb-$SB1" "$ruleset"
 list=$(netd sandbox list --json)
 has "sandbox list --json shows it" "\"name\": \"$SB1\"" "$list"
 SB1_IP=$(netd sandbox show "$SB1" | sed -n 's/.*"ipv4": "\(.*\)".*/\1/p')
-SB1_GW=$(netd sandbox show "$SB1" | sed -n 's/.*"gateway4": "\(.*\)".*/\1/p')
+SB1_GW=$(sb_field "$SB1" gateway4)
 eq "sandbox address from the pool" "10.87." "${SB1_IP:0:6}"
 fail "a second sandbox of the same name is refused" sb_create sb1 python-dev
 fail "an unknown policy is refused" sb_create sbx no-such-policy

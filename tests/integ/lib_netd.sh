@@ -135,6 +135,10 @@ netd() { "$NETD_BIN" "$@"; }
 
 sb_name() { echo "$WORLD_PREFIX-$1"; }
 
+# sb_field NAME FIELD - one string member of `netd sandbox show NAME` (the
+# full name), e.g. gateway4, gateway6, host_ifname; empty if absent.
+sb_field() { "$NETD_BIN" sandbox show "$1" | sed -n "s/.*\"$2\": \"\([^\"]*\)\".*/\1/p"; }
+
 # sb_create SHORT POLICY [ARGS...]
 sb_create() {
 	local n=$1 p=$2
