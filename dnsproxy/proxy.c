@@ -100,8 +100,6 @@ struct listener {
 	unsigned int refs;	/* pending queries that answer through it */
 	bool no_gso;		/* the kernel has no UDP GSO (see udp_flush()) */
 	char ifname[IFNAMSIZ];	/* the sandbox interface it is bound to */
-	size_t gso_max;		/* replies up to this long may be grouped (bytes) */
-	uint64_t gso_ms;	/* when gso_max was read off the interface's MTU */
 	uint64_t gso_off_ms;	/* no grouping before this (a refused group) */
 };
 
@@ -336,33 +334,27 @@ static void tx_send_each(struct proxy *p, unsigned int g)
 }
 
 /*
- * The longest reply @l may send as part of a GSO group: each datagram of
- * a group must fit the interface's MTU whole (the kernel does not fragment
- * a GSO segment).  The MTU is read again at most once a second, so an MTU
- * lowered under a running sandbox can make the kernel refuse a group
- * before it is read again: udp_flush() then sends that group's replies one
- * by one, groups nothing on the socket for a second and reads the MTU
- * afresh.  0: group nothing now.
+ * The longest reply @l may send as part of a GSO group, in bytes: each
+ * datagram of a group must fit the interface's MTU whole (the kernel does
+ * not fragment a GSO segment), so the MTU is read for every flush that
+ * could group (one ioctl per round, not per reply).  An MTU lowered between
+ * that read and the send makes the kernel refuse the group: udp_flush()
+ * then sends its replies one by one and groups nothing on the socket for a
+ * second.  0: group nothing now.
  */
 static size_t listener_gso_max(struct listener *l)
 {
-	uint64_t now = now_ms();
 	struct ifreq ifr;
+	size_t max;
 
-	if (l->no_gso || now < l->gso_off_ms)
+	if (l->no_gso || now_ms() < l->gso_off_ms)
 		return 0;
-	if (l->gso_ms && now - l->gso_ms < 1000)
-		return l->gso_max;
-	l->gso_ms = now ? now : 1;
 	memset(&ifr, 0, sizeof(ifr));
 	memcpy(ifr.ifr_name, l->ifname, sizeof(ifr.ifr_name));
 	if (ioctl(l->fd, SIOCGIFMTU, &ifr) < 0 || ifr.ifr_mtu <= PROXY_UDP_GSO_HDR)
-		l->gso_max = 0;
-	else
-		l->gso_max = (size_t)ifr.ifr_mtu - PROXY_UDP_GSO_HDR;
-	if (l->gso_max > PROXY_UDP_GSO_MAX)
-		l->gso_max = PROXY_UDP_GSO_MAX;
-	return l->gso_max;
+		return 0;
+	max = (size_t)ifr.ifr_mtu - PROXY_UDP_GSO_HDR;
+	return max < PROXY_UDP_GSO_MAX ? max : PROXY_UDP_GSO_MAX;
 }
 
 /*
@@ -384,6 +376,7 @@ static void udp_flush(struct proxy *p)
 {
 	bool done[PROXY_UDP_VLEN] = { false };
 	struct listener *l = p->tx.l;
+	size_t gso_max = l && p->tx.n > 1 ? listener_gso_max(l) : 0;
 	unsigned int ng = 0, k = 0, off = 0;
 	bool refused = false;
 
@@ -397,7 +390,7 @@ static void udp_flush(struct proxy *p)
 		if (done[i])
 			continue;
 		p->tx.giovs[k++] = p->tx.iovs[i];
-		if (l && len <= listener_gso_max(l)) {
+		if (len <= gso_max) {
 			for (unsigned int j = i + 1; j < p->tx.n; j++) {
 				if (cnt == PROXY_UDP_GSO_SEGS || (cnt + 1) * len > PROXY_UDP_GSO_BYTES)
 					break;	/* the rest start a group of their own */
@@ -460,7 +453,6 @@ static void udp_flush(struct proxy *p)
 				 * grouping on this socket for a second. */
 				refused = true;
 				l->gso_off_ms = now_ms() + 1000;
-				l->gso_ms = 0;
 				p->stats.udp_gso_refused++;
 				tx_send_each(p, off);
 			} else {
@@ -1599,7 +1591,8 @@ int proxy_listen_add(struct proxy *p, const struct addr *local, const char *ifna
 	/* A kernel that does not know UDP_SEGMENT would ignore the control
 	 * message and send a group as one datagram: ask it first (never
 	 * group on it if it does not). */
-	l->no_gso = setsockopt(fd, SOL_UDP, UDP_SEGMENT, &(int){ 0 }, sizeof(int)) < 0;
+	l->no_gso = p->cfg.no_udp_gso ||
+		    setsockopt(fd, SOL_UDP, UDP_SEGMENT, &(int){ 0 }, sizeof(int)) < 0;
 	snprintf(l->ifname, sizeof(l->ifname), "%s", ifname);
 	l->ev = event_new(p->base, fd, EV_READ | EV_PERSIST, on_udp_listener, l);
 	if (!l->ev || event_add(l->ev, NULL) < 0) {

@@ -80,6 +80,7 @@ struct proxy_config {
 	uint32_t max_pins_per_sandbox;	/* live pin elements per sandbox */
 	uint32_t max_addrs_per_name;	/* addresses one answer may pin */
 	uint32_t cache_size;	/* answer cache entries (dnsproxy/cache.h); 0 = no cache */
+	bool no_udp_gso;	/* never group UDP replies on gateway sockets (udp_flush()) */
 };
 
 #define PROXY_PIN_HIST_US 2048	/* pin latency histogram: 1 us buckets, then overflow */

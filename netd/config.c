@@ -76,6 +76,7 @@ int config_init(struct config *c)
 	c->min_ttl_s = 5;
 	c->max_ttl_s = 3600;
 	c->reload_cut_removed = true;
+	c->dns_udp_gso = true;
 	c->deny_rcode = 3;	/* NXDOMAIN, RFC 1035 4.1.1 */
 	c->log_level = LOG_LVL_INFO;
 	c->audit_rotate_bytes = 100u << 20;
@@ -124,6 +125,23 @@ static int get_uint(struct ctx *cx, const struct yamlx_node *n, const char *wher
 	if (r < 0 || *ret < lo)
 		return FAIL(cx, n, "%s: %s is out of range (%lu-%lu)", where,
 			    yamlx_quote(n->str, n->len, q, sizeof(q)), lo, hi);
+	return 0;
+}
+
+/* true or false, nothing else. */
+static int get_bool(struct ctx *cx, const struct yamlx_node *n, const char *where, bool *ret)
+{
+	char q[64];
+
+	if (yamlx_is_str(n) && n->len == 4 && memcmp(n->str, "true", 4) == 0)
+		*ret = true;
+	else if (yamlx_is_str(n) && n->len == 5 && memcmp(n->str, "false", 5) == 0)
+		*ret = false;
+	else if (yamlx_is_str(n))
+		return FAIL(cx, n, "%s: expected true or false, got '%s'", where,
+			    yamlx_quote(n->str, n->len, q, sizeof(q)));
+	else
+		return FAIL(cx, n, "%s: expected true or false, got %s", where, yamlx_kind(n));
 	return 0;
 }
 
@@ -290,11 +308,11 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 {
 	static const char *const names[] = { "port", "min_ttl", "max_ttl", "deny_rcode", "qps",
 					     "burst", "max_outstanding", "max_pins",
-					     "max_pins_per_name", "cache_size", "idle_grace" };
+					     "max_pins_per_name", "cache_size", "idle_grace", "udp_gso" };
 	uint32_t *limits[] = { &c->dns_qps, &c->dns_burst, &c->dns_max_outstanding,
 			       &c->dns_max_pins, &c->dns_max_pins_per_name };
 	static const unsigned long limit_max[] = { 1000000, 1000000, 4096, 1000000, 128 };
-	const struct yamlx_node *v[11];
+	const struct yamlx_node *v[12];
 	unsigned long x;
 	char q[300];
 	int r;
@@ -304,7 +322,7 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "dns: expected a mapping, got %s (e.g. dns: { port: 5300 })",
 			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "dns", names, 11, NULL, v);
+	r = yamlx_fields(n, cx->file, cx->err, "dns", names, 12, NULL, v);
 	if (r < 0)
 		return r;
 	for (size_t i = 4; i < 9; i++) {
@@ -337,6 +355,12 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 		if (r < 0)
 			return r;
 		c->dns_idle_grace_s = (uint32_t)x;
+	}
+	/* Grouped UDP replies on gateway sockets (dnsproxy/proxy.c, udp_flush()). */
+	if (v[11]) {
+		r = get_bool(cx, v[11], "dns.udp_gso", &c->dns_udp_gso);
+		if (r < 0)
+			return r;
 	}
 	/* min_ttl >= 1: a zero timeout would make an nf_tables set element permanent. */
 	if (v[1]) {
@@ -470,7 +494,6 @@ static int parse_reload(struct ctx *cx, const struct yamlx_node *n, struct confi
 {
 	static const char *const names[] = { "cut_removed" };
 	const struct yamlx_node *v[1];
-	char q[64];
 	int r;
 
 	if (yamlx_is_null(n))
@@ -481,15 +504,8 @@ static int parse_reload(struct ctx *cx, const struct yamlx_node *n, struct confi
 	r = yamlx_fields(n, cx->file, cx->err, "reload", names, 1, NULL, v);
 	if (r < 0)
 		return r;
-	if (v[0]) {
-		if (yamlx_is_str(v[0]) && v[0]->len == 4 && memcmp(v[0]->str, "true", 4) == 0)
-			c->reload_cut_removed = true;
-		else if (yamlx_is_str(v[0]) && v[0]->len == 5 && memcmp(v[0]->str, "false", 5) == 0)
-			c->reload_cut_removed = false;
-		else
-			return FAIL(cx, v[0], "reload.cut_removed: expected true or false, got '%s'",
-				    yamlx_quote(v[0]->str, v[0]->len, q, sizeof(q)));
-	}
+	if (v[0])
+		return get_bool(cx, v[0], "reload.cut_removed", &c->reload_cut_removed);
 	return 0;
 }
 

@@ -2155,6 +2155,7 @@ int daemon_main(const char *config_path, const char *socket_override)
 			.max_pins_per_sandbox = d->cfg.dns_max_pins,
 			.max_addrs_per_name = d->cfg.dns_max_pins_per_name,
 			.cache_size = d->cfg.dns_cache_size,
+			.no_udp_gso = !d->cfg.dns_udp_gso,
 		};
 
 		r = proxy_new(d->base, &pc, &daemon_proxy_ops, d, &d->proxy);

@@ -7,7 +7,8 @@
 # reply per query, each its own datagram with its own ID, while netd's
 # counters show grouped sends.  The redirected path (any other resolver
 # address: conntrack un-NATs its replies) never groups, nor does a gateway
-# whose interface MTU is too small for a whole reply.
+# whose interface MTU is too small for a whole reply, nor a netd configured
+# with dns.udp_gso: false.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/world.sh
@@ -109,23 +110,32 @@ eq "with no grouped send" "$s0" "$(stat udp_gso_sends)"
 # ---- an MTU too small for a whole reply: no grouping ----------------------------------------
 # (IPv4's minimum, 68: the replies leave fragmented, as without GSO.  Below
 # 1280 the kernel also takes the interface's IPv6 addresses away, so only
-# IPv4 from here on.)  Lowered right after a grouped burst, while the proxy
-# may still hold the old MTU: a group the kernel refuses goes out one by one.
+# IPv4 from here on.)  The proxy reads the MTU for every round that could
+# group, so a burst right after the change is already sent ungrouped.
 grouped "$GW4"
 ok "MTU 68 on both ends of g1's veth" bash -c "ip -n '$WORLD_HOST_NS' link set '$IF' mtu 68 && ip -n '$SB' link set eth0 mtu 68"
-r0=$(stat udp_gso_refused)
-eq "a burst at once is answered whole" "replies 64 sizes 1 ids 64 answers 64" "$(burst "$GW4" 64)"
-refused=$(($(stat udp_gso_refused) - r0))
-sleep 1.2	# the proxy reads a gateway's MTU again at most once a second
-eq "a single query is answered" "198.51.100.10" "$(sb_dig g1 +short "@$GW4" pypi.org A)"
 s0=$(stat udp_gso_sends)
-eq "a burst a second later is answered whole (fragmented replies)" "replies 64 sizes 1 ids 64 answers 64" "$(burst "$GW4" 64)"
+r0=$(stat udp_gso_refused)
+eq "a burst at once is answered whole (fragmented replies)" "replies 64 sizes 1 ids 64 answers 64" "$(burst "$GW4" 64)"
 eq "with no grouped send" "$s0" "$(stat udp_gso_sends)"
+eq "and none refused by the kernel" "$r0" "$(stat udp_gso_refused)"
+eq "a single query is answered" "198.51.100.10" "$(sb_dig g1 +short "@$GW4" pypi.org A)"
 ok "MTU 1500 again" bash -c "ip -n '$WORLD_HOST_NS' link set '$IF' mtu 1500 && ip -n '$SB' link set eth0 mtu 1500"
-sleep 1.2
 grouped "$GW4"
-ok "grouping resumes ($G_REPLIES; $refused group(s) had been refused)" test "$G_REPLIES" -gt 1
+ok "grouping resumes at once ($G_REPLIES)" test "$G_REPLIES" -gt 1
 eq "64 datagrams, each one answer" "replies 64 sizes 1 ids 64 answers 64" "$G_OUT"
+
+# ---- dns.udp_gso: false turns it off ------------------------------------------------------
+netd_down || fail "netd_down: ASan/UBSan report or unclean exit"
+mv "$NETD_LOG" "$WORLD_DIR/netd-1.log"
+NETD_DNS_EXTRA='  udp_gso: false'
+netd_up || { t_summary; exit 1; }
+eq "restarted with dns.udp_gso: false, g1 still resolves through its gateway" "198.51.100.10" \
+	"$(sb_dig g1 +short "@$GW4" pypi.org A)"
+G_OUT=$(burst "$GW4" 64)
+G_OUT2=$(burst "$GW4" 64)
+eq "bursts are answered whole" "replies 64 sizes 1 ids 64 answers 64|replies 64 sizes 1 ids 64 answers 64" "$G_OUT|$G_OUT2"
+eq "and nothing is grouped" "0 0" "$(stat udp_gso_sends) $(stat udp_gso_replies)"
 
 netd_down || fail "netd_down: ASan/UBSan report or unclean exit"
 world_down
