@@ -412,6 +412,10 @@ int cli_main(int argc, char **argv)
 	}
 	if (i >= argc)
 		return usage();
+	if (strcmp(argv[i], "help") == 0 && argc == i + 1) {
+		fputs(usage_text, stdout);	/* asked for: stdout, success */
+		return 0;
+	}
 	socket_path = explicit_socket ? explicit_socket : getenv("NETD_SOCKET");
 	if (strcmp(argv[i], "audit") == 0)
 		return cli_audit(argc - i, argv + i);

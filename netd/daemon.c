@@ -426,6 +426,37 @@ json_t *daemon_status_json(struct daemon *d)
 void daemon_metrics(struct daemon *d, FILE *out)
 {
 	trail_metrics(d->trail, out);
+	if (d->proxy) {
+		const struct proxy_stats *ps = proxy_get_stats(d->proxy);
+		const struct {
+			const char *name, *type;
+			uint64_t v;
+		} m[] = {
+			{ "netd_dns_queries_allowed_total", "counter", d->dns_allowed },
+			{ "netd_dns_queries_denied_total", "counter", d->dns_denied },
+			{ "netd_dns_queries_failed_total", "counter", d->dns_failed },
+			{ "netd_dns_cache_hits_total", "counter", ps->cache_hits },
+			{ "netd_dns_cache_misses_total", "counter", ps->cache_misses },
+			{ "netd_dns_cache_entries", "gauge", ps->cache_entries },
+			{ "netd_dns_pin_batches_total", "counter", ps->pins_sent },
+			{ "netd_dns_pins_skipped_total", "counter", ps->pins_skipped },
+			{ "netd_dns_pins_tracked", "gauge", ps->pins_tracked },
+			{ "netd_dns_pin_latency_p99_us", "gauge", proxy_stats_quantile(ps, 0.99) },
+			{ "netd_dns_rate_limited_total", "counter", ps->limit_qps },
+			{ "netd_dns_outstanding_limited_total", "counter", ps->limit_outstanding },
+			{ "netd_dns_pin_limited_total", "counter", ps->limit_pins },
+			{ "netd_dns_name_limited_total", "counter", ps->limit_name },
+			{ "netd_dns_tunnel_suspect_total", "counter", ps->tunnel_suspect },
+			{ "netd_dns_udp_gso_sends_total", "counter", ps->udp_gso_sends },
+			{ "netd_dns_udp_gso_replies_total", "counter", ps->udp_gso_replies },
+			{ "netd_dns_udp_gso_refused_total", "counter", ps->udp_gso_refused },
+		};
+
+		/* The DNS proxy's counters (the same as GET /v1/status dns/dns_proxy). */
+		for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+			fprintf(out, "# TYPE %s %s\n%s %llu\n", m[i].name, m[i].type, m[i].name,
+				(unsigned long long)m[i].v);
+	}
 }
 
 /* ---- state dir ----------------------------------------------------------- */

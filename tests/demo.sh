@@ -91,9 +91,11 @@ fi
 bad "169.254.169.254 is never reachable through a name"
 
 step "The audit trail (JSON Lines, $NETD_AUDIT)"
-echo "    DNS decisions:"
-grep '"event":"dns"' "$NETD_AUDIT" | grep -v '"qname":"example.com"' | tail -n 6 | sed 's/^/    /'
-grep '"event":"dns"' "$NETD_AUDIT" | grep '"qname":"example.com"' | head -n 1 | sed 's/^/    /'
+echo "    DNS decisions (the last six, and the denied example.com, in the order they happened):"
+{
+	grep -n '"event":"dns"' "$NETD_AUDIT" | grep -v '"qname":"example.com"' | tail -n 6
+	grep -n '"event":"dns"' "$NETD_AUDIT" | grep '"qname":"example.com"' | head -n 1
+} | sort -t: -k1,1n -u | cut -d: -f2- | sed 's/^/    /'
 echo "    Dropped connections (deny records, from nftables via nflog):"
 grep '"event":"deny"' "$NETD_AUDIT" | tail -n 3 | sed 's/^/    /'
 

@@ -64,7 +64,7 @@ ids = {struct.unpack("!H", m[:2])[0] for m in got if len(m) >= 2}
 print("replies %d sizes %d ids %d answers %d" % (len(got), len({len(m) for m in got}),
       len(ids & set(range(1, n + 1))), sum(one_answer(m) for m in got)))
 PY
-burst() { sb_exec g1 python3 "$WORLD_DIR/burst.py" "$1" "$2" 2>&1; }
+burst() { sb_exec g1 "$WORLD_PYTHON" "$WORLD_DIR/burst.py" "$1" "$2" 2>&1; }
 
 # grouped DST - run bursts of 64 until one of them was (partly) sent grouped
 # (at most 5 tries: whether queries queue up for one round is up to the
@@ -99,6 +99,9 @@ has "none lost" "Queries lost:         0 (0.00%)" "$out"
 has "all NOERROR" "NOERROR 300 (100.00%)" "$out"
 ok "and grouped sends carried them ($(($(stat udp_gso_sends) - s0)))" test "$(stat udp_gso_sends)" -gt "$s0"
 eq "the kernel refused none" "0" "$(stat udp_gso_refused)"
+metrics=$(curl -s --unix-socket "$NETD_SOCKET" http://netd/v1/metrics)
+has "GET /v1/metrics has the same grouped sends" "netd_dns_udp_gso_sends_total $(stat udp_gso_sends)" "$metrics"
+has "and the proxy's other counters (cache hits)" "netd_dns_cache_hits_total $(stat cache_hits)" "$metrics"
 
 # ---- never on the redirected path --------------------------------------------------------
 s0=$(stat udp_gso_sends)

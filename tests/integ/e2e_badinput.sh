@@ -116,6 +116,10 @@ for f in unknown-key host-bits dup pattern; do
 	if grep -qE "^$d/$f.yaml:[0-9]+:[0-9]+: " <<<"$out"; then t_pass "policy check $f: FILE:LINE:COL"; else t_fail "policy check $f: FILE:LINE:COL" "$out"; fi
 done
 ok "shipped policies pass policy check" netd policy check policies/*.yaml
+out=$(netd help 2>/dev/null); rc=$?
+eq "netd help: the usage on stdout, exit 0" "0 usage: netd" "$rc $(head -c 11 <<<"$out")"
+netd no-such-command >/dev/null 2>&1; rc=$?
+eq "an unknown command: exit 2" "2" "$rc"
 
 # ---- attaching namespaces: only safe ones -----------------------------------------
 mkfifo "$WORLD_DIR/fifo"
