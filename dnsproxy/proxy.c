@@ -1591,8 +1591,16 @@ int proxy_listen_add(struct proxy *p, const struct addr *local, const char *ifna
 	/* A kernel that does not know UDP_SEGMENT would ignore the control
 	 * message and send a group as one datagram: ask it first (never
 	 * group on it if it does not). */
-	l->no_gso = p->cfg.no_udp_gso ||
-		    setsockopt(fd, SOL_UDP, UDP_SEGMENT, &(int){ 0 }, sizeof(int)) < 0;
+	l->no_gso = p->cfg.no_udp_gso;
+	if (!l->no_gso && setsockopt(fd, SOL_UDP, UDP_SEGMENT, &(int){ 0 }, sizeof(int)) < 0) {
+		static bool said;
+
+		l->no_gso = true;
+		if (!said)
+			log_warn("dns: the kernel refuses UDP_SEGMENT (%s): replies are never grouped",
+				 strerror(errno));
+		said = true;
+	}
 	snprintf(l->ifname, sizeof(l->ifname), "%s", ifname);
 	l->ev = event_new(p->base, fd, EV_READ | EV_PERSIST, on_udp_listener, l);
 	if (!l->ev || event_add(l->ev, NULL) < 0) {

@@ -47,7 +47,8 @@ static const char usage_text[] =
 	"  --version                               print the version\n"
 	"\n"
 	"Clients use the control socket --socket (before COMMAND), else $NETD_SOCKET,\n"
-	"else " DEFAULT_SOCKET "; `netd run` uses --socket, else its config's socket.\n";
+	"else " DEFAULT_SOCKET "; `netd run` uses --socket, else its config's socket.\n"
+	"`netd help` (or -h, --help) prints this on stdout.\n";
 
 static const char *socket_path;
 
@@ -445,5 +446,7 @@ int cli_main(int argc, char **argv)
 		json_decref(reply);
 		return 0;
 	}
+	fprintf(stderr, "netd: unknown command '%s'%s\n", argv[i],
+		strcmp(argv[i], "status") == 0 ? " (status takes no arguments)" : "");
 	return usage();
 }

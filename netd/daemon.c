@@ -2195,6 +2195,8 @@ int daemon_main(const char *config_path, const char *socket_override)
 				strerror(-r));
 			goto out;
 		}
+		if (!d->cfg.dns_udp_gso)
+			log_info("DNS proxy: replies are never grouped (dns.udp_gso: false)");
 		/* Restored sandboxes: their gateways' own :53 (the reconcile
 		 * emptied dns_local; until now their DNS took the redirect). */
 		{

@@ -139,6 +139,7 @@ G_OUT=$(burst "$GW4" 64)
 G_OUT2=$(burst "$GW4" 64)
 eq "bursts are answered whole" "replies 64 sizes 1 ids 64 answers 64|replies 64 sizes 1 ids 64 answers 64" "$G_OUT|$G_OUT2"
 eq "and nothing is grouped" "0 0" "$(stat udp_gso_sends) $(stat udp_gso_replies)"
+has "netd's log says so at start" "replies are never grouped (dns.udp_gso: false)" "$(cat "$NETD_LOG")"
 
 netd_down || fail "netd_down: ASan/UBSan report or unclean exit"
 world_down

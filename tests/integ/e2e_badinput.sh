@@ -118,8 +118,9 @@ done
 ok "shipped policies pass policy check" netd policy check policies/*.yaml
 out=$(netd help 2>/dev/null); rc=$?
 eq "netd help: the usage on stdout, exit 0" "0 usage: netd" "$rc $(head -c 11 <<<"$out")"
-netd no-such-command >/dev/null 2>&1; rc=$?
+out=$(netd no-such-command 2>&1 >/dev/null); rc=$?
 eq "an unknown command: exit 2" "2" "$rc"
+has "and says which" "netd: unknown command 'no-such-command'" "$out"
 
 # ---- attaching namespaces: only safe ones -----------------------------------------
 mkfifo "$WORLD_DIR/fifo"
