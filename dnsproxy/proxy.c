@@ -84,7 +84,6 @@ struct tcp_conn {
 	uint64_t partial_since_ms;	/* monotonic ms a partial frame began; 0 = none */
 };
 
-/* Where a reply goes. */
 /*
  * A UDP socket bound to one address's port 53 (proxy_listen_add()): a
  * sandbox's gateway, where its queries arrive untracked (fw.h
@@ -103,6 +102,7 @@ struct listener {
 	uint64_t gso_off_ms;	/* no grouping before this (a refused group) */
 };
 
+/* Where a reply goes. */
 struct origin {
 	bool tcp;
 	struct addr client;
@@ -159,8 +159,7 @@ struct proxy {
 	int next_listener_id;
 	struct {
 		bool on;	/* inside a round: queue instead of sending */
-		int fd;		/* the round's socket: replies go out where queries came in */
-		struct listener *l;	/* ... a gateway socket's listener; NULL: udp_fd */
+		struct listener *l;	/* the round's socket: a gateway listener's; NULL: udp_fd */
 		unsigned int n;
 		struct mmsghdr msgs[PROXY_UDP_VLEN];
 		struct iovec iovs[PROXY_UDP_VLEN];
@@ -170,12 +169,13 @@ struct proxy {
 			struct cmsghdr align;
 		} cbufs[PROXY_UDP_VLEN];
 		uint8_t bufs[PROXY_UDP_VLEN][PROXY_UDP_TX];
-		/* udp_flush(): the queued replies coalesced into UDP GSO sends. */
+		/* tx_group(): the queued replies of a gateway socket grouped
+		 * into UDP GSO sends (gcount[g]: replies in send g). */
 		struct mmsghdr gmsgs[PROXY_UDP_VLEN];
 		struct iovec giovs[PROXY_UDP_VLEN];
 		unsigned int gcount[PROXY_UDP_VLEN];
 		union {
-			char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + CMSG_SPACE(sizeof(uint16_t))];
+			char buf[CMSG_SPACE(sizeof(uint16_t))];
 			struct cmsghdr align;
 		} gcbufs[PROXY_UDP_VLEN];
 	} tx;
@@ -297,40 +297,10 @@ static void conn_unref(struct tcp_conn *c);
 static void conn_close(struct tcp_conn *c);
 static void conn_update_read(struct tcp_conn *c);
 
-/* Same destination, same source (pktinfo or none)? */
-static bool tx_same_flow(const struct proxy *p, unsigned int i, unsigned int j)
+/* The socket a round's replies leave from: where its queries came in. */
+static int tx_fd(const struct proxy *p)
 {
-	const struct msghdr *a = &p->tx.msgs[i].msg_hdr, *b = &p->tx.msgs[j].msg_hdr;
-
-	return memcmp(&p->tx.peers[i], &p->tx.peers[j], sizeof(p->tx.peers[i])) == 0 &&
-	       a->msg_controllen == b->msg_controllen &&
-	       (a->msg_controllen == 0 ||
-		memcmp(a->msg_control, b->msg_control, a->msg_controllen) == 0);
-}
-
-/* Send group @g's replies one by one (the kernel refused it as one). */
-static void tx_send_each(struct proxy *p, unsigned int g)
-{
-	struct msghdr mh = p->tx.gmsgs[g].msg_hdr;
-	const struct iovec *iov = mh.msg_iov;
-
-	mh.msg_iovlen = 1;
-	/* Drop the UDP_SEGMENT cmsg: keep only a leading pktinfo, if any. */
-	if (mh.msg_control) {
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-
-		if (cm && cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_PKTINFO) {
-			mh.msg_controllen = CMSG_SPACE(sizeof(struct in6_pktinfo));
-		} else {
-			mh.msg_control = NULL;
-			mh.msg_controllen = 0;
-		}
-	}
-	for (unsigned int k = 0; k < p->tx.gcount[g]; k++) {
-		mh.msg_iov = (struct iovec *)&iov[k];
-		if (sendmsg(p->tx.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-			p->n_dropped++;
-	}
+	return p->tx.l ? p->tx.l->fd : p->udp_fd;
 }
 
 /*
@@ -338,8 +308,8 @@ static void tx_send_each(struct proxy *p, unsigned int g)
  * datagram of a group must fit the interface's MTU whole (the kernel does
  * not fragment a GSO segment), so the MTU is read for every flush that
  * could group (one ioctl per round, not per reply).  An MTU lowered between
- * that read and the send makes the kernel refuse the group: udp_flush()
- * then sends its replies one by one and groups nothing on the socket for a
+ * that read and the send makes the kernel refuse the group: tx_send() then
+ * sends its replies one by one and groups nothing on the socket for a
  * second.  0: group nothing now.
  */
 static size_t listener_gso_max(struct listener *l)
@@ -355,6 +325,76 @@ static size_t listener_gso_max(struct listener *l)
 		return 0;
 	max = (size_t)ifr.ifr_mtu - PROXY_UDP_GSO_HDR;
 	return max < PROXY_UDP_GSO_MAX ? max : PROXY_UDP_GSO_MAX;
+}
+
+/*
+ * Group the queued replies (a gateway socket's: no pktinfo, the socket is
+ * bound to the address) into p->tx.gmsgs: replies to the same peer with the
+ * same length, at most @gso_max bytes each, go into one send with a
+ * UDP_SEGMENT control message.  Order within a peer is kept.
+ * Return: the number of sends.
+ */
+static unsigned int tx_group(struct proxy *p, size_t gso_max)
+{
+	bool done[PROXY_UDP_VLEN] = { false };
+	unsigned int ng = 0, k = 0;
+
+	for (unsigned int i = 0; i < p->tx.n; i++) {
+		size_t len = p->tx.iovs[i].iov_len;
+		struct msghdr *gm = &p->tx.gmsgs[ng].msg_hdr;
+		unsigned int cnt = 1, first = k;
+
+		if (done[i])
+			continue;
+		p->tx.giovs[k++] = p->tx.iovs[i];
+		for (unsigned int j = i + 1; len <= gso_max && j < p->tx.n; j++) {
+			if (cnt == PROXY_UDP_GSO_SEGS || (cnt + 1) * len > PROXY_UDP_GSO_BYTES)
+				break;	/* the rest start a group of their own */
+			if (done[j] || p->tx.iovs[j].iov_len != len ||
+			    memcmp(&p->tx.peers[i], &p->tx.peers[j], sizeof(p->tx.peers[i])) != 0)
+				continue;
+			done[j] = true;
+			p->tx.giovs[k++] = p->tx.iovs[j];
+			cnt++;
+		}
+		*gm = (struct msghdr){
+			.msg_name = &p->tx.peers[i],
+			.msg_namelen = sizeof(p->tx.peers[i]),
+			.msg_iov = &p->tx.giovs[first],
+			.msg_iovlen = cnt,
+		};
+		if (cnt > 1) {
+			uint16_t seg = (uint16_t)len;
+			struct cmsghdr *cm;
+
+			gm->msg_control = p->tx.gcbufs[ng].buf;
+			gm->msg_controllen = sizeof(p->tx.gcbufs[ng].buf);
+			cm = CMSG_FIRSTHDR(gm);
+			cm->cmsg_level = SOL_UDP;
+			cm->cmsg_type = UDP_SEGMENT;
+			cm->cmsg_len = CMSG_LEN(sizeof(seg));
+			memcpy(CMSG_DATA(cm), &seg, sizeof(seg));
+		}
+		p->tx.gmsgs[ng].msg_len = 0;
+		p->tx.gcount[ng++] = cnt;
+	}
+	return ng;
+}
+
+/* Send group @g's replies one by one (the kernel refused it as one). */
+static void tx_send_each(struct proxy *p, unsigned int g)
+{
+	struct msghdr mh = p->tx.gmsgs[g].msg_hdr;
+	const struct iovec *iov = mh.msg_iov;
+
+	mh.msg_iovlen = 1;
+	mh.msg_control = NULL;	/* without its UDP_SEGMENT */
+	mh.msg_controllen = 0;
+	for (unsigned int k = 0; k < p->tx.gcount[g]; k++) {
+		mh.msg_iov = (struct iovec *)&iov[k];
+		if (sendmsg(tx_fd(p), &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			p->n_dropped++;
+	}
 }
 
 /*
@@ -374,78 +414,30 @@ static size_t listener_gso_max(struct listener *l)
  */
 static void udp_flush(struct proxy *p)
 {
-	bool done[PROXY_UDP_VLEN] = { false };
 	struct listener *l = p->tx.l;
 	size_t gso_max = l && p->tx.n > 1 ? listener_gso_max(l) : 0;
-	unsigned int ng = 0, k = 0, off = 0;
+	struct mmsghdr *msgs = p->tx.msgs;
+	unsigned int n = p->tx.n, off = 0;
 	bool refused = false;
 
-	for (unsigned int i = 0; i < p->tx.n; i++) {
-		const struct msghdr *src = &p->tx.msgs[i].msg_hdr;
-		size_t len = p->tx.iovs[i].iov_len;
-		struct msghdr *gm = &p->tx.gmsgs[ng].msg_hdr;
-		unsigned int cnt = 1, first = k;
-		size_t ctl = 0;
-
-		if (done[i])
-			continue;
-		p->tx.giovs[k++] = p->tx.iovs[i];
-		if (len <= gso_max) {
-			for (unsigned int j = i + 1; j < p->tx.n; j++) {
-				if (cnt == PROXY_UDP_GSO_SEGS || (cnt + 1) * len > PROXY_UDP_GSO_BYTES)
-					break;	/* the rest start a group of their own */
-				if (done[j] || p->tx.iovs[j].iov_len != len || !tx_same_flow(p, i, j))
-					continue;
-				done[j] = true;
-				p->tx.giovs[k++] = p->tx.iovs[j];
-				cnt++;
-			}
-		}
-		*gm = (struct msghdr){
-			.msg_name = src->msg_name,
-			.msg_namelen = src->msg_namelen,
-			.msg_iov = &p->tx.giovs[first],
-			.msg_iovlen = cnt,
-		};
-		if (src->msg_controllen || cnt > 1) {
-			struct cmsghdr *cm;
-
-			memset(p->tx.gcbufs[ng].buf, 0, sizeof(p->tx.gcbufs[ng].buf));
-			gm->msg_control = p->tx.gcbufs[ng].buf;
-			gm->msg_controllen = sizeof(p->tx.gcbufs[ng].buf);
-			cm = CMSG_FIRSTHDR(gm);
-			if (src->msg_controllen) {
-				memcpy(cm, src->msg_control, CMSG_SPACE(sizeof(struct in6_pktinfo)));
-				ctl += CMSG_SPACE(sizeof(struct in6_pktinfo));
-				cm = CMSG_NXTHDR(gm, cm);
-			}
-			if (cnt > 1) {
-				uint16_t seg = (uint16_t)len;
-
-				cm->cmsg_level = SOL_UDP;
-				cm->cmsg_type = UDP_SEGMENT;
-				cm->cmsg_len = CMSG_LEN(sizeof(seg));
-				memcpy(CMSG_DATA(cm), &seg, sizeof(seg));
-				ctl += CMSG_SPACE(sizeof(seg));
-			}
-			gm->msg_controllen = ctl;
-		}
-		p->tx.gmsgs[ng].msg_len = 0;
-		p->tx.gcount[ng++] = cnt;
+	if (gso_max) {
+		n = tx_group(p, gso_max);
+		msgs = p->tx.gmsgs;
 	}
-	while (off < ng) {
+	while (off < n) {
+		unsigned int cnt = gso_max ? p->tx.gcount[off] : 1;
 		int r;
 
-		if (refused && p->tx.gcount[off] > 1) {
-			/* Built before the refusal: no second try this round. */
+		if (refused && cnt > 1) {
+			/* Grouped before the refusal: no second try this round. */
 			tx_send_each(p, off++);
 			continue;
 		}
-		r = sendmmsg(p->tx.fd, p->tx.gmsgs + off, ng - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+		r = sendmmsg(tx_fd(p), msgs + off, n - off, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			if (l && p->tx.gcount[off] > 1 &&
+			if (cnt > 1 &&
 			    (errno == EIO || errno == EINVAL || errno == EMSGSIZE || errno == ENOPROTOOPT)) {
 				/* The kernel refused the group (an MTU lowered
 				 * since it was read, no checksum offload on an
@@ -457,18 +449,18 @@ static void udp_flush(struct proxy *p)
 				tx_send_each(p, off);
 			} else {
 				/* This reply (group) could not go; the rest may. */
-				p->n_dropped += p->tx.gcount[off];
+				p->n_dropped += cnt;
 			}
 			off++;
-		} else {
-			for (int g = 0; g < r; g++) {
-				if (p->tx.gcount[off + g] > 1) {
-					p->stats.udp_gso_sends++;
-					p->stats.udp_gso_replies += p->tx.gcount[off + g];
-				}
-			}
-			off += (unsigned int)r;
+			continue;
 		}
+		for (int g = 0; gso_max && g < r; g++) {
+			if (p->tx.gcount[off + g] > 1) {
+				p->stats.udp_gso_sends++;
+				p->stats.udp_gso_replies += p->tx.gcount[off + g];
+			}
+		}
+		off += (unsigned int)r;
 	}
 	p->tx.n = 0;
 }
@@ -509,7 +501,7 @@ static int udp_reply(struct proxy *p, const struct origin *o, const uint8_t *msg
 		p->n_dropped++;
 		return -ENOTCONN;
 	}
-	if (p->tx.on && fd == p->tx.fd && len <= PROXY_UDP_TX) {
+	if (p->tx.on && o->l == p->tx.l && len <= PROXY_UDP_TX) {
 		/* Inside a receive round: queue a copy; udp_flush() sends it. */
 		unsigned int i = p->tx.n++;
 
@@ -1242,7 +1234,6 @@ static void udp_rounds(struct proxy *p, int fd, struct listener *l)
 		if (got <= 0)
 			return;	/* EAGAIN, or an ICMP error queued on the socket */
 		p->tx.on = true;
-		p->tx.fd = fd;
 		p->tx.l = l;
 		round_ms = clock_ms();
 		for (int i = 0; i < got; i++) {
