@@ -381,6 +381,48 @@ json_t *daemon_policy_json(struct daemon *d, const char *name)
 	return p ? policy_json(p) : NULL;
 }
 
+/* One DNS proxy counter: its GET /v1/status "dns_proxy" key (NULL: metrics
+ * only) and its Prometheus name. */
+struct dns_counter {
+	const char *status, *metric;
+	bool gauge;
+	uint64_t v;
+};
+
+#define DNS_COUNTERS 20
+
+/* The proxy's counters for status and metrics alike; d->proxy is set. */
+static size_t dns_counters(struct daemon *d, struct dns_counter c[DNS_COUNTERS])
+{
+	const struct proxy_stats *ps = proxy_get_stats(d->proxy);
+	const struct dns_counter all[DNS_COUNTERS] = {
+		{ NULL, "netd_dns_queries_allowed_total", false, d->dns_allowed },
+		{ NULL, "netd_dns_queries_denied_total", false, d->dns_denied },
+		{ NULL, "netd_dns_queries_failed_total", false, d->dns_failed },
+		{ "cache_hits", "netd_dns_cache_hits_total", false, ps->cache_hits },
+		{ "cache_misses", "netd_dns_cache_misses_total", false, ps->cache_misses },
+		{ "cache_entries", "netd_dns_cache_entries", true, ps->cache_entries },
+		{ "pins_sent", "netd_dns_pin_batches_total", false, ps->pins_sent },
+		{ "pins_skipped", "netd_dns_pins_skipped_total", false, ps->pins_skipped },
+		{ "pins_tracked", "netd_dns_pins_tracked", true, ps->pins_tracked },
+		{ "pin_p50_us", "netd_dns_pin_latency_p50_us", true, proxy_stats_quantile(ps, 0.50) },
+		{ "pin_p99_us", "netd_dns_pin_latency_p99_us", true, proxy_stats_quantile(ps, 0.99) },
+		{ "pin_max_us", "netd_dns_pin_latency_max_us", true, ps->pin_max_us },
+		{ "rate_limited", "netd_dns_rate_limited_total", false, ps->limit_qps },
+		{ "outstanding_limited", "netd_dns_outstanding_limited_total", false,
+		  ps->limit_outstanding },
+		{ "pin_limited", "netd_dns_pin_limited_total", false, ps->limit_pins },
+		{ "name_limited", "netd_dns_name_limited_total", false, ps->limit_name },
+		{ "tunnel_suspect", "netd_dns_tunnel_suspect_total", false, ps->tunnel_suspect },
+		{ "udp_gso_sends", "netd_dns_udp_gso_sends_total", false, ps->udp_gso_sends },
+		{ "udp_gso_replies", "netd_dns_udp_gso_replies_total", false, ps->udp_gso_replies },
+		{ "udp_gso_refused", "netd_dns_udp_gso_refused_total", false, ps->udp_gso_refused },
+	};
+
+	memcpy(c, all, sizeof(all));
+	return DNS_COUNTERS;
+}
+
 json_t *daemon_status_json(struct daemon *d)
 {
 	json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:{s:I, s:I, s:I}, s:{s:I, s:I}}", "status", "ok",
@@ -398,65 +440,27 @@ json_t *daemon_status_json(struct daemon *d)
 	if (o && d->trail)
 		json_object_set_new(o, "accounting", trail_stats_json(d->trail));
 	if (o && d->proxy) {
-		const struct proxy_stats *ps = proxy_get_stats(d->proxy);
+		struct dns_counter c[DNS_COUNTERS];
+		size_t n = dns_counters(d, c);
+		json_t *dp = json_object();
 
-		json_object_set_new(o, "dns_proxy", json_pack(
-			"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-			"cache_hits", (json_int_t)ps->cache_hits,
-			"cache_misses", (json_int_t)ps->cache_misses,
-			"cache_entries", (json_int_t)ps->cache_entries,
-			"pins_sent", (json_int_t)ps->pins_sent,
-			"pins_skipped", (json_int_t)ps->pins_skipped,
-			"pins_tracked", (json_int_t)ps->pins_tracked,
-			"pin_p50_us", (json_int_t)proxy_stats_quantile(ps, 0.50),
-			"pin_p99_us", (json_int_t)proxy_stats_quantile(ps, 0.99),
-			"pin_max_us", (json_int_t)ps->pin_max_us,
-			"rate_limited", (json_int_t)ps->limit_qps,
-			"outstanding_limited", (json_int_t)ps->limit_outstanding,
-			"pin_limited", (json_int_t)ps->limit_pins,
-			"name_limited", (json_int_t)ps->limit_name,
-			"tunnel_suspect", (json_int_t)ps->tunnel_suspect,
-			"udp_gso_sends", (json_int_t)ps->udp_gso_sends,
-			"udp_gso_replies", (json_int_t)ps->udp_gso_replies,
-			"udp_gso_refused", (json_int_t)ps->udp_gso_refused));
+		for (size_t i = 0; dp && i < n; i++)
+			if (c[i].status)
+				json_object_set_new(dp, c[i].status, json_integer((json_int_t)c[i].v));
+		json_object_set_new(o, "dns_proxy", dp);
 	}
 	return o;
 }
 
 void daemon_metrics(struct daemon *d, FILE *out)
 {
-	trail_metrics(d->trail, out);
-	if (d->proxy) {
-		const struct proxy_stats *ps = proxy_get_stats(d->proxy);
-		const struct {
-			const char *name, *type;
-			uint64_t v;
-		} m[] = {
-			{ "netd_dns_queries_allowed_total", "counter", d->dns_allowed },
-			{ "netd_dns_queries_denied_total", "counter", d->dns_denied },
-			{ "netd_dns_queries_failed_total", "counter", d->dns_failed },
-			{ "netd_dns_cache_hits_total", "counter", ps->cache_hits },
-			{ "netd_dns_cache_misses_total", "counter", ps->cache_misses },
-			{ "netd_dns_cache_entries", "gauge", ps->cache_entries },
-			{ "netd_dns_pin_batches_total", "counter", ps->pins_sent },
-			{ "netd_dns_pins_skipped_total", "counter", ps->pins_skipped },
-			{ "netd_dns_pins_tracked", "gauge", ps->pins_tracked },
-			{ "netd_dns_pin_latency_p99_us", "gauge", proxy_stats_quantile(ps, 0.99) },
-			{ "netd_dns_rate_limited_total", "counter", ps->limit_qps },
-			{ "netd_dns_outstanding_limited_total", "counter", ps->limit_outstanding },
-			{ "netd_dns_pin_limited_total", "counter", ps->limit_pins },
-			{ "netd_dns_name_limited_total", "counter", ps->limit_name },
-			{ "netd_dns_tunnel_suspect_total", "counter", ps->tunnel_suspect },
-			{ "netd_dns_udp_gso_sends_total", "counter", ps->udp_gso_sends },
-			{ "netd_dns_udp_gso_replies_total", "counter", ps->udp_gso_replies },
-			{ "netd_dns_udp_gso_refused_total", "counter", ps->udp_gso_refused },
-		};
+	struct dns_counter c[DNS_COUNTERS];
+	size_t n = d->proxy ? dns_counters(d, c) : 0;
 
-		/* The DNS proxy's counters (the same as GET /v1/status dns/dns_proxy). */
-		for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-			fprintf(out, "# TYPE %s %s\n%s %llu\n", m[i].name, m[i].type, m[i].name,
-				(unsigned long long)m[i].v);
-	}
+	trail_metrics(d->trail, out);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "# TYPE %s %s\n%s %llu\n", c[i].metric, c[i].gauge ? "gauge" : "counter",
+			c[i].metric, (unsigned long long)c[i].v);
 }
 
 /* ---- state dir ----------------------------------------------------------- */
@@ -703,7 +707,6 @@ static void sandbox_dns_direct(struct daemon *d, struct sandbox *sb)
 		sandbox_dns_direct_close(d, sb);
 	}
 }
-
 
 static void audit_sandbox(struct daemon *d, const struct sandbox *sb, const char *action)
 {
