@@ -861,6 +861,23 @@ static void m_ifaddr_in(struct rb *rb, uint32_t meta_key, int family, bool daddr
 	x_lookup(rb, set, REG32(0), -1, false);
 }
 
+/*
+ * A sandbox's UDP query to, or (@reply) its answer from, port 53 of an
+ * address in dns_local4/6 (family @f: 0 IPv4, 1 IPv6) on its interface:
+ * udp dport 53 iifname . ip daddr @dns_local4, or for a reply udp sport 53
+ * oifname . ip saddr.
+ */
+static void m_dns_local(struct rb *rb, int f, bool reply)
+{
+	m_l4proto(rb, IPPROTO_UDP);
+	if (reply)
+		m_sport(rb, 53);
+	else
+		m_dport(rb, 53);
+	m_ifaddr_in(rb, reply ? NFT_META_OIFNAME : NFT_META_IIFNAME, f == 0 ? AF_INET : AF_INET6,
+		    !reply, f == 0 ? "dns_local4" : "dns_local6");
+}
+
 /* ip saddr / ip6 saddr (@daddr: daddr) [vmap] @set; nfproto checked first. */
 static void m_addr_in(struct rb *rb, int family, bool daddr, const char *set, bool vmap)
 {
@@ -1260,17 +1277,11 @@ static void build_open(struct bt *bt, const void *arg)
 	 */
 	for (int f = 0; f < (v6 ? 2 : 1); f++) {
 		rb_init(&rb, fw, "prerouting_raw");
-		m_l4proto(&rb, IPPROTO_UDP);
-		m_dport(&rb, 53);
-		m_ifaddr_in(&rb, NFT_META_IIFNAME, f == 0 ? AF_INET : AF_INET6, true,
-			    f == 0 ? "dns_local4" : "dns_local6");
+		m_dns_local(&rb, f, false);
 		x_notrack(&rb);
 		bt_rule(bt, &rb);
 		rb_init(&rb, fw, "output_raw");
-		m_l4proto(&rb, IPPROTO_UDP);
-		m_sport(&rb, 53);
-		m_ifaddr_in(&rb, NFT_META_OIFNAME, f == 0 ? AF_INET : AF_INET6, false,
-			    f == 0 ? "dns_local4" : "dns_local6");
+		m_dns_local(&rb, f, true);
 		x_notrack(&rb);
 		bt_rule(bt, &rb);
 	}
@@ -1335,10 +1346,7 @@ static void build_open(struct bt *bt, const void *arg)
 		bt_rule(bt, &rb);
 		/* The untracked query to the gateway's own :53 (prerouting_raw). */
 		rb_init(&rb, fw, "input");
-		m_l4proto(&rb, IPPROTO_UDP);
-		m_dport(&rb, 53);
-		m_ifaddr_in(&rb, NFT_META_IIFNAME, f == 0 ? AF_INET : AF_INET6, true,
-			    f == 0 ? "dns_local4" : "dns_local6");
+		m_dns_local(&rb, f, false);
 		x_verdict(&rb, NF_ACCEPT);
 		bt_rule(bt, &rb);
 	}
@@ -1752,6 +1760,18 @@ static void pins_add(struct bt *bt, const char *name, int family, const struct f
 	eq_flush(&q);
 }
 
+/* Remove @ifname . @a from set @base + "4" or "6" by @a's family (family 0: nothing). */
+static void ifaddr_remove(struct bt *bt, const char *base, const char *ifname, const struct addr *a)
+{
+	uint8_t key[IFNAMSIZ + 16];
+	char set[32];
+
+	if (a->family != AF_INET && a->family != AF_INET6)
+		return;
+	snprintf(set, sizeof(set), "%s%c", base, a->family == AF_INET ? '4' : '6');
+	elem_remove(bt, set, key, key_ifaddr(key, ifname, a), NULL);
+}
+
 /* The removal half: everything a sandbox may own, created-then-deleted. */
 static void sb_remove(struct bt *bt, const char *name, const char *ifname,
 		      const struct addr *a4, const struct addr *a6, const struct addr *d4,
@@ -1777,15 +1797,8 @@ static void sb_remove(struct bt *bt, const char *name, const char *ifname,
 		bt->family = NFPROTO_BRIDGE;
 		len = key_ifname(key, ifname);
 		elem_remove(bt, "chained_ports", key, len, NULL);
-		for (int f = 0; f < 2; f++) {
-			const struct addr *a = f == 0 ? a4 : a6;
-
-			if (a->family != (f == 0 ? AF_INET : AF_INET6))
-				continue;
-			len = key_ifaddr(key, ifname, a);
-			elem_remove(bt, f == 0 ? "chained_port_src4" : "chained_port_src6", key,
-				    len, NULL);
-		}
+		ifaddr_remove(bt, "chained_port_src", ifname, a4);
+		ifaddr_remove(bt, "chained_port_src", ifname, a6);
 		bt->family = 0;
 		return;
 	}
@@ -1793,22 +1806,10 @@ static void sb_remove(struct bt *bt, const char *name, const char *ifname,
 	/* The map element references the chain: it goes first. */
 	elem_remove(bt, "sandbox_fwd", key, len, chain);
 	elem_remove(bt, "sandbox_ifs", key, len, NULL);
-	if (a4->family == AF_INET) {
-		len = key_ifaddr(key, ifname, a4);
-		elem_remove(bt, "sandbox_src4", key, len, NULL);
-	}
-	if (a6->family == AF_INET6) {
-		len = key_ifaddr(key, ifname, a6);
-		elem_remove(bt, "sandbox_src6", key, len, NULL);
-	}
-	if (d4->family == AF_INET) {
-		len = key_ifaddr(key, ifname, d4);
-		elem_remove(bt, "dns_local4", key, len, NULL);
-	}
-	if (d6->family == AF_INET6) {
-		len = key_ifaddr(key, ifname, d6);
-		elem_remove(bt, "dns_local6", key, len, NULL);
-	}
+	ifaddr_remove(bt, "sandbox_src", ifname, a4);
+	ifaddr_remove(bt, "sandbox_src", ifname, a6);
+	ifaddr_remove(bt, "dns_local", ifname, d4);
+	ifaddr_remove(bt, "dns_local", ifname, d6);
 }
 
 /*
@@ -2164,8 +2165,7 @@ static void build_dns(struct bt *bt, const void *argp)
 	struct elemq q;
 
 	for (int f = 0; f < 2; f++)
-		if (a->old[f].family == (f == 0 ? AF_INET : AF_INET6))
-			elem_remove(bt, sets[f], key, key_ifaddr(key, a->ifname, &a->old[f]), NULL);
+		ifaddr_remove(bt, "dns_local", a->ifname, &a->old[f]);
 	for (int f = 0; f < (a->v6 ? 2 : 1); f++) {
 		if (a->cur[f].family != (f == 0 ? AF_INET : AF_INET6))
 			continue;
