@@ -5,7 +5,9 @@
 # the answers get a conntrack entry (no redirect, no NAT); DNS to any other
 # address, and over TCP, still takes the redirect.  The socket answers
 # nothing that did not come in on the sandbox's own interface; it and its
-# dns_local elements go with the sandbox, and come back after a crash.
+# dns_local elements go with the sandbox, and come back after a crash.  A
+# port 53 held by another program, or too few descriptors, keeps a sandbox
+# on the redirect.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/world.sh
@@ -110,6 +112,50 @@ before=$(ct_dns "$GW2")
 eq "d2 resolves through its gateway" "198.51.100.10" "$(sb_dig d2 +short "@$GW2" pypi.org A)"
 eq "untracked" "$before" "$(ct_dns "$GW2")"
 
+# ---- what keeps a sandbox on the redirect ------------------------------------------------
+# Another program holding port 53 on the host's wildcard address without
+# SO_REUSEADDR: after a restart d2's gateway socket cannot bind, and its DNS
+# to the gateway takes the redirect like all other DNS (still answered).
 netd_down || fail "netd_down: ASan/UBSan report or unclean exit"
+mv "$NETD_LOG" "$WORLD_DIR/netd-2.log"
+world_spawn host "$WORLD_DIR/holder.log" "$WORLD_PYTHON" -c '
+import socket, time
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+s.bind(("::", 53))
+time.sleep(120)'
+HOLDER=$WORLD_LAST_PID
+for _ in $(seq 50); do udp53 | grep -q ':53 ' && break; sleep 0.1; done
+has "a program holds the wildcard :53 (no SO_REUSEADDR)" ":53 " "$(udp53)"
+netd_up || { t_summary; exit 1; }
+hasnt "after the restart d2 has no dns_local4 element" "\"$IF2\"" "$(set4)"
+has "and netd says why" "sandbox $SB2: DNS to its gateway stays on the redirect (port 53 on $IF2: Address already in use)" \
+	"$(cat "$NETD_LOG")"
+before=$(ct_dns "$GW2")
+eq "d2 still resolves through its gateway (redirected)" "198.51.100.10" "$(sb_dig d2 +short "@$GW2" pypi.org A)"
+ok "with a conntrack entry this time" test "$(ct_dns "$GW2")" -gt "$before"
+kill "$HOLDER"
+wait "$HOLDER" 2>/dev/null
+
+# Descriptors: a netd whose hard RLIMIT_NOFILE it may not raise (no
+# CAP_SYS_RESOURCE) leaves 4096 descriptors to everything else; at 4097
+# there is no room for a sandbox's two gateway sockets.
+netd_down || fail "netd_down: ASan/UBSan report or unclean exit"
+mv "$NETD_LOG" "$WORLD_DIR/netd-3.log"
+NETD_REAL=$NETD_BIN
+printf '#!/bin/sh\nexec prlimit --nofile=4097:4097 setpriv --bounding-set=-sys_resource -- "%s" "$@"\n' \
+	"$NETD_REAL" >"$WORLD_DIR/netd-nofile.sh"
+chmod +x "$WORLD_DIR/netd-nofile.sh"
+NETD_BIN=$WORLD_DIR/netd-nofile.sh
+netd_up || { t_summary; exit 1; }
+eq "netd runs with 4097 descriptors" "4097" \
+	"$(awk '/^Max open files/ {print $4}' "/proc/$NETD_PID/limits")"
+hasnt "d2 has no dns_local4 element" "\"$IF2\"" "$(set4)"
+has "and netd says why" "sandbox $SB2: DNS to its gateway stays on the redirect (4097 descriptors allowed" \
+	"$(cat "$NETD_LOG")"
+eq "d2 still resolves through its gateway (redirected)" "198.51.100.10" "$(sb_dig d2 +short "@$GW2" pypi.org A)"
+
+netd_down || fail "netd_down: ASan/UBSan report or unclean exit"
+NETD_BIN=$NETD_REAL
 world_down
 t_summary
