@@ -82,19 +82,28 @@ uplink_ns() {
 	ip -n "$ns" route add default via "203.0.113.$((a - 1))"
 }
 
+# client_ns NS IF HOST_NS HOST_IF ADDR/PLEN HOST_ADDR/PLEN... - a new netns NS
+# (a peer's client) linked by a veth to HOST_NS (IF in NS has ADDR, HOST_IF
+# in HOST_NS each HOST_ADDR), both ends up.
+client_ns() {
+	local ns=$1 ifn=$2 hns=$3 hif=$4 addr=$5 a
+	shift 5
+	ip netns add "$ns"
+	ip -n "$ns" link set lo up
+	ip link add "$ifn" netns "$ns" type veth peer name "$hif" netns "$hns"
+	ip -n "$ns" addr add "$addr" dev "$ifn"
+	ip -n "$ns" link set "$ifn" up
+	for a in "$@"; do ip -n "$hns" addr add "$a" dev "$hif"; done
+	ip -n "$hns" link set "$hif" up
+}
+
 # ---- the peers' netns: veth to the "internet" -----------------------------------------------
 uplink_ns "$PEER" bp0 bi0 202
 # Every peer is asked the way a sandbox asks netd: by a client in another
 # netns, across a veth (10.99.0.100 -> 10.99.0.1/.2/.3).  (netd's sandbox asks
 # its gateway, where the proxy listens itself: no DNAT, no conntrack entry;
 # but netd's ruleset is on the path, while these peers have no firewall.)
-ip netns add "$PCLI"
-ip -n "$PCLI" link set lo up
-ip link add bc0 netns "$PCLI" type veth peer name bs0 netns "$PEER"
-ip -n "$PCLI" addr add 10.99.0.100/24 dev bc0
-ip -n "$PCLI" link set bc0 up
-for a in 1 2 3; do ip -n "$PEER" addr add "10.99.0.$a/24" dev bs0; done
-ip -n "$PEER" link set bs0 up
+client_ns "$PCLI" bc0 "$PEER" bs0 10.99.0.100/24 10.99.0.1/24 10.99.0.2/24 10.99.0.3/24
 ip netns exec "$PEER" nft -f - <<'NFT'
 table inet bench {
 	set pins4 { type ipv4_addr; flags timeout; }
@@ -145,14 +154,8 @@ FWH=$WORLD_PREFIX-dfw
 FWC=$WORLD_PREFIX-dfc
 trap 'ip netns del "$PEER" 2>/dev/null; ip netns del "$PCLI" 2>/dev/null; ip netns del "$FWH" 2>/dev/null; ip netns del "$FWC" 2>/dev/null; world_down' EXIT
 uplink_ns "$FWH" fp0 fi0 206
-ip netns add "$FWC"
-ip -n "$FWC" link set lo up
-ip link add fc0 netns "$FWC" type veth peer name fs0 netns "$FWH"
-ip -n "$FWC" addr add 10.98.0.2/30 dev fc0
-ip -n "$FWC" link set fc0 up
+client_ns "$FWC" fc0 "$FWH" fs0 10.98.0.2/30 10.98.0.1/30
 ip -n "$FWC" route add default via 10.98.0.1
-ip -n "$FWH" addr add 10.98.0.1/30 dev fs0
-ip -n "$FWH" link set fs0 up
 ip netns exec "$FWH" nft -f - <<'NFT'
 table inet dmfw {
 	set pins4 { type ipv4_addr; flags timeout; }
