@@ -222,7 +222,8 @@ static void summary_print(struct summary *s, bool as_json)
 {
 	char c1[80], c2[300];
 
-	qsort(s->rows, s->n, sizeof(*s->rows), row_cmp);
+	if (s->n > 1)	/* no rows: rows may be NULL, which qsort() must not get */
+		qsort(s->rows, s->n, sizeof(*s->rows), row_cmp);
 	if (!as_json)
 		printf("%-24s %-40s %8s %14s %14s %8s\n", "SANDBOX", "DOMAIN", "CONNS", "BYTES_OUT",
 		       "BYTES_IN", "DENIED");

@@ -4,7 +4,8 @@
 # says so.  Installing knot/unbound/dnsmasq must not leave a daemon running
 # on this machine, so a policy-rc.d denies every service start for the
 # duration of the install (the tests start their own servers in private
-# namespaces); a policy-rc.d that was already there is put back afterwards.
+# namespaces); a policy-rc.d that was already there is put back afterwards,
+# and the services the install enabled for the next boot are disabled.
 set -euo pipefail
 
 pkgs=(
@@ -56,4 +57,19 @@ printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$rc_d" >/dev/null
 apt=("${sudo[@]}" apt-get -q -o Dpkg::Use-Pty=0)
 "${apt[@]}" update -qq
 "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The daemons among them are enabled for the next boot by their packages;
+# the tests start their own in private namespaces, so what this install
+# added is disabled again (a service that was installed before is left be).
+if command -v systemctl >/dev/null; then
+	for p in "${missing[@]}"; do
+		case $p in
+		knot) units=(knot.service) ;;
+		unbound) units=(unbound.service) ;;
+		docker.io) units=(docker.service docker.socket) ;;
+		containerd) units=(containerd.service) ;;
+		*) continue ;;
+		esac
+		"${sudo[@]}" systemctl disable --quiet "${units[@]}" 2>/dev/null || true
+	done
+fi
 echo "deps: done"

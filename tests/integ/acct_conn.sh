@@ -216,6 +216,10 @@ import json, sys
 print(sum(json.loads(l)["bytes_in"] for l in sys.stdin if l.strip()))')
 eq "summary: pypi.org bytes_in is the sum of its conn records" "$want_in" "$(field "$row" bytes_in 2>&1)"
 has "summary table" "pypi.org" "$("${A[@]}" --summary)"
+out=$("${A[@]}" --summary --sandbox no-such-sandbox 2>&1); rc=$?
+eq "summary of nothing (no conn or deny record matches): the empty table, exit 0" "0 SANDBOX" \
+	"$rc $(head -c 7 <<<"$out")"
+hasnt "and no sanitizer report" "runtime error" "$out"
 has "table output has a header" "BYTES_OUT" "$("${A[@]}" --event conn)"
 fail "audit: a bad time is a usage error" "${A[@]}" --since yesterday
 
