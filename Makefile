@@ -32,7 +32,7 @@ endif
 
 # Everything but the entry point is library code, so unit tests and fuzz
 # targets link exactly what the daemon runs.
-LIB_SRC  := $(wildcard common/*.c dnsproxy/*.c netd/*.c)
+LIB_SRC  := $(wildcard common/*.c dnsproxy/*.c dnsproxy/*/*.c netd/*.c netd/*/*.c)
 LIB_SRC  := $(filter-out netd/main.c,$(LIB_SRC))
 MAIN_SRC := netd/main.c
 CNI_SRC  := $(wildcard cni-plugin/*.c)
