@@ -17,7 +17,13 @@ pkgs=(
 	curl openssl python3 iputils-ping conntrack
 	# container runtime tests (tests/integ/cni_*.sh)
 	jq python3-yaml busybox-static runc containerd docker.io
-	containernetworking-plugins
+	containernetworking-plugins podman uidmap
+	# public-suffix checks of policy wildcards (libpsl + Debian's list)
+	libpsl-dev publicsuffix
+	# sd_notify, `systemd-analyze verify` of the unit, man pages
+	libsystemd-dev systemd man-db
+	# promtool (metrics format check), iperf3 (data-plane bench), microVM guest
+	prometheus iperf3 qemu-system-x86
 )
 
 missing=()
