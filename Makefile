@@ -5,8 +5,10 @@
 #   make demo       build, then run the embedded demo world (root)
 #   make test       ASan+UBSan build, unit tests, fuzz-corpus replay, golden
 #                   ruleset tests and integration tests in private worlds (root)
+#                   (one stage alone: make unit | replay | golden | integ)
 #   make fuzz       libFuzzer targets, each for FUZZ_SECONDS (clang)
 #   make bench      side-by-side benchmark against the peers (root)
+#   make help       every target, one line each (the '##' comments below)
 
 CC      ?= gcc
 CLANG   ?= clang
@@ -43,7 +45,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 asan_objs = $(patsubst %.c,build/asan/obj/%.o,$(1))
 fuzz_objs = $(patsubst %.c,build/fuzz/obj/%.o,$(1))
 
-all: build/netd $(if $(CNI_SRC),build/netd-cni)
+all: build/netd $(if $(CNI_SRC),build/netd-cni) ## release build: build/netd and build/netd-cni (-O2)
 
 # ---- release build -------------------------------------------------------
 build/obj/%.o: %.c
@@ -103,26 +105,44 @@ build/fuzz/%: build/fuzz/obj/tests/fuzz/%.o $$(call fuzz_objs,$$($$*_SRC))
 
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 
-fuzz: $(FUZZ_BINS)
+fuzz: $(FUZZ_BINS) ## libFuzzer targets, each for FUZZ_SECONDS (default 60; clang)
 	$(Q)tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
 
 # ---- entry points -------------------------------------------------------
-deps:
+deps: ## apt-get the Debian packages netd and its tests need (root)
 	$(Q)tests/deps.sh
 
-demo: build/netd
+demo: build/netd ## build, then run the embedded demo world (root)
 	$(Q)tests/demo.sh
 
-test: asan
+# test runs every stage in one tests/run.sh, so it ends with one
+# "N passed, N failed" line; each stage alone is below it.
+test: asan ## the whole suite: unit + replay + golden + integ (root, ~13 min)
 	$(Q)tests/run.sh
 
-bench: build/netd
+unit: $(UNIT_BINS) ## unit tests (cmocka), no root
+	$(Q)tests/run.sh --stage unit
+
+replay: $(REPLAY_BINS) ## every fuzz target's corpus and crash reproducers, replayed; no root
+	$(Q)tests/run.sh --stage replay
+
+golden: build/asan/golden/fw_golden ## golden ruleset tests (tests/golden/run.sh)
+	$(Q)tests/run.sh --stage golden
+
+integ: asan ## integration tests in private worlds (root); FILTER=NAME for some
+	$(Q)tests/run.sh --stage integ $(FILTER)
+
+bench: build/netd ## side-by-side benchmark against the peers (root)
 	$(Q)tests/bench/run.sh
 
-clean:
+clean: ## remove build/
 	rm -rf build
 
-.PHONY: all asan deps demo test fuzz bench clean
+help: ## this list
+	@echo "make [TARGET] [V=1] [CI=true]"
+	@sed -nE 's/^([a-z][a-z_-]*):.*## (.*)$$/  \1\t\2/p' $(firstword $(MAKEFILE_LIST)) | expand -t 12
+
+.PHONY: all asan deps demo test unit replay golden integ fuzz bench clean help
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)
