@@ -91,7 +91,36 @@ build/asan/replay/%: build/asan/obj/tests/fuzz/%.o build/asan/obj/tests/fuzz/rep
 UNIT_BINS   := $(patsubst tests/unit/%.c,build/asan/unit/%,$(UNIT_SRC))
 REPLAY_BINS := $(patsubst tests/fuzz/%.c,build/asan/replay/%,$(FUZZ_SRC))
 
-asan: build/asan/netd $(if $(CNI_SRC),build/asan/netd-cni) $(UNIT_BINS) $(REPLAY_BINS)
+# ---- test helpers: built here, run by the test scripts -----------------
+# The drivers and harnesses the golden and integration scripts run link the
+# library through an archive, so they take exactly the objects they need and
+# keep working when files move.  (ar q: members with the same basename in
+# different folders are all kept.)
+build/asan/libnetd.a: $(call asan_objs,$(LIB_SRC))
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar qcs $@ $^
+
+build/asan/golden/%: build/asan/obj/tests/golden/%.o build/asan/libnetd.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD/SAN  $@")
+	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
+
+build/asan/integ/%: build/asan/obj/tests/integ/%.o build/asan/libnetd.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD/SAN  $@")
+	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
+
+# The connection-burst load generator is built plain -O2, no sanitizers:
+# it must outrun the daemon under test, and it uses nothing of netd's.
+build/test/acct_burst: tests/integ/acct_burst.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -std=gnu11 -O2 -Wall -o $@ $<
+
+TEST_HELPERS := build/asan/golden/fw_golden build/asan/integ/link_driver \
+		build/asan/integ/proxy_harness build/test/acct_burst
+
+asan: build/asan/netd $(if $(CNI_SRC),build/asan/netd-cni) $(UNIT_BINS) $(REPLAY_BINS) $(TEST_HELPERS) ## ASan+UBSan build of everything the tests run (build/asan/)
 
 # ---- libFuzzer ---------------------------------------------------------
 FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -g -O1

@@ -12,6 +12,11 @@ cd "$(dirname "$0")/../.."
 . tests/world.sh
 . tests/integ/lib_netd.sh
 
+BIN=$PWD/build/test/acct_burst	# built by make asan / make integ
+if [ ! -x "$BIN" ]; then
+	echo "missing $BIN (the load generator): run make asan first"; echo "0 passed, 1 failed"; exit 1
+fi
+
 RATE=${BURST_RATE:-1250}
 SECS=${BURST_SECONDS:-2}
 NSB=4
@@ -45,10 +50,6 @@ world_exec host sysctl -qw net.netfilter.nf_conntrack_tcp_timeout_time_wait=1 \
 # came; this world holds only these short flows, so a short established
 # timeout ends such entries without changing what is counted.)
 
-BIN=$WORLD_DIR/acct_burst
-if ! cc -O2 -Wall -o "$BIN" tests/integ/acct_burst.c; then
-	echo "cannot build the load generator"; echo "0 passed, 1 failed"; exit 1
-fi
 world_spawn inet "$WORLD_DIR/burst-server.log" "$BIN" server 198.51.100.7 9000
 for ((i = 0; i < 50; i++)); do grep -q listening "$WORLD_DIR/burst-server.log" && break; sleep 0.1; done
 

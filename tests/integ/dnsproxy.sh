@@ -16,7 +16,7 @@ PASS=0
 FAIL=0
 PORT=5300
 SB=198.51.100.10	# the sandbox's address
-HARNESS=build/asan/integ/proxy_harness
+HARNESS=build/asan/integ/proxy_harness	# built by make asan / make integ
 
 cleanup() {
 	for pid in "${PIDS[@]}"; do
@@ -43,20 +43,6 @@ check() {	# check NAME CMD...: pass if CMD succeeds
 nsx() { ip netns exec "$NS" "$@"; }
 q() { nsx dig -p $PORT +time=3 +tries=1 "$@"; }
 
-build_harness() {
-	local srcs="tests/integ/proxy_harness.c dnsproxy/proxy.c dnsproxy/upstream.c dnsproxy/pintrack.c dnsproxy/cache.c
-		dnsproxy/wire.c dnsproxy/decide.c common/addr.c common/log.c common/diag.c
-		common/yamlx.c netd/policy.c" objs="" s o
-	for s in $srcs; do
-		o=build/asan/obj/${s%.c}.o
-		make -s "$o" || return 1
-		objs="$objs $o"
-	done
-	mkdir -p build/asan/integ
-	${CC:-gcc} -g -fsanitize=address,undefined -fno-sanitize-recover=all -o "$HARNESS" \
-		$objs $(pkg-config --libs libcares libevent yaml-0.1)
-}
-
 start_harness() {	# start_harness LOGNAME [--pin-fail]
 	local log=$TMP/$1
 	shift
@@ -81,7 +67,7 @@ stop_harness() {
 	return $rc
 }
 
-build_harness || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+[ -x "$HARNESS" ] || { echo "missing $HARNESS: run make asan first"; echo "0 passed, 1 failed"; exit 1; }
 
 ip netns add "$NS" || exit 1
 nsx ip link set lo up
