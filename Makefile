@@ -122,6 +122,13 @@ TEST_HELPERS := build/asan/golden/fw_golden build/asan/integ/link_driver \
 
 asan: build/asan/netd $(if $(CNI_SRC),build/asan/netd-cni) $(UNIT_BINS) $(REPLAY_BINS) $(TEST_HELPERS) ## ASan+UBSan build of everything the tests run (build/asan/)
 
+# The real guest the microVM tests boot (tests/microvm/): Debian's cloud
+# kernel and a busybox initramfs from `apt-get download`, cached in
+# build/microvm/ (a rebuild downloads nothing).  Phony: the script decides
+# whether anything changed.
+microvm-guest: ## the microVM test guest: kernel + busybox initramfs (build/microvm/)
+	$(Q)tests/microvm/build.sh build/microvm
+
 # ---- libFuzzer ---------------------------------------------------------
 FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -g -O1
 build/fuzz/obj/%.o: %.c
@@ -146,7 +153,7 @@ demo: build/netd ## build, then run the embedded demo world (root)
 
 # test runs every stage in one tests/run.sh, so it ends with one
 # "N passed, N failed" line; each stage alone is below it.
-test: asan ## the whole suite: unit + replay + golden + integ (root, ~13 min)
+test: asan microvm-guest ## the whole suite: unit + replay + golden + integ (root, ~13 min)
 	$(Q)tests/run.sh
 
 unit: $(UNIT_BINS) ## unit tests (cmocka), no root
@@ -158,7 +165,7 @@ replay: $(REPLAY_BINS) ## every fuzz target's corpus and crash reproducers, repl
 golden: build/asan/golden/fw_golden ## golden ruleset tests (tests/golden/run.sh)
 	$(Q)tests/run.sh --stage golden
 
-integ: asan ## integration tests in private worlds (root); FILTER=NAME for some
+integ: asan microvm-guest ## integration tests in private worlds (root); FILTER=NAME for some
 	$(Q)tests/run.sh --stage integ $(FILTER)
 
 bench: build/netd ## side-by-side benchmark against the peers (root)
@@ -171,7 +178,7 @@ help: ## this list
 	@echo "make [TARGET] [V=1] [CI=true]"
 	@sed -nE 's/^([a-z][a-z_-]*):.*## (.*)$$/  \1\t\2/p' $(firstword $(MAKEFILE_LIST)) | expand -t 12
 
-.PHONY: all asan deps demo test unit replay golden integ fuzz bench clean help
+.PHONY: all asan microvm-guest deps demo test unit replay golden integ fuzz bench clean help
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# microvm_boot - the microVM harness itself, no netd: a real guest (Debian's
+# cloud kernel + busybox, QEMU -M microvm) boots on a tap in a private netns,
+# configures eth0 from its kernel command line, and reaches a host-side
+# address there (ping over IPv4 and IPv6, an HTTP fetch with a token only
+# the host knows).  The VMM runs as an unprivileged user that owns the tap;
+# another user cannot attach to it.  Nothing outside the namespace is
+# touched: its tap carries only 198.51.100.0/30 and 2001:db8:100::/126.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. tests/integ/lib_netd.sh
+. tests/integ/lib_microvm.sh
+mv_need
+[ "$(id -u)" = 0 ] || { echo "FAIL - needs root"; echo "0 passed, 1 failed"; exit 1; }
+
+ns=mvboot-$$
+tap=mvb$$
+dir=$(mktemp -d "/tmp/$ns.XXXXXX")
+chmod 755 "$dir"
+web_pid=""
+cleanup() {
+	set +e
+	if [ -n "$web_pid" ]; then kill "$web_pid" 2>/dev/null; wait "$web_pid" 2>/dev/null; fi
+	for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid"; done
+	ip netns delete "$ns" 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+vmm_uid=64101 other_uid=64102
+ip netns add "$ns"
+ip -n "$ns" link set lo up
+# (ip in a test is fine: the product creates its taps itself, netd/tap.c.)
+ip netns exec "$ns" ip tuntap add dev "$tap" mode tap user "$vmm_uid" group "$vmm_uid"
+ip -n "$ns" addr add 198.51.100.1/30 dev "$tap"
+ip -n "$ns" addr add 2001:db8:100::1/126 dev "$tap" nodad
+ip -n "$ns" link set "$tap" up
+
+token=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+mkdir "$dir/www"
+echo "token $token" >"$dir/www/token"
+ip netns exec "$ns" python3 -m http.server --bind 198.51.100.1 --directory "$dir/www" 8080 \
+	</dev/null >"$dir/web.log" 2>&1 &
+web_pid=$!
+for ((i = 0; i < 100; i++)); do
+	ip netns exec "$ns" python3 -c 'import socket; socket.create_connection(("198.51.100.1", 8080), 1)' \
+		2>/dev/null && break
+	sleep 0.1
+done
+
+mac=02:6e:64:00:00:01
+cat >"$dir/guest.sh" <<GUEST
+. /lib/mvtest.sh
+check "eth0 has the MAC the VMM was given" grep -qx $mac /sys/class/net/eth0/address
+check "eth0 has the address from ip=" sh -c 'ip -4 addr show dev eth0 | grep -q "inet 198.51.100.2/30"'
+check "eth0 has the MTU from netd.mtu=" grep -qx 1400 /sys/class/net/eth0/mtu
+check "the default route points at the gateway" sh -c 'ip route | grep -q "default via 198.51.100.1"'
+check "resolv.conf names the gateway" grep -qx 'nameserver 198.51.100.1' /etc/resolv.conf
+check "ping the host side (IPv4)" ping -c 2 -W 3 198.51.100.1
+check "ping the host side (IPv6)" ping -6 -c 2 -W 3 2001:db8:100::1
+check "HTTP fetch from the host side" sh -c 'timeout 15 wget -q -O - http://198.51.100.1:8080/token | grep -qx "token $token"'
+exit \$MVTEST_FAILS
+GUEST
+
+ipa="ip=198.51.100.2::198.51.100.1:255.255.255.252::eth0:off"
+rc=0
+mv_boot "$ns" "$dir/console" --tap "$tap" --mac "$mac" --ip "$ipa" --as "$vmm_uid:$vmm_uid" \
+	--append "netd.ip6=2001:db8:100::2/126 netd.gw6=2001:db8:100::1 netd.mtu=1400" \
+	--script "$dir/guest.sh" --timeout 150 || rc=$?
+mv_results "$dir/console" "guest"
+eq "the guest's script ended with status 0" 0 "$rc"
+has "the guest fetched the token" '"GET /token HTTP/1.1" 200' "$(cat "$dir/web.log")"
+
+# Another user: QEMU cannot attach to a tap it does not own (TUNSETIFF EPERM),
+# even with a /dev/net/tun it may open.
+rc=0
+mv_boot "$ns" "$dir/console2" --tap "$tap" --ip "$ipa" --as "$other_uid:$other_uid" \
+	--script "$dir/guest.sh" --timeout 60 || rc=$?
+eq "another user's VMM does not start on the tap" 98 "$rc"
+has "... because the tap refused it" "Operation not permitted" "$(cat "$dir/console2")"
+t_summary
