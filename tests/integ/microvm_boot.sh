@@ -32,8 +32,20 @@ trap 'exit 143' TERM
 vmm_uid=64101 other_uid=64102
 ip netns add "$ns"
 ip -n "$ns" link set lo up
-# (ip in a test is fine: the product creates its taps itself, netd/tap.c.)
-ip netns exec "$ns" ip tuntap add dev "$tap" mode tap user "$vmm_uid" group "$vmm_uid"
+drv() { ip netns exec "$ns" build/asan/integ/tap_driver "$@"; }
+eq "tap_create makes the tap" ok "$(drv create "$tap" "$vmm_uid" 1 1400)"
+eq "it is a persistent tap owned by the VMM's user, no group" \
+	"ok tap=1 persist=1 multi_queue=0 vnet_hdr=1 owner=$vmm_uid group=-1 attached=0 mtu=1400" \
+	"$(drv query "$tap")"
+eq "a second tap_create of that name is refused" "err EEXIST" "$(drv create "$tap" "$other_uid" 1 0)"
+eq "... and the tap keeps its owner" "owner=$vmm_uid" "$(drv query "$tap" | grep -o 'owner=[0-9]*')"
+eq "an ownerless tap is refused" "err EINVAL" "$(drv create "${tap}x" 4294967295 1 0)"
+eq "... and nothing was left behind" "err ENODEV" "$(drv query "${tap}x")"
+eq "a multi-queue tap" ok "$(drv create "${tap}q" "$vmm_uid:$vmm_uid" 4 0)"
+has "... is multi-queue, with owner and group" "multi_queue=1 vnet_hdr=1 owner=$vmm_uid group=$vmm_uid" \
+	"$(drv query "${tap}q")"
+eq "tap_delete removes it" "ok" "$(drv delete "${tap}q")"
+eq "... it is gone" "err ENODEV" "$(drv query "${tap}q")"
 ip -n "$ns" addr add 198.51.100.1/30 dev "$tap"
 ip -n "$ns" addr add 2001:db8:100::1/126 dev "$tap" nodad
 ip -n "$ns" link set "$tap" up
@@ -56,6 +68,7 @@ cat >"$dir/guest.sh" <<GUEST
 check "eth0 has the MAC the VMM was given" grep -qx $mac /sys/class/net/eth0/address
 check "eth0 has the address from ip=" sh -c 'ip -4 addr show dev eth0 | grep -q "inet 198.51.100.2/30"'
 check "eth0 has the MTU from netd.mtu=" grep -qx 1400 /sys/class/net/eth0/mtu
+check_fail "an address beyond the host side does not answer" ping -c 1 -W 2 203.0.113.99
 check "the default route points at the gateway" sh -c 'ip route | grep -q "default via 198.51.100.1"'
 check "resolv.conf names the gateway" grep -qx 'nameserver 198.51.100.1' /etc/resolv.conf
 check "ping the host side (IPv4)" ping -c 2 -W 3 198.51.100.1
@@ -80,4 +93,6 @@ mv_boot "$ns" "$dir/console2" --tap "$tap" --ip "$ipa" --as "$other_uid:$other_u
 	--script "$dir/guest.sh" --timeout 60 || rc=$?
 eq "another user's VMM does not start on the tap" 98 "$rc"
 has "... because the tap refused it" "Operation not permitted" "$(cat "$dir/console2")"
+eq "tap_delete removes the guest's tap" ok "$(drv delete "$tap")"
+eq "... and deleting it again is not an error" ok "$(drv delete "$tap")"
 t_summary

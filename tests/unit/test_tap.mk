@@ -1,0 +1,1 @@
+test_tap_SRC := netd/tap.c common/addr.c
