@@ -44,9 +44,10 @@ nsx() { ip netns exec "$NS" "$@"; }
 q() { nsx dig -p $PORT +time=3 +tries=1 "$@"; }
 
 build_harness() {
-	local srcs="tests/integ/proxy_harness.c dnsproxy/proxy.c dnsproxy/upstream.c dnsproxy/pintrack.c dnsproxy/cache.c
-		dnsproxy/wire.c dnsproxy/decide.c common/addr.c common/log.c common/diag.c
-		common/yamlx.c netd/policy.c" objs="" s o
+	local srcs="tests/integ/proxy_harness.c dnsproxy/proxy.c dnsproxy/query.c dnsproxy/udp.c
+		dnsproxy/tcp.c dnsproxy/limits.c dnsproxy/replay.c dnsproxy/upstream.c
+		dnsproxy/pintrack.c dnsproxy/cache.c dnsproxy/wire.c dnsproxy/decide.c common/addr.c
+		common/log.c common/diag.c common/yamlx.c netd/policy.c netd/policy_dns.c" objs="" s o
 	for s in $srcs; do
 		o=build/asan/obj/${s%.c}.o
 		make -s "$o" || return 1
