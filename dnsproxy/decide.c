@@ -15,6 +15,14 @@
 #include <string.h>
 #include <sys/socket.h>
 
+/* rule_get() - rule @i of the policy's view.  Return: 0; -ENOENT. */
+static int rule_get(const struct decide_ctx *c, uint16_t i, struct decide_rule *out)
+{
+	if (!c->policy || !c->policy->ops)
+		return -ENOENT;
+	return c->policy->ops->rule(c->policy->pol, i, out);
+}
+
 enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_query *q,
 				 uint16_t *rules, size_t *n_rules)
 {
@@ -27,9 +35,9 @@ enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_q
 		return DECIDE_DENY_CLASS;
 	if (!q->qname_plain || q->qname_labels == 0)
 		return DECIDE_DENY_NAME;
-	if (!c->policy)
+	if (!c->policy || !c->policy->ops)
 		return DECIDE_DENY;
-	n = policy_match(c->policy, q->qname, rules, DECIDE_MAX_RULES);
+	n = c->policy->ops->match(c->policy->pol, q->qname, rules, DECIDE_MAX_RULES);
 	if (n == 0)
 		return DECIDE_DENY;
 	/* More matching rules than we can carry: pin through the first
@@ -40,10 +48,10 @@ enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_q
 	 * tunnelling through a wildcard needs long names). */
 	qlen = strlen(q->qname);
 	for (size_t i = 0; i < n; i++) {
-		const struct policy_rule *rule = rules[i] < c->policy->n_rules ?
-			&c->policy->rules[rules[i]] : NULL;
+		struct decide_rule rule;
 
-		if (!rule || (rule->max_qname_len && qlen > rule->max_qname_len)) {
+		if (rule_get(c, rules[i], &rule) < 0 ||
+		    (rule.max_qname_len && qlen > rule.max_qname_len)) {
 			capped = true;
 			continue;
 		}
@@ -95,13 +103,12 @@ int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rule
 			continue;
 		}
 		for (size_t r = 0; r < n_rules; r++) {
-			const struct policy_rule *rule;
+			struct decide_rule rule_v, *rule = &rule_v;
 			uint32_t ttl_s;
 
-			if (!c->policy || rules[r] >= c->policy->n_rules)
+			if (rule_get(c, rules[r], rule) < 0)
 				continue;
-			rule = &c->policy->rules[rules[r]];
-			if (rule->n_domains == 0)	/* a cidr rule never matches a name */
+			if (!rule->by_name)	/* a cidr rule never matches a name */
 				continue;
 			/* A rule's min_ttl raises the floor for clients that
 			 * cache past the TTL; it may exceed dns.max_ttl (the

@@ -5,18 +5,49 @@
 #ifndef NETD_DNSPROXY_DECIDE_H
 #define NETD_DNSPROXY_DECIDE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/addr.h"
+#include "common/pin.h"
 #include "dnsproxy/wire.h"
-#include "netd/fw.h"
-#include "netd/policy.h"
 
 #define DECIDE_MAX_RULES 32	/* rules that may match one qname */
 
+/*
+ * The policy as the decision sees it: a narrow view that netd implements
+ * over its own policies (netd/policy_dns.h), so the proxy never includes
+ * netd's headers.  What one rule contributes to a decision:
+ */
+struct decide_rule {
+	bool by_name;		/* a domain rule; a cidr rule never pins through a name */
+	uint8_t proto;		/* IPPROTO_TCP or IPPROTO_UDP */
+	uint32_t min_ttl_s;	/* pins last at least this (s); 0 = dns.min_ttl only */
+	uint16_t max_qname_len;	/* longer names do not match; 0 = no cap */
+	const struct port_range *ports;	/* borrowed from the policy */
+	size_t n_ports;
+};
+
+struct decide_policy_ops {
+	/*
+	 * match() - the rules that allow @qname (lower-case presentation form,
+	 * no trailing dot): indexes, ascending, at most @max stored in @out.
+	 * Return: the number that match (may exceed @max; 0 = denied).
+	 */
+	size_t (*match)(const void *pol, const char *qname, uint16_t *out, size_t max);
+	/* rule() - rule @i's view into @out.  Return: 0; -ENOENT (no such rule). */
+	int (*rule)(const void *pol, uint16_t i, struct decide_rule *out);
+};
+
+struct decide_policy {
+	const struct decide_policy_ops *ops;	/* NULL: no policy (everything denied) */
+	const void *pol;	/* the implementer's policy, opaque; borrowed */
+	const char *name;	/* for the audit log; borrowed like @pol */
+};
+
 struct decide_ctx {
-	const struct policy *policy;
+	const struct decide_policy *policy;
 	const struct prefix *internal;	/* never pinned through a name (rebinding) */
 	size_t n_internal;
 	uint32_t min_ttl_s, max_ttl_s;	/* pin timeout = clamp(TTL) */

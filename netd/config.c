@@ -16,7 +16,6 @@
 
 #include "common/log.h"
 #include "common/yamlx.h"
-#include "dnsproxy/cache.h"
 
 #define DEF_SOCKET     "/run/netd/netd.sock"
 #define DEF_STATE_DIR  "/var/lib/netd"
@@ -72,11 +71,12 @@ int config_init(struct config *c)
 	prefix_parse(DEF_POOL6, &c->pool6);
 	c->pool6_enabled = true;
 	c->dns_port = 5300;
-	c->dns_cache_size = CACHE_DEFAULT_ENTRIES;
+	c->dns_cache_size = PROXY_CACHE_DEFAULT_ENTRIES;
 	c->min_ttl_s = 5;
 	c->max_ttl_s = 3600;
 	c->reload_cut_removed = true;
 	c->dns_udp_gso = true;
+	c->dns_upstream_deadline_ms = PROXY_DEADLINE_DEFAULT_MS;
 	c->deny_rcode = 3;	/* NXDOMAIN, RFC 1035 4.1.1 */
 	c->log_level = LOG_LVL_INFO;
 	c->audit_rotate_bytes = 100u << 20;
@@ -308,11 +308,12 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 {
 	static const char *const names[] = { "port", "min_ttl", "max_ttl", "deny_rcode", "qps",
 					     "burst", "max_outstanding", "max_pins",
-					     "max_pins_per_name", "cache_size", "idle_grace", "udp_gso" };
+					     "max_pins_per_name", "cache_size", "idle_grace", "udp_gso",
+					     "upstream_deadline_ms" };
 	uint32_t *limits[] = { &c->dns_qps, &c->dns_burst, &c->dns_max_outstanding,
 			       &c->dns_max_pins, &c->dns_max_pins_per_name };
 	static const unsigned long limit_max[] = { 1000000, 1000000, 4096, 1000000, 128 };
-	const struct yamlx_node *v[12];
+	const struct yamlx_node *v[13];
 	unsigned long x;
 	char q[300];
 	int r;
@@ -322,7 +323,7 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "dns: expected a mapping, got %s (e.g. dns: { port: 5300 })",
 			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "dns", names, 12, NULL, v);
+	r = yamlx_fields(n, cx->file, cx->err, "dns", names, 13, NULL, v);
 	if (r < 0)
 		return r;
 	for (size_t i = 4; i < 9; i++) {
@@ -344,7 +345,7 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 	}
 	/* The answer cache: entries, 0 turns it off (dnsproxy/cache.h). */
 	if (v[9]) {
-		r = get_uint(cx, v[9], "dns.cache_size", 0, CACHE_MAX_ENTRIES, &x);
+		r = get_uint(cx, v[9], "dns.cache_size", 0, PROXY_CACHE_MAX_ENTRIES, &x);
 		if (r < 0)
 			return r;
 		c->dns_cache_size = (uint32_t)x;
@@ -356,11 +357,19 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 			return r;
 		c->dns_idle_grace_s = (uint32_t)x;
 	}
-	/* Grouped UDP replies on gateway sockets (dnsproxy/proxy.c, udp_flush()). */
+	/* Grouped UDP replies on gateway sockets (dnsproxy/udp.c, udp_flush()). */
 	if (v[11]) {
 		r = get_bool(cx, v[11], "dns.udp_gso", &c->dns_udp_gso);
 		if (r < 0)
 			return r;
+	}
+	/* How long a client waits at most for an upstream answer (then SERVFAIL). */
+	if (v[12]) {
+		r = get_uint(cx, v[12], "dns.upstream_deadline_ms", PROXY_DEADLINE_MIN_MS,
+			     PROXY_DEADLINE_MAX_MS, &x);
+		if (r < 0)
+			return r;
+		c->dns_upstream_deadline_ms = (uint32_t)x;
 	}
 	/* min_ttl >= 1: a zero timeout would make an nf_tables set element permanent. */
 	if (v[1]) {

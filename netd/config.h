@@ -11,7 +11,8 @@
  *   pool: { ipv4: 10.87.0.0/16, ipv6: "fd00:87::/48" }   # ipv6: "" disables IPv6
  *   dns: { port: 5300, min_ttl: 5, max_ttl: 3600, deny_rcode: nxdomain,
  *          qps: 1000, burst: 2000, max_outstanding: 256, max_pins: 16384,
- *          max_pins_per_name: 64, cache_size: 10000, idle_grace: 0, udp_gso: true }
+ *          max_pins_per_name: 64, cache_size: 10000, idle_grace: 0, udp_gso: true,
+ *          upstream_deadline_ms: 2500 }
  *   log_level: info
  *   audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 }
  */
@@ -23,16 +24,12 @@
 
 #include "common/addr.h"
 #include "common/diag.h"
+#include "dnsproxy/proxy_config.h"	/* struct upstream_server, the dns: limits */
 
 #define CONFIG_MAX_UPSTREAM 8
 #define CONFIG_FILE_MAX     (1u << 20)	/* bytes */
 #define CONFIG_MAX_TTL_S    604800	/* one week: the largest min_ttl/max_ttl */
 #define CONFIG_IDLE_GRACE_MAX_S 86400	/* one day: the largest dns.idle_grace */
-
-struct upstream_server {
-	struct addr addr;
-	uint16_t port;		/* host byte order; default 53 */
-};
 
 struct config {
 	char *socket;		/* owned */
@@ -59,6 +56,8 @@ struct config {
 	uint32_t dns_idle_grace_s;	/* re-pin a name's address for this long after a
 					 * connection to it closed (netd/grace.h); 0 = off */
 	bool dns_udp_gso;	/* grouped UDP replies on gateway sockets (UDP_SEGMENT) */
+	uint32_t dns_upstream_deadline_ms;	/* a client's SERVFAIL at the latest this long
+						 * after its query went upstream (ms) */
 	int log_level;		/* enum log_level */
 	/* audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 } */
 	uint64_t audit_rotate_bytes;	/* rotate the audit log at this size; 0 = never */

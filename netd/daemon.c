@@ -46,6 +46,7 @@
 #include "netd/grace.h"
 #include "netd/link.h"
 #include "netd/pinsrc.h"
+#include "netd/policy_dns.h"
 #include "netd/acct.h"
 #include "netd/trail.h"
 
@@ -1694,7 +1695,7 @@ static int ops_lookup(void *ctx, const struct addr *src, struct proxy_client *ou
 	if (!pol)
 		return -ENOENT;
 	out->sandbox = sb->name;
-	out->policy = pol;
+	out->policy = policy_dns_view(pol);
 	out->owner = sb;	/* ops_audit() of this same call gets it back */
 	return 0;
 }
@@ -2183,6 +2184,7 @@ int daemon_main(const char *config_path, const char *socket_override)
 			.internal = d->internal,
 			.n_internal = d->n_internal,
 			.upstream_timeout_ms = 2000,
+			.upstream_deadline_ms = d->cfg.dns_upstream_deadline_ms,
 			.qps = d->cfg.dns_qps,
 			.burst = d->cfg.dns_burst,
 			.max_outstanding = d->cfg.dns_max_outstanding,

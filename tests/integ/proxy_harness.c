@@ -1,5 +1,5 @@
 /*
- * proxy_harness - runs dnsproxy/proxy.c for real with fake proxy_ops, for
+ * proxy_harness - runs the DNS proxy (dnsproxy/proxy.c and its files) for real with fake proxy_ops, for
  * tests/integ/dnsproxy.sh (inside a throwaway netns only):
  *
  *   proxy_harness PORT UPSTREAM SANDBOX_ADDR POLICY.yaml [--pin-fail]
@@ -21,6 +21,7 @@
 #include "dnsproxy/decide.h"
 #include "dnsproxy/proxy.h"
 #include "netd/policy.h"
+#include "netd/policy_dns.h"
 
 struct harness {
 	struct addr sandbox;
@@ -36,7 +37,7 @@ static int h_lookup(void *ctx, const struct addr *src, struct proxy_client *out)
 	if (!addr_equal(src, &h->sandbox))
 		return -ENOENT;
 	out->sandbox = "sb1";
-	out->policy = h->policy;
+	out->policy = policy_dns_view(h->policy);
 	return 0;
 }
 

@@ -16,6 +16,12 @@
 #include <cmocka.h>
 
 #include "dnsproxy/decide.h"
+#include "netd/policy.h"
+#include "netd/policy_dns.h"
+
+/* The decision's view of a netd policy, for a struct decide_ctx (lives
+ * as long as the enclosing block). */
+#define VIEW(pol) ((const struct decide_policy[]){ policy_dns_view(pol) })
 
 static const char policy_yaml[] =
 	"name: t\n"
@@ -79,7 +85,7 @@ static int teardown(void **state)
 static void test_query_verdicts(void **state)
 {
 	const struct policy *p = *state;
-	struct decide_ctx c = { .policy = p, .min_ttl_s = 5, .max_ttl_s = 3600 };
+	struct decide_ctx c = { .policy = VIEW(p), .min_ttl_s = 5, .max_ttl_s = 3600 };
 	uint16_t rules[DECIDE_MAX_RULES];
 	struct wire_query q;
 	size_t n;
@@ -144,7 +150,7 @@ static void test_query_many_rules(void **state)
 	memset(&err, 0, sizeof(err));
 	assert_int_equal(policy_parse(yaml, o, "many.yaml", &p, &err), 0);
 	{
-		struct decide_ctx c = { .policy = p, .min_ttl_s = 5, .max_ttl_s = 60 };
+		struct decide_ctx c = { .policy = VIEW(p), .min_ttl_s = 5, .max_ttl_s = 60 };
 
 		q = query("a.test", WIRE_TYPE_A, WIRE_CLASS_IN);
 		assert_int_equal(decide_query(&c, &q, rules, &n), DECIDE_ALLOW);
@@ -194,7 +200,7 @@ static void assert_pin(const struct fw_pin *p, const char *ip, uint8_t proto, ui
 static void test_pins(void **state)
 {
 	struct prefix internal[DECIDE_INTERNAL_DEFAULT_N];
-	struct decide_ctx c = { .policy = &hand, .internal = internal, .min_ttl_s = 5,
+	struct decide_ctx c = { .policy = VIEW(&hand), .internal = internal, .min_ttl_s = 5,
 				.max_ttl_s = 3600 };
 	uint16_t rules[] = { 0, 1, 2, 99 };	/* 2: cidr rule, 99: out of range */
 	struct wire_addr a[] = {
@@ -269,7 +275,7 @@ static void test_rule_keys(void **state)
 	(void)state;
 	memset(&err, 0, sizeof(err));
 	assert_int_equal(policy_parse(yaml, strlen(yaml), "k.yaml", &p, &err), 0);
-	c.policy = p;
+	c.policy = VIEW(p);
 
 	q = query("a.cdn.test", WIRE_TYPE_A, WIRE_CLASS_IN);
 	assert_int_equal(decide_query(&c, &q, rules, &n_rules), DECIDE_ALLOW);
