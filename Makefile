@@ -59,6 +59,22 @@ build/netd-cni: $(patsubst %.c,build/obj/%.o,$(CNI_SRC) $(filter common/%,$(LIB_
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# ---- static netd-cni and the image (deploy/) ------------------------------
+# netd-cni is copied onto every node, which may lack libjansson: link it
+# statically (Debian ships libjansson.a).  common/ goes in as an archive so
+# only the members the plugin uses are linked.  `make image-rootfs` lays
+# out build/image/ for `docker build -f deploy/Dockerfile build/image`.
+build/static/libcommon.a: $(patsubst %.c,build/obj/%.o,$(filter common/%,$(LIB_SRC)))
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+build/static/netd-cni: $(patsubst %.c,build/obj/%.o,$(CNI_SRC)) build/static/libcommon.a
+	@$(if $(Q),echo "  LD      $@ (static)")
+	$(Q)$(CC) $(CFLAGS) -static -o $@ $^ $(shell pkg-config --static --libs jansson)
+
+image-rootfs: build/netd build/static/netd-cni
+	$(Q)deploy/image-rootfs.sh build/image
+
 # ---- sanitizer build: what the tests run -------------------------------
 build/asan/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -122,7 +138,7 @@ bench: build/netd
 clean:
 	rm -rf build
 
-.PHONY: all asan deps demo test fuzz bench clean
+.PHONY: all asan deps demo test fuzz bench clean image-rootfs
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)
