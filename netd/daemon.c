@@ -47,6 +47,7 @@
 #include "netd/link.h"
 #include "netd/pinsrc.h"
 #include "netd/policy_dns.h"
+#include "netd/policywatch.h"
 #include "netd/acct.h"
 #include "netd/trail.h"
 
@@ -2046,6 +2047,7 @@ int daemon_main(const char *config_path, const char *socket_override)
 	static struct daemon dd;
 	struct daemon *d = &dd;
 	struct event *sig_int = NULL, *sig_term = NULL, *sig_hup = NULL;
+	struct policywatch *pwatch = NULL;
 	struct diag err = { 0 };
 	char msg[1024];
 	int r, status = 1;
@@ -2084,6 +2086,10 @@ int daemon_main(const char *config_path, const char *socket_override)
 			log_err("%s", diag_format(&err, msg, sizeof(msg)));
 			goto out;
 		}
+	}
+	if (config_pool_for_node(&d->cfg, getenv("NETD_NODE_IP"), &err) < 0) {
+		log_err("%s", diag_format(&err, msg, sizeof(msg)));
+		goto out;
 	}
 	if (socket_override) {
 		free(d->cfg.socket);
@@ -2224,6 +2230,8 @@ int daemon_main(const char *config_path, const char *socket_override)
 	if (!sig_int || !sig_term || !sig_hup || evsignal_add(sig_int, NULL) < 0 ||
 	    evsignal_add(sig_term, NULL) < 0 || evsignal_add(sig_hup, NULL) < 0)
 		goto out;
+	if (d->cfg.policy_watch && policywatch_daemon(d->base, d->cfg.policy_dir, d, &pwatch) < 0)
+		goto out;
 	signal(SIGPIPE, SIG_IGN);
 	log_info("ready: %zu policies, %zu sandboxes, DNS proxy on port %u, egress %s, control %s",
 		 d->n_policies, sandbox_count(d->sandboxes), d->cfg.dns_port,
@@ -2231,6 +2239,7 @@ int daemon_main(const char *config_path, const char *socket_override)
 	event_base_dispatch(d->base);
 	status = 0;
 out:
+	policywatch_free(pwatch);
 	if (sig_int)
 		event_free(sig_int);
 	if (sig_term)
