@@ -308,11 +308,12 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 {
 	static const char *const names[] = { "port", "min_ttl", "max_ttl", "deny_rcode", "qps",
 					     "burst", "max_outstanding", "max_pins",
-					     "max_pins_per_name", "cache_size", "idle_grace", "udp_gso" };
+					     "max_pins_per_name", "cache_size", "idle_grace", "udp_gso",
+					     "never_pin_documentation" };
 	uint32_t *limits[] = { &c->dns_qps, &c->dns_burst, &c->dns_max_outstanding,
 			       &c->dns_max_pins, &c->dns_max_pins_per_name };
 	static const unsigned long limit_max[] = { 1000000, 1000000, 4096, 1000000, 128 };
-	const struct yamlx_node *v[12];
+	const struct yamlx_node *v[13];
 	unsigned long x;
 	char q[300];
 	int r;
@@ -322,7 +323,7 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "dns: expected a mapping, got %s (e.g. dns: { port: 5300 })",
 			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "dns", names, 12, NULL, v);
+	r = yamlx_fields(n, cx->file, cx->err, "dns", names, 13, NULL, v);
 	if (r < 0)
 		return r;
 	for (size_t i = 4; i < 9; i++) {
@@ -359,6 +360,12 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 	/* Grouped UDP replies on gateway sockets (dnsproxy/proxy.c, udp_flush()). */
 	if (v[11]) {
 		r = get_bool(cx, v[11], "dns.udp_gso", &c->dns_udp_gso);
+		if (r < 0)
+			return r;
+	}
+	/* The documentation blocks join the never-pin table (common/special.h). */
+	if (v[12]) {
+		r = get_bool(cx, v[12], "dns.never_pin_documentation", &c->dns_never_pin_doc);
 		if (r < 0)
 			return r;
 	}

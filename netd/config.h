@@ -11,7 +11,8 @@
  *   pool: { ipv4: 10.87.0.0/16, ipv6: "fd00:87::/48" }   # ipv6: "" disables IPv6
  *   dns: { port: 5300, min_ttl: 5, max_ttl: 3600, deny_rcode: nxdomain,
  *          qps: 1000, burst: 2000, max_outstanding: 256, max_pins: 16384,
- *          max_pins_per_name: 64, cache_size: 10000, idle_grace: 0, udp_gso: true }
+ *          max_pins_per_name: 64, cache_size: 10000, idle_grace: 0, udp_gso: true,
+ *          never_pin_documentation: false }
  *   log_level: info
  *   audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 }
  */
@@ -59,6 +60,8 @@ struct config {
 	uint32_t dns_idle_grace_s;	/* re-pin a name's address for this long after a
 					 * connection to it closed (netd/grace.h); 0 = off */
 	bool dns_udp_gso;	/* grouped UDP replies on gateway sockets (UDP_SEGMENT) */
+	bool dns_never_pin_doc;	/* dns.never_pin_documentation: the documentation blocks
+				 * (RFC 5737, 3849, 9637) are never pinned either; default false */
 	int log_level;		/* enum log_level */
 	/* audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 } */
 	uint64_t audit_rotate_bytes;	/* rotate the audit log at this size; 0 = never */
