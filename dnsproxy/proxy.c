@@ -31,6 +31,7 @@
 #include "dnsproxy/cache.h"
 #include "dnsproxy/decide.h"
 #include "dnsproxy/pintrack.h"
+#include "dnsproxy/refuselog.h"
 #include "dnsproxy/upstream.h"
 #include "dnsproxy/wire.h"
 
@@ -142,6 +143,7 @@ struct proxy {
 	struct client_slot *slots[PROXY_CLIENT_BUCKETS];
 	bool closing;
 	uint64_t n_dropped;	/* replies we could not send, malformed drops */
+	struct refuse_log refused;	/* answer addresses never pinned, logged (rate-limited) */
 	/* Scratch, single-threaded: the receive buffer and one answer. */
 	uint8_t rx[WIRE_MSG_MAX + 1];
 	uint8_t ans[WIRE_MSG_MAX];
@@ -752,6 +754,9 @@ static void answer_pass(struct proxy *p, const struct origin *o, const uint8_t *
 		goto servfail;
 	}
 	v.n_rebind = n_rebind;
+	if (n_rebind)
+		refuse_log_answer(&p->refused, &dc, cl->sandbox, q->qname, p->addrs, wa.n_addrs,
+				  now_ms());
 	v.pins = p->pins;
 	v.n_pins = (size_t)n_pins;
 	for (int i = 0; i < n_pins; i++) {
