@@ -35,6 +35,7 @@
 #include "common/diag.h"
 #include "common/jsonl.h"
 #include "common/log.h"
+#include "common/special.h"
 #include "dnsproxy/decide.h"
 #include "dnsproxy/proxy.h"
 #include "dnsproxy/wire.h"
@@ -1950,7 +1951,8 @@ static int build_internal(struct daemon *d)
 {
 	int n;
 
-	d->n_internal = decide_internal_default(d->internal, DAEMON_MAX_INTERNAL);
+	d->n_internal = special_prefixes(d->internal, DAEMON_MAX_INTERNAL,
+					 d->cfg.dns_never_pin_doc ? SPECIAL_WITH_DOC : 0);
 	n = link_local_addrs(d->internal + d->n_internal, DAEMON_MAX_INTERNAL - d->n_internal - 2);
 	if (n < 0)
 		return n;
