@@ -22,6 +22,12 @@ struct prefix {
 	uint8_t plen;
 };
 
+/* A port range (a policy rule's ports), host byte order, @lo <= @hi;
+ * @lo == @hi for one port. */
+struct port_range {
+	uint16_t lo, hi;
+};
+
 #define ADDR_STRLEN   46	/* INET6_ADDRSTRLEN */
 #define PREFIX_STRLEN 50
 

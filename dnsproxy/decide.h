@@ -5,19 +5,51 @@
 #ifndef NETD_DNSPROXY_DECIDE_H
 #define NETD_DNSPROXY_DECIDE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/addr.h"
+#include "common/pin.h"
 #include "dnsproxy/wire.h"
-#include "netd/fw.h"
-#include "netd/policy.h"
 
 #define DECIDE_MAX_RULES 32	/* rules that may match one qname */
 
+/*
+ * The policy as the decision sees it: a narrow view that netd implements
+ * over its own policies (netd/policy_dns.h), so the proxy never includes
+ * netd's headers.  What one rule contributes to a decision:
+ */
+struct decide_rule {
+	bool by_name;		/* a domain rule; a cidr rule never pins through a name */
+	uint8_t proto;		/* IPPROTO_TCP or IPPROTO_UDP */
+	uint32_t min_ttl_s;	/* pins last at least this (s); 0 = dns.min_ttl only */
+	uint16_t max_qname_len;	/* longer names do not match; 0 = no cap */
+	const struct port_range *ports;	/* borrowed from the policy */
+	size_t n_ports;
+};
+
+struct decide_policy_ops {
+	/*
+	 * match() - the rules that allow @qname (lower-case presentation form,
+	 * no trailing dot): indexes, ascending, at most @max stored in @out.
+	 * Return: the number that match (may exceed @max; 0 = denied).
+	 */
+	size_t (*match)(const void *pol, const char *qname, uint16_t *out, size_t max);
+	/* rule() - rule @i's view into @out.  Return: 0; -ENOENT (no such rule). */
+	int (*rule)(const void *pol, uint16_t i, struct decide_rule *out);
+};
+
+struct decide_policy {
+	const struct decide_policy_ops *ops;	/* NULL: no policy (everything denied) */
+	const void *pol;	/* the implementer's policy, opaque; borrowed */
+	const char *name;	/* for the audit log; borrowed like @pol */
+};
+
 struct decide_ctx {
-	const struct policy *policy;
-	const struct prefix *internal;	/* never pinned through a name (rebinding) */
+	const struct decide_policy *policy;
+	const struct prefix *internal;	/* never pinned through a name (rebinding):
+					 * special_prefixes() + host addresses + pools */
 	size_t n_internal;
 	uint32_t min_ttl_s, max_ttl_s;	/* pin timeout = clamp(TTL) */
 };
@@ -42,21 +74,22 @@ enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_q
 /*
  * decide_pins() - the pins for an allowed answer: every (address, proto,
  * port) of every matching rule, timeout = clamp(ttl, min, max) seconds, in
- * milliseconds, raised to the rule's min_ttl if it has one.  Addresses inside c->internal (loopback, RFC 1918,
- * link-local, metadata, CGNAT, the host's own, IPv4-mapped/embedded forms)
- * are skipped and counted in @n_rebind.
+ * milliseconds, raised to the rule's min_ttl if it has one.  Addresses
+ * decide_never_pin() refuses (the never-pin table, the host's own, the
+ * pools, and IPv6 forms embedding any of those) are skipped and counted in
+ * @n_rebind.
  * Return: pins stored in @out (at most @max); -ENOBUFS if more were needed.
  */
 int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rules,
 		const struct wire_addr *addrs, size_t n_addrs, struct fw_pin *out, size_t max,
 		size_t *n_rebind);
 
-#define DECIDE_INTERNAL_DEFAULT_N 23	/* prefixes decide_internal_default() has */
-
 /*
- * decide_internal_default() - the built-in "points inside" prefixes (both
- * families).  @out/@max; Return: count stored (all of them if @max suffices).
+ * decide_never_pin() - is @a inside c->internal, or does it embed an IPv4
+ * address inside it (special_embedded_v4(): mapped, compatible, NAT64,
+ * 6to4, Teredo server and client)?  The test decide_pins() applies; the
+ * proxy uses it to log each refused address.
  */
-size_t decide_internal_default(struct prefix *out, size_t max);
+bool decide_never_pin(const struct decide_ctx *c, const struct addr *a);
 
 #endif

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "netd/fw.h"
+#include "common/pin.h"
 
 struct pintrack;
 

@@ -20,16 +20,17 @@
 #include <stdint.h>
 
 #include "common/addr.h"
-#include "netd/config.h"
-#include "netd/fw.h"
-#include "netd/policy.h"
+#include "common/pin.h"
+#include "dnsproxy/decide.h"	/* struct decide_policy */
+#include "dnsproxy/proxy_config.h"
 
 struct event_base;
 struct proxy;
 
 struct proxy_client {
 	const char *sandbox;	/* borrowed until the ops callback returns */
-	const struct policy *policy;	/* borrowed, likewise */
+	struct decide_policy policy;	/* its policy's view (netd: policy_dns_view());
+					 * what it points to is borrowed, likewise */
 	void *owner;		/* the caller's own handle for the sandbox, handed back
 				 * in the proxy_event of this same call (opaque) */
 };
@@ -43,7 +44,9 @@ struct proxy_event {
 	const char *qname;	/* presentation form, lower-case */
 	uint16_t qtype;
 	bool allowed;
-	const char *reason;	/* "policy", "not-in-policy", "upstream-failure", "pin-failed", "formerr", ... */
+	const char *reason;	/* "policy", "not-in-policy", "upstream-failure",
+				 * "upstream-timeout" (also: the deadline passed),
+				 * "pin-failed", "formerr", ... */
 	uint8_t rcode;		/* the rcode sent to the client */
 	const struct fw_pin *pins;	/* distinct addresses pinned (ports folded) */
 	size_t n_pins;
@@ -58,30 +61,17 @@ struct proxy_event {
 struct proxy_ops {
 	/* Which sandbox sends from @src?  Return 0 (@out filled) or -ENOENT. */
 	int (*lookup)(void *ctx, const struct addr *src, struct proxy_client *out);
-	/* Commit pins for @sandbox synchronously; 0 once the kernel acked, or -errno. */
+	/*
+	 * Commit pins for @sandbox synchronously; 0 once the kernel acked, or
+	 * -errno.  The proxy sends no answer carrying these pins before this
+	 * returns 0, and none at all if it fails (SERVFAIL instead).
+	 */
 	int (*pin)(void *ctx, const char *sandbox, const struct fw_pin *pins, size_t n);
 	/* One audit record per decision. */
 	void (*audit)(void *ctx, const struct proxy_event *ev);
 };
 
-struct proxy_config {
-	uint16_t port;		/* listen on [::]:port (v4-mapped too), udp+tcp */
-	const struct upstream_server *upstream;	/* borrowed for the proxy's lifetime */
-	size_t n_upstream;
-	uint32_t min_ttl_s, max_ttl_s;
-	uint8_t deny_rcode;	/* NXDOMAIN or REFUSED */
-	const struct prefix *internal;	/* borrowed for the proxy's lifetime */
-	size_t n_internal;
-	uint32_t upstream_timeout_ms;	/* per try; default 2000 */
-	/* Abuse limits; 0 = the default (README, "DNS abuse limits"). */
-	uint32_t qps;		/* queries/s per client address (token bucket rate) */
-	uint32_t burst;		/* ... bucket depth */
-	uint32_t max_outstanding;	/* upstream queries in flight per client address */
-	uint32_t max_pins_per_sandbox;	/* live pin elements per sandbox */
-	uint32_t max_addrs_per_name;	/* addresses one answer may pin */
-	uint32_t cache_size;	/* answer cache entries (dnsproxy/cache.h); 0 = no cache */
-	bool no_udp_gso;	/* never group UDP replies on gateway sockets (udp_flush()) */
-};
+/* struct proxy_config: dnsproxy/proxy_config.h */
 
 #define PROXY_PIN_HIST_US 2048	/* pin latency histogram: 1 us buckets, then overflow */
 

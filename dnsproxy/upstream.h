@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "netd/config.h"
+#include "dnsproxy/proxy_config.h"	/* struct upstream_server */
 
 struct event_base;
 struct upstream;

@@ -52,6 +52,7 @@
 #include <stdint.h>
 
 #include "common/addr.h"
+#include "common/pin.h"	/* struct fw_pin */
 #include "netd/policy.h"
 
 struct fw;
@@ -76,13 +77,6 @@ struct fw_sandbox {
 	bool chained;		/* a chained CNI attachment: @host_ifname is a bridge port
 				 * someone else made; matched by address (chained_* sets,
 				 * table bridge NAME), needs addr4 or addr6 */
-};
-
-struct fw_pin {
-	struct addr addr;	/* destination */
-	uint8_t proto;		/* IPPROTO_TCP / IPPROTO_UDP */
-	uint16_t port;		/* host byte order */
-	uint32_t timeout_ms;	/* element timeout; > 0 */
 };
 
 /*

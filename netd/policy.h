@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/addr.h"
+#include "common/addr.h"	/* struct prefix, struct port_range */
 #include "common/diag.h"
 
 #define POLICY_NAME_MAX     64	/* bytes, without NUL */
@@ -38,10 +38,6 @@
 #define POLICY_MIN_TTL_MAX  604800	/* seconds: a rule's min_ttl, one week at most */
 #define POLICY_IDLE_GRACE_MAX 86400	/* seconds: a rule's idle_grace, one day at most */
 #define POLICY_EGRESS_MAX   (1ull << 50)	/* bytes: limits.egress_bytes, 1 PiB at most */
-
-struct port_range {
-	uint16_t lo, hi;	/* host byte order, lo <= hi; lo == hi for one port */
-};
 
 struct policy_rule {
 	char **domains;		/* owned; normalized pattern strings */

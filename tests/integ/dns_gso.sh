@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# UDP GSO replies on the direct path (udp_flush() in dnsproxy/proxy.c):
+# UDP GSO replies on the direct path (udp_flush() in dnsproxy/udp.c):
 # replies of one receive round to the same client socket, of the same
 # length, leave the gateway socket as one UDP_SEGMENT send, and the kernel
 # cuts them back into the datagrams the client asked for.  Asserted from the

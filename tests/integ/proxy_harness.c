@@ -1,5 +1,5 @@
 /*
- * proxy_harness - runs dnsproxy/proxy.c for real with fake proxy_ops, for
+ * proxy_harness - runs the DNS proxy (dnsproxy/proxy.c and its files) for real with fake proxy_ops, for
  * tests/integ/dnsproxy.sh (inside a throwaway netns only):
  *
  *   proxy_harness PORT UPSTREAM SANDBOX_ADDR POLICY.yaml [--pin-fail]
@@ -18,9 +18,11 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/special.h"
 #include "dnsproxy/decide.h"
 #include "dnsproxy/proxy.h"
 #include "netd/policy.h"
+#include "netd/policy_dns.h"
 
 struct harness {
 	struct addr sandbox;
@@ -36,7 +38,7 @@ static int h_lookup(void *ctx, const struct addr *src, struct proxy_client *out)
 	if (!addr_equal(src, &h->sandbox))
 		return -ENOENT;
 	out->sandbox = "sb1";
-	out->policy = h->policy;
+	out->policy = policy_dns_view(h->policy);
 	return 0;
 }
 
@@ -76,7 +78,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 int main(int argc, char **argv)
 {
 	static const struct proxy_ops ops = { h_lookup, h_pin, h_audit };
-	struct prefix internal[DECIDE_INTERNAL_DEFAULT_N];
+	struct prefix internal[SPECIAL_TABLE_MAX];
 	struct upstream_server up = { .port = 53 };
 	struct proxy_config cfg = { .min_ttl_s = 5, .max_ttl_s = 300,
 				    .deny_rcode = 3, .upstream_timeout_ms = 1000 };
@@ -105,7 +107,7 @@ int main(int argc, char **argv)
 	h.pin_fail = argc > 5 && strcmp(argv[5], "--pin-fail") == 0;
 	cfg.upstream = &up;
 	cfg.n_upstream = 1;
-	cfg.n_internal = decide_internal_default(internal, DECIDE_INTERNAL_DEFAULT_N);
+	cfg.n_internal = special_prefixes(internal, SPECIAL_TABLE_MAX, 0);
 	cfg.internal = internal;
 	log_set_level(LOG_LVL_DEBUG);
 

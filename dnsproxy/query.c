@@ -1,0 +1,679 @@
+/*
+ * query - the proxy's query and answer path, one for UDP, TCP and the
+ * replay seam, with no socket in it: a transport (struct transport)
+ * sends, an upstream (struct proxy_upstream) resolves, proxy_ops names
+ * the sandbox and commits its pins.
+ *
+ *   query_in():     parse -> which sandbox -> rate limit -> decide_query()
+ *                   -> denied: deny_rcode | cached: answer_pass() |
+ *                   else forward upstream (a struct pending)
+ *   on_upstream():  the answer -> answer_pass()
+ *   answer_pass():  decide again -> decide_pins() -> pintrack_plan() ->
+ *                   ops->pin() (the kernel's ack) -> only then the reply
+ *   query_expire(): a pending query past its deadline -> SERVFAIL
+ *
+ * The ordering invariant lives in answer_pass(): no answer leaves before
+ * the kernel acknowledged its pins.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "dnsproxy/cache.h"
+#include "dnsproxy/pintrack.h"
+#include "dnsproxy/proxy_int.h"
+#include "dnsproxy/refuselog.h"
+
+/* ---- replies ------------------------------------------------------------ */
+
+/*
+ * reply() - send @msg (a complete response with the client's ID) for @rq.
+ * Over UDP an answer longer than the client's buffer (512, or its EDNS0
+ * size) becomes a TC=1 response with just the question (+OPT), so the
+ * client retries over TCP (RFC 1035 4.2.1, RFC 6891 6.2.5, RFC 7766 5).
+ */
+static int reply(struct proxy *p, const struct request *rq, const uint8_t *msg, size_t len)
+{
+	const struct origin *o = rq->o;
+
+	if (!o->t->stream && len > rq->q->udp_size) {
+		uint8_t tc[WIRE_HDR_LEN + WIRE_NAME_MAX + 4 + 11];
+		int n = wire_build_response(rq->msg, rq->len, rq->q, WIRE_RCODE_NOERROR, true, tc,
+					    sizeof(tc));
+
+		if (n < 0)
+			return n;
+		return o->t->send(p, o, tc, (size_t)n);
+	}
+	return o->t->send(p, o, msg, len);
+}
+
+/* reply_rcode() - an answerless response with @rcode.  Return: as reply(). */
+static int reply_rcode(struct proxy *p, const struct request *rq, uint8_t rcode)
+{
+	uint8_t msg[WIRE_HDR_LEN + WIRE_NAME_MAX + 4 + 11];
+	int n = wire_build_response(rq->msg, rq->len, rq->q, rcode, false, msg, sizeof(msg));
+
+	if (n < 0) {
+		p->n_dropped++;
+		return n;
+	}
+	return reply(p, rq, msg, (size_t)n);
+}
+
+/* ---- audit -------------------------------------------------------------- */
+
+/* What one decision was, for proxy_event.  Borrowed for the call. */
+struct verdict {
+	const char *sandbox, *policy;
+	bool allowed;
+	const char *reason;
+	uint8_t rcode;
+	const struct fw_pin *pins;
+	size_t n_pins;
+	const struct addr *answers;
+	size_t n_answers;
+	uint32_t ttl_s;
+	size_t n_rebind;
+	void *owner;		/* proxy_client.owner */
+};
+
+static void audit(struct proxy *p, const struct request *rq, const struct verdict *v)
+{
+	struct proxy_event ev = {
+		.sandbox = v->sandbox,
+		.policy = v->policy,
+		.client = &rq->o->client,
+		.transport = rq->o->t->name,
+		.qname = rq->q->qname,
+		.qtype = rq->q->qtype,
+		.allowed = v->allowed,
+		.reason = v->reason,
+		.rcode = v->rcode,
+		.pins = v->pins,
+		.n_pins = v->n_pins,
+		.answers = v->answers,
+		.n_answers = v->n_answers,
+		.ttl_s = v->ttl_s,
+		.n_rebind = v->n_rebind,
+		.owner = v->owner,
+	};
+
+	if (p->ops->audit)
+		p->ops->audit(p->ctx, &ev);
+}
+
+/* reply_audit() - answer @rq with @v->rcode (no records) and audit @v. */
+static void reply_audit(struct proxy *p, const struct request *rq, const struct verdict *v)
+{
+	reply_rcode(p, rq, v->rcode);
+	audit(p, rq, v);
+}
+
+static void decide_ctx_init(const struct proxy *p, const struct decide_policy *pol,
+			    struct decide_ctx *dc)
+{
+	memset(dc, 0, sizeof(*dc));
+	dc->policy = pol;
+	dc->internal = p->cfg.internal;
+	dc->n_internal = p->cfg.n_internal;
+	dc->min_ttl_s = p->cfg.min_ttl_s;
+	dc->max_ttl_s = p->cfg.max_ttl_s;
+}
+
+static const char *deny_reason(enum decide_verdict v)
+{
+	switch (v) {
+	case DECIDE_DENY_NAME:
+		return "bad-name";
+	case DECIDE_DENY_CLASS:
+		return "bad-class";
+	case DECIDE_DENY_LONG:
+		return "qname-too-long";
+	default:
+		return "not-in-policy";
+	}
+}
+
+/*
+ * client_lookup() - the sandbox sending from @a (ops->lookup), its name
+ * copied into @buf (it must outlive a reload during this call).
+ * Return: 0; -ENOENT (no sandbox, or one without a policy).
+ */
+static int client_lookup(struct proxy *p, const struct addr *a, struct proxy_client *cl,
+			 char *buf, size_t sz)
+{
+	size_t sl;
+
+	memset(cl, 0, sizeof(*cl));
+	if (p->ops->lookup(p->ctx, a, cl) < 0 || !cl->sandbox || !cl->policy.ops)
+		return -ENOENT;
+	sl = strnlen(cl->sandbox, sz - 1);
+	memcpy(buf, cl->sandbox, sl);
+	buf[sl] = '\0';
+	cl->sandbox = buf;
+	return 0;
+}
+
+/* ---- the answer: pin, then send ------------------------------------------- */
+
+/* One allowed query's answer on its way to the client (answer_pass()). */
+struct answer {
+	struct request rq;
+	const struct proxy_client *cl;
+	size_t len;		/* bytes of the answer in p->ans: ID and question the client's */
+	bool cached;		/* a cache hit: TTLs were capped when stored; not stored again */
+	uint64_t rx_ms;		/* a fresh answer: when it arrived (its cache entry's birth) */
+	const uint16_t *rules;	/* the rules decide_query() matched for it in this same
+				 * call stack, against cl->policy (a cache hit); NULL:
+				 * decide again */
+	size_t n_rules;
+};
+
+/* answer_decide() - may @a still be answered?  Fills @rules/@n_rules. */
+static enum decide_verdict answer_decide(const struct decide_ctx *dc, const struct answer *a,
+					 uint16_t *rules, size_t *n_rules)
+{
+	if (a->rules && a->n_rules <= DECIDE_MAX_RULES) {
+		/* Decided a moment ago, synchronously, against this very policy. */
+		memcpy(rules, a->rules, a->n_rules * sizeof(rules[0]));
+		*n_rules = a->n_rules;
+		return DECIDE_ALLOW;
+	}
+	/* The policy may have been reloaded while the query was upstream. */
+	return decide_query(dc, a->rq.q, rules, n_rules);
+}
+
+/*
+ * answer_pins() - the pins of @a (p->pins) and the addresses they open
+ * (p->pinned) into @v, its rcode in *@ret_rcode.
+ * Return: 0; -EBADMSG, -ENOBUFS, -EDQUOT with @v->reason set (SERVFAIL).
+ */
+static int answer_pins(struct proxy *p, const struct answer *a, const struct decide_ctx *dc,
+		       const uint16_t *rules, size_t n_rules, struct verdict *v,
+		       uint8_t *ret_rcode)
+{
+	struct wire_answer wa;
+	size_t n_rebind = 0;
+	int n_pins, r;
+
+	r = wire_walk_answer(p->ans, a->len, a->rq.q, p->addrs, PROXY_MAX_ADDRS, &wa);
+	if (r < 0) {
+		v->reason = r == -ELOOP ? "answer-loop" : r == -ENOBUFS ? "answer-too-large"
+									 : "bad-answer";
+		return -EBADMSG;
+	}
+	*ret_rcode = wa.rcode;
+	/*
+	 * Only a NOERROR answer carries addresses a client will use; records a
+	 * hostile upstream tucks into an NXDOMAIN or REFUSED are not pinned.
+	 */
+	if (wa.rcode != WIRE_RCODE_NOERROR)
+		wa.n_addrs = 0;
+	n_pins = decide_pins(dc, rules, n_rules, p->addrs, wa.n_addrs, p->pins, PROXY_MAX_PINS,
+			     &n_rebind);
+	if (n_pins < 0) {
+		v->reason = "too-many-pins";
+		return -ENOBUFS;
+	}
+	v->n_rebind = n_rebind;
+	if (n_rebind)
+		refuse_log_answer(&p->refused, dc, a->cl->sandbox, a->rq.q->qname, p->addrs,
+				  wa.n_addrs, proxy_now_ms(p));
+	v->pins = p->pins;
+	v->n_pins = (size_t)n_pins;
+	for (int i = 0; i < n_pins; i++) {
+		bool seen = false;
+
+		for (size_t k = 0; k < v->n_answers && !seen; k++)
+			seen = addr_equal(&p->pinned[k], &p->pins[i].addr);
+		if (!seen && v->n_answers < PROXY_MAX_ADDRS)
+			p->pinned[v->n_answers++] = p->pins[i].addr;
+		if (p->pins[i].timeout_ms / 1000 > v->ttl_s)
+			v->ttl_s = p->pins[i].timeout_ms / 1000;
+	}
+	v->answers = p->pinned;
+
+	/* Per name: one answer may not pin more than this many addresses. */
+	if (v->n_answers > p->cfg.max_addrs_per_name) {
+		log_warn("dns: %s (sandbox %s) answered %zu addresses, more than the %u "
+			 "allowed per name: SERVFAIL", a->rq.q->qname, a->cl->sandbox,
+			 v->n_answers, p->cfg.max_addrs_per_name);
+		p->stats.limit_name++;
+		v->reason = "name-pin-limit";
+		return -EDQUOT;
+	}
+	return 0;
+}
+
+/*
+ * answer_commit() - commit @v's pins: only what the kernel does not cover
+ * yet (pintrack), synchronously through ops->pin().
+ * Return: 0 once the kernel acknowledged them (or nothing needed pinning);
+ * -ENOSPC (the sandbox's pin limit), -errno from ops->pin(), with
+ * *@ret_reason set (SERVFAIL).
+ */
+static int answer_commit(struct proxy *p, const struct answer *a, const struct verdict *v,
+			 const char **ret_reason)
+{
+	const char *sandbox = a->cl->sandbox;
+	uint64_t t0, us;
+	int n_plan, r;
+
+	if (v->n_pins == 0)
+		return 0;
+	/* A re-add SETS the timeout, so re-pinning with a shorter TTL would
+	 * shorten a pin an earlier answer handed out.  @t0 is taken before the
+	 * batch, so the tracked expiry is never later than the kernel's. */
+	t0 = proxy_now_ms(p);
+	n_plan = pintrack_plan(p->pt, sandbox, v->pins, v->n_pins, t0,
+			       p->cfg.max_pins_per_sandbox, p->plan);
+	if (n_plan == -ENOSPC) {
+		log_warn("dns: sandbox %s holds %zu pins, the most allowed (%u): %s: SERVFAIL",
+			 sandbox, pintrack_live(p->pt, sandbox), p->cfg.max_pins_per_sandbox,
+			 a->rq.q->qname);
+		p->stats.limit_pins++;
+		*ret_reason = "pin-limit";
+		return -ENOSPC;
+	}
+	if (n_plan <= 0) {
+		p->stats.pins_skipped++;
+		return 0;
+	}
+	us = clock_mono_us();
+	/* Synchronous: returns once the kernel acknowledged the batch. */
+	r = p->ops->pin(p->ctx, sandbox, p->plan, (size_t)n_plan);
+	if (r < 0) {
+		log_warn("dns: pinning %d addresses for %s (sandbox %s) failed: %s", n_plan,
+			 a->rq.q->qname, sandbox, strerror(-r));
+		*ret_reason = "pin-failed";
+		return r;
+	}
+	proxy_stats_pin(&p->stats, clock_mono_us() - us);
+	if (pintrack_commit(p->pt, sandbox, p->plan, (size_t)n_plan, t0) < 0)
+		log_warn("dns: out of memory tracking pins of sandbox %s", sandbox);
+	return 0;
+}
+
+/* answer_store() - a delivered fresh answer into the cache. */
+static void answer_store(struct proxy *p, const struct answer *a)
+{
+	struct cache_key k;
+	uint32_t ttl_s;
+
+	if (a->cached || !p->cache)
+		return;
+	/* Stored as delivered (TTLs capped at max_ttl), for at most its
+	 * smallest TTL; negative answers per RFC 2308. */
+	cache_key_from_query(a->rq.q, &k);
+	if (wire_cache_ttl(p->ans, a->len, CACHE_NEG_MAX_S, &ttl_s) == 0 && ttl_s > 0)
+		cache_put(p->cache, &k, p->ans, a->len, ttl_s, a->rx_ms);
+}
+
+/*
+ * answer_pass() - an allowed query's answer (in p->ans): pin, then send.
+ * The same path for a fresh upstream answer and for a cache hit: the
+ * policy is checked again, the pins are the ones of the TTLs actually
+ * handed out, and nothing is sent before the kernel acknowledged them.
+ */
+static void answer_pass(struct proxy *p, const struct answer *a)
+{
+	struct verdict v = {
+		.sandbox = a->cl->sandbox, .policy = a->cl->policy.name, .owner = a->cl->owner,
+	};
+	uint16_t rules[DECIDE_MAX_RULES];
+	struct decide_ctx dc;
+	enum decide_verdict dv;
+	uint8_t rcode = WIRE_RCODE_SERVFAIL;
+	size_t n_rules;
+
+	decide_ctx_init(p, &a->cl->policy, &dc);
+	dv = answer_decide(&dc, a, rules, &n_rules);
+	if (dv != DECIDE_ALLOW) {
+		v.reason = deny_reason(dv);
+		v.rcode = p->cfg.deny_rcode;
+		reply_audit(p, &a->rq, &v);
+		return;
+	}
+	v.allowed = true;
+	if (answer_pins(p, a, &dc, rules, n_rules, &v, &rcode) < 0 ||
+	    answer_commit(p, a, &v, &v.reason) < 0)
+		goto servfail;
+	/* No client may cache the answer longer than its pins last (a cached
+	 * answer was stored capped, and aging only lowers its TTLs). */
+	if (!a->cached && wire_cap_ttls(p->ans, a->len, p->cfg.max_ttl_s) < 0) {
+		v.reason = "bad-answer";
+		goto servfail;
+	}
+	/*
+	 * ORDERING INVARIANT: this is the only place an answer from upstream or
+	 * the cache is sent, and it is reached only after answer_commit()
+	 * returned 0, i.e. after ops->pin() returned 0: the kernel acknowledged
+	 * every pin of this answer (or the answer carries nothing to pin).
+	 * Never move it before answer_commit().  tests/unit/test_replay.c
+	 * checks it.
+	 */
+	reply(p, &a->rq, p->ans, a->len);
+	v.reason = "policy";
+	answer_store(p, a);
+	v.rcode = rcode;
+	audit(p, &a->rq, &v);
+	return;
+
+servfail:
+	v.pins = NULL;
+	v.n_pins = 0;
+	v.answers = NULL;
+	v.n_answers = 0;
+	v.ttl_s = 0;
+	v.rcode = WIRE_RCODE_SERVFAIL;
+	reply_audit(p, &a->rq, &v);
+}
+
+/*
+ * cache_hit() - answer allowed query @rq from the cache: the stored
+ * response with its TTLs aged, the client's ID, its RD bit and its
+ * question bytes (0x20 case preserved), then answer_pass() as for a fresh
+ * answer, with @rules/@n_rules that decide_query() just matched.
+ * Return: true if answered (SERVFAIL included).
+ */
+static bool cache_hit(struct proxy *p, const struct request *rq, const struct proxy_client *cl,
+		      const uint16_t *rules, size_t n_rules)
+{
+	const struct wire_query *q = rq->q;
+	struct answer a = { .rq = *rq, .cl = cl, .cached = true, .rules = rules,
+			    .n_rules = n_rules };
+	struct cache_key k;
+	int n;
+
+	cache_key_from_query(q, &k);
+	n = cache_get(p->cache, &k, proxy_now_ms(p), p->ans, sizeof(p->ans));
+	/* The question is copied byte for byte, so it must be as long. */
+	if (n < 0 || wire_question_end(p->ans, (size_t)n) != (int)q->question_end) {
+		p->stats.cache_misses++;
+		return false;
+	}
+	p->stats.cache_hits++;
+	wire_set_id(p->ans, q->id);
+	p->ans[2] = (uint8_t)((p->ans[2] & ~0x01) | (rq->msg[2] & 0x01));	/* RD */
+	memcpy(p->ans + WIRE_HDR_LEN, rq->msg + WIRE_HDR_LEN, q->question_end - WIRE_HDR_LEN);
+	a.len = (size_t)n;
+	answer_pass(p, &a);
+	return true;
+}
+
+/* ---- pending queries ------------------------------------------------------ */
+
+static void pending_unlink(struct pending *pq)
+{
+	struct proxy *p = pq->p;
+
+	if (pq->prev)
+		pq->prev->next = pq->next;
+	else
+		p->pending = pq->next;
+	if (pq->next)
+		pq->next->prev = pq->prev;
+	else
+		p->pending_tail = pq->prev;
+	pq->prev = pq->next = NULL;
+}
+
+/* pending_free() - the upstream reported back on @pq: forget it. */
+static void pending_free(struct pending *pq)
+{
+	struct proxy *p = pq->p;
+	struct client_slot *s;
+
+	if (!pq->answered)
+		pending_unlink(pq);
+	p->n_pending--;
+	s = slot_get(p, &pq->o.client, false);
+	if (s && s->queries)
+		s->queries--;
+	slot_put(p, &pq->o.client);
+	if (!pq->answered)
+		pq->o.t->release(&pq->o);
+	free(pq);
+}
+
+/*
+ * answer_failed() - SERVFAIL for @pq: no usable answer came (@err:
+ * -ETIMEDOUT for the deadline or c-ares's timeout, else a failure).
+ */
+static void answer_failed(struct pending *pq, int err)
+{
+	struct proxy *p = pq->p;
+	struct request rq = { &pq->o, pq->query, pq->qlen, &pq->q };
+	char sandbox[PROXY_SANDBOX_NAME_MAX];
+	struct proxy_client cl;
+	struct verdict v;
+
+	/* The sandbox may be gone (its address even reused) by now: ask again
+	 * by the client's address and drop the query if nobody owns it. */
+	if (client_lookup(p, &pq->o.client, &cl, sandbox, sizeof(sandbox)) < 0)
+		return;
+	if (pq->o.t->gone && pq->o.t->gone(&pq->o))
+		return;	/* the client hung up */
+	v = (struct verdict){
+		.sandbox = cl.sandbox, .policy = cl.policy.name, .owner = cl.owner,
+		.allowed = true,
+		.reason = err == -ETIMEDOUT ? "upstream-timeout" : "upstream-failure",
+		.rcode = WIRE_RCODE_SERVFAIL,
+	};
+	reply_audit(p, &rq, &v);
+}
+
+static void on_upstream(void *arg, int err, const uint8_t *ans, size_t len)
+{
+	struct pending *pq = arg;
+	struct proxy *p = pq->p;
+	char sandbox[PROXY_SANDBOX_NAME_MAX];
+	struct proxy_client cl;
+	struct answer a;
+
+	/* Cancelled, or too late: the client already got SERVFAIL at its
+	 * deadline (query_expire()), and this answer is dropped. */
+	if (err == -ECANCELED || p->closing || pq->answered)
+		goto out;
+	if (err < 0 || len > sizeof(p->ans)) {
+		answer_failed(pq, err < 0 ? err : -EIO);
+		goto out;
+	}
+	if (client_lookup(p, &pq->o.client, &cl, sandbox, sizeof(sandbox)) < 0)
+		goto out;
+	if (pq->o.t->gone && pq->o.t->gone(&pq->o))
+		goto out;	/* the client hung up */
+	memcpy(p->ans, ans, len);
+	/* c-ares put its own ID on the wire; the client gets its own back. */
+	wire_set_id(p->ans, pq->q.id);
+	a = (struct answer){
+		.rq = { &pq->o, pq->query, pq->qlen, &pq->q },
+		.cl = &cl,
+		.len = len,
+		.rx_ms = proxy_now_ms(p),
+	};
+	answer_pass(p, &a);
+out:
+	pending_free(pq);
+}
+
+uint64_t query_expire(struct proxy *p, uint64_t now_ms)
+{
+	/* p->pending is in deadline order: one deadline for all, oldest first. */
+	while (p->pending && p->pending->deadline_ms <= now_ms) {
+		struct pending *pq = p->pending;
+
+		pending_unlink(pq);
+		pq->answered = true;
+		answer_failed(pq, -ETIMEDOUT);
+		/* Replied: the socket or connection is free; the query itself
+		 * stays counted (and its memory held) until the upstream
+		 * reports back, since it is still in flight there. */
+		pq->o.t->release(&pq->o);
+	}
+	return p->pending ? p->pending->deadline_ms : 0;
+}
+
+/* ---- a query, from either transport -------------------------------------- */
+
+/*
+ * query_forward() - send allowed query @rq upstream (a struct pending),
+ * unless the client or the proxy has too many there already.  @v: its
+ * verdict so far, for a SERVFAIL's audit.
+ */
+static void query_forward(struct proxy *p, const struct request *rq, struct verdict *v)
+{
+	struct client_slot *slot = slot_get(p, &rq->o->client, true);
+	uint8_t up[WIRE_HDR_LEN + WIRE_NAME_MAX + 4 + 11];
+	struct pending *pq = NULL;
+	int n;
+
+	v->allowed = true;
+	v->rcode = WIRE_RCODE_SERVFAIL;
+	if (!slot || p->n_pending >= PROXY_MAX_OUTSTANDING ||
+	    slot->queries >= p->cfg.max_outstanding) {
+		if (slot && slot->queries >= p->cfg.max_outstanding) {
+			p->stats.limit_outstanding++;
+			log_warn("dns: sandbox %s has %u queries upstream, the most allowed: "
+				 "SERVFAIL for %s", v->sandbox, slot->queries, rq->q->qname);
+		}
+		v->reason = "overload";
+	} else if (!(pq = malloc(sizeof(*pq) + rq->len))) {
+		v->reason = "no-memory";
+	}
+	if (!pq) {
+		reply_audit(p, rq, v);
+		if (slot)
+			slot_put(p, &rq->o->client);
+		return;
+	}
+	memset(pq, 0, sizeof(*pq));
+	pq->p = p;
+	pq->o = *rq->o;
+	pq->q = *rq->q;
+	pq->qlen = rq->len;
+	memcpy(pq->query, rq->msg, rq->len);
+	/* Appended: one deadline for every query keeps the list in deadline order. */
+	pq->deadline_ms = proxy_now_ms(p) + p->cfg.upstream_deadline_ms;
+	pq->prev = p->pending_tail;
+	if (p->pending_tail)
+		p->pending_tail->next = pq;
+	else
+		p->pending = pq;
+	p->pending_tail = pq;
+	p->n_pending++;
+	slot->queries++;
+	pq->o.t->hold(&pq->o);
+	proxy_deadline_arm(p);
+	/*
+	 * The question and EDNS basics as the client sent them, nothing else
+	 * (wire_build_upstream_query()); may call back right away.
+	 */
+	n = wire_build_upstream_query(rq->msg, rq->len, rq->q, up, sizeof(up));
+	if (n < 0) {
+		/* Cannot happen for a parsed query; fail it like an upstream error. */
+		on_upstream(pq, n, NULL, 0);
+		return;
+	}
+	p->up.send(p->up.impl, up, (size_t)n, on_upstream, pq);
+}
+
+/*
+ * query_over_rate() - refuse @rq if its client is over its query rate.
+ * @parse_err: wire_parse_query()'s result.  Return: true if refused.
+ */
+static bool query_over_rate(struct proxy *p, const struct request *rq, int parse_err,
+			    struct verdict *v, struct wire_query *q)
+{
+	uint64_t limited = 0;
+
+	if (rate_ok(p, &rq->o->client, &limited))
+		return false;
+	/* REFUSED, nothing upstream.  Logged and audited for the first
+	 * refusal of a run, counted always. */
+	p->stats.limit_qps++;
+	if (limited == 1) {
+		log_warn("dns: sandbox %s is over its query rate (%u/s, burst %u): refusing",
+			 v->sandbox, p->cfg.qps, p->cfg.burst);
+		v->reason = "rate-limit";
+		v->rcode = WIRE_RCODE_REFUSED;
+		audit(p, rq, v);
+	}
+	if (parse_err < 0)
+		q->question_end = WIRE_HDR_LEN;
+	reply_rcode(p, rq, WIRE_RCODE_REFUSED);
+	return true;
+}
+
+/* query_decide() - a well-formed query of a known sandbox: deny, cache or forward. */
+static void query_decide(struct proxy *p, const struct request *rq,
+			 const struct proxy_client *cl, struct verdict *v)
+{
+	uint16_t rules[DECIDE_MAX_RULES];
+	struct decide_ctx dc;
+	enum decide_verdict dv;
+	size_t n_rules;
+
+	if (tunnel_suspect(rq->q->qname)) {
+		/* Counted and logged; a rule's max_qname_length is what caps it. */
+		p->stats.tunnel_suspect++;
+		log_warn("dns: sandbox %s asked \"%s\": a long high-entropy label (DNS "
+			 "tunnelling?)", v->sandbox, rq->q->qname);
+	}
+	decide_ctx_init(p, &cl->policy, &dc);
+	dv = decide_query(&dc, rq->q, rules, &n_rules);
+	if (dv != DECIDE_ALLOW) {
+		/* Denied: nothing goes upstream. */
+		v->reason = deny_reason(dv);
+		v->rcode = p->cfg.deny_rcode;
+		reply_audit(p, rq, v);
+		return;
+	}
+	/* Allowed (decided first: a denied name is never served from the
+	 * cache): a cached answer goes through the same pin path. */
+	if (p->cache && cache_hit(p, rq, cl, rules, n_rules))
+		return;
+	query_forward(p, rq, v);
+}
+
+void query_in(struct proxy *p, const uint8_t *buf, size_t len, const struct origin *o)
+{
+	char sandbox[PROXY_SANDBOX_NAME_MAX];
+	struct proxy_client cl;
+	struct wire_query q;
+	struct request rq = { o, buf, len, &q };
+	struct verdict v = { 0 };
+	int r;
+
+	r = wire_parse_query(buf, len, &q);
+	if (r == -EPROTO) {	/* a response, or not even a header: no reply */
+		p->n_dropped++;
+		return;
+	}
+	if (client_lookup(p, &o->client, &cl, sandbox, sizeof(sandbox)) < 0) {
+		/* Not a sandbox we know: refuse, nothing to audit. */
+		if (r < 0)
+			q.question_end = WIRE_HDR_LEN;
+		reply_rcode(p, &rq, WIRE_RCODE_REFUSED);
+		return;
+	}
+	v.sandbox = sandbox;
+	v.policy = cl.policy.name;
+	v.owner = cl.owner;
+	if (query_over_rate(p, &rq, r, &v, &q))
+		return;
+	if (r < 0) {
+		/* RFC 1035 4.1.1: FORMERR / NOTIMP, with the question only if
+		 * it parsed (question_end stays 12 otherwise). */
+		v.rcode = r == -EOPNOTSUPP ? WIRE_RCODE_NOTIMP : WIRE_RCODE_FORMERR;
+		v.reason = r == -EOPNOTSUPP ? "notimp" : "formerr";
+		if (r == -EOPNOTSUPP)
+			q.question_end = WIRE_HDR_LEN;
+		reply_audit(p, &rq, &v);
+		return;
+	}
+	query_decide(p, &rq, &cl, &v);
+}

@@ -1,0 +1,516 @@
+/*
+ * test_replay - the DNS proxy's data path (dnsproxy/query.c, the code the
+ * daemon runs) through the replay seam (dnsproxy/replay.h): scripted
+ * queries, upstream answers and pin acknowledgements in, and what is sent
+ * when out.  No root, no sockets, no network.
+ *
+ * The log: every event the seam reports (a reply, an upstream query, a pin
+ * batch, an audit record) is appended to h.log in order, so a test can
+ * assert that the pin came before the answer, not just that both happened.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dnsproxy/replay.h"
+#include "dnsproxy/wire.h"
+#include "netd/policy.h"
+#include "netd/policy_dns.h"
+
+#define MAX_EV 64
+
+enum ev_kind { EV_REPLY, EV_UPSTREAM, EV_PIN, EV_AUDIT };
+
+struct ev {
+	enum ev_kind kind;
+	uint64_t tag;		/* EV_REPLY */
+	bool tcp;
+	uint8_t msg[4096];	/* EV_REPLY, EV_UPSTREAM */
+	size_t len;
+	unsigned int id;	/* EV_UPSTREAM */
+	struct fw_pin pins[8];	/* EV_PIN */
+	size_t n_pins;
+	char sandbox[32];	/* EV_PIN, EV_AUDIT */
+	char reason[32];	/* EV_AUDIT */
+	uint8_t rcode;
+};
+
+struct harness {
+	struct proxy *p;
+	struct policy *allow, *deny;
+	struct addr sb1, sb2, stranger;
+	bool sb1_denies;	/* sb1's policy reloaded to one that denies all */
+	int pin_result;		/* what the "kernel" acknowledges: 0 or -errno */
+	struct ev log[MAX_EV];
+	size_t n;
+	bool quiet;		/* count replies by rcode instead of logging events */
+	unsigned int n_rcode[16];
+};
+
+static struct harness h;
+
+static struct ev scratch;
+
+static struct ev *ev_new(enum ev_kind kind)
+{
+	struct ev *e;
+
+	if (h.quiet)
+		return &scratch;
+
+	assert_true(h.n < MAX_EV);
+	e = &h.log[h.n++];
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	return e;
+}
+
+/* ---- proxy_ops: the daemon's side ---------------------------------------- */
+
+static int t_lookup(void *ctx, const struct addr *src, struct proxy_client *out)
+{
+	if (addr_equal(src, &h.sb1)) {
+		out->sandbox = "sb1";
+		out->policy = policy_dns_view(h.sb1_denies ? h.deny : h.allow);
+		return 0;
+	}
+	if (addr_equal(src, &h.sb2)) {
+		out->sandbox = "sb2";
+		out->policy = policy_dns_view(h.allow);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int t_pin(void *ctx, const char *sandbox, const struct fw_pin *pins, size_t n)
+{
+	struct ev *e = ev_new(EV_PIN);
+
+	snprintf(e->sandbox, sizeof(e->sandbox), "%s", sandbox);
+	e->n_pins = n < 8 ? n : 8;
+	memcpy(e->pins, pins, e->n_pins * sizeof(pins[0]));
+	return h.pin_result;
+}
+
+static void t_audit(void *ctx, const struct proxy_event *pe)
+{
+	struct ev *e = ev_new(EV_AUDIT);
+
+	snprintf(e->sandbox, sizeof(e->sandbox), "%s", pe->sandbox ? pe->sandbox : "");
+	snprintf(e->reason, sizeof(e->reason), "%s", pe->reason ? pe->reason : "");
+	e->rcode = pe->rcode;
+	e->tcp = strcmp(pe->transport, "tcp") == 0;
+}
+
+/* ---- replay_ops: the wire's side ------------------------------------------ */
+
+static void t_reply(void *ctx, uint64_t tag, bool tcp, const uint8_t *msg, size_t len)
+{
+	struct ev *e = ev_new(EV_REPLY);
+
+	if (h.quiet && len >= 4)
+		h.n_rcode[msg[3] & 0x0f]++;
+	assert_true(len <= sizeof(e->msg));
+	e->tag = tag;
+	e->tcp = tcp;
+	memcpy(e->msg, msg, len);
+	e->len = len;
+}
+
+static void t_upstream(void *ctx, unsigned int id, const uint8_t *msg, size_t len)
+{
+	struct ev *e = ev_new(EV_UPSTREAM);
+
+	assert_true(len <= sizeof(e->msg));
+	e->id = id;
+	memcpy(e->msg, msg, len);
+	e->len = len;
+}
+
+static const struct proxy_ops ops = { t_lookup, t_pin, t_audit };
+static const struct replay_ops rops = { t_reply, t_upstream };
+
+/* ---- messages -------------------------------------------------------------- */
+
+/* query() - a query for @name/@qtype with @id, RD set; Return: its length. */
+static size_t query(uint8_t *buf, uint16_t id, const char *name, uint16_t qtype)
+{
+	size_t o = 12;
+
+	memset(buf, 0, 12);
+	buf[0] = (uint8_t)(id >> 8);
+	buf[1] = (uint8_t)id;
+	buf[2] = 0x01;	/* RD */
+	buf[5] = 1;	/* QDCOUNT */
+	while (*name) {
+		size_t l = strcspn(name, ".");
+
+		buf[o++] = (uint8_t)l;
+		memcpy(buf + o, name, l);
+		o += l;
+		name += l;
+		if (*name == '.')
+			name++;
+	}
+	buf[o++] = 0;
+	buf[o++] = (uint8_t)(qtype >> 8);
+	buf[o++] = (uint8_t)qtype;
+	buf[o++] = 0;
+	buf[o++] = 1;	/* IN */
+	return o;
+}
+
+/*
+ * answer_a() - the response to @q/@qlen (its question, ID 0x7777: the
+ * upstream's) with @n A records 198.51.100.(first..first+n-1), TTL @ttl_s.
+ */
+static size_t answer_a(uint8_t *buf, const uint8_t *q, size_t qlen, unsigned int n,
+		       unsigned int first, uint32_t ttl_s)
+{
+	size_t o = qlen;
+
+	memcpy(buf, q, qlen);
+	buf[0] = 0x77;
+	buf[1] = 0x77;
+	buf[2] = 0x81;	/* QR, RD */
+	buf[3] = 0x80;	/* RA, NOERROR */
+	buf[6] = (uint8_t)(n >> 8);
+	buf[7] = (uint8_t)n;
+	for (unsigned int i = 0; i < n; i++) {
+		const uint8_t rr[] = { 0xc0, 0x0c, 0, 1, 0, 1,
+				       (uint8_t)(ttl_s >> 24), (uint8_t)(ttl_s >> 16),
+				       (uint8_t)(ttl_s >> 8), (uint8_t)ttl_s, 0, 4,
+				       198, 51, 100, (uint8_t)(first + i) };
+
+		memcpy(buf + o, rr, sizeof(rr));
+		o += sizeof(rr);
+	}
+	return o;
+}
+
+static uint16_t msg_id(const struct ev *e)
+{
+	return (uint16_t)(e->msg[0] << 8 | e->msg[1]);
+}
+
+static uint8_t msg_rcode(const struct ev *e)
+{
+	return e->msg[3] & 0x0f;
+}
+
+static uint16_t msg_ancount(const struct ev *e)
+{
+	return (uint16_t)(e->msg[6] << 8 | e->msg[7]);
+}
+
+/* find() - the @nth (0-based) event of @kind in the log, or NULL. */
+static const struct ev *find(enum ev_kind kind, unsigned int nth, size_t *ret_idx)
+{
+	for (size_t i = 0; i < h.n; i++) {
+		if (h.log[i].kind != kind || nth-- > 0)
+			continue;
+		if (ret_idx)
+			*ret_idx = i;
+		return &h.log[i];
+	}
+	return NULL;
+}
+
+static unsigned int count(enum ev_kind kind)
+{
+	unsigned int n = 0;
+
+	for (size_t i = 0; i < h.n; i++)
+		n += h.log[i].kind == kind;
+	return n;
+}
+
+/* ---- fixtures ---------------------------------------------------------------- */
+
+static const char allow_yaml[] =
+	"name: allow\n"
+	"egress:\n"
+	"  - domains: [www.example.com, \"*.cdn.test\"]\n"
+	"    ports: [443]\n";
+static const char deny_yaml[] = "name: denyall\negress: []\n";
+
+static int setup(void **state)
+{
+	struct proxy_config cfg = { .min_ttl_s = 5, .max_ttl_s = 300, .deny_rcode = 3,
+				    .cache_size = 100 };
+	struct diag err = { 0 };
+
+	memset(&h, 0, sizeof(h));
+	assert_int_equal(policy_parse(allow_yaml, strlen(allow_yaml), "allow.yaml", &h.allow, &err), 0);
+	assert_int_equal(policy_parse(deny_yaml, strlen(deny_yaml), "deny.yaml", &h.deny, &err), 0);
+	assert_int_equal(addr_parse("10.87.0.2", &h.sb1), 0);
+	assert_int_equal(addr_parse("10.87.0.6", &h.sb2), 0);
+	assert_int_equal(addr_parse("203.0.113.9", &h.stranger), 0);
+	assert_int_equal(replay_new(&cfg, &ops, NULL, &rops, NULL, &h.p), 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	proxy_free(h.p);
+	policy_free(h.allow);
+	policy_free(h.deny);
+	return 0;
+}
+
+/* ---- the tests ------------------------------------------------------------------ */
+
+/* Allowed: upstream, then the pin, and only after its ack the answer. */
+static void test_allowed_pin_then_answer(void **state)
+{
+	uint8_t q[512], a[1024];
+	size_t qlen = query(q, 0x1234, "www.example.com", WIRE_TYPE_A), alen, i_pin, i_reply;
+	const struct ev *up, *pin, *rep, *au;
+
+	replay_query(h.p, &h.sb1, false, q, qlen, 1);
+	up = find(EV_UPSTREAM, 0, NULL);
+	assert_non_null(up);
+	assert_null(find(EV_REPLY, 0, NULL));	/* nothing before the upstream answer */
+	assert_int_equal(replay_outstanding(h.p), 1);
+
+	alen = answer_a(a, q, qlen, 1, 80, 600);
+	assert_int_equal(replay_answer(h.p, up->id, 0, a, alen), 0);
+	pin = find(EV_PIN, 0, &i_pin);
+	rep = find(EV_REPLY, 0, &i_reply);
+	assert_non_null(pin);
+	assert_non_null(rep);
+	assert_true(i_pin < i_reply);	/* the answer never leaves before the pin's ack */
+	assert_string_equal(pin->sandbox, "sb1");
+	assert_int_equal(pin->n_pins, 1);
+	assert_int_equal(pin->pins[0].proto, IPPROTO_TCP);
+	assert_int_equal(pin->pins[0].port, 443);
+	assert_int_equal(pin->pins[0].timeout_ms, 300000);	/* TTL 600 clamped to max_ttl */
+	assert_int_equal(rep->tag, 1);
+	assert_int_equal(msg_id(rep), 0x1234);	/* the client's ID, not the upstream's */
+	assert_int_equal(msg_rcode(rep), WIRE_RCODE_NOERROR);
+	assert_int_equal(msg_ancount(rep), 1);
+	au = find(EV_AUDIT, 0, NULL);
+	assert_non_null(au);
+	assert_string_equal(au->reason, "policy");
+	assert_int_equal(replay_outstanding(h.p), 0);
+}
+
+/* The kernel refuses the pin: SERVFAIL, and the addresses never leave. */
+static void test_pin_failed_servfail(void **state)
+{
+	uint8_t q[512], a[1024];
+	size_t qlen = query(q, 0x2222, "www.example.com", WIRE_TYPE_A), alen;
+	const struct ev *rep;
+
+	h.pin_result = -ENOBUFS;
+	replay_query(h.p, &h.sb1, false, q, qlen, 2);
+	alen = answer_a(a, q, qlen, 1, 80, 60);
+	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 0, NULL)->id, 0, a, alen), 0);
+	assert_int_equal(count(EV_PIN), 1);
+	rep = find(EV_REPLY, 0, NULL);
+	assert_non_null(rep);
+	assert_int_equal(msg_rcode(rep), WIRE_RCODE_SERVFAIL);
+	assert_int_equal(msg_ancount(rep), 0);
+	assert_null(memmem(rep->msg, rep->len, (const uint8_t[]){ 198, 51, 100, 80 }, 4));
+	assert_string_equal(find(EV_AUDIT, 0, NULL)->reason, "pin-failed");
+}
+
+/* Denied: NXDOMAIN at once, nothing upstream, nothing pinned. */
+static void test_denied(void **state)
+{
+	uint8_t q[512];
+	size_t qlen = query(q, 0x3333, "other.example.com", WIRE_TYPE_A);
+	const struct ev *rep;
+
+	replay_query(h.p, &h.sb1, false, q, qlen, 3);
+	rep = find(EV_REPLY, 0, NULL);
+	assert_non_null(rep);
+	assert_int_equal(msg_rcode(rep), WIRE_RCODE_NXDOMAIN);
+	assert_int_equal(count(EV_UPSTREAM), 0);
+	assert_int_equal(count(EV_PIN), 0);
+	assert_string_equal(find(EV_AUDIT, 0, NULL)->reason, "not-in-policy");
+}
+
+/* An unknown source: REFUSED, not audited. */
+static void test_stranger_refused(void **state)
+{
+	uint8_t q[512];
+	size_t qlen = query(q, 0x4444, "www.example.com", WIRE_TYPE_A);
+
+	replay_query(h.p, &h.stranger, false, q, qlen, 4);
+	assert_int_equal(msg_rcode(find(EV_REPLY, 0, NULL)), WIRE_RCODE_REFUSED);
+	assert_int_equal(count(EV_AUDIT), 0);
+	assert_int_equal(count(EV_UPSTREAM), 0);
+}
+
+/*
+ * A cache hit goes the same way: no upstream query, but the pins of the
+ * sandbox asking (sb2 has none yet) are committed before the answer, and
+ * the TTLs handed out are aged.
+ */
+static void test_cache_hit_pins_first(void **state)
+{
+	uint8_t q[512], a[1024];
+	size_t qlen = query(q, 0x5555, "a.cdn.test", WIRE_TYPE_A), alen, i_pin, i_reply;
+	const struct ev *rep;
+
+	replay_query(h.p, &h.sb1, false, q, qlen, 5);
+	alen = answer_a(a, q, qlen, 1, 90, 100);
+	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 0, NULL)->id, 0, a, alen), 0);
+	assert_int_equal(count(EV_PIN), 1);
+	h.n = 0;
+
+	replay_set_clock(h.p, 1000 + 30000);	/* 30 s later */
+	qlen = query(q, 0x5556, "a.cdn.test", WIRE_TYPE_A);
+	replay_query(h.p, &h.sb2, false, q, qlen, 6);
+	assert_int_equal(count(EV_UPSTREAM), 0);	/* from the cache */
+	assert_non_null(find(EV_PIN, 0, &i_pin));
+	rep = find(EV_REPLY, 0, &i_reply);
+	assert_non_null(rep);
+	assert_true(i_pin < i_reply);
+	assert_string_equal(find(EV_PIN, 0, NULL)->sandbox, "sb2");
+	assert_int_equal(find(EV_PIN, 0, NULL)->pins[0].timeout_ms, 70000);	/* aged TTL */
+	assert_int_equal(msg_id(rep), 0x5556);
+	assert_int_equal(msg_ancount(rep), 1);
+	assert_int_equal(proxy_get_stats(h.p)->cache_hits, 1);
+
+	/* sb1 asking again: its pin already lasts as long, nothing to commit. */
+	h.n = 0;
+	qlen = query(q, 0x5557, "a.cdn.test", WIRE_TYPE_A);
+	replay_query(h.p, &h.sb1, false, q, qlen, 7);
+	assert_int_equal(count(EV_PIN), 0);
+	assert_int_equal(msg_ancount(find(EV_REPLY, 0, NULL)), 1);
+	assert_int_equal(proxy_get_stats(h.p)->pins_skipped, 1);
+}
+
+/* Upstream failure: SERVFAIL, audited as such. */
+static void test_upstream_failure(void **state)
+{
+	uint8_t q[512];
+	size_t qlen = query(q, 0x6666, "www.example.com", WIRE_TYPE_A);
+
+	replay_query(h.p, &h.sb1, false, q, qlen, 8);
+	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 0, NULL)->id, -EIO, NULL, 0), 0);
+	assert_int_equal(msg_rcode(find(EV_REPLY, 0, NULL)), WIRE_RCODE_SERVFAIL);
+	assert_string_equal(find(EV_AUDIT, 0, NULL)->reason, "upstream-failure");
+	assert_int_equal(count(EV_PIN), 0);
+	assert_int_equal(replay_answer(h.p, 9999, -EIO, NULL, 0), -ENOENT);
+}
+
+/*
+ * The upstream deadline (issue 12): no answer by 2500 ms -> SERVFAIL at
+ * the deadline, not before; the answer that comes later is dropped.
+ */
+static void test_deadline_servfail_then_late_answer_dropped(void **state)
+{
+	uint8_t q[512], a[1024];
+	size_t qlen = query(q, 0x7070, "www.example.com", WIRE_TYPE_A), alen;
+	unsigned int id;
+
+	replay_query(h.p, &h.sb1, true, q, qlen, 9);
+	id = find(EV_UPSTREAM, 0, NULL)->id;
+	replay_set_clock(h.p, 1000 + 2499);
+	replay_tick(h.p);
+	assert_int_equal(count(EV_REPLY), 0);	/* not yet */
+	replay_set_clock(h.p, 1000 + 2500);
+	replay_tick(h.p);
+	assert_int_equal(count(EV_REPLY), 1);
+	assert_true(find(EV_REPLY, 0, NULL)->tcp);
+	assert_int_equal(msg_rcode(find(EV_REPLY, 0, NULL)), WIRE_RCODE_SERVFAIL);
+	assert_string_equal(find(EV_AUDIT, 0, NULL)->reason, "upstream-timeout");
+	assert_true(find(EV_AUDIT, 0, NULL)->tcp);
+	/* Still upstream (c-ares keeps trying): counted until it reports back. */
+	assert_int_equal(replay_outstanding(h.p), 1);
+
+	alen = answer_a(a, q, qlen, 1, 80, 60);
+	assert_int_equal(replay_answer(h.p, id, 0, a, alen), 0);
+	assert_int_equal(count(EV_REPLY), 1);	/* no second reply */
+	assert_int_equal(count(EV_PIN), 0);	/* and nothing pinned */
+	assert_int_equal(replay_outstanding(h.p), 0);
+}
+
+/* The policy is checked again when the answer arrives: reloaded to deny. */
+static void test_reload_while_upstream(void **state)
+{
+	uint8_t q[512], a[1024];
+	size_t qlen = query(q, 0x7171, "www.example.com", WIRE_TYPE_A), alen;
+
+	replay_query(h.p, &h.sb1, false, q, qlen, 10);
+	h.sb1_denies = true;
+	alen = answer_a(a, q, qlen, 1, 80, 60);
+	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 0, NULL)->id, 0, a, alen), 0);
+	assert_int_equal(count(EV_PIN), 0);
+	assert_int_equal(msg_rcode(find(EV_REPLY, 0, NULL)), WIRE_RCODE_NXDOMAIN);
+	assert_string_equal(find(EV_AUDIT, 0, NULL)->reason, "not-in-policy");
+}
+
+/* Too big for the client's 512 bytes: TC=1 over UDP, all of it over TCP. */
+static void test_truncation(void **state)
+{
+	uint8_t q[512], a[2048];
+	size_t qlen = query(q, 0x7272, "big.cdn.test", WIRE_TYPE_A), alen;
+	const struct ev *rep;
+
+	replay_query(h.p, &h.sb1, false, q, qlen, 11);
+	alen = answer_a(a, q, qlen, 40, 100, 60);	/* 40 records: > 512 bytes */
+	assert_true(alen > 512);
+	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 0, NULL)->id, 0, a, alen), 0);
+	rep = find(EV_REPLY, 0, NULL);
+	assert_true(rep->msg[2] & 0x02);	/* TC */
+	assert_int_equal(msg_ancount(rep), 0);
+	/* Over TCP: from the cache, whole. */
+	h.n = 0;
+	qlen = query(q, 0x7273, "big.cdn.test", WIRE_TYPE_A);
+	replay_query(h.p, &h.sb1, true, q, qlen, 12);
+	rep = find(EV_REPLY, 0, NULL);
+	assert_false(rep->msg[2] & 0x02);
+	assert_int_equal(msg_ancount(rep), 40);
+}
+
+/* Query rate: a burst of 2000, then REFUSED (audited once per run). */
+static void test_rate_limit(void **state)
+{
+	uint8_t q[512];
+	size_t qlen = query(q, 0x7474, "nope.example.com", WIRE_TYPE_A);
+	unsigned int refused = 0;
+
+	h.quiet = true;
+	for (int i = 0; i < 2010; i++)
+		replay_query(h.p, &h.sb1, false, q, qlen, 13);
+	h.quiet = false;
+	refused = h.n_rcode[WIRE_RCODE_REFUSED];
+	assert_int_equal(refused, 10);
+	assert_int_equal(h.n_rcode[WIRE_RCODE_NXDOMAIN], 2000);
+	assert_int_equal(proxy_get_stats(h.p)->limit_qps, 10);
+	/* Half a second later 500 more tokens: answered (denied) again. */
+	h.n = 0;
+	replay_set_clock(h.p, 1000 + 500);
+	replay_query(h.p, &h.sb1, false, q, qlen, 14);
+	assert_int_equal(msg_rcode(find(EV_REPLY, 0, NULL)), WIRE_RCODE_NXDOMAIN);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_allowed_pin_then_answer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pin_failed_servfail, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_denied, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stranger_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache_hit_pins_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_upstream_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deadline_servfail_then_late_answer_dropped,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reload_while_upstream, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rate_limit, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

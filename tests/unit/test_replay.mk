@@ -1,0 +1,1 @@
+test_replay_SRC := dnsproxy/replay.c dnsproxy/proxy.c dnsproxy/query.c dnsproxy/udp.c dnsproxy/tcp.c dnsproxy/limits.c dnsproxy/upstream.c dnsproxy/pintrack.c dnsproxy/cache.c dnsproxy/wire.c dnsproxy/decide.c dnsproxy/refuselog.c common/special.c common/addr.c common/log.c common/diag.c common/yamlx.c netd/policy.c netd/policy_dns.c
