@@ -17,9 +17,10 @@ ns=mvboot-$$
 tap=mvb$$
 dir=$(mktemp -d "/tmp/$ns.XXXXXX")
 chmod 755 "$dir"
-web_pid=""
+web_pid="" udp_pid=""
 cleanup() {
 	set +e
+	if [ -n "$udp_pid" ]; then kill "$udp_pid" 2>/dev/null; wait "$udp_pid" 2>/dev/null; fi
 	if [ -n "$web_pid" ]; then kill "$web_pid" 2>/dev/null; wait "$web_pid" 2>/dev/null; fi
 	for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid"; done
 	ip netns delete "$ns" 2>/dev/null
@@ -56,6 +57,15 @@ echo "token $token" >"$dir/www/token"
 ip netns exec "$ns" python3 -m http.server --bind 198.51.100.1 --directory "$dir/www" 8080 \
 	</dev/null >"$dir/web.log" 2>&1 &
 web_pid=$!
+ip netns exec "$ns" python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("198.51.100.1", 9999))
+while True:
+    d, a = s.recvfrom(2048)
+    s.sendto(d, a)
+' </dev/null >"$dir/udp.log" 2>&1 &
+udp_pid=$!
 for ((i = 0; i < 100; i++)); do
 	ip netns exec "$ns" python3 -c 'import socket; socket.create_connection(("198.51.100.1", 8080), 1)' \
 		2>/dev/null && break
@@ -74,6 +84,10 @@ check "resolv.conf names the gateway" grep -qx 'nameserver 198.51.100.1' /etc/re
 check "ping the host side (IPv4)" ping -c 2 -W 3 198.51.100.1
 check "ping the host side (IPv6)" ping -6 -c 2 -W 3 2001:db8:100::1
 check "HTTP fetch from the host side" sh -c 'timeout 15 wget -q -O - http://198.51.100.1:8080/token | grep -qx "token $token"'
+check "UDP echo of 3 x 100 bytes (mvnet)" sh -c '[ "\$(mvnet udp 198.51.100.1 9999 100 3)" = 300 ]'
+check "TCP connect (mvnet)" mvnet tcp 198.51.100.1 8080
+check "TCP connect from a chosen source (mvnet -s)" mvnet tcp -s 198.51.100.2 198.51.100.1 8080
+check_fail "TCP connect to a closed port fails (mvnet)" mvnet tcp 198.51.100.1 8081
 exit \$MVTEST_FAILS
 GUEST
 
