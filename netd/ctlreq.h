@@ -16,10 +16,14 @@
  * ctlreq_sandbox() - parse a POST /v1/sandboxes body:
  *   {"name", "policy", "netns"?, "ifname"?,
  *    "attach"?: {"host_ifname", "ipv4"?, "ipv6"?},
- *    "addresses"?: {"ipv4"?, "gateway4"?, "ipv6"?, "gateway6"?}}
+ *    "addresses"?: {"ipv4"?, "gateway4"?, "ipv6"?, "gateway6"?},
+ *    "kind"?: "interface" | "tap",
+ *    "tap"?: {"name"?, "owner", "group"?, "queues"?, "mtu"?}}
  * Unknown keys, wrong types and duplicate keys are errors; "name" and
  * "policy" are required; "attach" needs "host_ifname" and an address;
- * "addresses" needs each address with its gateway and excludes "attach".
+ * "addresses" needs each address with its gateway and excludes "attach";
+ * "kind": "tap" needs "tap" with "owner" (a UID) and takes none of netns,
+ * ifname, attach, addresses; "tap" without "kind": "tap" is an error.
  * (Whether the values make sense — a valid name, an existing policy —
  * is daemon_sandbox_create()'s to say.)
  * @text, @len: the body, not NUL-terminated; at most CTL_MAX_BODY bytes.

@@ -46,6 +46,19 @@ struct sandbox_request {
 	 */
 	const char *addr_ipv4, *addr_gateway4;
 	const char *addr_ipv6, *addr_gateway6;
+	/*
+	 * A microVM's tap (kind "tap"; false/NULL/0 otherwise): netd creates
+	 * the persistent tap in its own netns, owned by @tap_owner (always
+	 * set: a tap is never ownerless), and no netns.  POST /v1/sandboxes
+	 * {"kind": "tap", "tap": {"name", "owner", "group", "queues", "mtu"}}.
+	 */
+	bool tap;
+	const char *tap_name;	/* NULL: "ndt" + the slot in hex (tap_ifname()) */
+	uint32_t tap_owner;	/* UID */
+	bool tap_group_set;
+	uint32_t tap_group;	/* GID, if tap_group_set */
+	unsigned tap_queues;	/* 0 or 1: single queue; up to TAP_QUEUES_MAX */
+	unsigned tap_mtu;	/* 0: tap_mtu()'s choice */
 };
 
 /*

@@ -24,8 +24,12 @@ pkgs=(
 	libpsl-dev publicsuffix
 	# sd_notify, `systemd-analyze verify` of the unit, man pages
 	libsystemd-dev systemd man-db
-	# promtool (metrics format check), iperf3 (data-plane bench), microVM guest
-	prometheus iperf3 qemu-system-x86
+	# promtool (metrics format check), iperf3 (data-plane bench)
+	prometheus iperf3
+	# the microVM tests (tests/microvm/): QEMU -M microvm; the guest's kernel
+	# and busybox come from `apt-get download` at build time, not from here;
+	# xz-utils/zstd unpack compressed kernel modules, if a kernel has them
+	qemu-system-x86 xz-utils zstd
 )
 
 missing=()

@@ -1,7 +1,8 @@
 /*
  * test_tap - the pure parts of netd/tap.c: the taps' names, the guest's
  * MAC, the kernel ip= argument, the MTU choice and the owner syntax; and
- * tap_create()'s refusals that come before any system call.
+ * tap_create()'s refusals that come before any system call; and the API's
+ * "kind": "tap" requests (netd/ctlreq.c).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 
 #include "common/addr.h"
+#include "netd/ctlreq.h"
 #include "netd/tap.h"
 
 static struct addr a4(const char *s)
@@ -164,6 +166,75 @@ static void test_create_refusals(void **state)
 	assert_int_equal(tap_delete("a b"), -EINVAL);
 }
 
+static int req(const char *body, struct sandbox_request *sr, char *err, size_t errsz)
+{
+	json_t *obj = NULL;
+	int r = ctlreq_sandbox(body, strlen(body), sr, &obj, err, errsz);
+
+	json_decref(obj);	/* (the string members die with it; tests below use numbers) */
+	return r;
+}
+
+static void test_request(void **state)
+{
+	struct sandbox_request sr;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(req("{\"name\":\"vm1\",\"policy\":\"p\",\"kind\":\"tap\","
+			     "\"tap\":{\"owner\":1000,\"group\":2000,\"queues\":4,\"mtu\":1400}}",
+			     &sr, err, sizeof(err)), 0);
+	assert_true(sr.tap);
+	assert_int_equal(sr.tap_owner, 1000);
+	assert_true(sr.tap_group_set);
+	assert_int_equal(sr.tap_group, 2000);
+	assert_int_equal(sr.tap_queues, 4);
+	assert_int_equal(sr.tap_mtu, 1400);
+	assert_int_equal(req("{\"name\":\"vm1\",\"policy\":\"p\",\"kind\":\"tap\","
+			     "\"tap\":{\"owner\":0}}", &sr, err, sizeof(err)), 0);
+	assert_false(sr.tap_group_set);
+	assert_int_equal(sr.tap_queues, 0);
+	/* A veth sandbox, said out loud. */
+	assert_int_equal(req("{\"name\":\"a\",\"policy\":\"p\",\"kind\":\"interface\"}", &sr, err,
+			     sizeof(err)), 0);
+	assert_false(sr.tap);
+	/* Never ownerless. */
+	assert_int_equal(req("{\"name\":\"vm1\",\"policy\":\"p\",\"kind\":\"tap\"}", &sr, err,
+			     sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "owner"));
+	assert_int_equal(req("{\"name\":\"vm1\",\"policy\":\"p\",\"kind\":\"tap\",\"tap\":{}}", &sr,
+			     err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "tap.owner"));
+	assert_int_equal(req("{\"name\":\"vm1\",\"policy\":\"p\",\"kind\":\"tap\","
+			     "\"tap\":{\"owner\":4294967295}}", &sr, err, sizeof(err)), -EINVAL);
+	assert_int_equal(req("{\"name\":\"vm1\",\"policy\":\"p\",\"kind\":\"tap\","
+			     "\"tap\":{\"owner\":-1}}", &sr, err, sizeof(err)), -EINVAL);
+	assert_int_equal(req("{\"name\":\"vm1\",\"policy\":\"p\",\"kind\":\"tap\","
+			     "\"tap\":{\"owner\":\"1000\"}}", &sr, err, sizeof(err)), -EINVAL);
+	/* Limits. */
+	assert_int_equal(req("{\"name\":\"vm1\",\"policy\":\"p\",\"kind\":\"tap\","
+			     "\"tap\":{\"owner\":1,\"queues\":257}}", &sr, err, sizeof(err)), -EINVAL);
+	assert_int_equal(req("{\"name\":\"vm1\",\"policy\":\"p\",\"kind\":\"tap\","
+			     "\"tap\":{\"owner\":1,\"queues\":0}}", &sr, err, sizeof(err)), -EINVAL);
+	assert_int_equal(req("{\"name\":\"vm1\",\"policy\":\"p\",\"kind\":\"tap\","
+			     "\"tap\":{\"owner\":1,\"mtu\":100}}", &sr, err, sizeof(err)), -EINVAL);
+	assert_int_equal(req("{\"name\":\"vm1\",\"policy\":\"p\",\"kind\":\"tap\","
+			     "\"tap\":{\"owner\":1,\"colour\":1}}", &sr, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "tap.colour"));
+	/* What a tap has no use for. */
+	assert_int_equal(req("{\"name\":\"vm1\",\"policy\":\"p\",\"kind\":\"tap\","
+			     "\"netns\":\"/proc/1/ns/net\",\"tap\":{\"owner\":1}}", &sr, err,
+			     sizeof(err)), -EINVAL);
+	assert_int_equal(req("{\"name\":\"vm1\",\"policy\":\"p\",\"kind\":\"tap\","
+			     "\"attach\":{\"host_ifname\":\"x\",\"ipv4\":\"10.0.0.1\"},"
+			     "\"tap\":{\"owner\":1}}", &sr, err, sizeof(err)), -EINVAL);
+	/* "tap" alone, or another kind. */
+	assert_int_equal(req("{\"name\":\"vm1\",\"policy\":\"p\",\"tap\":{\"owner\":1}}", &sr, err,
+			     sizeof(err)), -EINVAL);
+	assert_int_equal(req("{\"name\":\"vm1\",\"policy\":\"p\",\"kind\":\"chained\"}", &sr, err,
+			     sizeof(err)), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -173,6 +244,7 @@ int main(void)
 		cmocka_unit_test(test_mtu),
 		cmocka_unit_test(test_owner),
 		cmocka_unit_test(test_create_refusals),
+		cmocka_unit_test(test_request),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
