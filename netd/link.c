@@ -771,6 +771,61 @@ int link_default_route_ifname(char *buf, size_t sz)
 	return 0;
 }
 
+/* ---- the host's routers (default routes' gateways) ------------------- */
+
+struct gw_list {
+	struct addr *out;
+	size_t max, n;
+};
+
+static int default_gw_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[RTA_MAX + 1] = { 0 };
+	struct gw_list *l = data;
+	const struct rtmsg *rtm;
+	size_t alen;
+
+	if (nlh->nlmsg_type != RTM_NEWROUTE || mnl_nlmsg_get_payload_len(nlh) < sizeof(*rtm))
+		return MNL_CB_OK;
+	rtm = mnl_nlmsg_get_payload(nlh);
+	alen = addr_len(rtm->rtm_family);
+	if (!alen || rtm->rtm_dst_len != 0 || rtm->rtm_type != RTN_UNICAST)
+		return MNL_CB_OK;
+	mnl_attr_parse(nlh, sizeof(*rtm), route_attr_cb, tb);
+	if (!tb[RTA_GATEWAY] || mnl_attr_get_payload_len(tb[RTA_GATEWAY]) != alen ||
+	    l->n >= l->max)
+		return MNL_CB_OK;
+	memset(&l->out[l->n], 0, sizeof(l->out[0]));
+	l->out[l->n].family = rtm->rtm_family;
+	memcpy(l->out[l->n].a, mnl_attr_get_payload(tb[RTA_GATEWAY]), alen);
+	l->n++;
+	return MNL_CB_OK;
+}
+
+int link_default_gateways(struct addr *out, size_t max)
+{
+	static const int families[] = { AF_INET, AF_INET6 };
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	struct gw_list l = { .out = out, .max = max };
+	struct nl nl;
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < 2; i++) {
+		struct nlmsghdr *nlh;
+		struct rtmsg *rtm;
+
+		r = nl_open(&nl, -1);
+		if (r < 0)
+			return r;
+		nlh = nl_req(req, RTM_GETROUTE, NLM_F_DUMP);
+		rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+		rtm->rtm_family = (unsigned char)families[i];
+		r = nl_talk(&nl, nlh, default_gw_cb, &l);
+		nl_close(&nl);
+	}
+	return r < 0 ? r : (int)l.n;
+}
+
 struct addr_list {
 	struct prefix *out;
 	size_t max;

@@ -95,6 +95,13 @@ int link_default_route_ifname(char *buf, size_t sz);
 int link_local_addrs(struct prefix *out, size_t max);
 
 /*
+ * link_default_gateways() - the gateways (next hops) of the default routes,
+ * IPv4 and IPv6, of every table in the caller's netns, into @out (at most
+ * @max; the rest are left out).  Return: count stored; -errno.
+ */
+int link_default_gateways(struct addr *out, size_t max);
+
+/*
  * link_enable_forwarding() - net.ipv4.ip_forward=1 and, if @ipv6,
  * net.ipv6.conf.all.forwarding=1, in the caller's netns.  Return: 0; -errno.
  */
