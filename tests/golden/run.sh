@@ -23,7 +23,7 @@ CC=${CC:-gcc}
 $CC -std=gnu11 -Wall -Wextra -Wshadow -Wformat=2 -Wno-unused-parameter -D_GNU_SOURCE -g -O1 \
 	-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 	-I"$root" $(pkg-config --cflags libnftnl libmnl) \
-	-o "$bin" "$root/tests/golden/fw_golden.c" "$root/netd/fw.c" "$root/netd/ruleset.c" \
+	-o "$bin" "$root/tests/golden/fw_golden.c" "$root"/netd/fw/*.c "$root/netd/ruleset.c" \
 	"$root/common/addr.c" $(pkg-config --libs libnftnl libmnl) || { echo "golden: build failed"; exit 1; }
 
 ip netns add "$ns" || exit 1
