@@ -62,7 +62,7 @@ mkdir -p "$OUT"
 $CC -std=gnu11 -Wall -Wextra -Wshadow -Wformat=2 -Wno-unused-parameter -D_GNU_SOURCE -g -O1 \
 	-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 	-I"$ROOT" $(pkg-config --cflags libnftnl libmnl) \
-	-o "$DRV" "$ROOT/tests/golden/fw_golden.c" "$ROOT"/netd/fw/*.c "$ROOT/netd/ruleset.c" \
+	-o "$DRV" "$ROOT/tests/golden/fw_golden.c" "$ROOT/tests/golden/fake_nft.c" "$ROOT"/netd/fw/*.c "$ROOT/netd/ruleset.c" \
 	"$ROOT/common/addr.c" $(pkg-config --libs libnftnl libmnl) || { echo "build failed"; exit 1; }
 
 # ---- the world ------------------------------------------------------------
