@@ -52,7 +52,6 @@
 #define DAEMON_MAX_POLICIES 1024
 #define DNS_DENY_AUDIT_RATE  20.0	/* denied-query records per second per sandbox */
 #define DNS_DENY_AUDIT_BURST 100.0
-#define DAEMON_MAX_INTERNAL 256
 #define NETNS_ETC_DIR "/etc/netns"
 
 /* The "who" members of the last DNS audit record (audit_who()). */
@@ -89,7 +88,7 @@ struct daemon {
 	struct sandbox_table *sandboxes;
 	struct policy *policies[DAEMON_MAX_POLICIES];
 	size_t n_policies;
-	struct prefix internal[DAEMON_MAX_INTERNAL];
+	struct prefix *internal;	/* malloc()ed by build_internal(), sized from what it holds */
 	size_t n_internal;
 	char egress_ifname[16];
 	int lock_fd;
@@ -1212,8 +1211,8 @@ static void netns_identity(struct sandbox *sb)
  */
 static void orphans_remove(struct daemon *d)
 {
-	static char names[4096][IFNAMSIZ];
-	int n = link_names(names, sizeof(names) / sizeof(names[0]));
+	char (*names)[IFNAMSIZ];
+	int n = link_names(&names);
 
 	if (n < 0) {
 		log_warn("cannot list interfaces to find orphaned sandbox veths: %s", strerror(-n));
@@ -1237,6 +1236,7 @@ static void orphans_remove(struct daemon *d)
 		audit_write(d->audit, "sandbox", json_pack("{s:s, s:s}", "action", "orphan-removed",
 							   "host_ifname", x));
 	}
+	free(names);
 }
 
 static int state_restore(struct daemon *d, const struct fw_config *fc)
@@ -1946,12 +1946,23 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 
 static int build_internal(struct daemon *d)
 {
+	struct prefix *host;
 	int n;
 
-	d->n_internal = decide_internal_default(d->internal, DAEMON_MAX_INTERNAL);
-	n = link_local_addrs(d->internal + d->n_internal, DAEMON_MAX_INTERNAL - d->n_internal - 2);
+	/* The built-in ranges, every address of the host (however many), the pools. */
+	n = link_local_addrs(&host);
 	if (n < 0)
 		return n;
+	free(d->internal);
+	d->internal = calloc(DECIDE_INTERNAL_DEFAULT_N + (size_t)n + 2, sizeof(*d->internal));
+	if (!d->internal) {
+		free(host);
+		return -ENOMEM;
+	}
+	d->n_internal = decide_internal_default(d->internal, DECIDE_INTERNAL_DEFAULT_N);
+	if (n)
+		memcpy(d->internal + d->n_internal, host, (size_t)n * sizeof(*host));
+	free(host);
 	d->n_internal += (size_t)n;
 	d->internal[d->n_internal++] = d->cfg.pool4;
 	if (d->cfg.pool6_enabled)
@@ -2242,6 +2253,7 @@ out:
 	trail_free(d->trail);
 	audit_close(d->audit);
 	fw_close(d->fw);
+	free(d->internal);
 	sandbox_table_free(d->sandboxes);
 	for (size_t i = 0; i < d->n_policies; i++)
 		policy_free(d->policies[i]);
