@@ -329,14 +329,10 @@ static void base_input_chained(struct bt *bt)
  */
 static void input_icmp_unreach_53(struct bt *bt, const struct fw_fam *f)
 {
-	/* ICMP 3/3 (RFC 792), ICMPv6 1/4 (RFC 4443 3.1) */
-	uint8_t type_code[2] = { f == FW_FAM_V4 ? 3 : 1, f == FW_FAM_V4 ? 3 : 4 };
 	uint8_t udp = IPPROTO_UDP;
-	/* the quoted IP header starts 8 bytes in; its protocol field (IPv4 +9,
-	 * IPv6 next header +6), its UDP source port after 20 (IPv4, no
-	 * options) or 40 (IPv6) bytes */
-	uint32_t proto_off = 8 + (f == FW_FAM_V4 ? 9 : 6);
-	uint32_t sport_off = 8 + (f == FW_FAM_V4 ? 20 : 40);
+	/* the quoted IP header starts 8 bytes in: its protocol field, and the
+	 * UDP source port right after it (netd's answers carry no options) */
+	uint32_t proto_off = 8u + f->proto_off, sport_off = 8u + f->hdr_len;
 	uint16_t port53 = htons(53);
 	struct rb rb;
 
@@ -344,7 +340,7 @@ static void input_icmp_unreach_53(struct bt *bt, const struct fw_fam *f)
 	fm_nfproto(&rb, f->nfproto);
 	fm_l4proto(&rb, f->icmp);
 	fx_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 2, NFT_REG_1);
-	fx_cmp(&rb, NFT_REG_1, NFT_CMP_EQ, type_code, 2);
+	fx_cmp(&rb, NFT_REG_1, NFT_CMP_EQ, f->port_unreach, 2);
 	fx_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, proto_off, 1, NFT_REG_1);
 	fx_cmp(&rb, NFT_REG_1, NFT_CMP_EQ, &udp, 1);
 	fx_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, sport_off, 2, NFT_REG_1);

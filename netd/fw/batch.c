@@ -153,17 +153,6 @@ uint32_t fw_batch_seq_end(const struct fw_batch *b)
 	return b->seq;
 }
 
-size_t fw_batch_len(const struct fw_batch *b)
-{
-	size_t n = 0, cnt;
-	struct iovec *iov = fw_batch_iov(b, &cnt);
-
-	for (size_t i = 0; iov && i < cnt; i++)
-		n += iov[i].iov_len;
-	free(iov);
-	return n;
-}
-
 struct iovec *fw_batch_iov(const struct fw_batch *b, size_t *ret_n)
 {
 	int n = nftnl_batch_iovec_len(b->nb);

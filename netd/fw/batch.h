@@ -66,16 +66,15 @@ int fw_batch_err(const struct fw_batch *b);
  */
 int fw_batch_close(struct fw_batch *b);
 
-/* Messages between BEGIN and END. */
+/* fw_batch_count() - messages between BEGIN and END. */
 size_t fw_batch_count(const struct fw_batch *b);
 
-/* Sequence numbers: BEGIN's, the last message's (0 if none), END's. */
+/* fw_batch_seq_begin() - BEGIN's sequence number. */
 uint32_t fw_batch_seq_begin(const struct fw_batch *b);
+/* fw_batch_seq_last() - the last message's sequence number; 0 if none. */
 uint32_t fw_batch_seq_last(const struct fw_batch *b);
+/* fw_batch_seq_end() - the last number handed out: END's once closed. */
 uint32_t fw_batch_seq_end(const struct fw_batch *b);
-
-/* Bytes of the closed batch. */
-size_t fw_batch_len(const struct fw_batch *b);
 
 /*
  * fw_batch_iov() - the closed batch as an iovec (one entry per page).

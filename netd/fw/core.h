@@ -40,9 +40,13 @@ int fw_run(struct fw *fw, fw_render_fn *render, const void *arg, bool keep);
 /* fw_new() - @cfg checked and copied, no batch sent.  Takes @k.  Return: 0; -errno. */
 int fw_new(const struct fw_config *cfg, struct fw_kernel *k, struct fw **ret);
 
+/* A sandbox name as netd/fw.h describes it ([A-Za-z0-9][A-Za-z0-9_.-]{0,63}). */
 bool fw_name_ok(const char *s);
+/* @sb complete and consistent (name, interface, address families, chained needs an address). */
 bool fw_sb_ok(const struct fw_sandbox *sb);
+/* @p: IPv4/IPv6, TCP/UDP, timeout > 0. */
 bool fw_pin_ok(const struct fw_pin *p);
+/* The record of sandbox @name; NULL if fw has none.  Borrowed: valid until a record is added or removed. */
 struct fw_sb_rec *fw_sb_find(struct fw *fw, const char *name);
 /* A fw_sandbox view of @rec (strings borrowed from it). */
 struct fw_sandbox fw_sb_view(const struct fw_sb_rec *rec);

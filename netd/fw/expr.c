@@ -17,9 +17,11 @@
 
 const struct fw_fam fw_fams[2] = {
 	{ .af = AF_INET, .nfproto = NFPROTO_IPV4, .alen = 4, .saddr_off = 12, .daddr_off = 16,
-	  .addr_type = TYPE_IPADDR, .sfx = '4', .icmp = IPPROTO_ICMP },
+	  .addr_type = TYPE_IPADDR, .sfx = '4', .icmp = IPPROTO_ICMP, .port_unreach = { 3, 3 },
+	  .hdr_len = 20, .proto_off = 9 },
 	{ .af = AF_INET6, .nfproto = NFPROTO_IPV6, .alen = 16, .saddr_off = 8, .daddr_off = 24,
-	  .addr_type = TYPE_IP6ADDR, .sfx = '6', .icmp = IPPROTO_ICMPV6 },
+	  .addr_type = TYPE_IP6ADDR, .sfx = '6', .icmp = IPPROTO_ICMPV6, .port_unreach = { 1, 4 },
+	  .hdr_len = 40, .proto_off = 6 },
 };
 
 const struct fw_fam *fw_fam_of(int af)

@@ -72,6 +72,9 @@ struct fw_fam {
 	uint32_t addr_type;	/* nft datatype: ipv4_addr / ipv6_addr */
 	char sfx;		/* set name suffix: '4' / '6' */
 	uint8_t icmp;		/* IPPROTO_ICMP / IPPROTO_ICMPV6 */
+	uint8_t port_unreach[2];	/* type, code: 3/3 (RFC 792), 1/4 (RFC 4443 3.1) */
+	uint8_t hdr_len;	/* the network header without options: 20 / 40 */
+	uint8_t proto_off;	/* its protocol / next header field: 9 / 6 */
 };
 
 /* [0] IPv4, [1] IPv6. */
@@ -140,17 +143,29 @@ struct rb {
 	int err;
 };
 
+/*
+ * rb_init() - start a rule of @chain in table @rc->table; append it with
+ * bt_rule(), which frees it.  An allocation failure sticks in @rb->err and
+ * fails the batch at bt_rule(), so the fx_ and fm_ calls just carry on.
+ */
 void rb_init(struct rb *rb, const struct fw_rcfg *rc, const char *chain);
+/* fx_new() - append expression @name ("meta", "cmp", ...); NULL after a failure. */
 struct nftnl_expr *fx_new(struct rb *rb, const char *name);
+/* meta load @key => reg @dreg */
 void fx_meta(struct rb *rb, uint32_t key, uint32_t dreg);
+/* payload load @len bytes at @base + @off (bytes) => reg @dreg */
 void fx_payload(struct rb *rb, uint32_t base, uint32_t off, uint32_t len, uint32_t dreg);
+/* cmp @op reg @sreg, @data (@len bytes, network byte order where it matters) */
 void fx_cmp(struct rb *rb, uint32_t sreg, uint32_t op, const void *data, size_t len);
+/* reg @reg = (reg @reg & @mask) ^ @xor over @len bytes */
 void fx_bitwise(struct rb *rb, uint32_t reg, const void *mask, const void *xor, size_t len);
 /* @dreg < 0: a plain membership test; NFT_REG_VERDICT: a verdict map. */
 void fx_lookup(struct rb *rb, const char *set, uint32_t sreg, int dreg, bool inv);
+/* immediate verdict @verdict (NF_ACCEPT, NF_DROP, ...) */
 void fx_verdict(struct rb *rb, int verdict);
 /* goto @chain */
 void fx_goto(struct rb *rb, const char *chain);
+/* counter (packets and bytes, listed by nft) */
 void fx_counter(struct rb *rb);
 /* notrack: the packet gets no conntrack entry (raw priority chains only). */
 void fx_notrack(struct rb *rb);
@@ -164,7 +179,9 @@ void fx_redirect(struct rb *rb, uint16_t port);
 void fx_mark_chained(struct rb *rb);
 
 /* Match fragments: each leaves its result in the registers it names. */
+/* meta nfproto == @nfproto (inet tables: IPv4 or IPv6) */
 void fm_nfproto(struct rb *rb, uint8_t nfproto);
+/* meta l4proto == @proto */
 void fm_l4proto(struct rb *rb, uint8_t proto);
 void fm_dport(struct rb *rb, uint16_t port);	/* th dport == @port */
 void fm_sport(struct rb *rb, uint16_t port);	/* th sport == @port */
@@ -213,6 +230,7 @@ struct setdef {
 	uint32_t key_byteorder;	/* nft's BYTEORDER_*: 0 = leave unset (concatenations) */
 };
 
+/* setdef_plain() - set @name of nft datatype @type, keys of @len bytes, NFT_SET_* @flags. */
 void setdef_plain(struct setdef *d, const char *name, uint32_t type, uint32_t len,
 		  uint32_t flags);
 /* sb-NAME-pin4/6 (timeout) or sb-NAME-cidr4/6 (interval): addr . proto . port */
@@ -220,12 +238,24 @@ void setdef_tuple(struct setdef *d, const char *sb, const char *kind, const stru
 
 /* ---- emit.c: objects into the batch -------------------------------------- */
 
+/*
+ * The emitters: each appends one message to @bt's batch; failures stick in
+ * the batch.  Objects are in table @bt->rc->table of family @bt->family.
+ */
+/* NEWTABLE / DELTABLE with @flags (NLM_F_CREATE). */
 void bt_table(struct bt *bt, uint16_t type, uint16_t flags);
-/* @hook < 0: a regular chain. */
+/*
+ * NEWCHAIN (created or kept; in reconcile mode also flushed) / DELCHAIN of
+ * chain @name; @hook >= 0: a base chain at @prio of type @ctype ("filter",
+ * "nat"), policy accept.  @hook < 0: a regular chain.
+ */
 void bt_chain(struct bt *bt, uint16_t type, const char *name, int hook, int prio,
 	      const char *ctype);
+/* DELRULE without a handle: every rule of chain @name. */
 void bt_flush_chain(struct bt *bt, const char *name);
+/* NEWSET (created or kept; in reconcile mode a set without timeouts also flushed) / DELSET. */
 void bt_set(struct bt *bt, uint16_t type, const struct setdef *d);
+/* DELSETELEM without elements: every element of set @name. */
 void bt_flush_set(struct bt *bt, const char *name);
 /* Append the rule of @rb (freed; @rb->r is NULL afterwards). */
 void bt_rule(struct bt *bt, struct rb *rb);
@@ -243,10 +273,13 @@ struct elemq {
 	unsigned int n;
 };
 
+/* elq_init() - queue elements of @set for messages of @type; @set borrowed until elq_flush(). */
 void elq_init(struct elemq *q, struct bt *bt, uint16_t type, const char *set);
 /* Takes ownership of @e (may be NULL: allocation failed). */
 void elq_add(struct elemq *q, struct nftnl_set_elem *e);
+/* elq_flush() - send what is queued (a message is sent every FW_ELEMS_PER_MSG anyway). */
 void elq_flush(struct elemq *q);
+/* elem_new() - an element with key @key (@len bytes); the caller gives it to elq_add(). */
 struct nftnl_set_elem *elem_new(const void *key, size_t len);
 /* ... with a verdict: jump @chain */
 struct nftnl_set_elem *elem_new_jump(const void *key, size_t len, const char *chain);
@@ -285,6 +318,7 @@ struct sb_arg {
  * Free with sb_arg_done() (also after a failure).  Return: 0; -EINVAL; -E2BIG; -ENOMEM.
  */
 int sb_arg_init(struct sb_arg *a, const struct fw_sandbox *sb, const struct policy *pol);
+/* sb_arg_done() - free the boxes of @a; NULL-safe on a zeroed or half-filled @a. */
 void sb_arg_done(struct sb_arg *a);
 
 /*
