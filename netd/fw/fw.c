@@ -242,6 +242,9 @@ int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct poli
 	bool existed;
 	int r;
 
+	if (fw)
+		fw->err[0] = '\0';	/* argument errors below are not the kernel's */
+
 	if (!fw || !fw_sb_ok(sb) || !pol)
 		return -EINVAL;
 	r = sb_arg_init(&a, sb, pol);
@@ -287,6 +290,9 @@ int fw_sandbox_set_dns(struct fw *fw, const char *name, const struct addr *dns4,
 	struct dns_arg a;
 	int r;
 
+	if (fw)
+		fw->err[0] = '\0';	/* argument errors below are not the kernel's */
+
 	if (!fw || !name || !dns4 || !dns6 || (dns4->family && dns4->family != AF_INET) ||
 	    (dns6->family && dns6->family != AF_INET6))
 		return -EINVAL;
@@ -311,6 +317,9 @@ int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb)
 	struct fw_sandbox old;
 	struct sb_arg a = { .sb = sb };
 	int r;
+
+	if (fw)
+		fw->err[0] = '\0';	/* argument errors below are not the kernel's */
 
 	if (!fw || !fw_sb_ok(sb))
 		return -EINVAL;
@@ -351,6 +360,9 @@ int fw_pin(struct fw *fw, const char *name, const struct fw_pin *pins, size_t n)
 {
 	struct pin_arg a = { name, pins, n };
 	int r;
+
+	if (fw)
+		fw->err[0] = '\0';	/* argument errors below are not the kernel's */
 
 	if (!fw || !fw_name_ok(name) || (n && !pins))
 		return -EINVAL;
@@ -422,6 +434,9 @@ int fw_pin_lookup(struct fw *fw, const char *name, const struct addr *addr, uint
 	struct setdef d;
 	uint8_t key[24];
 	int r;
+
+	if (fw)
+		fw->err[0] = '\0';	/* argument errors below are not the kernel's */
 
 	if (!fw || !fw_name_ok(name) || !f)
 		return -EINVAL;

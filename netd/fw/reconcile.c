@@ -313,6 +313,9 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 	struct upd_arg a = { .n = n };
 	int r = 0;
 
+	if (fw)
+		fw->err[0] = '\0';	/* argument errors below are not the kernel's */
+
 	if (!fw || (n && !u))
 		return -EINVAL;
 	if (n == 0)
@@ -327,10 +330,11 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 		a.sbs[i].replace_pins = u[i].replace_pins;
 		a.sbs[i].pins = u[i].pins;
 		a.sbs[i].n_pins = u[i].n_pins;
+		if (r < 0)	/* nothing was sent: say which sandbox */
+			snprintf(fw->err, sizeof(fw->err), "sandbox %.64s (%zu of %zu): %s, nothing sent",
+				 u[i].sb && u[i].sb->name ? u[i].sb->name : "?", i + 1, n, strerror(-r));
 	}
-	if (r < 0)
-		snprintf(fw->err, sizeof(fw->err), "reload: %s", strerror(-r));
-	else
+	if (r == 0)
 		r = fw_run(fw, render_update, &a, true);
 	for (size_t i = 0; i < n; i++)
 		sb_arg_done(&a.sbs[i]);
