@@ -76,13 +76,24 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 
 static int build_internal(struct daemon *d)
 {
+	struct prefix *host;
 	int n;
 
-	d->n_internal = special_prefixes(d->internal, DAEMON_MAX_INTERNAL,
-					 d->cfg.dns_never_pin_doc ? SPECIAL_WITH_DOC : 0);
-	n = link_local_addrs(d->internal + d->n_internal, DAEMON_MAX_INTERNAL - d->n_internal - 2);
+	/* The never-pin table, every address of the host (however many), the pools. */
+	n = link_local_addrs(&host);
 	if (n < 0)
 		return n;
+	free(d->internal);
+	d->internal = calloc(SPECIAL_TABLE_MAX + (size_t)n + 2, sizeof(*d->internal));
+	if (!d->internal) {
+		free(host);
+		return -ENOMEM;
+	}
+	d->n_internal = special_prefixes(d->internal, SPECIAL_TABLE_MAX,
+					 d->cfg.dns_never_pin_doc ? SPECIAL_WITH_DOC : 0);
+	if (n)
+		memcpy(d->internal + d->n_internal, host, (size_t)n * sizeof(*host));
+	free(host);
 	d->n_internal += (size_t)n;
 	d->internal[d->n_internal++] = d->cfg.pool4;
 	if (d->cfg.pool6_enabled)
@@ -419,6 +430,8 @@ static void daemon_done(struct daemon *d, struct event *sig[3])
 	trail_free(d->trail);
 	audit_close(d->audit);
 	fw_close(d->fw);
+	free(d->internal);
+	d->internal = NULL;
 	sandbox_table_free(d->sandboxes);
 	for (size_t i = 0; i < d->n_policies; i++)
 		policy_free(d->policies[i]);
