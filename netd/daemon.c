@@ -48,6 +48,8 @@
 #include "netd/pinsrc.h"
 #include "netd/acct.h"
 #include "netd/trail.h"
+#include "netd/opsig.h"
+#include "netd/sdnotify.h"
 
 #define DAEMON_MAX_POLICIES 1024
 #define DNS_DENY_AUDIT_RATE  20.0	/* denied-query records per second per sandbox */
@@ -436,6 +438,9 @@ json_t *daemon_status_json(struct daemon *d)
 	if (o)	/* "audit" is a fresh object from json_pack above */
 		json_object_set_new(json_object_get(o, "audit"), "rotations",
 				    json_integer((json_int_t)audit_rotations(d->audit)));
+	if (o)	/* where the log is: `netd audit` reads it from here */
+		json_object_set_new(json_object_get(o, "audit"), "file",
+				    json_string(d->cfg.audit_log));
 
 	if (o && d->trail)
 		json_object_set_new(o, "accounting", trail_stats_json(d->trail));
@@ -1917,7 +1922,10 @@ static const struct proxy_ops daemon_proxy_ops = {
 
 /* ---- startup ------------------------------------------------------------- */
 
-/* SIGHUP: the same reload as POST /v1/policies/reload; the outcome is logged. */
+/*
+ * SIGHUP: the same reload as POST /v1/policies/reload; the outcome is
+ * logged.  It does not reopen the audit log: that is SIGUSR1 (netd/opsig.c).
+ */
 static void on_sighup(evutil_socket_t sig, short what, void *arg)
 {
 	struct daemon *d = arg;
@@ -1926,12 +1934,11 @@ static void on_sighup(evutil_socket_t sig, short what, void *arg)
 
 	(void)sig;
 	(void)what;
-	/* SIGHUP also reopens the audit log (logrotate: move, then HUP). */
-	if (audit_reopen(d->audit) == 0)
-		log_info("SIGHUP: audit log %s reopened", d->cfg.audit_log);
+	sdnotify_reloading();
 	log_info("SIGHUP: reloading policies from %s", d->cfg.policy_dir);
 	if (daemon_policy_reload(d, &report, err, sizeof(err)) == 0)
 		json_decref(report);
+	sdnotify_ready(NULL);	/* a rejected reload keeps the old state: still ready */
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -1941,6 +1948,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	log_info("signal %d: shutting down (the kernel keeps the rules; sandboxes stay enforced)",
 		 (int)sig);
+	sdnotify_stopping();
 	event_base_loopbreak(d->base);
 }
 
@@ -2222,13 +2230,17 @@ int daemon_main(const char *config_path, const char *socket_override)
 	if (!sig_int || !sig_term || !sig_hup || evsignal_add(sig_int, NULL) < 0 ||
 	    evsignal_add(sig_term, NULL) < 0 || evsignal_add(sig_hup, NULL) < 0)
 		goto out;
+	if (opsig_start(d->base, d->audit, d->cfg.audit_log) < 0)
+		goto out;
 	signal(SIGPIPE, SIG_IGN);
 	log_info("ready: %zu policies, %zu sandboxes, DNS proxy on port %u, egress %s, control %s",
 		 d->n_policies, sandbox_count(d->sandboxes), d->cfg.dns_port,
 		 d->egress_ifname[0] ? d->egress_ifname : "(any)", d->cfg.socket);
+	sdnotify_ready("ready");
 	event_base_dispatch(d->base);
 	status = 0;
 out:
+	opsig_stop();
 	if (sig_int)
 		event_free(sig_int);
 	if (sig_term)
