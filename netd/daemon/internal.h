@@ -48,7 +48,6 @@ struct linkwatch;
 struct policywatch;
 
 #define DAEMON_MAX_POLICIES 1024
-#define DAEMON_MAX_INTERNAL 256
 #define NETNS_ETC_DIR "/etc/netns"
 #define DNS_DIRECT_FD_RESERVE 4096	/* descriptors the gateway sockets leave to the rest */
 #define NETD_NOFILE_MIN       65536	/* RLIMIT_NOFILE netd raises itself to */
@@ -89,7 +88,7 @@ struct daemon {
 	struct sandbox_table *sandboxes;
 	struct policy *policies[DAEMON_MAX_POLICIES];
 	size_t n_policies;
-	struct prefix internal[DAEMON_MAX_INTERNAL];
+	struct prefix *internal;	/* malloc()ed by build_internal(), sized from what it holds */
 	size_t n_internal;
 	char egress_ifname[16];
 	int lock_fd;

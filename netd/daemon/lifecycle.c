@@ -313,28 +313,15 @@ static void host_facts_done(struct host_facts *f)
 }
 
 /*
- * The host's addresses (a table that grows until the dump fits), routers
+ * The host's addresses (however many), routers
  * and netd's upstreams and egress interface.  Return: 0; -errno (@err filled).
  */
 static int host_facts_get(struct daemon *d, struct host_facts *f, char *err, size_t errsz)
 {
-	size_t max = 256;
 	int n, r;
 
 	memset(f, 0, sizeof(*f));
-	for (;;) {
-		struct prefix *p = reallocarray(f->local, max, sizeof(*p));
-
-		if (!p) {
-			r = -ENOMEM;
-			goto fail;
-		}
-		f->local = p;
-		n = link_local_addrs(f->local, max);
-		if (n != -ENOBUFS || max >= (1u << 20))
-			break;
-		max *= 4;
-	}
+	n = link_local_addrs(&f->local);	/* sized from what the host has */
 	if (n < 0) {
 		r = n;
 		goto fail;

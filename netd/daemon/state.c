@@ -148,8 +148,8 @@ static void netns_identity(struct sandbox *sb)
  */
 void daemon_orphans_remove(struct daemon *d)
 {
-	static char names[4096][IFNAMSIZ];
-	int n = link_names(names, sizeof(names) / sizeof(names[0]));
+	char (*names)[IFNAMSIZ];
+	int n = link_names(&names);
 
 	if (n < 0) {
 		log_warn("cannot list interfaces to find orphaned sandbox veths: %s", strerror(-n));
@@ -173,6 +173,7 @@ void daemon_orphans_remove(struct daemon *d)
 		audit_write(d->audit, "sandbox", json_pack("{s:s, s:s}", "action", "orphan-removed",
 							   "host_ifname", x));
 	}
+	free(names);
 }
 
 /* Read @path whole (at most STATEFILE_MAX_LEN + 1 bytes, so the parser sees an over-long one). */
