@@ -41,6 +41,16 @@
  *   ARP and ND pass), chain forward drops frames to or from a chained
  *   port (the bridge's own traffic never crosses it).
  *
+ * A microVM's tap (fw_sandbox.tap) is a sandbox interface like a veth (in
+ * sandbox_ifs, sandbox_src4/6, sandbox_fwd), and its guest's MAC is pinned
+ * as well, because the guest's kernel writes whole frames:
+ *   sets tap_ifs { ifname }, tap_mac { ifname . ether_addr }: prerouting_raw
+ *   drops a packet from a tap whose Ethernet source is not its guest's;
+ *   "table arp NAME": chain input drops ARP from a tap unless it is
+ *   Ethernet/IPv4 ARP whose frame source, sender MAC and sender address are
+ *   the guest's own (tap_ifs, tap_arp { ifname . ether_addr . ether_addr .
+ *   ipv4_addr }).
+ *
  * Per-packet cost is a handful of set/map lookups whatever the number of
  * sandboxes or pins.  Deleting a sandbox deletes its chain and sets, so
  * pins can never outlive it or leak to a later sandbox given the same
@@ -79,6 +89,9 @@ struct fw_sandbox {
 	bool chained;		/* a chained CNI attachment: @host_ifname is a bridge port
 				 * someone else made; matched by address (chained_* sets,
 				 * table bridge NAME), needs addr4 or addr6 */
+	bool tap;		/* a microVM's tap: @host_ifname is a tap, and frames from it
+				 * must also carry @mac (tap_ifs, tap_mac; table arp NAME) */
+	uint8_t mac[6];		/* tap: the guest's MAC */
 };
 
 /*

@@ -15,6 +15,7 @@
 
 #include <linux/if_ether.h>
 #include <linux/netfilter.h>
+#include <linux/netfilter_arp.h>
 #include <linux/netfilter_bridge.h>
 
 /* Link-local and DAD's "::": the IPv6 sources neighbour discovery needs. */
@@ -115,6 +116,9 @@ static void base_sets(struct bt *bt, const struct prefix *internal, size_t n_int
 		internal_elems(bt, internal, n_internal, f, n.s);
 	}
 	base_set(bt, "sandbox_fwd", TYPE_IFNAME, IFNAMSIZ, NFT_SET_MAP);
+	/* Taps (microVMs): the guest's MAC, beside its addresses. */
+	base_set(bt, "tap_ifs", TYPE_IFNAME, IFNAMSIZ, 0);
+	base_set(bt, "tap_mac", TYPE_IFNAME << TYPE_BITS | TYPE_ETHERADDR, FKEY_IFMAC_LEN, 0);
 	/*
 	 * Chained attachments (an interface another CNI plugin made, behind
 	 * a bridge): the inet hooks see the bridge as iif, never the
@@ -160,6 +164,17 @@ static void base_raw(struct bt *bt)
 	const struct fw_rcfg *rc = bt->rc;
 	struct rb rb;
 
+	/*
+	 * A tap's guest writes whole frames: one whose Ethernet source is
+	 * not the guest's MAC is a spoof, whatever it carries (and before the
+	 * neighbour discovery exceptions below, which it must not ride).
+	 */
+	rb_init(&rb, rc, "prerouting_raw");
+	fm_ifset(&rb, NFT_META_IIFNAME, "tap_ifs", false);
+	fx_meta(&rb, NFT_META_IIFNAME, REG32(0));
+	fx_payload(&rb, NFT_PAYLOAD_LL_HEADER, 6, 6, REG32(4));
+	fx_lookup(&rb, "tap_mac", REG32(0), -1, true);
+	rule_drop(bt, &rb, "spoof");
 	/* The ICMPv6 exceptions neighbour discovery needs must precede the drop. */
 	for (size_t i = 0; fw_rcfg_v6(rc) && i < 2; i++) {
 		/* Cheap compares before set lookups: every packet of
@@ -548,6 +563,46 @@ static void base_bridge(struct bt *bt)
 	bt->family = 0;
 }
 
+/*
+ * "table arp NAME": ARP never reaches the inet hooks, and a tap's guest
+ * could otherwise answer for addresses that are not its own or speak
+ * with another MAC.  chain input: from a tap (tap_ifs) only Ethernet/IPv4
+ * ARP (htype 1, ptype 0x0800, hlen 6, plen 4) whose frame source, sender
+ * MAC and sender address are the guest's (tap_arp) passes.  (Counted, not
+ * logged: the deny log's records are IP packets.)
+ */
+static void base_arp(struct bt *bt)
+{
+	static const uint8_t eth_ip4[6] = { 0x00, 0x01, 0x08, 0x00, 6, 4 };
+	const struct fw_rcfg *rc = bt->rc;
+	struct rb rb;
+
+	bt->family = NFPROTO_ARP;
+	base_table(bt);
+	base_set(bt, "tap_ifs", TYPE_IFNAME, IFNAMSIZ, 0);
+	base_set(bt, "tap_arp",
+		 ((TYPE_IFNAME << TYPE_BITS | TYPE_ETHERADDR) << TYPE_BITS | TYPE_ETHERADDR)
+				 << TYPE_BITS | TYPE_IPADDR,
+		 FKEY_IFARP_LEN, 0);
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "input", NF_ARP_IN, 0, "filter");
+
+	rb_init(&rb, rc, "input");
+	fm_ifset(&rb, NFT_META_IIFNAME, "tap_ifs", false);
+	fx_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 0, sizeof(eth_ip4), NFT_REG_1);
+	fx_cmp(&rb, NFT_REG_1, NFT_CMP_NEQ, eth_ip4, sizeof(eth_ip4));
+	rule_drop(bt, &rb, NULL);
+
+	rb_init(&rb, rc, "input");
+	fm_ifset(&rb, NFT_META_IIFNAME, "tap_ifs", false);
+	fx_meta(&rb, NFT_META_IIFNAME, REG32(0));
+	fx_payload(&rb, NFT_PAYLOAD_LL_HEADER, 6, 6, REG32(4));
+	fx_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 8, 6, REG32(6));	/* sender MAC */
+	fx_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 14, 4, REG32(8));	/* sender address */
+	fx_lookup(&rb, "tap_arp", REG32(0), -1, true);
+	rule_drop(bt, &rb, NULL);
+	bt->family = 0;
+}
+
 void render_base(struct bt *bt, const struct prefix *internal, size_t n_internal)
 {
 	/*
@@ -565,4 +620,5 @@ void render_base(struct bt *bt, const struct prefix *internal, size_t n_internal
 	base_forward(bt);
 	base_postrouting(bt);
 	base_bridge(bt);
+	base_arp(bt);
 }

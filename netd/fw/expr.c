@@ -404,6 +404,23 @@ size_t fkey_ifaddr(uint8_t *out, const char *ifname, const struct addr *a)
 	return IFNAMSIZ + alen;
 }
 
+size_t fkey_ifmac(uint8_t *out, const char *ifname, const uint8_t mac[6])
+{
+	fkey_ifname(out, ifname);
+	memset(out + IFNAMSIZ, 0, 8);
+	memcpy(out + IFNAMSIZ, mac, 6);
+	return FKEY_IFMAC_LEN;
+}
+
+size_t fkey_ifarp(uint8_t *out, const char *ifname, const uint8_t mac[6], const struct addr *a4)
+{
+	fkey_ifmac(out, ifname, mac);
+	memset(out + FKEY_IFMAC_LEN, 0, 8);
+	memcpy(out + FKEY_IFMAC_LEN, mac, 6);
+	memcpy(out + FKEY_IFMAC_LEN + 8, a4->a, 4);
+	return FKEY_IFARP_LEN;
+}
+
 /* ---- set definitions ----------------------------------------------------- */
 
 void setdef_plain(struct setdef *d, const char *name, uint32_t type, uint32_t len,

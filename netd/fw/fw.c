@@ -79,7 +79,9 @@ struct fw_sandbox fw_sb_view(const struct fw_sb_rec *rec)
 {
 	return (struct fw_sandbox){ .name = rec->name, .host_ifname = rec->ifname,
 				    .addr4 = rec->addr4, .addr6 = rec->addr6,
-				    .chained = rec->chained };
+				    .chained = rec->chained, .tap = rec->tap,
+				    .mac = { rec->mac[0], rec->mac[1], rec->mac[2], rec->mac[3],
+					     rec->mac[4], rec->mac[5] } };
 }
 
 static void rec_set(struct fw_sb_rec *rec, const struct fw_sandbox *sb)
@@ -90,6 +92,8 @@ static void rec_set(struct fw_sb_rec *rec, const struct fw_sandbox *sb)
 	rec->addr4 = sb->addr4;
 	rec->addr6 = sb->addr6;
 	rec->chained = sb->chained;
+	rec->tap = sb->tap;
+	memcpy(rec->mac, sb->mac, sizeof(rec->mac));
 }
 
 /* ---- one transaction --------------------------------------------------------- */

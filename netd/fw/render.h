@@ -34,6 +34,7 @@
 #define TYPE_IP6ADDR       8
 #define TYPE_INET_PROTOCOL 12
 #define TYPE_INET_SERVICE  13
+#define TYPE_ETHERADDR     9
 #define TYPE_IFNAME        41
 #define TYPE_BITS          6	/* concat type = t1 << 6 | t2 ... (nft concat_type_alloc) */
 
@@ -219,6 +220,12 @@ size_t fkey_ifname(uint8_t *out, const char *ifname);
 size_t fkey_tuple(uint8_t *out, const uint8_t *a, size_t alen, uint8_t proto, uint16_t port);
 /* ifname . addr */
 size_t fkey_ifaddr(uint8_t *out, const char *ifname, const struct addr *a);
+/* ifname . ether_addr (the MAC padded to 8 bytes, as in a register pair): 24 bytes */
+size_t fkey_ifmac(uint8_t *out, const char *ifname, const uint8_t mac[6]);
+#define FKEY_IFMAC_LEN (IFNAMSIZ + 8)
+/* ifname . ether_addr . ether_addr . ipv4_addr (frame source, ARP sender MAC and address): 36 bytes */
+size_t fkey_ifarp(uint8_t *out, const char *ifname, const uint8_t mac[6], const struct addr *a4);
+#define FKEY_IFARP_LEN (IFNAMSIZ + 8 + 8 + 4)
 
 struct setdef {
 	char name[NFT_SET_MAXNAMELEN];

@@ -102,6 +102,45 @@ static void unhook_chained(struct bt *bt, const struct fw_sandbox *sb, const cha
 	bt->family = 0;
 }
 
+/*
+ * A tap's MAC elements: tap_ifs and tap_mac here, tap_ifs and tap_arp in
+ * the arp table.  @add: add them, else remove them.
+ */
+static void tap_elems(struct bt *bt, const struct fw_sandbox *sb, bool add)
+{
+	uint8_t key[FKEY_IFARP_LEN];
+	size_t len;
+
+	len = fkey_ifname(key, sb->host_ifname);
+	for (int t = 0; t < 2; t++) {
+		bt->family = t == 0 ? 0 : NFPROTO_ARP;
+		if (add)
+			elem_add1(bt, "tap_ifs", elem_new(key, len));
+		else
+			elem_remove(bt, "tap_ifs", key, len, NULL);
+	}
+	bt->family = 0;
+	if (add)
+		elem_add1(bt, "tap_mac", elem_new(key, fkey_ifmac(key, sb->host_ifname, sb->mac)));
+	else
+		elem_remove(bt, "tap_mac", key, fkey_ifmac(key, sb->host_ifname, sb->mac), NULL);
+	if (sb->addr4.family == AF_INET) {
+		bt->family = NFPROTO_ARP;
+		if (add)
+			elem_add1(bt, "tap_arp",
+				  elem_new(key, fkey_ifarp(key, sb->host_ifname, sb->mac, &sb->addr4)));
+		else
+			elem_remove(bt, "tap_arp", key,
+				    fkey_ifarp(key, sb->host_ifname, sb->mac, &sb->addr4), NULL);
+		bt->family = 0;
+	}
+}
+
+static void unhook_tap(struct bt *bt, const struct fw_sandbox *sb)
+{
+	tap_elems(bt, sb, false);
+}
+
 /* The removal half: everything @sb's hookup may own, created-then-deleted. */
 static void unhook(struct bt *bt, const struct fw_sandbox *sb, const struct addr *d4,
 		   const struct addr *d6)
@@ -121,6 +160,8 @@ static void unhook(struct bt *bt, const struct fw_sandbox *sb, const struct addr
 	elem_remove(bt, "sandbox_ifs", key, len, NULL);
 	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr4);
 	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr6);
+	if (sb->tap)
+		unhook_tap(bt, sb);
 	ifaddr_remove(bt, "dns_local", sb->host_ifname, d4);
 	ifaddr_remove(bt, "dns_local", sb->host_ifname, d6);
 }
@@ -302,6 +343,9 @@ static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *ch
 		return;
 	}
 	elem_add1(bt, "sandbox_ifs", elem_new(key, fkey_ifname(key, sb->host_ifname)));
+	/* A tap's MAC before the jump, like its sources: no frame is let by unchecked. */
+	if (sb->tap)
+		tap_elems(bt, sb, true);
 	for (int i = 0; i < 2; i++)
 		if (ad[i]->family == fw_fams[i].af)
 			elem_add1(bt, fw_fam_name("sandbox_src", &fw_fams[i]).s,

@@ -16,7 +16,8 @@
  *   addmany PREFIX N RULE       N sandboxes PREFIX0..: veth PREFIX%x, 10.88.x.y
  *   updatemany PREFIX N [RULE]  all of them reloaded in one batch
  *   opt KEY=VALUE               for the commands after it: log_group=N (open),
- *                               ct_mark=N, chained=0|1, quota=BYTES, quota_cut=0|1 (add)
+ *                               ct_mark=N, chained=0|1, quota=BYTES, quota_cut=0|1,
+ *                               tap=0|1 (MAC 02:00:5e:00:53:01) (add)
  *   close
  *
  * `fw_golden --fake OUT` runs on tests/golden/fake_nft.c instead of the
@@ -46,7 +47,7 @@ static struct fw_kernel *g_fake;	/* --fake: the model g_fw commits to */
 #endif
 static const char *g_fake_out;
 static struct {
-	unsigned long log_group, ct_mark, chained, quota, quota_cut;
+	unsigned long log_group, ct_mark, chained, quota, quota_cut, tap;
 } g_opt;
 
 /* The sandboxes of addmany (their names and interfaces). */
@@ -250,6 +251,8 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 			g_opt.quota = v;
 		else if (strcmp(t[1], "quota_cut") == 0)
 			g_opt.quota_cut = v;
+		else if (strcmp(t[1], "tap") == 0)	/* tap=1: a tap, guest MAC 02:00:5e:00:53:NN (NN = slot) */
+			g_opt.tap = v;
 		else
 			return -EINVAL;
 		return 0;
@@ -265,6 +268,9 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 			return -EINVAL;
 		sb.ct_mark = (uint32_t)g_opt.ct_mark;
 		sb.chained = g_opt.chained != 0;
+		sb.tap = g_opt.tap != 0;
+		if (sb.tap)
+			memcpy(sb.mac, (const uint8_t[6]){ 0x02, 0x00, 0x5e, 0x00, 0x53, 0x01 }, 6);
 		if (t[0][0] == 'd')
 			return fw_sandbox_del(g_fw, &sb);
 		r = build_policy(&pol, t[1], t + 5, n - 5);
