@@ -25,6 +25,7 @@
 
 #include <libmnl/libmnl.h>
 #include <linux/if_link.h>
+#include <linux/if_addr.h>
 #include <linux/if_tun.h>
 #include <linux/rtnetlink.h>
 #include <arpa/inet.h>
@@ -185,6 +186,63 @@ int tap_delete(const char *ifname)
 	r = nl_talk(&q, link_req(buf, RTM_DELLINK, NLM_F_ACK, ifname), NULL, NULL);
 	mnl_socket_close(q.nl);
 	return r == -ENODEV ? 0 : r;
+}
+
+static int addr_add(struct nl_req *q, unsigned ifindex, const struct prefix *p)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ifaddrmsg *ifa;
+
+	nlh->nlmsg_type = RTM_NEWADDR;
+	/* REPLACE: a restart re-applies the same address without an error. */
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE;
+	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+	ifa->ifa_family = p->addr.family;
+	ifa->ifa_prefixlen = p->plen;
+	ifa->ifa_index = ifindex;
+	ifa->ifa_scope = RT_SCOPE_UNIVERSE;
+	if (p->addr.family == AF_INET6)
+		ifa->ifa_flags = IFA_F_NODAD;	/* the only other node is the guest */
+	mnl_attr_put(nlh, IFA_LOCAL, addr_len(p->addr.family), p->addr.a);
+	mnl_attr_put(nlh, IFA_ADDRESS, addr_len(p->addr.family), p->addr.a);
+	return nl_talk(q, nlh, NULL, NULL);
+}
+
+int tap_configure(const char *ifname, const struct prefix *host4, const struct prefix *host6)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	const struct prefix *p[2] = { host4, host6 };
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifi;
+	struct nl_req q;
+	unsigned ifindex;
+	int r = 0;
+
+	if (!ifname_ok(ifname))
+		return -EINVAL;
+	ifindex = if_nametoindex(ifname);
+	if (!ifindex)
+		return -errno;
+	r = nl_open(&q);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < 2 && r == 0; i++)
+		if (p[i] && p[i]->addr.family)
+			r = addr_add(&q, ifindex, p[i]);
+	if (r == 0) {
+		nlh = mnl_nlmsg_put_header(buf);
+		nlh->nlmsg_type = RTM_NEWLINK;
+		nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+		ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+		ifi->ifi_family = AF_UNSPEC;
+		ifi->ifi_index = (int)ifindex;
+		ifi->ifi_flags = IFF_UP;
+		ifi->ifi_change = IFF_UP;
+		r = nl_talk(&q, nlh, NULL, NULL);
+	}
+	mnl_socket_close(q.nl);
+	return r;
 }
 
 struct query_ctx {

@@ -58,6 +58,17 @@ int tap_create(const struct tap_spec *s);
  */
 int tap_delete(const char *ifname);
 
+/*
+ * tap_configure() - put the gateway addresses on the tap @ifname in the
+ * caller's netns (@host4, @host6: interface addresses with their prefix
+ * length, e.g. 10.87.0.5/30; family 0 = none; IPv6 without DAD) and bring
+ * it up.  Idempotent (a restart re-applies it): an address that is already
+ * there is replaced.  Call it only after the tap's rules are in place: a
+ * tap that is down drops what a VMM writes into it.
+ * Return: 0; -ENODEV; -errno.
+ */
+int tap_configure(const char *ifname, const struct prefix *host4, const struct prefix *host6);
+
 struct tap_info {
 	bool is_tap;		/* a tun device in tap mode */
 	bool persist, multi_queue, vnet_hdr;

@@ -248,8 +248,18 @@ static int32_t slot_of_ifindex(struct trail *t, uint32_t ifindex)
 	/* netd's host-side veths are "nd%05x" of the slot (sandbox.c). */
 	if (strncmp(name, SANDBOX_IFNAME_PREFIX, strlen(SANDBOX_IFNAME_PREFIX)) != 0 ||
 	    sscanf(name + strlen(SANDBOX_IFNAME_PREFIX), "%x%c", &slot, &extra) != 1 ||
-	    slot >= SANDBOX_MAX)
-		return -1;
+	    slot >= SANDBOX_MAX) {
+		/* Any other name (a microVM's tap, ndtXXXX or its own): the
+		 * sandbox whose interface it is; found once, then cached. */
+		uint32_t cur = 0;
+		struct sandbox *sb;
+
+		while ((sb = sandbox_next(t->sbs, &cur)) && strcmp(sb->host_ifname, name) != 0)
+			;
+		if (!sb || !sb->tap)
+			return -1;
+		slot = sb->slot;
+	}
 	t->ifcache[i].ifindex = ifindex;
 	t->ifcache[i].slot = (int32_t)slot;
 	return (int32_t)slot;

@@ -43,6 +43,13 @@ json_t *daemon_sandbox_json(struct daemon *d, const struct sandbox *sb)
 			 (json_int_t)sb->dns_denied);
 	if (o)
 		json_object_set_new(o, "kind", json_string(sb->chained ? "chained" : "interface"));
+	/* The counters under one name for every kind ("dns" is a tap's resolver list). */
+	if (o)
+		json_object_set_new(o, "dns_queries",
+				    json_pack("{s:I, s:I}", "allowed", (json_int_t)sb->dns_allowed,
+					      "denied", (json_int_t)sb->dns_denied));
+	if (o && sb->tap)
+		daemon_tap_json(sb, o);
 	if (o && d->trail)
 		json_object_set_new(o, "traffic", trail_sandbox_json(d->trail, sb));
 	return o;

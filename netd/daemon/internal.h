@@ -18,6 +18,7 @@
  *   daemon/dnsglue.c         the DNS proxy's ops and its audit records
  *   daemon/graceglue.c       the idle grace's pin and policy lookups
  *   daemon/vanish.c          sandboxes whose interface vanished (netd/linkwatch.c)
+ *   daemon/tapsb.c           microVM sandboxes: netd's tap instead of a veth
  *
  * Dependencies point one way: the pure files (policyview, hostcheck,
  * statefile, reload_plan) include no daemon state; the others include
@@ -168,6 +169,33 @@ void daemon_audit_sandbox(struct daemon *d, const struct sandbox *sb, const char
 
 /* daemon_ifname_valid() - a usable interface name (1-15 bytes, no '/', ':', spaces). */
 bool daemon_ifname_valid(const char *s);
+
+/* ---- tapsb.c ---- */
+
+/*
+ * daemon_tap_build() - make @sb (from sandbox_alloc(), @req->tap) a tap
+ * sandbox: its fields from @req, rules, the tap (owned by
+ * @req->tap_owner), addresses and link up, DNS on its gateways.  On
+ * failure nothing is left.  Return: 0; -EINVAL, -EBUSY (name taken),
+ * -EEXIST, -errno with @err filled.
+ */
+int daemon_tap_build(struct daemon *d, struct sandbox *sb, const struct policy *pol,
+		     const struct sandbox_request *req, char *err, size_t errsz);
+
+/*
+ * daemon_tap_restore() - at startup, before the reconcile batch: check that
+ * @sb's recorded tap is still netd's (a persistent tap owned by its
+ * owner), or create it again (down) if it is gone.  Return: 0; -EBUSY (an
+ * interface of that name is not netd's tap: the sandbox is not restored);
+ * -errno.
+ */
+int daemon_tap_restore(struct daemon *d, struct sandbox *sb);
+
+/* daemon_tap_up() - after its rules are back: addresses on @sb's tap, link up. */
+void daemon_tap_up(struct daemon *d, struct sandbox *sb);
+
+/* daemon_tap_json() - add @sb's tap and guest fields to its API object @o. */
+void daemon_tap_json(const struct sandbox *sb, json_t *o);
 
 /* ---- resolv.c ---- */
 

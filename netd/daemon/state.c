@@ -99,6 +99,14 @@ static void state_of(struct daemon *d, const struct sandbox *sb, struct statefil
 		snprintf(sf->host_ifname, sizeof(sf->host_ifname), "%s", sb->host_ifname);
 		sf->addr4 = sb->addr4;
 		sf->addr6 = sb->addr6;
+	} else if (sb->tap) {
+		/* A microVM's tap: the pool's addresses, the tap's own settings. */
+		sf->kind = STATEFILE_TAP;
+		snprintf(sf->host_ifname, sizeof(sf->host_ifname), "%s", sb->host_ifname);
+		sf->tap_owner = sb->tap_owner;
+		sf->tap_group = sb->tap_group;
+		sf->tap_queues = sb->tap_queues;
+		sf->mtu = sb->mtu;
 	} else if (sb->own_addrs) {
 		/* An IPAM plugin's addresses on netd's veth (not the slot's). */
 		sf->kind = STATEFILE_IPAM;
@@ -231,7 +239,7 @@ static int state_apply(struct daemon *d, const char *path, const struct statefil
 		memset(&sb->addr6, 0, sizeof(sb->addr6));
 		memset(&sb->gw6, 0, sizeof(sb->gw6));
 	}
-	if (sf->kind != STATEFILE_POOL) {
+	if (sf->kind != STATEFILE_POOL && sf->kind != STATEFILE_TAP) {
 		r = sandbox_set_addrs(d->sandboxes, sb, &sf->addr4, &sf->addr6);
 		if (r < 0) {
 			log_err("%s: bad %s address state (%s); left in place", path,
@@ -244,6 +252,13 @@ static int state_apply(struct daemon *d, const char *path, const struct statefil
 	if (sf->kind == STATEFILE_CHAINED) {
 		snprintf(sb->host_ifname, sizeof(sb->host_ifname), "%s", sf->host_ifname);
 		sb->chained = true;
+	} else if (sf->kind == STATEFILE_TAP) {
+		snprintf(sb->host_ifname, sizeof(sb->host_ifname), "%s", sf->host_ifname);
+		sb->tap = true;
+		sb->tap_owner = sf->tap_owner;
+		sb->tap_group = sf->tap_group;
+		sb->tap_queues = sf->tap_queues;
+		sb->mtu = sf->mtu;
 	} else if (sf->kind == STATEFILE_IPAM) {
 		sb->gw4 = sf->gw4;
 		sb->gw6 = sf->gw6;
@@ -291,6 +306,13 @@ static int restore_one(struct daemon *d, const char *path, struct restore_set *s
 		return 0;
 	pol = daemon_policy_find(d, sb->policy);
 	flush = !sf.digest[0] || !pol || strcmp(sf.digest, pview_digest(pol, dig, sizeof(dig))) != 0;
+	/* A tap outlives netd but not a reboot: made again if it is gone. */
+	if (sb->tap && daemon_tap_restore(d, sb) < 0) {
+		log_err("sandbox %s: cannot restore its tap %s; left in place for the next start",
+			sb->name, sb->host_ifname);
+		sandbox_release(d->sandboxes, sb);
+		return 0;
+	}
 	if (link_exists(sb->host_ifname) != 1) {
 		log_warn("sandbox %s: its interface %s vanished while netd was down (netns %s gone?); cleaning up",
 			 sb->name, sb->host_ifname, sb->netns_path);
@@ -363,6 +385,8 @@ int daemon_state_restore(struct daemon *d, const struct fw_config *fc)
 					 ", pins kept");
 		if (sb && k->flush_pins && k->pol->file)
 			daemon_state_save(d, sb);
+		if (sb && sb->tap)	/* its rules are in: now the tap may carry traffic */
+			daemon_tap_up(d, sb);
 	}
 	d->n_restored = set.n;
 out:

@@ -73,6 +73,8 @@ ok "show --json" jq -e '.kind == "tap"' <<<"$(netd sandbox show "$SB" --json)"
 
 # ---- the guest -------------------------------------------------------------------
 SPOOF=10.87.255.250
+TAP_HW=$(
+	world_exec host ip -o link show "$TAP" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
 cat >"$WORLD_DIR/guest.sh" <<GUEST
 . /lib/mvtest.sh
 check "eth0 has the sandbox's MAC" grep -qx $MAC /sys/class/net/eth0/address
@@ -88,12 +90,21 @@ check "the pinned address connects from the guest's own address" mvnet tcp 198.5
 ip addr add $SPOOF/32 dev eth0
 check_fail "the same connection from a spoofed source address is dropped" mvnet tcp -s $SPOOF 198.51.100.10 80
 ip addr del $SPOOF/32 dev eth0
-ip link set eth0 down; ip link set eth0 address 02:00:5e:00:53:99; ip link set eth0 up
+# (virtio-net changes its MAC live: the routes stay; the neighbour entry of
+# the gateway is flushed so ARP runs again from the new address.)
+ip link set eth0 address 02:00:5e:00:53:99
 ip neigh flush dev eth0
-check_fail "the same connection from a spoofed MAC is dropped" mvnet tcp 198.51.100.10 80
-ip link set eth0 down; ip link set eth0 address $MAC; ip link set eth0 up
+check "the guest's MAC is now another" grep -qx 02:00:5e:00:53:99 /sys/class/net/eth0/address
+check_fail "ARP from a spoofed MAC gets no answer" arping -c 1 -w 2 -I eth0 $GW
+check_fail "a connection from a spoofed MAC is dropped (gateway unresolved)" mvnet tcp 198.51.100.10 80
+# The gateway's MAC known without ARP: IP frames from the spoofed MAC reach the tap.
+check "the gateway's MAC entered by hand" arp -i eth0 -s $GW $TAP_HW
+check_fail "IP frames from a spoofed MAC are dropped" mvnet tcp 198.51.100.10 80
+arp -i eth0 -d $GW
+ip link set eth0 address $MAC
 ip neigh flush dev eth0
-check "... and works again with the sandbox's MAC" mvnet tcp 198.51.100.10 80
+check "ARP from the sandbox's MAC is answered" arping -c 1 -w 2 -I eth0 $GW
+check "... and the connection works again" mvnet tcp 198.51.100.10 80
 check "IPv6: files.pythonhosted.org has an AAAA (through the proxy)" sh -c 'nslookup -type=aaaa files.pythonhosted.org | grep -q "2001:db8:20::20"'
 check "IPv6: the pinned address connects" mvnet tcp 2001:db8:20::20 80
 check_fail "IPv6: an unpinned address does not" mvnet tcp 2001:db8:53::53 80
@@ -126,14 +137,22 @@ wait_record() {
 field() { jq -r ".$2 // \"null\"" <<<"$1"; }
 rec=$(wait_record 1 '"event":"dns"' "\"sandbox\":\"$SB\"" '"qname":"pypi.org"' | head -1)
 eq "audit: the guest's pypi.org query, allowed" allow "$(field "$rec" verdict)"
-eq "audit: ... from the guest's address" "$GUEST" "$(field "$rec" src)"
+eq "audit: ... from the guest's address" "$GUEST" "$(field "$rec" client)"
 rec=$(wait_record 1 '"event":"dns"' "\"sandbox\":\"$SB\"" '"qname":"example.com"' | head -1)
 eq "audit: the guest's example.com query, denied" deny "$(field "$rec" verdict)"
-rec=$(wait_record 1 '"event":"conn"' "\"sandbox\":\"$SB\"" '"dst":"198.51.100.10"' '"dport":80' | head -1)
+# The guest made four connections to pypi.org:80 (one fetch, three probes):
+# the fetch is the one that carried the body.
+wait_record 4 '"event":"conn"' "\"sandbox\":\"$SB\"" '"dst":"198.51.100.10"' '"dport":80' >/dev/null
+rec=$(audit_grep '"event":"conn"' "\"sandbox\":\"$SB\"" '"dst":"198.51.100.10"' '"dport":80' |
+	jq -c -s 'max_by(.bytes_in)')
 eq "audit: the HTTP fetch's connection, domain pypi.org" pypi.org "$(field "$rec" domain)"
+eq "audit: ... from the guest's address" "$GUEST" "$(field "$rec" src)"
 bin=$(field "$rec" bytes_in)
-ok "audit: ... its bytes_in ($bin) cover the 40000-byte body and little more" \
-	test "$bin" -ge 40000 -a "$bin" -le 60000
+bout=$(field "$rec" bytes_out)
+# IP + TCP headers and the HTTP response header on top of the 40000-byte body.
+ok "audit: ... its bytes_in ($bin) cover the body and little more" \
+	test "$bin" -ge 40000 -a "$bin" -le 46000
+ok "audit: ... its bytes_out ($bout) are the request and ACKs" test "$bout" -ge 100 -a "$bout" -le 4000
 rec=$(wait_record 1 '"event":"conn"' "\"sandbox\":\"$SB\"" '"proto":"udp"' '"dport":9999' | head -1)
 eq "audit: the UDP flow's bytes_out = 3 x (100 + 28)" 384 "$(field "$rec" bytes_out)"
 eq "audit: the UDP flow's bytes_in = 3 x (100 + 28)" 384 "$(field "$rec" bytes_in)"
@@ -141,7 +160,11 @@ eq "audit: the UDP flow's packets_out" 3 "$(field "$rec" packets_out)"
 ok "audit: the unpinned address was denied" \
 	test -n "$(wait_record 1 '"event":"deny"' "\"sandbox\":\"$SB\"" '"dst":"203.0.113.66"')"
 ok "audit: the spoofed source was denied as a spoof" \
-	test -n "$(wait_record 1 '"event":"deny"' '"reason":"spoof"' "\"src\":\"$SPOOF\"")"
+	test -n "$(wait_record 1 '"event":"deny"' "\"sandbox\":\"$SB\"" '"reason":"spoof"' "\"src\":\"$SPOOF\"")"
+ok "audit: the spoofed MAC's packets (from the guest's own address) too" \
+	test -n "$(wait_record 1 '"event":"deny"' "\"sandbox\":\"$SB\"" '"reason":"spoof"' "\"src\":\"$GUEST\"")"
+has "nf_tables counted the dropped ARP (table arp netd)" "counter packets" \
+	"$(world_exec host nft list chain arp netd input | grep -v 'packets 0 ' | grep tap_arp)"
 
 # ---- another user --------------------------------------------------------------------
 rc=0
