@@ -78,7 +78,7 @@ TAP_HW=$(
 cat >"$WORLD_DIR/guest.sh" <<GUEST
 . /lib/mvtest.sh
 check "eth0 has the sandbox's MAC" grep -qx $MAC /sys/class/net/eth0/address
-check "an allowed name resolves (through the proxy)" sh -c 'nslookup -type=a pypi.org | grep -q "Address: 198.51.100.10"'
+check "an allowed name resolves (through the proxy)" retry 3 sh -c 'nslookup -type=a pypi.org | grep -q "Address: 198.51.100.10"'
 check "an HTTP fetch of an allowed name works" sh -c 'timeout 20 wget -q -O /tmp/body http://pypi.org/bytes/40000 && [ \$(wc -c </tmp/body) = 40000 ]'
 check "a denied name gets NXDOMAIN" sh -c 'nslookup -type=a example.com 2>&1 | grep -q NXDOMAIN'
 check_fail "a direct connection to an unpinned address fails" mvnet tcp 203.0.113.66 80
@@ -105,7 +105,7 @@ ip link set eth0 address $MAC
 ip neigh flush dev eth0
 check "ARP from the sandbox's MAC is answered" arping -c 1 -w 2 -I eth0 $GW
 check "... and the connection works again" mvnet tcp 198.51.100.10 80
-check "IPv6: files.pythonhosted.org has an AAAA (through the proxy)" sh -c 'nslookup -type=aaaa files.pythonhosted.org | grep -q "2001:db8:20::20"'
+check "IPv6: files.pythonhosted.org has an AAAA (through the proxy)" retry 3 sh -c 'nslookup -type=aaaa files.pythonhosted.org | grep -q "2001:db8:20::20"'
 check "IPv6: the pinned address connects" mvnet tcp 2001:db8:20::20 80
 check_fail "IPv6: an unpinned address does not" mvnet tcp 2001:db8:53::53 80
 check "UDP under the CIDR rule: 3 x 100 bytes echoed" sh -c '[ "\$(mvnet udp 198.51.100.7 9999 100 3)" = 300 ]'
