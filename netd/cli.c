@@ -134,10 +134,11 @@ static const char *num(const json_t *o, const char *key, char *buf, size_t sz)
 /* `sandbox list`: columns as wide as their widest cell. Return: 0; -ENOMEM. */
 static int print_sandbox_table(const json_t *arr)
 {
-	static const char *const head[] = { "NAME", "KIND", "POLICY", "IPV4", "IPV6", "IFACE",
-					    "DNS-OK", "DNS-DENY", "CONNS", "BYTES-OUT", "BYTES-IN",
-					    "DENIED" };
-	struct cli_table *t = cli_table_new(12, head, "llllllrrrrrr");
+	/* KIND last: scripts that count columns keep working. */
+	static const char *const head[] = { "NAME", "POLICY", "IPV4", "IPV6", "IFACE", "DNS-OK",
+					    "DNS-DENY", "CONNS", "BYTES-OUT", "BYTES-IN", "DENIED",
+					    "KIND" };
+	struct cli_table *t = cli_table_new(12, head, "lllllrrrrrrl");
 	const json_t *sb;
 	size_t i;
 	int r = 0;
@@ -148,15 +149,14 @@ static int print_sandbox_table(const json_t *arr)
 		const json_t *dns = json_object_get(sb, "dns_queries"),
 			     *tr = json_object_get(sb, "traffic");
 		char n[6][24];
-		const char *row[] = { str(sb, "name"), str(sb, "kind"), str(sb, "policy"),
-				      str(sb, "ipv4"),
+		const char *row[] = { str(sb, "name"), str(sb, "policy"), str(sb, "ipv4"),
 				      str(sb, "ipv6"), str(sb, "host_ifname"),
 				      num(dns, "allowed", n[0], sizeof(n[0])),
 				      num(dns, "denied", n[1], sizeof(n[1])),
 				      num(tr, "conns", n[2], sizeof(n[2])),
 				      num(tr, "bytes_out", n[3], sizeof(n[3])),
 				      num(tr, "bytes_in", n[4], sizeof(n[4])),
-				      num(tr, "denied", n[5], sizeof(n[5])) };
+				      num(tr, "denied", n[5], sizeof(n[5])), str(sb, "kind") };
 
 		if ((r = cli_table_add(t, row)) < 0)
 			break;

@@ -26,6 +26,7 @@
 #include "netd/daemon/statefile.h"
 #include "netd/fw.h"
 #include "netd/link.h"
+#include "netd/tap.h"
 
 /* Atomic write: temp file, fsync, rename, so a crash never leaves half a file. */
 int daemon_write_file_atomic(const char *path, const char *data, size_t len)
@@ -150,7 +151,8 @@ static void netns_identity(struct sandbox *sb)
 }
 
 /*
- * Interfaces named like netd's veths ("nd" + 5 hex digits) that no sandbox
+ * Interfaces named like netd's veths ("nd" + 5 hex digits) or taps ("ndt" +
+ * 4, and a tap) that no sandbox
  * owns are leftovers (a state file lost to a full disk, a crash between
  * steps): delete them, so nothing is attached to the host unmanaged.
  */
@@ -165,18 +167,26 @@ void daemon_orphans_remove(struct daemon *d)
 	}
 	for (int i = 0; i < n; i++) {
 		const char *x = names[i];
+		struct tap_info ti;
 		struct sandbox *sb;
 		uint32_t cur = 0;
 		bool owned = false;
 
-		if (strlen(x) != 7 || strncmp(x, SANDBOX_IFNAME_PREFIX, 2) != 0 ||
-		    strspn(x + 2, "0123456789abcdef") != 5)
+		bool veth = strlen(x) == 7 && strncmp(x, SANDBOX_IFNAME_PREFIX, 2) == 0 &&
+			    strspn(x + 2, "0123456789abcdef") == 5;
+		/* netd's own tap names ("ndt" + 4 hex digits), if it is a tap. */
+		bool tap = strlen(x) == 7 && strncmp(x, TAP_IFNAME_PREFIX, 3) == 0 &&
+			   strspn(x + 3, "0123456789abcdef") == 4 && tap_query(x, &ti) == 0 &&
+			   ti.is_tap;
+
+		if (!veth && !tap)
 			continue;
 		while (!owned && (sb = sandbox_next(d->sandboxes, &cur)))
 			owned = strcmp(sb->host_ifname, x) == 0;
 		if (owned)
 			continue;
-		log_warn("interface %s looks like a sandbox veth but no sandbox owns it; deleting it", x);
+		log_warn("interface %s looks like a sandbox %s but no sandbox owns it; deleting it", x,
+			 tap ? "tap" : "veth");
 		link_delete(x);
 		audit_write(d->audit, "sandbox", json_pack("{s:s, s:s}", "action", "orphan-removed",
 							   "host_ifname", x));
