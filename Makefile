@@ -12,7 +12,7 @@
 
 CC      ?= gcc
 CLANG   ?= clang
-PKGS    := libnftnl libmnl libcares libevent libevent_pthreads yaml-0.1 jansson
+PKGS    := libnftnl libmnl libcares libevent libevent_pthreads yaml-0.1 jansson libpsl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN    := -Wall -Wextra -Wshadow -Wformat=2 -Wno-unused-parameter -Wmissing-prototypes
@@ -60,6 +60,22 @@ build/netd: $(patsubst %.c,build/obj/%.o,$(MAIN_SRC) $(LIB_SRC))
 build/netd-cni: $(patsubst %.c,build/obj/%.o,$(CNI_SRC) $(filter common/%,$(LIB_SRC)))
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# ---- static netd-cni and the image (deploy/) ------------------------------
+# netd-cni is copied onto every node, which may lack libjansson: link it
+# statically (Debian ships libjansson.a).  common/ goes in as an archive so
+# only the members the plugin uses are linked.  `make image-rootfs` lays
+# out build/image/ for `docker build -f deploy/Dockerfile build/image`.
+build/static/libcommon.a: $(patsubst %.c,build/obj/%.o,$(filter common/%,$(LIB_SRC)))
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+build/static/netd-cni: $(patsubst %.c,build/obj/%.o,$(CNI_SRC)) build/static/libcommon.a
+	@$(if $(Q),echo "  LD      $@ (static)")
+	$(Q)$(CC) $(CFLAGS) -static -o $@ $^ $(shell pkg-config --static --libs jansson)
+
+image-rootfs: build/netd build/static/netd-cni
+	$(Q)deploy/image-rootfs.sh build/image
 
 # ---- sanitizer build: what the tests run -------------------------------
 build/asan/obj/%.o: %.c
@@ -171,7 +187,7 @@ help: ## this list
 	@echo "make [TARGET] [V=1] [CI=true]"
 	@sed -nE 's/^([a-z][a-z_-]*):.*## (.*)$$/  \1\t\2/p' $(firstword $(MAKEFILE_LIST)) | expand -t 12
 
-.PHONY: all asan deps demo test unit replay golden integ fuzz bench clean help
+.PHONY: all asan deps demo test unit replay golden integ fuzz bench clean help image-rootfs
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

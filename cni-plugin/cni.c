@@ -118,6 +118,48 @@ static json_t *get_ci(json_t *obj, const char *key)
 	return NULL;
 }
 
+/*
+ * "optIn" (bool) and "namespaces" ({namespace: policy}).  Opting in only
+ * makes sense behind another plugin that made the interface (chained), and
+ * a default policy would opt every pod in.
+ */
+static int parse_opt_in(struct cni_conf *c, struct cni_err *err)
+{
+	json_t *v = json_object_get(c->root, "optIn"), *p;
+	const char *k;
+
+	if (v && !json_is_null(v)) {
+		if (!json_is_boolean(v))
+			return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+					   "\"optIn\" must be true or false");
+		c->opt_in = json_is_true(v);
+	}
+	if (c->opt_in && c->mode != CNI_MODE_CHAINED)
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "\"optIn\" needs \"mode\": \"chained\" (a pod that does not "
+				   "opt in keeps the interface the plugin before netd-cni made)");
+	if (c->opt_in && (c->policy || c->default_policy))
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "\"optIn\" with \"%s\" would opt every pod in: drop one of them",
+				   c->policy ? "policy" : "defaultPolicy");
+	v = json_object_get(c->root, "namespaces");
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_object(v) || json_object_size(v) > CNI_NAMESPACES_MAX)
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "\"namespaces\" must be an object {namespace: policy} of at most "
+				   "%u entries", CNI_NAMESPACES_MAX);
+	json_object_foreach(v, k, p) {
+		if (!k[0] || strlen(k) > CNI_K8S_NAMESPACE_MAX || !json_is_string(p) ||
+		    !policy_valid(json_string_value(p)))
+			return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+					   "\"namespaces\": entry \"%.64s\" must map a namespace (1-63 "
+					   "bytes) to a netd policy name", k);
+	}
+	c->namespaces = v;
+	return 0;
+}
+
 void cni_conf_done(struct cni_conf *c)
 {
 	if (!c)
@@ -215,6 +257,8 @@ int cni_conf_parse(const char *buf, size_t len, struct cni_conf *out, struct cni
 				"\"policy\"/\"defaultPolicy\" must be a netd policy name (1-64 of [A-Za-z0-9_.-])");
 		goto fail;
 	}
+	if ((r = parse_opt_in(&c, err)) < 0)
+		goto fail;
 	v = json_object_get(c.root, "prevResult");
 	if (v && !json_is_null(v)) {
 		if (!json_is_object(v)) {
@@ -361,7 +405,9 @@ char *cni_sandbox_name(const char *network, const char *container_id, const char
 const char *cni_policy_source_name(enum cni_policy_source src)
 {
 	switch (src) {
+	case CNI_POLICY_NAMESPACE: return "network config \"namespaces\" (K8S_POD_NAMESPACE)";
 	case CNI_POLICY_ANNOTATION: return "pod annotation " CNI_ANNOTATION_KEY;
+	case CNI_POLICY_NONE: return "nothing (optIn: the pod did not opt in)";
 	case CNI_POLICY_ARGS: return "CNI_ARGS NETD_POLICY";
 	case CNI_POLICY_CONFIG: return "network config \"policy\"";
 	case CNI_POLICY_DEFAULT: return "network config \"defaultPolicy\"";
@@ -372,8 +418,18 @@ const char *cni_policy_source_name(enum cni_policy_source src)
 const char *cni_policy_select(const struct cni_conf *c, const char *args, char *buf,
 			      size_t bufsz, enum cni_policy_source *src, struct cni_err *err)
 {
+	char ns[CNI_K8S_NAMESPACE_MAX + 2];
 	int r;
 
+	/* A listed namespace's policy is the admin's: its pods cannot pick another. */
+	if (c->namespaces && cni_args_get(args, "K8S_POD_NAMESPACE", ns, sizeof(ns)) == 1) {
+		json_t *p = json_object_get(c->namespaces, ns);
+
+		if (p) {
+			*src = CNI_POLICY_NAMESPACE;
+			return json_string_value(p);	/* validated by cni_conf_parse() */
+		}
+	}
 	if (c->annotation_policy) {
 		*src = CNI_POLICY_ANNOTATION;
 		if (!policy_valid(c->annotation_policy)) {
@@ -393,6 +449,10 @@ const char *cni_policy_select(const struct cni_conf *c, const char *args, char *
 			return NULL;
 		}
 		return buf;
+	}
+	if (c->opt_in) {
+		*src = CNI_POLICY_NONE;
+		return NULL;
 	}
 	if (c->policy) {
 		*src = CNI_POLICY_CONFIG;

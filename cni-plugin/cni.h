@@ -29,6 +29,8 @@
 #define CNI_DEFAULT_POLICY "deny-all"
 #define CNI_ANNOTATION_CAP "io.kubernetes.cri.pod-annotations"
 #define CNI_ANNOTATION_KEY "netd.io/policy"
+#define CNI_NAMESPACES_MAX 1024		/* entries of "namespaces" */
+#define CNI_K8S_NAMESPACE_MAX 63	/* a namespace is a DNS label (RFC 1123) */
 #define CNI_SUPPORTED_VERSIONS "0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"
 
 /* Well-known error codes (CNI spec §5 "Error") and ours (100+). */
@@ -60,8 +62,9 @@ enum cni_mode { CNI_MODE_INTERFACE, CNI_MODE_CHAINED };
 
 /* Where the policy came from (for messages and the audit trail). */
 enum cni_policy_source {
-	CNI_POLICY_ANNOTATION, CNI_POLICY_ARGS, CNI_POLICY_CONFIG, CNI_POLICY_DEFAULT,
-	CNI_POLICY_BUILTIN,
+	CNI_POLICY_NAMESPACE, CNI_POLICY_ANNOTATION, CNI_POLICY_ARGS, CNI_POLICY_CONFIG,
+	CNI_POLICY_DEFAULT, CNI_POLICY_BUILTIN,
+	CNI_POLICY_NONE,	/* "optIn" and the pod did not opt in: pass it through */
 };
 
 struct cni_conf {
@@ -75,6 +78,10 @@ struct cni_conf {
 	const char *policy;		/* "policy", or NULL */
 	const char *default_policy;	/* "defaultPolicy", or NULL */
 	const char *annotation_policy;	/* runtimeConfig pod annotation netd.io/policy, or NULL */
+	bool opt_in;			/* "optIn": enforce only pods that name a policy
+					 * (chained mode only); others pass untouched */
+	json_t *namespaces;		/* "namespaces": {K8S_POD_NAMESPACE: policy},
+					 * borrowed from @root, or NULL */
 	json_t *prev_result;		/* borrowed from @root, or NULL */
 	json_t *valid_attachments;	/* GC: borrowed array, or NULL */
 	const char *ipam_type;		/* interface mode: "ipam"."type", a binary name
@@ -145,12 +152,16 @@ char *cni_sandbox_name(const char *network, const char *container_id, const char
 char *cni_sandbox_prefix(const char *network, char *out);
 
 /*
- * cni_policy_select() - the policy for an ADD: the pod annotation, then
- * CNI_ARGS NETD_POLICY=, then the config's "policy", then "defaultPolicy",
- * then CNI_DEFAULT_POLICY.  @args: CNI_ARGS or NULL.  @buf/@bufsz hold a
- * value taken from @args.  @src: where it came from.
- * Return: the name (borrowed from @c or @buf); NULL with @err filled (code
- * 7 / 4) if the chosen value is not a valid policy name.
+ * cni_policy_select() - the policy for an attachment: the "namespaces"
+ * entry of CNI_ARGS K8S_POD_NAMESPACE (a listed namespace's policy is not
+ * overridden by its pods), then the pod annotation, then CNI_ARGS
+ * NETD_POLICY=, then (without "optIn") the config's "policy", then
+ * "defaultPolicy", then CNI_DEFAULT_POLICY.  @args: CNI_ARGS or NULL.
+ * @buf/@bufsz hold a value taken from @args.  @src: where it came from.
+ * Return: the name (borrowed from @c or @buf); NULL with *@src ==
+ * CNI_POLICY_NONE if "optIn" is set and the pod named no policy (not an
+ * error: the caller passes it through); NULL with @err filled (code 7 / 4)
+ * if the chosen value is not a valid policy name.
  */
 const char *cni_policy_select(const struct cni_conf *c, const char *args, char *buf,
 			      size_t bufsz, enum cni_policy_source *src, struct cni_err *err);

@@ -29,14 +29,11 @@
 #include <linux/rtnetlink.h>
 
 #include "cni-plugin/cni.h"
+#include "cni-plugin/install.h"
+#include "cni-plugin/ipam.h"
 #include "common/httpc.h"
 
 #define POLICY_PATH_MAX 128
-#define IPAM_OUT_MAX    (1u << 20)	/* bytes of an IPAM plugin's answer we read */
-
-/* The network config exactly as the runtime wrote it: an IPAM delegate gets the same (§4). */
-static const char *stdin_buf;
-static size_t stdin_len;
 
 static const char *env(const char *name)
 {
@@ -412,148 +409,6 @@ static int chained_view(const struct cni_conf *c, const char *ifn, const char *n
 	return 0;
 }
 
-/* ---- IPAM delegation (CNI spec §4) ------------------------------------------- */
-
-/* The IPAM plugin's path: the first CNI_PATH directory with an executable @type. */
-static int ipam_find(const char *type, char *out, size_t sz)
-{
-	const char *p = getenv("CNI_PATH");
-
-	while (p && *p) {
-		const char *end = strchr(p, ':');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		struct stat st;
-
-		if (n > 0 && (size_t)snprintf(out, sz, "%.*s/%s", (int)n, p, type) < sz &&
-		    stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
-			return 0;
-		p += n;
-		if (*p == ':')
-			p++;
-	}
-	return -ENOENT;
-}
-
-/*
- * Run the config's IPAM plugin for @cmd with our environment (CNI_COMMAND
- * replaced) and our stdin; its stderr is ours.  @ret: ADD's parsed result
- * (caller decrefs), or NULL for other commands.  A failing plugin's error
- * object becomes @err (its code, its message prefixed with the plugin).
- */
-static int ipam_exec(const struct cni_conf *c, const char *cmd, json_t **ret,
-		     struct cni_err *err)
-{
-	char path[PATH_MAX], *out = NULL;
-	int in_p[2] = { -1, -1 }, out_p[2] = { -1, -1 }, status, r;
-	size_t len = 0, off = 0;
-	json_t *o;
-	pid_t pid;
-
-	if (ret)
-		*ret = NULL;
-	if (ipam_find(c->ipam_type, path, sizeof(path)) < 0)
-		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
-				   "IPAM plugin \"%s\" not found in CNI_PATH (%s)", c->ipam_type,
-				   getenv("CNI_PATH") ? getenv("CNI_PATH") : "unset");
-	out = malloc(IPAM_OUT_MAX + 1);
-	if (!out || pipe2(in_p, O_CLOEXEC) < 0 || pipe2(out_p, O_CLOEXEC) < 0) {
-		r = cni_err_set(err, CNI_ERR_IO, "I/O failure", "IPAM plugin %s: %s",
-				c->ipam_type, strerror(errno ? errno : ENOMEM));
-		goto out;
-	}
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		r = cni_err_set(err, CNI_ERR_IO, "I/O failure", "fork: %s", strerror(errno));
-		goto out;
-	}
-	if (pid == 0) {
-		char *argv[] = { path, NULL };
-
-		if (dup2(in_p[0], STDIN_FILENO) < 0 || dup2(out_p[1], STDOUT_FILENO) < 0 ||
-		    setenv("CNI_COMMAND", cmd, 1) < 0)
-			_exit(127);
-		execv(path, argv);
-		_exit(127);
-	}
-	close(in_p[0]);
-	close(out_p[1]);
-	in_p[0] = out_p[1] = -1;
-	/* A plugin that does not read all of stdin must not kill us (SIGPIPE ignored). */
-	while (off < stdin_len) {
-		ssize_t n = write(in_p[1], stdin_buf + off, stdin_len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		off += (size_t)n;
-	}
-	close(in_p[1]);
-	in_p[1] = -1;
-	for (;;) {
-		ssize_t n = read(out_p[0], out + len, IPAM_OUT_MAX - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		if (len == IPAM_OUT_MAX)
-			break;
-	}
-	close(out_p[0]);
-	out_p[0] = -1;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	out[len] = '\0';
-	o = json_loadb(out, len, 0, NULL);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		json_t *code = json_object_get(o, "code");
-		const char *m = jstr(o, "msg"), *dt = jstr(o, "details");
-
-		r = cni_err_set(err, json_is_integer(code) ? (int)json_integer_value(code) : CNI_ERR_IO,
-				"IPAM plugin failed", "%s %s: %s%s%s", c->ipam_type, cmd,
-				m ? m : WIFEXITED(status) ? "exited non-zero without an error" :
-							    "killed by a signal",
-				dt ? ": " : "", dt ? dt : "");
-		json_decref(o);
-		goto out;
-	}
-	if (ret && !json_is_object(o)) {
-		json_decref(o);
-		r = cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
-				"IPAM plugin %s %s: the result is not a JSON object", c->ipam_type,
-				cmd);
-		goto out;
-	}
-	if (ret)
-		*ret = o;
-	else
-		json_decref(o);
-	r = 0;
-out:
-	for (int i = 0; i < 2; i++) {
-		if (in_p[i] >= 0)
-			close(in_p[i]);
-		if (out_p[i] >= 0)
-			close(out_p[i]);
-	}
-	free(out);
-	return r;
-}
-
-/* Release the address after a failed ADD (§4); a failure here is only logged. */
-static void ipam_undo(const struct cni_conf *c)
-{
-	struct cni_err e = { 0 };
-
-	if (ipam_exec(c, "DEL", NULL, &e) < 0)
-		fprintf(stderr, "netd-cni: releasing the IPAM address failed: %s: %s\n", e.msg,
-			e.details);
-}
-
 /* ---- verbs ------------------------------------------------------------------ */
 
 static int cmd_add(const struct cni_conf *c, struct cni_err *err)
@@ -574,6 +429,21 @@ static int cmd_add(const struct cni_conf *c, struct cni_err *err)
 
 	if (check_env(true, err) < 0)
 		return -EINVAL;
+	policy = cni_policy_select(c, getenv("CNI_ARGS"), pbuf, sizeof(pbuf), &src, err);
+	if (!policy && src != CNI_POLICY_NONE)
+		return -EINVAL;
+	if (!policy && c->prev_result) {
+		/*
+		 * "optIn" and this pod named no policy: the spec's "pass
+		 * through" (§2 ADD: a plugin MUST output prevResult), without
+		 * asking netd, so CoreDNS and the cluster's own pods never
+		 * depend on netd running.
+		 */
+		fprintf(stderr, "netd-cni: ADD %s/%s on %s: not opted in, passed through\n", cid, ifn,
+			c->name);
+		print_json(json_incref(c->prev_result));
+		return 0;
+	}
 	if (c->mode == CNI_MODE_CHAINED) {
 		if (!c->prev_result)
 			return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
@@ -582,9 +452,6 @@ static int cmd_add(const struct cni_conf *c, struct cni_err *err)
 		if (chained_view(c, ifn, ns, &cv, err) < 0)
 			return -EINVAL;
 	}
-	policy = cni_policy_select(c, getenv("CNI_ARGS"), pbuf, sizeof(pbuf), &src, err);
-	if (!policy)
-		return -EINVAL;
 	cni_sandbox_name(c->name, cid, ifn, name);
 
 	/* An unknown policy fails ADD before anything is created. */
@@ -747,6 +614,22 @@ out_ipam:
 	return r;
 }
 
+/*
+ * Did this attachment opt in?  DEL and CHECK get the same CNI_ARGS and
+ * runtimeConfig as ADD (containerd builds them from the sandbox config
+ * each time), so they decide as ADD did.  An invalid value counts as
+ * opted in: DEL then cleans up as for any enforced pod.
+ */
+static bool opted_in(const struct cni_conf *c)
+{
+	char pbuf[CNI_POLICY_MAX + 2];
+	enum cni_policy_source src;
+	struct cni_err e = { 0 };
+
+	return cni_policy_select(c, getenv("CNI_ARGS"), pbuf, sizeof(pbuf), &src, &e) ||
+	       src != CNI_POLICY_NONE;
+}
+
 static int tombstone_write(const struct cni_conf *c, const char *name, const char *cid,
 			   const char *ifn, struct cni_err *err)
 {
@@ -803,6 +686,17 @@ static int cmd_del(const struct cni_conf *c, struct cni_err *err)
 		return -EINVAL;
 	cni_sandbox_name(c->name, cid, ifn, name);
 	snprintf(path, sizeof(path), "/v1/sandboxes/%s", name);
+	if (!opted_in(c)) {
+		/*
+		 * Not opted in: nothing of ours to undo, and DEL must not fail
+		 * or stall because of netd.  Still ask netd to drop the name
+		 * (best effort, errors ignored): if the pod's namespace was
+		 * taken off "namespaces" between ADD and DEL, its sandbox goes.
+		 */
+		if (httpc_request(c->socket, "DELETE", path, NULL, &status, &reply) == 0)
+			json_decref(reply);
+		return 0;
+	}
 	r = httpc_request(c->socket, "DELETE", path, NULL, &status, &reply);
 	if (r < 0 && netd_down(r)) {
 		r = tombstone_write(c, name, cid, ifn, err);
@@ -843,6 +737,8 @@ static int cmd_check(const struct cni_conf *c, struct cni_err *err)
 				   c->cni_version);
 	if (check_env(true, err) < 0)
 		return -EINVAL;
+	if (!opted_in(c))
+		return 0;	/* passed through at ADD: nothing of ours to check */
 	cni_sandbox_name(c->name, cid, ifn, name);
 	snprintf(path, sizeof(path), "/v1/sandboxes/%s", name);
 	r = httpc_request(c->socket, "GET", path, NULL, &status, &reply);
@@ -975,7 +871,7 @@ static int cmd_status(const struct cni_conf *c, struct cni_err *err)
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const char *cmd = env("CNI_COMMAND");
 	struct cni_conf c = { 0 };
@@ -984,6 +880,9 @@ int main(void)
 	size_t len = 0;
 	int r;
 
+	/* Runtimes exec a plugin without arguments; the installer passes some. */
+	if (argc > 1 && !cmd)
+		return install_main(argc, argv);
 	if (!cmd) {
 		cni_err_set(&err, CNI_ERR_ENV, "Invalid environment variables",
 			    "CNI_COMMAND is missing (ADD, DEL, CHECK, GC, STATUS or VERSION)");
@@ -1017,8 +916,7 @@ int main(void)
 		free(in);
 		return fail(err.version[0] ? err.version : NULL, &err);
 	}
-	stdin_buf = in;
-	stdin_len = len;
+	ipam_stdin(in, len);
 	signal(SIGPIPE, SIG_IGN);
 	if (strcmp(cmd, "ADD") == 0)
 		r = cmd_add(&c, &err);

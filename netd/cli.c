@@ -16,6 +16,7 @@
 
 #include "common/diag.h"
 #include "common/httpc.h"
+#include "common/special.h"
 #include "netd/ctl.h"
 #include "netd/daemon.h"
 #include "netd/nsexec.h"
@@ -35,7 +36,9 @@ static const char usage_text[] =
 	"  sandbox list [--json]\n"
 	"  sandbox show NAME\n"
 	"  sandbox delete NAME\n"
-	"  exec NAME -- COMMAND [ARG...]           run COMMAND inside sandbox NAME\n"
+	"  exec [--user USER[:GROUP]] [--no-caps] NAME -- COMMAND [ARG...]\n"
+	"                                          run COMMAND inside sandbox NAME (as root\n"
+	"                                          with every capability unless told otherwise)\n"
 	"  policy check FILE...                    validate policy files (no daemon needed)\n"
 	"  policy list [--json]\n"
 	"  policy show NAME\n"
@@ -235,31 +238,77 @@ static int cmd_sandbox(int argc, char **argv)
 
 static int cmd_exec(int argc, char **argv)
 {
+	static const char exec_usage[] =
+		"netd: usage: netd exec [--user USER[:GROUP]] [--no-caps] NAME -- COMMAND [ARG...]\n";
 	char path[512], netns[PATH_MAX];
+	struct nsexec_cred cred = { 0 };
+	const char *name = NULL;
 	json_t *reply;
-	int i = 1, r;
+	int i, r;
 
 	if (argc < 2)
 		return usage();
-	if (argc < 4 || strcmp(argv[2], "--") != 0) {
-		fprintf(stderr, "netd: usage: netd exec NAME -- COMMAND [ARG...]\n");
+	/* Options and NAME, in any order, up to "--". */
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--no-caps") == 0) {
+			cred.no_caps = true;
+		} else if (strcmp(argv[i], "--user") == 0 && i + 1 < argc) {
+			r = nsexec_parse_user(argv[++i], &cred);
+			if (r < 0) {
+				fprintf(stderr, "netd: --user %s: %s\n", argv[i],
+					r == -ENOENT ? "no such user or group"
+						     : "expected USER[:GROUP] (names or numbers; "
+						       "a numeric UID without a passwd entry needs :GROUP)");
+				return 2;
+			}
+		} else if (argv[i][0] == '-' || name) {
+			fputs(exec_usage, stderr);
+			return 2;
+		} else {
+			name = argv[i];
+		}
+	}
+	if (!name || i + 1 >= argc) {
+		fputs(exec_usage, stderr);
 		return 2;
 	}
-	if (!policy_name_valid(argv[i])) {
-		fprintf(stderr, "netd: invalid sandbox name \"%s\"\n", argv[i]);
+	if (!policy_name_valid(name)) {
+		fprintf(stderr, "netd: invalid sandbox name \"%s\"\n", name);
 		return 1;
 	}
-	snprintf(path, sizeof(path), "/v1/sandboxes/%s", argv[i]);
+	snprintf(path, sizeof(path), "/v1/sandboxes/%s", name);
 	reply = api("GET", path, NULL, NULL);
 	if (!reply)
 		return 1;
 	snprintf(netns, sizeof(netns), "%s", str(reply, "netns"));
-	/* netd writes /etc/netns/NAME/resolv.conf for every sandbox, attached ones too. */
-	r = nsexec_run(netns, argv[i],
-		       argv + 3);
 	json_decref(reply);
-	fprintf(stderr, "netd: exec %s in sandbox %s: %s\n", argv[3], argv[i], strerror(-r));
+	/* netd writes /etc/netns/NAME/resolv.conf for every sandbox, attached ones too. */
+	r = nsexec_run(netns, name, cred.set_user || cred.no_caps ? &cred : NULL, argv + i + 1);
+	fprintf(stderr, "netd: exec %s in sandbox %s: %s\n", argv[i + 1], name, strerror(-r));
 	return r == -ENOENT ? 127 : 126;
+}
+
+/* `policy check`: a CIDR rule that opens part of the never-pin table is
+ * allowed (the only way past it) but said aloud, on stderr. */
+static void warn_never_pin(const char *file, const struct policy *p)
+{
+	for (size_t r = 0; r < p->n_rules; r++)
+		for (size_t c = 0; c < p->rules[r].n_cidrs; c++) {
+			const struct special_entry *e[3];
+			char pfx[PREFIX_STRLEN];
+			size_t n = special_overlaps(&p->rules[r].cidrs[c], 0, e, 3);
+
+			prefix_format(&p->rules[r].cidrs[c], pfx, sizeof(pfx));
+			for (size_t k = 0; k < n && k < 3; k++)
+				fprintf(stderr, "%s:%u: warning: egress[%zu].cidrs[%zu] %s opens %s "
+					"%s (%s), which no DNS answer can pin\n", file,
+					p->rules[r].line, r, c, pfx, e[k]->cidr, e[k]->what,
+					e[k]->source);
+			if (n > 3)
+				fprintf(stderr, "%s:%u: warning: egress[%zu].cidrs[%zu] %s opens %zu "
+					"more never-pin blocks (docs/security.md)\n", file,
+					p->rules[r].line, r, c, pfx, n - 3);
+		}
 }
 
 static int cmd_policy(int argc, char **argv)
@@ -304,6 +353,7 @@ static int cmd_policy(int argc, char **argv)
 			}
 			printf("%s: ok (policy %s, %zu rule%s)\n", argv[i], p->name, p->n_rules,
 			       p->n_rules == 1 ? "" : "s");
+			warn_never_pin(argv[i], p);
 			seen[n_seen++] = p;
 		}
 		for (size_t k = 0; k < n_seen; k++)

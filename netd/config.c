@@ -31,6 +31,9 @@ struct ctx {
 
 #define FAIL(cx, n, ...) diag_set((cx)->err, (cx)->file, (n)->line, (n)->col, __VA_ARGS__)
 
+/* The number of keys in a parse function's names[] (its v[] has one slot a key). */
+#define NAMES_N (sizeof(names) / sizeof(names[0]))
+
 static void strings_free(struct config *c)
 {
 	free(c->socket);
@@ -271,8 +274,9 @@ static int parse_prefix(struct ctx *cx, const struct yamlx_node *n, const char *
 
 static int parse_pool(struct ctx *cx, const struct yamlx_node *n, struct config *c)
 {
-	static const char *const names[] = { "ipv4", "ipv6" };
-	const struct yamlx_node *v[2];
+	static const char *const names[] = { "ipv4", "ipv6", "node_block4", "node_block6" };
+	const struct yamlx_node *v[NAMES_N];
+	unsigned long x;
 	int r;
 
 	if (yamlx_is_null(n))
@@ -280,9 +284,19 @@ static int parse_pool(struct ctx *cx, const struct yamlx_node *n, struct config 
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "pool: expected a mapping, got %s (e.g. pool: { ipv4: "
 			    "10.87.0.0/16, ipv6: \"fd00:87::/48\" })", yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "pool", names, 2, NULL, v);
+	r = yamlx_fields(n, cx->file, cx->err, "pool", names, NAMES_N, NULL, v);
 	if (r < 0)
 		return r;
+	if (v[2]) {
+		if ((r = get_uint(cx, v[2], "pool.node_block4", 9, 28, &x)) < 0)
+			return r;
+		c->node_block4 = (uint8_t)x;
+	}
+	if (v[3]) {
+		if ((r = get_uint(cx, v[3], "pool.node_block6", 9, 64, &x)) < 0)
+			return r;
+		c->node_block6 = (uint8_t)x;
+	}
 	if (v[0]) {
 		r = parse_prefix(cx, v[0], "pool.ipv4", AF_INET, 8, 28, &c->pool4);
 		if (r < 0)
@@ -300,7 +314,54 @@ static int parse_pool(struct ctx *cx, const struct yamlx_node *n, struct config 
 			c->pool6_enabled = true;
 		}
 	}
+	if (c->node_block4 && c->node_block4 <= c->pool4.plen)
+		return FAIL(cx, v[2], "pool.node_block4: /%u is not inside pool.ipv4 (/%u): use a "
+			    "longer prefix", c->node_block4, c->pool4.plen);
+	if (c->node_block6 && c->pool6_enabled && c->node_block6 <= c->pool6.plen)
+		return FAIL(cx, v[3], "pool.node_block6: /%u is not inside pool.ipv6 (/%u): use a "
+			    "longer prefix", c->node_block6, c->pool6.plen);
+	/* Fail closed: one family per node and the other shared would collide. */
+	if (c->node_block4 && c->pool6_enabled && !c->node_block6)
+		return FAIL(cx, v[2], "pool.node_block4 without pool.node_block6: every node would "
+			    "use the same IPv6 pool (set node_block6, or ipv6: \"\")");
+	if (c->node_block6 && !c->node_block4)
+		return FAIL(cx, v[3], "pool.node_block6 without pool.node_block4: every node would "
+			    "use the same IPv4 pool");
 	return 0;
+}
+
+/* Block number @index (of length @block) inside @p: set bits plen..block-1. */
+static void prefix_block(struct prefix *p, unsigned int block, uint32_t index)
+{
+	unsigned int bits = block - p->plen;
+
+	for (unsigned int i = 0; i < bits && i < 32; i++) {
+		unsigned int bit = block - 1 - i;	/* from the block's last bit up */
+
+		if (index & (1u << i))
+			p->addr.a[bit / 8] |= (uint8_t)(0x80 >> (bit % 8));
+	}
+	p->plen = (uint8_t)block;
+}
+
+int config_pool_for_node(struct config *c, const char *node_ip, struct diag *err)
+{
+	struct addr a;
+	uint32_t ip;
+
+	if (!c->node_block4)
+		return 0;
+	if (!node_ip || !node_ip[0] || addr_parse(node_ip, &a) < 0 || a.family != AF_INET)
+		return diag_set(err, "NETD_NODE_IP", 0, 0,
+				"pool.node_block4 needs this node's IPv4 address in NETD_NODE_IP "
+				"(the DaemonSet sets it from status.hostIP)%s%.64s%s",
+				node_ip && node_ip[0] ? ": got '" : "", node_ip ? node_ip : "",
+				node_ip && node_ip[0] ? "'" : "");
+	ip = (uint32_t)a.a[0] << 24 | (uint32_t)a.a[1] << 16 | (uint32_t)a.a[2] << 8 | a.a[3];
+	prefix_block(&c->pool4, c->node_block4, ip);
+	if (c->pool6_enabled && c->node_block6)
+		prefix_block(&c->pool6, c->node_block6, ip);
+	return 1;
 }
 
 static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *c,
@@ -309,11 +370,11 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 	static const char *const names[] = { "port", "min_ttl", "max_ttl", "deny_rcode", "qps",
 					     "burst", "max_outstanding", "max_pins",
 					     "max_pins_per_name", "cache_size", "idle_grace", "udp_gso",
-					     "upstream_deadline_ms" };
+					     "upstream_deadline_ms", "never_pin_documentation" };
 	uint32_t *limits[] = { &c->dns_qps, &c->dns_burst, &c->dns_max_outstanding,
 			       &c->dns_max_pins, &c->dns_max_pins_per_name };
 	static const unsigned long limit_max[] = { 1000000, 1000000, 4096, 1000000, 128 };
-	const struct yamlx_node *v[13];
+	const struct yamlx_node *v[NAMES_N];
 	unsigned long x;
 	char q[300];
 	int r;
@@ -323,7 +384,7 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "dns: expected a mapping, got %s (e.g. dns: { port: 5300 })",
 			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "dns", names, 13, NULL, v);
+	r = yamlx_fields(n, cx->file, cx->err, "dns", names, NAMES_N, NULL, v);
 	if (r < 0)
 		return r;
 	for (size_t i = 4; i < 9; i++) {
@@ -370,6 +431,12 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 		if (r < 0)
 			return r;
 		c->dns_upstream_deadline_ms = (uint32_t)x;
+	}
+	/* The documentation blocks join the never-pin table (common/special.h). */
+	if (v[13]) {
+		r = get_bool(cx, v[13], "dns.never_pin_documentation", &c->dns_never_pin_doc);
+		if (r < 0)
+			return r;
 	}
 	/* min_ttl >= 1: a zero timeout would make an nf_tables set element permanent. */
 	if (v[1]) {
@@ -458,7 +525,7 @@ static int parse_audit(struct ctx *cx, const struct yamlx_node *n, struct config
 {
 	static const char *const names[] = { "rotate_size", "keep", "conn_update_interval",
 					     "conntrack_rcvbuf" };
-	const struct yamlx_node *v[4];
+	const struct yamlx_node *v[NAMES_N];
 	unsigned long x;
 	int r;
 
@@ -467,7 +534,7 @@ static int parse_audit(struct ctx *cx, const struct yamlx_node *n, struct config
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "audit: expected a mapping, got %s (e.g. audit: { keep: 5 })",
 			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "audit", names, 4, NULL, v);
+	r = yamlx_fields(n, cx->file, cx->err, "audit", names, NAMES_N, NULL, v);
 	if (r < 0)
 		return r;
 	if (v[0]) {
@@ -502,7 +569,7 @@ static int parse_audit(struct ctx *cx, const struct yamlx_node *n, struct config
 static int parse_reload(struct ctx *cx, const struct yamlx_node *n, struct config *c)
 {
 	static const char *const names[] = { "cut_removed" };
-	const struct yamlx_node *v[1];
+	const struct yamlx_node *v[NAMES_N];
 	int r;
 
 	if (yamlx_is_null(n))
@@ -510,7 +577,7 @@ static int parse_reload(struct ctx *cx, const struct yamlx_node *n, struct confi
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "reload: expected a mapping, got %s (e.g. reload: { cut_removed: false })",
 			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "reload", names, 1, NULL, v);
+	r = yamlx_fields(n, cx->file, cx->err, "reload", names, NAMES_N, NULL, v);
 	if (r < 0)
 		return r;
 	if (v[0])
@@ -522,16 +589,16 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct confi
 {
 	static const char *const names[] = {
 		"socket", "state_dir", "policy_dir", "audit_log", "upstream",
-		"egress_interface", "pool", "dns", "log_level", "audit", "reload",
+		"egress_interface", "pool", "dns", "log_level", "audit", "reload", "policy_watch",
 	};
-	const struct yamlx_node *v[11], *ttl_node = NULL;
+	const struct yamlx_node *v[NAMES_N], *ttl_node = NULL;
 	int r = 0;
 
 	if (!root || yamlx_is_null(root))
 		return 0;	/* an empty file: every default stands */
 	if (root->type != YAMLX_MAP)
 		return FAIL(cx, root, "config: expected a mapping, got %s", yamlx_kind(root));
-	r = yamlx_fields(root, cx->file, cx->err, "config", names, 11, NULL, v);
+	r = yamlx_fields(root, cx->file, cx->err, "config", names, NAMES_N, NULL, v);
 	if (r < 0)
 		return r;
 	if (v[0] && (r = get_path(cx, v[0], "socket", sizeof(((struct sockaddr_un *)0)->sun_path),
@@ -556,6 +623,8 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct confi
 	if (v[9] && (r = parse_audit(cx, v[9], c)) < 0)
 		return r;
 	if (v[10] && (r = parse_reload(cx, v[10], c)) < 0)
+		return r;
+	if (v[11] && (r = get_bool(cx, v[11], "policy_watch", &c->policy_watch)) < 0)
 		return r;
 	if (c->min_ttl_s > c->max_ttl_s) {
 		const struct yamlx_node *at = ttl_node ? ttl_node : root;

@@ -9,10 +9,13 @@
  *   upstream: [192.0.2.53, "2001:db8::53"]   # default: /etc/resolv.conf nameservers
  *   egress_interface: eth0                   # default: the default route's interface
  *   pool: { ipv4: 10.87.0.0/16, ipv6: "fd00:87::/48" }   # ipv6: "" disables IPv6
+ *   # one block per node, picked by the node's address (NETD_NODE_IP):
+ *   pool: { ipv4: 10.87.0.0/16, node_block4: 24, ipv6: "fd00:87::/48", node_block6: 64 }
+ *   policy_watch: false                      # true: reload when policy_dir changes
  *   dns: { port: 5300, min_ttl: 5, max_ttl: 3600, deny_rcode: nxdomain,
  *          qps: 1000, burst: 2000, max_outstanding: 256, max_pins: 16384,
  *          max_pins_per_name: 64, cache_size: 10000, idle_grace: 0, udp_gso: true,
- *          upstream_deadline_ms: 2500 }
+ *          upstream_deadline_ms: 2500, never_pin_documentation: false }
  *   log_level: info
  *   audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 }
  */
@@ -42,6 +45,10 @@ struct config {
 	struct prefix pool4;	/* plen 8..28 */
 	struct prefix pool6;	/* plen 0 and family 0 = IPv6 disabled; else /8../64 */
 	bool pool6_enabled;
+	/* pool.node_block4/6: this node uses one block of that length of the
+	 * pool, chosen by config_pool_for_node(); 0 = the whole pool. */
+	uint8_t node_block4, node_block6;
+	bool policy_watch;	/* reload policies when policy_dir changes (netd/policywatch.h) */
 	uint16_t dns_port;	/* the proxy's listening port in the host netns */
 	uint32_t min_ttl_s;	/* pins last at least this long (seconds) */
 	uint32_t max_ttl_s;	/* ... and at most this long */
@@ -58,6 +65,8 @@ struct config {
 	bool dns_udp_gso;	/* grouped UDP replies on gateway sockets (UDP_SEGMENT) */
 	uint32_t dns_upstream_deadline_ms;	/* a client's SERVFAIL at the latest this long
 						 * after its query went upstream (ms) */
+	bool dns_never_pin_doc;	/* dns.never_pin_documentation: the documentation blocks
+				 * (RFC 5737, 3849, 9637) are never pinned either; default false */
 	int log_level;		/* enum log_level */
 	/* audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 } */
 	uint64_t audit_rotate_bytes;	/* rotate the audit log at this size; 0 = never */
@@ -94,6 +103,21 @@ int config_load_file(struct config *c, const char *path, struct diag *err);
  * the file names none); -errno if @path is unreadable.
  */
 int config_read_resolv_conf(struct config *c, const char *path);
+
+/*
+ * config_pool_for_node() - narrow pool4 (and pool6) to this node's block
+ * when pool.node_block4 (node_block6) is set: block number = the low
+ * (node_block - pool length) bits of @node_ip, the node's IPv4 address
+ * (e.g. 10.87.0.0/16, /24 blocks, node 192.168.1.23 -> 10.87.23.0/24).
+ * Distinct nodes get distinct blocks as long as their addresses differ in
+ * those bits - true for every pair of nodes in one subnet no larger than
+ * the number of blocks (a /24 of nodes with 256 blocks).
+ * @node_ip: text, or NULL/"" if unknown.  Idempotent only once: call after
+ * loading the file.  @err: why, on failure.
+ * Return: 1 narrowed; 0 no node_block set (nothing to do); -EINVAL
+ * (node_block set but @node_ip missing or not IPv4).
+ */
+int config_pool_for_node(struct config *c, const char *node_ip, struct diag *err);
 
 /* config_done() - free what @c owns; @c may be re-initialised afterwards. */
 void config_done(struct config *c);

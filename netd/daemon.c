@@ -35,6 +35,7 @@
 #include "common/diag.h"
 #include "common/jsonl.h"
 #include "common/log.h"
+#include "common/special.h"
 #include "dnsproxy/decide.h"
 #include "dnsproxy/proxy.h"
 #include "dnsproxy/wire.h"
@@ -47,6 +48,7 @@
 #include "netd/link.h"
 #include "netd/pinsrc.h"
 #include "netd/policy_dns.h"
+#include "netd/policywatch.h"
 #include "netd/acct.h"
 #include "netd/trail.h"
 
@@ -1949,7 +1951,8 @@ static int build_internal(struct daemon *d)
 {
 	int n;
 
-	d->n_internal = decide_internal_default(d->internal, DAEMON_MAX_INTERNAL);
+	d->n_internal = special_prefixes(d->internal, DAEMON_MAX_INTERNAL,
+					 d->cfg.dns_never_pin_doc ? SPECIAL_WITH_DOC : 0);
 	n = link_local_addrs(d->internal + d->n_internal, DAEMON_MAX_INTERNAL - d->n_internal - 2);
 	if (n < 0)
 		return n;
@@ -2046,6 +2049,7 @@ int daemon_main(const char *config_path, const char *socket_override)
 	static struct daemon dd;
 	struct daemon *d = &dd;
 	struct event *sig_int = NULL, *sig_term = NULL, *sig_hup = NULL;
+	struct policywatch *pwatch = NULL;
 	struct diag err = { 0 };
 	char msg[1024];
 	int r, status = 1;
@@ -2084,6 +2088,10 @@ int daemon_main(const char *config_path, const char *socket_override)
 			log_err("%s", diag_format(&err, msg, sizeof(msg)));
 			goto out;
 		}
+	}
+	if (config_pool_for_node(&d->cfg, getenv("NETD_NODE_IP"), &err) < 0) {
+		log_err("%s", diag_format(&err, msg, sizeof(msg)));
+		goto out;
 	}
 	if (socket_override) {
 		free(d->cfg.socket);
@@ -2224,6 +2232,8 @@ int daemon_main(const char *config_path, const char *socket_override)
 	if (!sig_int || !sig_term || !sig_hup || evsignal_add(sig_int, NULL) < 0 ||
 	    evsignal_add(sig_term, NULL) < 0 || evsignal_add(sig_hup, NULL) < 0)
 		goto out;
+	if (d->cfg.policy_watch && policywatch_daemon(d->base, d->cfg.policy_dir, d, &pwatch) < 0)
+		goto out;
 	signal(SIGPIPE, SIG_IGN);
 	log_info("ready: %zu policies, %zu sandboxes, DNS proxy on port %u, egress %s, control %s",
 		 d->n_policies, sandbox_count(d->sandboxes), d->cfg.dns_port,
@@ -2231,6 +2241,7 @@ int daemon_main(const char *config_path, const char *socket_override)
 	event_base_dispatch(d->base);
 	status = 0;
 out:
+	policywatch_free(pwatch);
 	if (sig_int)
 		event_free(sig_int);
 	if (sig_term)

@@ -20,6 +20,8 @@ pkgs=(
 	# container runtime tests (tests/integ/cni_*.sh)
 	jq python3-yaml busybox-static runc containerd docker.io
 	containernetworking-plugins podman uidmap
+	# deploy/kubernetes manifests checked against the API schema (cni_deploy)
+	python3-kubernetes
 	# public-suffix checks of policy wildcards (libpsl + Debian's list)
 	libpsl-dev publicsuffix
 	# sd_notify, `systemd-analyze verify` of the unit, man pages

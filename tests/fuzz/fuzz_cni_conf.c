@@ -39,6 +39,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p = cni_policy_select(&c, args, buf, sizeof(buf), &src, &err);
 	if (p && (!cni_name_valid(p) || strlen(p) > CNI_POLICY_MAX))
 		abort();
+	/* No policy is either "not opted in" (only with optIn) or an error. */
+	if (!p && (src == CNI_POLICY_NONE ? !c.opt_in : !err.msg[0]))
+		abort();
 	cni_sandbox_name(c.name, "cid", "eth0", name);
 	if (strlen(name) != CNI_SANDBOX_NAME_LEN)
 		abort();

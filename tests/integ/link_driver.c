@@ -125,7 +125,7 @@ int main(int argc, char **argv)
 		const char *name = strcmp(argv[3], "-") == 0 ? NULL : argv[3];
 
 		/* Returns only on failure. */
-		return report(nsexec_run(argv[2], name, &argv[5]));
+		return report(nsexec_run(argv[2], name, NULL, &argv[5]));
 	}
 	return usage();
 }

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "cni-plugin/chain.h"
 #include "cni-plugin/cni.h"
 
 static int parse(const char *text, struct cni_conf *c, struct cni_err *err)
@@ -205,6 +206,129 @@ static void test_policy_order(void **state)
 	assert_null(cni_policy_select(&c, "NETD_POLICY=../x", buf, sizeof(buf), &src, &err));
 	assert_int_equal(err.code, CNI_ERR_ENV);
 	cni_conf_done(&c);
+}
+
+#define OPTIN "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"netd-cni\",\"mode\":\"chained\"," \
+	"\"optIn\":true,\"namespaces\":{\"agents\":\"python-dev\"}"
+#define K8S_ARGS(ns) "K8S_POD_UID=u;IgnoreUnknown=1;K8S_POD_NAMESPACE=" ns ";K8S_POD_NAME=p"
+
+/* "optIn": only a pod that names a policy (or whose namespace does) is enforced. */
+static void test_opt_in(void **state)
+{
+	enum cni_policy_source src;
+	struct cni_conf c;
+	struct cni_err err = { 0 };
+	char buf[80];
+	const char *p;
+
+	(void)state;
+	/* No annotation, namespace not listed: not opted in, and not an error. */
+	p = select_policy(OPTIN "}", K8S_ARGS("kube-system"), &src, buf, sizeof(buf), &c);
+	assert_null(p);
+	assert_int_equal(src, CNI_POLICY_NONE);
+	assert_true(c.opt_in);
+	cni_conf_done(&c);
+	/* Other annotations do not opt in. */
+	p = select_policy(OPTIN ",\"runtimeConfig\":{\"io.kubernetes.cri.pod-annotations\":"
+			  "{\"kubernetes.io/config.seen\":\"x\"}}}", K8S_ARGS("default"), &src, buf,
+			  sizeof(buf), &c);
+	assert_null(p);
+	assert_int_equal(src, CNI_POLICY_NONE);
+	cni_conf_done(&c);
+	/* The annotation opts in. */
+	p = select_policy(OPTIN ",\"runtimeConfig\":{\"io.kubernetes.cri.pod-annotations\":"
+			  "{\"netd.io/policy\":\"openai-only\"}}}", K8S_ARGS("default"), &src, buf,
+			  sizeof(buf), &c);
+	assert_string_equal(p, "openai-only");
+	assert_int_equal(src, CNI_POLICY_ANNOTATION);
+	cni_conf_done(&c);
+	/* A listed namespace opts in, and its policy beats the pod's annotation. */
+	p = select_policy(OPTIN ",\"runtimeConfig\":{\"io.kubernetes.cri.pod-annotations\":"
+			  "{\"netd.io/policy\":\"openai-only\"}}}", K8S_ARGS("agents"), &src, buf,
+			  sizeof(buf), &c);
+	assert_string_equal(p, "python-dev");
+	assert_int_equal(src, CNI_POLICY_NAMESPACE);
+	cni_conf_done(&c);
+	/* podman's CNI_ARGS NETD_POLICY opts in too. */
+	p = select_policy(OPTIN "}", "IgnoreUnknown=1;K8S_POD_NAME=c;NETD_POLICY=deny-all", &src,
+			  buf, sizeof(buf), &c);
+	assert_string_equal(p, "deny-all");
+	cni_conf_done(&c);
+	/* Without optIn, "namespaces" still applies and the rest falls back to the default. */
+	p = select_policy("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\","
+			  "\"namespaces\":{\"agents\":\"python-dev\"}}", K8S_ARGS("agents"), &src,
+			  buf, sizeof(buf), &c);
+	assert_string_equal(p, "python-dev");
+	cni_conf_done(&c);
+	/* What optIn refuses. */
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\","
+			       "\"optIn\":true}", &c, &err), -EINVAL);
+	assert_int_equal(err.code, CNI_ERR_CONFIG);
+	assert_non_null(strstr(err.details, "chained"));
+	assert_int_equal(parse(OPTIN ",\"defaultPolicy\":\"deny-all\"}", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "every pod"));
+	assert_int_equal(parse(OPTIN ",\"optIn\":\"true\"}", &c, &err), -EINVAL);
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\","
+			       "\"mode\":\"chained\",\"optIn\":\"yes\"}", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "true or false"));
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\","
+			       "\"namespaces\":{\"a\":\"../x\"}}", &c, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "namespaces"));
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"t\","
+			       "\"namespaces\":[\"a\"]}", &c, &err), -EINVAL);
+}
+
+static json_t *jparse(const char *s)
+{
+	json_t *o = json_loads(s, 0, NULL);
+
+	assert_non_null(o);
+	return o;
+}
+
+static void test_chain(void **state)
+{
+	json_t *conf = jparse("{\"name\":\"cbr0\",\"cniVersion\":\"0.3.1\",\"plugins\":"
+			      "[{\"type\":\"flannel\"},{\"type\":\"portmap\"}]}");
+	json_t *entry = jparse("{\"type\":\"netd-cni\",\"mode\":\"chained\",\"optIn\":true}");
+	json_t *entry2 = jparse("{\"type\":\"netd-cni\",\"mode\":\"chained\",\"optIn\":false}");
+	json_t *orig = json_deep_copy(conf), *bad;
+	struct cni_err err = { 0 };
+
+	(void)state;
+	assert_int_equal(cni_chain_merge(conf, entry, &err), 1);
+	assert_int_equal(json_array_size(json_object_get(conf, "plugins")), 3);
+	assert_true(json_equal(json_array_get(json_object_get(conf, "plugins"), 2), entry));
+	assert_int_equal(cni_chain_merge(conf, entry, &err), 0);	/* already so */
+	/* A changed entry replaces the old where it stands. */
+	json_array_insert_new(json_object_get(conf, "plugins"), 2, json_pack("{s:s}", "type", "bandwidth"));
+	assert_int_equal(cni_chain_merge(conf, entry2, &err), 1);
+	assert_true(json_equal(json_array_get(json_object_get(conf, "plugins"), 3), entry2));
+	assert_int_equal(json_array_size(json_object_get(conf, "plugins")), 4);
+	assert_int_equal(cni_chain_remove(conf), 1);
+	json_array_remove(json_object_get(conf, "plugins"), 2);
+	assert_true(json_equal(conf, orig));
+	assert_int_equal(cni_chain_remove(conf), 0);
+	/* Refusals: no plugins (a .conf), netd-cni first, an interface-mode entry. */
+	bad = jparse("{\"name\":\"x\",\"type\":\"bridge\"}");
+	assert_int_equal(cni_chain_merge(bad, entry, &err), -EINVAL);
+	assert_non_null(strstr(err.details, ".conflist"));
+	assert_int_equal(cni_chain_remove(bad), -EINVAL);
+	json_decref(bad);
+	bad = jparse("{\"name\":\"x\",\"plugins\":[{\"type\":\"netd-cni\"}]}");
+	assert_int_equal(cni_chain_merge(bad, entry, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "first plugin"));
+	json_decref(bad);
+	bad = jparse("{\"type\":\"netd-cni\",\"mode\":\"interface\"}");
+	assert_int_equal(cni_chain_merge(conf, bad, &err), -EINVAL);
+	json_decref(bad);
+	bad = jparse("{\"name\":\"x\",\"plugins\":[{\"type\":\"a\"}, 7]}");
+	assert_int_equal(cni_chain_merge(bad, entry, &err), -EINVAL);
+	json_decref(bad);
+	json_decref(conf);
+	json_decref(orig);
+	json_decref(entry);
+	json_decref(entry2);
 }
 
 static json_t *result_for(const char *version, const char *prev)
@@ -489,6 +613,8 @@ int main(void)
 		cmocka_unit_test(test_args),
 		cmocka_unit_test(test_sandbox_name),
 		cmocka_unit_test(test_policy_order),
+		cmocka_unit_test(test_opt_in),
+		cmocka_unit_test(test_chain),
 		cmocka_unit_test(test_result_versions),
 		cmocka_unit_test(test_result_chained),
 		cmocka_unit_test(test_error_and_version_json),

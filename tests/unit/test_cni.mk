@@ -1,1 +1,1 @@
-test_cni_SRC := cni-plugin/cni.c
+test_cni_SRC := cni-plugin/cni.c cni-plugin/chain.c

@@ -168,7 +168,7 @@ static void test_errors(void **state)
 {
 	(void)state;
 	expect_bad("sockets: /x\n", 1, 1, "config: unknown key 'sockets' (allowed: socket, state_dir, "
-		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level, audit, reload)");
+		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level, audit, reload, policy_watch)");
 	expect_bad("audit: { keep: 0 }\n", 1, 16, "audit.keep: 0 is out of range (1-1000)");
 	expect_bad("audit: { rotate: 1 }\n", 1, 10, "audit: unknown key 'rotate'");
 	expect_bad("log_level: debug\nlog_level: info\n", 2, 1, "duplicate key 'log_level' (first at line 1, column 1)");
@@ -200,7 +200,7 @@ static void test_errors(void **state)
 	expect_bad("egress_interface: ..\n", 1, 19, "bad interface name");
 	expect_bad("egress_interface: [eth0]\n", 1, 19, "expected an interface name, got a list");
 	expect_bad("pool: 10.87.0.0/16\n", 1, 7, "pool: expected a mapping, got a string");
-	expect_bad("pool: { ipv5: x }\n", 1, 9, "pool: unknown key 'ipv5' (allowed: ipv4, ipv6)");
+	expect_bad("pool: { ipv5: x }\n", 1, 9, "pool: unknown key 'ipv5' (allowed: ipv4, ipv6, node_block4, node_block6)");
 	expect_bad("pool: { ipv4: 10.87.0.1/16 }\n", 1, 15, "pool.ipv4: bad CIDR '10.87.0.1/16': host bits set (did you mean 10.87.0.0/16?)");
 	expect_bad("pool: { ipv4: 10.0.0.0/7 }\n", 1, 15, "pool.ipv4: prefix length /7 out of range (/8 to /28)");
 	expect_bad("pool: { ipv4: 10.0.0.0/29 }\n", 1, 15, "out of range (/8 to /28)");
@@ -211,7 +211,7 @@ static void test_errors(void **state)
 	expect_bad("pool: { ipv6: \"fc00::/7\" }\n", 1, 15, "out of range (/8 to /64)");
 	expect_bad("pool: { ipv6: [] }\n", 1, 15, "pool.ipv6: expected a CIDR, got a list");
 	expect_bad("dns: []\n", 1, 6, "dns: expected a mapping, got a list");
-	expect_bad("dns: { prt: 53 }\n", 1, 8, "dns: unknown key 'prt' (allowed: port, min_ttl, max_ttl, deny_rcode, qps, burst, max_outstanding, max_pins, max_pins_per_name, cache_size, idle_grace, udp_gso, upstream_deadline_ms)");
+	expect_bad("dns: { prt: 53 }\n", 1, 8, "dns: unknown key 'prt' (allowed: port, min_ttl, max_ttl, deny_rcode, qps, burst, max_outstanding, max_pins, max_pins_per_name, cache_size, idle_grace, udp_gso, upstream_deadline_ms, never_pin_documentation)");
 	expect_bad("dns: { port: 0 }\n", 1, 14, "dns.port: 0 is out of range (1-65535)");
 	expect_bad("dns: { port: 65536 }\n", 1, 14, "dns.port: 65536 is out of range (1-65535)");
 	expect_bad("dns: { port: 99999999999999999999999 }\n", 1, 14, "dns.port: '99999999999999999999999' is not a number");
@@ -288,6 +288,11 @@ static void test_levels_and_rcodes(void **state)
 	assert_non_null(strstr(err.msg, "dns.udp_gso: expected true or false, got 'off'"));
 	assert_int_equal(cparse(&c, "dns: {udp_gso: [1]}\n", NULL, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "dns.udp_gso: expected true or false, got a list"));
+	/* The documentation blocks join the never-pin table only when asked. */
+	assert_false(c.dns_never_pin_doc);
+	assert_int_equal(cparse(&c, "dns: {never_pin_documentation: true}\n", NULL, &err), 0);
+	assert_true(c.dns_never_pin_doc);
+	assert_int_equal(cparse(&c, "dns: {never_pin_documentation: 1}\n", NULL, &err), -EINVAL);
 	assert_int_equal(cparse(&c, "reload: {cut_removed: maybe}\n", NULL, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "reload.cut_removed: expected true or false, got 'maybe'"));
 	/* The upstream deadline: 2500 ms by default (under glibc's 5 s), 100..30000. */
@@ -426,6 +431,78 @@ static void test_size_limit(void **state)
 	config_done(&c);
 }
 
+/* Two nodes of one /24 get two blocks of the cluster range; errors fail closed. */
+static void test_node_pool(void **state)
+{
+	static const char yaml[] = "pool: { ipv4: 10.87.0.0/16, node_block4: 24,\n"
+				   "        ipv6: \"fd00:87::/48\", node_block6: 64 }\n";
+	struct config a, b, c;
+	struct diag err = { 0 };
+	char p[PREFIX_STRLEN];
+
+	(void)state;
+	assert_int_equal(config_init(&a), 0);
+	assert_int_equal(config_init(&b), 0);
+	assert_int_equal(cparse(&a, yaml, "n.yaml", &err), 0);
+	assert_int_equal(cparse(&b, yaml, "n.yaml", &err), 0);
+	assert_int_equal(a.node_block4, 24);
+	assert_int_equal(config_pool_for_node(&a, "192.168.1.23", &err), 1);
+	assert_int_equal(config_pool_for_node(&b, "192.168.1.24", &err), 1);
+	assert_string_equal(fmt_prefix(&a.pool4, p), "10.87.23.0/24");
+	assert_string_equal(fmt_prefix(&b.pool4, p), "10.87.24.0/24");
+	assert_string_equal(fmt_prefix(&a.pool6, p), "fd00:87:0:117::/64");
+	assert_string_equal(fmt_prefix(&b.pool6, p), "fd00:87:0:118::/64");
+	config_done(&b);
+	/* A /12 of /24 blocks: 4096 blocks, the node's low 12 bits. */
+	assert_int_equal(config_init(&b), 0);
+	assert_int_equal(cparse(&b, "pool: { ipv4: 10.80.0.0/12, node_block4: 24, ipv6: \"\" }\n",
+				"n.yaml", &err), 0);
+	assert_int_equal(config_pool_for_node(&b, "172.16.9.5", &err), 1);
+	assert_string_equal(fmt_prefix(&b.pool4, p), "10.89.5.0/24");
+	config_done(&b);
+	/* No node_block: nothing happens, with or without an address. */
+	assert_int_equal(config_init(&b), 0);
+	assert_int_equal(config_pool_for_node(&b, NULL, &err), 0);
+	assert_string_equal(fmt_prefix(&b.pool4, p), "10.87.0.0/16");
+	config_done(&b);
+	/* node_block but no usable address: refused, saying where it comes from. */
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(cparse(&c, yaml, "n.yaml", &err), 0);
+	assert_int_equal(config_pool_for_node(&c, NULL, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "NETD_NODE_IP"));
+	assert_int_equal(config_pool_for_node(&c, "2001:db8::1", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "2001:db8::1"));
+	config_done(&c);
+	/* One family per node and the other shared would collide. */
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(cparse(&c, "pool: { ipv4: 10.87.0.0/16, node_block4: 24 }\n", "n.yaml",
+				&err), -EINVAL);
+	assert_non_null(strstr(err.msg, "node_block6"));
+	assert_int_equal(err.line, 1);
+	assert_int_equal(cparse(&c, "pool: { ipv4: 10.87.0.0/16, node_block4: 16, ipv6: \"\" }\n",
+				"n.yaml", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "not inside pool.ipv4"));
+	assert_int_equal(cparse(&c, "pool: { node_block4: 29 }\n", "n.yaml", &err), -EINVAL);
+	assert_int_equal(c.node_block4, 0);	/* a failed parse changes nothing */
+	config_done(&c);
+	config_done(&a);
+}
+
+static void test_policy_watch(void **state)
+{
+	struct config c;
+	struct diag err = { 0 };
+
+	(void)state;
+	assert_int_equal(config_init(&c), 0);
+	assert_false(c.policy_watch);
+	assert_int_equal(cparse(&c, "policy_watch: true\n", "w.yaml", &err), 0);
+	assert_true(c.policy_watch);
+	assert_int_equal(cparse(&c, "policy_watch: yes please\n", "w.yaml", &err), -EINVAL);
+	assert_true(c.policy_watch);
+	config_done(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +514,8 @@ int main(void)
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_resolv_conf),
 		cmocka_unit_test(test_size_limit),
+		cmocka_unit_test(test_node_pool),
+		cmocka_unit_test(test_policy_watch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

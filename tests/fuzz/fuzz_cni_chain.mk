@@ -1,0 +1,1 @@
+fuzz_cni_chain_SRC := cni-plugin/chain.c cni-plugin/cni.c
