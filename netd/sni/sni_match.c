@@ -60,3 +60,50 @@ bool sni_match(const struct policy *pol, const char *const *pinned, size_t n_pin
 	}
 	return false;
 }
+
+void sni_modes(const struct policy *pol, const char *const *pinned, size_t n_pinned,
+	       uint8_t proto, uint16_t port, enum policy_l7 *tls, enum policy_l7 *http)
+{
+	uint16_t idx[SNI_MATCH_RULES];
+
+	*tls = *http = POLICY_L7_OFF;
+	for (size_t i = 0; pol && i < n_pinned; i++) {
+		size_t n = policy_match(pol, pinned[i], idx, SNI_MATCH_RULES);
+
+		if (n > SNI_MATCH_RULES)
+			n = SNI_MATCH_RULES;
+		for (size_t k = 0; k < n; k++) {
+			const struct policy_rule *r;
+
+			if (idx[k] >= pol->n_rules)
+				continue;
+			r = &pol->rules[idx[k]];
+			if (!rule_has_port(r, proto, port))
+				continue;
+			if (r->tls_sni > *tls)
+				*tls = (enum policy_l7)r->tls_sni;
+			if (r->http_host > *http)
+				*http = (enum policy_l7)r->http_host;
+		}
+	}
+}
+
+enum policy_l7 sni_mode_for(enum sni_proto proto, enum policy_l7 tls, enum policy_l7 http)
+{
+	if (proto == SNI_PROTO_TLS)
+		return tls != POLICY_L7_OFF ? tls : http;
+	if (proto == SNI_PROTO_HTTP1)
+		return http != POLICY_L7_OFF ? http : tls;
+	return tls > http ? tls : http;
+}
+
+struct sni_verdict sni_decide(enum policy_l7 mode, const struct sni_result *res, bool matched)
+{
+	bool ok = res->status == SNI_NAME && matched;
+
+	if (mode == POLICY_L7_OFF)
+		return (struct sni_verdict){ .accept = true, .audit = false };
+	if (mode == POLICY_L7_LOG)
+		return (struct sni_verdict){ .accept = true, .audit = !ok };
+	return (struct sni_verdict){ .accept = ok, .audit = !ok };
+}

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "netd/policy.h"
+#include "netd/sni/sni.h"
 
 /*
  * sni_pattern_covers() - does domain pattern @pat (normalized, as stored in
@@ -42,5 +43,41 @@ bool sni_pattern_covers(const char *pat, const char *name);
  */
 bool sni_match(const struct policy *pol, const char *const *pinned, size_t n_pinned,
 	       uint8_t proto, uint16_t port, const char *seen);
+
+/*
+ * sni_modes() - how strictly a connection to a destination that @pinned
+ * pinned is checked: the strictest tls.sni (*@tls) and http.host (*@http)
+ * of the rules that pinned it (each pinned name's matching rules for
+ * @proto/@port).  Both POLICY_L7_OFF: not checked at all.
+ */
+void sni_modes(const struct policy *pol, const char *const *pinned, size_t n_pinned,
+	       uint8_t proto, uint16_t port, enum policy_l7 *tls, enum policy_l7 *http);
+
+/*
+ * sni_mode_for() - the mode that applies to what the stream turned out to
+ * be: a TLS stream is judged by tls.sni, an HTTP/1 one by http.host - each
+ * falling back to the other if it is off, so that plain HTTP on a port where
+ * only the SNI is enforced (or TLS where only the Host is) is no way
+ * around the check; anything else (garbage, HTTP/2 prior knowledge, too
+ * long, undecided at the deadline) gets the stricter of the two.
+ */
+enum policy_l7 sni_mode_for(enum sni_proto proto, enum policy_l7 tls, enum policy_l7 http);
+
+struct sni_verdict {
+	bool accept;		/* false: reset the connection */
+	bool audit;		/* write an audit record (reason "sni-mismatch") */
+};
+
+/*
+ * sni_decide() - the verdict on a decided stream.
+ * @mode: from sni_mode_for(); @res: the parse (SNI_MORE means the deadline
+ * or packet bound passed first); @matched: sni_match() of res->name.
+ * Only SNI_NAME with @matched passes under enforce: no name, ECH (the
+ * real name is encrypted; the outer one names the front end, not the
+ * destination), a bad name, garbage and "too long" are reset.  Under log
+ * everything passes and every non-match is audited; under off everything
+ * passes silently.
+ */
+struct sni_verdict sni_decide(enum policy_l7 mode, const struct sni_result *res, bool matched);
 
 #endif

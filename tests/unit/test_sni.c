@@ -412,6 +412,70 @@ static void test_match(void **state)
 	policy_free(p);
 }
 
+/* Which mode applies, and the verdict table. */
+static void test_decide(void **state)
+{
+	struct sni_result name = { .status = SNI_NAME, .proto = SNI_PROTO_TLS, .name = "a.example" };
+	struct sni_result ech = { .status = SNI_ECH, .proto = SNI_PROTO_TLS, .name = "a.example" };
+	struct sni_result none = { .status = SNI_NO_NAME, .proto = SNI_PROTO_H2 };
+	struct sni_result more = { .status = SNI_MORE };
+	struct sni_verdict v;
+
+	(void)state;
+	assert_int_equal(sni_mode_for(SNI_PROTO_TLS, POLICY_L7_LOG, POLICY_L7_ENFORCE), POLICY_L7_LOG);
+	assert_int_equal(sni_mode_for(SNI_PROTO_TLS, POLICY_L7_OFF, POLICY_L7_ENFORCE),
+			 POLICY_L7_ENFORCE);
+	assert_int_equal(sni_mode_for(SNI_PROTO_HTTP1, POLICY_L7_ENFORCE, POLICY_L7_LOG), POLICY_L7_LOG);
+	assert_int_equal(sni_mode_for(SNI_PROTO_HTTP1, POLICY_L7_ENFORCE, POLICY_L7_OFF),
+			 POLICY_L7_ENFORCE);
+	assert_int_equal(sni_mode_for(SNI_PROTO_H2, POLICY_L7_LOG, POLICY_L7_ENFORCE), POLICY_L7_ENFORCE);
+	assert_int_equal(sni_mode_for(SNI_PROTO_UNKNOWN, POLICY_L7_OFF, POLICY_L7_LOG), POLICY_L7_LOG);
+	v = sni_decide(POLICY_L7_ENFORCE, &name, true);
+	assert_true(v.accept && !v.audit);
+	v = sni_decide(POLICY_L7_ENFORCE, &name, false);
+	assert_true(!v.accept && v.audit);
+	v = sni_decide(POLICY_L7_ENFORCE, &ech, true);	/* the outer name proves nothing */
+	assert_true(!v.accept && v.audit);
+	v = sni_decide(POLICY_L7_ENFORCE, &none, false);
+	assert_true(!v.accept && v.audit);
+	v = sni_decide(POLICY_L7_ENFORCE, &more, false);
+	assert_true(!v.accept && v.audit);
+	v = sni_decide(POLICY_L7_LOG, &name, false);
+	assert_true(v.accept && v.audit);
+	v = sni_decide(POLICY_L7_LOG, &name, true);
+	assert_true(v.accept && !v.audit);
+	v = sni_decide(POLICY_L7_OFF, &none, false);
+	assert_true(v.accept && !v.audit);
+}
+
+/* sni_modes(): the strictest of the rules that pinned the destination. */
+static void test_modes(void **state)
+{
+	static const char yaml[] =
+		"name: p\n"
+		"egress:\n"
+		"  - domains: [a.x.example]\n    ports: [443]\n    tls: { sni: log }\n"
+		"  - domains: [\"*.x.example\"]\n    ports: [443]\n    tls: { sni: enforce }\n"
+		"    http: { host: log }\n"
+		"  - domains: [b.test]\n    ports: [443]\n";
+	struct policy *p = NULL;
+	struct diag err = { 0 };
+	const char *pa[] = { "a.x.example" }, *pb[] = { "b.test" };
+	enum policy_l7 tls, http;
+
+	(void)state;
+	assert_int_equal(policy_parse(yaml, strlen(yaml), "t.yaml", &p, &err), 0);
+	sni_modes(p, pa, 1, IPPROTO_TCP, 443, &tls, &http);
+	assert_int_equal(tls, POLICY_L7_ENFORCE);	/* *.x.example covers a.x.example too */
+	assert_int_equal(http, POLICY_L7_LOG);
+	sni_modes(p, pb, 1, IPPROTO_TCP, 443, &tls, &http);
+	assert_int_equal(tls, POLICY_L7_OFF);
+	assert_int_equal(http, POLICY_L7_OFF);
+	sni_modes(p, pa, 1, IPPROTO_TCP, 80, &tls, &http);
+	assert_int_equal(tls, POLICY_L7_OFF);
+	policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -421,6 +485,8 @@ int main(void)
 		cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_name_norm),
 		cmocka_unit_test(test_match),
+		cmocka_unit_test(test_decide),
+		cmocka_unit_test(test_modes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,222 @@
+/*
+ * sniflow - the SNI check's per-connection table.  See flow.h.  A chained
+ * hash over the 4-tuple; the 16 KiB stream buffer exists only while a flow
+ * is undecided.
+ */
+#include "netd/sni/flow.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hash.h"
+
+#define SNIFLOW_BUCKETS 4096u
+
+enum fstate { F_OPEN, F_ACCEPTED, F_REJECTED };
+
+struct flow {
+	struct flow *next;
+	struct addr src, dst;
+	uint16_t sport, dport;
+	enum fstate state;
+	uint32_t isn, next_seq;
+	uint64_t start_ms;	/* the SYN, or when it was settled */
+	unsigned int n_pkts;
+	struct sni_stream *st;	/* F_OPEN only */
+};
+
+struct sniflow_tab {
+	struct flow *b[SNIFLOW_BUCKETS];
+	size_t n;
+};
+
+/* Not keyed: a sandbox choosing its ports can lengthen one chain, but never
+ * beyond SNIFLOW_MAX entries in all. */
+static uint32_t bucket(const struct sniflow_pkt *p)
+{
+	uint32_t h = FNV32_INIT;
+
+	h = fnv32_add(h, p->src.a, addr_len(p->src.family));
+	h = fnv32_add(h, p->dst.a, addr_len(p->dst.family));
+	h = fnv32_add(h, &p->sport, sizeof(p->sport));
+	h = fnv32_add(h, &p->dport, sizeof(p->dport));
+	return h & (SNIFLOW_BUCKETS - 1);
+}
+
+static struct flow **find(struct sniflow_tab *t, const struct sniflow_pkt *p)
+{
+	struct flow **pp = &t->b[bucket(p)];
+
+	for (; *pp; pp = &(*pp)->next) {
+		const struct flow *f = *pp;
+
+		if (f->sport == p->sport && f->dport == p->dport && addr_equal(&f->src, &p->src) &&
+		    addr_equal(&f->dst, &p->dst))
+			break;
+	}
+	return pp;
+}
+
+static void flow_unlink(struct sniflow_tab *t, struct flow **pp)
+{
+	struct flow *f = *pp;
+
+	*pp = f->next;
+	free(f->st);
+	free(f);
+	t->n--;
+}
+
+int sniflow_new(struct sniflow_tab **ret)
+{
+	*ret = calloc(1, sizeof(**ret));
+	return *ret ? 0 : -ENOMEM;
+}
+
+void sniflow_free(struct sniflow_tab *t)
+{
+	if (!t)
+		return;
+	for (uint32_t i = 0; i < SNIFLOW_BUCKETS; i++)
+		while (t->b[i])
+			flow_unlink(t, &t->b[i]);
+	free(t);
+}
+
+/* A SYN: start @pp's flow (new, or a settled one reused by a new connection). */
+static enum sniflow_step on_syn(struct sniflow_tab *t, struct flow **pp,
+				const struct sniflow_pkt *p, uint64_t now_ms)
+{
+	struct flow *f = *pp;
+
+	if (f && f->state == F_REJECTED)
+		return SNIFLOW_REJECTED;	/* a reset flow stays reset until forgotten */
+	if (f && f->state == F_OPEN && f->isn != p->seq) {
+		/* Another ISN mid-check: bytes of the first one may have reached the
+		 * server already, so the new start would not be where the server
+		 * reads from.  No real client does this. */
+		free(f->st);
+		f->st = NULL;
+		f->state = F_REJECTED;
+		f->start_ms = now_ms;
+		return SNIFLOW_REJECTED;
+	}
+	if (f && f->state == F_OPEN)
+		return SNIFLOW_ACCEPT;	/* a retransmitted SYN */
+	if (!f) {
+		if (t->n >= SNIFLOW_MAX)
+			return SNIFLOW_UNKNOWN;
+		f = calloc(1, sizeof(*f));
+		if (!f)
+			return SNIFLOW_UNKNOWN;
+		f->src = p->src;
+		f->dst = p->dst;
+		f->sport = p->sport;
+		f->dport = p->dport;
+		f->next = NULL;
+		*pp = f;
+		t->n++;
+	}
+	if (!f->st)
+		f->st = malloc(sizeof(*f->st));
+	if (!f->st) {
+		flow_unlink(t, pp);
+		return SNIFLOW_UNKNOWN;
+	}
+	sni_stream_init(f->st);
+	f->state = F_OPEN;
+	f->isn = p->seq;
+	f->next_seq = p->seq + 1;	/* the SYN takes one sequence number */
+	f->start_ms = now_ms;
+	f->n_pkts = 0;
+	return SNIFLOW_ACCEPT;
+}
+
+enum sniflow_step sniflow_packet(struct sniflow_tab *t, const struct sniflow_pkt *p,
+				 uint64_t now_ms, uint32_t deadline_ms, struct sni_result *res)
+{
+	struct flow **pp = find(t, p), *f;
+	enum sniflow_step s;
+	int32_t off;
+	size_t skip;
+
+	if (p->syn && !p->ack) {
+		s = on_syn(t, pp, p, now_ms);
+		if (s != SNIFLOW_ACCEPT || !p->len)
+			return s;
+		/* TCP Fast Open: data in the SYN is the stream's first bytes. */
+	}
+	f = *pp;
+	if (!f)
+		return SNIFLOW_UNKNOWN;
+	if (f->state != F_OPEN)
+		return f->state == F_ACCEPTED ? SNIFLOW_ACCEPTED : SNIFLOW_REJECTED;
+	if (++f->n_pkts > SNIFLOW_PACKETS_MAX || now_ms >= f->start_ms + deadline_ms) {
+		*res = f->st->res;
+		return SNIFLOW_LATE;
+	}
+	if (p->rst) {
+		flow_unlink(t, pp);	/* the client gave up; nothing reached a verdict */
+		return SNIFLOW_ACCEPT;
+	}
+	if (!p->len)
+		return SNIFLOW_ACCEPT;
+	off = (int32_t)((p->syn ? p->seq + 1 : p->seq) - f->next_seq);
+	if (off > 0)
+		return SNIFLOW_DROP;	/* a gap: the server must not see bytes we did not */
+	skip = (size_t)-(int64_t)off;
+	if (skip >= p->len)
+		return SNIFLOW_ACCEPT;	/* a retransmission of bytes already read */
+	f->next_seq += (uint32_t)(p->len - skip);
+	if (sni_stream_feed(f->st, p->payload + skip, p->len - skip, res) == SNI_MORE)
+		return SNIFLOW_ACCEPT;
+	return SNIFLOW_DECIDED;
+}
+
+void sniflow_settle(struct sniflow_tab *t, const struct sniflow_pkt *p, bool accepted,
+		    uint64_t now_ms)
+{
+	struct flow **pp = find(t, p), *f = *pp;
+
+	if (!f) {
+		if (t->n >= SNIFLOW_MAX || !(f = calloc(1, sizeof(*f))))
+			return;	/* its next packet is SNIFLOW_UNKNOWN again: same verdict */
+		f->src = p->src;
+		f->dst = p->dst;
+		f->sport = p->sport;
+		f->dport = p->dport;
+		*pp = f;
+		t->n++;
+	}
+	free(f->st);
+	f->st = NULL;
+	/* A rejected flow is never turned into an accepted one. */
+	if (f->state != F_REJECTED)
+		f->state = accepted ? F_ACCEPTED : F_REJECTED;
+	f->start_ms = now_ms;
+}
+
+size_t sniflow_sweep(struct sniflow_tab *t, uint64_t now_ms)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < SNIFLOW_BUCKETS; i++)
+		for (struct flow **pp = &t->b[i]; *pp;) {
+			/* Undecided flows are kept until SNIFLOW_KEEP_MS too: their
+			 * next packet gets SNIFLOW_LATE, which the caller fails
+			 * closed under enforce. */
+			if (now_ms >= (*pp)->start_ms + SNIFLOW_KEEP_MS) {
+				flow_unlink(t, pp);
+				n++;
+			} else {
+				pp = &(*pp)->next;
+			}
+		}
+	return n;
+}
+
+size_t sniflow_count(const struct sniflow_tab *t)
+{
+	return t ? t->n : 0;
+}

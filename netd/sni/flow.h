@@ -1,0 +1,86 @@
+/*
+ * sniflow - per-connection state of the SNI/Host check: from the SYN on,
+ * the client's first payload bytes in sequence order, until sni.h decides.
+ * Pure bookkeeping over memory: the caller hands in packets (already
+ * parsed from the queue), gets back what to do with each; no I/O, no
+ * logging.  Times are caller-supplied monotonic milliseconds.
+ *
+ * Why from the SYN: the server reads the stream from its first byte, so
+ * the check must too.  A flow whose SYN netd did not see (netd restarted,
+ * the table was full or swept, a picked-up connection) has an unknown
+ * start and is reported SNIFLOW_UNKNOWN: the caller fails it closed under
+ * enforce.  A segment beyond a gap is dropped (the client retransmits in
+ * order); bytes already seen are not looked at again.
+ */
+#ifndef NETD_SNI_FLOW_H
+#define NETD_SNI_FLOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/addr.h"
+#include "netd/sni/sni.h"
+
+#define SNIFLOW_MAX        4096	/* undecided and recently decided flows */
+#define SNIFLOW_PACKETS_MAX 64	/* queued packets per flow before it is "too long" */
+#define SNIFLOW_KEEP_MS    60000	/* a settled flow is remembered this long */
+
+/* One TCP segment from the sandbox, as the queue saw it (borrowed). */
+struct sniflow_pkt {
+	struct addr src, dst;
+	uint16_t sport, dport;	/* host byte order */
+	uint32_t seq;		/* host byte order */
+	bool syn, fin, rst, ack;
+	const uint8_t *payload;
+	size_t len;
+};
+
+enum sniflow_step {
+	SNIFLOW_ACCEPT,		/* pass this one; keep watching the flow */
+	SNIFLOW_DROP,		/* out of order: drop it, the client sends it again */
+	SNIFLOW_DECIDED,	/* the stream just decided (*res): caller judges,
+				 * then sniflow_settle() */
+	SNIFLOW_LATE,		/* undecided at the deadline or after
+				 * SNIFLOW_PACKETS_MAX packets (*res: so far) */
+	SNIFLOW_UNKNOWN,	/* no SYN seen for it, or no room for it */
+	SNIFLOW_ACCEPTED,	/* settled before as accepted */
+	SNIFLOW_REJECTED,	/* settled before as rejected: reset again */
+};
+
+struct sniflow_tab;
+
+/* sniflow_new() - an empty table; caller frees with sniflow_free().  Return: 0; -ENOMEM. */
+int sniflow_new(struct sniflow_tab **ret);
+
+/* sniflow_free() - NULL-safe. */
+void sniflow_free(struct sniflow_tab *t);
+
+/*
+ * sniflow_packet() - one segment at @now_ms; @deadline_ms after its SYN a
+ * flow must have decided.  @res is filled for SNIFLOW_DECIDED and
+ * SNIFLOW_LATE.  A SYN starts (or restarts) the flow's state; a RST ends it.
+ */
+enum sniflow_step sniflow_packet(struct sniflow_tab *t, const struct sniflow_pkt *p,
+				 uint64_t now_ms, uint32_t deadline_ms, struct sni_result *res);
+
+/*
+ * sniflow_settle() - the caller's verdict on @p's flow after SNIFLOW_DECIDED,
+ * SNIFLOW_LATE or SNIFLOW_UNKNOWN: later packets of it (already queued when
+ * the verdict went out) get SNIFLOW_ACCEPTED / SNIFLOW_REJECTED for
+ * SNIFLOW_KEEP_MS.  Its stream buffer is freed.
+ */
+void sniflow_settle(struct sniflow_tab *t, const struct sniflow_pkt *p, bool accepted,
+		    uint64_t now_ms);
+
+/*
+ * sniflow_sweep() - forget settled flows older than SNIFLOW_KEEP_MS and
+ * undecided ones past their deadline (their next packet is then
+ * SNIFLOW_UNKNOWN, which fails closed).  Return: how many were dropped.
+ */
+size_t sniflow_sweep(struct sniflow_tab *t, uint64_t now_ms);
+
+/* sniflow_count() - flows held. */
+size_t sniflow_count(const struct sniflow_tab *t);
+
+#endif
