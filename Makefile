@@ -116,6 +116,9 @@ build/asan/libnetd.a: $(call asan_objs,$(LIB_SRC))
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar qcs $@ $^
 
+# The golden driver renders through a stand-in kernel (tests/golden/fake_nft.c).
+build/asan/golden/fw_golden: build/asan/obj/tests/golden/fake_nft.o
+
 build/asan/golden/%: build/asan/obj/tests/golden/%.o build/asan/libnetd.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD/SAN  $@")
