@@ -6,6 +6,7 @@
 #include "netd/sni/flow.h"
 
 #include <errno.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,8 @@ struct flow {
 	uint32_t isn, next_seq;
 	uint64_t start_ms;	/* the SYN, or when it was settled */
 	unsigned int n_pkts;
+	uint8_t tag[2];
+	bool tagged;
 	struct sni_stream *st;	/* F_OPEN only */
 };
 
@@ -66,6 +69,55 @@ static void flow_unlink(struct sniflow_tab *t, struct flow **pp)
 	free(f->st);
 	free(f);
 	t->n--;
+}
+
+int sniflow_pkt_parse(const uint8_t *ip, size_t len, struct sniflow_pkt *out)
+{
+	size_t hl, tot;
+	const uint8_t *th;
+
+	memset(out, 0, sizeof(*out));
+	if (len < 1)
+		return -EBADMSG;
+	if (ip[0] >> 4 == 4) {
+		if (len < 20 || (hl = (size_t)(ip[0] & 0xf) * 4) < 20 || hl > len)
+			return -EBADMSG;
+		tot = (size_t)ip[2] << 8 | ip[3];
+		if (tot < hl || tot > len)
+			return -EBADMSG;
+		if (ip[9] != 6 || (ip[6] & 0x3f) || ip[7])
+			return -EPROTO;	/* not TCP, or a fragment (MF or an offset) */
+		out->src.family = out->dst.family = AF_INET;
+		memcpy(out->src.a, ip + 12, 4);
+		memcpy(out->dst.a, ip + 16, 4);
+	} else if (ip[0] >> 4 == 6) {
+		if (len < 40)
+			return -EBADMSG;
+		hl = 40;
+		tot = 40 + ((size_t)ip[4] << 8 | ip[5]);
+		if (tot > len)
+			return -EBADMSG;
+		if (ip[6] != 6)
+			return -EPROTO;	/* an extension header, or not TCP */
+		out->src.family = out->dst.family = AF_INET6;
+		memcpy(out->src.a, ip + 8, 16);
+		memcpy(out->dst.a, ip + 24, 16);
+	} else {
+		return -EBADMSG;
+	}
+	th = ip + hl;
+	if (tot - hl < 20 || (size_t)(th[12] >> 4) * 4 < 20 || (size_t)(th[12] >> 4) * 4 > tot - hl)
+		return -EBADMSG;
+	out->sport = (uint16_t)(th[0] << 8 | th[1]);
+	out->dport = (uint16_t)(th[2] << 8 | th[3]);
+	out->seq = (uint32_t)th[4] << 24 | (uint32_t)th[5] << 16 | (uint32_t)th[6] << 8 | th[7];
+	out->fin = th[13] & 0x01;
+	out->syn = th[13] & 0x02;
+	out->rst = th[13] & 0x04;
+	out->ack = th[13] & 0x10;
+	out->payload = th + (th[12] >> 4) * 4;
+	out->len = tot - hl - (size_t)(th[12] >> 4) * 4;
+	return 0;
 }
 
 int sniflow_new(struct sniflow_tab **ret)
@@ -130,7 +182,32 @@ static enum sniflow_step on_syn(struct sniflow_tab *t, struct flow **pp,
 	f->next_seq = p->seq + 1;	/* the SYN takes one sequence number */
 	f->start_ms = now_ms;
 	f->n_pkts = 0;
+	f->tagged = false;
 	return SNIFLOW_ACCEPT;
+}
+
+bool sniflow_meta(struct sniflow_tab *t, const struct sniflow_pkt *p, struct sniflow_meta *ret)
+{
+	const struct flow *f = *find(t, p);
+
+	if (!f)
+		return false;
+	ret->start_ms = f->start_ms;
+	ret->tag[0] = f->tag[0];
+	ret->tag[1] = f->tag[1];
+	ret->tagged = f->tagged;
+	return true;
+}
+
+void sniflow_tag(struct sniflow_tab *t, const struct sniflow_pkt *p, uint8_t a, uint8_t b)
+{
+	struct flow *f = *find(t, p);
+
+	if (f) {
+		f->tag[0] = a;
+		f->tag[1] = b;
+		f->tagged = true;
+	}
 }
 
 enum sniflow_step sniflow_packet(struct sniflow_tab *t, const struct sniflow_pkt *p,

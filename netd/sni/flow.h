@@ -36,6 +36,14 @@ struct sniflow_pkt {
 	size_t len;
 };
 
+/*
+ * sniflow_pkt_parse() - an IPv4 (RFC 791) or IPv6 (RFC 8200) packet carrying
+ * TCP (RFC 9293 3.1) into *@out (payload points into @ip).  IP fragments,
+ * IPv6 extension headers and anything but TCP are -EPROTO (the caller
+ * fails them closed under enforce); short or inconsistent lengths -EBADMSG.
+ */
+int sniflow_pkt_parse(const uint8_t *ip, size_t len, struct sniflow_pkt *out);
+
 enum sniflow_step {
 	SNIFLOW_ACCEPT,		/* pass this one; keep watching the flow */
 	SNIFLOW_DROP,		/* out of order: drop it, the client sends it again */
@@ -50,6 +58,13 @@ enum sniflow_step {
 
 struct sniflow_tab;
 
+/* What the caller attached to a flow (sniflow_tag()), and when its SYN came. */
+struct sniflow_meta {
+	uint64_t start_ms;	/* the SYN */
+	uint8_t tag[2];		/* 0 until tagged */
+	bool tagged;
+};
+
 /* sniflow_new() - an empty table; caller frees with sniflow_free().  Return: 0; -ENOMEM. */
 int sniflow_new(struct sniflow_tab **ret);
 
@@ -63,6 +78,15 @@ void sniflow_free(struct sniflow_tab *t);
  */
 enum sniflow_step sniflow_packet(struct sniflow_tab *t, const struct sniflow_pkt *p,
 				 uint64_t now_ms, uint32_t deadline_ms, struct sni_result *res);
+
+/*
+ * sniflow_meta() - @p's flow's meta data into *@ret.  Return: false if the
+ * table has no flow for it.
+ */
+bool sniflow_meta(struct sniflow_tab *t, const struct sniflow_pkt *p, struct sniflow_meta *ret);
+
+/* sniflow_tag() - remember @a, @b with @p's flow (the check's modes at its SYN). */
+void sniflow_tag(struct sniflow_tab *t, const struct sniflow_pkt *p, uint8_t a, uint8_t b);
 
 /*
  * sniflow_settle() - the caller's verdict on @p's flow after SNIFLOW_DECIDED,

@@ -4,13 +4,15 @@
  * two pieces (split where the first byte says) decides the same as the
  * whole; a decided prefix stays decided the same way when more follows
  * (except that a longer stream may only turn "more" into a verdict); and
- * sni_match() of the name against a fixed policy does not crash.
+ * sni_match() of the name against a fixed policy does not crash.  The same
+ * bytes as an IP packet (sniflow_pkt_parse()): the payload lies inside them.
  */
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "netd/sni/flow.h"
 #include "netd/sni/sni.h"
 #include "netd/sni/sni_match.h"
 
@@ -49,6 +51,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sni_stream_feed(&st, data + cut, size - cut, &piece);
 	if (piece.status != whole.status || strcmp(piece.name, whole.name) != 0)
 		abort();
+	{
+		struct sniflow_pkt p;
+
+		if (sniflow_pkt_parse(data, size, &p) == 0 &&
+		    (p.payload < data || p.payload + p.len > data + size))
+			abort();
+	}
 	/* a prefix that decided must agree with the whole */
 	sni_parse(data, cut, &pre);
 	if (pre.status != SNI_MORE && (pre.status != whole.status || strcmp(pre.name, whole.name)))

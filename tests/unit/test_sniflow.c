@@ -57,7 +57,15 @@ static void test_in_order_and_gaps(void **state)
 	(void)state;
 	assert_int_equal(sniflow_new(&t), 0);
 	/* in order, three pieces, a pure ACK between */
+	struct sniflow_meta m;
+
 	assert_int_equal(step(t, syn(1000, ISN), 0, &r), SNIFLOW_ACCEPT);
+	p = syn(1000, ISN);
+	assert_true(sniflow_meta(t, &p, &m));
+	assert_false(m.tagged);
+	sniflow_tag(t, &p, 2, 1);
+	assert_true(sniflow_meta(t, &p, &m));
+	assert_true(m.tagged && m.tag[0] == 2 && m.tag[1] == 1 && m.start_ms == 0);
 	assert_int_equal(step(t, pkt(1000, ISN + 1, NULL, 0), 1, &r), SNIFLOW_ACCEPT);
 	assert_int_equal(step(t, pkt(1000, ISN + 1, h, 100), 2, &r), SNIFLOW_ACCEPT);
 	assert_int_equal(step(t, pkt(1000, ISN + 101, h + 100, 200), 3, &r), SNIFLOW_ACCEPT);
@@ -138,11 +146,48 @@ static void test_unknown_late_and_limits(void **state)
 	sniflow_free(t);
 }
 
+static void test_pkt_parse(void **state)
+{
+	/* IPv4 10.0.0.2:40000 -> 192.0.2.50:443, seq 0x01020304, PSH|ACK, "hi" */
+	static const uint8_t v4[] = {
+		0x45, 0, 0, 42, 0, 0, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 2, 192, 0, 2, 50,
+		0x9c, 0x40, 0x01, 0xbb, 1, 2, 3, 4, 0, 0, 0, 0, 0x50, 0x18, 0xff, 0xff, 0, 0, 0, 0,
+		'h', 'i',
+	};
+	uint8_t b[sizeof(v4)];
+	struct sniflow_pkt p;
+	char s[ADDR_STRLEN];
+
+	(void)state;
+	assert_int_equal(sniflow_pkt_parse(v4, sizeof(v4), &p), 0);
+	assert_string_equal(addr_format(&p.dst, s, sizeof(s)), "192.0.2.50");
+	assert_int_equal(p.sport, 40000);
+	assert_int_equal(p.dport, 443);
+	assert_int_equal(p.seq, 0x01020304);
+	assert_true(p.ack && !p.syn && !p.rst && !p.fin);
+	assert_int_equal(p.len, 2);
+	assert_memory_equal(p.payload, "hi", 2);
+	memcpy(b, v4, sizeof(b));
+	b[6] = 0x20;	/* MF */
+	assert_int_equal(sniflow_pkt_parse(b, sizeof(b), &p), -EPROTO);
+	memcpy(b, v4, sizeof(b));
+	b[9] = 17;
+	assert_int_equal(sniflow_pkt_parse(b, sizeof(b), &p), -EPROTO);
+	memcpy(b, v4, sizeof(b));
+	b[3] = 43;	/* longer than what is there */
+	assert_int_equal(sniflow_pkt_parse(b, sizeof(b), &p), -EBADMSG);
+	memcpy(b, v4, sizeof(b));
+	b[32] = 0xf0;	/* data offset 60 > the segment */
+	assert_int_equal(sniflow_pkt_parse(b, sizeof(b), &p), -EBADMSG);
+	assert_int_equal(sniflow_pkt_parse(v4, 30, &p), -EBADMSG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_in_order_and_gaps),
 		cmocka_unit_test(test_unknown_late_and_limits),
+		cmocka_unit_test(test_pkt_parse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
