@@ -18,6 +18,7 @@
  *   daemon/dnsglue.c         the DNS proxy's ops and its audit records
  *   daemon/graceglue.c       the idle grace's pin and policy lookups
  *   daemon/vanish.c          sandboxes whose interface vanished (netd/linkwatch.c)
+ *   daemon/sniglue.c         the SNI/Host check's queues, verdicts and audit (docs/sni.md)
  *
  * Dependencies point one way: the pure files (policyview, hostcheck,
  * statefile, reload_plan) include no daemon state; the others include
@@ -245,5 +246,17 @@ void daemon_grace_update(struct daemon *d);
  * action "vanished".  Return: 0; -errno (logged by the caller).
  */
 int daemon_vanish_watch(struct daemon *d);
+
+/* ---- sniglue.c ---- */
+
+/*
+ * daemon_sni_start() - bind the SNI check's two netfilter queues (fw.h) on
+ * d->base.  Return: 0; -errno (logged by the caller: then enforce rules'
+ * connections are dropped by the kernel, log rules' pass).
+ */
+int daemon_sni_start(struct daemon *d);
+
+/* daemon_sni_stop() - close them; NULL-safe state. */
+void daemon_sni_stop(struct daemon *d);
 
 #endif
