@@ -213,7 +213,7 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
 
-	sniflow_sweep(sni.flows, clock_mono_ms());
+	sniflow_sweep(sni.flows, clock_mono_ms(), SNI_DEADLINE_MS);
 	if (sni.suppressed) {
 		audit_write(d->audit, "sni_suppressed",
 			    json_pack("{s:I}", "records", (json_int_t)sni.suppressed));

@@ -170,13 +170,8 @@ static enum sniflow_step on_syn(struct sniflow_tab *t, struct flow **pp,
 		*pp = f;
 		t->n++;
 	}
-	if (!f->st)
-		f->st = malloc(sizeof(*f->st));
-	if (!f->st) {
-		flow_unlink(t, pp);
-		return SNIFLOW_UNKNOWN;
-	}
-	sni_stream_init(f->st);
+	free(f->st);	/* the 16 KiB buffer comes with the first payload byte */
+	f->st = NULL;
 	f->state = F_OPEN;
 	f->isn = p->seq;
 	f->next_seq = p->seq + 1;	/* the SYN takes one sequence number */
@@ -230,7 +225,10 @@ enum sniflow_step sniflow_packet(struct sniflow_tab *t, const struct sniflow_pkt
 	if (f->state != F_OPEN)
 		return f->state == F_ACCEPTED ? SNIFLOW_ACCEPTED : SNIFLOW_REJECTED;
 	if (++f->n_pkts > SNIFLOW_PACKETS_MAX || now_ms >= f->start_ms + deadline_ms) {
-		*res = f->st->res;
+		if (f->st)
+			*res = f->st->res;
+		else
+			*res = (struct sni_result){ .status = SNI_MORE };
 		return SNIFLOW_LATE;
 	}
 	if (p->rst) {
@@ -245,6 +243,12 @@ enum sniflow_step sniflow_packet(struct sniflow_tab *t, const struct sniflow_pkt
 	skip = (size_t)-(int64_t)off;
 	if (skip >= p->len)
 		return SNIFLOW_ACCEPT;	/* a retransmission of bytes already read */
+	if (!f->st) {
+		f->st = malloc(sizeof(*f->st));
+		if (!f->st)
+			return SNIFLOW_UNKNOWN;	/* out of memory: the caller fails it closed */
+		sni_stream_init(f->st);
+	}
 	f->next_seq += (uint32_t)(p->len - skip);
 	if (sni_stream_feed(f->st, p->payload + skip, p->len - skip, res) == SNI_MORE)
 		return SNIFLOW_ACCEPT;
@@ -274,16 +278,19 @@ void sniflow_settle(struct sniflow_tab *t, const struct sniflow_pkt *p, bool acc
 	f->start_ms = now_ms;
 }
 
-size_t sniflow_sweep(struct sniflow_tab *t, uint64_t now_ms)
+size_t sniflow_sweep(struct sniflow_tab *t, uint64_t now_ms, uint32_t deadline_ms)
 {
 	size_t n = 0;
 
 	for (uint32_t i = 0; i < SNIFLOW_BUCKETS; i++)
 		for (struct flow **pp = &t->b[i]; *pp;) {
-			/* Undecided flows are kept until SNIFLOW_KEEP_MS too: their
-			 * next packet gets SNIFLOW_LATE, which the caller fails
-			 * closed under enforce. */
-			if (now_ms >= (*pp)->start_ms + SNIFLOW_KEEP_MS) {
+			/* An undecided flow past its deadline goes too (its memory
+			 * is what a sandbox opening connections and sending
+			 * nothing would pin): its next packet is SNIFLOW_UNKNOWN,
+			 * which the caller fails closed like SNIFLOW_LATE. */
+			uint64_t keep = (*pp)->state == F_OPEN ? deadline_ms : SNIFLOW_KEEP_MS;
+
+			if (now_ms >= (*pp)->start_ms + keep) {
 				flow_unlink(t, pp);
 				n++;
 			} else {

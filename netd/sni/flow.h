@@ -99,10 +99,12 @@ void sniflow_settle(struct sniflow_tab *t, const struct sniflow_pkt *p, bool acc
 
 /*
  * sniflow_sweep() - forget settled flows older than SNIFLOW_KEEP_MS and
- * undecided ones past their deadline (their next packet is then
+ * undecided ones older than @deadline_ms (their next packet is then
  * SNIFLOW_UNKNOWN, which fails closed).  Return: how many were dropped.
+ * Memory: a flow's 16 KiB stream buffer exists only from its first payload
+ * byte until it is decided or swept.
  */
-size_t sniflow_sweep(struct sniflow_tab *t, uint64_t now_ms);
+size_t sniflow_sweep(struct sniflow_tab *t, uint64_t now_ms, uint32_t deadline_ms);
 
 /* sniflow_count() - flows held. */
 size_t sniflow_count(const struct sniflow_tab *t);

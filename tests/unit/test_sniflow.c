@@ -132,10 +132,18 @@ static void test_unknown_late_and_limits(void **state)
 	p.len = sizeof(curl_tls_bin);
 	assert_int_equal(step(t, p, 0, &r), SNIFLOW_DECIDED);
 	assert_string_equal(r.name, "allowed.example.com");
-	/* the sweep forgets everything after SNIFLOW_KEEP_MS */
-	assert_true(sniflow_sweep(t, SNIFLOW_KEEP_MS - 1) == 0);
-	assert_true(sniflow_sweep(t, SNIFLOW_KEEP_MS + 10) > 0);
-	assert_int_equal(sniflow_count(t), 0);
+	/* the sweep: undecided flows after the deadline, settled ones after SNIFLOW_KEEP_MS */
+	{
+		size_t before = sniflow_count(t);
+
+		assert_true(sniflow_sweep(t, DL - 1, DL) == 0);
+		assert_true(sniflow_sweep(t, DL, DL) > 0);	/* the undecided ones */
+		assert_true(sniflow_count(t) > 0 && sniflow_count(t) < before);
+		assert_int_equal(step(t, pkt(2005, 11, NULL, 0), DL + 1, &r), SNIFLOW_UNKNOWN);
+		assert_int_equal(step(t, pkt(2001, 11, NULL, 0), DL + 1, &r), SNIFLOW_REJECTED);
+		assert_true(sniflow_sweep(t, SNIFLOW_KEEP_MS + 10, DL) > 0);
+		assert_int_equal(sniflow_count(t), 0);
+	}
 	/* the table limit */
 	for (unsigned int i = 0; i < SNIFLOW_MAX; i++)
 		assert_int_equal(step(t, syn((uint16_t)(10000 + i), 1), 0, &r), SNIFLOW_ACCEPT);
