@@ -156,9 +156,11 @@ static enum sniq_verdict judge(struct daemon *d, const struct sniflow_pkt *p, bo
 		if (!(p->syn && !p->ack))
 			return SNIQ_ACCEPT;
 		if (j.tls == POLICY_L7_OFF && j.http == POLICY_L7_OFF) {
-			/* Pinned only by rules that check nothing: done at the SYN. */
+			/* Pinned only by rules that check nothing: settled at the SYN.
+			 * Its conntrack entry is not confirmed yet (ctnetlink cannot
+			 * find it), so the done bit goes on with its next packet. */
 			sniflow_settle(sni.flows, p, true, now);
-			return SNIQ_ACCEPT_DONE;
+			return SNIQ_ACCEPT;
 		}
 		sniflow_tag(sni.flows, p, (uint8_t)j.tls, (uint8_t)j.http);
 		return SNIQ_ACCEPT;
