@@ -1095,6 +1095,14 @@ static void query_in(struct proxy *p, const uint8_t *buf, size_t len, const stru
 		return;
 	}
 
+	/* EDNS versions and qtypes netd answers itself: before cache and policy. */
+	v.rcode = (uint8_t)decide_local(&q, &v.reason);
+	if (v.rcode) {
+		reply_rcode(p, o, buf, len, &q, v.rcode);
+		audit(p, o, &q, &v);
+		return;
+	}
+
 	if (tunnel_suspect(q.qname)) {
 		/* Counted and logged; a rule's max_qname_length is what caps it. */
 		p->stats.tunnel_suspect++;

@@ -21,6 +21,8 @@
 
 #define WIRE_TYPE_A      1
 #define WIRE_TYPE_NS     2
+#define WIRE_TYPE_MD     3	/* obsolete (RFC 1035 3.3.4) */
+#define WIRE_TYPE_MF     4	/* obsolete (RFC 1035 3.3.5) */
 #define WIRE_TYPE_CNAME  5
 #define WIRE_TYPE_SOA    6
 #define WIRE_TYPE_PTR    12
@@ -31,6 +33,12 @@
 #define WIRE_TYPE_OPT    41
 #define WIRE_TYPE_SVCB   64
 #define WIRE_TYPE_HTTPS  65
+#define WIRE_TYPE_TKEY   249	/* meta-types (RFC 2930, 8945) */
+#define WIRE_TYPE_TSIG   250
+#define WIRE_TYPE_IXFR   251	/* zone transfers (RFC 1995, 5936) */
+#define WIRE_TYPE_AXFR   252
+#define WIRE_TYPE_MAILB  253	/* obsolete mail qtypes (RFC 1035 3.2.3) */
+#define WIRE_TYPE_MAILA  254
 #define WIRE_TYPE_ANY    255
 #define WIRE_CLASS_IN    1
 
@@ -40,6 +48,7 @@
 #define WIRE_RCODE_NXDOMAIN 3
 #define WIRE_RCODE_NOTIMP   4
 #define WIRE_RCODE_REFUSED  5
+#define WIRE_RCODE_BADVERS  16	/* extended, needs an OPT RR (RFC 6891 6.1.3) */
 
 struct wire_query {
 	uint16_t id;
@@ -62,8 +71,11 @@ struct wire_query {
  * wire_parse_query() - decode a query message (RFC 1035 4.1.1-4.1.2).
  * @buf, @len: the message as received; not retained.
  * @q: filled on success (and the header fields also on -EBADMSG when at
- *     least 12 bytes were present, so the caller can answer FORMERR).
- * Accepts exactly one question, QR=0, and an optional OPT RR (RFC 6891).
+ *     least 12 bytes were present, so the caller can answer FORMERR; the
+ *     EDNS fields too when an OPT RR was found, also with -EOPNOTSUPP, so
+ *     the answer to an EDNS query carries an OPT, RFC 6891 7).
+ * Accepts exactly one question, QR=0, and an optional OPT RR (RFC 6891);
+ * EDNS versions are reported (q->edns_version), not judged here.
  * Return: 0; -EBADMSG (malformed: QDCOUNT != 1, truncated, bad name,
  * compression loop, trailing junk...); -EPROTO (QR=1 or shorter than a
  * header: drop silently); -EOPNOTSUPP (opcode other than QUERY: NOTIMP).
@@ -72,14 +84,16 @@ int wire_parse_query(const uint8_t *buf, size_t len, struct wire_query *q);
 
 /*
  * wire_build_response() - an answerless response to @query: same ID and
- * question bytes (original case), QR=1, RD copied, RA=1, @rcode, TC if
- * @tc, and an OPT RR (our buffer size 1232, version 0) if the query had one.
+ * question bytes (original case), QR=1, RD copied, RA=1 (but not on
+ * NOTIMP), @rcode, TC if @tc, and an OPT RR (our buffer size 1232, version
+ * 0, DO echoed) if the query had one.  @rcode may be an extended RCODE
+ * (RFC 6891 6.1.3: e.g. WIRE_RCODE_BADVERS) only if the query had an OPT.
  * @query/@qlen: the original query bytes; @q: its parse (the question must
  * have parsed; for FORMERR without a question pass q->question_end = 12).
- * @out/@outmax: destination.  Return: bytes written; -ENOBUFS.
+ * @out/@outmax: destination.  Return: bytes written; -EINVAL; -ENOBUFS.
  */
 int wire_build_response(const uint8_t *query, size_t qlen, const struct wire_query *q,
-			uint8_t rcode, bool tc, uint8_t *out, size_t outmax);
+			uint16_t rcode, bool tc, uint8_t *out, size_t outmax);
 
 /* An address record found on the answer's CNAME chain. */
 struct wire_addr {

@@ -60,7 +60,8 @@ t_summary() {
 # netd_up [EXTRA_YAML] - write a config into WORLD_DIR and start netd in the
 # host netns (nsenter: same mount namespace, so its /run/netns mounts are
 # visible here).  NETD_DNS_EXTRA: more lines for the dns: section, each
-# indented two spaces.  Waits for the control socket.  Sets NETD_SOCKET, NETD_PID,
+# indented two spaces.  NETD_UPSTREAM: the upstream server (default the
+# world's unbound, 192.0.2.53).  Waits for the control socket.  Sets NETD_SOCKET, NETD_PID,
 # NETD_AUDIT, NETD_LOG, NETD_CONF.
 netd_up() {
 	local extra=${1:-} i
@@ -75,7 +76,7 @@ netd_up() {
 	state_dir: $WORLD_DIR/state
 	policy_dir: $NETD_POLICIES
 	audit_log: $NETD_AUDIT
-	upstream: [192.0.2.53]
+	upstream: [${NETD_UPSTREAM:-192.0.2.53}]
 	egress_interface: eth0
 	pool:
 	  ipv4: 10.87.0.0/16
