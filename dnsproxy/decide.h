@@ -40,8 +40,8 @@ enum decide_verdict {
  *     6891 6.1.1: never forwarded), TKEY, TSIG and the unassigned meta
  *     range 128-248 (RFC 6895 3.1: only meaningful in a transaction, not
  *     data to look up): FORMERR.
- *   IXFR, AXFR (zone transfers, RFC 1995, RFC 5936 2.2.1 lets a server
- *     refuse them): REFUSED.
+ *   IXFR, AXFR (zone transfers, RFC 1995, RFC 5936; a forwarder serves
+ *     no zone, and a server may refuse a transfer): REFUSED.
  *   MAILB, MAILA, MD, MF (obsolete, RFC 1035 3.2.3, 3.3.4, 3.3.5; RFC
  *     973): NOTIMP, "the name server does not support the requested kind
  *     of query" (RFC 1035 4.1.1).

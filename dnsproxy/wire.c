@@ -707,125 +707,34 @@ static int add_addr(struct wire_addr *out, size_t max, struct wire_answer *ret,
 	return 0;
 }
 
-#define SVC_KEY_MANDATORY 0	/* RFC 9460 14.3.2 */
-#define SVC_KEY_ALPN      1
-#define SVC_KEY_NODEFALPN 2
-#define SVC_KEY_PORT      3
-#define SVC_KEY_IPV4HINT  4
-#define SVC_KEY_IPV6HINT  6
-#define SVC_KEY_INVALID   65535
-
-/* Is @key among the SvcParams in [@pos, @end) (already walked)? */
-static bool svc_has_key(const uint8_t *buf, size_t pos, size_t end, uint16_t key)
-{
-	while (end - pos >= 4) {
-		if (get16(buf + pos) == key)
-			return true;
-		pos += 4u + get16(buf + pos + 2);
-	}
-	return false;
-}
-
 /*
- * svc_value_ok() - the SvcParamValue of @key has its key's wire format
- * (RFC 9460 7.1-7.4, 2.2 "the SvcParamValue for a SvcParamKey does not have
- * the expected format" is malformed): mandatory a non-empty, strictly
- * increasing list of keys without itself, each present in the RR; alpn
- * non-empty length-prefixed ids filling the value; no-default-alpn empty;
- * port two octets; hints a non-empty multiple of the address size.  Other
- * keys are opaque.
- */
-static bool svc_value_ok(const uint8_t *buf, uint16_t key, size_t v, uint16_t vlen,
-			 size_t params, size_t end)
-{
-	switch (key) {
-	case SVC_KEY_MANDATORY:
-		if (vlen == 0 || vlen % 2)
-			return false;
-		for (size_t i = 0; i < vlen; i += 2) {
-			uint16_t k = get16(buf + v + i);
-
-			if (k == SVC_KEY_MANDATORY || (i && k <= get16(buf + v + i - 2)) ||
-			    !svc_has_key(buf, params, end, k))
-				return false;
-		}
-		return true;
-	case SVC_KEY_ALPN:
-		for (size_t i = 0; i < vlen; i += 1u + buf[v + i])
-			if (buf[v + i] == 0 || vlen - i < 1u + buf[v + i])
-				return false;
-		return vlen > 0;
-	case SVC_KEY_NODEFALPN:
-		return vlen == 0;
-	case SVC_KEY_PORT:
-		return vlen == 2;
-	case SVC_KEY_IPV4HINT:
-		return vlen > 0 && vlen % 4 == 0;
-	case SVC_KEY_IPV6HINT:
-		return vlen > 0 && vlen % 16 == 0;
-	default:
-		return true;
-	}
-}
-
-/*
- * svcb_hints() - validate one SVCB/HTTPS RR (RFC 9460 2.2) and collect its
- * ipv4hint/ipv6hint addresses (7.3) if @collect: SvcPriority, an
- * uncompressed TargetName, then SvcParams filling the RDATA exactly, keys
- * strictly increasing (so each at most once), never the invalid key 65535,
- * each value of its key's format (svc_value_ok()).  In AliasMode
- * (SvcPriority 0) SvcParams are to be ignored (2.4.2): validated, never
- * collected.  Return: 0; -EBADMSG; -ENOBUFS.
+ * svcb_hints() - validate one SVCB/HTTPS RR (wire_svcb_check(), RFC 9460
+ * 2.2) and, if @collect, take its ipv4hint/ipv6hint addresses (7.3).  In
+ * AliasMode (SvcPriority 0) SvcParams are to be ignored (2.4.2): validated,
+ * never collected.  Return: 0; -EBADMSG; -ENOBUFS.
  */
 static int svcb_hints(const uint8_t *buf, const struct rr *rr, bool collect,
 		      struct wire_addr *out, size_t max, struct wire_answer *ret)
 {
-	size_t end = rr->rdata_off + rr->rdlen, pos = rr->rdata_off + 2, params;
-	bool alias, first = true;
-	uint16_t prev = 0;
-	int r;
+	const uint8_t *rd = buf + rr->rdata_off;
+	int params = wire_svcb_check(rd, rr->rdlen), r;
 
-	if (rr->rdlen < 3)
+	if (params < 0)
 		return -EBADMSG;
-	alias = get16(buf + rr->rdata_off) == 0;
-	/* TargetName: bounded by the RDATA, uncompressed (2.2). */
-	if (name_read(buf, end, &pos, NULL) < 0)
-		return -EBADMSG;
-	for (size_t t = rr->rdata_off + 2; buf[t]; t += 1u + buf[t])
-		if (buf[t] & 0xc0)
-			return -EBADMSG;
-	params = pos;
-	while (pos < end) {
-		uint16_t key, vlen;
+	if (!collect || get16(rd) == 0)
+		return 0;
+	for (size_t pos = (size_t)params; pos < rr->rdlen; pos += 4u + get16(rd + pos + 2)) {
+		uint16_t key = get16(rd + pos), vlen = get16(rd + pos + 2);
+		size_t alen = key == WIRE_SVC_IPV4HINT ? 4 : 16;
 
-		if (end - pos < 4)
-			return -EBADMSG;
-		key = get16(buf + pos);
-		vlen = get16(buf + pos + 2);
-		pos += 4;
-		if (end - pos < vlen)
-			return -EBADMSG;
-		if ((!first && key <= prev) || key == SVC_KEY_INVALID)
-			return -EBADMSG;
-		first = false;
-		prev = key;
-		pos += vlen;
-	}
-	/* Values only once the key list is known good (mandatory looks keys up). */
-	for (pos = params; pos < end; pos += 4u + get16(buf + pos + 2)) {
-		uint16_t key = get16(buf + pos), vlen = get16(buf + pos + 2);
-		size_t alen = key == SVC_KEY_IPV4HINT ? 4 : 16;
-
-		if (!svc_value_ok(buf, key, pos + 4, vlen, params, end))
-			return -EBADMSG;
-		if (!collect || alias || (key != SVC_KEY_IPV4HINT && key != SVC_KEY_IPV6HINT))
+		if (key != WIRE_SVC_IPV4HINT && key != WIRE_SVC_IPV6HINT)
 			continue;
 		for (size_t i = 0; i < vlen; i += alen) {
 			struct wire_addr a;
 
 			memset(&a, 0, sizeof(a));
 			a.addr.family = alen == 4 ? AF_INET : AF_INET6;
-			memcpy(a.addr.a, buf + pos + 4 + i, alen);
+			memcpy(a.addr.a, rd + pos + 4 + i, alen);
 			a.ttl_s = ttl_sane(rr->ttl);
 			a.hint = true;
 			r = add_addr(out, max, ret, &a);

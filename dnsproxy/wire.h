@@ -133,6 +133,19 @@ struct wire_answer {
 int wire_walk_answer(const uint8_t *buf, size_t len, const struct wire_query *q,
 		     struct wire_addr *out, size_t max, struct wire_answer *ret);
 
+#define WIRE_SVC_IPV4HINT 4	/* SvcParamKeys, RFC 9460 14.3.2 */
+#define WIRE_SVC_IPV6HINT 6
+
+/*
+ * wire_svcb_check() - is @rdata/@rdlen a well-formed SVCB/HTTPS RDATA
+ * (RFC 9460 2.2)?  SvcPriority, an uncompressed TargetName, then SvcParams
+ * filling the RDATA exactly, keys strictly increasing and never 65535,
+ * mandatory, alpn, no-default-alpn, port, ipv4hint and ipv6hint values in
+ * their formats (7.1-7.4); other values are opaque.  Borrowed, not kept.
+ * Return: the offset of the first SvcParam in @rdata; -EBADMSG.
+ */
+int wire_svcb_check(const uint8_t *rdata, size_t rdlen);
+
 /*
  * wire_cap_ttls() - lower every RR TTL in answer, authority and additional
  * sections (not OPT) to at most @max_ttl_s, in place, so no client caches
