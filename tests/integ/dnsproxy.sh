@@ -45,7 +45,7 @@ q() { nsx dig -p $PORT +time=3 +tries=1 "$@"; }
 
 build_harness() {
 	local srcs="tests/integ/proxy_harness.c dnsproxy/proxy.c dnsproxy/upstream.c dnsproxy/pintrack.c dnsproxy/cache.c
-		dnsproxy/wire.c dnsproxy/decide.c common/addr.c common/log.c common/diag.c
+		dnsproxy/wire.c dnsproxy/wire_svcb.c dnsproxy/decide.c common/addr.c common/log.c common/diag.c
 		common/yamlx.c netd/policy.c" objs="" s o
 	for s in $srcs; do
 		o=build/asan/obj/${s%.c}.o
