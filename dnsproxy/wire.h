@@ -123,9 +123,13 @@ struct wire_answer {
  * and AAAA RR of class IN whose owner is on that chain, and the ipv4hint/
  * ipv6hint addresses of SVCB/HTTPS RRs owned by a chain name (RFC 9460:
  * a client may connect to them directly, so they are pinned under the same
- * rules; malformed SvcParams -> -EBADMSG).  Records in the
- * authority/additional sections, or owned by other names, are never
- * collected (counted in n_dropped).
+ * rules; malformed SvcParams anywhere -> -EBADMSG, AliasMode hints are
+ * ignored).  Records in the authority/additional sections, or owned by
+ * other names, are never collected (counted in n_dropped).  Inconsistent
+ * answers are malformed: a CNAME next to a DNAME above its owner that is
+ * not the DNAME substitution, DNAMEs above a name that disagree (RFC 6672
+ * 2.2), two CNAMEs of one owner with different targets (RFC 2181 10.1), a
+ * name that reads header or RR fixed-field octets (see wire_cap_ttls()).
  * @out/@max: addresses; Return: 0 (@ret filled); -EBADMSG (malformed,
  * question mismatch); -ELOOP (chain longer than WIRE_CHAIN_MAX or a cycle);
  * -ENOBUFS (more than @max addresses).
@@ -149,7 +153,11 @@ int wire_svcb_check(const uint8_t *rdata, size_t rdlen);
 /*
  * wire_cap_ttls() - lower every RR TTL in answer, authority and additional
  * sections (not OPT) to at most @max_ttl_s, in place, so no client caches
- * an answer longer than its pin lasts.  Return: 0; -EBADMSG.
+ * an answer longer than its pin lasts.  Changes TTL octets only, and only
+ * in a message where no name (question, owner, or a name in the RDATA of
+ * the types a receiver decompresses, RFC 3597 4) reads a header or RR
+ * fixed-field octet: so no name changes, and capping twice is capping once.
+ * Return: 0; -EBADMSG (malformed, or such a name: @buf left unchanged).
  */
 int wire_cap_ttls(uint8_t *buf, size_t len, uint32_t max_ttl_s);
 
@@ -184,7 +192,8 @@ int wire_cache_ttl(const uint8_t *buf, size_t len, uint32_t max_neg_s, uint32_t 
 /*
  * wire_age_ttls() - subtract @age_s from every RR TTL (OPT excluded), in
  * place, floor 0: what a cache hands out @age_s seconds after it stored
- * the response (RFC 1035 4.1.3 TTL is relative).  Return: 0; -EBADMSG.
+ * the response (RFC 1035 4.1.3 TTL is relative).  The same messages as
+ * wire_cap_ttls() are refused.  Return: 0; -EBADMSG.
  */
 int wire_age_ttls(uint8_t *buf, size_t len, uint32_t age_s);
 
