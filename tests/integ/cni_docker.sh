@@ -30,12 +30,12 @@ dk() { timeout 60 docker "$@"; }
 # dockerd writes /run/docker/plugins and /etc/docker/key.json, and its
 # containerd's shims /run/containerd/s, whatever the flags say: in its
 # private mount namespace the test's own dirs are grafted over those
-# (tests/integ/in_mntns.sh), so a fresh machine needs none of them and no
+# (tests/integ/lib_mntns.sh), so a fresh machine needs none of them and no
 # path appears on the machine.
 mkdir -p "$D/run-docker" "$D/run-containerd" "$D/etc-docker" "$D/stage"
 paths_before=$(host_paths)
 world_spawn host "$D/dockerd.log" unshare -m --propagation private -- \
-	"$PWD/tests/integ/in_mntns.sh" "$D/stage" "$D/run-docker=/run/docker" \
+	"$PWD/tests/integ/lib_mntns.sh" "$D/stage" "$D/run-docker=/run/docker" \
 	"$D/run-containerd=/run/containerd" "$D/etc-docker=/etc/docker" -- \
 	dockerd --config-file "$D/daemon.json" --data-root "$D/data" --exec-root "$D/exec" \
 	--pidfile "$D/docker.pid" -H "$DOCKER_HOST" --group root \
