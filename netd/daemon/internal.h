@@ -166,8 +166,6 @@ void daemon_dns_direct(struct daemon *d, struct sandbox *sb);
 /* daemon_audit_sandbox() - one "sandbox" audit record: @action on @sb. */
 void daemon_audit_sandbox(struct daemon *d, const struct sandbox *sb, const char *action);
 
-/* daemon_ifname_valid() - a usable interface name (1-15 bytes, no '/', ':', spaces). */
-bool daemon_ifname_valid(const char *s);
 
 /* ---- resolv.c ---- */
 
