@@ -1,7 +1,7 @@
 /*
  * daemon/internal.h - what the files of `netd run` share, and nothing
  * else includes: the daemon's state (struct daemon) and the functions one
- * job offers another.  Map (docs/architecture-daemon.md):
+ * job offers another.  Map (docs/architecture.md, "netd/daemon/"):
  *
  *   netd/daemon.c            startup and shutdown: config, locks, the loop
  *   daemon/policies.c        the loaded policy set: load a directory, find, deny-all
@@ -213,6 +213,13 @@ void daemon_orphans_remove(struct daemon *d);
  * Return: 0; -EINVAL/-errno (nothing changed).
  */
 int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_t errsz);
+
+/*
+ * daemon_policy_watch() - policy_watch: true: watch cfg.policy_dir
+ * (netd/policywatch.h) into d->pwatch; each change runs
+ * daemon_policy_reload(), its outcome logged.  Return: 0; -errno (logged).
+ */
+int daemon_policy_watch(struct daemon *d);
 
 /* ---- tombstones.c ---- */
 
