@@ -6,8 +6,8 @@
  * before netd waits for the next event (a DNS flood costs one write per
  * turn, not per query), so a crash loses at most that turn's records.  Size-based rotation
  * (audit.jsonl -> .1 -> ... -> .keep) happens between records, so a record
- * is never split across files; audit_reopen() serves SIGHUP after an
- * external rotation (logrotate: move, then HUP).  A failing write (disk
+ * is never split across files; audit_reopen() serves SIGUSR1 after an
+ * external rotation (logrotate: move, then USR1).  A failing write (disk
  * full, file gone read-only) is counted, and never leaves half a record
  * behind (write_lines()); the writer logs once when writing
  * starts failing and once when it recovers, and retries opening the file

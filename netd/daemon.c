@@ -43,8 +43,10 @@
 #include "netd/fw.h"
 #include "netd/link.h"
 #include "netd/linkwatch.h"
+#include "netd/opsig.h"
 #include "netd/pinsrc.h"
 #include "netd/policywatch.h"
+#include "netd/sdnotify.h"
 #include "netd/trail.h"
 
 /* SIGHUP: the same reload as POST /v1/policies/reload; the outcome is logged. */
@@ -56,12 +58,12 @@ static void on_sighup(evutil_socket_t sig, short what, void *arg)
 
 	(void)sig;
 	(void)what;
-	/* SIGHUP also reopens the audit log (logrotate: move, then HUP). */
-	if (audit_reopen(d->audit) == 0)
-		log_info("SIGHUP: audit log %s reopened", d->cfg.audit_log);
+	/* Not the audit log: that is SIGUSR1 (netd/opsig.c), so logrotate never reloads. */
+	sdnotify_reloading();
 	log_info("SIGHUP: reloading policies from %s", d->cfg.policy_dir);
 	if (daemon_policy_reload(d, &report, err, sizeof(err)) == 0)
 		json_decref(report);
+	sdnotify_ready(NULL);	/* a rejected reload keeps the old state: still ready */
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -71,6 +73,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	log_info("signal %d: shutting down (the kernel keeps the rules; sandboxes stay enforced)",
 		 (int)sig);
+	sdnotify_stopping();
 	event_base_loopbreak(d->base);
 }
 
@@ -409,7 +412,9 @@ static int startup_edges(struct daemon *d, struct event *sig[3])
 	for (int i = 0; i < 3; i++)
 		if (!sig[i] || evsignal_add(sig[i], NULL) < 0)
 			return -1;
-	if (d->cfg.policy_watch && policywatch_daemon(d->base, d->cfg.policy_dir, d, &d->pwatch) < 0)
+	if (d->cfg.policy_watch && daemon_policy_watch(d) < 0)
+		return -1;
+	if (opsig_start(d->base, d->audit, d->cfg.audit_log) < 0)
 		return -1;
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
@@ -421,6 +426,7 @@ static void daemon_done(struct daemon *d, struct event *sig[3])
 	for (int i = 0; i < 3; i++)
 		if (sig[i])
 			event_free(sig[i]);
+	opsig_stop();
 	daemon_sni_stop(d);
 	policywatch_free(d->pwatch);
 	ctl_free(d->ctl);
@@ -475,6 +481,7 @@ int daemon_main(const char *config_path, const char *socket_override)
 	log_info("ready: %zu policies, %zu sandboxes, DNS proxy on port %u, egress %s, control %s",
 		 d->n_policies, sandbox_count(d->sandboxes), d->cfg.dns_port,
 		 d->egress_ifname[0] ? d->egress_ifname : "(any)", d->cfg.socket);
+	sdnotify_ready("ready");
 	audit_lifecycle(d, "start");
 	event_base_dispatch(d->base);
 	audit_lifecycle(d, "stop");

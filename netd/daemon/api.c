@@ -137,6 +137,9 @@ static json_t *api_status(void *ctx)
 	if (o)	/* "audit" is a fresh object from json_pack above */
 		json_object_set_new(json_object_get(o, "audit"), "rotations",
 				    json_integer((json_int_t)audit_rotations(d->audit)));
+	if (o)	/* where the log is: `netd audit` reads it from here */
+		json_object_set_new(json_object_get(o, "audit"), "file",
+				    json_string(d->cfg.audit_log));
 
 	if (o)
 		json_object_set_new(o, "sandboxes_vanished", json_integer((json_int_t)d->vanished));

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Docker (no CNI): the README's attach pattern, for real.  dockerd runs in
+# Docker (no CNI): docs/docker.md's attach pattern, for real.  dockerd runs in
 # the world's host netns and a private mount namespace, with its own
 # data-root, exec-root, pidfile and socket, no bridge and no iptables; the
 # image is a busybox rootfs the test builds and `docker import`s.  Then
@@ -14,8 +14,8 @@ cd "$(dirname "$0")/../.."
 
 if ! command -v dockerd >/dev/null || ! command -v docker >/dev/null; then
 	skip_loud "docker.io is not installed (make deps)"
-	echo "0 passed, 0 failed"
-	exit 0
+	echo "0 passed, 1 failed"
+	exit 1
 fi
 world_up "ndk$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
 cni_policies
@@ -28,12 +28,15 @@ export DOCKER_HOST=unix://$D/docker.sock
 dk() { timeout 60 docker "$@"; }
 
 # dockerd writes /run/docker/plugins and /etc/docker/key.json, and its
-# containerd's shims /run/containerd/s, whatever the flags say; remove them
-# afterwards if this test made them.
-[ -e /run/docker ] || RUN_DOCKER_MADE=1
-[ -e /run/containerd ] || RUN_CTD_MADE=1
-[ -e /etc/docker/key.json ] || KEY_JSON_MADE=1
-world_spawn host "$D/dockerd.log" unshare -m --propagation private \
+# containerd's shims /run/containerd/s, whatever the flags say: in its
+# private mount namespace the test's own dirs are grafted over those
+# (tests/integ/lib_mntns.sh), so a fresh machine needs none of them and no
+# path appears on the machine.
+mkdir -p "$D/run-docker" "$D/run-containerd" "$D/etc-docker" "$D/stage"
+paths_before=$(host_paths)
+world_spawn host "$D/dockerd.log" unshare -m --propagation private -- \
+	"$PWD/tests/integ/lib_mntns.sh" "$D/stage" "$D/run-docker=/run/docker" \
+	"$D/run-containerd=/run/containerd" "$D/etc-docker=/etc/docker" -- \
 	dockerd --config-file "$D/daemon.json" --data-root "$D/data" --exec-root "$D/exec" \
 	--pidfile "$D/docker.pid" -H "$DOCKER_HOST" --group root \
 	--bridge=none --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
@@ -49,8 +52,8 @@ if [ "$up" != 1 ]; then
 	skip_loud "dockerd cannot start on this machine; its log:"
 	tail -n 20 "$D/dockerd.log"
 	netd_down >/dev/null
-	echo "0 passed, 0 failed"
-	exit 0
+	echo "0 passed, 1 failed"
+	exit 1
 fi
 t_pass "dockerd runs in the world's host netns with private dirs"
 
@@ -64,7 +67,7 @@ ok "docker import of the busybox rootfs" dk import "$D/rootfs.tar" ndtest/busybo
 # run_c NAME [v4only] - a container with no network and a resolv.conf we
 # fill later.  Docker turns IPv6 off in a --network none container: netd
 # then attaches it IPv4 only; without "v4only" the container turns IPv6 back
-# on (the README shows both) and gets netd's IPv6 address too.
+# on (docs/docker.md shows both) and gets netd's IPv6 address too.
 run_c() {
 	local v6=(--sysctl net.ipv6.conf.all.disable_ipv6=0 --sysctl net.ipv6.conf.default.disable_ipv6=0)
 	[ "${2:-}" = v4only ] && v6=()
@@ -88,7 +91,7 @@ ok "docker run --network none (web80 container)" run_c dweb
 ok "docker run --network none (deny-all container, IPv6 left off)" run_c ddeny v4only
 fail "before attaching, the container has no way out" http_get dweb 198.51.100.10 pypi.org
 
-# ---- attach: the README's pattern ----------------------------------------
+# ---- attach: docs/docker.md's pattern -----------------------------------
 ok "netd sandbox create --pid (web80)" sb_create dweb web80 --pid "$(cpid dweb)"
 ok "netd sandbox create --pid (deny-all)" sb_create ddeny deny-all --pid "$(cpid ddeny)"
 for c in dweb ddeny; do
@@ -126,8 +129,7 @@ eq "netd has no sandboxes" 0 "$(netd sandbox list --json | jq length)"
 kill -TERM "$DOCKERD_PID" 2>/dev/null
 for ((i = 0; i < 150; i++)); do world__alive "$DOCKERD_PID" || break; sleep 0.1; done
 fail "dockerd stopped" world__alive "$DOCKERD_PID"
-[ -n "${RUN_DOCKER_MADE:-}" ] && rm -rf /run/docker
-[ -n "${RUN_CTD_MADE:-}" ] && rm -rf /run/containerd
-[ -n "${KEY_JSON_MADE:-}" ] && rm -f /etc/docker/key.json
+eq "no path appeared on the machine (/run/docker, /run/containerd, /etc/docker/key.json)" \
+	"$paths_before" "$(host_paths)"
 netd_down
 t_summary
