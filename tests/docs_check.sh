@@ -213,6 +213,24 @@ bad += [f"{k}: accepted by netd/config.c, not in {CONF}'s table" for k in sorted
 bad += [f"{k}: in {CONF}'s table, not accepted by netd/config.c" for k in sorted(documented - accepted)]
 check(f"config: netd/config.c's keys = {CONF}'s table ({len(accepted)} keys)", bad)
 
+# -- the example config names every key (commented out, with its default)
+EXAMPLE = "deploy/netd.yaml.example"
+ex = read(EXAMPLE)
+seen = set()
+section = None
+for line in ex.splitlines():
+    mm = re.match(r"^(\s*)#?\s*([a-z0-9_]+):", line)
+    if not mm or line.lstrip().startswith("# "):
+        continue
+    indent, key = mm.group(1), mm.group(2)
+    if not indent:
+        section = key if key in sections else None
+        seen.add(key)
+    elif section:
+        seen.add(f"{section}.{key}")
+bad = [f"{k}: accepted by netd/config.c, not in {EXAMPLE}" for k in sorted(accepted - seen)]
+check(f"example: {EXAMPLE} shows every key netd/config.c accepts", bad)
+
 # -- the front door and the table of contents
 readme = read("README.md").splitlines()
 bad = [f"README.md has {len(readme)} lines (at most 300)"] if len(readme) > 300 else []

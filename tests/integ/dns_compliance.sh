@@ -5,7 +5,7 @@
 # bits (zflag, ad, cd), unknown opcode, tcp, edns, edns1, ednsopt,
 # edns1opt, ednsflags, edns@512, do, optlist, ednstcp; EDNS versions netd
 # does not implement answered BADVERS before cache and policy; and the
-# qtypes that are answered locally and never forwarded (docs/dns-hardening.md).
+# qtypes that are answered locally and never forwarded (docs/dns.md, Hardening).
 # The expectations are a recursive server's (RFC 8906 8: RD echoed, AA=0).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
