@@ -39,12 +39,14 @@ struct acct;
 
 #define ACCT_MARK_BASE 0x6e640000u	/* "nd" in the upper 16 bits */
 #define ACCT_MARK_MASK 0xffff0000u
-/* The mark of sandbox slot @slot (slot < 65535). */
-#define ACCT_MARK(slot) (ACCT_MARK_BASE | (((uint32_t)(slot) + 1) & 0xffffu))
+/* Bit 15 is the SNI check's "done" bit (fw.h FW_SNI_DONE_CTMARK), not the slot's. */
+#define ACCT_MARK_SLOT_BITS 0x7fffu
+/* The mark of sandbox slot @slot (slot < SANDBOX_MAX = 16384 < 0x7fff). */
+#define ACCT_MARK(slot) (ACCT_MARK_BASE | (((uint32_t)(slot) + 1) & ACCT_MARK_SLOT_BITS))
 /* The slot of a mark made by ACCT_MARK(), or -1. */
 #define ACCT_MARK_SLOT(mark) \
-	((((mark) & ACCT_MARK_MASK) == ACCT_MARK_BASE && ((mark) & 0xffffu)) ? \
-		 (int64_t)((mark) & 0xffffu) - 1 : (int64_t)-1)
+	((((mark) & ACCT_MARK_MASK) == ACCT_MARK_BASE && ((mark) & ACCT_MARK_SLOT_BITS)) ? \
+		 (int64_t)((mark) & ACCT_MARK_SLOT_BITS) - 1 : (int64_t)-1)
 
 enum acct_kind {
 	ACCT_END = 1,		/* the connection ended (DESTROY event) */

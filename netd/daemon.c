@@ -412,7 +412,7 @@ static int startup_edges(struct daemon *d, struct event *sig[3])
 	for (int i = 0; i < 3; i++)
 		if (!sig[i] || evsignal_add(sig[i], NULL) < 0)
 			return -1;
-	if (d->cfg.policy_watch && policywatch_daemon(d->base, d->cfg.policy_dir, d, &d->pwatch) < 0)
+	if (d->cfg.policy_watch && daemon_policy_watch(d) < 0)
 		return -1;
 	if (opsig_start(d->base, d->audit, d->cfg.audit_log) < 0)
 		return -1;
@@ -427,6 +427,7 @@ static void daemon_done(struct daemon *d, struct event *sig[3])
 		if (sig[i])
 			event_free(sig[i]);
 	opsig_stop();
+	daemon_sni_stop(d);
 	policywatch_free(d->pwatch);
 	ctl_free(d->ctl);
 	linkwatch_free(d->linkwatch);
@@ -455,7 +456,7 @@ int daemon_main(const char *config_path, const char *socket_override)
 	static struct daemon dd;
 	struct daemon *d = &dd;
 	struct event *sig[3] = { NULL, NULL, NULL };
-	int status = 1;
+	int status = 1, r;
 
 	d->lock_fd = -1;
 	d->netns_lock_fd = -1;
@@ -473,6 +474,10 @@ int daemon_main(const char *config_path, const char *socket_override)
 		goto out;
 	if (startup_trail(d) < 0 || startup_proxy(d) < 0 || startup_edges(d, sig) < 0)
 		goto out;
+	if ((r = daemon_sni_start(d)) < 0)
+		log_err("SNI check: cannot bind netfilter queues %u/%u: %s; connections under "
+			"tls.sni/http.host enforce are dropped, under log they pass unchecked",
+			FW_SNI_QUEUE_ENFORCE, FW_SNI_QUEUE_LOG, strerror(-r));
 	log_info("ready: %zu policies, %zu sandboxes, DNS proxy on port %u, egress %s, control %s",
 		 d->n_policies, sandbox_count(d->sandboxes), d->cfg.dns_port,
 		 d->egress_ifname[0] ? d->egress_ifname : "(any)", d->cfg.socket);

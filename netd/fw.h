@@ -2,7 +2,7 @@
  * fw - netd's only speaker to nf_tables (libnftnl + libmnl).  Every change is
  * one atomic netlink batch; kernel errors are mapped back by sequence number
  * and returned as -errno.  Never execs nft.  The implementation is in
- * netd/fw/ (docs/architecture-fw.md): a pure renderer, one file with the
+ * netd/fw/ (docs/architecture.md): a pure renderer, one file with the
  * netlink socket (nl.c).
  *
  * The ruleset lives in one table, "inet netd" (name configurable for tests):
@@ -66,6 +66,24 @@
 #include "common/addr.h"
 #include "common/pin.h"	/* struct fw_pin */
 #include "netd/policy.h"
+
+/*
+ * The SNI/Host check (netd/sni/, docs/sni.md).  For a sandbox whose policy
+ * has rules with tls.sni or http.host, its chain queues the first packets
+ * of TCP connections to a pinned address on those rules' ports (from the
+ * SYN on, while the conntrack mark bit FW_SNI_DONE_CTMARK is clear) to
+ * netd: enforce ports to FW_SNI_QUEUE_ENFORCE (no bypass: with netd down
+ * they are dropped), log-only ports to FW_SNI_QUEUE_LOG (bypass: with netd
+ * down they pass).  netd's verdict sets the bit when it is done, or sends
+ * the packet round again with the packet mark bit FW_SNI_RESET_MARK, which
+ * the chain's first rule answers with a TCP reset.  The bit of the ct mark
+ * is outside what ACCT_MARK() uses (acct.h); the packet mark bit is next
+ * to FW_CHAINED_MARK.
+ */
+#define FW_SNI_QUEUE_ENFORCE 4100
+#define FW_SNI_QUEUE_LOG     4101
+#define FW_SNI_DONE_CTMARK   0x00008000u
+#define FW_SNI_RESET_MARK    0x00400000u
 
 struct fw;
 

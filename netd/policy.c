@@ -601,12 +601,79 @@ bad:
 	return FAIL(cx, n, "%s.%s: bad value '%s' (expected %lu-%lu)", where, key, q, lo, hi);
 }
 
+const char *policy_l7_str(enum policy_l7 m)
+{
+	return m == POLICY_L7_ENFORCE ? "enforce" : m == POLICY_L7_LOG ? "log" : "off";
+}
+
+/* tls: { sni: MODE } or http: { host: MODE } of rule @where (docs/sni.md). */
+static int parse_l7(struct ctx *cx, const struct yamlx_node *n, const char *where,
+		    const char *key, const char *sub, uint8_t *ret)
+{
+	const struct yamlx_node *v;
+	char w[64], q[300];
+	int r;
+
+	snprintf(w, sizeof(w), "%s.%s", where, key);
+	if (n->type != YAMLX_MAP)
+		return FAIL(cx, n, "%s: expected a mapping, got %s (e.g. %s: { %s: enforce })", w,
+			    yamlx_kind(n), key, sub);
+	r = yamlx_fields(n, cx->file, cx->err, w, &sub, 1, NULL, &v);
+	if (r < 0 || !v)
+		return r;
+	for (int m = POLICY_L7_OFF; m <= POLICY_L7_ENFORCE; m++)
+		if (yamlx_is_str(v) && strcmp(v->str, policy_l7_str((enum policy_l7)m)) == 0) {
+			*ret = (uint8_t)m;
+			return 0;
+		}
+	return FAIL(cx, v, "%s.%s: expected enforce, log or off, got '%s'", w, sub,
+		    yamlx_is_str(v) ? yamlx_quote(v->str, v->len, q, sizeof(q)) : yamlx_kind(v));
+}
+
+bool policy_l7_port(const struct policy *p, uint16_t port, enum policy_l7 mode)
+{
+	for (size_t i = 0; p && i < p->n_rules; i++) {
+		const struct policy_rule *r = &p->rules[i];
+
+		if (r->proto != IPPROTO_TCP || (r->tls_sni != mode && r->http_host != mode))
+			continue;
+		for (size_t k = 0; k < r->n_ports; k++)
+			if (port >= r->ports[k].lo && port <= r->ports[k].hi)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * QUIC cannot be checked (its Initial is encrypted and not parsed here):
+ * a udp domain rule on a port where a tcp rule enforces the SNI would let
+ * a sandbox speak HTTP/3 to any name sharing the address.  Refused.
+ */
+static int check_quic(struct ctx *cx, const struct yamlx_node *eg, const struct policy *p)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct policy_rule *u = &p->rules[i];
+
+		if (u->proto != IPPROTO_UDP || !u->n_domains)
+			continue;
+		for (size_t k = 0; k < u->n_ports; k++)
+			if (policy_l7_port(p, u->ports[k].lo, POLICY_L7_ENFORCE))
+				return FAIL(cx, eg->kids[i], "egress[%zu]: udp port %u of a domain rule "
+					    "while a tcp rule enforces tls.sni or http.host on it: "
+					    "QUIC is not inspected, so it is refused under enforce "
+					    "(docs/sni.md); drop the udp rule or use 'log'", i,
+					    u->ports[k].lo);
+	}
+	return 0;
+}
+
 static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 		      struct policy_rule *rule)
 {
 	static const char *const names[] = { "domains", "cidrs", "ports", "protocol",
-					     "min_ttl", "max_qname_length", "idle_grace" };
-	const struct yamlx_node *k[7], *v[7];
+					     "min_ttl", "max_qname_length", "idle_grace",
+					     "tls", "http" };
+	const struct yamlx_node *k[9], *v[9];
 	char where[32], q[300];
 	int r;
 
@@ -616,7 +683,7 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "%s: expected a mapping with 'domains' or 'cidrs' and 'ports', "
 			    "got %s", where, yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, where, names, 7, k, v);
+	r = yamlx_fields(n, cx->file, cx->err, where, names, 9, k, v);
 	if (r < 0)
 		return r;
 	if (v[0] && v[1]) {
@@ -648,7 +715,7 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 			return FAIL(cx, v[3], "%s.protocol: bad protocol '%s' (expected tcp or udp)",
 				    where, yamlx_quote(v[3]->str, v[3]->len, q, sizeof(q)));
 	}
-	for (size_t i = 4; i < 7; i++)
+	for (size_t i = 4; i < 9; i++)
 		if (v[i] && !v[0])
 			return FAIL(cx, k[i], "%s.%s: only a 'domains' rule has DNS answers to "
 				    "apply it to", where, names[i]);
@@ -675,6 +742,13 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 			return r;
 		rule->idle_grace_set = true;
 	}
+	if (v[7] && (r = parse_l7(cx, v[7], where, "tls", "sni", &rule->tls_sni)) < 0)
+		return r;
+	if (v[8] && (r = parse_l7(cx, v[8], where, "http", "host", &rule->http_host)) < 0)
+		return r;
+	if ((rule->tls_sni || rule->http_host) && rule->proto != IPPROTO_TCP)
+		return FAIL(cx, v[7] ? k[7] : k[8], "%s: tls and http checks apply to tcp rules "
+			    "only", where);
 	return 0;
 }
 
@@ -806,6 +880,9 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct polic
 		if (r < 0)
 			return r;
 	}
+	r = check_quic(cx, eg, p);
+	if (r < 0)
+		return r;
 	return pidx_build(p);
 }
 

@@ -11,7 +11,9 @@ set -euo pipefail
 pkgs=(
 	build-essential pkg-config clang libclang-rt-14-dev
 	libnftnl-dev libmnl-dev libc-ares-dev libevent-dev libyaml-dev libjansson-dev
-	libcmocka-dev libnetfilter-conntrack-dev
+	libcmocka-dev libnetfilter-conntrack-dev libnetfilter-queue-dev
+	# Go crypto/tls for the SNI test captures (tests/unit/sni/capture.sh)
+	golang-go
 	nftables iproute2 util-linux procps
 	knot knot-dnsutils unbound dnsmasq-base dnsperf dnsutils
 	curl openssl python3 iputils-ping conntrack

@@ -1,7 +1,7 @@
 /*
  * daemon/internal.h - what the files of `netd run` share, and nothing
  * else includes: the daemon's state (struct daemon) and the functions one
- * job offers another.  Map (docs/architecture-daemon.md):
+ * job offers another.  Map (docs/architecture.md, "netd/daemon/"):
  *
  *   netd/daemon.c            startup and shutdown: config, locks, the loop
  *   daemon/policies.c        the loaded policy set: load a directory, find, deny-all
@@ -18,6 +18,7 @@
  *   daemon/dnsglue.c         the DNS proxy's ops and its audit records
  *   daemon/graceglue.c       the idle grace's pin and policy lookups
  *   daemon/vanish.c          sandboxes whose interface vanished (netd/linkwatch.c)
+ *   daemon/sniglue.c         the SNI/Host check's queues, verdicts and audit (docs/sni.md)
  *   daemon/tapsb.c           microVM sandboxes: netd's tap instead of a veth
  *
  * Dependencies point one way: the pure files (policyview, hostcheck,
@@ -167,8 +168,6 @@ void daemon_dns_direct(struct daemon *d, struct sandbox *sb);
 /* daemon_audit_sandbox() - one "sandbox" audit record: @action on @sb. */
 void daemon_audit_sandbox(struct daemon *d, const struct sandbox *sb, const char *action);
 
-/* daemon_ifname_valid() - a usable interface name (1-15 bytes, no '/', ':', spaces). */
-bool daemon_ifname_valid(const char *s);
 
 /* ---- tapsb.c ---- */
 
@@ -244,6 +243,13 @@ void daemon_orphans_remove(struct daemon *d);
  */
 int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_t errsz);
 
+/*
+ * daemon_policy_watch() - policy_watch: true: watch cfg.policy_dir
+ * (netd/policywatch.h) into d->pwatch; each change runs
+ * daemon_policy_reload(), its outcome logged.  Return: 0; -errno (logged).
+ */
+int daemon_policy_watch(struct daemon *d);
+
 /* ---- tombstones.c ---- */
 
 /* daemon_tombstones_process() - delete the sandboxes CNI DELs named while netd was down. */
@@ -273,5 +279,17 @@ void daemon_grace_update(struct daemon *d);
  * action "vanished".  Return: 0; -errno (logged by the caller).
  */
 int daemon_vanish_watch(struct daemon *d);
+
+/* ---- sniglue.c ---- */
+
+/*
+ * daemon_sni_start() - bind the SNI check's two netfilter queues (fw.h) on
+ * d->base.  Return: 0; -errno (logged by the caller: then enforce rules'
+ * connections are dropped by the kernel, log rules' pass).
+ */
+int daemon_sni_start(struct daemon *d);
+
+/* daemon_sni_stop() - close them; NULL-safe state. */
+void daemon_sni_stop(struct daemon *d);
 
 #endif

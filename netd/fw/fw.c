@@ -240,7 +240,7 @@ static int rec_slot(struct fw *fw, const char *name, struct fw_sb_rec **ret, boo
 
 int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct policy *pol)
 {
-	struct fw_sb_rec *rec, old_rec;
+	struct fw_sb_rec *rec = NULL, old_rec;
 	struct fw_sandbox old;
 	struct sb_arg a;
 	bool existed;

@@ -209,6 +209,16 @@ void fm_addr_in(struct rb *rb, const struct fw_fam *f, bool daddr, const char *s
 void fm_dns_local(struct rb *rb, const struct fw_fam *f, bool reply);
 /* meta mark & FW_CHAINED_MARK == 0 */
 void fm_not_marked_chained(struct rb *rb);
+/* queue num @num [bypass] (the SNI check, fw.h) */
+void fx_queue(struct rb *rb, uint16_t num, bool bypass);
+/* reject with tcp reset */
+void fx_reject_tcp_reset(struct rb *rb);
+/* ct state established (not related) */
+void fm_ct_est_only(struct rb *rb);
+/* ct mark & @bit == 0 */
+void fm_ct_mark_clear(struct rb *rb, uint32_t bit);
+/* meta mark & @bit != 0 */
+void fm_mark_set(struct rb *rb, uint32_t bit);
 /* bridge family: ether type == @ethertype (host byte order) */
 void fm_ethertype(struct rb *rb, uint16_t ethertype);
 

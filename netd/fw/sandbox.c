@@ -257,7 +257,95 @@ static void sb_quota_rule(struct bt *bt, const struct sb_arg *a, const char *cha
 	bt_rule(bt, &rb);
 }
 
-/* The sandbox's chain: quota, replies, ct mark, CIDR rules, internal drop, pins, drop. */
+#define FW_SNI_PORTS_MAX 64	/* distinct ports the SNI check queues, per mode */
+
+/*
+ * The ports whose connections the SNI check (fw.h) queues in @mode: every
+ * tcp port of a rule with tls.sni or http.host at @mode; a port that
+ * enforce and log share is an enforce port.
+ */
+static size_t sni_ports(const struct policy *pol, enum policy_l7 mode, uint16_t *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < pol->n_rules; i++)
+		for (size_t k = 0; k < pol->rules[i].n_ports; k++) {
+			uint16_t port = pol->rules[i].ports[k].lo;
+			bool dup = false;
+
+			if (!policy_l7_port(pol, port, mode) ||
+			    (mode == POLICY_L7_LOG && policy_l7_port(pol, port, POLICY_L7_ENFORCE)))
+				continue;
+			for (size_t j = 0; j < n && !dup; j++)
+				dup = out[j] == port;
+			if (!dup && n < FW_SNI_PORTS_MAX)
+				out[n++] = port;
+		}
+	return n;
+}
+
+/*
+ * The SNI check's queue rules.  @established: "tcp dport P ct state
+ * established ct mark & DONE == 0 queue" - no pin lookup, so a pin that
+ * expires between the SYN and the first payload does not let it by (netd
+ * passes connections it is not to check, e.g. through a cidr rule, and
+ * sets the bit).  Otherwise, for new connections just before the pin
+ * accept: "... ct state new daddr . tcp . P @sb-NAME-pinF queue", so netd
+ * sees the SYN and knows where the stream starts.
+ */
+static void sb_sni_queue(struct bt *bt, const struct sb_arg *a, const char *chain,
+			 bool established)
+{
+	static const enum policy_l7 modes[] = { POLICY_L7_ENFORCE, POLICY_L7_LOG };
+	uint16_t ports[FW_SNI_PORTS_MAX];
+	struct setdef d;
+	struct rb rb;
+
+	for (int m = 0; m < 2; m++) {
+		size_t n = sni_ports(a->pol, modes[m], ports);
+		bool log = modes[m] == POLICY_L7_LOG;
+
+		for (size_t i = 0; i < n; i++)
+			for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+				if (established && f != FW_FAM_V4)
+					break;	/* one rule for both families */
+				rb_init(&rb, bt->rc, chain);
+				if (!established)
+					fm_nfproto(&rb, f->nfproto);
+				fm_l4proto(&rb, IPPROTO_TCP);
+				fm_dport(&rb, ports[i]);
+				if (established) {
+					fm_ct_est_only(&rb);
+					fm_ct_mark_clear(&rb, FW_SNI_DONE_CTMARK);
+				} else {
+					fm_ct_new(&rb);
+					setdef_tuple(&d, a->sb->name, "pin", f);
+					fm_tuple_lookup(&rb, f, d.name);
+				}
+				fx_queue(&rb, log ? FW_SNI_QUEUE_LOG : FW_SNI_QUEUE_ENFORCE, log);
+				bt_rule(bt, &rb);
+			}
+	}
+}
+
+/* "meta mark & FW_SNI_RESET_MARK != 0 counter reject with tcp reset": netd's reset. */
+static void sb_sni_reset(struct bt *bt, const struct sb_arg *a, const char *chain)
+{
+	uint16_t ports[FW_SNI_PORTS_MAX];
+	struct rb rb;
+
+	if (!sni_ports(a->pol, POLICY_L7_ENFORCE, ports) && !sni_ports(a->pol, POLICY_L7_LOG, ports))
+		return;
+	rb_init(&rb, bt->rc, chain);
+	fm_l4proto(&rb, IPPROTO_TCP);
+	fm_mark_set(&rb, FW_SNI_RESET_MARK);
+	fx_counter(&rb);
+	fx_reject_tcp_reset(&rb);
+	bt_rule(bt, &rb);
+}
+
+/* The sandbox's chain: SNI reset, quota, SNI queue, replies, ct mark, CIDR
+ * rules, internal drop, SNI queue (new), pins, drop. */
 static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
 {
 	const struct fw_sandbox *sb = a->sb;
@@ -266,7 +354,9 @@ static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
 	struct rb rb;
 
 	bt_chain(bt, NFT_MSG_NEWCHAIN, chain, -1, 0, NULL);
+	sb_sni_reset(bt, a, chain);
 	sb_quota_rule(bt, a, chain);
+	sb_sni_queue(bt, a, chain, true);
 	rb_init(&rb, rc, chain);
 	fm_ct_est(&rb);
 	fx_verdict(&rb, NF_ACCEPT);
@@ -297,6 +387,7 @@ static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
 		fx_verdict(&rb, NF_DROP);
 		bt_rule(bt, &rb);
 	}
+	sb_sni_queue(bt, a, chain, false);
 	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
 		setdef_tuple(&d, sb->name, "pin", f);
 		rb_init(&rb, rc, chain);

@@ -93,11 +93,41 @@ static void free_policy(struct policy *p)
 	free(p->name);
 }
 
+/* "sni=enforce,host=log" (after a rule's '+'): its tls.sni / http.host. */
+static int parse_l7(char *s, struct policy_rule *r)
+{
+	char *tok, *save;
+
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		uint8_t m;
+
+		if (!eq)
+			return -EINVAL;
+		*eq = '\0';
+		m = strcmp(eq + 1, "enforce") == 0 ? POLICY_L7_ENFORCE :
+		    strcmp(eq + 1, "log") == 0 ? POLICY_L7_LOG : POLICY_L7_OFF;
+		if (strcmp(tok, "sni") == 0)
+			r->tls_sni = m;
+		else if (strcmp(tok, "host") == 0)
+			r->http_host = m;
+		else
+			return -EINVAL;
+	}
+	return 0;
+}
+
 /* "tcp:198.51.100.7/32,2001:db8::/64:80,9000-9010" - the proto and ports
- * are split at the first and the last colon (CIDRs may contain colons). */
+ * are split at the first and the last colon (CIDRs may contain colons).
+ * A '+' after the ports adds the SNI check's modes: "tcp:@a.example:443+sni=enforce". */
 static int parse_rule(char *s, struct policy_rule *r)
 {
-	char *c1 = strchr(s, ':'), *c2 = strrchr(s, ':'), *tok, *save;
+	char *plus = strchr(s, '+'), *c1, *c2, *tok, *save;
+
+	if (plus)
+		*plus = '\0';
+	c1 = strchr(s, ':');
+	c2 = strrchr(s, ':');
 
 	memset(r, 0, sizeof(*r));
 	if (!c1 || c2 == c1)
@@ -116,6 +146,8 @@ static int parse_rule(char *s, struct policy_rule *r)
 			return -EINVAL;
 		r->n_cidrs++;
 	}
+	if (plus && parse_l7(plus + 1, r) < 0)
+		return -EINVAL;
 	if (strcmp(c2 + 1, "-") == 0)
 		return 0;
 	for (tok = strtok_r(c2 + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {

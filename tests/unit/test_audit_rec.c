@@ -120,6 +120,9 @@ static void test_mark_slot(void **state)
 	(void)state;
 	assert_int_equal(ACCT_MARK_SLOT(ACCT_MARK(0)), 0);
 	assert_int_equal(ACCT_MARK_SLOT(ACCT_MARK(16383)), 16383);
+	/* the SNI check's done bit (fw.h) is not part of the slot */
+	assert_int_equal(ACCT_MARK_SLOT(ACCT_MARK(3) | 0x8000u), 3);
+	assert_int_equal(ACCT_MARK_SLOT(ACCT_MARK(16383) | 0x8000u), 16383);
 	assert_int_equal(ACCT_MARK_SLOT(0u), -1);
 	assert_int_equal(ACCT_MARK_SLOT(0x12340005u), -1);	/* someone else's mark */
 	assert_int_equal(ACCT_MARK_SLOT(ACCT_MARK_BASE), -1);	/* no slot */
