@@ -31,23 +31,14 @@
 #include <arpa/inet.h>
 
 #include "common/hash.h"
+#include "common/ifname.h"
 
 #define TUN_DEV "/dev/net/tun"
 
-static int ifname_ok(const char *ifname)
+/* NULL-safe ifname_valid() (common/ifname.h). */
+static bool ifname_ok(const char *ifname)
 {
-	size_t len;
-
-	if (!ifname)
-		return 0;
-	len = strnlen(ifname, IFNAMSIZ);
-	if (len == 0 || len >= IFNAMSIZ || strchr(ifname, '/') || strchr(ifname, ':') ||
-	    strcmp(ifname, ".") == 0 || strcmp(ifname, "..") == 0)
-		return 0;
-	for (size_t i = 0; i < len; i++)
-		if (ifname[i] <= ' ' || ifname[i] == 0x7f)
-			return 0;
-	return 1;
+	return ifname && strnlen(ifname, IFNAMSIZ) < IFNAMSIZ && ifname_valid(ifname);
 }
 
 static int set_mtu(const char *ifname, unsigned mtu)

@@ -195,7 +195,7 @@ static int parse_tap(json_t *obj, struct statefile *sf, char *err, size_t errsz)
 	    (r = get_int(obj, "tap_queues", true, 1, 256, &queues, err, errsz)) < 0 ||
 	    (r = get_int(obj, "mtu", true, 1280, 65521, &mtu, err, errsz)) < 0)
 		return r;
-	if (!ifname_ok(sf->host_ifname))
+	if (!ifname_valid(sf->host_ifname))
 		return bad(err, errsz, "\"host_ifname\" is not an interface name");
 	sf->tap_owner = (uint32_t)owner;
 	sf->tap_group = (uint32_t)group;

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/ifname.h"
 #include "common/log.h"
 #include "dnsproxy/proxy.h"
 #include "netd/fw.h"
@@ -73,7 +74,7 @@ static int tap_fields(struct daemon *d, struct sandbox *sb, const struct sandbox
 	int r;
 
 	if (req->tap_name) {
-		if (!daemon_ifname_valid(req->tap_name) || strcmp(req->tap_name, "lo") == 0 ||
+		if (!ifname_valid(req->tap_name) || strcmp(req->tap_name, "lo") == 0 ||
 		    strcmp(req->tap_name, d->egress_ifname) == 0) {
 			snprintf(err, errsz, "invalid tap name \"%s\"",
 				 log_quote(req->tap_name, strlen(req->tap_name), q, sizeof(q)));
