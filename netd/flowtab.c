@@ -180,7 +180,7 @@ int flowtab_live(struct flowtab *t, const struct ct_flow *f, struct flow_ctr *fo
 		return 0;
 	*fold = sub(&c, &e->counted);
 	raise_to(&e->counted, &c);
-	return 1;
+	return e->recorded ? 2 : 1;
 }
 
 int flowtab_close(struct flowtab *t, const struct ct_flow *f, struct flow_ctr *fold)

@@ -52,8 +52,9 @@ void flowtab_free(struct flowtab *t);
  * An untracked flow is added while the table is under 3/4 full (the rest
  * is kept for closes).  *@fold: what the metrics have not counted yet (0
  * if nothing grew); it is now counted.
- * Return: 1 tracked (fold *@fold); 0 not tracked, table too full (*@fold
- * is zero: its end folds it whole).
+ * Return: 1 tracked (fold *@fold); 2 tracked and its record was already
+ * written at the close (fold, but write no conn_update); 0 not tracked,
+ * table too full (*@fold is zero: its end folds it whole).
  */
 int flowtab_live(struct flowtab *t, const struct ct_flow *f, struct flow_ctr *fold);
 
