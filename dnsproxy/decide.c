@@ -5,15 +5,19 @@
  * pins to commit, for how long.  No I/O, no logging, no allocation.
  *
  * Names with bytes outside [a-z0-9_-] are never matched (a policy can only
- * name plain host names); addresses inside the "internal" prefixes are
- * never pinned through a name, so a hostile zone cannot rebind an allowed
- * name to loopback, RFC 1918 space, the metadata service or the host.
+ * name plain host names); addresses inside the "internal" prefixes (the
+ * never-pin table of common/special.c plus the host's own addresses and the
+ * sandbox pools), or embedding an IPv4 address inside them, are never
+ * pinned through a name, so a hostile zone cannot rebind an allowed name to
+ * loopback, RFC 1918 space, a metadata service, a tunnel or the host.
  */
 #include "dnsproxy/decide.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+
+#include "common/special.h"
 
 /* rule_get() - rule @i of the policy's view.  Return: 0; -ENOENT. */
 static int rule_get(const struct decide_ctx *c, uint16_t i, struct decide_rule *out)
@@ -63,10 +67,28 @@ enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_q
 	return DECIDE_ALLOW;
 }
 
-static bool is_internal(const struct decide_ctx *c, const struct addr *a)
+static bool in_internal(const struct decide_ctx *c, const struct addr *a)
 {
 	for (size_t i = 0; i < c->n_internal; i++)
 		if (prefix_contains(&c->internal[i], a))
+			return true;
+	return false;
+}
+
+bool decide_never_pin(const struct decide_ctx *c, const struct addr *a)
+{
+	struct special_v4 v[2];
+	size_t n;
+
+	if (in_internal(c, a))
+		return true;
+	/* An IPv6 answer that carries an IPv4 address (mapped, NAT64, 6to4,
+	 * Teredo's server and client): that IPv4 address is checked too, so
+	 * the host's own IPv4 addresses and pools cannot be reached that way
+	 * even where the embedding block itself is not in c->internal. */
+	n = special_embedded_v4(a, v);
+	for (size_t i = 0; i < n; i++)
+		if (in_internal(c, &v[i].v4))
 			return true;
 	return false;
 }
@@ -98,7 +120,7 @@ int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rule
 
 		if (addr_len(addrs[a].addr.family) == 0)
 			continue;
-		if (is_internal(c, &addrs[a].addr)) {
+		if (decide_never_pin(c, &addrs[a].addr)) {
 			(*n_rebind)++;
 			continue;
 		}
@@ -148,45 +170,4 @@ int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rule
 		}
 	}
 	return (int)n;
-}
-
-/* Where a name must never point (IANA special-purpose registries, RFC 6890). */
-static const char *const internal_default[] = {
-	"0.0.0.0/8",		/* "this network", RFC 791 */
-	"10.0.0.0/8",		/* RFC 1918 */
-	"100.64.0.0/10",	/* CGNAT, RFC 6598 */
-	"127.0.0.0/8",		/* loopback */
-	"169.254.0.0/16",	/* link-local, cloud metadata */
-	"172.16.0.0/12",	/* RFC 1918 */
-	"192.0.0.0/24",		/* IETF protocol assignments */
-	"192.168.0.0/16",	/* RFC 1918 */
-	"198.18.0.0/15",	/* benchmarking, RFC 2544 */
-	"224.0.0.0/4",		/* multicast */
-	"240.0.0.0/4",		/* reserved */
-	"255.255.255.255/32",	/* limited broadcast */
-	"::/96",		/* unspecified, loopback and IPv4-compatible (RFC 4291 2.5.5.1) */
-	"::ffff:0:0/96",	/* IPv4-mapped */
-	"::ffff:0:0:0/96",	/* IPv4-translated (SIIT, RFC 2765) */
-	"64:ff9b::/96",		/* NAT64, RFC 6052: embeds IPv4 */
-	"64:ff9b:1::/48",	/* local-use NAT64, RFC 8215 */
-	"100::/64",		/* discard-only, RFC 6666 */
-	"2002::/16",		/* 6to4: embeds IPv4 */
-	"fc00::/7",		/* unique local */
-	"fe80::/10",		/* link-local */
-	"fec0::/10",		/* site-local, deprecated (RFC 3879) but still routed by some */
-	"ff00::/8",		/* multicast */
-};
-
-size_t decide_internal_default(struct prefix *out, size_t max)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < sizeof(internal_default) / sizeof(internal_default[0]); i++) {
-		if (n >= max)
-			break;
-		/* Constant, valid text: prefix_parse cannot fail here. */
-		if (prefix_parse(internal_default[i], &out[n]) == 0)
-			n++;
-	}
-	return n;
 }

@@ -48,7 +48,8 @@ struct decide_policy {
 
 struct decide_ctx {
 	const struct decide_policy *policy;
-	const struct prefix *internal;	/* never pinned through a name (rebinding) */
+	const struct prefix *internal;	/* never pinned through a name (rebinding):
+					 * special_prefixes() + host addresses + pools */
 	size_t n_internal;
 	uint32_t min_ttl_s, max_ttl_s;	/* pin timeout = clamp(TTL) */
 };
@@ -73,21 +74,22 @@ enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_q
 /*
  * decide_pins() - the pins for an allowed answer: every (address, proto,
  * port) of every matching rule, timeout = clamp(ttl, min, max) seconds, in
- * milliseconds, raised to the rule's min_ttl if it has one.  Addresses inside c->internal (loopback, RFC 1918,
- * link-local, metadata, CGNAT, the host's own, IPv4-mapped/embedded forms)
- * are skipped and counted in @n_rebind.
+ * milliseconds, raised to the rule's min_ttl if it has one.  Addresses
+ * decide_never_pin() refuses (the never-pin table, the host's own, the
+ * pools, and IPv6 forms embedding any of those) are skipped and counted in
+ * @n_rebind.
  * Return: pins stored in @out (at most @max); -ENOBUFS if more were needed.
  */
 int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rules,
 		const struct wire_addr *addrs, size_t n_addrs, struct fw_pin *out, size_t max,
 		size_t *n_rebind);
 
-#define DECIDE_INTERNAL_DEFAULT_N 23	/* prefixes decide_internal_default() has */
-
 /*
- * decide_internal_default() - the built-in "points inside" prefixes (both
- * families).  @out/@max; Return: count stored (all of them if @max suffices).
+ * decide_never_pin() - is @a inside c->internal, or does it embed an IPv4
+ * address inside it (special_embedded_v4(): mapped, compatible, NAT64,
+ * 6to4, Teredo server and client)?  The test decide_pins() applies; the
+ * proxy uses it to log each refused address.
  */
-size_t decide_internal_default(struct prefix *out, size_t max);
+bool decide_never_pin(const struct decide_ctx *c, const struct addr *a);
 
 #endif

@@ -25,6 +25,7 @@
 #include "common/tbucket.h"
 #include "dnsproxy/decide.h"
 #include "dnsproxy/proxy.h"
+#include "dnsproxy/refuselog.h"
 #include "dnsproxy/upstream.h"
 #include "dnsproxy/wire.h"
 
@@ -190,6 +191,7 @@ struct proxy {
 	struct client_slot *slots[PROXY_CLIENT_BUCKETS];
 	bool closing;
 	uint64_t n_dropped;	/* replies we could not send, malformed drops */
+	struct refuse_log refused;	/* answer addresses never pinned, logged (rate-limited) */
 	struct replay *replay;	/* the replay seam's state; NULL in the daemon */
 	/* Scratch, single-threaded: the receive buffer and one answer. */
 	uint8_t rx[WIRE_MSG_MAX + 1];

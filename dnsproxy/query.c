@@ -24,6 +24,7 @@
 #include "dnsproxy/cache.h"
 #include "dnsproxy/pintrack.h"
 #include "dnsproxy/proxy_int.h"
+#include "dnsproxy/refuselog.h"
 
 /* ---- replies ------------------------------------------------------------ */
 
@@ -218,6 +219,9 @@ static int answer_pins(struct proxy *p, const struct answer *a, const struct dec
 		return -ENOBUFS;
 	}
 	v->n_rebind = n_rebind;
+	if (n_rebind)
+		refuse_log_answer(&p->refused, dc, a->cl->sandbox, a->rq.q->qname, p->addrs,
+				  wa.n_addrs, proxy_now_ms(p));
 	v->pins = p->pins;
 	v->n_pins = (size_t)n_pins;
 	for (int i = 0; i < n_pins; i++) {

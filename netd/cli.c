@@ -1,6 +1,9 @@
 /*
  * cli - `netd` subcommands.  Output for humans by default, JSON with
- * --json; errors on stderr with exit status 1 (2 for usage errors).
+ * --json; errors on stderr with the exit statuses of enum cli_exit
+ * (netd/cli_help.h): 2 usage, 3 not found, 4 conflict, 5 daemon
+ * unreachable, 6 rejected, 1 anything else.  `--help` anywhere before
+ * a "--" prints that command's help (netd/cli_help.c).
  */
 #include "netd/cli.h"
 
@@ -16,11 +19,14 @@
 
 #include "common/diag.h"
 #include "common/httpc.h"
+#include "common/special.h"
 #include "netd/ctl.h"
 #include "netd/daemon.h"
 #include "netd/nsexec.h"
 #include "netd/policy.h"
 #include "netd/cli_audit.h"
+#include "netd/cli_help.h"
+#include "netd/cli_table.h"
 
 #define DEFAULT_SOCKET "/run/netd/netd.sock"
 #define DEFAULT_CONFIG "/etc/netd/netd.yaml"
@@ -35,7 +41,9 @@ static const char usage_text[] =
 	"  sandbox list [--json]\n"
 	"  sandbox show NAME\n"
 	"  sandbox delete NAME\n"
-	"  exec NAME -- COMMAND [ARG...]           run COMMAND inside sandbox NAME\n"
+	"  exec [--user USER[:GROUP]] [--no-caps] NAME -- COMMAND [ARG...]\n"
+	"                                          run COMMAND inside sandbox NAME (as root\n"
+	"                                          with every capability unless told otherwise)\n"
 	"  policy check FILE...                    validate policy files (no daemon needed)\n"
 	"  policy list [--json]\n"
 	"  policy show NAME\n"
@@ -51,14 +59,18 @@ static const char usage_text[] =
 	"`netd help` (or -h, --help) prints this on stdout.\n";
 
 static const char *socket_path;
+static int api_exit = CLI_FAILED;	/* the exit status for api()'s last failure */
 
 static int usage(void)
 {
 	fputs(usage_text, stderr);
-	return 2;
+	return CLI_USAGE;
 }
 
-/* One API call; prints the error and returns NULL unless 2xx. */
+/*
+ * One API call; prints the error and returns NULL unless 2xx, with
+ * api_exit set from the HTTP status (or CLI_UNREACHABLE).
+ */
 static json_t *api(const char *method, const char *path, json_t *body, int *ret_status)
 {
 	json_t *reply = NULL;
@@ -67,15 +79,19 @@ static json_t *api(const char *method, const char *path, json_t *body, int *ret_
 	r = httpc_request(socket_path, method, path, body, &status, &reply);
 	json_decref(body);
 	if (r < 0) {
-		if (r == -ENOENT || r == -ECONNREFUSED)
+		api_exit = CLI_FAILED;
+		if (r == -ENOENT || r == -ECONNREFUSED) {
 			fprintf(stderr, "netd: cannot reach the daemon at %s: %s (is `netd run` running?)\n",
 				socket_path, strerror(-r));
-		else
+			api_exit = CLI_UNREACHABLE;
+		} else {
 			fprintf(stderr, "netd: %s %s: %s\n", method, path, strerror(-r));
+		}
 		return NULL;
 	}
 	if (ret_status)
 		*ret_status = status;
+	api_exit = cli_exit_from_http(status);
 	if (status < 200 || status > 299) {
 		const char *msg = json_string_value(
 			json_object_get(json_object_get(reply, "error"), "message"));
@@ -101,6 +117,46 @@ static const char *str(const json_t *obj, const char *key)
 	const char *s = json_string_value(json_object_get(obj, key));
 
 	return s ? s : "-";
+}
+
+/* A row's integer cell: @key of object @o, in @buf. */
+static const char *num(const json_t *o, const char *key, char *buf, size_t sz)
+{
+	snprintf(buf, sz, "%lld", (long long)json_integer_value(json_object_get(o, key)));
+	return buf;
+}
+
+/* `sandbox list`: columns as wide as their widest cell. Return: 0; -ENOMEM. */
+static int print_sandbox_table(const json_t *arr)
+{
+	static const char *const head[] = { "NAME", "POLICY", "IPV4", "IPV6", "IFACE", "DNS-OK",
+					    "DNS-DENY", "CONNS", "BYTES-OUT", "BYTES-IN", "DENIED" };
+	struct cli_table *t = cli_table_new(11, head, "lllllrrrrrr");
+	const json_t *sb;
+	size_t i;
+	int r = 0;
+
+	if (!t)
+		return -ENOMEM;
+	json_array_foreach(arr, i, sb) {
+		const json_t *dns = json_object_get(sb, "dns"), *tr = json_object_get(sb, "traffic");
+		char n[6][24];
+		const char *row[] = { str(sb, "name"), str(sb, "policy"), str(sb, "ipv4"),
+				      str(sb, "ipv6"), str(sb, "host_ifname"),
+				      num(dns, "allowed", n[0], sizeof(n[0])),
+				      num(dns, "denied", n[1], sizeof(n[1])),
+				      num(tr, "conns", n[2], sizeof(n[2])),
+				      num(tr, "bytes_out", n[3], sizeof(n[3])),
+				      num(tr, "bytes_in", n[4], sizeof(n[4])),
+				      num(tr, "denied", n[5], sizeof(n[5])) };
+
+		if ((r = cli_table_add(t, row)) < 0)
+			break;
+	}
+	if (r == 0)
+		cli_table_print(t, stdout);
+	cli_table_free(t);
+	return r;
 }
 
 static int cmd_sandbox(int argc, char **argv)
@@ -131,7 +187,7 @@ static int cmd_sandbox(int argc, char **argv)
 			case 'n':
 				if (netns) {
 					fprintf(stderr, "netd: give --netns or --pid, not both\n");
-					return 2;
+					return CLI_USAGE;
 				}
 				netns = optarg;
 				break;
@@ -143,11 +199,11 @@ static int cmd_sandbox(int argc, char **argv)
 
 				if (*end || pid <= 0 || pid > INT_MAX) {
 					fprintf(stderr, "netd: --pid wants a process ID, got \"%s\"\n", optarg);
-					return 2;
+					return CLI_USAGE;
 				}
 				if (netns) {
 					fprintf(stderr, "netd: give --netns or --pid, not both\n");
-					return 2;
+					return CLI_USAGE;
 				}
 				snprintf(pidns, sizeof(pidns), "/proc/%ld/ns/net", pid);
 				netns = pidns;
@@ -160,13 +216,13 @@ static int cmd_sandbox(int argc, char **argv)
 			name = argv[optind++];
 		if (!name || !policy || optind != argc) {
 			fprintf(stderr, "netd: sandbox create wants NAME and --policy POLICY\n");
-			return 2;
+			return CLI_USAGE;
 		}
 		reply = api("POST", "/v1/sandboxes",
 			    json_pack("{s:s, s:s, s:s?, s:s?}", "name", name, "policy", policy,
 				      "netns", netns, "ifname", ifname), NULL);
 		if (!reply)
-			return 1;
+			return api_exit;
 		if (json)
 			print_json(reply);
 		else
@@ -178,34 +234,20 @@ static int cmd_sandbox(int argc, char **argv)
 	}
 	if (strcmp(sub, "list") == 0) {
 		bool json = argc > 2 && strcmp(argv[2], "--json") == 0;
-		json_t *reply, *arr, *sb;
-		size_t i;
+		json_t *reply, *arr;
 
 		if (argc > 3 || (argc == 3 && !json))
 			return usage();
 		reply = api("GET", "/v1/sandboxes", NULL, NULL);
 		if (!reply)
-			return 1;
+			return api_exit;
 		arr = json_object_get(reply, "sandboxes");
 		if (json) {
 			print_json(arr);
 		} else {
-			printf("%-20s %-16s %-15s %-24s %-8s %7s %8s %6s %12s %12s %7s\n", "NAME",
-			       "POLICY", "IPV4", "IPV6", "IFACE", "DNS-OK", "DNS-DENY", "CONNS",
-			       "BYTES-OUT", "BYTES-IN", "DENIED");
-			json_array_foreach(arr, i, sb) {
-				json_t *dns = json_object_get(sb, "dns");
-				json_t *tr = json_object_get(sb, "traffic");
-
-				printf("%-20s %-16s %-15s %-24s %-8s %7lld %8lld %6lld %12lld %12lld %7lld\n",
-				       str(sb, "name"), str(sb, "policy"), str(sb, "ipv4"),
-				       str(sb, "ipv6"), str(sb, "host_ifname"),
-				       (long long)json_integer_value(json_object_get(dns, "allowed")),
-				       (long long)json_integer_value(json_object_get(dns, "denied")),
-				       (long long)json_integer_value(json_object_get(tr, "conns")),
-				       (long long)json_integer_value(json_object_get(tr, "bytes_out")),
-				       (long long)json_integer_value(json_object_get(tr, "bytes_in")),
-				       (long long)json_integer_value(json_object_get(tr, "denied")));
+			if (print_sandbox_table(arr) < 0) {
+				json_decref(reply);
+				return CLI_FAILED;
 			}
 		}
 		json_decref(reply);
@@ -217,12 +259,12 @@ static int cmd_sandbox(int argc, char **argv)
 
 		if (!policy_name_valid(argv[2])) {
 			fprintf(stderr, "netd: invalid sandbox name \"%s\"\n", argv[2]);
-			return 1;
+			return CLI_REJECTED;
 		}
 		snprintf(path, sizeof(path), "/v1/sandboxes/%s", argv[2]);
 		reply = api(strcmp(sub, "show") == 0 ? "GET" : "DELETE", path, NULL, NULL);
 		if (!reply)
-			return 1;
+			return api_exit;
 		if (strcmp(sub, "show") == 0)
 			print_json(reply);
 		else
@@ -235,31 +277,77 @@ static int cmd_sandbox(int argc, char **argv)
 
 static int cmd_exec(int argc, char **argv)
 {
+	static const char exec_usage[] =
+		"netd: usage: netd exec [--user USER[:GROUP]] [--no-caps] NAME -- COMMAND [ARG...]\n";
 	char path[512], netns[PATH_MAX];
+	struct nsexec_cred cred = { 0 };
+	const char *name = NULL;
 	json_t *reply;
-	int i = 1, r;
+	int i, r;
 
 	if (argc < 2)
 		return usage();
-	if (argc < 4 || strcmp(argv[2], "--") != 0) {
-		fprintf(stderr, "netd: usage: netd exec NAME -- COMMAND [ARG...]\n");
+	/* Options and NAME, in any order, up to "--". */
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--no-caps") == 0) {
+			cred.no_caps = true;
+		} else if (strcmp(argv[i], "--user") == 0 && i + 1 < argc) {
+			r = nsexec_parse_user(argv[++i], &cred);
+			if (r < 0) {
+				fprintf(stderr, "netd: --user %s: %s\n", argv[i],
+					r == -ENOENT ? "no such user or group"
+						     : "expected USER[:GROUP] (names or numbers; "
+						       "a numeric UID without a passwd entry needs :GROUP)");
+				return 2;
+			}
+		} else if (argv[i][0] == '-' || name) {
+			fputs(exec_usage, stderr);
+			return 2;
+		} else {
+			name = argv[i];
+		}
+	}
+	if (!name || i + 1 >= argc) {
+		fputs(exec_usage, stderr);
 		return 2;
 	}
-	if (!policy_name_valid(argv[i])) {
-		fprintf(stderr, "netd: invalid sandbox name \"%s\"\n", argv[i]);
+	if (!policy_name_valid(name)) {
+		fprintf(stderr, "netd: invalid sandbox name \"%s\"\n", name);
 		return 1;
 	}
-	snprintf(path, sizeof(path), "/v1/sandboxes/%s", argv[i]);
+	snprintf(path, sizeof(path), "/v1/sandboxes/%s", name);
 	reply = api("GET", path, NULL, NULL);
 	if (!reply)
 		return 1;
 	snprintf(netns, sizeof(netns), "%s", str(reply, "netns"));
-	/* netd writes /etc/netns/NAME/resolv.conf for every sandbox, attached ones too. */
-	r = nsexec_run(netns, argv[i],
-		       argv + 3);
 	json_decref(reply);
-	fprintf(stderr, "netd: exec %s in sandbox %s: %s\n", argv[3], argv[i], strerror(-r));
+	/* netd writes /etc/netns/NAME/resolv.conf for every sandbox, attached ones too. */
+	r = nsexec_run(netns, name, cred.set_user || cred.no_caps ? &cred : NULL, argv + i + 1);
+	fprintf(stderr, "netd: exec %s in sandbox %s: %s\n", argv[i + 1], name, strerror(-r));
 	return r == -ENOENT ? 127 : 126;
+}
+
+/* `policy check`: a CIDR rule that opens part of the never-pin table is
+ * allowed (the only way past it) but said aloud, on stderr. */
+static void warn_never_pin(const char *file, const struct policy *p)
+{
+	for (size_t r = 0; r < p->n_rules; r++)
+		for (size_t c = 0; c < p->rules[r].n_cidrs; c++) {
+			const struct special_entry *e[3];
+			char pfx[PREFIX_STRLEN];
+			size_t n = special_overlaps(&p->rules[r].cidrs[c], 0, e, 3);
+
+			prefix_format(&p->rules[r].cidrs[c], pfx, sizeof(pfx));
+			for (size_t k = 0; k < n && k < 3; k++)
+				fprintf(stderr, "%s:%u: warning: egress[%zu].cidrs[%zu] %s opens %s "
+					"%s (%s), which no DNS answer can pin\n", file,
+					p->rules[r].line, r, c, pfx, e[k]->cidr, e[k]->what,
+					e[k]->source);
+			if (n > 3)
+				fprintf(stderr, "%s:%u: warning: egress[%zu].cidrs[%zu] %s opens %zu "
+					"more never-pin blocks (docs/security.md)\n", file,
+					p->rules[r].line, r, c, pfx, n - 3);
+		}
 }
 
 static int cmd_policy(int argc, char **argv)
@@ -273,7 +361,7 @@ static int cmd_policy(int argc, char **argv)
 
 		if (argc < 3) {
 			fprintf(stderr, "netd: policy check wants one or more FILEs\n");
-			return 2;
+			return CLI_USAGE;
 		}
 		/* Kept to catch one name in two files, which the daemon refuses. */
 		struct policy **seen = calloc((size_t)argc, sizeof(*seen));
@@ -304,28 +392,42 @@ static int cmd_policy(int argc, char **argv)
 			}
 			printf("%s: ok (policy %s, %zu rule%s)\n", argv[i], p->name, p->n_rules,
 			       p->n_rules == 1 ? "" : "s");
+			warn_never_pin(argv[i], p);
 			seen[n_seen++] = p;
 		}
 		for (size_t k = 0; k < n_seen; k++)
 			policy_free(seen[k]);
 		free(seen);
-		return bad;
+		return bad ? CLI_REJECTED : CLI_OK;
 	}
 	if (strcmp(sub, "list") == 0) {
 		bool json = argc > 2 && strcmp(argv[2], "--json") == 0;
-		json_t *reply = api("GET", "/v1/policies", NULL, NULL), *p;
+		static const char *const head[] = { "NAME", "RULES", "FILE" };
+		struct cli_table *t;
+		json_t *reply, *p;
 		size_t i;
 
+		if (argc > 3 || (argc == 3 && !json))
+			return usage();
+		reply = api("GET", "/v1/policies", NULL, NULL);
 		if (!reply)
-			return 1;
+			return api_exit;
 		if (json) {
 			print_json(json_object_get(reply, "policies"));
+		} else if ((t = cli_table_new(3, head, "lrl"))) {
+			json_array_foreach(json_object_get(reply, "policies"), i, p) {
+				char n[24];
+				const char *row[] = { str(p, "name"), num(p, "rules", n, sizeof(n)),
+						      str(p, "file") };
+
+				if (cli_table_add(t, row) < 0)
+					break;
+			}
+			cli_table_print(t, stdout);
+			cli_table_free(t);
 		} else {
-			printf("%-24s %6s  %s\n", "NAME", "RULES", "FILE");
-			json_array_foreach(json_object_get(reply, "policies"), i, p)
-				printf("%-24s %6lld  %s\n", str(p, "name"),
-				       (long long)json_integer_value(json_object_get(p, "rules")),
-				       str(p, "file"));
+			json_decref(reply);
+			return CLI_FAILED;
 		}
 		json_decref(reply);
 		return 0;
@@ -335,7 +437,7 @@ static int cmd_policy(int argc, char **argv)
 		size_t i;
 
 		if (!reply)
-			return 1;
+			return api_exit;
 		if (json_array_size(json_object_get(reply, "changed")) == 0)
 			printf("policies reloaded; no sandbox changed\n");
 		json_array_foreach(json_object_get(reply, "changed"), i, c) {
@@ -353,12 +455,12 @@ static int cmd_policy(int argc, char **argv)
 
 		if (!policy_name_valid(argv[2])) {
 			fprintf(stderr, "netd: invalid policy name \"%s\"\n", argv[2]);
-			return 1;
+			return CLI_REJECTED;
 		}
 		snprintf(path, sizeof(path), "/v1/policies/%s", argv[2]);
 		reply = api("GET", path, NULL, NULL);
 		if (!reply)
-			return 1;
+			return api_exit;
 		print_json(reply);
 		json_decref(reply);
 		return 0;
@@ -406,6 +508,8 @@ int cli_main(int argc, char **argv)
 			return 0;
 		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			fputs(usage_text, stdout);
+			fputc('\n', stdout);
+			cli_help_exit_codes(stdout);
 			return 0;
 		} else {
 			return usage();
@@ -415,11 +519,19 @@ int cli_main(int argc, char **argv)
 		return usage();
 	if (strcmp(argv[i], "help") == 0 && argc == i + 1) {
 		fputs(usage_text, stdout);	/* asked for: stdout, success */
+		fputc('\n', stdout);
+		cli_help_exit_codes(stdout);
 		return 0;
 	}
+	/* Before any parsing: `netd sandbox create --help` is not a usage error. */
+	if (cli_help_wanted(argc - i, argv + i))
+		return cli_help_print(argc - i, argv + i, stdout);
+	if (strcmp(argv[i], "help") == 0)
+		return cli_help_print(argc - i - 1, argv + i + 1, stdout);
 	socket_path = explicit_socket ? explicit_socket : getenv("NETD_SOCKET");
 	if (strcmp(argv[i], "audit") == 0)
-		return cli_audit(argc - i, argv + i);
+		return cli_audit(argc - i, argv + i,
+				 socket_path && socket_path[0] ? socket_path : DEFAULT_SOCKET);
 	if (strcmp(argv[i], "run") == 0) {
 		/*
 		 * `run` takes the socket from its config unless --socket is
@@ -441,7 +553,7 @@ int cli_main(int argc, char **argv)
 		json_t *reply = api("GET", "/v1/status", NULL, NULL);
 
 		if (!reply)
-			return 1;
+			return api_exit;
 		print_json(reply);
 		json_decref(reply);
 		return 0;

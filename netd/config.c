@@ -31,6 +31,9 @@ struct ctx {
 
 #define FAIL(cx, n, ...) diag_set((cx)->err, (cx)->file, (n)->line, (n)->col, __VA_ARGS__)
 
+/* The number of keys in a parse function's names[] (its v[] has one slot a key). */
+#define NAMES_N (sizeof(names) / sizeof(names[0]))
+
 static void strings_free(struct config *c)
 {
 	free(c->socket);
@@ -272,7 +275,7 @@ static int parse_prefix(struct ctx *cx, const struct yamlx_node *n, const char *
 static int parse_pool(struct ctx *cx, const struct yamlx_node *n, struct config *c)
 {
 	static const char *const names[] = { "ipv4", "ipv6", "node_block4", "node_block6" };
-	const struct yamlx_node *v[4];
+	const struct yamlx_node *v[NAMES_N];
 	unsigned long x;
 	int r;
 
@@ -281,7 +284,7 @@ static int parse_pool(struct ctx *cx, const struct yamlx_node *n, struct config 
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "pool: expected a mapping, got %s (e.g. pool: { ipv4: "
 			    "10.87.0.0/16, ipv6: \"fd00:87::/48\" })", yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "pool", names, 4, NULL, v);
+	r = yamlx_fields(n, cx->file, cx->err, "pool", names, NAMES_N, NULL, v);
 	if (r < 0)
 		return r;
 	if (v[2]) {
@@ -367,11 +370,11 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 	static const char *const names[] = { "port", "min_ttl", "max_ttl", "deny_rcode", "qps",
 					     "burst", "max_outstanding", "max_pins",
 					     "max_pins_per_name", "cache_size", "idle_grace", "udp_gso",
-					     "upstream_deadline_ms" };
+					     "upstream_deadline_ms", "never_pin_documentation" };
 	uint32_t *limits[] = { &c->dns_qps, &c->dns_burst, &c->dns_max_outstanding,
 			       &c->dns_max_pins, &c->dns_max_pins_per_name };
 	static const unsigned long limit_max[] = { 1000000, 1000000, 4096, 1000000, 128 };
-	const struct yamlx_node *v[13];
+	const struct yamlx_node *v[NAMES_N];
 	unsigned long x;
 	char q[300];
 	int r;
@@ -381,7 +384,7 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "dns: expected a mapping, got %s (e.g. dns: { port: 5300 })",
 			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "dns", names, 13, NULL, v);
+	r = yamlx_fields(n, cx->file, cx->err, "dns", names, NAMES_N, NULL, v);
 	if (r < 0)
 		return r;
 	for (size_t i = 4; i < 9; i++) {
@@ -428,6 +431,12 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 		if (r < 0)
 			return r;
 		c->dns_upstream_deadline_ms = (uint32_t)x;
+	}
+	/* The documentation blocks join the never-pin table (common/special.h). */
+	if (v[13]) {
+		r = get_bool(cx, v[13], "dns.never_pin_documentation", &c->dns_never_pin_doc);
+		if (r < 0)
+			return r;
 	}
 	/* min_ttl >= 1: a zero timeout would make an nf_tables set element permanent. */
 	if (v[1]) {
@@ -516,7 +525,7 @@ static int parse_audit(struct ctx *cx, const struct yamlx_node *n, struct config
 {
 	static const char *const names[] = { "rotate_size", "keep", "conn_update_interval",
 					     "conntrack_rcvbuf" };
-	const struct yamlx_node *v[4];
+	const struct yamlx_node *v[NAMES_N];
 	unsigned long x;
 	int r;
 
@@ -525,7 +534,7 @@ static int parse_audit(struct ctx *cx, const struct yamlx_node *n, struct config
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "audit: expected a mapping, got %s (e.g. audit: { keep: 5 })",
 			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "audit", names, 4, NULL, v);
+	r = yamlx_fields(n, cx->file, cx->err, "audit", names, NAMES_N, NULL, v);
 	if (r < 0)
 		return r;
 	if (v[0]) {
@@ -560,7 +569,7 @@ static int parse_audit(struct ctx *cx, const struct yamlx_node *n, struct config
 static int parse_reload(struct ctx *cx, const struct yamlx_node *n, struct config *c)
 {
 	static const char *const names[] = { "cut_removed" };
-	const struct yamlx_node *v[1];
+	const struct yamlx_node *v[NAMES_N];
 	int r;
 
 	if (yamlx_is_null(n))
@@ -568,7 +577,7 @@ static int parse_reload(struct ctx *cx, const struct yamlx_node *n, struct confi
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "reload: expected a mapping, got %s (e.g. reload: { cut_removed: false })",
 			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "reload", names, 1, NULL, v);
+	r = yamlx_fields(n, cx->file, cx->err, "reload", names, NAMES_N, NULL, v);
 	if (r < 0)
 		return r;
 	if (v[0])
@@ -582,14 +591,14 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct confi
 		"socket", "state_dir", "policy_dir", "audit_log", "upstream",
 		"egress_interface", "pool", "dns", "log_level", "audit", "reload", "policy_watch",
 	};
-	const struct yamlx_node *v[12], *ttl_node = NULL;
+	const struct yamlx_node *v[NAMES_N], *ttl_node = NULL;
 	int r = 0;
 
 	if (!root || yamlx_is_null(root))
 		return 0;	/* an empty file: every default stands */
 	if (root->type != YAMLX_MAP)
 		return FAIL(cx, root, "config: expected a mapping, got %s", yamlx_kind(root));
-	r = yamlx_fields(root, cx->file, cx->err, "config", names, 12, NULL, v);
+	r = yamlx_fields(root, cx->file, cx->err, "config", names, NAMES_N, NULL, v);
 	if (r < 0)
 		return r;
 	if (v[0] && (r = get_path(cx, v[0], "socket", sizeof(((struct sockaddr_un *)0)->sun_path),

@@ -15,7 +15,7 @@
  *   dns: { port: 5300, min_ttl: 5, max_ttl: 3600, deny_rcode: nxdomain,
  *          qps: 1000, burst: 2000, max_outstanding: 256, max_pins: 16384,
  *          max_pins_per_name: 64, cache_size: 10000, idle_grace: 0, udp_gso: true,
- *          upstream_deadline_ms: 2500 }
+ *          upstream_deadline_ms: 2500, never_pin_documentation: false }
  *   log_level: info
  *   audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 }
  */
@@ -65,6 +65,8 @@ struct config {
 	bool dns_udp_gso;	/* grouped UDP replies on gateway sockets (UDP_SEGMENT) */
 	uint32_t dns_upstream_deadline_ms;	/* a client's SERVFAIL at the latest this long
 						 * after its query went upstream (ms) */
+	bool dns_never_pin_doc;	/* dns.never_pin_documentation: the documentation blocks
+				 * (RFC 5737, 3849, 9637) are never pinned either; default false */
 	int log_level;		/* enum log_level */
 	/* audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 } */
 	uint64_t audit_rotate_bytes;	/* rotate the audit log at this size; 0 = never */

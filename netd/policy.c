@@ -6,15 +6,27 @@
  * The matcher is a hash index built once per policy: exact names, and the
  * suffixes of "*." wildcards, each mapped to the ascending list of rules
  * that name them.  A lookup costs one hash probe per label of the qname.
+ *
+ * Patterns a resolver or the DNS would read differently from the operator
+ * are refused (docs/security.md, "Policy patterns"): a wildcard over a
+ * public suffix ("*.org", "*.co.uk", "*.github.io": the Public Suffix List
+ * through libpsl, Debian's publicsuffix data; its one file read is the
+ * only I/O here), any name inet_aton() takes for an IPv4 address ("127.1",
+ * "0x7f.1", "2130706433", "010.8.8.8") and any name whose last label is
+ * numeric; and files that are not plain UTF-8 (a byte-order mark, a NUL).
  */
 #include "netd/policy.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <libpsl.h>
 
 #include "common/yamlx.h"
 
@@ -216,6 +228,110 @@ bool policy_name_valid(const char *name)
 	return true;
 }
 
+/* ---- names a resolver reads as an address; public suffixes ---------- */
+
+/*
+ * True if label @s/@n is a number to an IPv4 parser: decimal digits, or
+ * 0x/0X and hex digits (inet_aton(3); the WHATWG URL host parser's "ends in
+ * a number" test is the same).  No TLD is numeric (RFC 3696 2).
+ */
+static bool label_numeric(const char *s, size_t n)
+{
+	size_t i = 0;
+	bool hex = n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+
+	if (n == 0)
+		return false;
+	if (hex)
+		i = 2;
+	for (; i < n; i++) {
+		char c = s[i];
+
+		if (!((c >= '0' && c <= '9') ||
+		      (hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))))
+			return false;
+	}
+	return true;
+}
+
+static const psl_ctx_t *psl;
+static pthread_once_t psl_once = PTHREAD_ONCE_INIT;
+
+static void psl_load(void)
+{
+	/* The newer of libpsl's built-in list and /usr/share/publicsuffix's. */
+	psl = psl_latest(NULL);
+	if (!psl)
+		psl = psl_builtin();
+}
+
+/*
+ * Is @suffix a public suffix (ICANN or private section, or a single label
+ * under the PSL's implicit "*" rule)?  @icann: which section.  Return: 1
+ * yes, 0 no, -ENOENT if no list data is available (then every wildcard is
+ * refused: fail closed).
+ */
+static int public_suffix(const char *suffix, bool *icann)
+{
+	pthread_once(&psl_once, psl_load);
+	if (!psl)
+		return -ENOENT;
+	*icann = psl_is_public_suffix2(psl, suffix, PSL_TYPE_ICANN) != 0;
+	return psl_is_public_suffix(psl, suffix) != 0;
+}
+
+/* @name (normalized, may start with "*.") for names a resolver takes as an address. */
+static int pattern_numeric(const char *name, char *why, size_t whysz)
+{
+	const char *host = name[0] == '*' ? name + 2 : name;
+	const char *last = strrchr(host, '.');
+	struct in_addr a4;
+
+	last = last ? last + 1 : host;
+	if (name[0] != '*' && inet_aton(host, &a4)) {
+		snprintf(why, whysz, "a resolver reads it as the IPv4 address %s (inet_aton "
+			 "forms: 127.1, 0x7f.1, 2130706433, 010.8.8.8); list addresses under "
+			 "'cidrs'", inet_ntoa(a4));
+		return -EINVAL;
+	}
+	if (label_numeric(last, strlen(last))) {
+		snprintf(why, whysz, "the last label '%.63s' is numeric: no top-level domain is "
+			 "(RFC 3696 2) and resolvers read such names as IPv4 addresses; list "
+			 "addresses under 'cidrs'", last);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A "*.SUFFIX" pattern whose SUFFIX is a public suffix allows everyone's names under it. */
+static int pattern_public(const char *name, char *why, size_t whysz)
+{
+	bool icann = false;
+	int r;
+
+	if (name[0] != '*')
+		return 0;
+	r = public_suffix(name + 2, &icann);
+	if (r < 0) {
+		snprintf(why, whysz, "no Public Suffix List data to check the wildcard against "
+			 "(install Debian's publicsuffix); list the names instead");
+		return -EINVAL;
+	}
+	if (r == 0)
+		return 0;
+	if (strchr(name + 2, '.') || icann)
+		snprintf(why, whysz, "'%.80s' is a public suffix (%s section of the Public Suffix "
+			 "List): the wildcard allows every site registered under it; name the "
+			 "registrable domain, e.g. '*.example.%.80s', or list the hosts", name + 2,
+			 icann ? "ICANN" : "private", name + 2);
+	else
+		snprintf(why, whysz, "'%.63s' is a top-level domain (every single label is one to "
+			 "the Public Suffix List): the wildcard allows every name under it; name "
+			 "a domain below it, e.g. '*.example.%.63s', or list the hosts", name + 2,
+			 name + 2);
+	return -EINVAL;
+}
+
 /*
  * Normalize domain pattern @in (NUL-terminated, @len bytes) into @out
  * (>= DNS_NAME_MAX + 1 bytes): lower-case, trailing dot stripped.  On
@@ -291,6 +407,8 @@ static int pattern_norm(const char *in, size_t len, char *out, char *why, size_t
 		}
 		lab = i + 1;
 	}
+	if (pattern_numeric(out, why, whysz) < 0 || pattern_public(out, why, whysz) < 0)
+		return -EINVAL;
 	return 0;
 }
 
@@ -347,7 +465,7 @@ static int check_list(struct ctx *cx, const struct yamlx_node *n, const char *wh
 static int parse_domains(struct ctx *cx, const struct yamlx_node *n, const char *where,
 			 struct policy_rule *rule)
 {
-	char w[64], q[300], why[160], buf[DNS_NAME_MAX + 2];
+	char w[64], q[300], why[400], buf[DNS_NAME_MAX + 2];
 	int r;
 
 	snprintf(w, sizeof(w), "%s.domains", where);
@@ -691,6 +809,71 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct polic
 	return pidx_build(p);
 }
 
+/*
+ * A policy is UTF-8 text, nothing else: no byte-order mark (libyaml would
+ * take UTF-16 or UTF-32 from one, and a file that reads one way in an
+ * editor and another way here is how rules hide), no NUL, no malformed
+ * sequence.  Columns count characters, as libyaml's do.
+ */
+static int check_encoding(const char *buf, size_t len, const char *file, struct diag *err)
+{
+	static const struct {
+		const char *bom;
+		size_t len;
+		const char *name;
+	} boms[] = {
+		{ "\x00\x00\xfe\xff", 4, "UTF-32BE" }, { "\xff\xfe\x00\x00", 4, "UTF-32LE" },
+		{ "\xef\xbb\xbf", 3, "UTF-8" }, { "\xfe\xff", 2, "UTF-16BE" },
+		{ "\xff\xfe", 2, "UTF-16LE" },
+	};
+	const unsigned char *b = (const unsigned char *)buf;
+	unsigned int line = 1, col = 1;
+
+	for (size_t i = 0; i < sizeof(boms) / sizeof(boms[0]); i++) {
+		if (len < boms[i].len || memcmp(buf, boms[i].bom, boms[i].len) != 0)
+			continue;
+		if (strcmp(boms[i].name, "UTF-8") == 0)
+			return diag_set(err, file, 1, 1, "a UTF-8 byte-order mark: a policy is "
+					"UTF-8 without one (delete the first 3 bytes)");
+		return diag_set(err, file, 1, 1, "a %s byte-order mark: a policy is UTF-8 "
+				"(convert it with iconv -f %s -t UTF-8, then delete the mark)",
+				boms[i].name, boms[i].name);
+	}
+	for (size_t i = 0; i < len;) {
+		size_t n = b[i] < 0x80 ? 1 : (b[i] & 0xe0) == 0xc0 ? 2 : (b[i] & 0xf0) == 0xe0 ? 3
+			 : (b[i] & 0xf8) == 0xf0 ? 4 : 0;
+		uint32_t cp = n == 1 ? b[i] : n == 2 ? b[i] & 0x1fu : n == 3 ? b[i] & 0x0fu
+			      : b[i] & 0x07u;
+		static const uint32_t min[] = { 0, 0, 0x80, 0x800, 0x10000 };
+
+		if (b[i] == 0)
+			return diag_set(err, file, line, col, "a NUL byte: a policy is UTF-8 text "
+					"(is the file UTF-16? re-save it as UTF-8)");
+		if (n == 0 || i + n > len)
+			goto bad;
+		for (size_t k = 1; k < n; k++) {
+			if ((b[i + k] & 0xc0) != 0x80)
+				goto bad;
+			cp = cp << 6 | (b[i + k] & 0x3fu);
+		}
+		/* RFC 3629 3: no overlong forms, no surrogates, nothing past U+10FFFF. */
+		if (cp < min[n] || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+			goto bad;
+		if (b[i] == '\n') {
+			line++;
+			col = 1;
+		} else {
+			col++;
+		}
+		i += n;
+		continue;
+bad:
+		return diag_set(err, file, line, col, "malformed UTF-8 (byte 0x%02x): a policy "
+				"is UTF-8 text (RFC 3629); re-save it as UTF-8", b[i]);
+	}
+	return 0;
+}
+
 int policy_parse(const char *buf, size_t len, const char *file, struct policy **ret,
 		 struct diag *err)
 {
@@ -703,6 +886,9 @@ int policy_parse(const char *buf, size_t len, const char *file, struct policy **
 	if (len > POLICY_FILE_MAX)
 		return diag_set(err, cx.file, 0, 0, "policy is %zu bytes; the limit is %u", len,
 				POLICY_FILE_MAX);
+	r = check_encoding(buf, len, cx.file, err);
+	if (r < 0)
+		return r;
 	r = yamlx_load(buf, len, cx.file, &doc, err);
 	if (r < 0)
 		return r;

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <net/if.h>
 
+#include "common/clock.h"
 #include "common/hash.h"
 #include "common/log.h"
 #include "netd/acct.h"
@@ -105,14 +106,6 @@ static uint64_t real_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 /* The sandbox in @slot, by its pool address (sandbox.h: .2 of the slot's /30). */
@@ -443,7 +436,7 @@ static void deny_flush(struct trail *t, int64_t slot, bool all)
 {
 	struct denyfold_rec r;
 
-	while (t->denies && denyfold_take(t->denies, mono_ms(), slot, all, &r))
+	while (t->denies && denyfold_take(t->denies, clock_mono_ms(), slot, all, &r))
 		write_deny(t, &r);
 }
 
@@ -465,7 +458,7 @@ static void on_deny(void *ctx, const struct ct_logpkt *p, const char *reason)
 	struct trail *t = ctx;
 	int32_t in = slot_of_ifindex(t, p->indev);
 	struct sandbox *sb = by_slot(t, in);
-	uint64_t suppressed = 0, now = mono_ms(), now_r = real_ns();
+	uint64_t suppressed = 0, now = clock_mono_ms(), now_r = real_ns();
 	const char *why = reason;
 	struct denyfold_rec ev;
 

@@ -2,7 +2,11 @@
  * fuzz_policy - policy_parse() on arbitrary bytes.  On success, checks the
  * matcher's contract against the parsed rules: every exact name matches
  * its own rule, every "*.suffix" matches "x.suffix" but not "suffix"
- * through that rule alone, and results are strictly ascending.
+ * through that rule alone, and results are strictly ascending.  And the
+ * issue 13 rules: an accepted input is UTF-8 without a byte-order mark or
+ * NUL, no accepted pattern ends in a numeric label or parses as an IPv4
+ * address, and no accepted wildcard covers a public suffix (libpsl, the
+ * same data the parser uses).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -10,7 +14,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+
+#include <libpsl.h>
+
 #include "netd/policy.h"
+
+/* The last label of @s is digits, or 0x and hex digits (an IPv4 number). */
+static bool last_numeric(const char *s)
+{
+	const char *l = strrchr(s, '.');
+	size_t i = 0;
+	bool hex;
+
+	l = l ? l + 1 : s;
+	hex = l[0] == '0' && (l[1] == 'x' || l[1] == 'X');
+	if (!*l)
+		return false;
+	for (i = hex ? 2 : 0; l[i]; i++)
+		if (!((l[i] >= '0' && l[i] <= '9') ||
+		      (hex && ((l[i] >= 'a' && l[i] <= 'f') || (l[i] >= 'A' && l[i] <= 'F')))))
+			return false;
+	return true;
+}
+
+static void check_pattern(const char *s)
+{
+	static const psl_ctx_t *psl;
+	struct in_addr a;
+
+	if (!psl)
+		psl = psl_builtin();
+	if (last_numeric(s) || (s[0] != '*' && inet_aton(s, &a)))
+		abort();
+	if (s[0] == '*' && psl && psl_is_public_suffix(psl, s + 2))
+		abort();
+}
 
 static void check_ascending(const uint16_t *out, size_t n, size_t max)
 {
@@ -45,6 +84,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!policy_name_valid(p->name) || p->n_rules > POLICY_MAX_RULES)
 		abort();
+	/* UTF-8 only: no NUL, no byte-order mark of any kind. */
+	if (memchr(data, 0, size) || (size >= 2 && (data[0] == 0xff || data[0] == 0xfe)) ||
+	    (size >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0))
+		abort();
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const struct policy_rule *rule = &p->rules[i];
 
@@ -61,6 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			if (strlen(s) > 253)
 				abort();
+			check_pattern(s);
 			if (s[0] == '*') {
 				snprintf(name, sizeof(name), "x%s", s + 1);
 				n = policy_match(p, name, out, POLICY_MAX_RULES);

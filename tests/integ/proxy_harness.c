@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/special.h"
 #include "dnsproxy/decide.h"
 #include "dnsproxy/proxy.h"
 #include "netd/policy.h"
@@ -77,7 +78,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 int main(int argc, char **argv)
 {
 	static const struct proxy_ops ops = { h_lookup, h_pin, h_audit };
-	struct prefix internal[DECIDE_INTERNAL_DEFAULT_N];
+	struct prefix internal[SPECIAL_TABLE_MAX];
 	struct upstream_server up = { .port = 53 };
 	struct proxy_config cfg = { .min_ttl_s = 5, .max_ttl_s = 300,
 				    .deny_rcode = 3, .upstream_timeout_ms = 1000 };
@@ -106,7 +107,7 @@ int main(int argc, char **argv)
 	h.pin_fail = argc > 5 && strcmp(argv[5], "--pin-fail") == 0;
 	cfg.upstream = &up;
 	cfg.n_upstream = 1;
-	cfg.n_internal = decide_internal_default(internal, DECIDE_INTERNAL_DEFAULT_N);
+	cfg.n_internal = special_prefixes(internal, SPECIAL_TABLE_MAX, 0);
 	cfg.internal = internal;
 	log_set_level(LOG_LVL_DEBUG);
 

@@ -211,7 +211,7 @@ static void test_errors(void **state)
 	expect_bad("pool: { ipv6: \"fc00::/7\" }\n", 1, 15, "out of range (/8 to /64)");
 	expect_bad("pool: { ipv6: [] }\n", 1, 15, "pool.ipv6: expected a CIDR, got a list");
 	expect_bad("dns: []\n", 1, 6, "dns: expected a mapping, got a list");
-	expect_bad("dns: { prt: 53 }\n", 1, 8, "dns: unknown key 'prt' (allowed: port, min_ttl, max_ttl, deny_rcode, qps, burst, max_outstanding, max_pins, max_pins_per_name, cache_size, idle_grace, udp_gso, upstream_deadline_ms)");
+	expect_bad("dns: { prt: 53 }\n", 1, 8, "dns: unknown key 'prt' (allowed: port, min_ttl, max_ttl, deny_rcode, qps, burst, max_outstanding, max_pins, max_pins_per_name, cache_size, idle_grace, udp_gso, upstream_deadline_ms, never_pin_documentation)");
 	expect_bad("dns: { port: 0 }\n", 1, 14, "dns.port: 0 is out of range (1-65535)");
 	expect_bad("dns: { port: 65536 }\n", 1, 14, "dns.port: 65536 is out of range (1-65535)");
 	expect_bad("dns: { port: 99999999999999999999999 }\n", 1, 14, "dns.port: '99999999999999999999999' is not a number");
@@ -288,6 +288,11 @@ static void test_levels_and_rcodes(void **state)
 	assert_non_null(strstr(err.msg, "dns.udp_gso: expected true or false, got 'off'"));
 	assert_int_equal(cparse(&c, "dns: {udp_gso: [1]}\n", NULL, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "dns.udp_gso: expected true or false, got a list"));
+	/* The documentation blocks join the never-pin table only when asked. */
+	assert_false(c.dns_never_pin_doc);
+	assert_int_equal(cparse(&c, "dns: {never_pin_documentation: true}\n", NULL, &err), 0);
+	assert_true(c.dns_never_pin_doc);
+	assert_int_equal(cparse(&c, "dns: {never_pin_documentation: 1}\n", NULL, &err), -EINVAL);
 	assert_int_equal(cparse(&c, "reload: {cut_removed: maybe}\n", NULL, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "reload.cut_removed: expected true or false, got 'maybe'"));
 	/* The upstream deadline: 2500 ms by default (under glibc's 5 s), 100..30000. */

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "common/special.h"
 #include "dnsproxy/decide.h"
 #include "netd/policy.h"
 #include "netd/policy_dns.h"
@@ -199,7 +200,7 @@ static void assert_pin(const struct fw_pin *p, const char *ip, uint8_t proto, ui
 
 static void test_pins(void **state)
 {
-	struct prefix internal[DECIDE_INTERNAL_DEFAULT_N];
+	struct prefix internal[SPECIAL_TABLE_MAX];
 	struct decide_ctx c = { .policy = VIEW(&hand), .internal = internal, .min_ttl_s = 5,
 				.max_ttl_s = 3600 };
 	uint16_t rules[] = { 0, 1, 2, 99 };	/* 2: cidr rule, 99: out of range */
@@ -214,8 +215,8 @@ static void test_pins(void **state)
 	size_t rebind;
 	int n;
 
-	c.n_internal = decide_internal_default(internal, DECIDE_INTERNAL_DEFAULT_N);
-	assert_int_equal(c.n_internal, DECIDE_INTERNAL_DEFAULT_N);
+	c.n_internal = special_prefixes(internal, SPECIAL_TABLE_MAX, 0);
+	assert_int_equal(c.n_internal, special_table_n - 5);	/* no documentation blocks */
 
 	n = decide_pins(&c, rules, 4, a, 5, pins, 16, &rebind);
 	assert_int_equal(n, 6);
@@ -319,35 +320,94 @@ static void test_internal_default(void **state)
 		"255.255.255.255", "::", "::1", "::ffff:127.0.0.1", "64:ff9b::a00:1",
 		"64:ff9b:1::1", "2002:a00:1::1", "fc00::1", "fd12::1", "fe80::1", "ff02::1",
 		"100::1", "::169.254.169.254", "::ffff:0:a9fe:a9fe", "fec0::1",
+		/* issue 13: pinned and reachable on main */
+		"168.63.129.16", "2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001::1",
+		"100:0:0:1::1", "5f00::1", "3fff::1" /* documentation, with the flag */,
+		"192.88.99.1", "192.31.196.1", "2620:4f:8000::1", "fd00:ec2::254",
 	};
 	static const char *const outside[] = {
-		"1.1.1.1", "100.63.255.255", "100.128.0.0", "172.32.0.1", "192.0.2.1",
-		"198.17.255.255", "198.20.0.0", "203.0.113.5", "223.255.255.255", "11.0.0.1",
-		"2001:db8::1", "2606:4700::1111", "64:ff9b:2::1", "100:0:0:1::1", "::1:0:0:1",
+		"1.1.1.1", "100.63.255.255", "100.128.0.0", "172.32.0.1", "198.17.255.255",
+		"198.20.0.0", "223.255.255.255", "11.0.0.1", "2606:4700::1111", "64:ff9b:2::1",
+		"::1:0:0:1", "168.63.129.17", "2001:200::1",
 	};
-	struct prefix internal[DECIDE_INTERNAL_DEFAULT_N + 4];
-	size_t n = decide_internal_default(internal, DECIDE_INTERNAL_DEFAULT_N + 4);
+	static const char *const doc[] = { "192.0.2.1", "198.51.100.1", "203.0.113.5",
+					   "2001:db8::1", "3fff::1" };
+	struct prefix internal[SPECIAL_TABLE_MAX];
+	struct decide_ctx c = { .internal = internal };
+	struct addr a;
 
-	assert_int_equal(n, DECIDE_INTERNAL_DEFAULT_N);
-	assert_int_equal(decide_internal_default(internal, 3), 3);
-	n = decide_internal_default(internal, DECIDE_INTERNAL_DEFAULT_N);
+	(void)state;
+	c.n_internal = special_prefixes(internal, SPECIAL_TABLE_MAX, SPECIAL_WITH_DOC);
 	for (size_t i = 0; i < sizeof(inside) / sizeof(inside[0]); i++) {
-		struct addr a;
-		bool hit = false;
-
 		assert_int_equal(addr_parse(inside[i], &a), 0);
-		for (size_t k = 0; k < n; k++)
-			hit = hit || prefix_contains(&internal[k], &a);
-		if (!hit)
+		if (!decide_never_pin(&c, &a))
 			fail_msg("%s should be internal", inside[i]);
 	}
 	for (size_t i = 0; i < sizeof(outside) / sizeof(outside[0]); i++) {
-		struct addr a;
-
 		assert_int_equal(addr_parse(outside[i], &a), 0);
-		for (size_t k = 0; k < n; k++)
-			if (prefix_contains(&internal[k], &a))
-				fail_msg("%s should not be internal", outside[i]);
+		if (decide_never_pin(&c, &a))
+			fail_msg("%s should not be internal", outside[i]);
+	}
+	/* Documentation blocks: never pinned only when the config says so
+	 * (the test world serves on them). */
+	c.n_internal = special_prefixes(internal, SPECIAL_TABLE_MAX, 0);
+	for (size_t i = 0; i < sizeof(doc) / sizeof(doc[0]); i++) {
+		assert_int_equal(addr_parse(doc[i], &a), 0);
+		assert_false(decide_never_pin(&c, &a));
+	}
+}
+
+/*
+ * The findings: an allowed name answered with Azure's WireServer address or
+ * a Teredo address got a pin on main.  And the embedded check: a host
+ * address (runtime data, not a special block) reached through an IPv6 form
+ * that carries it is refused even by a context that lists only the host.
+ */
+static void test_never_pin_findings(void **state)
+{
+	struct prefix internal[SPECIAL_TABLE_MAX + 1];
+	struct decide_ctx c = { .policy = VIEW(&hand), .internal = internal, .min_ttl_s = 5,
+				.max_ttl_s = 3600 };
+	uint16_t rules[] = { 0 };
+	struct wire_addr a[] = {
+		waddr("168.63.129.16", 60),			/* Azure WireServer */
+		waddr("2001:0:4136:e378:8000:63bf:3fff:fdd2", 60),	/* Teredo */
+		waddr("::ffff:168.63.129.16", 60),
+		waddr("2002:a83f:8110::1", 60),			/* 6to4 of the WireServer */
+		waddr("100.100.100.200", 60),			/* Alibaba metadata */
+		waddr("fd00:ec2::254", 60),			/* AWS IMDS, IPv6 */
+		waddr("192.0.2.1", 60),				/* documentation: pinned */
+	};
+	struct fw_pin pins[16];
+	size_t rebind;
+	int n;
+
+	(void)state;
+	c.n_internal = special_prefixes(internal, SPECIAL_TABLE_MAX, 0);
+	n = decide_pins(&c, rules, 1, a, sizeof(a) / sizeof(a[0]), pins, 16, &rebind);
+	assert_int_equal(rebind, 6);
+	assert_int_equal(n, 2);		/* rule 0: ports 443 and 80 */
+	assert_pin(&pins[0], "192.0.2.1", IPPROTO_TCP, 443, 60000);
+	assert_pin(&pins[1], "192.0.2.1", IPPROTO_TCP, 80, 60000);
+
+	/* Only the host's own 203.0.113.9 listed: its embedded forms are refused. */
+	{
+		struct wire_addr e[] = {
+			waddr("203.0.113.9", 60),
+			waddr("64:ff9b::cb00:7109", 60),	/* NAT64 */
+			waddr("2002:cb00:7109::1", 60),		/* 6to4 */
+			waddr("2001:0:cb00:7109::1", 60),	/* Teredo server */
+			waddr("2001:0:5ef5:79fd:0:f227:34ff:8ef6", 60),	/* Teredo client, inverted */
+			waddr("::ffff:0:cb00:7109", 60),	/* IPv4-translated */
+			waddr("2001:db8::cb00:7109", 60),	/* no embedding: pinned */
+		};
+
+		assert_int_equal(prefix_parse("203.0.113.9/32", &internal[0]), 0);
+		c.n_internal = 1;
+		n = decide_pins(&c, rules, 1, e, sizeof(e) / sizeof(e[0]), pins, 16, &rebind);
+		assert_int_equal(rebind, 6);
+		assert_int_equal(n, 2);
+		assert_pin(&pins[0], "2001:db8::cb00:7109", IPPROTO_TCP, 443, 60000);
 	}
 }
 
@@ -359,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_pins),
 		cmocka_unit_test(test_rule_keys),
 		cmocka_unit_test(test_internal_default),
+		cmocka_unit_test(test_never_pin_findings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

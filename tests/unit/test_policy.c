@@ -179,13 +179,87 @@ static void test_bad_inputs(void **state)
 
 static void test_bad_encoding(void **state)
 {
-	/* Invalid UTF-8 is a libyaml reader error: located from its byte offset. */
+	/* Invalid UTF-8: located at the character. */
 	static const char y[] = "name: t\negress: []\ndescription: \"\xff\"\n";
+	/* issue 13: "name: t\negress: []\n" in UTF-16LE with a BOM was accepted. */
+	static const char u16[] = "\xff\xfen\0a\0m\0e\0:\0 \0t\0\n\0e\0g\0r\0e\0s\0s\0:\0 \0[\0]\0\n\0";
+	static const char u16be[] = "\xfe\xff\0n\0a\0m\0e\0:\0 \0t\0\n";
+	static const char u32[] = "\xff\xfe\0\0n\0\0\0";
+	static const char u8bom[] = "\xef\xbb\xbfname: t\negress: []\n";
+	static const char u16nobom[] = "n\0a\0m\0e\0:\0 \0t\0\n\0";
 
 	(void)state;
-	expect_bad("invalid utf-8", y, sizeof(y) - 1, 3, 15, "YAML syntax error: invalid leading UTF-8 octet");
-	/* A NUL byte in the buffer is not printable YAML; len is honoured. */
-	expect_bad("nul byte", "name: t\0egress: []\n", 19, 1, 8, "YAML syntax error");
+	expect_bad("invalid utf-8", y, sizeof(y) - 1, 3, 15, "malformed UTF-8 (byte 0xff)");
+	/* A NUL byte in the buffer: refused before YAML; len is honoured. */
+	expect_bad("nul byte", "name: t\0egress: []\n", 19, 1, 8, "a NUL byte: a policy is UTF-8 text");
+	expect_bad("utf-16le bom", u16, sizeof(u16) - 1, 1, 1, "a UTF-16LE byte-order mark");
+	expect_bad("utf-16be bom", u16be, sizeof(u16be) - 1, 1, 1, "a UTF-16BE byte-order mark");
+	expect_bad("utf-32le bom", u32, sizeof(u32) - 1, 1, 1, "a UTF-32LE byte-order mark");
+	expect_bad("utf-8 bom", u8bom, sizeof(u8bom) - 1, 1, 1, "a UTF-8 byte-order mark");
+	expect_bad("utf-16 without bom", u16nobom, sizeof(u16nobom) - 1, 1, 2, "a NUL byte");
+	/* RFC 3629: overlong, surrogate, past U+10FFFF, truncated; columns in characters. */
+	expect_bad("overlong", "name: t\ndescription: \"\xc0\xaf\"\negress: []\n", 23, 2, 15,
+		   "malformed UTF-8 (byte 0xc0)");
+	expect_bad("surrogate", "description: \"\xed\xa0\x80\"\n", 19, 1, 15, "malformed UTF-8");
+	expect_bad("past 10ffff", "description: \"\xf4\x90\x80\x80\"\n", 20, 1, 15,
+		   "malformed UTF-8");
+	expect_bad("truncated", "description: \"\xe2\x82", 16, 1, 15, "malformed UTF-8");
+	expect_bad("column in characters", "description: \"\xc3\xbc\xc3\xbc\xff\"\n", 20, 1, 17,
+		   "malformed UTF-8 (byte 0xff)");
+	/* Plain UTF-8 outside names is fine. */
+	policy_free(parse_ok("name: t\ndescription: \"f\xc3\xbcr B\xc3\xbc" "cher \xe2\x82\xac \xf0\x9f\x90\x8d\"\negress: []\n"));
+}
+
+/* issue 13: wildcards over a public suffix, and names a resolver reads as an address. */
+static void test_pattern_findings(void **state)
+{
+	static const char *const wild_public[] = {
+		"*.org", "*.com", "*.co.uk", "*.uk", "*.github.io", "*.blogspot.com",
+		"*.s3.amazonaws.com", "*.appspot.com", "*.ck", "*.test", "*.corp", "*.ORG.",
+	};
+	static const char *const numeric[] = {
+		"127.1", "0x7f.1", "2130706433", "010.8.8.8", "1.1", "0x7f000001", "0177.0.0.1",
+		"1.2.3", "a.1", "example.123", "x.0x1f", "*.1", "*.0x7f", "*.10.in-addr.1",
+	};
+	static const char *const fine[] = {
+		"*.example.org", "*.example.co.uk", "*.user.github.io", "*.cdn.test", "www.ck",
+		"org", "co.uk", "1password.com", "0x.example.com", "123.example.com",
+		"xn--bcher-kva.example", "*.1e100.net", "a.b1",
+	};
+	char yaml[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(wild_public) / sizeof(wild_public[0]); i++) {
+		snprintf(yaml, sizeof(yaml), HDR "  - domains: [\"%s\"]\n    ports: [443]\n",
+			 wild_public[i]);
+		expect_bad(wild_public[i], yaml, strlen(yaml), 3, 15, "the wildcard allows every");
+	}
+	/* Private-section rules count, and say which section. */
+	snprintf(yaml, sizeof(yaml), HDR "  - domains: [ok.example, \"*.github.io\"]\n    ports: [443]\n");
+	expect_bad("github.io", yaml, strlen(yaml), 3, 27,
+		   "egress[0].domains[1]: bad pattern '*.github.io': 'github.io' is a public suffix "
+		   "(private section of the Public Suffix List)");
+	snprintf(yaml, sizeof(yaml), HDR "  - domains: [\"*.co.uk\"]\n    ports: [443]\n");
+	expect_bad("co.uk", yaml, strlen(yaml), 3, 15, "'co.uk' is a public suffix (ICANN section");
+	snprintf(yaml, sizeof(yaml), HDR "  - domains: [\"*.org\"]\n    ports: [443]\n");
+	expect_bad("org", yaml, strlen(yaml), 3, 15, "'org' is a public suffix (ICANN section");
+	for (size_t i = 0; i < sizeof(numeric) / sizeof(numeric[0]); i++) {
+		snprintf(yaml, sizeof(yaml), HDR "  - domains: [\"%s\"]\n    ports: [443]\n",
+			 numeric[i]);
+		expect_bad(numeric[i], yaml, strlen(yaml), 3, 15, "list addresses under 'cidrs'");
+	}
+	snprintf(yaml, sizeof(yaml), HDR "  - domains: [\"0x7f.1\"]\n    ports: [443]\n");
+	expect_bad("0x7f.1", yaml, strlen(yaml), 3, 15, "a resolver reads it as the IPv4 address 127.0.0.1");
+	snprintf(yaml, sizeof(yaml), HDR "  - domains: [\"2130706433\"]\n    ports: [443]\n");
+	expect_bad("2130706433", yaml, strlen(yaml), 3, 15, "the IPv4 address 127.0.0.1");
+	snprintf(yaml, sizeof(yaml), HDR "  - domains: [\"010.8.8.8\"]\n    ports: [443]\n");
+	expect_bad("010.8.8.8", yaml, strlen(yaml), 3, 15, "the IPv4 address 8.8.8.8");
+	snprintf(yaml, sizeof(yaml), HDR "  - domains: [a.1]\n    ports: [443]\n");
+	expect_bad("a.1", yaml, strlen(yaml), 3, 15, "the last label '1' is numeric");
+	for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+		snprintf(yaml, sizeof(yaml), HDR "  - domains: [\"%s\"]\n    ports: [443]\n", fine[i]);
+		policy_free(parse_ok(yaml));
+	}
 }
 
 static char *grow(char *s, size_t *len, size_t *cap, const char *add)
@@ -453,15 +527,17 @@ static void test_match(void **state)
 		     "  - {domains: [example.com], ports: [443]}\n"			/* 1 */
 		     "  - {domains: [a.example.com, \"*.a.example.com\"], ports: [80]}\n"	/* 2 */
 		     "  - {cidrs: [192.0.2.0/24], ports: [80]}\n"			/* 3 */
-		     "  - {domains: [\"*.com\", A.Example.COM.], ports: [8443]}\n"	/* 4 */
+		     "  - {domains: [\"*.cdn.test\", A.Example.COM.], ports: [8443]}\n"	/* 4 */
 		     "  - {domains: [x.test, x.test, \"*.x.test\", \"*.x.test\"], ports: [1]}\n");	/* 5 */
-	expect_match(p, "example.com", 2, 1, 4);	/* not "*.example.com" */
-	expect_match(p, "a.example.com", 3, 0, 2, 4);
-	expect_match(p, "b.a.example.com", 3, 0, 2, 4);
-	expect_match(p, "c.b.a.example.com", 3, 0, 2, 4);
-	expect_match(p, "z.example.com", 2, 0, 4);
+	expect_match(p, "example.com", 1, 1);	/* not "*.example.com" */
+	expect_match(p, "a.example.com", 3, 0, 2, 4);	/* 4: A.Example.COM., normalized */
+	expect_match(p, "b.a.example.com", 2, 0, 2);
+	expect_match(p, "c.b.a.example.com", 2, 0, 2);
+	expect_match(p, "z.example.com", 1, 0);
 	expect_match(p, "com", 0);
-	expect_match(p, "badexample.com", 1, 4);	/* a suffix only at a label boundary */
+	expect_match(p, "a.cdn.test", 1, 4);
+	expect_match(p, "xcdn.test", 0);		/* a suffix only at a label boundary */
+	expect_match(p, "badexample.com", 0);
 	expect_match(p, "example.org", 0);
 	expect_match(p, "example.com.evil", 0);
 	expect_match(p, "", 0);
@@ -475,7 +551,7 @@ static void test_match(void **state)
 	expect_match(p, "A.example.com", 0);
 	expect_match(p, "a b.example.com", 0);
 	expect_match(p, "\xc3\xa9.example.com", 0);
-	expect_match(p, "_dmarc.example.com", 2, 0, 4);
+	expect_match(p, "_dmarc.example.com", 1, 0);
 	/* More matches than room: the count is complete, only @max are stored. */
 	assert_int_equal(policy_match(p, "a.example.com", out, 2), 3);
 	assert_int_equal(out[0], 0);
@@ -703,6 +779,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_inputs),
 		cmocka_unit_test(test_bad_encoding),
+		cmocka_unit_test(test_pattern_findings),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_rule_dns_keys),

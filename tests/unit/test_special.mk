@@ -1,0 +1,1 @@
+test_special_SRC := common/special.c common/addr.c
