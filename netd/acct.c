@@ -24,12 +24,21 @@
 #include <linux/netfilter/nfnetlink_conntrack.h>
 #include <linux/netlink.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 
 #define ACCT_RCVBUF_DEFAULT (8u << 20)	/* bytes */
 #define ACCT_DUMP_TIMEOUT_S 5
 #define ACCT_POLL_BATCH     4096	/* messages per read callback, then yield */
 #define ACCT_UPD_RCVBUF     (4u << 20)	/* bytes: the best-effort UPDATE socket */
+#define ACCT_SETTLE_MAX     8192	/* closes waiting for their settle time */
+
+/* A TCP close waiting ACCT_SETTLE_MS before its counters are read. */
+struct settle {
+	struct ct_flow f;
+	uint64_t when_ns;	/* the close (realtime): the record's end */
+	uint64_t due_ms;	/* monotonic */
+};
 
 struct acct {
 	struct event_base *base;
@@ -43,6 +52,9 @@ struct acct {
 	struct mnl_socket *upd;	/* NEW and UPDATE events, best effort */
 	struct event *ev_upd;
 	uint64_t next_update_ns;	/* the next dump that reports ACCT_UPDATE */
+	struct settle *settle;	/* ring of ACCT_SETTLE_MAX, FIFO = due order */
+	size_t settle_head, settle_n;
+	struct event *ev_settle;
 	struct acct_stats st;
 	char buf[1 << 16];	/* DESTROY events, dumps, GET replies */
 	char ubuf[1 << 16];	/* NEW/UPDATE events (a GET happens while one is walked) */
@@ -318,6 +330,57 @@ static void tcp_closed(struct acct *a, const struct ct_flow *ev, uint64_t when_n
 	a->ops->flow(a->ctx, ACCT_CLOSE, &f);
 }
 
+/* Read the counters of the closes that are due (all of them if @all). */
+static void settle_run(struct acct *a, bool all)
+{
+	uint64_t now = clock_mono_ms();
+
+	while (a->settle_n) {
+		struct settle *s = &a->settle[a->settle_head];
+
+		if (!all && s->due_ms > now)
+			break;
+		a->settle_head = (a->settle_head + 1) % ACCT_SETTLE_MAX;
+		a->settle_n--;
+		tcp_closed(a, &s->f, s->when_ns);
+	}
+}
+
+static void on_settle(evutil_socket_t fd, short what, void *arg)
+{
+	struct acct *a = arg;
+	struct timeval tv = { .tv_usec = 100 * 1000 };
+
+	(void)fd;
+	(void)what;
+	settle_run(a, false);
+	if (a->settle_n)
+		event_add(a->ev_settle, &tv);
+}
+
+/*
+ * A TCP connection is over: read its counters ACCT_SETTLE_MS from now, so
+ * the packets that still belong to its close (a retransmitted FIN, the
+ * RST answering one) are in its record rather than in a conn_late.  With
+ * no room left, now.
+ */
+static void settle_add(struct acct *a, const struct ct_flow *f, uint64_t when_ns)
+{
+	struct timeval tv = { .tv_usec = 100 * 1000 };
+	struct settle *s;
+
+	if (!a->settle || a->settle_n == ACCT_SETTLE_MAX) {
+		tcp_closed(a, f, when_ns);
+		return;
+	}
+	s = &a->settle[(a->settle_head + a->settle_n) % ACCT_SETTLE_MAX];
+	s->f = *f;
+	s->when_ns = when_ns;
+	s->due_ms = clock_mono_ms() + ACCT_SETTLE_MS;
+	if (a->settle_n++ == 0)
+		event_add(a->ev_settle, &tv);
+}
+
 static void upd_cb(const void *msg, size_t len, void *data)
 {
 	struct acct *a = data;
@@ -341,7 +404,7 @@ static void upd_cb(const void *msg, size_t len, void *data)
 	if (a->ops->closing)
 		a->ops->closing(a->ctx, &f);
 	if (acct_tcp_closed(f.tcp_state) && !a->cfg.no_close)
-		tcp_closed(a, &f, now_ns());
+		settle_add(a, &f, now_ns());
 }
 
 static void on_upd(evutil_socket_t fd, short what, void *arg)
@@ -451,6 +514,12 @@ int acct_new(struct event_base *base, const struct acct_config *cfg,
 		r = open_update_socket(a);
 	if (r < 0)
 		goto fail;
+	a->settle = calloc(ACCT_SETTLE_MAX, sizeof(*a->settle));	/* NULL: no settling */
+	a->ev_settle = event_new(base, -1, 0, on_settle, a);
+	if (!a->ev_settle) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	a->ev_read = event_new(base, mnl_socket_get_fd(a->ev), EV_READ | EV_PERSIST, on_read, a);
 	if (!a->ev_read || event_add(a->ev_read, NULL) < 0) {
 		r = -ENOMEM;
@@ -479,8 +548,13 @@ void acct_free(struct acct *a)
 {
 	if (!a)
 		return;
+	if (a->ev_settle)
+		settle_run(a, true);	/* closes are recorded, not lost */
 	if (a->ev)
 		acct_poll(a);
+	if (a->ev_settle)
+		event_free(a->ev_settle);
+	free(a->settle);
 	if (a->ev_upd)
 		event_free(a->ev_upd);
 	if (a->upd)

@@ -22,8 +22,10 @@
  *    UPDATE: a marked TCP entry changed state; closing states go to
  *    ops->closing (the idle grace, trail.c), and TIME_WAIT or CLOSE - the
  *    connection is over: both FINs acknowledged, or a RST - make a GET of
- *    the entry (update events carry no counters) whose counters are
- *    reported as ACCT_CLOSE with stop_ns = when the event was read.
+ *    the entry (update events carry no counters) ACCT_SETTLE_MS later (so
+ *    a retransmitted FIN or the RST answering it is still counted) whose
+ *    counters are reported as ACCT_CLOSE with stop_ns = when the closing
+ *    event was read: the connection's end.
  *    DESTROY comes only after TIME_WAIT (120 s by default), far too late
  *    for a record of a finished connection.  If the update is lost or the
  *    entry is already gone, DESTROY still reports it (late, never lost).
@@ -53,6 +55,7 @@ struct acct;
 		 (int64_t)((mark) & 0xffffu) - 1 : (int64_t)-1)
 
 #define ACCT_FOLD_INTERVAL_S 5	/* live counters are dumped at least this often */
+#define ACCT_SETTLE_MS       500	/* a close's counters are read this long after it */
 
 enum acct_kind {
 	ACCT_END = 1,		/* the entry was destroyed: final counters, stop_ns */

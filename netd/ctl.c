@@ -358,7 +358,7 @@ static void handle_sandbox_create(struct ctl *c, struct evhttp_request *req)
 	json_decref(obj);
 }
 
-/* GET /v1/metrics: Prometheus text exposition format 0.0.4. */
+/* GET /metrics, /v1/metrics: Prometheus text exposition format 0.0.4. */
 static void reply_metrics(struct ctl *c, struct evhttp_request *req)
 {
 	struct evbuffer *buf = evbuffer_new();
@@ -490,11 +490,13 @@ static void handle(struct evhttp_request *req, void *arg)
 			reply_status(c, req);
 		else
 			reply_error(req, 405, "use GET on /v1/status");
-	} else if (p.n == 2 && strcmp(p.seg[0], "v1") == 0 && strcmp(p.seg[1], "metrics") == 0) {
+	} else if ((p.n == 2 && strcmp(p.seg[0], "v1") == 0 && strcmp(p.seg[1], "metrics") == 0) ||
+		   (p.n == 1 && strcmp(p.seg[0], "metrics") == 0)) {
+		/* /metrics too: where Prometheus looks by default. */
 		if (cmd == EVHTTP_REQ_GET)
 			reply_metrics(c, req);
 		else
-			reply_error(req, 405, "use GET on /v1/metrics");
+			reply_error(req, 405, "use GET on /metrics");
 	} else if (p.n == 2 && strcmp(p.seg[0], "v1") == 0 && strcmp(p.seg[1], "sandboxes") == 0) {
 		if (cmd == EVHTTP_REQ_GET)
 			reply_json(req, 200, json_pack("{s:o}", "sandboxes", c->ops->sandboxes(c->ctx)));
