@@ -13,6 +13,7 @@
  * letting a level-triggered listener spin and log on every turn.
  */
 #include "netd/ctl.h"
+#include "netd/metrics.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -368,12 +369,16 @@ static void reply_metrics(struct ctl *c, struct evhttp_request *req)
 
 	if (f) {
 		c->ops->metrics(c->ctx, f);
-		fprintf(f, "# TYPE netd_control_connections gauge\nnetd_control_connections %u\n"
-			"# TYPE netd_control_timed_out_total counter\nnetd_control_timed_out_total %llu\n"
-			"# TYPE netd_control_accept_errors_total counter\n"
-			"netd_control_accept_errors_total %llu\n",
-			c->stats.connections, (unsigned long long)c->stats.timed_out,
-			(unsigned long long)c->stats.accept_errors);
+		/* (on the unix socket only: the control API's own health) */
+		metrics_family(f, "netd_control_connections", "gauge",
+			       "Control API connections open now.");
+		metrics_u64(f, "netd_control_connections", NULL, c->stats.connections);
+		metrics_family(f, "netd_control_timed_out_total", "counter",
+			       "Control API connections closed by a timeout.");
+		metrics_u64(f, "netd_control_timed_out_total", NULL, c->stats.timed_out);
+		metrics_family(f, "netd_control_accept_errors_total", "counter",
+			       "Control API accept() failures.");
+		metrics_u64(f, "netd_control_accept_errors_total", NULL, c->stats.accept_errors);
 		fclose(f);
 	}
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
