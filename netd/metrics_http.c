@@ -109,6 +109,8 @@ static void conn_free(struct mconn *c)
 	free(c);
 }
 
+static void on_event(struct bufferevent *bev, short what, void *arg);
+
 static void on_written(struct bufferevent *bev, void *arg)
 {
 	(void)bev;
@@ -156,7 +158,7 @@ static void respond(struct mconn *c, const struct metrics_http_req *rq)
 	free(text);
 	/* Nothing more is read; close once the answer is out. */
 	bufferevent_disable(c->bev, EV_READ);
-	bufferevent_setcb(c->bev, NULL, on_written, NULL, c);
+	bufferevent_setcb(c->bev, NULL, on_written, on_event, c);
 	bufferevent_enable(c->bev, EV_WRITE);
 }
 
@@ -181,10 +183,11 @@ static void on_read(struct bufferevent *bev, void *arg)
 	}
 }
 
+/* EOF, an error or a timeout, reading or writing: the connection is done. */
 static void on_event(struct bufferevent *bev, short what, void *arg)
 {
 	(void)bev;
-	(void)what;	/* EOF, error or a timeout: the connection is done */
+	(void)what;
 	conn_free(arg);
 }
 
