@@ -74,6 +74,12 @@ struct config {
 	uint32_t conn_update_interval_s;	/* conn_update lines for longer connections; 0 = none */
 	uint32_t conntrack_rcvbuf_bytes;	/* audit.conntrack_rcvbuf: conntrack event socket
 						 * receive buffer; 0 = acct's default (8 MiB) */
+	bool conn_open;		/* audit.conn_open: a conn_open record per allowed
+				 * connection (default true) */
+	/* metrics_listen: ADDR:PORT ("127.0.0.1:9153", "[::1]:9153") serving GET
+	 * /metrics over TCP; family 0 = off (the default) */
+	struct addr metrics_addr;
+	uint16_t metrics_port;
 	/* reload: { cut_removed: true } - a reload that removes a name also cuts live connections to it */
 	bool reload_cut_removed;
 };

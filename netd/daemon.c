@@ -39,6 +39,7 @@
 #include "dnsproxy/proxy.h"
 #include "netd/audit.h"
 #include "netd/ctl.h"
+#include "netd/metrics_http.h"
 #include "netd/daemon/internal.h"
 #include "netd/fw.h"
 #include "netd/link.h"
@@ -329,6 +330,7 @@ static int startup_trail(struct daemon *d)
 		.pool4 = d->cfg.pool4,
 		.idle_grace_s = d->cfg.dns_idle_grace_s,
 		.grace_pin = daemon_trail_grace_pin,
+		.conn_open = d->cfg.conn_open,
 	};
 
 	if (trail_new(d->base, &tc, d->audit, d->sandboxes, daemon_trail_policy, d, &d->trail) < 0)
@@ -406,6 +408,19 @@ static int startup_edges(struct daemon *d, struct event *sig[3])
 			r == -EADDRINUSE ? "another netd is answering there" : strerror(-r));
 		return -1;
 	}
+	if (d->cfg.metrics_addr.family) {
+		char ab[ADDR_STRLEN];
+
+		addr_format(&d->cfg.metrics_addr, ab, sizeof(ab));
+		r = metrics_http_new(d->base, &d->cfg.metrics_addr, d->cfg.metrics_port,
+				     daemon_ctl_ops.metrics, d, &d->metrics_http);
+		if (r < 0) {
+			log_err("metrics_listen %s port %u: %s", ab, d->cfg.metrics_port, strerror(-r));
+			return -1;
+		}
+		log_info("metrics on http://%s%s%s:%u/metrics", strchr(ab, ':') ? "[" : "", ab,
+			 strchr(ab, ':') ? "]" : "", d->cfg.metrics_port);
+	}
 	sig[0] = evsignal_new(d->base, SIGINT, on_signal, d);
 	sig[1] = evsignal_new(d->base, SIGTERM, on_signal, d);
 	sig[2] = evsignal_new(d->base, SIGHUP, on_sighup, d);
@@ -429,6 +444,7 @@ static void daemon_done(struct daemon *d, struct event *sig[3])
 	opsig_stop();
 	daemon_sni_stop(d);
 	policywatch_free(d->pwatch);
+	metrics_http_free(d->metrics_http);
 	ctl_free(d->ctl);
 	linkwatch_free(d->linkwatch);
 	proxy_free(d->proxy);

@@ -84,6 +84,7 @@ struct daemon {
 	struct proxy *proxy;
 	struct audit *audit;
 	struct ctl *ctl;
+	struct metrics_http *metrics_http;	/* metrics_listen, or NULL */
 	struct policywatch *pwatch;	/* policy_watch: inotify on policy_dir; NULL = off */
 	struct trail *trail;	/* conn/deny records (issue: accounting) */
 	struct linkwatch *linkwatch;	/* vanished interfaces (vanish.c) */
