@@ -119,6 +119,7 @@ static void unhook(struct bt *bt, const struct fw_sandbox *sb, const struct addr
 	/* The map element references the chain: it goes first. */
 	elem_remove(bt, "sandbox_fwd", key, len, chain);
 	elem_remove(bt, "sandbox_ifs", key, len, NULL);
+	elem_remove(bt, "metered_ifs", key, len, NULL);
 	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr4);
 	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr6);
 	ifaddr_remove(bt, "dns_local", sb->host_ifname, d4);
@@ -277,7 +278,8 @@ static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
  * (anti-spoofing, isolation), then its addresses and the address -> chain
  * map in the inet table.
  */
-static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *chain)
+static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *chain,
+		      bool metered)
 {
 	const struct addr *ad[2] = { &sb->addr4, &sb->addr6 };
 	uint8_t key[IFNAMSIZ + 16];
@@ -302,6 +304,11 @@ static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *ch
 		return;
 	}
 	elem_add1(bt, "sandbox_ifs", elem_new(key, fkey_ifname(key, sb->host_ifname)));
+	/* An egress quota: its packets stay off the fast path (base.c forward_fast). */
+	if (metered)
+		elem_add1(bt, "metered_ifs", elem_new(key, fkey_ifname(key, sb->host_ifname)));
+	else if (bt->keep)	/* a reload that dropped the quota */
+		elem_remove(bt, "metered_ifs", key, fkey_ifname(key, sb->host_ifname), NULL);
 	for (int i = 0; i < 2; i++)
 		if (ad[i]->family == fw_fams[i].af)
 			elem_add1(bt, fw_fam_name("sandbox_src", &fw_fams[i]).s,
@@ -340,7 +347,7 @@ void render_sandbox(struct bt *bt, const struct sb_arg *a)
 	/* 2. Build the sandbox afresh: its sets first, then the chain; 3. hook it up. */
 	sb_sets(bt, a);
 	sb_chain(bt, a, chain);
-	sb_hookup(bt, sb, chain);
+	sb_hookup(bt, sb, chain, a->pol->egress_bytes != 0);
 }
 
 void render_dns(struct bt *bt, const char *ifname, const struct addr old[2],
