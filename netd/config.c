@@ -78,6 +78,7 @@ int config_init(struct config *c)
 	c->min_ttl_s = 5;
 	c->max_ttl_s = 3600;
 	c->reload_cut_removed = true;
+	c->fast_path = true;
 	c->dns_udp_gso = true;
 	c->dns_upstream_deadline_ms = PROXY_DEADLINE_DEFAULT_MS;
 	c->deny_rcode = 3;	/* NXDOMAIN, RFC 1035 4.1.1 */
@@ -628,12 +629,32 @@ static int parse_reload(struct ctx *cx, const struct yamlx_node *n, struct confi
 	return 0;
 }
 
+/* dataplane: { fast_path: true|false } */
+static int parse_dataplane(struct ctx *cx, const struct yamlx_node *n, struct config *c)
+{
+	static const char *const names[] = { "fast_path" };
+	const struct yamlx_node *v[NAMES_N];
+	int r;
+
+	if (yamlx_is_null(n))
+		return 0;
+	if (n->type != YAMLX_MAP)
+		return FAIL(cx, n, "dataplane: expected a mapping, got %s (e.g. dataplane: { fast_path: false })",
+			    yamlx_kind(n));
+	r = yamlx_fields(n, cx->file, cx->err, "dataplane", names, NAMES_N, NULL, v);
+	if (r < 0)
+		return r;
+	if (v[0])
+		return get_bool(cx, v[0], "dataplane.fast_path", &c->fast_path);
+	return 0;
+}
+
 static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct config *c)
 {
 	static const char *const names[] = {
 		"socket", "state_dir", "policy_dir", "audit_log", "upstream",
 		"egress_interface", "pool", "dns", "log_level", "audit", "reload", "policy_watch",
-		"metrics_listen",
+		"metrics_listen", "dataplane",
 	};
 	const struct yamlx_node *v[NAMES_N], *ttl_node = NULL;
 	int r = 0;
@@ -671,6 +692,7 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct confi
 	if (v[11] && (r = get_bool(cx, v[11], "policy_watch", &c->policy_watch)) < 0)
 		return r;
 	if (v[12] && (r = parse_metrics_listen(cx, v[12], c)) < 0)
+	if (v[13] && (r = parse_dataplane(cx, v[13], c)) < 0)
 		return r;
 	if (c->min_ttl_s > c->max_ttl_s) {
 		const struct yamlx_node *at = ttl_node ? ttl_node : root;

@@ -18,6 +18,7 @@
  *          upstream_deadline_ms: 2500, never_pin_documentation: false }
  *   log_level: info
  *   audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 }
+ *   dataplane: { fast_path: true }           # false: established flows walk every rule
  */
 #ifndef NETD_CONFIG_H
 #define NETD_CONFIG_H
@@ -82,6 +83,9 @@ struct config {
 	uint16_t metrics_port;
 	/* reload: { cut_removed: true } - a reload that removes a name also cuts live connections to it */
 	bool reload_cut_removed;
+	/* dataplane: { fast_path: true } - established, unmetered flows are accepted by
+	 * the first rule of forward (netd/fw.h, fw_config.no_fast_path) */
+	bool fast_path;
 };
 
 /* config_init() - fill @c with the defaults (documented in docs/configuration.md). */

@@ -308,6 +308,7 @@ static int startup_restore(struct daemon *d)
 		.internal = d->internal,
 		.n_internal = d->n_internal,
 		.log_group = TRAIL_LOG_GROUP,
+		.no_fast_path = !d->cfg.fast_path,
 	};
 
 	if (d->cfg.pool6_enabled)

@@ -14,13 +14,16 @@
  *   set  dns_local6   { type ifname . ipv6_addr }      (a sandbox's gateway address)
  *   set  internal4 / internal6 { flags interval }      never reachable through a pin
  *   map  sandbox_fwd  { type ifname : verdict }        iif -> jump sb-NAME
+ *   set  metered_ifs  { type ifname }                  sandboxes with an egress quota: no fast path
  *   chain prerouting_raw   (filter, prerouting, raw)   drop spoofed sources; udp to
  *                                                      @dns_local4/6 port 53: notrack
  *   chain output_raw       (filter, output, raw)       udp from @dns_local4/6 port 53: notrack
  *   chain prerouting_nat   (nat, prerouting, dstnat)   udp/tcp 53 to any address -> redirect to :dns_port
  *   chain input            (filter, input)             sandbox -> host: only the proxy port (+ ICMPv6 ND)
- *   chain forward          (filter, forward)           to a sandbox: established only;
- *                                                      from a sandbox: iifname vmap @sandbox_fwd
+ *   chain forward          (filter, forward)           fast path (first): established, not
+ *                                                      metered -> accept; to a sandbox:
+ *                                                      established only; from a sandbox:
+ *                                                      iifname vmap @sandbox_fwd
  *   chain postrouting_nat  (nat, postrouting, srcnat)  pool, sandbox veths -> egress: masquerade
  *   per sandbox:
  *   chain sb-NAME:  ct established,related accept;
@@ -96,6 +99,8 @@ struct fw_config {
 	const struct prefix *internal;	/* never reachable through a pin; borrowed during fw_open() */
 	size_t n_internal;
 	uint16_t log_group;	/* nflog group for deny events ("log group N prefix netd:REASON"); 0 = none */
+	bool no_fast_path;	/* config dataplane.fast_path: false - no fast-path rule at the
+				 * head of forward (docs/architecture-fw.md, "The fast path") */
 };
 
 struct fw_sandbox {

@@ -119,6 +119,8 @@ static void base_sets(struct bt *bt, const struct prefix *internal, size_t n_int
 	/* Taps (microVMs): the guest's MAC, beside its addresses. */
 	base_set(bt, "tap_ifs", TYPE_IFNAME, IFNAMSIZ, 0);
 	base_set(bt, "tap_mac", TYPE_IFNAME << TYPE_BITS | TYPE_ETHERADDR, FKEY_IFMAC_LEN, 0);
+	/* Sandboxes with an egress quota: their packets must reach the quota rule. */
+	base_set(bt, "metered_ifs", TYPE_IFNAME, IFNAMSIZ, 0);
 	/*
 	 * Chained attachments (an interface another CNI plugin made, behind
 	 * a bridge): the inet hooks see the bridge as iif, never the
@@ -429,12 +431,51 @@ static void base_input_tail(struct bt *bt)
 	rule_drop(bt, &rb, "to-host");
 }
 
+/*
+ * forward, the fast path: an established (or related) packet is accepted by
+ * the first rule it can match, whatever its direction - what the rules
+ * below would decide for it too, except where they still have work:
+ *  - a sandbox with an egress quota or an SNI/Host check (metered_ifs,
+ *    fw/sandbox.c sb_slow_path()): its quota rule counts every packet it
+ *    sends, the check queues the first payload packets of established
+ *    connections, so those go on to its chain (replies to it take the fast
+ *    path);
+ *  - a chained attachment (the bridge table's mark): its chain, by address;
+ *  - what the rules above this one drop: a pool source on an interface
+ *    that is not a sandbox's (a sandbox deleted, its veth still up), IPv6
+ *    when disabled.
+ * Conntrack, NAT and the anti-spoofing in prerouting_raw are untouched; a
+ * connection whose entry ctcut deletes comes back as "new" and meets its
+ * sandbox's chain.  Cheap tests first: ct state fails for every new
+ * connection's first packet, the mark test costs no lookup.
+ */
+static void forward_fast(struct bt *bt)
+{
+	struct rb rb;
+
+	if (!bt->rc->fast_path)
+		return;
+	rb_init(&rb, bt->rc, "forward");
+	fm_ct_est(&rb);
+	fm_not_marked_chained(&rb);
+	fm_ifset(&rb, NFT_META_IIFNAME, "metered_ifs", true);
+	rule_accept(bt, &rb);
+}
+
 /* forward: into a sandbox only replies; out of one via its own chain. */
 static void base_forward(struct bt *bt)
 {
 	const struct fw_rcfg *rc = bt->rc;
 	struct rb rb;
 
+	if (!fw_rcfg_v6(rc)) {
+		/* nfproto first: a compare, where iifname is a lookup. */
+		rb_init(&rb, rc, "forward");
+		fm_nfproto(&rb, NFPROTO_IPV6);
+		fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
+		rule_drop(bt, &rb, "ipv6-disabled");
+	}
+	forward_fast(bt);
 	rb_init(&rb, rc, "forward");
 	fm_ifset(&rb, NFT_META_OIFNAME, "sandbox_ifs", false);
 	fm_ct_est(&rb);
@@ -442,12 +483,6 @@ static void base_forward(struct bt *bt)
 	rb_init(&rb, rc, "forward");
 	fm_ifset(&rb, NFT_META_OIFNAME, "sandbox_ifs", false);
 	rule_drop(bt, &rb, "to-sandbox");
-	if (!fw_rcfg_v6(rc)) {
-		rb_init(&rb, rc, "forward");
-		fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
-		fm_nfproto(&rb, NFPROTO_IPV6);
-		rule_drop(bt, &rb, "ipv6-disabled");
-	}
 	rb_init(&rb, rc, "forward");
 	fx_meta(&rb, NFT_META_IIFNAME, NFT_REG_1);
 	fx_lookup(&rb, "sandbox_fwd", NFT_REG_1, NFT_REG_VERDICT, false);

@@ -154,6 +154,7 @@ int fw_new(const struct fw_config *cfg, struct fw_kernel *k, struct fw **ret)
 		snprintf(fw->rc.egress, sizeof(fw->rc.egress), "%s", cfg->egress_ifname);
 	fw->rc.pool4 = cfg->pool4;
 	fw->rc.pool6 = cfg->pool6;
+	fw->rc.fast_path = !cfg->no_fast_path;
 	*ret = fw;
 	return 0;
 }

@@ -104,6 +104,7 @@ struct fw_rcfg {
 	uint16_t log_group;	/* 0: no deny logging */
 	char egress[IFNAMSIZ];	/* "" = any non-sandbox interface */
 	struct prefix pool4, pool6;	/* family 0: none (pool6: IPv6 disabled) */
+	bool fast_path;		/* the established-flow rule at the head of forward */
 };
 
 static inline bool fw_rcfg_v6(const struct fw_rcfg *rc)

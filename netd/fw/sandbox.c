@@ -158,6 +158,7 @@ static void unhook(struct bt *bt, const struct fw_sandbox *sb, const struct addr
 	/* The map element references the chain: it goes first. */
 	elem_remove(bt, "sandbox_fwd", key, len, chain);
 	elem_remove(bt, "sandbox_ifs", key, len, NULL);
+	elem_remove(bt, "metered_ifs", key, len, NULL);
 	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr4);
 	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr6);
 	if (sb->tap)
@@ -404,12 +405,27 @@ static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
 }
 
 /*
+ * sb_slow_path() - must every packet a sandbox under @pol sends, established
+ * ones too, reach its chain (the veth goes into metered_ifs, off base.c's
+ * forward fast path)?  Its egress quota counts every packet; the SNI check
+ * queues the first payload packets of established connections.
+ */
+static bool sb_slow_path(const struct policy *pol)
+{
+	uint16_t ports[FW_SNI_PORTS_MAX];
+
+	return pol->egress_bytes != 0 || sni_ports(pol, POLICY_L7_ENFORCE, ports) ||
+	       sni_ports(pol, POLICY_L7_LOG, ports);
+}
+
+/*
  * Hook it up: interface, anti-spoofing sources, then the jump.  A chained
  * attachment: its port and port . source pairs in the bridge table
  * (anti-spoofing, isolation), then its addresses and the address -> chain
  * map in the inet table.
  */
-static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *chain)
+static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *chain,
+		      bool metered)
 {
 	const struct addr *ad[2] = { &sb->addr4, &sb->addr6 };
 	uint8_t key[IFNAMSIZ + 16];
@@ -437,6 +453,11 @@ static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *ch
 	/* A tap's MAC before the jump, like its sources: no frame is let by unchecked. */
 	if (sb->tap)
 		tap_elems(bt, sb, true);
+	/* A quota or an SNI check: its packets stay off the fast path (base.c forward_fast). */
+	if (metered)
+		elem_add1(bt, "metered_ifs", elem_new(key, fkey_ifname(key, sb->host_ifname)));
+	else if (bt->keep)	/* a reload that dropped the quota or the check */
+		elem_remove(bt, "metered_ifs", key, fkey_ifname(key, sb->host_ifname), NULL);
 	for (int i = 0; i < 2; i++)
 		if (ad[i]->family == fw_fams[i].af)
 			elem_add1(bt, fw_fam_name("sandbox_src", &fw_fams[i]).s,
@@ -475,7 +496,7 @@ void render_sandbox(struct bt *bt, const struct sb_arg *a)
 	/* 2. Build the sandbox afresh: its sets first, then the chain; 3. hook it up. */
 	sb_sets(bt, a);
 	sb_chain(bt, a, chain);
-	sb_hookup(bt, sb, chain);
+	sb_hookup(bt, sb, chain, sb_slow_path(a->pol));
 }
 
 void render_dns(struct bt *bt, const char *ifname, const struct addr old[2],

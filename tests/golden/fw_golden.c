@@ -15,7 +15,7 @@
  *   lookup NAME ADDR PROTO PORT
  *   addmany PREFIX N RULE       N sandboxes PREFIX0..: veth PREFIX%x, 10.88.x.y
  *   updatemany PREFIX N [RULE]  all of them reloaded in one batch
- *   opt KEY=VALUE               for the commands after it: log_group=N (open),
+ *   opt KEY=VALUE               for the commands after it: log_group=N, fast_path=0|1 (open),
  *                               ct_mark=N, chained=0|1, quota=BYTES, quota_cut=0|1,
  *                               tap=0|1 (MAC 02:00:5e:00:53:01) (add)
  *   close
@@ -47,7 +47,7 @@ static struct fw_kernel *g_fake;	/* --fake: the model g_fw commits to */
 #endif
 static const char *g_fake_out;
 static struct {
-	unsigned long log_group, ct_mark, chained, quota, quota_cut, tap;
+	unsigned long log_group, ct_mark, chained, quota, quota_cut, tap, no_fast_path;
 } g_opt;
 
 /* The sandboxes of addmany (their names and interfaces). */
@@ -249,6 +249,7 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 		cfg.internal = internal;
 		cfg.n_internal = (size_t)(n - 6);
 		cfg.log_group = (uint16_t)g_opt.log_group;
+		cfg.no_fast_path = g_opt.no_fast_path != 0;
 		fw_close(g_fw);
 		g_fw = NULL;
 #ifndef FW_GOLDEN_KERNEL_ONLY
@@ -285,6 +286,8 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 			g_opt.quota_cut = v;
 		else if (strcmp(t[1], "tap") == 0)	/* tap=1: a tap, guest MAC 02:00:5e:00:53:NN (NN = slot) */
 			g_opt.tap = v;
+		else if (strcmp(t[1], "fast_path") == 0)
+			g_opt.no_fast_path = v == 0;
 		else
 			return -EINVAL;
 		return 0;

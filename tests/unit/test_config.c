@@ -168,7 +168,7 @@ static void test_errors(void **state)
 {
 	(void)state;
 	expect_bad("sockets: /x\n", 1, 1, "config: unknown key 'sockets' (allowed: socket, state_dir, "
-		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level, audit, reload, policy_watch, metrics_listen)");
+		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level, audit, reload, policy_watch, metrics_listen, dataplane)");
 	expect_bad("metrics_listen: 9153\n", 1, 17, "metrics_listen: '9153' is not ADDR:PORT");
 	expect_bad("metrics_listen: ::1:9153\n", 1, 17, "is not ADDR:PORT");
 	expect_bad("metrics_listen: \"[127.0.0.1]:9153\"\n", 1, 17, "is not ADDR:PORT");
@@ -530,6 +530,29 @@ static void test_policy_watch(void **state)
 	config_done(&c);
 }
 
+/* dataplane.fast_path: on by default; a bad value is rejected whole. */
+static void test_dataplane(void **state)
+{
+	struct config c;
+	struct diag err = { 0 };
+
+	(void)state;
+	assert_int_equal(config_init(&c), 0);
+	assert_true(c.fast_path);
+	assert_int_equal(cparse(&c, "dataplane: { fast_path: false }\n", "d.yaml", &err), 0);
+	assert_false(c.fast_path);
+	assert_int_equal(cparse(&c, "dataplane: { fast_path: true }\n", "d.yaml", &err), 0);
+	assert_true(c.fast_path);
+	assert_int_equal(cparse(&c, "dataplane: { fast_path: false, flowtable: true }\n", "d.yaml", &err),
+			 -EINVAL);
+	assert_non_null(strstr(err.msg, "dataplane: unknown key 'flowtable' (allowed: fast_path)"));
+	assert_true(c.fast_path);
+	assert_int_equal(cparse(&c, "dataplane: off\n", "d.yaml", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "dataplane: expected a mapping"));
+	assert_true(c.fast_path);
+	config_done(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -544,6 +567,7 @@ int main(void)
 		cmocka_unit_test(test_node_pool),
 		cmocka_unit_test(test_policy_watch),
 		cmocka_unit_test(test_metrics_listen),
+		cmocka_unit_test(test_dataplane),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
