@@ -692,6 +692,7 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct confi
 	if (v[11] && (r = get_bool(cx, v[11], "policy_watch", &c->policy_watch)) < 0)
 		return r;
 	if (v[12] && (r = parse_metrics_listen(cx, v[12], c)) < 0)
+		return r;
 	if (v[13] && (r = parse_dataplane(cx, v[13], c)) < 0)
 		return r;
 	if (c->min_ttl_s > c->max_ttl_s) {
