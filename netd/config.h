@@ -18,6 +18,7 @@
  *          upstream_deadline_ms: 2500, never_pin_documentation: false }
  *   log_level: info
  *   audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 }
+ *   limits: { connections: 4096 }           # per sandbox, unless its policy says
  */
 #ifndef NETD_CONFIG_H
 #define NETD_CONFIG_H
@@ -33,6 +34,8 @@
 #define CONFIG_FILE_MAX     (1u << 20)	/* bytes */
 #define CONFIG_MAX_TTL_S    604800	/* one week: the largest min_ttl/max_ttl */
 #define CONFIG_IDLE_GRACE_MAX_S 86400	/* one day: the largest dns.idle_grace */
+#define CONFIG_CONN_LIMIT_DEFAULT 4096	/* limits.connections */
+#define CONFIG_CONN_LIMIT_MAX (1u << 20)	/* = POLICY_CONNS_MAX */
 
 struct config {
 	char *socket;		/* owned */
@@ -76,6 +79,9 @@ struct config {
 						 * receive buffer; 0 = acct's default (8 MiB) */
 	/* reload: { cut_removed: true } - a reload that removes a name also cuts live connections to it */
 	bool reload_cut_removed;
+	/* limits: { connections: 4096 } - tracked connections per sandbox when its policy
+	 * sets no limits.connections (nftables "ct count"); 0 = no default limit */
+	uint32_t conn_limit;
 };
 
 /* config_init() - fill @c with the defaults (documented in README.md). */

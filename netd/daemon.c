@@ -307,6 +307,7 @@ static int startup_restore(struct daemon *d)
 		.internal = d->internal,
 		.n_internal = d->n_internal,
 		.log_group = TRAIL_LOG_GROUP,
+		.conn_limit = d->cfg.conn_limit,
 	};
 
 	if (d->cfg.pool6_enabled)

@@ -68,6 +68,8 @@ struct fw_config {
 	const struct prefix *internal;	/* never reachable through a pin; borrowed during fw_open() */
 	size_t n_internal;
 	uint16_t log_group;	/* nflog group for deny events ("log group N prefix netd:REASON"); 0 = none */
+	uint32_t conn_limit;	/* tracked connections per sandbox whose policy sets no
+				 * limits.connections ("ct count over N"); 0 = none */
 };
 
 struct fw_sandbox {

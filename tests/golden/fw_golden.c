@@ -15,8 +15,9 @@
  *   lookup NAME ADDR PROTO PORT
  *   addmany PREFIX N RULE       N sandboxes PREFIX0..: veth PREFIX%x, 10.88.x.y
  *   updatemany PREFIX N [RULE]  all of them reloaded in one batch
- *   opt KEY=VALUE               for the commands after it: log_group=N (open),
- *                               ct_mark=N, chained=0|1, quota=BYTES, quota_cut=0|1 (add)
+ *   opt KEY=VALUE               for the commands after it: log_group=N,
+ *                               conn_limit=N (open), ct_mark=N, chained=0|1,
+ *                               quota=BYTES, quota_cut=0|1, conns=N (add)
  *   close
  *
  * `fw_golden --fake OUT` runs on tests/golden/fake_nft.c instead of the
@@ -46,7 +47,7 @@ static struct fw_kernel *g_fake;	/* --fake: the model g_fw commits to */
 #endif
 static const char *g_fake_out;
 static struct {
-	unsigned long log_group, ct_mark, chained, quota, quota_cut;
+	unsigned long log_group, ct_mark, chained, quota, quota_cut, conn_limit, conns;
 } g_opt;
 
 /* The sandboxes of addmany (their names and interfaces). */
@@ -141,6 +142,7 @@ static int build_policy(struct policy *pol, const char *name, char **t, int n)
 	pol->rules = calloc((size_t)n + 1, sizeof(*pol->rules));
 	pol->egress_bytes = g_opt.quota;
 	pol->quota_cut = g_opt.quota_cut != 0;
+	pol->max_conns = (uint32_t)g_opt.conns;
 	for (int i = 0; i < n && r == 0; i++) {
 		r = parse_rule(t[i], &pol->rules[pol->n_rules]);
 		pol->n_rules++;
@@ -216,6 +218,7 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 		cfg.internal = internal;
 		cfg.n_internal = (size_t)(n - 6);
 		cfg.log_group = (uint16_t)g_opt.log_group;
+		cfg.conn_limit = (uint32_t)g_opt.conn_limit;
 		fw_close(g_fw);
 		g_fw = NULL;
 #ifndef FW_GOLDEN_KERNEL_ONLY
@@ -250,6 +253,10 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 			g_opt.quota = v;
 		else if (strcmp(t[1], "quota_cut") == 0)
 			g_opt.quota_cut = v;
+		else if (strcmp(t[1], "conn_limit") == 0)
+			g_opt.conn_limit = v;
+		else if (strcmp(t[1], "conns") == 0)
+			g_opt.conns = v;
 		else
 			return -EINVAL;
 		return 0;
