@@ -95,8 +95,13 @@ bench_scale_restart() {
 	wait "$NETD_PID" 2>/dev/null
 	: >"$WORLD_DIR/go"	# the old process is gone: from now on an answer is the new one's
 	t0=$(bench_scale_ms)
-	world_spawn host "$NETD_LOG.2" "$NETD_BIN" run --config "$NETD_CONF"
+	# BENCH_SCALE_MASSIF=FILE: the restarted netd's heap profile (valgrind massif; slow).
+	world_spawn host "$NETD_LOG.2" ${BENCH_SCALE_MASSIF:+valgrind --tool=massif \
+		--massif-out-file="$BENCH_SCALE_MASSIF"} "$NETD_BIN" run --config "$NETD_CONF"
 	NETD_PID=$WORLD_LAST_PID
+	if [ -n "${BENCH_SCALE_PERF:-}" ]; then
+		perf record -g -p "$NETD_PID" -o "$BENCH_SCALE_PERF/restart-$n.data" -- sleep 3 >/dev/null 2>&1 &
+	fi
 	for ((i = 0; i < 3000; i++)); do
 		if "$NETD_BIN" status >/dev/null 2>&1; then
 			tapi=$(bench_scale_ms)
@@ -174,6 +179,25 @@ bench_scale_one() {
 for s in json.load(sys.stdin):
     if s["name"].startswith(sys.argv[1]): print(s["netns"], s["gateway4"])' "$WORLD_PREFIX-s" >"$WORLD_DIR/sb.list"
 	read -r ns0 gw <"$WORLD_DIR/sb.list"
+	# Every sandbox that talks holds two neighbour (ARP) entries, its own in
+	# the host netns and its gateway's in its netns, and the kernel's
+	# neighbour table is ONE for all namespaces of the machine, capped at
+	# net.ipv4.neigh.default.gc_thresh3 (1024 by default): past it every
+	# netns on the machine fails to resolve new neighbours ("neighbor table
+	# overflow").  The bench never changes the host's sysctls, so it asks
+	# from only as many sandboxes as leave room (a dedicated host raises
+	# gc_thresh3; see docs/performance.md).
+	local thr used room
+	thr=$(cat /proc/sys/net/ipv4/neigh/default/gc_thresh3)
+	used=$((16#$(awk 'NR == 2 {print $1}' /proc/net/stat/arp_cache)))
+	room=$(((thr - used - 256) / 2))
+	[ "$room" -lt 0 ] && room=0
+	if [ "$room" -lt "$n" ]; then
+		echo "lookups: from $room of $n sandboxes only: gc_thresh3 $thr, $used neighbour entries in use" \
+			"machine-wide, two more per sandbox that talks"
+		head -n "$room" "$WORLD_DIR/sb.list" >"$WORLD_DIR/sb.list.tmp"
+		mv "$WORLD_DIR/sb.list.tmp" "$WORLD_DIR/sb.list"
+	fi
 	st0=$(bench_scale_status)
 	c0=$(bench_scale_cpu_ticks "$NETD_PID")
 	"$WORLD_PYTHON" tests/bench/scale_dns.py burst "$WORLD_DIR/sb.list" www.dt.example "$par" >"$WORLD_DIR/burst.out"
@@ -181,7 +205,7 @@ for s in json.load(sys.stdin):
 	st1=$(bench_scale_status)
 	read -r _ ans _ failed _ ms <"$WORLD_DIR/burst.out"
 	pins=$(($(bench_scale_num pins_tracked "$st1") - $(bench_scale_num pins_tracked "$st0")))
-	echo "pins: $pins committed by $n lookups ($ans answered, $failed failed; $par in flight, one client" \
+	echo "pins: $pins committed by $(wc -l <"$WORLD_DIR/sb.list") lookups ($ans answered, $failed failed; $par in flight, one client" \
 		"process) in $ms ms: $(awk -v p="$pins" -v ms="$ms" 'BEGIN {if (ms > 0) printf "%.0f", p * 1000 / ms}') pins/s," \
 		"netd CPU $(((c1 - c0) * 10)) ms; pin latency (answer -> kernel ack) p50" \
 		"$(bench_scale_num pin_p50_us "$st1") us, p99 $(bench_scale_num pin_p99_us "$st1") us"
@@ -190,9 +214,16 @@ for s in json.load(sys.stdin):
 
 	# ---- reload: one rule added to the shared policy ----
 	bench_scale_policy 203.0.113.0/24
+	local perf=""
+	if [ -n "${BENCH_SCALE_PERF:-}" ]; then	# BENCH_SCALE_PERF=DIR: perf profiles of reload and restart
+		perf record -g -p "$NETD_PID" -o "$BENCH_SCALE_PERF/reload-$n.data" >/dev/null 2>&1 &
+		perf=$!
+		sleep 1
+	fi
 	t1=$(date +%s%N)
 	netd policy reload >"$WORLD_DIR/reload.out" 2>&1 || echo "bench scale: reload failed: $(cat "$WORLD_DIR/reload.out")" >&2
 	t2=$(date +%s%N)
+	[ -n "$perf" ] && { kill -INT "$perf"; wait "$perf"; }
 	echo "reload (one CIDR rule added to the policy of all $r): $(((t2 - t1) / 1000000)) ms"
 
 	# ---- restart ----
@@ -201,6 +232,10 @@ for s in json.load(sys.stdin):
 		"$R_DNS_MS ms, to the control socket's first status $R_API_MS ms"
 	rss2=$(awk '/^VmRSS/ {print $2}' "/proc/$NETD_PID/status" 2>/dev/null)
 	echo "netd RSS after the restart: $((${rss2:-0} / 1024)) MiB (${rss2:-0} kB)"
+	if [ -n "${BENCH_SCALE_PERF:-}" ]; then
+		cp "/proc/$NETD_PID/smaps" "$BENCH_SCALE_PERF/smaps-$n"
+		cp "$NETD_LOG.2" "$BENCH_SCALE_PERF/netd-restart-$n.log"
+	fi
 
 	# ---- cleanup ----
 	t1=$(bench_scale_ms)
