@@ -87,6 +87,7 @@ int config_init(struct config *c)
 	c->audit_keep = 5;
 	c->conn_update_interval_s = 60;
 	c->conn_open = true;
+	c->conn_limit = CONFIG_CONN_LIMIT_DEFAULT;
 	return 0;
 }
 
@@ -609,6 +610,31 @@ bad:
 		    yamlx_quote(n->str, n->len, q, sizeof(q)));
 }
 
+/* limits: { connections: N } - the per-sandbox default of a policy's limits.connections (0 = none). */
+static int parse_limits(struct ctx *cx, const struct yamlx_node *n, struct config *c)
+{
+	static const char *const names[] = { "connections" };
+	const struct yamlx_node *v[NAMES_N];
+	unsigned long x;
+	int r;
+
+	if (yamlx_is_null(n))
+		return 0;
+	if (n->type != YAMLX_MAP)
+		return FAIL(cx, n, "limits: expected a mapping, got %s (e.g. limits: { connections: 4096 })",
+			    yamlx_kind(n));
+	r = yamlx_fields(n, cx->file, cx->err, "limits", names, NAMES_N, NULL, v);
+	if (r < 0)
+		return r;
+	if (v[0]) {
+		r = get_uint(cx, v[0], "limits.connections", 0, CONFIG_CONN_LIMIT_MAX, &x);
+		if (r < 0)
+			return r;
+		c->conn_limit = (uint32_t)x;
+	}
+	return 0;
+}
+
 /* reload: { cut_removed: true|false } */
 static int parse_reload(struct ctx *cx, const struct yamlx_node *n, struct config *c)
 {
@@ -654,7 +680,7 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct confi
 	static const char *const names[] = {
 		"socket", "state_dir", "policy_dir", "audit_log", "upstream",
 		"egress_interface", "pool", "dns", "log_level", "audit", "reload", "policy_watch",
-		"metrics_listen", "dataplane",
+		"metrics_listen", "dataplane", "limits",
 	};
 	const struct yamlx_node *v[NAMES_N], *ttl_node = NULL;
 	int r = 0;
@@ -694,6 +720,8 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct confi
 	if (v[12] && (r = parse_metrics_listen(cx, v[12], c)) < 0)
 		return r;
 	if (v[13] && (r = parse_dataplane(cx, v[13], c)) < 0)
+		return r;
+	if (v[14] && (r = parse_limits(cx, v[14], c)) < 0)
 		return r;
 	if (c->min_ttl_s > c->max_ttl_s) {
 		const struct yamlx_node *at = ttl_node ? ttl_node : root;

@@ -19,6 +19,7 @@
  *   log_level: info
  *   audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 }
  *   dataplane: { fast_path: true }           # false: established flows walk every rule
+ *   limits: { connections: 4096 }           # per sandbox, unless its policy says
  */
 #ifndef NETD_CONFIG_H
 #define NETD_CONFIG_H
@@ -34,6 +35,8 @@
 #define CONFIG_FILE_MAX     (1u << 20)	/* bytes */
 #define CONFIG_MAX_TTL_S    604800	/* one week: the largest min_ttl/max_ttl */
 #define CONFIG_IDLE_GRACE_MAX_S 86400	/* one day: the largest dns.idle_grace */
+#define CONFIG_CONN_LIMIT_DEFAULT 4096	/* limits.connections */
+#define CONFIG_CONN_LIMIT_MAX (1u << 20)	/* = POLICY_CONNS_MAX */
 
 struct config {
 	char *socket;		/* owned */
@@ -86,6 +89,9 @@ struct config {
 	/* dataplane: { fast_path: true } - established, unmetered flows are accepted by
 	 * the first rule of forward (netd/fw.h, fw_config.no_fast_path) */
 	bool fast_path;
+	/* limits: { connections: 4096 } - tracked connections per sandbox when its policy
+	 * sets no limits.connections (nftables "ct count"); 0 = no default limit */
+	uint32_t conn_limit;
 };
 
 /* config_init() - fill @c with the defaults (documented in docs/configuration.md). */

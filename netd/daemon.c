@@ -309,6 +309,7 @@ static int startup_restore(struct daemon *d)
 		.n_internal = d->n_internal,
 		.log_group = TRAIL_LOG_GROUP,
 		.no_fast_path = !d->cfg.fast_path,
+		.conn_limit = d->cfg.conn_limit,
 	};
 
 	if (d->cfg.pool6_enabled)

@@ -101,6 +101,8 @@ struct fw_config {
 	uint16_t log_group;	/* nflog group for deny events ("log group N prefix netd:REASON"); 0 = none */
 	bool no_fast_path;	/* config dataplane.fast_path: false - no fast-path rule at the
 				 * head of forward (docs/architecture-fw.md, "The fast path") */
+	uint32_t conn_limit;	/* tracked connections per sandbox whose policy sets no
+				 * limits.connections ("ct count over N"); 0 = none */
 };
 
 struct fw_sandbox {

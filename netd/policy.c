@@ -778,19 +778,27 @@ int policy_parse_size(const char *s, size_t len, uint64_t *ret)
 	return 0;
 }
 
-/* limits: { egress_bytes: SIZE, on_exceed: finish|cut } */
+/* limits.connections: N, 1..POLICY_CONNS_MAX (tracked connections of one sandbox). */
+static int parse_limit_connections(struct ctx *cx, const struct yamlx_node *n, struct policy *p)
+{
+	return parse_rule_uint(cx, n, "limits", "connections", 1, POLICY_CONNS_MAX, &p->max_conns);
+}
+
+/* limits: { egress_bytes: SIZE, on_exceed: finish|cut, connections: N } */
 static int parse_limits(struct ctx *cx, const struct yamlx_node *n, struct policy *p)
 {
-	static const char *const names[] = { "egress_bytes", "on_exceed" };
-	const struct yamlx_node *v[2];
+	static const char *const names[] = { "egress_bytes", "on_exceed", "connections" };
+	const struct yamlx_node *v[3];
 	char q[300];
 	int r;
 
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "limits: expected a mapping, got %s (e.g. limits: { egress_bytes: 500M })",
 			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "limits", names, 2, NULL, v);
+	r = yamlx_fields(n, cx->file, cx->err, "limits", names, 3, NULL, v);
 	if (r < 0)
+		return r;
+	if (v[2] && (r = parse_limit_connections(cx, v[2], p)) < 0)
 		return r;
 	if (v[0]) {
 		if (!yamlx_is_str(v[0]) || policy_parse_size(v[0]->str, v[0]->len, &p->egress_bytes) < 0)

@@ -40,6 +40,7 @@
 #define POLICY_MIN_TTL_MAX  604800	/* seconds: a rule's min_ttl, one week at most */
 #define POLICY_IDLE_GRACE_MAX 86400	/* seconds: a rule's idle_grace, one day at most */
 #define POLICY_EGRESS_MAX   (1ull << 50)	/* bytes: limits.egress_bytes, 1 PiB at most */
+#define POLICY_CONNS_MAX    (1u << 20)	/* limits.connections: tracked connections per sandbox */
 
 /*
  * tls.sni / http.host of a domain rule: does a new TCP connection to an
@@ -89,6 +90,14 @@ struct policy {
 	 */
 	uint64_t egress_bytes;
 	bool quota_cut;
+	/*
+	 * limits: { connections: N }: at most N tracked connections of the
+	 * sandbox at once (nftables "ct count over N", all protocols and both
+	 * families together); over it new connections are dropped (deny
+	 * record reason "conn-limit").  0 = not given: netd.yaml's
+	 * limits.connections applies.  1..POLICY_CONNS_MAX.
+	 */
+	uint32_t max_conns;
 };
 
 /*

@@ -181,14 +181,49 @@ static int raw_boxes(const struct policy *pol, int family, size_t len, struct ru
 }
 
 /*
+ * The boxes being cut: grown as they come, never past @max.  (All of a
+ * reload's or restart's sandboxes hold theirs at once: the array is sized
+ * from what it holds, not from the worst case.)
+ */
+struct boxbuf {
+	struct ruleset_box *v;
+	size_t n, cap, max;
+};
+
+/* A new box at the end of @o.  Return: it; NULL with *@err = -E2BIG or -ENOMEM. */
+static struct ruleset_box *boxbuf_push(struct boxbuf *o, int *err)
+{
+	if (o->n == o->cap) {
+		size_t nc = o->cap ? 2 * o->cap : 16;
+		struct ruleset_box *nv;
+
+		if (o->n >= o->max) {
+			*err = -E2BIG;
+			return NULL;
+		}
+		if (nc > o->max)
+			nc = o->max;
+		nv = realloc(o->v, nc * sizeof(*nv));
+		if (!nv) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		o->v = nv;
+		o->cap = nc;
+	}
+	return &o->v[o->n++];
+}
+
+/*
  * Cut one protocol's boxes along every address boundary (each box's start
  * and end+1): inside one elementary address segment the covering boxes all
  * span it completely, so their port ranges can simply be merged.
  */
-static int cut_group(const struct ruleset_box *g, size_t n, size_t len, struct ruleset_box *out,
-		     size_t *k, size_t max, uint8_t (*bnd)[16], struct pr *ports)
+static int cut_group(const struct ruleset_box *g, size_t n, size_t len, struct boxbuf *out,
+		     uint8_t (*bnd)[16], struct pr *ports)
 {
 	size_t nb = 0, u = 0;
+	int err = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		memcpy(bnd[nb++], g[i].lo, 16);
@@ -227,11 +262,10 @@ static int cut_group(const struct ruleset_box *g, size_t n, size_t len, struct r
 			ports[mp++] = ports[i];
 		}
 		for (size_t i = 0; i < mp; i++) {
-			struct ruleset_box *b;
+			struct ruleset_box *b = boxbuf_push(out, &err);
 
-			if (*k >= max)
-				return -E2BIG;
-			b = &out[(*k)++];
+			if (!b)
+				return err;
 			memcpy(b->lo, bnd[s], 16);
 			memcpy(b->hi, seg_hi, 16);
 			b->proto = g[0].proto;
@@ -244,8 +278,9 @@ static int cut_group(const struct ruleset_box *g, size_t n, size_t len, struct r
 
 int ruleset_cidr_boxes(const struct policy *pol, int family, struct ruleset_box **ret)
 {
-	size_t len = addr_len(family), k = 0, m = 0, max = 4 * RULESET_ELEMS_MAX;
-	struct ruleset_box *raw = NULL, *out = NULL;
+	size_t len = addr_len(family), m = 0;
+	struct boxbuf ob = { .max = 4 * RULESET_ELEMS_MAX };
+	struct ruleset_box *raw = NULL, *out;
 	uint8_t (*bnd)[16] = NULL;
 	struct pr *ports = NULL;
 	int n, r;
@@ -257,24 +292,24 @@ int ruleset_cidr_boxes(const struct policy *pol, int family, struct ruleset_box 
 	if (n <= 0)
 		return n;
 	r = -ENOMEM;
-	out = calloc(max, sizeof(*out));
 	bnd = calloc(2 * (size_t)n, 16);
 	ports = calloc((size_t)n, sizeof(*ports));
-	if (!out || !bnd || !ports)
+	if (!bnd || !ports)
 		goto fail;
 
 	qsort(raw, (size_t)n, sizeof(*raw), cmp_box_proto);
 	for (size_t gs = 0, ge; gs < (size_t)n; gs = ge) {
 		for (ge = gs + 1; ge < (size_t)n && raw[ge].proto == raw[gs].proto; ge++)
 			;
-		r = cut_group(raw + gs, ge - gs, len, out, &k, max, bnd, ports);
+		r = cut_group(raw + gs, ge - gs, len, &ob, bnd, ports);
 		if (r < 0)
 			goto fail;
 	}
 
 	/* Re-join neighbouring segments that ended up with the same ports. */
-	qsort(out, k, sizeof(*out), cmp_box);
-	for (size_t i = 0; i < k; i++) {
+	out = ob.v;
+	qsort(out, ob.n, sizeof(*out), cmp_box);
+	for (size_t i = 0; i < ob.n; i++) {
 		if (m > 0) {
 			struct ruleset_box *prev = &out[m - 1];
 			uint8_t next[16];
@@ -295,11 +330,21 @@ int ruleset_cidr_boxes(const struct policy *pol, int family, struct ruleset_box 
 	free(raw);
 	free(bnd);
 	free(ports);
+	/* Merging only shrinks: give back what the cut needed beyond the result. */
+	if (m < ob.cap) {
+		struct ruleset_box *shrunk = m ? realloc(out, m * sizeof(*out)) : NULL;
+
+		if (shrunk || !m) {
+			if (!m)
+				free(out);
+			out = shrunk;
+		}
+	}
 	*ret = out;
 	return (int)m;
 fail:
 	free(raw);
-	free(out);
+	free(ob.v);
 	free(bnd);
 	free(ports);
 	return r;

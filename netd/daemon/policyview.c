@@ -3,6 +3,7 @@
  */
 #include "netd/daemon/policyview.h"
 
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +11,22 @@
 
 #include "common/addr.h"
 #include "common/hash.h"
+
+/*
+ * limits.connections, when the policy sets it, into @o's "limits" object
+ * (made if need be).  Return: 0; -ENOMEM.
+ */
+static int pview_limit_conns(json_t *o, const struct policy *p)
+{
+	json_t *lim;
+
+	if (!p->max_conns)
+		return 0;
+	lim = json_object_get(o, "limits");
+	if (!lim && json_object_set_new(o, "limits", lim = json_object()) < 0)
+		return -ENOMEM;
+	return json_object_set_new(lim, "connections", json_integer(p->max_conns)) < 0 ? -ENOMEM : 0;
+}
 
 json_t *pview_json(const struct policy *p)
 {
@@ -61,6 +78,10 @@ json_t *pview_json(const struct policy *p)
 			json_object_set_new(o, "limits", json_pack("{s:I, s:s}", "egress_bytes",
 					    (json_int_t)p->egress_bytes, "on_exceed",
 					    p->quota_cut ? "cut" : "finish"));
+		if (o && pview_limit_conns(o, p) < 0) {
+			json_decref(o);
+			return NULL;
+		}
 		return o;
 	}
 }

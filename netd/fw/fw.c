@@ -150,6 +150,7 @@ int fw_new(const struct fw_config *cfg, struct fw_kernel *k, struct fw **ret)
 	snprintf(fw->rc.table, sizeof(fw->rc.table), "%s", table);
 	fw->rc.dns_port = cfg->dns_port;
 	fw->rc.log_group = cfg->log_group;
+	fw->rc.conn_limit = cfg->conn_limit;
 	if (cfg->egress_ifname)
 		snprintf(fw->rc.egress, sizeof(fw->rc.egress), "%s", cfg->egress_ifname);
 	fw->rc.pool4 = cfg->pool4;

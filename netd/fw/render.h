@@ -105,6 +105,7 @@ struct fw_rcfg {
 	char egress[IFNAMSIZ];	/* "" = any non-sandbox interface */
 	struct prefix pool4, pool6;	/* family 0: none (pool6: IPv6 disabled) */
 	bool fast_path;		/* the established-flow rule at the head of forward */
+	uint32_t conn_limit;	/* default per-sandbox "ct count" limit; 0 = none */
 };
 
 static inline bool fw_rcfg_v6(const struct fw_rcfg *rc)

@@ -347,6 +347,40 @@ static void sb_sni_reset(struct bt *bt, const struct sb_arg *a, const char *chai
 
 /* The sandbox's chain: SNI reset, quota, SNI queue, replies, ct mark, CIDR
  * rules, internal drop, SNI queue (new), pins, drop. */
+/*
+ * Tracked connections per sandbox (policy limits.connections, else
+ * netd.yaml's limits.connections):
+ *
+ *   ct state new ct count over N counter log prefix "netd:conn-limit" drop
+ *
+ * after the replies' accept, so only new connections are counted; the
+ * expression's list keeps every connection it let through while conntrack
+ * still tracks it (a dropped attempt is never confirmed and leaves the list
+ * at its next walk).  One list per rule, both families: re-rendering the
+ * chain (its policy changed in a reload, a restart) starts a fresh count.
+ */
+static void sb_conn_limit_rule(struct bt *bt, const struct sb_arg *a, const char *chain)
+{
+	uint32_t n = a->pol->max_conns ? a->pol->max_conns : bt->rc->conn_limit;
+	struct nftnl_expr *e;
+	struct rb rb;
+
+	if (!n)
+		return;
+	rb_init(&rb, bt->rc, chain);
+	fm_ct_new(&rb);
+	e = fx_new(&rb, "connlimit");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CONNLIMIT_COUNT, n);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CONNLIMIT_FLAGS, NFT_CONNLIMIT_F_INV);	/* "over" */
+	}
+	fx_counter(&rb);
+	fx_deny_log(&rb, bt->rc, "conn-limit");
+	fx_verdict(&rb, NF_DROP);
+	bt_rule(bt, &rb);
+}
+
+/* The sandbox's chain: quota, replies, conn limit, ct mark, CIDR rules, internal drop, pins, drop. */
 static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
 {
 	const struct fw_sandbox *sb = a->sb;
@@ -362,6 +396,7 @@ static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
 	fm_ct_est(&rb);
 	fx_verdict(&rb, NF_ACCEPT);
 	bt_rule(bt, &rb);
+	sb_conn_limit_rule(bt, a, chain);
 	/* Every new connection of the sandbox carries its mark (acct.h). */
 	if (sb->ct_mark) {
 		rb_init(&rb, rc, chain);

@@ -9,6 +9,7 @@
 # netns linked to PREFIX-inet.  Everything is removed on exit.
 #
 #   BENCH_SECONDS=10 BENCH_ROUNDS=3 tests/bench/run.sh     (root; build/netd first)
+#   BENCH_SECTIONS=scale BENCH_SCALE_SIZES="1000 5000" tests/bench/run.sh
 #
 # The machine is shared with the client (dnsperf), so one run of each peer
 # is noisy: each hot run is repeated BENCH_ROUNDS times with the peers
@@ -28,6 +29,17 @@ cd "$(dirname "$0")/../.."
 NETD_BIN=${NETD_BIN:-$PWD/build/netd}	# the optimized build, not ASan
 . tests/world.sh
 . tests/integ/lib_netd.sh
+
+# Sections: BENCH_SECTIONS=dns,scale (comma-separated; default: both).
+# scale: tests/bench/scale.sh (BENCH_SCALE_SIZES, default "1000").
+BENCH_SECTIONS=${BENCH_SECTIONS:-dns,scale}
+bench_section() { [[ ",$BENCH_SECTIONS," == *",$1,"* ]]; }
+. tests/bench/scale.sh
+if bench_section scale; then
+	[ -x "$NETD_BIN" ] || { echo "bench: build $NETD_BIN first" >&2; exit 1; }
+	bench_scale
+fi
+bench_section dns || exit 0
 
 SECS=${BENCH_SECONDS:-10}
 for t in dnsperf dnsmasq unbound nft; do

@@ -15,8 +15,9 @@
  *   lookup NAME ADDR PROTO PORT
  *   addmany PREFIX N RULE       N sandboxes PREFIX0..: veth PREFIX%x, 10.88.x.y
  *   updatemany PREFIX N [RULE]  all of them reloaded in one batch
- *   opt KEY=VALUE               for the commands after it: log_group=N, fast_path=0|1 (open),
- *                               ct_mark=N, chained=0|1, quota=BYTES, quota_cut=0|1,
+ *   opt KEY=VALUE               for the commands after it: log_group=N, fast_path=0|1,
+ *                               conn_limit=N (open), ct_mark=N, chained=0|1,
+ *                               quota=BYTES, quota_cut=0|1, conns=N,
  *                               tap=0|1 (MAC 02:00:5e:00:53:01) (add)
  *   close
  *
@@ -47,7 +48,8 @@ static struct fw_kernel *g_fake;	/* --fake: the model g_fw commits to */
 #endif
 static const char *g_fake_out;
 static struct {
-	unsigned long log_group, ct_mark, chained, quota, quota_cut, tap, no_fast_path;
+	unsigned long log_group, ct_mark, chained, quota, quota_cut, tap, no_fast_path,
+		conn_limit, conns;
 } g_opt;
 
 /* The sandboxes of addmany (their names and interfaces). */
@@ -174,6 +176,7 @@ static int build_policy(struct policy *pol, const char *name, char **t, int n)
 	pol->rules = calloc((size_t)n + 1, sizeof(*pol->rules));
 	pol->egress_bytes = g_opt.quota;
 	pol->quota_cut = g_opt.quota_cut != 0;
+	pol->max_conns = (uint32_t)g_opt.conns;
 	for (int i = 0; i < n && r == 0; i++) {
 		r = parse_rule(t[i], &pol->rules[pol->n_rules]);
 		pol->n_rules++;
@@ -250,6 +253,7 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 		cfg.n_internal = (size_t)(n - 6);
 		cfg.log_group = (uint16_t)g_opt.log_group;
 		cfg.no_fast_path = g_opt.no_fast_path != 0;
+		cfg.conn_limit = (uint32_t)g_opt.conn_limit;
 		fw_close(g_fw);
 		g_fw = NULL;
 #ifndef FW_GOLDEN_KERNEL_ONLY
@@ -288,6 +292,10 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 			g_opt.tap = v;
 		else if (strcmp(t[1], "fast_path") == 0)
 			g_opt.no_fast_path = v == 0;
+		else if (strcmp(t[1], "conn_limit") == 0)
+			g_opt.conn_limit = v;
+		else if (strcmp(t[1], "conns") == 0)
+			g_opt.conns = v;
 		else
 			return -EINVAL;
 		return 0;

@@ -44,6 +44,7 @@ static void check_defaults(const struct config *c)
 	assert_int_equal(c->max_ttl_s, 3600);
 	assert_int_equal(c->deny_rcode, 3);
 	assert_int_equal(c->log_level, LOG_LVL_INFO);
+	assert_int_equal(c->conn_limit, 4096);
 }
 
 static void test_defaults(void **state)
@@ -168,7 +169,7 @@ static void test_errors(void **state)
 {
 	(void)state;
 	expect_bad("sockets: /x\n", 1, 1, "config: unknown key 'sockets' (allowed: socket, state_dir, "
-		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level, audit, reload, policy_watch, metrics_listen, dataplane)");
+		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level, audit, reload, policy_watch, metrics_listen, dataplane, limits)");
 	expect_bad("metrics_listen: 9153\n", 1, 17, "metrics_listen: '9153' is not ADDR:PORT");
 	expect_bad("metrics_listen: ::1:9153\n", 1, 17, "is not ADDR:PORT");
 	expect_bad("metrics_listen: \"[127.0.0.1]:9153\"\n", 1, 17, "is not ADDR:PORT");
@@ -311,6 +312,23 @@ static void test_levels_and_rcodes(void **state)
 	assert_int_equal(cparse(&c, "dns: {upstream_deadline_ms: 2s}\n", NULL, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "dns.upstream_deadline_ms: '2s' is not a number"));
 	assert_int_equal(c.dns_upstream_deadline_ms, 1000);	/* the last good value stays */
+	/* Tracked connections per sandbox: 4096 by default, 0 (none) .. 2^20. */
+	assert_int_equal(c.conn_limit, 4096);
+	assert_int_equal(cparse(&c, "limits: {connections: 100}\n", NULL, &err), 0);
+	assert_int_equal(c.conn_limit, 100);
+	assert_int_equal(cparse(&c, "limits: {connections: 0}\n", NULL, &err), 0);
+	assert_int_equal(c.conn_limit, 0);
+	assert_int_equal(cparse(&c, "limits: {connections: 1048576}\n", NULL, &err), 0);
+	assert_int_equal(c.conn_limit, 1048576);
+	assert_int_equal(cparse(&c, "limits: {connections: 1048577}\n", NULL, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "limits.connections: 1048577 is out of range (0-1048576)"));
+	assert_int_equal(cparse(&c, "limits: {connections: many}\n", NULL, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "limits.connections: 'many' is not a number"));
+	assert_int_equal(cparse(&c, "limits: {conns: 5}\n", NULL, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "limits: unknown key 'conns'"));
+	assert_int_equal(cparse(&c, "limits: 5\n", NULL, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "limits: expected a mapping"));
+	assert_int_equal(c.conn_limit, 1048576);	/* the last good value stays */
 	/* The idle grace: off by default, 0..86400 s. */
 	assert_int_equal(c.dns_idle_grace_s, 0);
 	assert_int_equal(cparse(&c, "dns: {idle_grace: 30}\n", NULL, &err), 0);

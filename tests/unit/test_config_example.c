@@ -117,6 +117,7 @@ static void uncommented_parses_with_the_defaults(void **state)
 	assert_int_equal(c.audit_keep, d.audit_keep);
 	assert_int_equal(c.conn_update_interval_s, d.conn_update_interval_s);
 	assert_int_equal(c.reload_cut_removed, d.reload_cut_removed);
+	assert_int_equal(c.conn_limit, d.conn_limit);
 	/* 0 in struct config means the module's default; the example spells it out. */
 	assert_int_equal(c.dns_qps, 1000);
 	assert_int_equal(c.dns_burst, 2000);
@@ -136,14 +137,14 @@ static void uncommented_parses_with_the_defaults(void **state)
 static void every_key_is_there(void **state)
 {
 	/* netd/config.c's schema: parse_doc(), parse_pool(), parse_dns(),
-	 * parse_audit(), parse_reload().  A new key belongs here and there. */
+	 * parse_audit(), parse_reload(), parse_limits().  A new key belongs here and there. */
 	static const char *const keys[] = {
 		"socket:", "state_dir:", "policy_dir:", "audit_log:", "upstream:",
 		"egress_interface:", "pool:", "ipv4:", "ipv6:", "dns:", "port:", "min_ttl:",
 		"max_ttl:", "deny_rcode:", "qps:", "burst:", "max_outstanding:", "max_pins:",
 		"max_pins_per_name:", "cache_size:", "idle_grace:", "udp_gso:", "log_level:",
 		"audit:", "rotate_size:", "keep:", "conn_update_interval:", "conntrack_rcvbuf:",
-		"reload:", "cut_removed:",
+		"reload:", "cut_removed:", "limits:", "connections:",
 	};
 	size_t len;
 	char *y = slurp(EXAMPLE, &len);

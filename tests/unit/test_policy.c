@@ -815,6 +815,38 @@ static void test_egress_quota(void **state)
 	expect_bad_s("quota: not a map", HDR "limits: 5M\n", 0, 3, 9, "expected a mapping");
 }
 
+/* limits: { connections: N }: 1..POLICY_CONNS_MAX, alone or beside the quota. */
+static void test_conn_limit(void **state)
+{
+	struct policy *p;
+
+	(void)state;
+	p = parse_ok(HDR "  - cidrs: [192.0.2.0/24]\n    ports: [80]\n");
+	assert_int_equal(p->max_conns, 0);	/* not given: netd.yaml's default applies */
+	policy_free(p);
+	p = parse_ok(HDR "  - cidrs: [192.0.2.0/24]\n    ports: [80]\nlimits: { connections: 64 }\n");
+	assert_int_equal(p->max_conns, 64);
+	assert_true(p->egress_bytes == 0);
+	policy_free(p);
+	p = parse_ok(HDR "  - domains: [pypi.org]\n    ports: [443]\n"
+		     "limits:\n  egress_bytes: 1M\n  connections: \"1048576\"\n");
+	assert_int_equal(p->max_conns, POLICY_CONNS_MAX);
+	assert_true(p->egress_bytes == 1048576);
+	policy_free(p);
+	expect_bad_s("conns: zero", HDR "limits: { connections: 0 }\n", 0, 3, 24,
+		     "limits.connections: bad value '0' (expected 1-1048576)");
+	expect_bad_s("conns: too many", HDR "limits: { connections: 1048577 }\n", 0, 3, 24,
+		     "limits.connections: bad value '1048577'");
+	expect_bad_s("conns: negative", HDR "limits: { connections: -5 }\n", 0, 3, 24,
+		     "limits.connections: bad value '-5'");
+	expect_bad_s("conns: a list", HDR "limits: { connections: [5] }\n", 0, 3, 24,
+		     "limits.connections: expected a number, got a list");
+	expect_bad_s("conns: suffix", HDR "limits: { connections: 4K }\n", 0, 3, 24,
+		     "limits.connections: bad value '4K'");
+	expect_bad_s("conns: duplicate", HDR "limits: { connections: 5, connections: 6 }\n", 0, 3, 27,
+		     "duplicate key 'connections'");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -822,6 +854,7 @@ int main(void)
 		cmocka_unit_test(test_bad_encoding),
 		cmocka_unit_test(test_pattern_findings),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_conn_limit),
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_rule_dns_keys),
 		cmocka_unit_test(test_rule_l7),

@@ -137,6 +137,23 @@ static void test_changed(void **state)
 	reload_plan_free(&plan);	/* idempotent */
 }
 
+/* Only limits.connections differs: the sandbox is re-rendered (its new ct count rule), pins kept. */
+static void test_conn_limit_changed(void **state)
+{
+	struct world *w = *state;
+	struct policy *newp[2] = { pol(P_OLD "limits: { connections: 64 }\n"), pol(P_OTHER) };
+	struct reload_plan plan;
+	char err[256] = "";
+
+	assert_int_equal(reload_plan_build(&w->in, newp, 2, &plan, err, sizeof(err)), 0);
+	assert_int_equal(plan.n_changes, 1);
+	assert_string_equal(plan.changes[0].sb->name, "sb-web");
+	assert_int_equal(plan.changes[0].pol->max_conns, 64);
+	assert_int_equal(plan.changes[0].n_keep, 2);
+	assert_int_equal(plan.changes[0].n_cut, 0);
+	reload_plan_free(&plan);
+}
+
 static void test_gone_is_deny_all(void **state)
 {
 	struct world *w = *state;
@@ -180,6 +197,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_unchanged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_changed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_conn_limit_changed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_is_deny_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_room_rejects_all, setup, teardown),
 	};
