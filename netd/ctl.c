@@ -233,11 +233,16 @@ static struct bufferevent *conn_new(struct event_base *base, void *arg)
 	return k->bev;
 }
 
-/* The connection of @req: its deadline starts again for the next request. */
-static void conn_request(struct ctl *c, struct evhttp_request *req)
+/*
+ * The connection @con (of a request just handled): its deadline starts
+ * again, for the reply to leave and the next request to come.  Armed after
+ * the handler, not when the request arrived: a handler that runs longer
+ * than the deadline (a reload at thousands of sandboxes) must not have its
+ * reply cut by a timer that expired while it ran.  @con may be gone by now:
+ * then it is no longer in c->conns and nothing happens.
+ */
+static void conn_rearm(struct ctl *c, const struct evhttp_connection *con)
 {
-	struct evhttp_connection *con = evhttp_request_get_connection(req);
-
 	for (struct ctl_conn *k = c->conns; con && k; k = k->next)
 		if (k->evcon == con) {
 			deadline_arm(k);
@@ -473,16 +478,14 @@ static void handle_policies(struct ctl *c, struct evhttp_request *req,
 	}
 }
 
-static void handle(struct evhttp_request *req, void *arg)
+static void handle_request(struct ctl *c, struct evhttp_request *req)
 {
-	struct ctl *c = arg;
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
 	const char *raw = uri ? evhttp_uri_get_path(uri) : NULL;
 	struct ctlreq_path p;
 	char err[160], q[160];
 
-	conn_request(c, req);
 	/* Decoded strictly, segment by segment: a name is what the client meant or a 400. */
 	if (ctlreq_path(raw, &p, err, sizeof(err)) < 0) {
 		reply_error(req, 400, "bad request path: %s", err);
@@ -516,6 +519,17 @@ static void handle(struct evhttp_request *req, void *arg)
 		reply_error(req, 404, "no such endpoint \"%s\" (see /v1/status, /v1/sandboxes, /v1/policies)",
 			    log_quote(raw, strlen(raw), q, sizeof(q)));
 	}
+}
+
+/* evhttp's callback: one request, then its connection's deadline anew. */
+static void handle(struct evhttp_request *req, void *arg)
+{
+	struct ctl *c = arg;
+	const struct evhttp_connection *con = evhttp_request_get_connection(req);
+
+	conn_rearm(c, con);	/* the whole request came in time */
+	handle_request(c, req);	/* @req may be freed once its reply is sent */
+	conn_rearm(c, con);
 }
 
 /* Is something answering on @path?  (A stale file refuses the connect.) */
