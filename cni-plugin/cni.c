@@ -125,7 +125,7 @@ static json_t *get_ci(json_t *obj, const char *key)
  * makes sense behind another plugin that made the interface (chained), and
  * a default policy would opt every pod in.
  */
-static int parse_opt_in(struct cni_conf *c, struct cni_err *err)
+static int conf_opt_in(struct cni_conf *c, struct cni_err *err)
 {
 	json_t *v = json_object_get(c->root, "optIn"), *p;
 	const char *k;
@@ -170,169 +170,207 @@ void cni_conf_done(struct cni_conf *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/*
+ * Bytes -> a JSON object in @c->root (owned by @c, also on failure: the
+ * caller decrefs it).  Duplicate keys are rejected.
+ */
+static int conf_decode(const char *buf, size_t len, struct cni_conf *c, struct cni_err *err)
+{
+	json_error_t jerr;
+
+	if (len > CNI_STDIN_MAX)
+		return cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
+				   "network config over %u bytes", CNI_STDIN_MAX);
+	c->root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!c->root)
+		return cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
+				   "network config is not JSON: line %d column %d: %s", jerr.line,
+				   jerr.column, jerr.text);
+	if (!json_is_object(c->root))
+		return cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
+				   "network config must be a JSON object");
+	return 0;
+}
+
+/*
+ * "cniVersion": required and one of CNI_SUPPORTED_VERSIONS.  From here on
+ * errors answer in that version (@err->version).
+ */
+static int conf_version(struct cni_conf *c, struct cni_err *err)
+{
+	int r;
+
+	if ((r = opt_string(c->root, "cniVersion", &c->cni_version, err)) < 0)
+		return r;
+	if (!c->cni_version)
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "\"cniVersion\" is required");
+	if (!cni_version_supported(c->cni_version)) {
+		char q[64];
+
+		snprintf(q, sizeof(q), "%s", c->cni_version);
+		c->cni_version = NULL;	/* the error answers in our own version */
+		return cni_err_set(err, CNI_ERR_VERSION, "Incompatible CNI version",
+				   "config is \"%s\", plugin supports 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0", q);
+	}
+	c->ip_version_field = c->cni_version[0] == '0';
+	snprintf(err->version, sizeof(err->version), "%s", c->cni_version);
+	return 0;
+}
+
+/*
+ * The plugin object's string keys: every one is type-checked before any
+ * is validated, so a wrong type is reported first.  @mode: "mode", borrowed
+ * from @c->root, or NULL; conf_mode() reads it.
+ */
+static int conf_plugin_keys(struct cni_conf *c, const char **mode, struct cni_err *err)
+{
+	int r;
+
+	if ((r = opt_string(c->root, "name", &c->name, err)) < 0 ||
+	    (r = opt_string(c->root, "type", &c->type, err)) < 0 ||
+	    (r = opt_string(c->root, "socket", &c->socket, err)) < 0 ||
+	    (r = opt_string(c->root, "tombstoneDir", &c->tombstone_dir, err)) < 0 ||
+	    (r = opt_string(c->root, "mode", mode, err)) < 0 ||
+	    (r = opt_string(c->root, "policy", &c->policy, err)) < 0 ||
+	    (r = opt_string(c->root, "defaultPolicy", &c->default_policy, err)) < 0)
+		return r;
+	if (!cni_name_valid(c->name))
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   c->name ? "\"name\" must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ (max 256 bytes)" :
+					     "\"name\" is required");
+	if (!c->type || !c->type[0] || strchr(c->type, '/'))
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "\"type\" is required and must be a binary name without '/'");
+	if (!c->socket)
+		c->socket = CNI_DEFAULT_SOCKET;
+	if (c->socket[0] != '/' || strlen(c->socket) > 107)
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "\"socket\" must be an absolute path of at most 107 bytes");
+	if (!c->tombstone_dir)
+		c->tombstone_dir = CNI_DEFAULT_TOMBSTONE_DIR;
+	if (c->tombstone_dir[0] != '/' || strlen(c->tombstone_dir) > 1024)
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "\"tombstoneDir\" must be an absolute path of at most 1024 bytes");
+	return 0;
+}
+
+/* "mode" (@mode, NULL = "interface") and the policy names the config gives. */
+static int conf_mode(struct cni_conf *c, const char *mode, struct cni_err *err)
+{
+	if (!mode || strcmp(mode, "interface") == 0)
+		c->mode = CNI_MODE_INTERFACE;
+	else if (strcmp(mode, "chained") == 0)
+		c->mode = CNI_MODE_CHAINED;
+	else
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "\"mode\" must be \"interface\" or \"chained\"");
+	if ((c->policy && !policy_valid(c->policy)) ||
+	    (c->default_policy && !policy_valid(c->default_policy)))
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "\"policy\"/\"defaultPolicy\" must be a netd policy name (1-64 of [A-Za-z0-9_.-])");
+	return 0;
+}
+
+/* "prevResult" (spec §4 chained plugins): an object if present. */
+static int conf_prev_result(struct cni_conf *c, struct cni_err *err)
+{
+	json_t *v = json_object_get(c->root, "prevResult");
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_object(v))
+		return cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
+				   "\"prevResult\" must be an object");
+	c->prev_result = v;
+	return 0;
+}
+
+/*
+ * Pod annotations reach us only when we declare the capability
+ * (containerd >= 1.5); runtimeConfig holds exactly the declared
+ * capabilities the runtime had values for (spec §3).
+ */
+static int conf_runtime_config(struct cni_conf *c, struct cni_err *err)
+{
+	json_t *rc = get_ci(c->root, "runtimeConfig"), *v = get_ci(rc, CNI_ANNOTATION_CAP), *p;
+
+	if (!json_is_object(v))
+		return 0;
+	p = json_object_get(v, CNI_ANNOTATION_KEY);
+	if (p && !json_is_string(p))
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "pod annotation %s must be a string", CNI_ANNOTATION_KEY);
+	if (p)
+		c->annotation_policy = json_string_value(p);
+	return 0;
+}
+
+/* Interface mode may delegate addressing to an IPAM plugin (spec §4). */
+static int conf_ipam(struct cni_conf *c, struct cni_err *err)
+{
+	json_t *v = json_object_get(c->root, "ipam"), *t;
+
+	if (!v || json_is_null(v) || c->mode != CNI_MODE_INTERFACE)
+		return 0;
+	t = json_object_get(v, "type");
+	if (!json_is_object(v) || !json_is_string(t) || !cni_ipam_type_valid(json_string_value(t)))
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "\"ipam\" must be an object whose \"type\" names a plugin "
+				   "binary in CNI_PATH (no '/')");
+	c->ipam_type = json_string_value(t);
+	return 0;
+}
+
+/* GC's valid attachments (spec 1.1.0 §2 GC): [{containerID, ifname}, ...]. */
+static int conf_valid_attachments(struct cni_conf *c, struct cni_err *err)
+{
+	json_t *v, *a;
+	size_t i;
+
+	/* libcni sends both; the spec text used the second name (libcni #1101). */
+	v = json_object_get(c->root, "cni.dev/valid-attachments");
+	if (!v)
+		v = json_object_get(c->root, "cni.dev/attachments");
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_array(v))
+		return cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
+				   "cni.dev/valid-attachments must be an array");
+	json_array_foreach(v, i, a) {
+		json_t *cid = json_object_get(a, "containerID"), *ifn = json_object_get(a, "ifname");
+
+		if (!json_is_string(cid) || !json_is_string(ifn))
+			return cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
+					   "cni.dev/valid-attachments[%zu] needs string containerID and ifname",
+					   i);
+	}
+	c->valid_attachments = v;
+	return 0;
+}
+
+/*
+ * The steps run in this order, and the first error wins: which error a
+ * config with several faults gets is part of the behaviour.
+ */
 int cni_conf_parse(const char *buf, size_t len, struct cni_conf *out, struct cni_err *err)
 {
 	struct cni_conf c = { 0 };
 	const char *mode = NULL;
-	json_error_t jerr;
-	json_t *rc, *v;
 	int r;
 
 	memset(out, 0, sizeof(*out));
 	err->version[0] = '\0';
-	if (len > CNI_STDIN_MAX)
-		return cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
-				   "network config over %u bytes", CNI_STDIN_MAX);
-	c.root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!c.root)
-		return cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
-				   "network config is not JSON: line %d column %d: %s", jerr.line,
-				   jerr.column, jerr.text);
-	if (!json_is_object(c.root)) {
-		r = cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
-				"network config must be a JSON object");
-		goto fail;
-	}
-	if ((r = opt_string(c.root, "cniVersion", &c.cni_version, err)) < 0)
-		goto fail;
-	if (!c.cni_version) {
-		r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
-				"\"cniVersion\" is required");
-		goto fail;
-	}
-	if (!cni_version_supported(c.cni_version)) {
-		char q[64];
-
-		snprintf(q, sizeof(q), "%s", c.cni_version);
-		c.cni_version = NULL;	/* the error answers in our own version */
-		r = cni_err_set(err, CNI_ERR_VERSION, "Incompatible CNI version",
-				"config is \"%s\", plugin supports 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0", q);
-		goto fail;
-	}
-	c.ip_version_field = c.cni_version[0] == '0';
-	snprintf(err->version, sizeof(err->version), "%s", c.cni_version);
-	if ((r = opt_string(c.root, "name", &c.name, err)) < 0 ||
-	    (r = opt_string(c.root, "type", &c.type, err)) < 0 ||
-	    (r = opt_string(c.root, "socket", &c.socket, err)) < 0 ||
-	    (r = opt_string(c.root, "tombstoneDir", &c.tombstone_dir, err)) < 0 ||
-	    (r = opt_string(c.root, "mode", &mode, err)) < 0 ||
-	    (r = opt_string(c.root, "policy", &c.policy, err)) < 0 ||
-	    (r = opt_string(c.root, "defaultPolicy", &c.default_policy, err)) < 0)
-		goto fail;
-	if (!cni_name_valid(c.name)) {
-		r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
-				c.name ? "\"name\" must match ^[a-zA-Z0-9][a-zA-Z0-9_.-]*$ (max 256 bytes)" :
-					 "\"name\" is required");
-		goto fail;
-	}
-	if (!c.type || !c.type[0] || strchr(c.type, '/')) {
-		r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
-				"\"type\" is required and must be a binary name without '/'");
-		goto fail;
-	}
-	if (!c.socket)
-		c.socket = CNI_DEFAULT_SOCKET;
-	if (c.socket[0] != '/' || strlen(c.socket) > 107) {
-		r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
-				"\"socket\" must be an absolute path of at most 107 bytes");
-		goto fail;
-	}
-	if (!c.tombstone_dir)
-		c.tombstone_dir = CNI_DEFAULT_TOMBSTONE_DIR;
-	if (c.tombstone_dir[0] != '/' || strlen(c.tombstone_dir) > 1024) {
-		r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
-				"\"tombstoneDir\" must be an absolute path of at most 1024 bytes");
-		goto fail;
-	}
-	if (!mode || strcmp(mode, "interface") == 0) {
-		c.mode = CNI_MODE_INTERFACE;
-	} else if (strcmp(mode, "chained") == 0) {
-		c.mode = CNI_MODE_CHAINED;
-	} else {
-		r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
-				"\"mode\" must be \"interface\" or \"chained\"");
-		goto fail;
-	}
-	if ((c.policy && !policy_valid(c.policy)) ||
-	    (c.default_policy && !policy_valid(c.default_policy))) {
-		r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
-				"\"policy\"/\"defaultPolicy\" must be a netd policy name (1-64 of [A-Za-z0-9_.-])");
-		goto fail;
-	}
-	if ((r = parse_opt_in(&c, err)) < 0)
-		goto fail;
-	v = json_object_get(c.root, "prevResult");
-	if (v && !json_is_null(v)) {
-		if (!json_is_object(v)) {
-			r = cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
-					"\"prevResult\" must be an object");
-			goto fail;
-		}
-		c.prev_result = v;
-	}
-	/*
-	 * Pod annotations reach us only when we declare the capability
-	 * (containerd >= 1.5); runtimeConfig holds exactly the declared
-	 * capabilities the runtime had values for (spec §3).
-	 */
-	rc = get_ci(c.root, "runtimeConfig");
-	v = get_ci(rc, CNI_ANNOTATION_CAP);
-	if (json_is_object(v)) {
-		json_t *p = json_object_get(v, CNI_ANNOTATION_KEY);
-
-		if (p && !json_is_string(p)) {
-			r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
-					"pod annotation %s must be a string", CNI_ANNOTATION_KEY);
-			goto fail;
-		}
-		if (p)
-			c.annotation_policy = json_string_value(p);
-	}
-	/* Interface mode may delegate addressing to an IPAM plugin (spec §4). */
-	v = json_object_get(c.root, "ipam");
-	if (v && !json_is_null(v) && c.mode == CNI_MODE_INTERFACE) {
-		json_t *t = json_object_get(v, "type");
-
-		if (!json_is_object(v) || !json_is_string(t) ||
-		    !cni_ipam_type_valid(json_string_value(t))) {
-			r = cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
-					"\"ipam\" must be an object whose \"type\" names a plugin "
-					"binary in CNI_PATH (no '/')");
-			goto fail;
-		}
-		c.ipam_type = json_string_value(t);
-	}
-	/* libcni sends both; the spec text used the second name (libcni #1101). */
-	v = json_object_get(c.root, "cni.dev/valid-attachments");
-	if (!v)
-		v = json_object_get(c.root, "cni.dev/attachments");
-	if (v && !json_is_null(v)) {
-		size_t i;
-		json_t *a;
-
-		if (!json_is_array(v)) {
-			r = cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
-					"cni.dev/valid-attachments must be an array");
-			goto fail;
-		}
-		json_array_foreach(v, i, a) {
-			json_t *cid = json_object_get(a, "containerID"),
-			       *ifn = json_object_get(a, "ifname");
-
-			if (!json_is_string(cid) || !json_is_string(ifn)) {
-				r = cni_err_set(err, CNI_ERR_DECODE, "Failed to decode content",
-						"cni.dev/valid-attachments[%zu] needs string containerID and ifname",
-						i);
-				goto fail;
-			}
-		}
-		c.valid_attachments = v;
+	if ((r = conf_decode(buf, len, &c, err)) < 0 || (r = conf_version(&c, err)) < 0 ||
+	    (r = conf_plugin_keys(&c, &mode, err)) < 0 || (r = conf_mode(&c, mode, err)) < 0 ||
+	    (r = conf_opt_in(&c, err)) < 0 || (r = conf_prev_result(&c, err)) < 0 ||
+	    (r = conf_runtime_config(&c, err)) < 0 || (r = conf_ipam(&c, err)) < 0 ||
+	    (r = conf_valid_attachments(&c, err)) < 0) {
+		json_decref(c.root);
+		return r;
 	}
 	*out = c;
 	return 0;
-fail:
-	json_decref(c.root);
-	return r;
 }
 
 int cni_args_get(const char *args, const char *key, char *out, size_t outsz)

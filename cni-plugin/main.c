@@ -411,206 +411,309 @@ static int chained_view(const struct cni_conf *c, const char *ifn, const char *n
 
 /* ---- verbs ------------------------------------------------------------------ */
 
-static int cmd_add(const struct cni_conf *c, struct cni_err *err)
-{
-	const char *cid = env("CNI_CONTAINERID"), *ifn = env("CNI_IFNAME"),
-		   *ns = env("CNI_NETNS");
-	char name[CNI_SANDBOX_NAME_LEN + 1], pbuf[CNI_POLICY_MAX + 2], path[POLICY_PATH_MAX];
-	char host_mac[18];
+/*
+ * One ADD in progress: what its steps below share.  Everything borrowed
+ * lives until cmd_add() returns.
+ */
+struct add_op {
+	const struct cni_conf *c;
+	const char *cid, *ifn, *ns;		/* CNI_CONTAINERID, CNI_IFNAME, CNI_NETNS */
+	char name[CNI_SANDBOX_NAME_LEN + 1];	/* the netd sandbox */
+	char pbuf[CNI_POLICY_MAX + 2];		/* CNI_ARGS NETD_POLICY, if that is the source */
+	const char *policy;			/* borrowed: @c, @pbuf; NULL if not opted in */
 	enum cni_policy_source src;
-	struct cni_attachment a = { 0 };
-	struct peer_probe probe = { 0 };
-	struct chained_view cv;
-	struct cni_ipam ipam;
-	json_t *req, *reply = NULL, *res, *ipam_res = NULL;
-	const char *policy;
-	bool exists;
+	struct chained_view cv;			/* chained mode */
+	struct cni_ipam ipam;			/* with an IPAM plugin */
+	json_t *ipam_res;			/* owned: the IPAM plugin's result, or NULL */
+};
+
+/*
+ * Which policy, and does this ADD go to netd at all?  "optIn" and a pod
+ * that named no policy: the spec's "pass through" (§2 ADD: a plugin MUST
+ * output prevResult), printed here without asking netd, so CoreDNS and
+ * the cluster's own pods never depend on netd running.
+ * Return: 0 go on; 1 passed through (done); -EINVAL with @err filled.
+ */
+static int add_pick_policy(struct add_op *op, struct cni_err *err)
+{
+	const struct cni_conf *c = op->c;
+
+	op->policy = cni_policy_select(c, getenv("CNI_ARGS"), op->pbuf, sizeof(op->pbuf),
+				       &op->src, err);
+	if (!op->policy && op->src != CNI_POLICY_NONE)
+		return -EINVAL;
+	if (!op->policy && c->prev_result) {
+		fprintf(stderr, "netd-cni: ADD %s/%s on %s: not opted in, passed through\n",
+			op->cid, op->ifn, c->name);
+		print_json(json_incref(c->prev_result));
+		return 1;
+	}
+	return 0;
+}
+
+/* Chained mode: what the plugins before us made (prevResult) must be usable. */
+static int add_check_chained(struct add_op *op, struct cni_err *err)
+{
+	if (op->c->mode != CNI_MODE_CHAINED)
+		return 0;
+	if (!op->c->prev_result)
+		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+				   "\"mode\": \"chained\" needs a prevResult: put netd-cni "
+				   "after an interface plugin (bridge, ptp) in the conflist");
+	if (chained_view(op->c, op->ifn, op->ns, &op->cv, err) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* An unknown policy fails ADD before anything is created. */
+static int add_check_policy(const struct add_op *op, struct cni_err *err)
+{
+	const struct cni_conf *c = op->c;
+	char path[POLICY_PATH_MAX];
+	json_t *reply = NULL;
 	int r, status;
 
-	if (check_env(true, err) < 0)
-		return -EINVAL;
-	policy = cni_policy_select(c, getenv("CNI_ARGS"), pbuf, sizeof(pbuf), &src, err);
-	if (!policy && src != CNI_POLICY_NONE)
-		return -EINVAL;
-	if (!policy && c->prev_result) {
-		/*
-		 * "optIn" and this pod named no policy: the spec's "pass
-		 * through" (§2 ADD: a plugin MUST output prevResult), without
-		 * asking netd, so CoreDNS and the cluster's own pods never
-		 * depend on netd running.
-		 */
-		fprintf(stderr, "netd-cni: ADD %s/%s on %s: not opted in, passed through\n", cid, ifn,
-			c->name);
-		print_json(json_incref(c->prev_result));
-		return 0;
-	}
-	if (c->mode == CNI_MODE_CHAINED) {
-		if (!c->prev_result)
-			return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
-					   "\"mode\": \"chained\" needs a prevResult: put netd-cni "
-					   "after an interface plugin (bridge, ptp) in the conflist");
-		if (chained_view(c, ifn, ns, &cv, err) < 0)
-			return -EINVAL;
-	}
-	cni_sandbox_name(c->name, cid, ifn, name);
-
-	/* An unknown policy fails ADD before anything is created. */
-	snprintf(path, sizeof(path), "/v1/policies/%s", policy);
+	snprintf(path, sizeof(path), "/v1/policies/%s", op->policy);
 	r = httpc_request(c->socket, "GET", path, NULL, &status, &reply);
 	if (r < 0)
 		return netd_down(r) ? err_netd_down(err, c->socket, r) :
 			cni_err_set(err, CNI_ERR_IO, "I/O failure", "control socket %s: %s",
 				    c->socket, strerror(-r));
 	json_decref(reply);
-	reply = NULL;
 	if (status == 404)
 		return cni_err_set(err, CNI_ERR_POLICY, "Unknown policy",
-				   "policy \"%s\" (from %s) is not loaded in netd", policy,
-				   cni_policy_source_name(src));
+				   "policy \"%s\" (from %s) is not loaded in netd", op->policy,
+				   cni_policy_source_name(op->src));
 	if (status != 200)
 		return cni_err_set(err, CNI_ERR_NETD, "netd refused the request",
 				   "GET %s: HTTP %d", path, status);
+	return 0;
+}
 
-	/*
-	 * Interface mode with an IPAM plugin (spec §4): it picks the addresses
-	 * first; from here on every failure releases them again.
-	 */
-	if (c->ipam_type) {
-		if (ipam_exec(c, "ADD", &ipam_res, err) < 0)
-			return -EINVAL;
-		if (cni_ipam_parse(ipam_res, &ipam, err) < 0) {
-			ipam_undo(c);
-			json_decref(ipam_res);
-			return -EINVAL;
-		}
+/*
+ * Interface mode with an IPAM plugin (spec §4): it picks the addresses
+ * first; from here on every failure releases them again (cmd_add()).
+ */
+static int add_run_ipam(struct add_op *op, struct cni_err *err)
+{
+	if (ipam_exec(op->c, "ADD", &op->ipam_res, err) < 0)
+		return -EINVAL;
+	if (cni_ipam_parse(op->ipam_res, &op->ipam, err) < 0) {
+		ipam_undo(op->c);
+		json_decref(op->ipam_res);
+		op->ipam_res = NULL;
+		return -EINVAL;
 	}
-	/* netd programs the rules before it creates the interface (netd/daemon.c). */
-	req = json_pack("{s:s, s:s, s:s, s:s}", "name", name, "policy", policy, "netns", ns,
-			"ifname", ifn);
-	if (req && c->ipam_type) {
+	return 0;
+}
+
+/*
+ * The POST /v1/sandboxes body: the attachment, plus the IPAM plugin's
+ * addresses or the chained interface.  Return: the request (caller
+ * decrefs); NULL with @err filled.
+ */
+static json_t *add_request(const struct add_op *op, struct cni_err *err)
+{
+	json_t *req = json_pack("{s:s, s:s, s:s, s:s}", "name", op->name, "policy", op->policy,
+				"netns", op->ns, "ifname", op->ifn);
+
+	if (req && op->c->ipam_type) {
 		char a4[64], a6[64];
 		json_t *ad = json_object();
 
-		snprintf(a4, sizeof(a4), "%s/%u", ipam.ipv4, ipam.plen4);
-		snprintf(a6, sizeof(a6), "%s/%u", ipam.ipv6, ipam.plen6);
-		if (ad && ipam.ipv4[0]) {
+		snprintf(a4, sizeof(a4), "%s/%u", op->ipam.ipv4, op->ipam.plen4);
+		snprintf(a6, sizeof(a6), "%s/%u", op->ipam.ipv6, op->ipam.plen6);
+		if (ad && op->ipam.ipv4[0]) {
 			json_object_set_new(ad, "ipv4", json_string(a4));
-			json_object_set_new(ad, "gateway4", json_string(ipam.gateway4));
+			json_object_set_new(ad, "gateway4", json_string(op->ipam.gateway4));
 		}
-		if (ad && ipam.ipv6[0]) {
+		if (ad && op->ipam.ipv6[0]) {
 			json_object_set_new(ad, "ipv6", json_string(a6));
-			json_object_set_new(ad, "gateway6", json_string(ipam.gateway6));
+			json_object_set_new(ad, "gateway6", json_string(op->ipam.gateway6));
 		}
 		if (!ad || json_object_set_new(req, "addresses", ad) < 0) {
 			json_decref(req);
 			req = NULL;
 		}
 	}
-	if (req && c->mode == CNI_MODE_CHAINED) {
-		json_t *at = json_pack("{s:s}", "host_ifname", cv.host_ifname);
+	if (req && op->c->mode == CNI_MODE_CHAINED) {
+		json_t *at = json_pack("{s:s}", "host_ifname", op->cv.host_ifname);
 
-		if (at && cv.ipv4[0])
-			json_object_set_new(at, "ipv4", json_string(cv.ipv4));
-		if (at && cv.ipv6[0])
-			json_object_set_new(at, "ipv6", json_string(cv.ipv6));
+		if (at && op->cv.ipv4[0])
+			json_object_set_new(at, "ipv4", json_string(op->cv.ipv4));
+		if (at && op->cv.ipv6[0])
+			json_object_set_new(at, "ipv6", json_string(op->cv.ipv6));
 		if (!at || json_object_set_new(req, "attach", at) < 0) {
 			json_decref(req);
-			return cni_err_set(err, CNI_ERR_IO, "I/O failure", "out of memory");
+			cni_err_set(err, CNI_ERR_IO, "I/O failure", "out of memory");
+			return NULL;
 		}
 	}
-	if (!req) {
-		r = cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables",
-				"CNI_NETNS is not valid UTF-8");
-		goto fail_ipam;
-	}
+	if (!req)
+		cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables",
+			    "CNI_NETNS is not valid UTF-8");
+	return req;
+}
+
+/* A refused POST /v1/sandboxes (@status, netd's @m) as the CNI error. */
+static int add_refused(const struct add_op *op, int status, const char *m, struct cni_err *err)
+{
+	if (status == 409 && strstr(m, "sandbox of that name"))
+		return cni_err_set(err, CNI_ERR_EXISTS, "Attachment exists",
+				   "container %s already has %s on network %s (netd sandbox %s): "
+				   "DEL it first", op->cid, op->ifn, op->c->name, op->name);
+	if (status == 409)
+		return cni_err_set(err, CNI_ERR_EXISTS, "Interface exists", "netd: %s", m);
+	if (status == 404)
+		return cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables",
+				   "CNI_NETNS: netd: %s", m);
+	return cni_err_set(err, CNI_ERR_NETD, "netd refused the request", "HTTP %d: %s", status,
+			   m);
+}
+
+/*
+ * Ask netd to attach; netd programs the rules before it creates the
+ * interface (netd/daemon.c).  @ret_reply: netd's answer on success (caller
+ * decrefs).  @ret_exists: set when the attachment exists already: its
+ * address is in use by it, so the IPAM plugin must keep it.
+ * Return: 0; -EINVAL with @err filled.
+ */
+static int add_call_netd(const struct add_op *op, json_t **ret_reply, bool *ret_exists,
+			 struct cni_err *err)
+{
+	const struct cni_conf *c = op->c;
+	json_t *req = add_request(op, err), *reply = NULL;
+	int r, status;
+
+	if (!req)
+		return -EINVAL;
 	r = httpc_request(c->socket, "POST", "/v1/sandboxes", req, &status, &reply);
 	json_decref(req);
-	if (r < 0) {
-		r = netd_down(r) ? err_netd_down(err, c->socket, r) :
+	if (r < 0)
+		return netd_down(r) ? err_netd_down(err, c->socket, r) :
 			cni_err_set(err, CNI_ERR_IO, "I/O failure", "control socket %s: %s",
 				    c->socket, strerror(-r));
-		goto fail_ipam;
-	}
 	if (status != 201) {
 		const char *m = netd_message(reply);
 
-		if (status == 409 && strstr(m, "sandbox of that name"))
-			r = cni_err_set(err, CNI_ERR_EXISTS, "Attachment exists",
-					"container %s already has %s on network %s (netd sandbox %s): "
-					"DEL it first", cid, ifn, c->name, name);
-		else if (status == 409)
-			r = cni_err_set(err, CNI_ERR_EXISTS, "Interface exists",
-					"netd: %s", m);
-		else if (status == 404)
-			r = cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables",
-					"CNI_NETNS: netd: %s", m);
-		else
-			r = cni_err_set(err, CNI_ERR_NETD, "netd refused the request",
-					"HTTP %d: %s", status, m);
-		/*
-		 * The attachment exists already: its address is in use by it,
-		 * so the IPAM plugin must keep it.
-		 */
-		exists = status == 409 && strstr(m, "sandbox of that name");
+		r = add_refused(op, status, m, err);
+		*ret_exists = status == 409 && strstr(m, "sandbox of that name");
 		json_decref(reply);
-		if (exists)
-			goto out_ipam;
-		goto fail_ipam;
+		return r;
 	}
-	if (c->mode == CNI_MODE_CHAINED) {
-		/*
-		 * prevResult passes through; only dns.nameservers change: the
-		 * gateway, since netd redirects all of the container's :53.
-		 */
-		a.gateway4 = cv.gateway4;
-		a.gateway6 = cv.gateway6;
-		goto result;
+	*ret_reply = reply;
+	return 0;
+}
+
+/* The attachment an ADD result describes, with the buffers it borrows. */
+struct add_view {
+	struct cni_attachment a;
+	char host_mac[18];		/* a.host_mac points here */
+	struct peer_probe probe;	/* a.mac points into it */
+};
+
+/*
+ * Fill @v from netd's @reply (borrowed into @v->a: keep @reply until the
+ * result is built).  Chained mode: prevResult passes through; only
+ * dns.nameservers change: the gateway, since netd redirects all of the
+ * container's :53.
+ */
+static void add_view(const struct add_op *op, json_t *reply, struct add_view *v)
+{
+	const struct cni_ipam *ipam = &op->ipam;
+	struct cni_attachment *a = &v->a;
+
+	memset(v, 0, sizeof(*v));
+	if (op->c->mode == CNI_MODE_CHAINED) {
+		a->gateway4 = op->cv.gateway4;
+		a->gateway6 = op->cv.gateway6;
+		return;
 	}
-	a.host_ifname = jstr(reply, "host_ifname");
-	a.ifname = ifn;
-	a.netns = ns;
-	a.ipv4 = jstr(reply, "ipv4");
-	a.gateway4 = jstr(reply, "gateway4");
-	a.ipv6 = jstr(reply, "ipv6");
-	a.gateway6 = jstr(reply, "gateway6");
-	a.plen4 = 30;	/* netd's point-to-point links (netd/sandbox.h) */
-	a.plen6 = 126;
-	if (c->ipam_type) {
+	a->host_ifname = jstr(reply, "host_ifname");
+	a->ifname = op->ifn;
+	a->netns = op->ns;
+	a->ipv4 = jstr(reply, "ipv4");
+	a->gateway4 = jstr(reply, "gateway4");
+	a->ipv6 = jstr(reply, "ipv6");
+	a->gateway6 = jstr(reply, "gateway6");
+	a->plen4 = 30;	/* netd's point-to-point links (netd/sandbox.h) */
+	a->plen6 = 126;
+	if (op->c->ipam_type) {
 		/* What the IPAM plugin chose (netd echoes it: same addresses). */
-		a.ipv4 = ipam.ipv4[0] && a.ipv4 ? ipam.ipv4 : NULL;
-		a.gateway4 = a.ipv4 ? ipam.gateway4 : NULL;
-		a.ipv6 = ipam.ipv6[0] && a.ipv6 ? ipam.ipv6 : NULL;
-		a.gateway6 = a.ipv6 ? ipam.gateway6 : NULL;
-		a.plen4 = ipam.plen4;
-		a.plen6 = ipam.plen6;
-		a.routes = ipam.routes;
+		a->ipv4 = ipam->ipv4[0] && a->ipv4 ? ipam->ipv4 : NULL;
+		a->gateway4 = a->ipv4 ? ipam->gateway4 : NULL;
+		a->ipv6 = ipam->ipv6[0] && a->ipv6 ? ipam->ipv6 : NULL;
+		a->gateway6 = a->ipv6 ? ipam->gateway6 : NULL;
+		a->plen4 = ipam->plen4;
+		a->plen6 = ipam->plen6;
+		a->routes = ipam->routes;
 	}
-	if (a.host_ifname && link_mac(a.host_ifname, host_mac, sizeof(host_mac)) == 0)
-		a.host_mac = host_mac;
-	probe.ifname = ifn;
-	if (in_netns(ns, probe_peer, &probe) == 0 && probe.has_mac)
-		a.mac = probe.mac;
-result:
-	res = cni_result_new(c, &a);
-	json_decref(reply);
+	if (a->host_ifname && link_mac(a->host_ifname, v->host_mac, sizeof(v->host_mac)) == 0)
+		a->host_mac = v->host_mac;
+	v->probe.ifname = op->ifn;
+	if (in_netns(op->ns, probe_peer, &v->probe) == 0 && v->probe.has_mac)
+		a->mac = v->probe.mac;
+}
+
+/*
+ * Build the spec §5 result from netd's @reply (consumed) and print it.
+ * Out of memory after netd attached it: undo, so nothing is half there.
+ */
+static int add_result(const struct add_op *op, json_t *reply, struct cni_err *err)
+{
+	const struct cni_conf *c = op->c;
+	struct add_view v;
+	char path[POLICY_PATH_MAX];
+	json_t *res;
+	int status;
+
+	add_view(op, reply, &v);
+	res = cni_result_new(c, &v.a);
+	json_decref(reply);	/* only now: v.a borrows from it */
 	if (!res) {
-		/* Out of memory after netd attached it: undo, so nothing is half there. */
-		snprintf(path, sizeof(path), "/v1/sandboxes/%s", name);
+		snprintf(path, sizeof(path), "/v1/sandboxes/%s", op->name);
 		if (httpc_request(c->socket, "DELETE", path, NULL, &status, &reply) == 0)
 			json_decref(reply);
-		r = cni_err_set(err, CNI_ERR_IO, "I/O failure", "out of memory");
-		goto fail_ipam;
+		return cni_err_set(err, CNI_ERR_IO, "I/O failure", "out of memory");
 	}
-	fprintf(stderr, "netd-cni: ADD %s/%s on %s: netd sandbox %s, policy %s (%s)\n", cid, ifn,
-		c->name, name, policy, cni_policy_source_name(src));
+	fprintf(stderr, "netd-cni: ADD %s/%s on %s: netd sandbox %s, policy %s (%s)\n", op->cid,
+		op->ifn, c->name, op->name, op->policy, cni_policy_source_name(op->src));
 	print_json(res);
-	json_decref(ipam_res);
 	return 0;
-fail_ipam:
-	if (c->ipam_type)
+}
+
+/*
+ * ADD (spec §2): pick the policy, check prevResult (chained) and the
+ * policy, let the IPAM plugin pick addresses, have netd attach, print the
+ * result.  A failure after IPAM ADD releases the addresses again, unless
+ * the attachment exists already.
+ */
+static int cmd_add(const struct cni_conf *c, struct cni_err *err)
+{
+	struct add_op op = { .c = c, .cid = env("CNI_CONTAINERID"), .ifn = env("CNI_IFNAME"),
+			     .ns = env("CNI_NETNS") };
+	json_t *reply = NULL;
+	bool exists = false;
+	int r;
+
+	if (check_env(true, err) < 0)
+		return -EINVAL;
+	r = add_pick_policy(&op, err);
+	if (r != 0)
+		return r > 0 ? 0 : r;
+	if ((r = add_check_chained(&op, err)) < 0)
+		return r;
+	cni_sandbox_name(c->name, op.cid, op.ifn, op.name);
+	if ((r = add_check_policy(&op, err)) < 0)
+		return r;
+	if (c->ipam_type && (r = add_run_ipam(&op, err)) < 0)
+		return r;
+	r = add_call_netd(&op, &reply, &exists, err);
+	if (r == 0)
+		r = add_result(&op, reply, err);
+	if (r < 0 && c->ipam_type && !exists)
 		ipam_undo(c);
-out_ipam:
-	json_decref(ipam_res);
+	json_decref(op.ipam_res);
 	return r;
 }
 
