@@ -311,6 +311,29 @@ static void warn_never_pin(const char *file, const struct policy *p)
 		}
 }
 
+/* `policy check`: each rule's except list, and the excepts another rule undoes. */
+static void show_excepts(const char *file, const struct policy *p)
+{
+	for (size_t r = 0; r < p->n_rules; r++) {
+		const struct policy_rule *rule = &p->rules[r];
+
+		if (!rule->n_excepts)
+			continue;
+		printf("%s:%u: egress[%zu]: except", file, rule->line, r);
+		for (size_t e = 0; e < rule->n_excepts; e++)
+			printf("%s %s", e ? "," : "", rule->excepts[e]);
+		printf(" (denied by this rule though its wildcards match)\n");
+		for (size_t e = 0; e < rule->n_excepts; e++) {
+			uint16_t o[1];
+
+			if (policy_except_shadows(p, r, e, o, 1))
+				fprintf(stderr, "%s:%u: warning: egress[%zu].except[%zu] %s is still "
+					"allowed by egress[%u] (line %u)\n", file, rule->line, r, e,
+					rule->excepts[e], o[0], p->rules[o[0]].line);
+		}
+	}
+}
+
 static int cmd_policy(int argc, char **argv)
 {
 	const char *sub = argc > 1 ? argv[1] : NULL;
@@ -354,6 +377,7 @@ static int cmd_policy(int argc, char **argv)
 			printf("%s: ok (policy %s, %zu rule%s)\n", argv[i], p->name, p->n_rules,
 			       p->n_rules == 1 ? "" : "s");
 			warn_never_pin(argv[i], p);
+			show_excepts(argv[i], p);
 			seen[n_seen++] = p;
 		}
 		for (size_t k = 0; k < n_seen; k++)

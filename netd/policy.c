@@ -3,9 +3,7 @@
  * qname matcher.  Pure: memory in, struct policy or a located diagnostic
  * out; never logs, never touches the network.
  *
- * The matcher is a hash index built once per policy: exact names, and the
- * suffixes of "*." wildcards, each mapped to the ascending list of rules
- * that name them.  A lookup costs one hash probe per label of the qname.
+ * The matcher is netd/policy_index.c.
  *
  * Patterns a resolver or the DNS would read differently from the operator
  * are refused (docs/security.md, "Policy patterns"): a wildcard over a
@@ -29,6 +27,7 @@
 #include <libpsl.h>
 
 #include "common/yamlx.h"
+#include "netd/policy_index.h"
 
 #define DNS_NAME_MAX  253	/* presentation form without trailing dot (RFC 1035 3.1) */
 #define DNS_LABEL_MAX 63	/* RFC 1035 2.3.4 */
@@ -39,173 +38,6 @@ struct ctx {
 };
 
 #define FAIL(cx, n, ...) diag_set((cx)->err, (cx)->file, (n)->line, (n)->col, __VA_ARGS__)
-
-/* ---- the index -------------------------------------------------------- */
-
-struct pidx_entry {
-	const char *key;	/* borrowed from a rule's domains[]; NULL = free slot */
-	size_t len;
-	bool wild;		/* key is the suffix of a "*." pattern */
-	uint64_t hash;
-	uint16_t *rules;	/* ascending, no duplicates */
-	uint16_t n_rules, cap;
-};
-
-struct pidx {
-	struct pidx_entry *slot;
-	size_t mask;		/* slots - 1; slots is a power of two */
-};
-
-/* FNV-1a; the keys come from the operator's file, lookups from sandboxes. */
-static uint64_t pidx_hash(const char *s, size_t len, bool wild)
-{
-	uint64_t h = wild ? 0x84222325cbf29ce4ull : 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
-static const struct pidx_entry *pidx_find(const struct pidx *x, const char *s, size_t len,
-					  bool wild)
-{
-	uint64_t h = pidx_hash(s, len, wild);
-
-	/* Load factor <= 1/2, so a free slot always ends the probe. */
-	for (size_t i = h & x->mask;; i = (i + 1) & x->mask) {
-		const struct pidx_entry *e = &x->slot[i];
-
-		if (!e->key)
-			return NULL;
-		if (e->hash == h && e->wild == wild && e->len == len && memcmp(e->key, s, len) == 0)
-			return e;
-	}
-}
-
-static int pidx_add(struct pidx *x, const char *s, size_t len, bool wild, uint16_t rule)
-{
-	uint64_t h = pidx_hash(s, len, wild);
-	struct pidx_entry *e;
-	size_t i;
-
-	for (i = h & x->mask;; i = (i + 1) & x->mask) {
-		e = &x->slot[i];
-		if (!e->key || (e->hash == h && e->wild == wild && e->len == len &&
-				memcmp(e->key, s, len) == 0))
-			break;
-	}
-	if (!e->key) {
-		e->key = s;
-		e->len = len;
-		e->wild = wild;
-		e->hash = h;
-	}
-	/* Rules are added in ascending order, so appending keeps the list sorted. */
-	if (e->n_rules && e->rules[e->n_rules - 1] == rule)
-		return 0;
-	if (e->n_rules == e->cap) {
-		uint16_t cap = e->cap ? (uint16_t)(e->cap * 2) : 2;
-		uint16_t *r = realloc(e->rules, cap * sizeof(*r));
-
-		if (!r)
-			return -ENOMEM;
-		e->rules = r;
-		e->cap = cap;
-	}
-	e->rules[e->n_rules++] = rule;
-	return 0;
-}
-
-static void pidx_free(struct pidx *x)
-{
-	if (!x)
-		return;
-	if (x->slot)
-		for (size_t i = 0; i <= x->mask; i++)
-			free(x->slot[i].rules);
-	free(x->slot);
-	free(x);
-}
-
-static int pidx_build(struct policy *p)
-{
-	size_t total = 0, slots = 16;
-	struct pidx *x;
-
-	for (size_t r = 0; r < p->n_rules; r++)
-		total += p->rules[r].n_domains;
-	while (slots < 2 * total)
-		slots *= 2;
-	x = calloc(1, sizeof(*x));
-	if (!x)
-		return -ENOMEM;
-	x->slot = calloc(slots, sizeof(*x->slot));
-	if (!x->slot) {
-		free(x);
-		return -ENOMEM;
-	}
-	x->mask = slots - 1;
-	for (size_t r = 0; r < p->n_rules; r++)
-		for (size_t d = 0; d < p->rules[r].n_domains; d++) {
-			const char *s = p->rules[r].domains[d];
-			bool wild = s[0] == '*';
-
-			if (wild)
-				s += 2;	/* "*.": the pattern was validated */
-			if (pidx_add(x, s, strlen(s), wild, (uint16_t)r) < 0) {
-				pidx_free(x);
-				return -ENOMEM;
-			}
-		}
-	p->index = x;
-	return 0;
-}
-
-size_t policy_match(const struct policy *p, const char *qname, uint16_t *out, size_t max)
-{
-	uint64_t bits[(POLICY_MAX_RULES + 63) / 64] = { 0 };
-	const struct pidx *x;
-	const struct pidx_entry *e;
-	size_t len, n = 0;
-
-	if (!p || !p->index || !qname)
-		return 0;
-	x = p->index;
-	len = strlen(qname);
-	/* The contract: a name with bytes outside [a-z0-9-_.] never matches
-	 * (so a literal "*" label cannot ride on a wildcard rule). */
-	for (size_t i = 0; i < len; i++) {
-		char c = qname[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-		      c == '.'))
-			return 0;
-	}
-	e = pidx_find(x, qname, len, false);
-	if (e)
-		for (uint16_t i = 0; i < e->n_rules; i++)
-			bits[e->rules[i] / 64] |= 1ull << (e->rules[i] % 64);
-	/* "*.example.com" covers every name strictly below example.com: try the
-	 * suffix after each dot, never the whole name. */
-	for (size_t i = 0; i < len; i++) {
-		if (qname[i] != '.')
-			continue;
-		e = pidx_find(x, qname + i + 1, len - i - 1, true);
-		if (e)
-			for (uint16_t k = 0; k < e->n_rules; k++)
-				bits[e->rules[k] / 64] |= 1ull << (e->rules[k] % 64);
-	}
-	/* Rule indexes in ascending order, a word of the bitmap at a time. */
-	for (size_t w = 0; w < sizeof(bits) / sizeof(bits[0]); w++)
-		for (uint64_t b = bits[w]; b; b &= b - 1) {
-			if (n < max)
-				out[n] = (uint16_t)(w * 64 + (size_t)__builtin_ctzll(b));
-			n++;
-		}
-	return n;
-}
 
 /* ---- validation of single values ------------------------------------ */
 
@@ -335,9 +167,12 @@ static int pattern_public(const char *name, char *why, size_t whysz)
 /*
  * Normalize domain pattern @in (NUL-terminated, @len bytes) into @out
  * (>= DNS_NAME_MAX + 1 bytes): lower-case, trailing dot stripped.  On
- * error @why says what is wrong.
+ * error @why says what is wrong.  @narrow: an except pattern, which only
+ * takes names back, so a wildcard over a public suffix is fine there
+ * ("*.s3.amazonaws.com" inside "*.amazonaws.com").
  */
-static int pattern_norm(const char *in, size_t len, char *out, char *why, size_t whysz)
+static int pattern_norm(const char *in, size_t len, char *out, char *why, size_t whysz,
+			bool narrow)
 {
 	struct addr a;
 	size_t n = len, lab = 0;
@@ -407,8 +242,21 @@ static int pattern_norm(const char *in, size_t len, char *out, char *why, size_t
 		}
 		lab = i + 1;
 	}
-	if (pattern_numeric(out, why, whysz) < 0 || pattern_public(out, why, whysz) < 0)
+	if (pattern_numeric(out, why, whysz) < 0 || (!narrow && pattern_public(out, why, whysz) < 0))
 		return -EINVAL;
+	return 0;
+}
+
+int policy_pattern_check(const char *pattern, char *why, size_t whysz)
+{
+	char buf[DNS_NAME_MAX + 2];
+
+	if (pattern_norm(pattern, strlen(pattern), buf, why, whysz, false) < 0)
+		return -EINVAL;
+	if (strcmp(buf, pattern) != 0) {
+		snprintf(why, whysz, "not in normal form (lower case, no trailing dot)");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -462,18 +310,20 @@ static int check_list(struct ctx *cx, const struct yamlx_node *n, const char *wh
 	return 0;
 }
 
-static int parse_domains(struct ctx *cx, const struct yamlx_node *n, const char *where,
-			 struct policy_rule *rule)
+/* domains: / except: -> @ret/@n_ret (normalized copies; freed with the policy). */
+static int parse_patterns(struct ctx *cx, const struct yamlx_node *n, const char *where,
+			  const char *key, bool narrow, char ***ret, size_t *n_ret)
 {
 	char w[64], q[300], why[400], buf[DNS_NAME_MAX + 2];
 	int r;
 
-	snprintf(w, sizeof(w), "%s.domains", where);
-	r = check_list(cx, n, w, POLICY_MAX_ITEMS, "domains: [example.com, \"*.example.com\"]");
+	snprintf(w, sizeof(w), "%s.%s", where, key);
+	r = check_list(cx, n, w, POLICY_MAX_ITEMS, narrow ? "except: [uploads.example.com]"
+				: "domains: [example.com, \"*.example.com\"]");
 	if (r < 0)
 		return r;
-	rule->domains = calloc(n->n_kids, sizeof(*rule->domains));
-	if (!rule->domains)
+	*ret = calloc(n->n_kids, sizeof(**ret));
+	if (!*ret)
 		return -ENOMEM;
 	for (size_t i = 0; i < n->n_kids; i++) {
 		const struct yamlx_node *d = n->kids[i];
@@ -481,13 +331,57 @@ static int parse_domains(struct ctx *cx, const struct yamlx_node *n, const char 
 		if (!yamlx_is_str(d))
 			return FAIL(cx, d, "%s[%zu]: expected a domain name, got %s", w, i,
 				    yamlx_kind(d));
-		if (pattern_norm(d->str, d->len, buf, why, sizeof(why)) < 0)
+		if (pattern_norm(d->str, d->len, buf, why, sizeof(why), narrow) < 0)
 			return FAIL(cx, d, "%s[%zu]: bad pattern '%s': %s", w, i,
 				    yamlx_quote(d->str, d->len, q, sizeof(q)), why);
-		rule->domains[i] = strdup(buf);
-		if (!rule->domains[i])
+		(*ret)[i] = strdup(buf);
+		if (!(*ret)[i])
 			return -ENOMEM;
-		rule->n_domains++;
+		(*n_ret)++;
+	}
+	return 0;
+}
+
+/* Is @name strictly below @suffix ("a.b.example.com" below "example.com")? */
+static bool name_below(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), s = strlen(suffix);
+
+	return n > s + 1 && name[n - s - 1] == '.' && memcmp(name + n - s, suffix, s) == 0;
+}
+
+/*
+ * An except narrows its own rule's wildcards, nothing else: it must lie
+ * strictly inside one of them, and it must not cancel a whole domain
+ * entry of the rule (that entry would silently allow nothing).
+ */
+static int check_excepts(struct ctx *cx, const struct yamlx_node *dn,
+			 const struct yamlx_node *en, const char *where,
+			 const struct policy_rule *rule)
+{
+	for (size_t i = 0; i < rule->n_excepts; i++) {
+		const char *e = rule->excepts[i];
+		const char *eh = e[0] == '*' ? e + 2 : e;	/* the name, or the wildcard's suffix */
+		bool covered = false;
+
+		for (size_t j = 0; j < rule->n_domains; j++) {
+			const char *d = rule->domains[j];
+
+			if (strcmp(d, e) == 0)
+				return FAIL(cx, en->kids[i], "%s.except[%zu]: '%s' takes back all of "
+					    "%s.domains[%zu]; remove both", where, i, e, where, j);
+			if (d[0] == '*' && name_below(eh, d + 2))
+				covered = true;
+			else if (d[0] != '*' && e[0] == '*' && name_below(d, eh))
+				return FAIL(cx, dn->kids[j], "%s.domains[%zu]: '%s' is inside "
+					    "%s.except[%zu] '%s' of the same rule, so it is never "
+					    "allowed; move it to a rule of its own", where, j, d,
+					    where, i, e);
+		}
+		if (!covered)
+			return FAIL(cx, en->kids[i], "%s.except[%zu]: '%s' is not inside any "
+				    "wildcard of this rule's domains (an except only takes names "
+				    "back from its own rule's '*.' patterns)", where, i, e);
 	}
 	return 0;
 }
@@ -605,8 +499,9 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 		      struct policy_rule *rule)
 {
 	static const char *const names[] = { "domains", "cidrs", "ports", "protocol",
-					     "min_ttl", "max_qname_length", "idle_grace" };
-	const struct yamlx_node *k[7], *v[7];
+					     "min_ttl", "max_qname_length", "idle_grace",
+					     "except" };
+	const struct yamlx_node *k[8], *v[8];
 	char where[32], q[300];
 	int r;
 
@@ -616,7 +511,7 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "%s: expected a mapping with 'domains' or 'cidrs' and 'ports', "
 			    "got %s", where, yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, where, names, 7, k, v);
+	r = yamlx_fields(n, cx->file, cx->err, where, names, 8, k, v);
 	if (r < 0)
 		return r;
 	if (v[0] && v[1]) {
@@ -630,9 +525,23 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 		return FAIL(cx, n, "%s: missing required key 'domains' or 'cidrs'", where);
 	if (!v[2])
 		return FAIL(cx, n, "%s: missing required key 'ports'", where);
-	r = v[0] ? parse_domains(cx, v[0], where, rule) : parse_cidrs(cx, v[1], where, rule);
+	r = v[0] ? parse_patterns(cx, v[0], where, "domains", false, &rule->domains,
+				  &rule->n_domains)
+		 : parse_cidrs(cx, v[1], where, rule);
 	if (r < 0)
 		return r;
+	if (v[7]) {
+		if (!v[0])
+			return FAIL(cx, k[7], "%s.except: only a 'domains' rule has names to take "
+				    "back", where);
+		r = parse_patterns(cx, v[7], where, "except", true, &rule->excepts,
+				   &rule->n_excepts);
+		if (r < 0)
+			return r;
+		r = check_excepts(cx, v[0], v[7], where, rule);
+		if (r < 0)
+			return r;
+	}
 	r = parse_ports(cx, v[2], where, rule, v[1] != NULL);
 	if (r < 0)
 		return r;
@@ -676,6 +585,37 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 		rule->idle_grace_set = true;
 	}
 	return 0;
+}
+
+size_t policy_except_shadows(const struct policy *p, size_t rule, size_t ex, uint16_t *out,
+			     size_t max)
+{
+	const char *e = p->rules[rule].excepts[ex];
+	const char *t = e + 2;	/* for "*.T" */
+	size_t n = 0;
+
+	if (e[0] != '*')	/* the matcher already leaves @rule out */
+		return policy_match(p, e, out, max);
+	for (size_t r = 0; r < p->n_rules; r++) {
+		const struct policy_rule *o = &p->rules[r];
+		bool hit = false;
+
+		for (size_t d = 0; r != rule && d < o->n_domains && !hit; d++) {
+			const char *dn = o->domains[d];
+
+			if (dn[0] != '*')
+				hit = name_below(dn, t);
+			else	/* "*.S": the two subtrees overlap */
+				hit = strcmp(dn + 2, t) == 0 || name_below(dn + 2, t) ||
+				      name_below(t, dn + 2);
+		}
+		if (hit) {
+			if (n < max)
+				out[n] = (uint16_t)r;
+			n++;
+		}
+	}
+	return n;
 }
 
 int policy_parse_size(const char *s, size_t len, uint64_t *ret)
@@ -806,7 +746,7 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct polic
 		if (r < 0)
 			return r;
 	}
-	return pidx_build(p);
+	return policy_index_build(p);
 }
 
 /*
@@ -937,11 +877,14 @@ void policy_free(struct policy *p)
 		for (size_t d = 0; d < rule->n_domains; d++)
 			free(rule->domains[d]);
 		free(rule->domains);
+		for (size_t d = 0; d < rule->n_excepts; d++)
+			free(rule->excepts[d]);
+		free(rule->excepts);
 		free(rule->cidrs);
 		free(rule->ports);
 	}
 	free(p->rules);
-	pidx_free(p->index);
+	policy_index_free(p->index);
 	free(p->name);
 	free(p->description);
 	free(p->file);

@@ -6,6 +6,7 @@
  *   description: "..."               # optional
  *   egress:                          # list; empty list = deny all
  *     - domains: [pypi.org, "*.pythonhosted.org"]
+ *       except: [uploads.pythonhosted.org, "*.user.pythonhosted.org"]
  *       ports: [443]                 # single ports for domain rules
  *       protocol: tcp                # tcp (default) | udp
  *       min_ttl: 60                  # optional: pins last at least 60 s
@@ -18,6 +19,12 @@
  * themselves; "*.example.com" matches any name at any depth below
  * example.com but not example.com itself.  Names are stored lower-case,
  * without trailing dot, in A-label (punycode) form; non-ASCII is an error.
+ *
+ * `except:` (domain rules only) takes names back from its own rule: the
+ * same pattern forms, each inside one of the rule's wildcards (an except
+ * no wildcard of the rule covers, one that equals a wildcard, and an
+ * exact domain of the rule inside an except are errors).  Another rule
+ * that allows the name still allows it.
  */
 #ifndef NETD_POLICY_H
 #define NETD_POLICY_H
@@ -42,6 +49,8 @@
 struct policy_rule {
 	char **domains;		/* owned; normalized pattern strings */
 	size_t n_domains;
+	char **excepts;		/* owned; normalized patterns taken back from domains */
+	size_t n_excepts;
 	struct prefix *cidrs;	/* owned */
 	size_t n_cidrs;
 	struct port_range *ports;	/* owned */
@@ -106,16 +115,36 @@ int policy_load_file(const char *path, struct policy **ret, struct diag *err);
 void policy_free(struct policy *p);
 
 /*
- * policy_match() - which domain rules allow @qname.
+ * policy_match() - which domain rules allow @qname: a domain of the rule
+ * matches it and no except of the same rule does.
  * @qname: lower-case presentation form without trailing dot, as produced
  *         by wire_parse_query(); names with bytes outside [a-z0-9-_] in a
  *         label never match (the caller has already refused them).
  * @out, @max: filled with indexes into p->rules, ascending.
- * Cost: O(number of labels) hash lookups, independent of policy size.
+ * Cost: O(number of labels) hash lookups (twice that when a rule has an
+ * except), independent of policy size.
  * Return: number of matching rules (0 = denied); may exceed @max, in which
  *         case only @max were stored.
  */
 size_t policy_match(const struct policy *p, const char *qname, uint16_t *out, size_t max);
+
+/*
+ * policy_except_shadows() - the other rules that still allow some name
+ * that except @ex of rule @rule takes back (an exact except: the rules
+ * matching it; "*.T": rules with a domain inside T's subtree, or a
+ * wildcard around it), for `netd policy check`'s warning.
+ * @out, @max: rule indexes, ascending.  Return: the count (may exceed @max).
+ */
+size_t policy_except_shadows(const struct policy *p, size_t rule, size_t ex, uint16_t *out,
+			     size_t max);
+
+/*
+ * policy_pattern_check() - would @pattern ("a.example.com", "*.example.com")
+ * be accepted in a rule's domains as it is: valid, already normalized
+ * (lower case, no trailing dot), not an address, no wildcard over a public
+ * suffix.  @why (@whysz bytes) says why not.  Return: 0; -EINVAL.
+ */
+int policy_pattern_check(const char *pattern, char *why, size_t whysz);
 
 /*
  * policy_name_valid() - true if @name is a valid policy (or sandbox) name:
