@@ -22,6 +22,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "dnsproxy/cache.h"
+#include "dnsproxy/ede.h"
 #include "dnsproxy/pintrack.h"
 #include "dnsproxy/proxy_int.h"
 #include "dnsproxy/refuselog.h"
@@ -109,6 +110,26 @@ static void audit(struct proxy *p, const struct request *rq, const struct verdic
 static void reply_audit(struct proxy *p, const struct request *rq, const struct verdict *v)
 {
 	reply_rcode(p, rq, v->rcode);
+	audit(p, rq, v);
+}
+
+/*
+ * reply_deny() - a policy denial: @v->rcode with an RFC 8914 Extended DNS
+ * Error (15 Blocked, naming the policy and the reason) when the client
+ * sent EDNS, and audit @v.  The audit record is the same either way.
+ */
+static void reply_deny(struct proxy *p, const struct request *rq, const struct verdict *v)
+{
+	uint8_t msg[WIRE_HDR_LEN + WIRE_NAME_MAX + 4 + 11 + EDE_OPTION_MAX];
+	char text[EDE_TEXT_MAX + 1];
+	int n = ede_build_response(rq->msg, rq->len, rq->q, v->rcode, EDE_INFO_BLOCKED,
+				   ede_policy_text(text, sizeof(text), v->policy, v->reason),
+				   msg, sizeof(msg));
+
+	if (n < 0)
+		p->n_dropped++;
+	else
+		reply(p, rq, msg, (size_t)n);
 	audit(p, rq, v);
 }
 
@@ -334,7 +355,7 @@ static void answer_pass(struct proxy *p, const struct answer *a)
 	if (dv != DECIDE_ALLOW) {
 		v.reason = deny_reason(dv);
 		v.rcode = p->cfg.deny_rcode;
-		reply_audit(p, &a->rq, &v);
+		reply_deny(p, &a->rq, &v);
 		return;
 	}
 	v.allowed = true;
@@ -629,7 +650,7 @@ static void query_decide(struct proxy *p, const struct request *rq,
 		/* Denied: nothing goes upstream. */
 		v->reason = deny_reason(dv);
 		v->rcode = p->cfg.deny_rcode;
-		reply_audit(p, rq, v);
+		reply_deny(p, rq, v);
 		return;
 	}
 	/* Allowed (decided first: a denied name is never served from the

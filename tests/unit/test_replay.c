@@ -338,6 +338,29 @@ static void test_denied(void **state)
 	assert_string_equal(find(EV_AUDIT, 0, NULL)->reason, "not-in-policy");
 }
 
+/* Denied with EDNS: the answer carries EDE 15 naming the policy (RFC 8914). */
+static void test_denied_ede(void **state)
+{
+	uint8_t q[512];
+	size_t qlen = query(q, 0x3334, "other.example.com", WIRE_TYPE_A);
+	static const uint8_t opt[] = { 0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0 };
+	static const char text[] = "netd: blocked by policy allow: not in policy";
+	const uint8_t ede[] = { 0, 15, 0, (uint8_t)(2 + strlen(text)), 0, 15 };
+	const struct ev *rep;
+
+	q[11] = 1;
+	memcpy(q + qlen, opt, sizeof(opt));
+	qlen += sizeof(opt);
+	replay_query(h.p, &h.sb1, false, q, qlen, 3);
+	rep = find(EV_REPLY, 0, NULL);
+	assert_non_null(rep);
+	assert_int_equal(msg_rcode(rep), WIRE_RCODE_NXDOMAIN);
+	assert_int_equal(rep->len, qlen + 6 + strlen(text));
+	assert_memory_equal(rep->msg + rep->len - strlen(text) - 6, ede, 6);
+	assert_memory_equal(rep->msg + rep->len - strlen(text), text, strlen(text));
+	assert_string_equal(find(EV_AUDIT, 0, NULL)->reason, "not-in-policy");
+}
+
 /* An unknown source: REFUSED, not audited. */
 static void test_stranger_refused(void **state)
 {
@@ -502,6 +525,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_allowed_pin_then_answer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pin_failed_servfail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_denied, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_denied_ede, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stranger_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_hit_pins_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upstream_failure, setup, teardown),
