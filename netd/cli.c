@@ -21,6 +21,7 @@
 #include "netd/daemon.h"
 #include "netd/nsexec.h"
 #include "netd/policy.h"
+#include "netd/cli_suggest.h"
 #include "netd/cli_audit.h"
 
 #define DEFAULT_SOCKET "/run/netd/netd.sock"
@@ -40,6 +41,8 @@ static const char usage_text[] =
 	"                                          run COMMAND inside sandbox NAME (as root\n"
 	"                                          with every capability unless told otherwise)\n"
 	"  policy check FILE...                    validate policy files (no daemon needed)\n"
+	"  policy suggest --sandbox S | --policy P [--since T] [--file AUDIT]... [--name NEW]\n"
+	"                                          a policy from what the audit log shows used\n"
 	"  policy list [--json]\n"
 	"  policy show NAME\n"
 	"  policy reload                           re-read policy_dir (all or nothing)\n"
@@ -340,6 +343,8 @@ static int cmd_policy(int argc, char **argv)
 
 	if (!sub)
 		return usage();
+	if (strcmp(sub, "suggest") == 0)
+		return cli_suggest(argc - 1, argv + 1);
 	if (strcmp(sub, "check") == 0) {
 		int bad = 0;
 

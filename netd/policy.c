@@ -112,6 +112,12 @@ static int public_suffix(const char *suffix, bool *icann)
 	return psl_is_public_suffix(psl, suffix) != 0;
 }
 
+const char *policy_registrable_domain(const char *name)
+{
+	pthread_once(&psl_once, psl_load);
+	return psl ? psl_registrable_domain(psl, name) : NULL;
+}
+
 /* @name (normalized, may start with "*.") for names a resolver takes as an address. */
 static int pattern_numeric(const char *name, char *why, size_t whysz)
 {

@@ -139,6 +139,15 @@ size_t policy_except_shadows(const struct policy *p, size_t rule, size_t ex, uin
 			     size_t max);
 
 /*
+ * policy_registrable_domain() - the registrable domain ("eTLD+1") of @name
+ * (lower case, no trailing dot) by the Public Suffix List data the parser
+ * checks wildcards against: "a.b.example.co.uk" -> "example.co.uk".
+ * Return: a pointer into @name; NULL if @name is a public suffix itself or
+ * no list data is available.
+ */
+const char *policy_registrable_domain(const char *name);
+
+/*
  * policy_pattern_check() - would @pattern ("a.example.com", "*.example.com")
  * be accepted in a rule's domains as it is: valid, already normalized
  * (lower case, no trailing dot), not an address, no wildcard over a public
