@@ -9,10 +9,11 @@
 #   make fuzz       libFuzzer targets, each for FUZZ_SECONDS (clang)
 #   make bench      side-by-side benchmark against the peers (root)
 #   make help       every target, one line each (the '##' comments below)
+#   make install    netd, netd-cni, config, policies, unit, man pages (DESTDIR, PREFIX)
 
 CC      ?= gcc
 CLANG   ?= clang
-PKGS    := libnftnl libmnl libcares libevent libevent_pthreads yaml-0.1 jansson libpsl
+PKGS    := libnftnl libmnl libcares libevent libevent_pthreads yaml-0.1 jansson libpsl libsystemd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN    := -Wall -Wextra -Wshadow -Wformat=2 -Wno-unused-parameter -Wmissing-prototypes
@@ -116,6 +117,9 @@ build/asan/libnetd.a: $(call asan_objs,$(LIB_SRC))
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar qcs $@ $^
 
+# The golden driver renders through a stand-in kernel (tests/golden/fake_nft.c).
+build/asan/golden/fw_golden: build/asan/obj/tests/golden/fake_nft.o
+
 build/asan/golden/%: build/asan/obj/tests/golden/%.o build/asan/libnetd.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD/SAN  $@")
@@ -188,6 +192,59 @@ help: ## this list
 	@sed -nE 's/^([a-z][a-z_-]*):.*## (.*)$$/  \1\t\2/p' $(firstword $(MAKEFILE_LIST)) | expand -t 12
 
 .PHONY: all asan deps demo test unit replay golden integ fuzz bench clean help image-rootfs
+
+# ---- install (docs/install.md) -------------------------------------------
+#   make install [DESTDIR=/tmp/stage] [PREFIX=/usr/local] [sbindir=...]
+#                [sysconfdir=/etc] [CNI_BIN_DIR=/opt/cni/bin]
+# An existing netd.yaml or policy file is never overwritten (the shipped
+# one is also put beside it as *.dist when it differs).
+PREFIX        ?= /usr/local
+sbindir       ?= $(PREFIX)/sbin
+sysconfdir    ?= /etc
+datadir       ?= $(PREFIX)/share
+mandir        ?= $(datadir)/man
+systemdunitdir ?= $(PREFIX)/lib/systemd/system
+bashcompdir   ?= $(datadir)/bash-completion/completions
+CNI_BIN_DIR   ?= /opt/cni/bin
+INSTALL       ?= install
+
+# install_conf SRC DST - install SRC as DST unless DST exists.
+install_conf = if [ -e "$(2)" ]; then cmp -s "$(1)" "$(2)" || $(INSTALL) -m 0644 "$(1)" "$(2).dist"; \
+	else $(INSTALL) -m 0644 "$(1)" "$(2)"; fi
+
+install: build/netd build/netd-cni ## install netd, netd-cni, config, policies, unit, man pages (DESTDIR, PREFIX)
+	$(INSTALL) -d "$(DESTDIR)$(sbindir)" "$(DESTDIR)$(CNI_BIN_DIR)" \
+		"$(DESTDIR)$(sysconfdir)/netd/policies" "$(DESTDIR)$(sysconfdir)/logrotate.d" \
+		"$(DESTDIR)$(systemdunitdir)" "$(DESTDIR)$(mandir)/man5" "$(DESTDIR)$(mandir)/man8" \
+		"$(DESTDIR)$(bashcompdir)" "$(DESTDIR)$(datadir)/netd" build/install
+	$(INSTALL) -m 0755 build/netd "$(DESTDIR)$(sbindir)/netd"
+	$(INSTALL) -m 0755 build/netd-cni "$(DESTDIR)$(sbindir)/netd-cni"
+	$(INSTALL) -m 0755 build/netd-cni "$(DESTDIR)$(CNI_BIN_DIR)/netd-cni"
+	sed -e 's|^#policy_dir: /etc/netd/policies$$|$(if $(filter /etc,$(sysconfdir)),#,)policy_dir: $(sysconfdir)/netd/policies|' \
+		deploy/netd.yaml.example >build/install/netd.yaml
+	$(INSTALL) -m 0644 build/install/netd.yaml "$(DESTDIR)$(datadir)/netd/netd.yaml.example"
+	$(call install_conf,build/install/netd.yaml,$(DESTDIR)$(sysconfdir)/netd/netd.yaml)
+	for f in policies/*.yaml; do \
+		$(call install_conf,$$f,$(DESTDIR)$(sysconfdir)/netd/policies/$$(basename $$f)); \
+	done
+	sed -e 's|@SBINDIR@|$(sbindir)|g' -e 's|@SYSCONFDIR@|$(sysconfdir)|g' \
+		deploy/systemd/netd.service.in >build/install/netd.service
+	$(INSTALL) -m 0644 build/install/netd.service "$(DESTDIR)$(systemdunitdir)/netd.service"
+	$(INSTALL) -m 0644 deploy/logrotate/netd "$(DESTDIR)$(sysconfdir)/logrotate.d/netd"
+	$(INSTALL) -m 0644 docs/man/netd.8 "$(DESTDIR)$(mandir)/man8/netd.8"
+	$(INSTALL) -m 0644 docs/man/netd.yaml.5 docs/man/netd-policy.5 "$(DESTDIR)$(mandir)/man5/"
+	$(INSTALL) -m 0644 deploy/bash-completion/netd "$(DESTDIR)$(bashcompdir)/netd"
+
+uninstall: ## remove what make install installed (keeps config, policies, state, logs)
+	rm -f "$(DESTDIR)$(sbindir)/netd" "$(DESTDIR)$(sbindir)/netd-cni" \
+		"$(DESTDIR)$(CNI_BIN_DIR)/netd-cni" "$(DESTDIR)$(systemdunitdir)/netd.service" \
+		"$(DESTDIR)$(sysconfdir)/logrotate.d/netd" "$(DESTDIR)$(mandir)/man8/netd.8" \
+		"$(DESTDIR)$(mandir)/man5/netd.yaml.5" "$(DESTDIR)$(mandir)/man5/netd-policy.5" \
+		"$(DESTDIR)$(bashcompdir)/netd" "$(DESTDIR)$(datadir)/netd/netd.yaml.example"
+	@echo "kept: $(DESTDIR)$(sysconfdir)/netd (config, policies), /var/lib/netd, /var/log/netd"
+
+.PHONY: install uninstall
+
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

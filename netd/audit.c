@@ -6,14 +6,17 @@
  * before netd waits for the next event (a DNS flood costs one write per
  * turn, not per query), so a crash loses at most that turn's records.  Size-based rotation
  * (audit.jsonl -> .1 -> ... -> .keep) happens between records, so a record
- * is never split across files; audit_reopen() serves SIGHUP after an
- * external rotation (logrotate: move, then HUP).  A failing write (disk
- * full, file gone read-only) is counted; the writer logs once when writing
+ * is never split across files; audit_reopen() serves SIGUSR1 after an
+ * external rotation (logrotate: move, then USR1).  A failing write (disk
+ * full, file gone read-only) is counted, and never leaves half a record
+ * behind (write_lines()); the writer logs once when writing
  * starts failing and once when it recovers, and retries opening the file
  * at most once a second meanwhile.  This is an edge module: it logs.
  */
 #include "netd/audit.h"
 
+#include "common/clock.h"
+#include "common/fsutil.h"
 #include "common/log.h"
 
 #include <event2/event.h>
@@ -33,6 +36,7 @@ struct audit {
 	int fd;			/* -1 while the file cannot be opened */
 	bool own_fd;
 	bool failing;		/* writes are failing; logged once on entry and exit */
+	bool dangling;		/* a cut record could not be removed: '\n' goes first */
 	char *path;		/* NULL for stdout */
 	uint64_t size;		/* bytes in the current file (fstat at open, then counted) */
 	uint64_t rotate_bytes;	/* 0 = never rotate */
@@ -52,37 +56,13 @@ struct audit {
 #define AUDIT_MAX_KEEP 1000
 #define AUDIT_RETRY_S  1	/* reopen attempts after a failure, at most this often */
 
-static int mkdir_parent(const char *path)
-{
-	char dir[PATH_MAX];
-	char *slash;
-
-	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
-		return -ENAMETOOLONG;
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = '\0';
-	for (char *p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(dir, 0750) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* Open a->path into a->fd and learn its size.  Return: 0; -errno. */
 static int open_file(struct audit *a)
 {
 	struct stat st;
 	int fd, r;
 
-	r = mkdir_parent(a->path);
+	r = fs_mkdir_parent(a->path, 0750);
 	if (r < 0)
 		return r;
 	fd = open(a->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
@@ -198,38 +178,60 @@ static int rotate(struct audit *a)
 	return audit_reopen(a);
 }
 
-/* Monotonic seconds, for the reopen rate limit. */
-static time_t mono_s(void)
+/* Whole records (lines) at the start of @data/@len. */
+static unsigned int count_lines(const char *data, size_t len)
 {
-	struct timespec ts;
+	unsigned int n = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
+	for (size_t i = 0; i < len; i++)
+		n += data[i] == '\n';
+	return n;
 }
 
-/* One write of @line (@len bytes, ending in '\n').  Return: 0; -errno. */
-static int write_line(struct audit *a, const char *line, size_t len)
+/*
+ * Write @data/@len (whole lines).  A short write (the disk filled up in
+ * the middle) leaves part of a record: the file is cut back to the end of
+ * the last whole line, so no half record stays to be glued to the next
+ * one.  Where that cannot be done (a pipe, ftruncate refused), the
+ * fragment is remembered and terminated by a '\n' before the next record
+ * goes out: an unparseable line, but never two records merged into one.
+ * @n_done: whole records now in the file.  Return: 0; -errno.
+ */
+static int write_lines(struct audit *a, const char *data, size_t len, unsigned int *n_done)
 {
+	size_t keep;
 	ssize_t n;
+	off_t end;
 
+	*n_done = 0;
 	if (a->fd < 0)
 		return -EBADF;
-	n = write(a->fd, line, len);
+	if (a->dangling) {
+		if (write(a->fd, "\n", 1) != 1)
+			return errno ? -errno : -ENOSPC;
+		a->size++;
+		a->dangling = false;
+	}
+	n = write(a->fd, data, len);
 	if (n < 0)
 		return -errno;
-	if (n > 0)
+	if ((size_t)n == len) {
 		a->size += (uint64_t)n;
-	if ((size_t)n != len) {
-		/*
-		 * A short write (disk full mid-record) leaves half a line; end
-		 * it so the next record starts on its own line.  Readers skip
-		 * the unparseable fragment; the record is counted as dropped.
-		 */
-		if (write(a->fd, "\n", 1) == 1)
-			a->size++;
-		return -ENOSPC;
+		*n_done = count_lines(data, len);
+		return 0;
 	}
-	return 0;
+	for (keep = (size_t)n; keep > 0 && data[keep - 1] != '\n'; keep--)
+		;
+	*n_done = count_lines(data, keep);
+	/* O_APPEND: the offset is now the end of what this write added. */
+	end = lseek(a->fd, 0, SEEK_CUR);
+	if (end < n || ftruncate(a->fd, end - n + (off_t)keep) < 0) {
+		a->size += (uint64_t)n;
+		a->dangling = keep < (size_t)n;
+	} else {
+		a->size += keep;
+	}
+	return -ENOSPC;
 }
 
 char *audit_timestamp(char *buf, size_t sz)
@@ -271,13 +273,19 @@ char *audit_timestamp(char *buf, size_t sz)
  */
 static int commit(struct audit *a, const char *data, size_t len, unsigned int nrec)
 {
-	int r = write_line(a, data, len);
+	unsigned int done = 0, more = 0;
+	int r = write_lines(a, data, len, &done);
 
-	if (r < 0 && a->path && mono_s() - a->last_reopen >= AUDIT_RETRY_S) {
-		/* Space may have returned or the file been replaced: retry once. */
-		a->last_reopen = mono_s();
+	if (r < 0 && a->path && clock_mono_s() - a->last_reopen >= AUDIT_RETRY_S) {
+		/* Space may have returned or the file been replaced: retry the rest once. */
+		size_t off = 0;
+
+		for (unsigned int k = 0; k < done; off++)
+			k += data[off] == '\n';
+		a->last_reopen = clock_mono_s();
 		if (audit_reopen(a) == 0)
-			r = write_line(a, data, len);
+			r = write_lines(a, data + off, len - off, &more);
+		done += more;
 	}
 	if (r < 0 && !a->failing) {
 		a->failing = true;
@@ -288,10 +296,10 @@ static int commit(struct audit *a, const char *data, size_t len, unsigned int nr
 		log_info("audit log %s: writing again (%llu records dropped so far)",
 			 a->path ? a->path : "-", (unsigned long long)a->dropped);
 	}
-	if (r < 0)
-		a->dropped += nrec;
-	else
-		a->written += nrec;
+	if (done > nrec)
+		done = nrec;
+	a->written += done;
+	a->dropped += nrec - done;
 	return r;
 }
 

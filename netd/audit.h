@@ -50,7 +50,7 @@ int audit_write(struct audit *a, const char *event, json_t *obj);
 void audit_set_rotation(struct audit *a, uint64_t rotate_bytes, uint32_t keep);
 
 /*
- * audit_reopen() - close and reopen the file by its path (SIGHUP, after
+ * audit_reopen() - close and reopen the file by its path (SIGUSR1, after
  * logrotate moved it away).  Failure is logged once and the writer keeps
  * retrying on later writes.  Return: 0; -errno.  No-op for stdout.
  */

@@ -1,6 +1,9 @@
 /*
  * cli - `netd` subcommands.  Output for humans by default, JSON with
- * --json; errors on stderr with exit status 1 (2 for usage errors).
+ * --json; errors on stderr with the exit statuses of enum cli_exit
+ * (netd/cli_help.h): 2 usage, 3 not found, 4 conflict, 5 daemon
+ * unreachable, 6 rejected, 1 anything else.  `--help` anywhere before
+ * a "--" prints that command's help (netd/cli_help.c).
  */
 #include "netd/cli.h"
 
@@ -23,6 +26,8 @@
 #include "netd/policy.h"
 #include "netd/cli_suggest.h"
 #include "netd/cli_audit.h"
+#include "netd/cli_help.h"
+#include "netd/cli_table.h"
 
 #define DEFAULT_SOCKET "/run/netd/netd.sock"
 #define DEFAULT_CONFIG "/etc/netd/netd.yaml"
@@ -57,14 +62,18 @@ static const char usage_text[] =
 	"`netd help` (or -h, --help) prints this on stdout.\n";
 
 static const char *socket_path;
+static int api_exit = CLI_FAILED;	/* the exit status for api()'s last failure */
 
 static int usage(void)
 {
 	fputs(usage_text, stderr);
-	return 2;
+	return CLI_USAGE;
 }
 
-/* One API call; prints the error and returns NULL unless 2xx. */
+/*
+ * One API call; prints the error and returns NULL unless 2xx, with
+ * api_exit set from the HTTP status (or CLI_UNREACHABLE).
+ */
 static json_t *api(const char *method, const char *path, json_t *body, int *ret_status)
 {
 	json_t *reply = NULL;
@@ -73,15 +82,19 @@ static json_t *api(const char *method, const char *path, json_t *body, int *ret_
 	r = httpc_request(socket_path, method, path, body, &status, &reply);
 	json_decref(body);
 	if (r < 0) {
-		if (r == -ENOENT || r == -ECONNREFUSED)
+		api_exit = CLI_FAILED;
+		if (r == -ENOENT || r == -ECONNREFUSED) {
 			fprintf(stderr, "netd: cannot reach the daemon at %s: %s (is `netd run` running?)\n",
 				socket_path, strerror(-r));
-		else
+			api_exit = CLI_UNREACHABLE;
+		} else {
 			fprintf(stderr, "netd: %s %s: %s\n", method, path, strerror(-r));
+		}
 		return NULL;
 	}
 	if (ret_status)
 		*ret_status = status;
+	api_exit = cli_exit_from_http(status);
 	if (status < 200 || status > 299) {
 		const char *msg = json_string_value(
 			json_object_get(json_object_get(reply, "error"), "message"));
@@ -107,6 +120,46 @@ static const char *str(const json_t *obj, const char *key)
 	const char *s = json_string_value(json_object_get(obj, key));
 
 	return s ? s : "-";
+}
+
+/* A row's integer cell: @key of object @o, in @buf. */
+static const char *num(const json_t *o, const char *key, char *buf, size_t sz)
+{
+	snprintf(buf, sz, "%lld", (long long)json_integer_value(json_object_get(o, key)));
+	return buf;
+}
+
+/* `sandbox list`: columns as wide as their widest cell. Return: 0; -ENOMEM. */
+static int print_sandbox_table(const json_t *arr)
+{
+	static const char *const head[] = { "NAME", "POLICY", "IPV4", "IPV6", "IFACE", "DNS-OK",
+					    "DNS-DENY", "CONNS", "BYTES-OUT", "BYTES-IN", "DENIED" };
+	struct cli_table *t = cli_table_new(11, head, "lllllrrrrrr");
+	const json_t *sb;
+	size_t i;
+	int r = 0;
+
+	if (!t)
+		return -ENOMEM;
+	json_array_foreach(arr, i, sb) {
+		const json_t *dns = json_object_get(sb, "dns"), *tr = json_object_get(sb, "traffic");
+		char n[6][24];
+		const char *row[] = { str(sb, "name"), str(sb, "policy"), str(sb, "ipv4"),
+				      str(sb, "ipv6"), str(sb, "host_ifname"),
+				      num(dns, "allowed", n[0], sizeof(n[0])),
+				      num(dns, "denied", n[1], sizeof(n[1])),
+				      num(tr, "conns", n[2], sizeof(n[2])),
+				      num(tr, "bytes_out", n[3], sizeof(n[3])),
+				      num(tr, "bytes_in", n[4], sizeof(n[4])),
+				      num(tr, "denied", n[5], sizeof(n[5])) };
+
+		if ((r = cli_table_add(t, row)) < 0)
+			break;
+	}
+	if (r == 0)
+		cli_table_print(t, stdout);
+	cli_table_free(t);
+	return r;
 }
 
 static int cmd_sandbox(int argc, char **argv)
@@ -137,7 +190,7 @@ static int cmd_sandbox(int argc, char **argv)
 			case 'n':
 				if (netns) {
 					fprintf(stderr, "netd: give --netns or --pid, not both\n");
-					return 2;
+					return CLI_USAGE;
 				}
 				netns = optarg;
 				break;
@@ -149,11 +202,11 @@ static int cmd_sandbox(int argc, char **argv)
 
 				if (*end || pid <= 0 || pid > INT_MAX) {
 					fprintf(stderr, "netd: --pid wants a process ID, got \"%s\"\n", optarg);
-					return 2;
+					return CLI_USAGE;
 				}
 				if (netns) {
 					fprintf(stderr, "netd: give --netns or --pid, not both\n");
-					return 2;
+					return CLI_USAGE;
 				}
 				snprintf(pidns, sizeof(pidns), "/proc/%ld/ns/net", pid);
 				netns = pidns;
@@ -166,13 +219,13 @@ static int cmd_sandbox(int argc, char **argv)
 			name = argv[optind++];
 		if (!name || !policy || optind != argc) {
 			fprintf(stderr, "netd: sandbox create wants NAME and --policy POLICY\n");
-			return 2;
+			return CLI_USAGE;
 		}
 		reply = api("POST", "/v1/sandboxes",
 			    json_pack("{s:s, s:s, s:s?, s:s?}", "name", name, "policy", policy,
 				      "netns", netns, "ifname", ifname), NULL);
 		if (!reply)
-			return 1;
+			return api_exit;
 		if (json)
 			print_json(reply);
 		else
@@ -184,34 +237,20 @@ static int cmd_sandbox(int argc, char **argv)
 	}
 	if (strcmp(sub, "list") == 0) {
 		bool json = argc > 2 && strcmp(argv[2], "--json") == 0;
-		json_t *reply, *arr, *sb;
-		size_t i;
+		json_t *reply, *arr;
 
 		if (argc > 3 || (argc == 3 && !json))
 			return usage();
 		reply = api("GET", "/v1/sandboxes", NULL, NULL);
 		if (!reply)
-			return 1;
+			return api_exit;
 		arr = json_object_get(reply, "sandboxes");
 		if (json) {
 			print_json(arr);
 		} else {
-			printf("%-20s %-16s %-15s %-24s %-8s %7s %8s %6s %12s %12s %7s\n", "NAME",
-			       "POLICY", "IPV4", "IPV6", "IFACE", "DNS-OK", "DNS-DENY", "CONNS",
-			       "BYTES-OUT", "BYTES-IN", "DENIED");
-			json_array_foreach(arr, i, sb) {
-				json_t *dns = json_object_get(sb, "dns");
-				json_t *tr = json_object_get(sb, "traffic");
-
-				printf("%-20s %-16s %-15s %-24s %-8s %7lld %8lld %6lld %12lld %12lld %7lld\n",
-				       str(sb, "name"), str(sb, "policy"), str(sb, "ipv4"),
-				       str(sb, "ipv6"), str(sb, "host_ifname"),
-				       (long long)json_integer_value(json_object_get(dns, "allowed")),
-				       (long long)json_integer_value(json_object_get(dns, "denied")),
-				       (long long)json_integer_value(json_object_get(tr, "conns")),
-				       (long long)json_integer_value(json_object_get(tr, "bytes_out")),
-				       (long long)json_integer_value(json_object_get(tr, "bytes_in")),
-				       (long long)json_integer_value(json_object_get(tr, "denied")));
+			if (print_sandbox_table(arr) < 0) {
+				json_decref(reply);
+				return CLI_FAILED;
 			}
 		}
 		json_decref(reply);
@@ -223,12 +262,12 @@ static int cmd_sandbox(int argc, char **argv)
 
 		if (!policy_name_valid(argv[2])) {
 			fprintf(stderr, "netd: invalid sandbox name \"%s\"\n", argv[2]);
-			return 1;
+			return CLI_REJECTED;
 		}
 		snprintf(path, sizeof(path), "/v1/sandboxes/%s", argv[2]);
 		reply = api(strcmp(sub, "show") == 0 ? "GET" : "DELETE", path, NULL, NULL);
 		if (!reply)
-			return 1;
+			return api_exit;
 		if (strcmp(sub, "show") == 0)
 			print_json(reply);
 		else
@@ -350,7 +389,7 @@ static int cmd_policy(int argc, char **argv)
 
 		if (argc < 3) {
 			fprintf(stderr, "netd: policy check wants one or more FILEs\n");
-			return 2;
+			return CLI_USAGE;
 		}
 		/* Kept to catch one name in two files, which the daemon refuses. */
 		struct policy **seen = calloc((size_t)argc, sizeof(*seen));
@@ -388,23 +427,36 @@ static int cmd_policy(int argc, char **argv)
 		for (size_t k = 0; k < n_seen; k++)
 			policy_free(seen[k]);
 		free(seen);
-		return bad;
+		return bad ? CLI_REJECTED : CLI_OK;
 	}
 	if (strcmp(sub, "list") == 0) {
 		bool json = argc > 2 && strcmp(argv[2], "--json") == 0;
-		json_t *reply = api("GET", "/v1/policies", NULL, NULL), *p;
+		static const char *const head[] = { "NAME", "RULES", "FILE" };
+		struct cli_table *t;
+		json_t *reply, *p;
 		size_t i;
 
+		if (argc > 3 || (argc == 3 && !json))
+			return usage();
+		reply = api("GET", "/v1/policies", NULL, NULL);
 		if (!reply)
-			return 1;
+			return api_exit;
 		if (json) {
 			print_json(json_object_get(reply, "policies"));
+		} else if ((t = cli_table_new(3, head, "lrl"))) {
+			json_array_foreach(json_object_get(reply, "policies"), i, p) {
+				char n[24];
+				const char *row[] = { str(p, "name"), num(p, "rules", n, sizeof(n)),
+						      str(p, "file") };
+
+				if (cli_table_add(t, row) < 0)
+					break;
+			}
+			cli_table_print(t, stdout);
+			cli_table_free(t);
 		} else {
-			printf("%-24s %6s  %s\n", "NAME", "RULES", "FILE");
-			json_array_foreach(json_object_get(reply, "policies"), i, p)
-				printf("%-24s %6lld  %s\n", str(p, "name"),
-				       (long long)json_integer_value(json_object_get(p, "rules")),
-				       str(p, "file"));
+			json_decref(reply);
+			return CLI_FAILED;
 		}
 		json_decref(reply);
 		return 0;
@@ -414,7 +466,7 @@ static int cmd_policy(int argc, char **argv)
 		size_t i;
 
 		if (!reply)
-			return 1;
+			return api_exit;
 		if (json_array_size(json_object_get(reply, "changed")) == 0)
 			printf("policies reloaded; no sandbox changed\n");
 		json_array_foreach(json_object_get(reply, "changed"), i, c) {
@@ -432,12 +484,12 @@ static int cmd_policy(int argc, char **argv)
 
 		if (!policy_name_valid(argv[2])) {
 			fprintf(stderr, "netd: invalid policy name \"%s\"\n", argv[2]);
-			return 1;
+			return CLI_REJECTED;
 		}
 		snprintf(path, sizeof(path), "/v1/policies/%s", argv[2]);
 		reply = api("GET", path, NULL, NULL);
 		if (!reply)
-			return 1;
+			return api_exit;
 		print_json(reply);
 		json_decref(reply);
 		return 0;
@@ -485,6 +537,8 @@ int cli_main(int argc, char **argv)
 			return 0;
 		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			fputs(usage_text, stdout);
+			fputc('\n', stdout);
+			cli_help_exit_codes(stdout);
 			return 0;
 		} else {
 			return usage();
@@ -494,11 +548,19 @@ int cli_main(int argc, char **argv)
 		return usage();
 	if (strcmp(argv[i], "help") == 0 && argc == i + 1) {
 		fputs(usage_text, stdout);	/* asked for: stdout, success */
+		fputc('\n', stdout);
+		cli_help_exit_codes(stdout);
 		return 0;
 	}
+	/* Before any parsing: `netd sandbox create --help` is not a usage error. */
+	if (cli_help_wanted(argc - i, argv + i))
+		return cli_help_print(argc - i, argv + i, stdout);
+	if (strcmp(argv[i], "help") == 0)
+		return cli_help_print(argc - i - 1, argv + i + 1, stdout);
 	socket_path = explicit_socket ? explicit_socket : getenv("NETD_SOCKET");
 	if (strcmp(argv[i], "audit") == 0)
-		return cli_audit(argc - i, argv + i);
+		return cli_audit(argc - i, argv + i,
+				 socket_path && socket_path[0] ? socket_path : DEFAULT_SOCKET);
 	if (strcmp(argv[i], "run") == 0) {
 		/*
 		 * `run` takes the socket from its config unless --socket is
@@ -520,7 +582,7 @@ int cli_main(int argc, char **argv)
 		json_t *reply = api("GET", "/v1/status", NULL, NULL);
 
 		if (!reply)
-			return 1;
+			return api_exit;
 		print_json(reply);
 		json_decref(reply);
 		return 0;

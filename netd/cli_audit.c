@@ -6,6 +6,7 @@
 #include "netd/cli_audit.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,13 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "common/diag.h"
+#include "common/httpc.h"
+#include "common/paths.h"
+#include "netd/cli_help.h"
+#include "netd/cli_table.h"
+#include "netd/config.h"
 
 #define AUDIT_DEFAULT_LOG "/var/log/netd/audit.jsonl"
 #define AUDIT_LINE_MAX    (1u << 20)	/* longer lines are skipped */
@@ -94,10 +102,12 @@ int cli_audit_time(const char *arg, long long now, char *out, size_t sz)
 
 /* ---- output ---------------------------------------------------------------------- */
 
-static void print_table_header(void)
+static struct cli_table *table_new(void)
 {
-	printf("%-24s %-11s %-20s %-6s %-28s %-28s %12s %12s  %s\n", "TIME", "EVENT", "SANDBOX",
-	       "PROTO", "DESTINATION", "DOMAIN", "BYTES_OUT", "BYTES_IN", "DETAIL");
+	static const char *const head[] = { "TIME", "EVENT", "SANDBOX", "PROTO", "DESTINATION",
+					    "DOMAIN", "BYTES_OUT", "BYTES_IN", "DETAIL" };
+
+	return cli_table_new(9, head, "llllllrrl");
 }
 
 /* A field for a table cell: printable ASCII only (the log is not trusted). */
@@ -113,7 +123,8 @@ static const char *cell(const char *s, char *buf, size_t sz)
 	return buf;
 }
 
-static void print_row(const json_t *r)
+/* Add record @r to table @t.  Return: 0; -ENOMEM. */
+static int table_row(struct cli_table *t, const json_t *r)
 {
 	char dst[80], c1[64], c2[64], c3[300], c4[300], c5[32], c6[32], out[24] = "-",
 								      in[24] = "-";
@@ -140,10 +151,15 @@ static void print_row(const json_t *r)
 	}
 	if (ev && strcmp(ev, "sandbox") == 0)
 		detail = str(r, "action");
-	printf("%-24s %-11s %-20s %-6s %-28s %-28s %12s %12s  %s\n",
-	       cell(str(r, "ts"), c5, sizeof(c5)), cell(ev, c6, sizeof(c6)),
-	       cell(str(r, "sandbox"), c2, sizeof(c2)), str(r, "proto") ? str(r, "proto") : "-",
-	       dst, c4, out, in, cell(detail, c3, sizeof(c3)));
+	{
+		char c7[16];
+		const char *row[] = { cell(str(r, "ts"), c5, sizeof(c5)), cell(ev, c6, sizeof(c6)),
+				      cell(str(r, "sandbox"), c2, sizeof(c2)),
+				      cell(str(r, "proto"), c7, sizeof(c7)), dst, c4, out, in,
+				      cell(detail, c3, sizeof(c3)) };
+
+		return cli_table_add(t, row);
+	}
 }
 
 /* ---- summary ----------------------------------------------------------------------- */
@@ -220,14 +236,16 @@ static int row_cmp(const void *a, const void *b)
 
 static void summary_print(struct summary *s, bool as_json)
 {
+	static const char *const head[] = { "SANDBOX", "DOMAIN", "CONNS", "BYTES_OUT",
+					    "BYTES_IN", "DENIED" };
+	struct cli_table *tab = as_json ? NULL : cli_table_new(6, head, "llrrrr");
 	char c1[80], c2[300];
 
 	if (s->n > 1)	/* no rows: rows may be NULL, which qsort() must not get */
 		qsort(s->rows, s->n, sizeof(*s->rows), row_cmp);
-	if (!as_json)
-		printf("%-24s %-40s %8s %14s %14s %8s\n", "SANDBOX", "DOMAIN", "CONNS", "BYTES_OUT",
-		       "BYTES_IN", "DENIED");
-	for (size_t i = 0; i < s->n; i++) {
+	if (!as_json && !tab)
+		fprintf(stderr, "netd audit: out of memory\n");
+	for (size_t i = 0; (as_json || tab) && i < s->n; i++) {
 		const struct sum_row *r = &s->rows[i];
 
 		if (as_json) {
@@ -242,10 +260,20 @@ static void summary_print(struct summary *s, bool as_json)
 			free(t);
 			json_decref(o);
 		} else {
-			printf("%-24s %-40s %8llu %14llu %14llu %8llu\n",
-			       cell(r->sandbox, c1, sizeof(c1)), cell(r->domain, c2, sizeof(c2)),
-			       r->conns, r->bytes_out, r->bytes_in, r->denied);
+			char n[4][24];
+			const char *row[] = { cell(r->sandbox, c1, sizeof(c1)),
+					      cell(r->domain, c2, sizeof(c2)), n[0], n[1], n[2], n[3] };
+
+			snprintf(n[0], sizeof(n[0]), "%llu", r->conns);
+			snprintf(n[1], sizeof(n[1]), "%llu", r->bytes_out);
+			snprintf(n[2], sizeof(n[2]), "%llu", r->bytes_in);
+			snprintf(n[3], sizeof(n[3]), "%llu", r->denied);
+			cli_table_add(tab, row);	/* a row lost to ENOMEM: the rest still print */
 		}
+	}
+	if (tab) {
+		cli_table_print(tab, stdout);
+		cli_table_free(tab);
 	}
 	if (s->overflow)
 		fprintf(stderr, "netd audit: %llu records beyond %u summary rows not shown\n",
@@ -262,6 +290,7 @@ static void summary_print(struct summary *s, bool as_json)
 struct reader {
 	const struct audit_filter *f;
 	bool json, summary;
+	struct cli_table *table;	/* table output: rows wait here until printed */
 	struct summary sum;
 	unsigned long long bad;
 	char *line;
@@ -284,8 +313,8 @@ static void handle_line(struct reader *rd, const char *line, size_t len)
 			summary_add(&rd->sum, r);
 		else if (rd->json)
 			printf("%.*s\n", (int)len, line);
-		else
-			print_row(r);
+		else if (table_row(rd->table, r) < 0)
+			rd->bad++;	/* out of memory: counted with the unreadable */
 	}
 	json_decref(r);
 }
@@ -332,6 +361,9 @@ static int follow(struct reader *rd, const char *path, int fd)
 
 		if (r < 0)
 			return r;
+		/* The backlog sizes the columns; later rows keep those widths. */
+		if (rd->table)
+			cli_table_print(rd->table, stdout);
 		fflush(stdout);
 		if (stat(path, &st_path) == 0 && fstat(fd, &st_fd) == 0 &&
 		    (st_path.st_ino != st_fd.st_ino || st_path.st_dev != st_fd.st_dev)) {
@@ -348,16 +380,65 @@ static int follow(struct reader *rd, const char *path, int fd)
 	}
 }
 
-int cli_audit(int argc, char **argv)
+static int copy_path(const char *p, char *out, size_t sz)
+{
+	if (strlen(p) >= sz)
+		return -ENAMETOOLONG;
+	memcpy(out, p, strlen(p) + 1);
+	return 0;
+}
+
+int cli_audit_locate(const char *socket_path, const char *config_path, char *out, size_t sz,
+		     const char **how)
+{
+	const char *env = getenv("NETD_AUDIT_LOG");
+	json_t *reply = NULL;
+	struct config cfg;
+	int status = 0, r;
+
+	if (env && env[0]) {
+		*how = "env";
+		return copy_path(env, out, sz);
+	}
+	/* The running daemon knows best: its config may be anywhere. */
+	if (socket_path && httpc_request(socket_path, "GET", "/v1/status", NULL, &status,
+					 &reply) == 0 && status == 200) {
+		const char *p = json_string_value(
+			json_object_get(json_object_get(reply, "audit"), "file"));
+
+		if (p && p[0]) {
+			*how = "daemon";
+			r = copy_path(p, out, sz);
+			json_decref(reply);
+			return r;
+		}
+	}
+	json_decref(reply);
+	if (config_path && access(config_path, R_OK) == 0 && config_init(&cfg) == 0) {
+		struct diag err = { 0 };
+
+		r = 1;
+		if (config_load_file(&cfg, config_path, &err) == 0 && cfg.audit_log) {
+			*how = "config";
+			r = copy_path(cfg.audit_log, out, sz);
+		}
+		config_done(&cfg);
+		if (r <= 0)
+			return r;
+	}
+	*how = "default";
+	return copy_path(AUDIT_DEFAULT_LOG, out, sz);
+}
+
+int cli_audit(int argc, char **argv, const char *socket_path)
 {
 	struct audit_filter f = { 0 };
 	struct reader rd = { .f = &f };
-	const char *path = getenv("NETD_AUDIT_LOG");
+	const char *path = NULL, *how = "--file";
+	char found[4096];
 	bool follow_mode = false;
 	int fd, r;
 
-	if (!path || !path[0])
-		path = AUDIT_DEFAULT_LOG;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -384,7 +465,7 @@ int cli_audit(int argc, char **argv)
 				fprintf(stderr, "netd audit: unknown event \"%s\" (dns, dns_suppressed, "
 					"conn, conn_update, deny, deny_suppressed, sandbox, "
 					"policy_reload)\n", v);
-				return 2;
+				return CLI_USAGE;
 			}
 			f.event = v, i++;
 		} else if (v && strcmp(a, "--domain") == 0) {
@@ -394,7 +475,7 @@ int cli_audit(int argc, char **argv)
 
 			if (cli_audit_time(v, (long long)time(NULL), out, sizeof(f.since)) < 0) {
 				fprintf(stderr, "netd audit: bad time \"%s\"\n%s", v, audit_usage);
-				return 2;
+				return CLI_USAGE;
 			}
 			i++;
 		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -402,26 +483,44 @@ int cli_audit(int argc, char **argv)
 			return 0;
 		} else {
 			fputs(audit_usage, stderr);
-			return 2;
+			return CLI_USAGE;
 		}
 	}
 	if (follow_mode && rd.summary) {
 		fprintf(stderr, "netd audit: --summary and -f do not go together\n");
-		return 2;
+		return CLI_USAGE;
+	}
+	if (!path) {
+		if (cli_audit_locate(socket_path, NETD_DEFAULT_CONFIG, found, sizeof(found), &how) < 0) {
+			fprintf(stderr, "netd audit: the audit log's path is too long\n");
+			return CLI_FAILED;
+		}
+		path = found;
 	}
 	rd.line = malloc(AUDIT_LINE_MAX);
-	if (!rd.line)
-		return 1;
+	if (!rd.line || (!rd.json && !rd.summary && !(rd.table = table_new()))) {
+		free(rd.line);
+		return CLI_FAILED;
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		fprintf(stderr, "netd audit: %s: %s\n", path, strerror(errno));
+		r = errno;
+		fprintf(stderr, "netd audit: %s (%s): %s\n", path,
+			strcmp(how, "daemon") == 0 ? "the running daemon's audit_log" :
+			strcmp(how, "config") == 0 ? "audit_log in " NETD_DEFAULT_CONFIG :
+			strcmp(how, "env") == 0 ? "$NETD_AUDIT_LOG" :
+			strcmp(how, "--file") == 0 ? "--file" :
+			"the default; no daemon answered and no config names another", strerror(r));
 		free(rd.line);
-		return 1;
+		cli_table_free(rd.table);
+		return r == ENOENT ? CLI_NOT_FOUND : CLI_FAILED;
 	}
-	if (!rd.json && !rd.summary)
-		print_table_header();
 	r = follow_mode ? follow(&rd, path, fd) : read_all(&rd, fd);
 	close(fd);
+	if (rd.table) {
+		cli_table_print(rd.table, stdout);
+		cli_table_free(rd.table);
+	}
 	if (rd.summary)
 		summary_print(&rd.sum, rd.json);
 	if (rd.bad)
@@ -429,7 +528,7 @@ int cli_audit(int argc, char **argv)
 	free(rd.line);
 	if (r < 0) {
 		fprintf(stderr, "netd audit: %s: %s\n", path, strerror(-r));
-		return 1;
+		return CLI_FAILED;
 	}
-	return 0;
+	return CLI_OK;
 }

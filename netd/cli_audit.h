@@ -1,6 +1,7 @@
 /*
  * cli_audit - `netd audit`: read, filter, follow and summarize the audit
- * log (JSON Lines).  Reads the file directly; no daemon needed.
+ * log (JSON Lines).  Reads the file directly; the daemon, if it runs, is
+ * only asked where the file is.
  */
 #ifndef NETD_CLI_AUDIT_H
 #define NETD_CLI_AUDIT_H
@@ -30,7 +31,22 @@ bool cli_audit_match(const struct audit_filter *f, const json_t *rec);
  */
 int cli_audit_time(const char *arg, long long now, char *out, size_t sz);
 
-/* cli_audit() - `netd audit ...`; @argv[0] is "audit".  Return: exit status. */
-int cli_audit(int argc, char **argv);
+/*
+ * cli_audit_locate() - which audit log `netd audit` reads without --file,
+ * into @out (@sz bytes): $NETD_AUDIT_LOG if set; else the running
+ * daemon's ("audit"."file" of GET /v1/status on @socket_path); else the
+ * audit_log of @config_path if that file exists and parses; else the
+ * built-in default.  @how gets a word for where it came from ("env",
+ * "daemon", "config", "default") for error messages.  Return: 0; -ENAMETOOLONG.
+ */
+int cli_audit_locate(const char *socket_path, const char *config_path, char *out, size_t sz,
+		     const char **how);
+
+/*
+ * cli_audit() - `netd audit ...`; @argv[0] is "audit".  @socket_path is
+ * the control socket to ask for the log's path (borrowed).
+ * Return: exit status (enum cli_exit).
+ */
+int cli_audit(int argc, char **argv, const char *socket_path);
 
 #endif

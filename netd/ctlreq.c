@@ -95,7 +95,7 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 		r = bad(err, errsz, "\"name\" and \"policy\" are required");
 		goto fail;
 	}
-	/* A chained CNI attachment (daemon.h). */
+	/* A chained CNI attachment (ctlreq.h). */
 	v = json_object_get(obj, "attach");
 	if (v && !json_is_null(v)) {
 		if (!json_is_object(v)) {
@@ -115,7 +115,7 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 			goto fail;
 		}
 	}
-	/* Interface mode with an IPAM plugin's addresses (daemon.h). */
+	/* Interface mode with an IPAM plugin's addresses (ctlreq.h). */
 	v = json_object_get(obj, "addresses");
 	if (v && !json_is_null(v)) {
 		if (!json_is_object(v)) {
@@ -149,4 +149,87 @@ fail:
 	memset(sr, 0, sizeof(*sr));
 	json_decref(obj);
 	return r;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Decode the segment @s/@len into @out (CTLREQ_SEG_MAX + 1 bytes). */
+static int segment_decode(const char *s, size_t len, char *out, char *err, size_t errsz)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '%') {
+			int hi, lo;
+
+			if (i + 2 >= len)	/* both digits must be there */
+				return bad(err, errsz, "bad percent-encoding in the path");
+			hi = hexval(s[i + 1]);
+			lo = hexval(s[i + 2]);
+			if (hi < 0 || lo < 0)
+				return bad(err, errsz, "bad percent-encoding in the path");
+			c = (unsigned char)(hi << 4 | lo);
+			i += 2;
+		}
+		if (c == '\0')
+			return bad(err, errsz, "a NUL (%%00) in the path");
+		if (c == '/')
+			return bad(err, errsz, "a '/' (%%2F) inside a path segment");
+		if (c < 0x20 || c == 0x7f)
+			return bad(err, errsz, "a control character in the path");
+		if (n == CTLREQ_SEG_MAX) {
+			snprintf(err, errsz, "a path segment over %d bytes", CTLREQ_SEG_MAX);
+			return -ENAMETOOLONG;
+		}
+		out[n++] = (char)c;
+	}
+	out[n] = '\0';
+	if (strcmp(out, ".") == 0 || strcmp(out, "..") == 0)
+		return bad(err, errsz, "\".\" or \"..\" as a path segment");
+	return 0;
+}
+
+int ctlreq_path(const char *raw, struct ctlreq_path *out, char *err, size_t errsz)
+{
+	size_t len = raw ? strlen(raw) : 0;
+	const char *p;
+
+	memset(out, 0, sizeof(*out));
+	if (!raw || raw[0] != '/')
+		return bad(err, errsz, "the path must start with '/'");
+	if (len > CTLREQ_PATH_MAX) {
+		snprintf(err, errsz, "path over %d bytes", CTLREQ_PATH_MAX);
+		return -ENAMETOOLONG;
+	}
+	for (p = raw + 1;; ) {
+		const char *end = strchr(p, '/');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		int r;
+
+		if (out->n == CTLREQ_SEGS_MAX) {
+			memset(out, 0, sizeof(*out));
+			return bad(err, errsz, "more than %d path segments", CTLREQ_SEGS_MAX);
+		}
+		r = segment_decode(p, n, out->seg[out->n], err, errsz);
+		if (r < 0) {
+			memset(out, 0, sizeof(*out));
+			return r;
+		}
+		out->n++;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	return 0;
 }

@@ -10,7 +10,32 @@
 
 #include <jansson.h>
 
-#include "netd/daemon.h"
+/*
+ * What POST /v1/sandboxes asks for; pointers into the parsed body
+ * (ctlreq_sandbox()).  The daemon checks that the values make sense.
+ */
+struct sandbox_request {
+	const char *name;
+	const char *policy;
+	const char *netns;	/* NULL: create /run/netns/NAME */
+	const char *ifname;	/* interface name inside the sandbox; NULL: "eth0" */
+	/*
+	 * A chained CNI attachment (all NULL otherwise): bind the existing
+	 * bridge port @attach_host_ifname and the container's own addresses
+	 * (at least one) to the policy; netd creates and deletes no
+	 * interface or netns.  POST /v1/sandboxes {"attach": {...}}.
+	 */
+	const char *attach_host_ifname;
+	const char *attach_ipv4, *attach_ipv6;
+	/*
+	 * Interface mode with addresses from an IPAM plugin (all NULL
+	 * otherwise: the pool's): "ADDR/PLEN" for the sandbox end and the bare
+	 * gateway, which netd puts on the host end as a point-to-point address.
+	 * POST /v1/sandboxes {"addresses": {"ipv4", "gateway4", "ipv6", "gateway6"}}.
+	 */
+	const char *addr_ipv4, *addr_gateway4;
+	const char *addr_ipv6, *addr_gateway6;
+};
 
 /*
  * ctlreq_sandbox() - parse a POST /v1/sandboxes body:
@@ -30,5 +55,29 @@
  */
 int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, json_t **ret_obj,
 		   char *err, size_t errsz);
+
+#define CTLREQ_PATH_MAX 1024	/* bytes of a request path, encoded */
+#define CTLREQ_SEG_MAX  64	/* bytes of one decoded segment (a name: SANDBOX_NAME_MAX) */
+#define CTLREQ_SEGS_MAX 8	/* segments of a path */
+
+/* A request path split at '/' and percent-decoded, segment by segment. */
+struct ctlreq_path {
+	size_t n;			/* segments ("/v1/sandboxes/sb1": 3) */
+	char seg[CTLREQ_SEGS_MAX][CTLREQ_SEG_MAX + 1];	/* NUL-terminated; may be "" */
+};
+
+/*
+ * ctlreq_path() - split the raw (still percent-encoded) path @raw of a
+ * request at its literal '/' and decode each segment (RFC 3986 2.1, 3.3)
+ * strictly: a '%' needs two hex digits; a segment must not decode to a
+ * NUL, a '/', another control character, "." or "..", nor be longer than
+ * CTLREQ_SEG_MAX bytes; the path starts with '/', is at most
+ * CTLREQ_PATH_MAX bytes and CTLREQ_SEGS_MAX segments.  So a name in a path
+ * is exactly the bytes the client meant, or the request is refused
+ * (`DELETE /v1/sandboxes/sb1%00x` never reaches sb1).
+ * @err/@errsz: on failure, why (for an HTTP 400 body).
+ * Return: 0; -EINVAL; -ENAMETOOLONG (a segment or the path too long).
+ */
+int ctlreq_path(const char *raw, struct ctlreq_path *out, char *err, size_t errsz);
 
 #endif

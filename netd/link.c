@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -598,11 +599,30 @@ int link_exists(const char *ifname)
 
 /* ---- dumps ------------------------------------------------------------ */
 
+/* Interface names of a dump: all of them (@grow), or the first @max and a count. */
 struct name_list {
 	char (*names)[IFNAMSIZ];
-	size_t max, n;		/* n counts past max: the caller sees the overflow */
-	bool skip_lo;
+	size_t max, n;		/* n counts past max unless @grow */
+	bool skip_lo, grow;
+	int err;		/* -ENOMEM while growing */
 };
+
+/* Make room for one more element in *@arr (@n used of *@cap, @size bytes each). */
+static int grow(void *arr, size_t *cap, size_t n, size_t size)
+{
+	void **p = arr, *np;
+	size_t nc;
+
+	if (n < *cap)
+		return 0;
+	nc = *cap ? 2 * *cap : 64;
+	np = realloc(*p, nc * size);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
 
 static int name_list_cb(const struct nlmsghdr *nlh, void *data)
 {
@@ -619,7 +639,9 @@ static int name_list_cb(const struct nlmsghdr *nlh, void *data)
 		if (mnl_attr_get_type(attr) != IFLA_IFNAME ||
 		    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
 			continue;
-		if (nl->n < nl->max)
+		if (nl->grow && !nl->err)
+			nl->err = grow(&nl->names, &nl->max, nl->n, sizeof(*nl->names));
+		if (nl->n < nl->max && !nl->err)
 			snprintf(nl->names[nl->n], IFNAMSIZ, "%s", mnl_attr_get_str(attr));
 		nl->n++;
 	}
@@ -646,20 +668,28 @@ static int dump_links(int netns_fd, struct name_list *list)
 	return r;
 }
 
-int link_names(char (*out)[IFNAMSIZ], size_t max)
+int link_names(char (**ret)[IFNAMSIZ])
 {
-	struct name_list list = { out, max, 0, false };
+	struct name_list list = { .grow = true };
 	int r = dump_links(-1, &list);
 
-	if (r < 0)
+	*ret = NULL;
+	if (r == 0)
+		r = list.err;
+	if (r == 0 && list.n > INT_MAX)
+		r = -EOVERFLOW;
+	if (r < 0) {
+		free(list.names);
 		return r;
-	return list.n > max ? -ENOBUFS : (int)list.n;
+	}
+	*ret = list.names;
+	return (int)list.n;
 }
 
 int link_netns_other_links(int netns_fd, char *first, size_t sz)
 {
 	char names[1][IFNAMSIZ];
-	struct name_list list = { names, 1, 0, true };
+	struct name_list list = { .names = names, .max = 1, .skip_lo = true };
 	int r = dump_links(netns_fd, &list);
 
 	if (sz)
@@ -771,11 +801,66 @@ int link_default_route_ifname(char *buf, size_t sz)
 	return 0;
 }
 
+/* ---- the host's routers (default routes' gateways) ------------------- */
+
+struct gw_list {
+	struct addr *out;
+	size_t max, n;
+};
+
+static int default_gw_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[RTA_MAX + 1] = { 0 };
+	struct gw_list *l = data;
+	const struct rtmsg *rtm;
+	size_t alen;
+
+	if (nlh->nlmsg_type != RTM_NEWROUTE || mnl_nlmsg_get_payload_len(nlh) < sizeof(*rtm))
+		return MNL_CB_OK;
+	rtm = mnl_nlmsg_get_payload(nlh);
+	alen = addr_len(rtm->rtm_family);
+	if (!alen || rtm->rtm_dst_len != 0 || rtm->rtm_type != RTN_UNICAST)
+		return MNL_CB_OK;
+	mnl_attr_parse(nlh, sizeof(*rtm), route_attr_cb, tb);
+	if (!tb[RTA_GATEWAY] || mnl_attr_get_payload_len(tb[RTA_GATEWAY]) != alen ||
+	    l->n >= l->max)
+		return MNL_CB_OK;
+	memset(&l->out[l->n], 0, sizeof(l->out[0]));
+	l->out[l->n].family = rtm->rtm_family;
+	memcpy(l->out[l->n].a, mnl_attr_get_payload(tb[RTA_GATEWAY]), alen);
+	l->n++;
+	return MNL_CB_OK;
+}
+
+int link_default_gateways(struct addr *out, size_t max)
+{
+	static const int families[] = { AF_INET, AF_INET6 };
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	struct gw_list l = { .out = out, .max = max };
+	struct nl nl;
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < 2; i++) {
+		struct nlmsghdr *nlh;
+		struct rtmsg *rtm;
+
+		r = nl_open(&nl, -1);
+		if (r < 0)
+			return r;
+		nlh = nl_req(req, RTM_GETROUTE, NLM_F_DUMP);
+		rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+		rtm->rtm_family = (unsigned char)families[i];
+		r = nl_talk(&nl, nlh, default_gw_cb, &l);
+		nl_close(&nl);
+	}
+	return r < 0 ? r : (int)l.n;
+}
+
+/* Addresses of a dump, growing as they come. */
 struct addr_list {
 	struct prefix *out;
-	size_t max;
-	size_t n;
-	bool overflow;
+	size_t cap, n;
+	int err;		/* -ENOMEM */
 };
 
 static int addr_attr_cb(const struct nlattr *attr, void *data)
@@ -809,10 +894,8 @@ static int local_addr_cb(const struct nlmsghdr *nlh, void *data)
 	a = tb[IFA_LOCAL] ? tb[IFA_LOCAL] : tb[IFA_ADDRESS];
 	if (!a || mnl_attr_get_payload_len(a) != alen)
 		return MNL_CB_OK;
-	if (l->n >= l->max) {
-		l->overflow = true;
+	if (l->err || (l->err = grow(&l->out, &l->cap, l->n, sizeof(*l->out))) < 0)
 		return MNL_CB_OK;	/* keep reading: the dump must be drained */
-	}
 	p = &l->out[l->n++];
 	memset(p, 0, sizeof(*p));
 	p->addr.family = ifa->ifa_family;
@@ -821,17 +904,16 @@ static int local_addr_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int link_local_addrs(struct prefix *out, size_t max)
+int link_local_addrs(struct prefix **ret)
 {
 	char req[MNL_SOCKET_BUFFER_SIZE];
-	struct addr_list l = { .out = out, .max = max };
+	struct addr_list l = { 0 };
 	struct nlmsghdr *nlh;
 	struct ifaddrmsg *ifa;
 	struct nl nl;
 	int r;
 
-	if (!out && max > 0)
-		return -EINVAL;
+	*ret = NULL;
 	r = nl_open(&nl, -1);
 	if (r < 0)
 		return r;
@@ -840,12 +922,17 @@ int link_local_addrs(struct prefix *out, size_t max)
 	ifa->ifa_family = AF_UNSPEC;
 	r = nl_talk(&nl, nlh, local_addr_cb, &l);
 	nl_close(&nl);
-	if (r < 0)
-		return r;
 	/* A partial list would let the host's own address be pinned: refuse. */
-	if (l.overflow)
-		return -ENOBUFS;
-	return l.n > INT_MAX ? -EOVERFLOW : (int)l.n;
+	if (r == 0)
+		r = l.err;
+	if (r == 0 && l.n > INT_MAX)
+		r = -EOVERFLOW;
+	if (r < 0) {
+		free(l.out);
+		return r;
+	}
+	*ret = l.out;
+	return (int)l.n;
 }
 
 /* ---- sysctl ----------------------------------------------------------- */

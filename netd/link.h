@@ -63,10 +63,11 @@ int link_veth_setup(const struct link_veth *v);
 int link_netns_other_links(int netns_fd, char *first, size_t sz);
 
 /*
- * link_names() - the names of every interface in the caller's netns into
- * @out (@max entries).  Return: count; -ENOBUFS (more than @max); -errno.
+ * link_names() - the names of every interface in the caller's netns, however
+ * many there are.  @ret: a malloc()ed array of that many names, caller frees
+ * with free() (NULL if none).  Return: count; -errno (nothing in *@ret).
  */
-int link_names(char (*out)[16], size_t max);
+int link_names(char (**ret)[16]);
 
 /*
  * link_delete() - delete interface @ifname in the caller's netns (a veth
@@ -89,10 +90,18 @@ int link_default_route_ifname(char *buf, size_t sz);
 /*
  * link_local_addrs() - every address configured on any interface of the
  * caller's netns, as host-length prefixes, for the "never pin the host's own
- * addresses" list.  @out/@max; Return: count stored, or -errno; -ENOBUFS if
- * there are more than @max (a partial list is never returned as success).
+ * addresses" list; however many there are (each sandbox's host veth adds
+ * its own).  @ret: a malloc()ed array, caller frees with free() (NULL if
+ * none).  A partial list is never returned: Return: count; -errno.
  */
-int link_local_addrs(struct prefix *out, size_t max);
+int link_local_addrs(struct prefix **ret);
+
+/*
+ * link_default_gateways() - the gateways (next hops) of the default routes,
+ * IPv4 and IPv6, of every table in the caller's netns, into @out (at most
+ * @max; the rest are left out).  Return: count stored; -errno.
+ */
+int link_default_gateways(struct addr *out, size_t max);
 
 /*
  * link_enable_forwarding() - net.ipv4.ip_forward=1 and, if @ipv6,

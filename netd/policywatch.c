@@ -15,7 +15,7 @@
 #include <jansson.h>
 
 #include "common/log.h"
-#include "netd/daemon.h"
+#include "netd/daemon/internal.h"
 
 /*
  * What changes a directory's listing or a file's bytes.  IN_ATTR is not

@@ -14,7 +14,7 @@
 #include "common/addr.h"
 #include "netd/policy.h"
 
-/* Hard limit on interval elements per family, input and output alike. */
+/* Hard limit on interval elements per family (cidr rules in and out, merged prefixes out). */
 #define RULESET_ELEMS_MAX 4096
 
 /* An inclusive address range; both ends network byte order, 4 or 16 bytes used. */
@@ -33,8 +33,10 @@ struct ruleset_box {
  * ruleset_merge_prefixes() - the prefixes of @family in @p[0..@n) as sorted,
  * disjoint, non-adjacent ranges (overlapping or touching prefixes merged).
  * Other families are skipped.
+ * @p, @n: any number of prefixes (the host's own addresses, one per sandbox
+ * veth and more, merge into few ranges).
  * @out, @max: destination.  Return: number of ranges; -E2BIG if more than
- * @max ranges (or more than RULESET_ELEMS_MAX prefixes) would be needed.
+ * @max ranges would be needed; -ENOMEM.
  */
 int ruleset_merge_prefixes(int family, const struct prefix *p, size_t n,
 			   struct ruleset_range *out, size_t max);

@@ -6,6 +6,8 @@
  */
 #include "netd/sandbox.h"
 
+#include "common/hash.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,13 +153,7 @@ int sandbox_alloc(struct sandbox_table *t, const char *name, int64_t want_slot,
 /* FNV-1a over the address bytes: chained addresses are few and not chosen by a sandbox. */
 static uint32_t addr_bucket(const struct addr *a)
 {
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < addr_len(a->family); i++) {
-		h ^= a->a[i];
-		h *= 16777619u;
-	}
-	return h & (SANDBOX_ADDR_BUCKETS - 1);
+	return fnv32_add(FNV32_INIT, a->a, addr_len(a->family)) & (SANDBOX_ADDR_BUCKETS - 1);
 }
 
 static const struct addr *own_addr(const struct sandbox *sb, int f)

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "common/addr.h"
+#include "common/tbucket.h"
 
 #define SANDBOX_NAME_MAX 64
 #define SANDBOX_MAX      16384	/* slots; also bounded by the pool size */
@@ -38,8 +39,7 @@ struct sandbox {
 	struct addr addr6, gw6;
 	time_t created;
 	uint64_t dns_allowed, dns_denied;
-	double audit_tokens;		/* denied-query audit records: token bucket */
-	uint64_t audit_refill_ms;	/* monotonic ms of the last refill */
+	struct tbucket audit_bucket;	/* denied-query audit records (zeroed: full at first use) */
 	uint64_t audit_suppressed;	/* records left out since the last one */
 	bool own_addrs;		/* addresses not from the pool (sandbox_set_addrs()) */
 	uint8_t plen4, plen6;	/* own_addrs of netd's veth (an IPAM plugin's): prefix

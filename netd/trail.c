@@ -13,6 +13,7 @@
 #include <time.h>
 #include <net/if.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "netd/acct.h"
 #include "netd/audit.h"
@@ -68,14 +69,6 @@ static uint64_t real_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 /* The sandbox in @slot, by its pool address (sandbox.h: .2 of the slot's /30). */
@@ -279,7 +272,7 @@ static void on_deny(void *ctx, const struct ct_logpkt *p, const char *reason)
 	if (strcmp(reason, "to-sandbox") == 0)
 		why = "sandbox-to-sandbox";
 	t->per_slot[sb->slot].denied++;
-	if (!nflog_admit(t->nflog, sb->slot, mono_ms(), &suppressed))
+	if (!nflog_admit(t->nflog, sb->slot, clock_mono_ms(), &suppressed))
 		return;
 	audit_write(t->audit, "deny",
 		    ct_deny_json(p, sb->name, sb->policy,

@@ -10,9 +10,17 @@
  *       RULE = PROTO:CIDR[,CIDR...]:PORTS   PORTS = 443,9000-9010 | -
  *            | PROTO:@DOMAIN[,DOMAIN...]:PORTS   (a domain rule: never rendered)
  *   del NAME IFNAME ADDR4|- ADDR6|-
+ *   dns NAME DNS4|- DNS6|-
  *   pin NAME ADDR PROTO PORT TIMEOUT_MS
  *   lookup NAME ADDR PROTO PORT
+ *   addmany PREFIX N RULE       N sandboxes PREFIX0..: veth PREFIX%x, 10.88.x.y
+ *   updatemany PREFIX N [RULE]  all of them reloaded in one batch
+ *   opt KEY=VALUE               for the commands after it: log_group=N (open),
+ *                               ct_mark=N, chained=0|1, quota=BYTES, quota_cut=0|1 (add)
  *   close
+ *
+ * `fw_golden --fake OUT` runs on tests/golden/fake_nft.c instead of the
+ * kernel (no root, no netns) and prints both tables into OUT at the end.
  *
  * The policy is built by hand from the public struct (netd/policy.h); no
  * policy_* function is called, so policy.c is not linked.
@@ -25,10 +33,28 @@
 
 #include "common/addr.h"
 #include "netd/fw.h"
+#ifndef FW_GOLDEN_KERNEL_ONLY	/* (builds against any fw with the public API of netd/fw.h) */
+#include "netd/fw/kernel.h"
+#include "tests/golden/fake_nft.h"
+#endif
 
 #define MAXTOK 64
 
 static struct fw *g_fw;
+#ifndef FW_GOLDEN_KERNEL_ONLY
+static struct fw_kernel *g_fake;	/* --fake: the model g_fw commits to */
+#endif
+static const char *g_fake_out;
+static struct {
+	unsigned long log_group, ct_mark, chained, quota, quota_cut;
+} g_opt;
+
+/* The sandboxes of addmany (their names and interfaces). */
+static struct many {
+	char name[64], ifname[16];
+	struct fw_sandbox sb;
+} *g_many;
+static size_t g_n_many;
 
 static int parse_proto(const char *s, uint8_t *ret)
 {
@@ -105,6 +131,71 @@ static int parse_rule(char *s, struct policy_rule *r)
 	return 0;
 }
 
+/* A policy named @name of the @n RULE tokens @t, with the quota options. */
+static int build_policy(struct policy *pol, const char *name, char **t, int n)
+{
+	int r = 0;
+
+	memset(pol, 0, sizeof(*pol));
+	pol->name = strdup(name);
+	pol->rules = calloc((size_t)n + 1, sizeof(*pol->rules));
+	pol->egress_bytes = g_opt.quota;
+	pol->quota_cut = g_opt.quota_cut != 0;
+	for (int i = 0; i < n && r == 0; i++) {
+		r = parse_rule(t[i], &pol->rules[pol->n_rules]);
+		pol->n_rules++;
+	}
+	return r;
+}
+
+/*
+ * addmany PREFIX N RULE: sandboxes PREFIX0 .. PREFIX(N-1) on interfaces
+ * PREFIX + hex index, addresses 10.88.(i / 250).(i % 250 + 1), one
+ * fw_sandbox_add() each; updatemany PREFIX N [RULE]: all of them given a
+ * new policy in ONE fw_sandboxes_update() (a reload at size).
+ */
+static int do_many(char **t, int n)
+{
+	size_t cnt = n >= 3 ? strtoul(t[2], NULL, 10) : 0;
+	struct fw_update *u;
+	struct policy pol;
+	int r;
+
+	if (n < 3 || cnt == 0 || cnt > 60000 || strlen(t[1]) > 8)
+		return -EINVAL;
+	r = build_policy(&pol, t[1], t + 3, n - 3);
+	if (r < 0) {
+		free_policy(&pol);
+		return r;
+	}
+	if (t[0][0] == 'a') {
+		free(g_many);
+		g_many = calloc(cnt, sizeof(*g_many));
+		g_n_many = 0;
+		for (size_t i = 0; g_many && i < cnt && r == 0; i++) {
+			struct many *m = &g_many[i];
+			char a4[32];
+
+			snprintf(m->name, sizeof(m->name), "%s%zu", t[1], i);
+			snprintf(m->ifname, sizeof(m->ifname), "%.8s%zx", t[1], i & 0xffff);
+			snprintf(a4, sizeof(a4), "10.88.%zu.%zu", i / 250, i % 250 + 1);
+			m->sb = (struct fw_sandbox){ .name = m->name, .host_ifname = m->ifname };
+			addr_parse(a4, &m->sb.addr4);
+			r = fw_sandbox_add(g_fw, &m->sb, &pol);
+			g_n_many += r == 0;
+		}
+		free_policy(&pol);
+		return g_many ? r : -ENOMEM;
+	}
+	u = calloc(g_n_many ? g_n_many : 1, sizeof(*u));
+	for (size_t i = 0; u && i < g_n_many; i++)
+		u[i] = (struct fw_update){ .sb = &g_many[i].sb, .pol = &pol };
+	r = u ? fw_sandboxes_update(g_fw, u, g_n_many) : -ENOMEM;
+	free(u);
+	free_policy(&pol);
+	return r;
+}
+
 static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 {
 	if (strcmp(t[0], "open") == 0 && n >= 6) {
@@ -124,11 +215,47 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 				return -EINVAL;
 		cfg.internal = internal;
 		cfg.n_internal = (size_t)(n - 6);
+		cfg.log_group = (uint16_t)g_opt.log_group;
 		fw_close(g_fw);
 		g_fw = NULL;
+#ifndef FW_GOLDEN_KERNEL_ONLY
+		if (g_fake_out) {
+			g_fake = fake_nft_new();
+			if (!g_fake)
+				return -ENOMEM;
+			r = fw_open_with(&cfg, g_fake, &g_fw);
+			if (r < 0)
+				g_fake = NULL;
+			return r;
+		}
+#endif
 		r = fw_open(&cfg, &g_fw);
 		return r;
 	}
+	if (strcmp(t[0], "opt") == 0 && n == 2) {
+		char *eq = strchr(t[1], '=');
+		unsigned long v;
+
+		if (!eq)
+			return -EINVAL;
+		*eq = '\0';
+		v = strtoul(eq + 1, NULL, 0);
+		if (strcmp(t[1], "log_group") == 0)
+			g_opt.log_group = v;
+		else if (strcmp(t[1], "ct_mark") == 0)
+			g_opt.ct_mark = v;
+		else if (strcmp(t[1], "chained") == 0)
+			g_opt.chained = v;
+		else if (strcmp(t[1], "quota") == 0)
+			g_opt.quota = v;
+		else if (strcmp(t[1], "quota_cut") == 0)
+			g_opt.quota_cut = v;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (strcmp(t[0], "addmany") == 0 || strcmp(t[0], "updatemany") == 0)
+		return do_many(t, n);
 	if ((strcmp(t[0], "add") == 0 && n >= 5) || (strcmp(t[0], "del") == 0 && n == 5)) {
 		struct fw_sandbox sb = { .name = t[1], .host_ifname = t[2] };
 		struct policy pol = { 0 };
@@ -136,14 +263,11 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 
 		if (parse_opt_addr(t[3], &sb.addr4) < 0 || parse_opt_addr(t[4], &sb.addr6) < 0)
 			return -EINVAL;
+		sb.ct_mark = (uint32_t)g_opt.ct_mark;
+		sb.chained = g_opt.chained != 0;
 		if (t[0][0] == 'd')
 			return fw_sandbox_del(g_fw, &sb);
-		pol.name = strdup(t[1]);
-		pol.rules = calloc((size_t)n, sizeof(*pol.rules));
-		for (int i = 5; i < n && r == 0; i++) {
-			r = parse_rule(t[i], &pol.rules[pol.n_rules]);
-			pol.n_rules++;
-		}
+		r = build_policy(&pol, t[1], t + 5, n - 5);
 		if (r == 0)
 			r = fw_sandbox_add(g_fw, &sb, &pol);
 		free_policy(&pol);
@@ -185,9 +309,14 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 	return -EINVAL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char line[262144];
+
+	if (argc == 3 && strcmp(argv[1], "--fake") == 0)
+		g_fake_out = argv[2];
+	else if (argc != 1)
+		return 2;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while (fgets(line, sizeof(line), stdin)) {
@@ -210,6 +339,17 @@ int main(void)
 		else
 			printf("ok\n");
 	}
+#ifndef FW_GOLDEN_KERNEL_ONLY
+	if (g_fake_out && g_fake) {
+		FILE *out = fopen(g_fake_out, "w");
+
+		if (!out)
+			return 1;
+		fake_nft_print(g_fake, out);
+		fclose(out);
+	}
+#endif
 	fw_close(g_fw);
+	free(g_many);
 	return 0;
 }

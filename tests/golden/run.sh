@@ -1,8 +1,16 @@
 #!/bin/bash
-# Golden ruleset test: fw_open() + two fw_sandbox_add() with hand-built
-# policies, inside a throwaway netns; `nft list table inet netd` must equal
-# tests/golden/ruleset.nft.  UPDATE=1 rewrites the golden file instead.
-# Needs root; never touches the caller's netns.
+# Golden ruleset tests.  Each case tests/golden/NAME.cmds is a command script
+# for the fw driver (tests/golden/fw_golden.c: fw_open, fw_sandbox_add, ...):
+#
+#   1. rendered, no root: the driver runs on tests/golden/fake_nft.c (the
+#      batches fw would send, parsed back by libnftnl and applied to a
+#      model), printed with libnftnl's own printers; both tables must equal
+#      NAME.libnftnl.  Run as an ordinary user (nobody, when started as root).
+#   2. kernel round trip, root only: the same script in a throwaway netns;
+#      `nft list table inet netd` + `nft list table bridge netd` must equal
+#      NAME.nft.  Skipped (and said so) without root.
+#
+# UPDATE=1 rewrites the golden files instead.  Never touches the caller's netns.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -12,63 +20,70 @@ ns=ndgolden-$$
 tmp=$(mktemp -d)
 
 cleanup() {
-	ip netns del "$ns" 2>/dev/null
+	[ "$(id -u)" = 0 ] && ip netns del "$ns" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
 [ -x "$bin" ] || { echo "golden: missing $bin: run make asan (or make golden) first"; exit 1; }
+mkdir -p "$out"
+chmod 755 "$tmp" "$out" "$bin"
+mkdir -m 1777 "$tmp/user"	# where the ordinary user writes
 
-ip netns add "$ns" || exit 1
-
-# run_case NAME GOLDEN: feed $tmp/NAME.cmds to the driver in a fresh table,
-# every command must answer "ok", then diff the listing against GOLDEN.
-fails=0
-run_case() {
-	local name=$1 golden=$here/$2 res
-	res=$(ip netns exec "$ns" "$bin" < "$tmp/$name.cmds")
-	if [ -n "$(printf '%s\n' "$res" | grep -v '^ok$')" ]; then
-		echo "golden[$name]: driver failed:"; echo "$res"; fails=$((fails + 1)); return
-	fi
-	ip netns exec "$ns" nft list table inet netd | python3 "$here/normalize.py" > "$tmp/$name.actual"
-	if [ "${UPDATE:-0}" = 1 ]; then
-		cp "$tmp/$name.actual" "$golden"
-		echo "golden[$name]: updated $golden"
-	elif ! diff -u "$golden" "$tmp/$name.actual"; then
-		echo "golden[$name]: ruleset differs from $golden (UPDATE=1 to accept)"
-		fails=$((fails + 1))
+# as_user CMD...: run CMD as an ordinary user (nobody) if we are root.
+as_user() {
+	if [ "$(id -u)" = 0 ]; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
 	else
-		echo "golden[$name]: ruleset matches"
+		"$@"
 	fi
 }
 
-# Two sandboxes; alpha has overlapping CIDR rules (must be merged), a port
-# range, IPv6 and a domain rule (never rendered).  Along the way: beta is
-# first added on another interface and replaced, gamma is added and
-# deleted, alpha is added twice, the proxy's own :53 addresses
-# (dns_local4/6) are set, replaced and dropped with their sandbox - none
-# of which may leave anything behind.
-cat > "$tmp/full.cmds" <<'CMDS'
-open netd 5300 eth0 10.87.0.0/16 fd00:87::/48 10.0.0.0/8 10.1.0.0/16 172.16.0.0/12 192.168.0.0/16 169.254.0.0/16 fc00::/7 fe80::/10
-add beta veth-old 10.87.0.9 fd00:87::9 udp:192.0.2.1/32:-
-dns beta 10.87.0.10 -
-add alpha veth-alpha 10.87.0.2 fd00:87::2 tcp:198.51.100.7/32,198.51.100.0/24:443,8080 tcp:198.51.100.7/32:9000-9010 udp:@pypi.org:443 tcp:2001:db8:1::/48:443
-dns alpha 10.87.0.99 fd00:87::99
-dns alpha 10.87.0.1 fd00:87::1
-add gamma veth-gamma 10.87.0.4 fd00:87::4 tcp:192.0.2.0/24:-
-dns gamma 10.87.0.5 fd00:87::5
-add alpha veth-alpha 10.87.0.2 fd00:87::2 tcp:198.51.100.7/32,198.51.100.0/24:443,8080 tcp:198.51.100.7/32:9000-9010 udp:@pypi.org:443 tcp:2001:db8:1::/48:443
-dns alpha 10.87.0.1 fd00:87::1
-add beta veth-beta 10.87.0.3 - udp:203.0.113.0/25:53,123
-del gamma veth-gamma 10.87.0.4 fd00:87::4
-CMDS
-run_case full ruleset.nft
+passed=0
+fails=0
+# check NAME KIND ACTUAL GOLDEN: diff, or with UPDATE=1 copy.
+check() {
+	local name=$1 kind=$2 actual=$3 golden=$4
+	if [ "${UPDATE:-0}" = 1 ]; then
+		cp "$actual" "$golden"
+		echo "golden[$name/$kind]: updated $golden"
+	elif ! diff -u "$golden" "$actual"; then
+		echo "golden[$name/$kind]: differs from $golden (UPDATE=1 to accept)"
+		fails=$((fails + 1))
+	else
+		echo "golden[$name/$kind]: matches"
+		passed=$((passed + 1))
+	fi
+}
 
-# IPv6 disabled, no egress interface (masquerade out of any non-sandbox one).
-cat > "$tmp/nov6.cmds" <<'CMDS'
-open netd 53535 - 10.87.0.0/16 - 10.0.0.0/8
-add solo veth-solo 10.87.0.5 - tcp:0.0.0.0/0:80
-dns solo 10.87.0.6 fd00::6
-CMDS
-run_case nov6 ruleset-nov6.nft
+# driver_ok NAME RESULT: every command must have answered "ok".
+driver_ok() {
+	if [ -n "$(printf '%s\n' "$2" | grep -v '^ok$')" ]; then
+		echo "golden[$1]: driver failed:"
+		echo "$2"
+		fails=$((fails + 1))
+		return 1
+	fi
+}
+
+for cmds in "$here"/*.cmds; do
+	name=$(basename "$cmds" .cmds)
+	res=$(as_user env ASAN_OPTIONS="${ASAN_OPTIONS:-}" "$bin" --fake "$tmp/user/$name.libnftnl" <"$cmds")
+	driver_ok "$name/rendered" "$res" &&
+		check "$name" rendered "$tmp/user/$name.libnftnl" "$here/$name.libnftnl"
+
+	if [ "$(id -u)" != 0 ]; then
+		echo "golden[$name/kernel]: skipped (needs root for a netns)"
+		continue
+	fi
+	ip netns add "$ns" || exit 1
+	res=$(ip netns exec "$ns" "$bin" <"$cmds")
+	if driver_ok "$name/kernel" "$res"; then
+		{ ip netns exec "$ns" nft list table inet netd; ip netns exec "$ns" nft list table bridge netd; } |
+			python3 "$here/normalize.py" >"$tmp/$name.nft"
+		check "$name" kernel "$tmp/$name.nft" "$here/$name.nft"
+	fi
+	ip netns del "$ns"
+done
+echo "$passed passed, $fails failed"
 exit $((fails > 0))

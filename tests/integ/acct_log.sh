@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The audit log itself: size-based rotation (no record lost across a
 # rotation: the lines of all files add up to the records netd says it
-# wrote), the kept-files limit, reopen on SIGHUP after an external move
+# wrote), the kept-files limit, reopen on SIGUSR1 after an external move
 # (logrotate), and an unwritable log (/dev/full): enforcement continues,
 # drops are counted, one log line when writing starts failing and one when
 # it recovers.
@@ -68,25 +68,25 @@ first_new=$(head -1 "$NETD_AUDIT.1" | python3 -c 'import json,sys; print(json.lo
 first_old=$(head -1 "$NETD_AUDIT.$nfiles" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ts"])')
 ok "audit.jsonl.1 is newer than audit.jsonl.$nfiles" test "$first_new" \> "$first_old" -o "$first_new" = "$first_old"
 
-# ---- SIGHUP reopens after an external move (logrotate) ---------------------
+# ---- SIGUSR1 reopens after an external move (logrotate) ---------------------
 for f in "$NETD_AUDIT".*; do rm -f "$f"; done
 mv "$NETD_AUDIT" "$WORLD_DIR/moved.jsonl"
 before=$(status_audit written)
-kill -HUP "$NETD_PID"
+kill -USR1 "$NETD_PID"
 for ((i = 0; i < 100; i++)); do
 	[ -e "$NETD_AUDIT" ] && break
 	sleep 0.1
 done
-ok "SIGHUP: a new audit.jsonl is created" test -e "$NETD_AUDIT"
-has "SIGHUP: logged" "audit log $NETD_AUDIT reopened" "$(cat "$NETD_LOG")"
+ok "SIGUSR1: a new audit.jsonl is created" test -e "$NETD_AUDIT"
+has "SIGUSR1: logged" "audit log $NETD_AUDIT reopened" "$(cat "$NETD_LOG")"
 dns_records 3
 n_new=$(grep -c '"event":"dns"' "$NETD_AUDIT")
-eq "SIGHUP: new records go to the new file" "3" "$n_new"
+eq "SIGUSR1: new records go to the new file" "3" "$n_new"
 moved_n=$(wc -l <"$WORLD_DIR/moved.jsonl")
 after=$(status_audit written)
-ok "SIGHUP: nothing written to the moved file after the HUP" \
+ok "SIGUSR1: nothing written to the moved file after the USR1" \
 	test "$((moved_n + $(wc -l <"$NETD_AUDIT")))" -le "$after"
-ok "netd still answers after SIGHUP" netd_alive
+ok "netd still answers after SIGUSR1" netd_alive
 netd_down
 rm -f "$NETD_AUDIT" "$NETD_AUDIT".* "$WORLD_DIR/moved.jsonl"
 

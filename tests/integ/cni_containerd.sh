@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # containerd's `ctr run --cni` with a conflist that uses netd-cni.
 # containerd runs in the world's host netns and a private mount namespace
-# with its own config, root, state and socket; ctr (which runs the CNI
-# plugins itself, from /etc/cni/net.d and /opt/cni/bin) runs in another
-# private mount namespace where the test's own dirs are bind-mounted over
-# those two.  Inside the container an allowed name resolves and connects, a
-# denied one does not; after the container exits nothing is left.
+# with its own config, root, state and socket, where the test's own dirs
+# are grafted over the paths it and ctr use whatever the flags say
+# (/etc/cni/net.d and /opt/cni/bin, where ctr looks for CNI plugins;
+# /run/containerd, its shims' fifos and sockets; /var/lib/cni, libcni's
+# cache).  A fresh machine has none of them: tests/integ/in_mntns.sh makes
+# them inside the namespace only.  ctr runs in the same mount namespace
+# (nsenter), so both see one /run/containerd.  Inside the container an
+# allowed name resolves and connects, a denied one does not; after the
+# container exits nothing is left, and no path appeared on the machine.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/world.sh
@@ -15,16 +19,17 @@ cd "$(dirname "$0")/../.."
 CNI_BIN=${CNI_BIN:-$PWD/build/asan/netd-cni}
 if ! command -v containerd >/dev/null || ! command -v ctr >/dev/null || ! command -v runc >/dev/null; then
 	skip_loud "containerd/runc are not installed (make deps)"
-	echo "0 passed, 0 failed"
-	exit 0
+	echo "0 passed, 1 failed"
+	exit 1
 fi
 world_up "ndr$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
 cni_policies
 netd_up || { echo "0 passed, 1 failed"; exit 1; }
 
 CD=$WORLD_DIR/ctd
-mkdir -p "$CD/net.d" "$CD/opt/cni/bin"
-cp "$CNI_BIN" "$CD/opt/cni/bin/netd-cni"
+mkdir -p "$CD/net.d" "$CD/cnibin" "$CD/run" "$CD/cnicache" "$CD/stage"
+cp "$CNI_BIN" "$CD/cnibin/netd-cni"
+paths_before=$(host_paths)
 cat >"$CD/net.d/10-netd.conflist" <<-JSON
 {
   "cniVersion": "1.0.0",
@@ -45,14 +50,16 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 [ttrpc]
   address = "$CD/c.sock.ttrpc"
 TOML
-# containerd's shims keep fifos and sockets under /run/containerd whatever
-# the config says; remove it afterwards if this test made it.
-[ -e /run/containerd ] || RUN_CTD_MADE=1
-world_spawn host "$CD/containerd.log" unshare -m --propagation private containerd -c "$CD/config.toml"
+world_spawn host "$CD/containerd.log" unshare -m --propagation private -- \
+	"$PWD/tests/integ/in_mntns.sh" "$CD/stage" "$CD/net.d=/etc/cni/net.d" \
+	"$CD/cnibin=/opt/cni/bin" "$CD/run=/run/containerd" "$CD/cnicache=/var/lib/cni" -- \
+	containerd -c "$CD/config.toml"
 CTD_PID=$WORLD_LAST_PID
+# ctx CMD... - CMD in containerd's net and mount namespaces.
+ctx() { nsenter --net="$WORLD_HOST_NETNS" --mount="/proc/$CTD_PID/ns/mnt" -- "$@"; }
 up=0
 for ((i = 0; i < 200; i++)); do
-	if ctr -a "$CD/c.sock" version >/dev/null 2>&1; then up=1; break; fi
+	if ctx ctr -a "$CD/c.sock" version >/dev/null 2>&1; then up=1; break; fi
 	kill -0 "$CTD_PID" 2>/dev/null || break
 	sleep 0.1
 done
@@ -60,21 +67,19 @@ if [ "$up" != 1 ]; then
 	skip_loud "containerd cannot start on this machine; its log:"
 	tail -n 20 "$CD/containerd.log"
 	netd_down >/dev/null
-	echo "0 passed, 0 failed"
-	exit 0
+	echo "0 passed, 1 failed"
+	exit 1
 fi
 t_pass "containerd runs in the world's host netns with private dirs"
 cni_rootfs "$CD/rootfs" || { t_fail "busybox rootfs (busybox-static)"; t_summary; exit 1; }
 
-# ctr_run ID CMD... - `ctr run --cni --rm` in the host netns, with the test's
-# CNI dirs bind-mounted over /etc/cni/net.d and /opt in a private mount ns.
+# ctr_run ID CMD... - `ctr run --cni --rm` in containerd's namespaces,
+# where /etc/cni/net.d and /opt/cni/bin are the test's own.
 ctr_run() {
 	local id=$1
 	shift
-	timeout 120 nsenter --net="$WORLD_HOST_NETNS" -- unshare -m --propagation private -- \
-		bash -c 'mount --bind "$1" /etc/cni/net.d && mount --bind "$2" /opt && shift 2 && exec "$@"' \
-		_ "$CD/net.d" "$CD/opt" \
-		ctr -a "$CD/c.sock" run --cni --rm --runc-root "$CD/runc" --rootfs "$CD/rootfs" "$id" "$@"
+	ctx timeout 120 ctr -a "$CD/c.sock" run --cni --rm --runc-root "$CD/runc" \
+		--rootfs "$CD/rootfs" "$id" "$@"
 }
 
 # Inside: the address, DNS through netd (any server address lands on its
@@ -105,7 +110,8 @@ hasnt "no pins left" "198.51.100.10" "$(world_exec host nft list table inet netd
 
 # ctr_gone ID - a container whose task never started (the CNI ADD failed)
 # is left created: runc's init waits in the container's own netns, where the
-# world's sweep does not look, and its fifos stay under /run/containerd.
+# world's sweep does not look, and its fifos stay under /run/containerd
+# (the test's $CD/run).
 # Delete it by runc's own state (its init PID), then containerd's record.
 ctr_gone() {
 	local id=$1 st="$CD/runc/default/$1/state.json" pid=""
@@ -114,9 +120,9 @@ ctr_gone() {
 	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
 		kill -KILL "$pid" 2>/dev/null
 	fi
-	ctr -a "$CD/c.sock" containers delete "$id" >/dev/null 2>&1
-	rm -f /run/containerd/fifo/*/"$id"-* 2>/dev/null
-	rmdir /run/containerd/fifo/* 2>/dev/null	# only the ones left empty
+	ctx ctr -a "$CD/c.sock" containers delete "$id" >/dev/null 2>&1
+	rm -f "$CD"/run/fifo/*/"$id"-* 2>/dev/null
+	rmdir "$CD"/run/fifo/* 2>/dev/null	# only the ones left empty
 	if [ -n "$pid" ]; then
 		for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 		fail "the never-started container's init ($pid) is gone" kill -0 "$pid"
@@ -134,8 +140,6 @@ ctr_gone "c2-$$"
 kill -TERM "$CTD_PID" 2>/dev/null
 for ((i = 0; i < 100; i++)); do world__alive "$CTD_PID" || break; sleep 0.1; done
 fail "containerd stopped" world__alive "$CTD_PID"
-if [ -n "${RUN_CTD_MADE:-}" ]; then
-	world_down	# the shims go with the world's netns
-	rm -rf /run/containerd
-fi
+eq "no path appeared on the machine (/etc/cni, /opt/cni, /run/containerd, ...)" \
+	"$paths_before" "$(host_paths)"
 t_summary

@@ -14,8 +14,8 @@ cd "$(dirname "$0")/../.."
 
 if ! command -v dockerd >/dev/null || ! command -v docker >/dev/null; then
 	skip_loud "docker.io is not installed (make deps)"
-	echo "0 passed, 0 failed"
-	exit 0
+	echo "0 passed, 1 failed"
+	exit 1
 fi
 world_up "ndk$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
 cni_policies
@@ -28,12 +28,15 @@ export DOCKER_HOST=unix://$D/docker.sock
 dk() { timeout 60 docker "$@"; }
 
 # dockerd writes /run/docker/plugins and /etc/docker/key.json, and its
-# containerd's shims /run/containerd/s, whatever the flags say; remove them
-# afterwards if this test made them.
-[ -e /run/docker ] || RUN_DOCKER_MADE=1
-[ -e /run/containerd ] || RUN_CTD_MADE=1
-[ -e /etc/docker/key.json ] || KEY_JSON_MADE=1
-world_spawn host "$D/dockerd.log" unshare -m --propagation private \
+# containerd's shims /run/containerd/s, whatever the flags say: in its
+# private mount namespace the test's own dirs are grafted over those
+# (tests/integ/in_mntns.sh), so a fresh machine needs none of them and no
+# path appears on the machine.
+mkdir -p "$D/run-docker" "$D/run-containerd" "$D/etc-docker" "$D/stage"
+paths_before=$(host_paths)
+world_spawn host "$D/dockerd.log" unshare -m --propagation private -- \
+	"$PWD/tests/integ/in_mntns.sh" "$D/stage" "$D/run-docker=/run/docker" \
+	"$D/run-containerd=/run/containerd" "$D/etc-docker=/etc/docker" -- \
 	dockerd --config-file "$D/daemon.json" --data-root "$D/data" --exec-root "$D/exec" \
 	--pidfile "$D/docker.pid" -H "$DOCKER_HOST" --group root \
 	--bridge=none --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
@@ -49,8 +52,8 @@ if [ "$up" != 1 ]; then
 	skip_loud "dockerd cannot start on this machine; its log:"
 	tail -n 20 "$D/dockerd.log"
 	netd_down >/dev/null
-	echo "0 passed, 0 failed"
-	exit 0
+	echo "0 passed, 1 failed"
+	exit 1
 fi
 t_pass "dockerd runs in the world's host netns with private dirs"
 
@@ -126,8 +129,7 @@ eq "netd has no sandboxes" 0 "$(netd sandbox list --json | jq length)"
 kill -TERM "$DOCKERD_PID" 2>/dev/null
 for ((i = 0; i < 150; i++)); do world__alive "$DOCKERD_PID" || break; sleep 0.1; done
 fail "dockerd stopped" world__alive "$DOCKERD_PID"
-[ -n "${RUN_DOCKER_MADE:-}" ] && rm -rf /run/docker
-[ -n "${RUN_CTD_MADE:-}" ] && rm -rf /run/containerd
-[ -n "${KEY_JSON_MADE:-}" ] && rm -f /etc/docker/key.json
+eq "no path appeared on the machine (/run/docker, /run/containerd, /etc/docker/key.json)" \
+	"$paths_before" "$(host_paths)"
 netd_down
 t_summary

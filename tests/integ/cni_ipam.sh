@@ -15,8 +15,8 @@ IPAM_DIR=/usr/lib/cni
 [ -x "$CNI_BIN" ] || { echo "missing $CNI_BIN (make build/asan/netd-cni)"; echo "0 passed, 1 failed"; exit 1; }
 if [ ! -x "$IPAM_DIR/host-local" ]; then
 	skip_loud "host-local missing: apt-get install containernetworking-plugins"
-	echo "0 passed, 0 failed"
-	exit 0
+	echo "0 passed, 1 failed"
+	exit 1
 fi
 world_up "ndi$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
 netd_up || { echo "0 passed, 1 failed"; exit 1; }

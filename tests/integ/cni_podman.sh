@@ -7,7 +7,15 @@
 # busybox rootfs the test builds and `podman import`s (no registry).
 # CNI_ARGS=NETD_POLICY=x (which podman passes through) selects the policy;
 # without it the conflist's policy applies.  After the container exits
-# nothing is left (no veth, no chain, no pins, no netd record).
+# nothing is left (no veth, no chain, no pins, no netd record).  podman
+# runs in a private mount namespace where the test's own dirs are grafted
+# over /var/lib/containers (its blob cache, whatever --root says),
+# /var/lib/cni (libcni's cache) and /etc/containers (policy.json, which
+# `podman import` reads; the test writes its own): a fresh machine need
+# have none of them, and no path appears on the machine
+# (tests/integ/in_mntns.sh).  /run/netns stays shared with the test's
+# namespace: podman mounts its containers' netns files there, and netd opens
+# them.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/world.sh
@@ -17,8 +25,8 @@ cd "$(dirname "$0")/../.."
 CNI_BIN=${CNI_BIN:-$PWD/build/asan/netd-cni}
 if ! command -v podman >/dev/null || ! command -v runc >/dev/null; then
 	skip_loud "podman/runc are not installed (make deps)"
-	echo "0 passed, 0 failed"
-	exit 0
+	echo "0 passed, 1 failed"
+	exit 1
 fi
 [ -x "$CNI_BIN" ] || { echo "missing $CNI_BIN (make build/asan/netd-cni)"; echo "0 passed, 1 failed"; exit 1; }
 world_up "ndp$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
@@ -26,7 +34,9 @@ cni_policies
 netd_up || { echo "0 passed, 1 failed"; exit 1; }
 
 P=$WORLD_DIR/podman
-mkdir -p "$P/net.d" "$P/bin" "$P/tmp"
+mkdir -p "$P/net.d" "$P/bin" "$P/tmp" "$P/vlc" "$P/cnicache" "$P/stage" "$P/etc"
+echo '{"default": [{"type": "insecureAcceptAnything"}]}' >"$P/etc/policy.json"
+paths_before=$(host_paths)
 cp "$CNI_BIN" "$P/bin/netd-cni"
 cat >"$P/net.d/netd-pod.conflist" <<-JSON
 {
@@ -51,13 +61,12 @@ cni_plugin_dirs = ["$P/bin"]
 network_config_dir = "$P/net.d"
 TOML
 
-# podman keeps an image blob cache in /var/lib/containers/cache whatever
-# --root says; remove it afterwards if this test made it.
-[ -e /var/lib/containers ] || VLC_MADE=1
 # pm ARGS... - podman in the world's host netns with the test's state
-# (runc's own state too: --runtime-flag root=).
+# (runc's own state too: --runtime-flag root=), in its own mount namespace.
 pm() {
 	CONTAINERS_CONF=$P/containers.conf timeout 120 nsenter --net="$WORLD_HOST_NETNS" -- \
+		unshare -m --propagation unchanged -- "$PWD/tests/integ/in_mntns.sh" --share /run/netns "$P/stage" \
+		"$P/vlc=/var/lib/containers" "$P/cnicache=/var/lib/cni" "$P/etc=/etc/containers" -- \
 		podman --root "$P/root" --runroot "$P/runroot" --tmpdir "$P/tmp" \
 		--runtime runc --runtime-flag "root=$P/runc" --network-backend cni \
 		--cgroup-manager cgroupfs --events-backend file "$@"
@@ -70,8 +79,8 @@ if ! pm import "$P/rootfs.tar" localhost/ndtest/busybox:1 >"$P/import.log" 2>&1 
 	skip_loud "podman cannot run a container on this machine; its output:"
 	tail -n 20 "$P/import.log" "$P/probe.log"
 	netd_down >/dev/null
-	echo "0 passed, 0 failed"
-	exit 0
+	echo "0 passed, 1 failed"
+	exit 1
 fi
 t_pass "podman runs a container with private state in the world's host netns"
 
@@ -122,6 +131,7 @@ no_leftovers "after podman rm -f"
 
 pm rm -a -f >/dev/null 2>&1
 pm rmi -a -f >/dev/null 2>&1
-[ -n "${VLC_MADE:-}" ] && rm -rf /var/lib/containers
+eq "no path appeared on the machine (/var/lib/containers, /var/lib/cni, ...)" \
+	"$paths_before" "$(host_paths)"
 netd_down
 t_summary

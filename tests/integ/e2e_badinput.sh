@@ -112,7 +112,7 @@ printf 'name: p\nname: q\negress: []\n' >"$d/dup.yaml"
 printf 'name: p\negress:\n  - domains: ["pypi.*.org"]\n    ports: [443]\n' >"$d/pattern.yaml"
 for f in unknown-key host-bits dup pattern; do
 	out=$(netd policy check "$d/$f.yaml" 2>&1); rc=$?
-	eq "policy check $f: exit 1" "1" "$rc"
+	eq "policy check $f: exit 6 (rejected)" "6" "$rc"
 	if grep -qE "^$d/$f.yaml:[0-9]+:[0-9]+: " <<<"$out"; then t_pass "policy check $f: FILE:LINE:COL"; else t_fail "policy check $f: FILE:LINE:COL" "$out"; fi
 done
 ok "shipped policies pass policy check" netd policy check policies/*.yaml
@@ -125,16 +125,16 @@ has "and says which" "netd: unknown command 'no-such-command'" "$out"
 # ---- attaching namespaces: only safe ones -----------------------------------------
 mkfifo "$WORLD_DIR/fifo"
 out=$(timeout 10 "$NETD_BIN" sandbox create "$WORLD_PREFIX-ff" --policy deny-all --netns "$WORLD_DIR/fifo" 2>&1); rc=$?
-eq "a FIFO as netns is refused at once (no hang)" "1" "$rc"
+eq "a FIFO as netns is refused at once (no hang), exit 6 (rejected)" "6" "$rc"
 has "a FIFO as netns: says why" "not a network namespace" "$out"
 ip netns add "$WORLD_PREFIX-two"
 ip -n "$WORLD_PREFIX-two" link add dum0 type veth peer name dum1 2>/dev/null
 out=$(netd sandbox create "$WORLD_PREFIX-t2" --policy deny-all --netns "/run/netns/$WORLD_PREFIX-two" 2>&1); rc=$?
-eq "a netns with other interfaces is refused" "1" "$rc"
+eq "a netns with other interfaces is refused: exit 4 (conflict)" "4" "$rc"
 has "a netns with other interfaces: says which" "already has interface dum" "$out"
 ip -n "$WORLD_PREFIX-two" link del dum0
 out=$(netd sandbox create "$WORLD_PREFIX-t3" --policy deny-all --netns "/run/netns/$SB1" 2>&1); rc=$?
-eq "another sandbox's netns is refused" "1" "$rc"
+eq "another sandbox's netns is refused: exit 4 (conflict)" "4" "$rc"
 has "another sandbox's netns: says whose" "already sandbox $SB1" "$out"
 ok "a clean netns attaches" netd sandbox create "$WORLD_PREFIX-t4" --policy deny-all --netns "/run/netns/$WORLD_PREFIX-two"
 ok "and is deleted" netd sandbox delete "$WORLD_PREFIX-t4"
@@ -148,7 +148,7 @@ ok "delete sb1" netd sandbox delete "$SB1"
 hasnt "no conntrack entry from sb1's address after delete" "src=$SB1_IP " "$(world_exec host conntrack -L -s "$SB1_IP" 2>/dev/null)"
 cp policies/python-dev.yaml "$d/copy.yaml"
 out=$(netd policy check policies/python-dev.yaml "$d/copy.yaml" 2>&1); rc=$?
-eq "policy check: one name in two files: exit 1" "1" "$rc"
+eq "policy check: one name in two files: exit 6 (rejected)" "6" "$rc"
 has "policy check: one name in two files: FILE:LINE:COL" "$d/copy.yaml:" "$(grep -E "^$d/copy.yaml:[0-9]+:[0-9]+: name: policy name 'python-dev' is also used by" <<<"$out")"
 
 ok "netd alive at the end" netd_alive

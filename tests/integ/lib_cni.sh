@@ -46,9 +46,33 @@ file_static() {
 	[[ $out == *"not a dynamic executable"* ]]
 }
 
-# skip_loud WHY - the runtime cannot run here: say so loudly.
+# skip_loud WHY - the runtime cannot run here: say so loudly.  The caller
+# counts it as a failure: `make deps` installs every runtime the suite
+# uses, so a runtime missing or unable to run is a defect, not a skip.
 skip_loud() {
 	echo "##################################################################"
-	echo "## SKIPPED: $*"
+	echo "## NOT RUN (a failure): $*"
 	echo "##################################################################"
+}
+
+# Paths a container runtime writes to whatever its flags say (cni-notes).
+# A test grafts its own directories over them (cni_mntns) and checks that
+# none appeared on the machine (host_paths).
+CNI_HOST_PATHS=(/etc/cni /etc/cni/net.d /opt/cni /opt/cni/bin /var/lib/cni /var/lib/containers
+	/run/containerd /run/containers /run/docker /etc/containers /etc/docker/key.json)
+
+# host_paths - which of CNI_HOST_PATHS exist, one a line, seen from the
+# test's own mount namespace (grafts live only in the runtimes' own).
+host_paths() {
+	local p
+	for p in "${CNI_HOST_PATHS[@]}"; do
+		[ -e "$p" ] && echo "$p"
+	done
+	return 0
+}
+
+# cni_mntns STAGE SRC=TARGET... -- CMD... - CMD in a new private mount
+# namespace where each TARGET shows SRC (tests/integ/in_mntns.sh).
+cni_mntns() {
+	unshare -m --propagation private -- "$PWD/tests/integ/in_mntns.sh" "$@"
 }

@@ -101,11 +101,11 @@ ok "space back: writing resumes ($w0 -> $w1)" test "$w1" -gt "$w0"
 has "space back: the record is in the file" '"qname":"pypi.org"' "$(tail -n 3 "$AUDIT_MNT/audit.jsonl")"
 
 # ---- audit log: a read-only path -------------------------------------------
-# Swap a read-only filesystem in under the path, then SIGHUP (what logrotate
+# Swap a read-only filesystem in under the path, then SIGUSR1 (what logrotate
 # does): the reopen fails, so every record is lost, and enforcement goes on.
 umount -l "$AUDIT_MNT"
 mount -t tmpfs -o size=64k,mode=0755,ro netd-test-audit-ro "$AUDIT_MNT"
-kill -HUP "$NETD_PID"
+kill -USR1 "$NETD_PID"
 sleep 0.5
 d0=$(audit_count dropped)
 eq "read-only audit path: allowed name still resolves" "198.51.100.10" "$(sb_dig sb1 +short pypi.org A)"
@@ -116,10 +116,10 @@ ok "read-only audit path: lost records counted ($d0 -> $d1)" test "$d1" -gt "$d0
 has "read-only audit path: netd's log says so" "audit log $AUDIT_MNT/audit.jsonl: cannot reopen" "$(cat "$NETD_LOG")"
 umount -l "$AUDIT_MNT"
 mount -t tmpfs -o size=512k,mode=0755 netd-test-audit "$AUDIT_MNT"
-kill -HUP "$NETD_PID"
+kill -USR1 "$NETD_PID"
 sleep 0.5
 sb_dig sb1 +short pypi.org A >/dev/null
-has "writable again after SIGHUP: records are written" '"qname":"pypi.org"' "$(cat "$AUDIT_MNT/audit.jsonl" 2>&1)"
+has "writable again after SIGUSR1: records are written" '"qname":"pypi.org"' "$(cat "$AUDIT_MNT/audit.jsonl" 2>&1)"
 
 # ---- a flood of control connections ----------------------------------------------------
 python3 - "$NETD_SOCKET" 3000 >"$WORLD_DIR/flood.log" 2>&1 <<-'PY' &

@@ -76,7 +76,7 @@ pol_openai_only
 printf 'name: broken\negress:\n  - domains: [pypi.org]\n    portz: [443]\n' >"$POL/broken.yaml"
 out=$(netd policy reload 2>&1)
 rc=$?
-eq "reload with a broken file fails" "1" "$rc"
+eq "reload with a broken file fails: exit 6 (rejected)" "6" "$rc"
 has "the error names FILE:LINE:COL" "broken.yaml:4:5" "$out"
 status=$(curl -s -o "$WORLD_DIR/api.out" -w '%{http_code}' --unix-socket "$NETD_SOCKET" -X POST http://netd/v1/policies/reload)
 eq "API: 400" "400" "$status"

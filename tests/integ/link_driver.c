@@ -56,7 +56,7 @@ static int usage(void)
 	fprintf(stderr,
 		"usage: link_driver netns-create NAME | netns-delete NAME | netns-open PATH\n"
 		"       | veth HOSTIF PEERIF NETNS_PATH HOST4 PEER4 HOST6 PEER6 ('-' = none)\n"
-		"       | delete IF | exists IF | default-route | local-addrs [MAX]\n"
+		"       | delete IF | exists IF | default-route | local-addrs | names\n"
 		"       | forwarding 0|1 | exec NETNS_PATH NAME|- -- CMD...\n");
 	return 2;
 }
@@ -106,17 +106,24 @@ int main(int argc, char **argv)
 			printf("ifname %s\n", name);
 		return report(r);
 	}
-	if (strcmp(cmd, "local-addrs") == 0 && (argc == 2 || argc == 3)) {
-		struct prefix out[256];
-		size_t max = argc == 3 ? strtoul(argv[2], NULL, 10) : 256;
+	if (strcmp(cmd, "local-addrs") == 0 && argc == 2) {
+		struct prefix *out;
 		char buf[PREFIX_STRLEN];
 		int r, i;
 
-		if (max > 256)
-			max = 256;
-		r = link_local_addrs(out, max);
+		r = link_local_addrs(&out);
 		for (i = 0; i < r; i++)
 			printf("addr %s\n", prefix_format(&out[i], buf, sizeof(buf)));
+		free(out);
+		return report(r);
+	}
+	if (strcmp(cmd, "names") == 0 && argc == 2) {
+		char (*names)[16];
+		int r = link_names(&names);
+
+		for (int i = 0; i < r; i++)
+			printf("name %s\n", names[i]);
+		free(names);
 		return report(r);
 	}
 	if (strcmp(cmd, "forwarding") == 0 && argc == 3)

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,41 @@ static void test_merge_prefixes(void **state)
 
 	assert_int_equal(ruleset_merge_prefixes(AF_INET, in, 7, out, 3), -E2BIG);
 	assert_int_equal(ruleset_merge_prefixes(AF_INET, in, 0, out, 8), 0);
+}
+
+/*
+ * The host's own addresses at size (issue 12): each sandbox's host veth adds
+ * three (IPv4, IPv6, link-local), so 5,000 sandboxes give 15,000 prefixes,
+ * far more than RULESET_ELEMS_MAX - but they merge into the pools' ranges.
+ * The input is sized from what it holds; only the output is bounded.
+ */
+static void test_merge_prefixes_many(void **state)
+{
+	size_t n = 3 * 5000 + 2, k = 0;
+	struct prefix *in = calloc(n, sizeof(*in));
+	struct ruleset_range out[4];
+	char buf[64];
+
+	(void)state;
+	assert_non_null(in);
+	in[k++] = P("10.87.0.0/16");
+	in[k++] = P("fd00:87::/48");
+	for (int i = 0; i < 5000; i++) {
+		snprintf(buf, sizeof(buf), "10.87.%d.%d/32", i / 64, (i % 64) * 4 + 1);
+		in[k++] = P(buf);
+		snprintf(buf, sizeof(buf), "fd00:87:0:%x::1/128", i);
+		in[k++] = P(buf);
+		snprintf(buf, sizeof(buf), "fe80::%x:1/128", i + 1);	/* not adjacent */
+		in[k++] = P(buf);
+	}
+	assert_int_equal(ruleset_merge_prefixes(AF_INET, in, n, out, 4), 1);
+	assert_addr(out[0].lo, "10.87.0.0");
+	assert_addr(out[0].hi, "10.87.255.255");
+	/* IPv6: the pool, and 5,000 link-locals that do not merge: over @max. */
+	assert_int_equal(ruleset_merge_prefixes(AF_INET6, in, n, out, 4), -E2BIG);
+	in[k - 1] = P("fe80::/10");	/* (fe80::/10 is among the built-in internal ranges) */
+	assert_int_equal(ruleset_merge_prefixes(AF_INET6, in, n, out, 4), 2);
+	free(in);
 }
 
 /* One rule: proto, cidrs, ports ("lo-hi" pairs as numbers; 0 pairs = none). */
@@ -221,6 +257,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_merge_prefixes),
+		cmocka_unit_test(test_merge_prefixes_many),
 		cmocka_unit_test(test_cidr_boxes_overlap),
 		cmocka_unit_test(test_cidr_boxes_ports_merge),
 		cmocka_unit_test(test_cidr_boxes_full_space),

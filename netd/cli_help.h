@@ -1,0 +1,53 @@
+/*
+ * cli_help - `netd COMMAND [SUBCOMMAND] --help` and `netd help COMMAND`:
+ * one text per command and subcommand, and the exit statuses every client
+ * command shares (enum cli_exit).  Pure tables; prints only where told.
+ */
+#ifndef NETD_CLI_HELP_H
+#define NETD_CLI_HELP_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Exit statuses of `netd` (documented in netd(8) and docs/install.md). */
+enum cli_exit {
+	CLI_OK = 0,
+	CLI_FAILED = 1,		/* anything else: I/O error, daemon-side 5xx, out of memory */
+	CLI_USAGE = 2,		/* bad command line */
+	CLI_NOT_FOUND = 3,	/* no such sandbox or policy (HTTP 404) */
+	CLI_CONFLICT = 4,	/* already exists, or busy (HTTP 409) */
+	CLI_UNREACHABLE = 5,	/* no daemon answers on the control socket */
+	CLI_REJECTED = 6,	/* invalid input: the daemon refused it (HTTP 400, 413) or
+				 * `policy check` found an error */
+};
+
+/*
+ * cli_exit_from_http() - the exit status for an HTTP @status from the
+ * control API (2xx -> CLI_OK).  Pure.
+ */
+int cli_exit_from_http(int status);
+
+/*
+ * cli_help_wanted() - is there a -h/--help among @argv[0..@argc) before a
+ * "--" (after which the words belong to `exec`'s COMMAND)?  Pure.
+ */
+bool cli_help_wanted(int argc, char *const *argv);
+
+/*
+ * cli_help_print() - print the help of the most specific command that
+ * @argv names ("sandbox create", else "sandbox", ...), with the exit
+ * statuses, on @out.  @argv[0] is the command.
+ * Return: CLI_OK; CLI_USAGE (and a line on stderr) if @argv[0] is no command.
+ */
+int cli_help_print(int argc, char *const *argv, FILE *out);
+
+/* cli_help_exit_codes() - the exit status table, on @out. */
+void cli_help_exit_codes(FILE *out);
+
+/*
+ * cli_help_topics() - the i-th "command" or "command subcommand" that has
+ * a help text, NULL past the end (for tests and the bash completion).
+ */
+const char *cli_help_topic(size_t i);
+
+#endif

@@ -1,0 +1,213 @@
+/*
+ * api - the daemon's side of the control API (netd/ctl.h's ops): JSON
+ * views of sandboxes and policies, GET /v1/status and /v1/metrics, and the
+ * calls that change state, which go to lifecycle.c and reload.c.  Shapes
+ * JSON only; it decides nothing.
+ */
+#include "netd/daemon/internal.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "dnsproxy/proxy.h"
+#include "netd/audit.h"
+#include "netd/daemon/policyview.h"
+#include "netd/trail.h"
+
+json_t *daemon_json_addr(const struct addr *a)
+{
+	char buf[ADDR_STRLEN];
+
+	if (!a->family)
+		return json_null();
+	return json_string(addr_format(a, buf, sizeof(buf)));
+}
+
+json_t *daemon_sandbox_json(struct daemon *d, const struct sandbox *sb)
+{
+	char created[32];
+	struct tm tm;
+
+	gmtime_r(&sb->created, &tm);
+	strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_t *o;
+
+	o = json_pack("{s:s, s:s, s:s, s:b, s:s, s:s, s:o, s:o, s:o, s:o, s:s, s:{s:I, s:I}}",
+			 "name", sb->name, "policy", sb->policy, "netns", sb->netns_path,
+			 "netns_owned", sb->netns_owned, "host_ifname", sb->host_ifname,
+			 "ifname", sb->peer_ifname, "ipv4", daemon_json_addr(&sb->addr4),
+			 "gateway4", daemon_json_addr(&sb->gw4), "ipv6", daemon_json_addr(&sb->addr6),
+			 "gateway6", daemon_json_addr(&sb->gw6), "created", created, "dns",
+			 "allowed", (json_int_t)sb->dns_allowed, "denied",
+			 (json_int_t)sb->dns_denied);
+	if (o)
+		json_object_set_new(o, "kind", json_string(sb->chained ? "chained" : "interface"));
+	if (o && d->trail)
+		json_object_set_new(o, "traffic", trail_sandbox_json(d->trail, sb));
+	return o;
+}
+
+static json_t *api_sandboxes(void *ctx)
+{
+	struct daemon *d = ctx;
+	json_t *arr = json_array();
+	uint32_t cur = 0;
+	struct sandbox *sb;
+
+	while ((sb = sandbox_next(d->sandboxes, &cur)))
+		json_array_append_new(arr, daemon_sandbox_json(d, sb));
+	return arr;
+}
+
+static json_t *api_policies(void *ctx)
+{
+	struct daemon *d = ctx;
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < d->n_policies; i++) {
+		const struct policy *p = d->policies[i];
+
+		json_array_append_new(arr, json_pack("{s:s, s:s?, s:I}", "name", p->name, "file",
+						     p->file, "rules", (json_int_t)p->n_rules));
+	}
+	return arr;
+}
+
+static json_t *api_policy(void *ctx, const char *name)
+{
+	const struct policy *p = daemon_policy_find(ctx, name);
+
+	return p ? pview_json(p) : NULL;
+}
+
+/* One DNS proxy counter: its GET /v1/status "dns_proxy" key (NULL: metrics
+ * only) and its Prometheus name. */
+struct dns_counter {
+	const char *status, *metric;
+	bool gauge;
+	uint64_t v;
+};
+
+#define DNS_COUNTERS 20
+
+/* The proxy's counters for status and metrics alike; d->proxy is set. */
+static size_t dns_counters(struct daemon *d, struct dns_counter c[DNS_COUNTERS])
+{
+	const struct proxy_stats *ps = proxy_get_stats(d->proxy);
+	const struct dns_counter all[DNS_COUNTERS] = {
+		{ NULL, "netd_dns_queries_allowed_total", false, d->dns_allowed },
+		{ NULL, "netd_dns_queries_denied_total", false, d->dns_denied },
+		{ NULL, "netd_dns_queries_failed_total", false, d->dns_failed },
+		{ "cache_hits", "netd_dns_cache_hits_total", false, ps->cache_hits },
+		{ "cache_misses", "netd_dns_cache_misses_total", false, ps->cache_misses },
+		{ "cache_entries", "netd_dns_cache_entries", true, ps->cache_entries },
+		{ "pins_sent", "netd_dns_pin_batches_total", false, ps->pins_sent },
+		{ "pins_skipped", "netd_dns_pins_skipped_total", false, ps->pins_skipped },
+		{ "pins_tracked", "netd_dns_pins_tracked", true, ps->pins_tracked },
+		{ "pin_p50_us", "netd_dns_pin_latency_p50_us", true, proxy_stats_quantile(ps, 0.50) },
+		{ "pin_p99_us", "netd_dns_pin_latency_p99_us", true, proxy_stats_quantile(ps, 0.99) },
+		{ "pin_max_us", "netd_dns_pin_latency_max_us", true, ps->pin_max_us },
+		{ "rate_limited", "netd_dns_rate_limited_total", false, ps->limit_qps },
+		{ "outstanding_limited", "netd_dns_outstanding_limited_total", false,
+		  ps->limit_outstanding },
+		{ "pin_limited", "netd_dns_pin_limited_total", false, ps->limit_pins },
+		{ "name_limited", "netd_dns_name_limited_total", false, ps->limit_name },
+		{ "tunnel_suspect", "netd_dns_tunnel_suspect_total", false, ps->tunnel_suspect },
+		{ "udp_gso_sends", "netd_dns_udp_gso_sends_total", false, ps->udp_gso_sends },
+		{ "udp_gso_replies", "netd_dns_udp_gso_replies_total", false, ps->udp_gso_replies },
+		{ "udp_gso_refused", "netd_dns_udp_gso_refused_total", false, ps->udp_gso_refused },
+	};
+
+	memcpy(c, all, sizeof(all));
+	return DNS_COUNTERS;
+}
+
+static json_t *api_status(void *ctx)
+{
+	struct daemon *d = ctx;
+	json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:{s:I, s:I, s:I}, s:{s:I, s:I}}", "status", "ok",
+			 "uptime_s", (json_int_t)(time(NULL) - d->started), "sandboxes",
+			 (json_int_t)sandbox_count(d->sandboxes), "policies",
+			 (json_int_t)d->n_policies, "dns", "allowed", (json_int_t)d->dns_allowed,
+			 "denied", (json_int_t)d->dns_denied, "failed", (json_int_t)d->dns_failed,
+			 "audit", "written", (json_int_t)audit_written(d->audit), "dropped",
+			 (json_int_t)audit_dropped(d->audit));
+
+	if (o)	/* "audit" is a fresh object from json_pack above */
+		json_object_set_new(json_object_get(o, "audit"), "rotations",
+				    json_integer((json_int_t)audit_rotations(d->audit)));
+	if (o)	/* where the log is: `netd audit` reads it from here */
+		json_object_set_new(json_object_get(o, "audit"), "file",
+				    json_string(d->cfg.audit_log));
+
+	if (o)
+		json_object_set_new(o, "sandboxes_vanished", json_integer((json_int_t)d->vanished));
+	if (o && d->trail)
+		json_object_set_new(o, "accounting", trail_stats_json(d->trail));
+	if (o && d->proxy) {
+		struct dns_counter c[DNS_COUNTERS];
+		size_t n = dns_counters(d, c);
+		json_t *dp = json_object();
+
+		for (size_t i = 0; dp && i < n; i++)
+			if (c[i].status)
+				json_object_set_new(dp, c[i].status, json_integer((json_int_t)c[i].v));
+		json_object_set_new(o, "dns_proxy", dp);
+	}
+	return o;
+}
+
+static void api_metrics(void *ctx, FILE *out)
+{
+	struct daemon *d = ctx;
+	struct dns_counter c[DNS_COUNTERS];
+	size_t n = d->proxy ? dns_counters(d, c) : 0;
+
+	trail_metrics(d->trail, out);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "# TYPE %s %s\n%s %llu\n", c[i].metric, c[i].gauge ? "gauge" : "counter",
+			c[i].metric, (unsigned long long)c[i].v);
+}
+
+
+static int api_sandbox_create(void *ctx, const struct sandbox_request *req, json_t **ret,
+			      char *err, size_t errsz)
+{
+	struct daemon *d = ctx;
+	struct sandbox *sb;
+	int r = daemon_sandbox_create(d, req, &sb, err, errsz);
+
+	*ret = r < 0 ? NULL : daemon_sandbox_json(d, sb);
+	return r;
+}
+
+static int api_sandbox_delete(void *ctx, const char *name)
+{
+	return daemon_sandbox_retire(ctx, name, "delete");
+}
+
+static json_t *api_sandbox_get(void *ctx, const char *name)
+{
+	struct daemon *d = ctx;
+	struct sandbox *sb = sandbox_find(d->sandboxes, name);
+
+	return sb ? daemon_sandbox_json(d, sb) : NULL;
+}
+
+static int api_policy_reload(void *ctx, json_t **report, char *err, size_t errsz)
+{
+	return daemon_policy_reload(ctx, report, err, errsz);
+}
+
+const struct ctl_ops daemon_ctl_ops = {
+	.sandbox_create = api_sandbox_create,
+	.sandbox_delete = api_sandbox_delete,
+	.sandbox_get = api_sandbox_get,
+	.sandboxes = api_sandboxes,
+	.policies = api_policies,
+	.policy = api_policy,
+	.policy_reload = api_policy_reload,
+	.status = api_status,
+	.metrics = api_metrics,
+};

@@ -1,0 +1,249 @@
+/*
+ * daemon/internal.h - what the files of `netd run` share, and nothing
+ * else includes: the daemon's state (struct daemon) and the functions one
+ * job offers another.  Map (docs/architecture-daemon.md):
+ *
+ *   netd/daemon.c            startup and shutdown: config, locks, the loop
+ *   daemon/policies.c        the loaded policy set: load a directory, find, deny-all
+ *   daemon/policyview.c      pure: a policy as JSON, its digest, its items
+ *   daemon/api.c             the control API's ops: JSON views, status, metrics
+ *   daemon/lifecycle.c       sandbox create / attach / delete / retire
+ *   daemon/hostcheck.c       pure: requested addresses vs the host's own
+ *   daemon/resolv.c          /etc/netns/NAME/resolv.conf
+ *   daemon/state.c           the state dir: save, restore, orphans
+ *   daemon/statefile.c       pure: one state file, parsed and formatted (fuzzed)
+ *   daemon/reload_plan.c     pure: old state + new policies -> plan
+ *   daemon/reload.c          reload: load, plan, commit, report
+ *   daemon/tombstones.c      CNI DELs that arrived while netd was down
+ *   daemon/dnsglue.c         the DNS proxy's ops and its audit records
+ *   daemon/graceglue.c       the idle grace's pin and policy lookups
+ *   daemon/vanish.c          sandboxes whose interface vanished (netd/linkwatch.c)
+ *
+ * Dependencies point one way: the pure files (policyview, hostcheck,
+ * statefile, reload_plan) include no daemon state; the others include
+ * this header; netd/ctl.c sees none of it (it calls struct ctl_ops).
+ */
+#ifndef NETD_DAEMON_INTERNAL_H
+#define NETD_DAEMON_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "common/addr.h"
+#include "netd/config.h"
+#include "netd/ctl.h"
+#include "netd/policy.h"
+#include "netd/sandbox.h"
+
+struct fw_sandbox;
+struct fw_pin;
+struct proxy_ops;
+struct fw_config;
+struct linkwatch;
+struct policywatch;
+
+#define DAEMON_MAX_POLICIES 1024
+#define NETNS_ETC_DIR "/etc/netns"
+#define DNS_DIRECT_FD_RESERVE 4096	/* descriptors the gateway sockets leave to the rest */
+#define NETD_NOFILE_MIN       65536	/* RLIMIT_NOFILE netd raises itself to */
+
+/* The "who" members of the last DNS audit record (dnsglue.c). */
+struct audit_who {
+	bool valid;
+	char sandbox[SANDBOX_NAME_MAX + 1], policy[POLICY_NAME_MAX + 1], transport[8];
+	struct addr client;
+	char members[512];
+	size_t len;
+};
+
+/* The "what" members of the last DNS audit record (dnsglue.c). */
+#define AUDIT_WHAT_ADDRS 16
+struct audit_what {
+	bool valid, allowed;
+	char qname[256], reason[32];
+	uint16_t qtype;
+	uint8_t rcode;
+	uint32_t ttl_s;
+	size_t n_rebind, n_answers;
+	struct addr answers[AUDIT_WHAT_ADDRS];
+	char members[2048];
+	size_t len;
+};
+
+struct daemon {
+	struct config cfg;
+	struct event_base *base;
+	struct fw *fw;
+	struct proxy *proxy;
+	struct audit *audit;
+	struct ctl *ctl;
+	struct policywatch *pwatch;	/* policy_watch: inotify on policy_dir; NULL = off */
+	struct trail *trail;	/* conn/deny records (issue: accounting) */
+	struct linkwatch *linkwatch;	/* vanished interfaces (vanish.c) */
+	struct sandbox_table *sandboxes;
+	struct policy *policies[DAEMON_MAX_POLICIES];
+	size_t n_policies;
+	struct prefix *internal;	/* malloc()ed by build_internal(), sized from what it holds */
+	size_t n_internal;
+	char egress_ifname[16];
+	int lock_fd;
+	int netns_lock_fd;	/* abstract unix socket: one netd per netns */
+	time_t started;
+	uint64_t dns_allowed, dns_denied, dns_failed;
+	struct pinsrc *pinsrc;	/* pin -> qnames, for reloads (netd/pinsrc.h) */
+	uint64_t reloads, reloads_rejected;
+	uint64_t vanished;	/* sandboxes retired because their interface vanished */
+	struct audit_who who;	/* caches of the DNS audit (dnsglue.c) */
+	struct audit_what what;
+	unsigned int fd_limit;	/* RLIMIT_NOFILE after raising it */
+	unsigned int n_dns_listeners;	/* sockets of daemon_dns_direct() */
+	size_t n_restored;	/* sandboxes re-adopted at startup */
+};
+
+/* ---- policies.c ---- */
+
+/* daemon_policy_find() - the loaded policy named @name (borrowed) or NULL. */
+const struct policy *daemon_policy_find(const struct daemon *d, const char *name);
+
+/*
+ * daemon_policies_load() - every .yaml/.yml file of @dir into @out (at most
+ * DAEMON_MAX_POLICIES), sorted by file name; all or nothing.  Errors are
+ * logged with file:line:col and the first kept in @ebuf (may be NULL).
+ * @out entries: caller frees with policy_free().  Return: 0; -errno.
+ */
+int daemon_policies_load(const char *dir, struct policy **out, size_t *n_out, char *ebuf,
+			 size_t esz);
+
+/* daemon_policy_deny_all() - add reload_deny_all_new(@name) to the loaded set; borrowed. */
+const struct policy *daemon_policy_deny_all(struct daemon *d, const char *name);
+
+/* ---- api.c ---- */
+
+/* The control API's calls into the daemon (netd/ctl.h); ctx is the daemon. */
+extern const struct ctl_ops daemon_ctl_ops;
+
+/* daemon_sandbox_json() - a new JSON object describing @sb (caller decrefs). */
+json_t *daemon_sandbox_json(struct daemon *d, const struct sandbox *sb);
+
+/* daemon_json_addr() - @a as a JSON string, or null for family 0. */
+json_t *daemon_json_addr(const struct addr *a);
+
+/* ---- lifecycle.c ---- */
+
+/*
+ * daemon_sandbox_create() - create and enforce a sandbox.  Rules are in the
+ * kernel before the interface exists, so its first packet is under policy.
+ * Requested addresses and interfaces are checked against the host's own
+ * (hostcheck.h) first: nothing is created for a colliding request.
+ * @err/@errsz: a message for the API client on failure.
+ * Return: 0 (@ret borrowed from the registry); -EINVAL (bad request),
+ * -ENOENT (unknown policy or netns), -EEXIST (name taken), -EBUSY, -ENOSPC, -errno.
+ */
+int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
+			  struct sandbox **ret, char *err, size_t errsz);
+
+/*
+ * daemon_sandbox_retire() - remove the interface, rules, pins, state and (if
+ * netd created it) the netns of the sandbox named @name; audit @action
+ * ("delete", "vanished").  Return: 0; -ENOENT (no such sandbox).
+ */
+int daemon_sandbox_retire(struct daemon *d, const char *name, const char *action);
+
+/* daemon_sandbox_teardown() - @sb's kernel state and files: interface first, then rules. */
+void daemon_sandbox_teardown(struct daemon *d, struct sandbox *sb);
+
+/* daemon_fw_view() - the nf_tables module's view of @sb. */
+void daemon_fw_view(const struct sandbox *sb, struct fw_sandbox *out);
+
+/* daemon_dns_direct() - the proxy's own port 53 on @sb's gateways (best effort). */
+void daemon_dns_direct(struct daemon *d, struct sandbox *sb);
+
+/* daemon_audit_sandbox() - one "sandbox" audit record: @action on @sb. */
+void daemon_audit_sandbox(struct daemon *d, const struct sandbox *sb, const char *action);
+
+/* daemon_ifname_valid() - a usable interface name (1-15 bytes, no '/', ':', spaces). */
+bool daemon_ifname_valid(const char *s);
+
+/* ---- resolv.c ---- */
+
+/* daemon_resolv_conf_write() - /etc/netns/NAME/resolv.conf naming @sb's gateways. */
+int daemon_resolv_conf_write(const struct sandbox *sb);
+
+/* daemon_resolv_conf_remove() - remove it and its directory; best effort. */
+void daemon_resolv_conf_remove(const char *name);
+
+/* ---- state.c ---- */
+
+/*
+ * daemon_write_file_atomic() - @data (@len bytes) to @path through a temp
+ * file, fsync and rename (then fsync of the directory), so a crash never
+ * leaves half a file.  Return: 0; -errno.
+ */
+int daemon_write_file_atomic(const char *path, const char *data, size_t len);
+
+/* daemon_state_save() - write @sb's state file atomically.  Return: 0; -errno. */
+int daemon_state_save(struct daemon *d, const struct sandbox *sb);
+
+/* daemon_state_remove() - unlink @name's state file. */
+void daemon_state_remove(struct daemon *d, const char *name);
+
+/*
+ * daemon_state_restore() - re-adopt the sandboxes recorded in the state
+ * dir and open nf_tables with them in one reconcile batch (@fc).
+ * Return: 0; -errno (fatal: nf_tables unusable).
+ */
+int daemon_state_restore(struct daemon *d, const struct fw_config *fc);
+
+/* daemon_orphans_remove() - delete netd-named veths no sandbox owns. */
+void daemon_orphans_remove(struct daemon *d);
+
+/* ---- reload.c ---- */
+
+/*
+ * daemon_policy_reload() - re-read policy_dir (POST /v1/policies/reload,
+ * SIGHUP).  The new set is validated whole first: any error rejects all of
+ * it, the old policies stay in force and @err gets FILE:LINE:COL and the
+ * message.  Otherwise every sandbox whose policy changed is updated in ONE
+ * nf_tables batch (reload_plan.h says what changes); each change is logged
+ * and audited ("policy_reload").  @ret_report: on success a new JSON
+ * array, one object per changed sandbox (caller decrefs).
+ * Return: 0; -EINVAL/-errno (nothing changed).
+ */
+int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_t errsz);
+
+/* ---- tombstones.c ---- */
+
+/* daemon_tombstones_process() - delete the sandboxes CNI DELs named while netd was down. */
+void daemon_tombstones_process(struct daemon *d);
+
+/* ---- dnsglue.c ---- */
+
+/* The DNS proxy's calls into the daemon (dnsproxy/proxy.h); ctx is the daemon. */
+extern const struct proxy_ops daemon_proxy_ops;
+
+/* ---- graceglue.c ---- */
+
+/* daemon_trail_policy() - trail's policy lookup (trail_policy_fn); @ctx is the daemon. */
+const struct policy *daemon_trail_policy(void *ctx, const char *name);
+
+/* daemon_trail_grace_pin() - trail_config.grace_pin; @ctx is the daemon. */
+int daemon_trail_grace_pin(void *ctx, const char *sandbox, const struct fw_pin *pin);
+
+/* daemon_grace_update() - idle graces on iff some loaded policy could give one. */
+void daemon_grace_update(struct daemon *d);
+
+/* ---- vanish.c ---- */
+
+/*
+ * daemon_vanish_watch() - subscribe to link events on d->base: a sandbox
+ * whose host interface disappears (its netns died) is retired with audit
+ * action "vanished".  Return: 0; -errno (logged by the caller).
+ */
+int daemon_vanish_watch(struct daemon *d);
+
+#endif

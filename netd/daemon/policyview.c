@@ -1,0 +1,124 @@
+/*
+ * policyview - policies as JSON, digests and items.  Pure.
+ */
+#include "netd/daemon/policyview.h"
+
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/addr.h"
+#include "common/hash.h"
+
+json_t *pview_json(const struct policy *p)
+{
+	json_t *rules = json_array();
+
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct policy_rule *r = &p->rules[i];
+		json_t *rule = json_object(), *ports = json_array();
+
+		if (r->n_domains) {
+			json_t *arr = json_array();
+
+			for (size_t j = 0; j < r->n_domains; j++)
+				json_array_append_new(arr, json_string(r->domains[j]));
+			json_object_set_new(rule, "domains", arr);
+		} else {
+			json_t *arr = json_array();
+			char buf[PREFIX_STRLEN];
+
+			for (size_t j = 0; j < r->n_cidrs; j++)
+				json_array_append_new(arr, json_string(prefix_format(
+								   &r->cidrs[j], buf, sizeof(buf))));
+			json_object_set_new(rule, "cidrs", arr);
+		}
+		for (size_t j = 0; j < r->n_ports; j++) {
+			char buf[16];
+
+			if (r->ports[j].lo == r->ports[j].hi)
+				json_array_append_new(ports, json_integer(r->ports[j].lo));
+			else {
+				snprintf(buf, sizeof(buf), "%u-%u", r->ports[j].lo, r->ports[j].hi);
+				json_array_append_new(ports, json_string(buf));
+			}
+		}
+		json_object_set_new(rule, "ports", ports);
+		json_object_set_new(rule, "protocol",
+				    json_string(r->proto == IPPROTO_UDP ? "udp" : "tcp"));
+		json_array_append_new(rules, rule);
+	}
+	{
+		json_t *o = json_pack("{s:s, s:s?, s:s?, s:o}", "name", p->name, "description",
+				      p->description, "file", p->file, "egress", rules);
+
+		/*
+		 * Only when set, so the digest of a policy without limits (state
+		 * files, reload change detection) is what it was before limits.
+		 */
+		if (o && p->egress_bytes)
+			json_object_set_new(o, "limits", json_pack("{s:I, s:s}", "egress_bytes",
+					    (json_int_t)p->egress_bytes, "on_exceed",
+					    p->quota_cut ? "cut" : "finish"));
+		return o;
+	}
+}
+
+const char *pview_digest(const struct policy *p, char *buf, size_t sz)
+{
+	json_t *j = p ? pview_json(p) : NULL;
+	char *text;
+
+	if (j)
+		json_object_del(j, "file");	/* where it lives is not what it says */
+	text = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	json_decref(j);
+	if (!text) {
+		snprintf(buf, sz, "%s", "");
+		return buf;
+	}
+	snprintf(buf, sz, "%016llx", (unsigned long long)fnv64_str(FNV64_INIT, text));
+	free(text);
+	return buf;
+}
+
+void pview_items(const struct policy *p, json_t *set)
+{
+	for (size_t i = 0; p && i < p->n_rules; i++) {
+		const struct policy_rule *r = &p->rules[i];
+		char ports[512] = "", item[700];
+		size_t n = 0;
+
+		for (size_t k = 0; k < r->n_ports && n < sizeof(ports) - 16; k++)
+			n += (size_t)snprintf(ports + n, sizeof(ports) - n,
+					      r->ports[k].lo == r->ports[k].hi ? "%s%u" : "%s%u-%u",
+					      k ? "," : "", r->ports[k].lo, r->ports[k].hi);
+		if (!r->n_ports)
+			snprintf(ports, sizeof(ports), "any");
+		for (size_t k = 0; k < r->n_domains; k++) {
+			snprintf(item, sizeof(item), "%s %s/%s", r->domains[k],
+				 r->proto == IPPROTO_UDP ? "udp" : "tcp", ports);
+			json_object_set_new(set, item, json_true());
+		}
+		for (size_t k = 0; k < r->n_cidrs; k++) {
+			char a[ADDR_STRLEN];
+
+			snprintf(item, sizeof(item), "%s/%u %s/%s",
+				 addr_format(&r->cidrs[k].addr, a, sizeof(a)), r->cidrs[k].plen,
+				 r->proto == IPPROTO_UDP ? "udp" : "tcp", ports);
+			json_object_set_new(set, item, json_true());
+		}
+	}
+}
+
+json_t *pview_items_minus(json_t *a, json_t *b)
+{
+	json_t *out = json_array(), *v;
+	const char *k;
+
+	json_object_foreach(a, k, v)
+		if (!json_object_get(b, k))
+			json_array_append_new(out, json_string(k));
+	return out;
+}

@@ -1,0 +1,373 @@
+/*
+ * state - the state dir (STATE_DIR/sandboxes/NAME.json, one file per
+ * sandbox, written atomically) and the restore at startup: every file is
+ * parsed (statefile.c, pure), re-adopted into the registry, and nf_tables
+ * opened with all of them in ONE reconcile batch, so there is no moment at
+ * which a restored sandbox is without rules.  Also the orphan sweep:
+ * netd-named veths no sandbox owns.
+ */
+#include "netd/daemon/internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "netd/audit.h"
+#include "netd/daemon/policyview.h"
+#include "netd/daemon/statefile.h"
+#include "netd/fw.h"
+#include "netd/link.h"
+
+/* Atomic write: temp file, fsync, rename, so a crash never leaves half a file. */
+int daemon_write_file_atomic(const char *path, const char *data, size_t len)
+{
+	char tmp[PATH_MAX];
+	int fd, r = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, data, len) != (ssize_t)len || fsync(fd) < 0)
+		r = errno ? -errno : -EIO;
+	close(fd);
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		return r;
+	}
+	/* The rename itself must reach the disk before we report success. */
+	{
+		char dir[PATH_MAX];
+		char *slash;
+		int dfd;
+
+		snprintf(dir, sizeof(dir), "%s", path);
+		slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = '\0';
+			dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (dfd >= 0) {
+				fsync(dfd);
+				close(dfd);
+			}
+		}
+	}
+	return 0;
+}
+
+static void state_path(const struct daemon *d, const char *name, char *buf, size_t sz)
+{
+	snprintf(buf, sz, "%s/sandboxes/%s.json", d->cfg.state_dir, name);
+}
+
+void daemon_state_remove(struct daemon *d, const char *name)
+{
+	char path[PATH_MAX];
+
+	state_path(d, name, path, sizeof(path));
+	unlink(path);
+}
+
+/* What @sb's state file says (the inverse of restore_one()'s apply). */
+static void state_of(struct daemon *d, const struct sandbox *sb, struct statefile *sf)
+{
+	memset(sf, 0, sizeof(*sf));
+	snprintf(sf->name, sizeof(sf->name), "%s", sb->name);
+	snprintf(sf->policy, sizeof(sf->policy), "%s", sb->policy);
+	snprintf(sf->netns, sizeof(sf->netns), "%s", sb->netns_path);
+	sf->netns_owned = sb->netns_owned;
+	snprintf(sf->ifname, sizeof(sf->ifname), "%s", sb->peer_ifname);
+	sf->slot = sb->slot;
+	sf->created = (int64_t)sb->created;
+	pview_digest(daemon_policy_find(d, sb->policy), sf->digest, sizeof(sf->digest));
+	sf->ipv6 = sb->addr6.family != 0;
+	if (sb->chained) {
+		/* A chained attachment: its bridge port and its own addresses (not the slot's). */
+		sf->kind = STATEFILE_CHAINED;
+		snprintf(sf->host_ifname, sizeof(sf->host_ifname), "%s", sb->host_ifname);
+		sf->addr4 = sb->addr4;
+		sf->addr6 = sb->addr6;
+	} else if (sb->own_addrs) {
+		/* An IPAM plugin's addresses on netd's veth (not the slot's). */
+		sf->kind = STATEFILE_IPAM;
+		sf->addr4 = sb->addr4;
+		sf->gw4 = sb->gw4;
+		sf->plen4 = sb->plen4;
+		sf->addr6 = sb->addr6;
+		sf->gw6 = sb->gw6;
+		sf->plen6 = sb->plen6;
+	}
+}
+
+int daemon_state_save(struct daemon *d, const struct sandbox *sb)
+{
+	char path[PATH_MAX];
+	struct statefile sf;
+	char *text;
+	int r;
+
+	state_of(d, sb, &sf);
+	text = statefile_format(&sf);
+	if (!text)
+		return -ENOMEM;
+	state_path(d, sb->name, path, sizeof(path));
+	r = daemon_write_file_atomic(path, text, strlen(text));
+	free(text);
+	return r;
+}
+
+/* Record which netns @sb lives in, for the one-sandbox-per-netns check. */
+static void netns_identity(struct sandbox *sb)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (statfs(sb->netns_path, &sfs) == 0 && (unsigned long)sfs.f_type == 0x6e736673UL &&
+	    stat(sb->netns_path, &st) == 0) {
+		sb->netns_dev = (uint64_t)st.st_dev;
+		sb->netns_ino = (uint64_t)st.st_ino;
+	}
+}
+
+/*
+ * Interfaces named like netd's veths ("nd" + 5 hex digits) that no sandbox
+ * owns are leftovers (a state file lost to a full disk, a crash between
+ * steps): delete them, so nothing is attached to the host unmanaged.
+ */
+void daemon_orphans_remove(struct daemon *d)
+{
+	char (*names)[IFNAMSIZ];
+	int n = link_names(&names);
+
+	if (n < 0) {
+		log_warn("cannot list interfaces to find orphaned sandbox veths: %s", strerror(-n));
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *x = names[i];
+		struct sandbox *sb;
+		uint32_t cur = 0;
+		bool owned = false;
+
+		if (strlen(x) != 7 || strncmp(x, SANDBOX_IFNAME_PREFIX, 2) != 0 ||
+		    strspn(x + 2, "0123456789abcdef") != 5)
+			continue;
+		while (!owned && (sb = sandbox_next(d->sandboxes, &cur)))
+			owned = strcmp(sb->host_ifname, x) == 0;
+		if (owned)
+			continue;
+		log_warn("interface %s looks like a sandbox veth but no sandbox owns it; deleting it", x);
+		link_delete(x);
+		audit_write(d->audit, "sandbox", json_pack("{s:s, s:s}", "action", "orphan-removed",
+							   "host_ifname", x));
+	}
+	free(names);
+}
+
+/* Read @path whole (at most STATEFILE_MAX_LEN + 1 bytes, so the parser sees an over-long one). */
+static int read_small_file(const char *path, char **ret, size_t *ret_len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	size_t len = 0, cap = STATEFILE_MAX_LEN + 1;
+	char *buf;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (len < cap && (n = read(fd, buf + len, cap - len)) != 0) {
+		if (n < 0) {
+			int r = -errno;
+
+			close(fd);
+			free(buf);
+			return r;
+		}
+		len += (size_t)n;
+	}
+	close(fd);
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+/*
+ * A registry entry for @sf (not inserted).  The registry checks what the
+ * parser cannot: the slot is free, the addresses are not taken.
+ * Return: 0; -errno (logged).
+ */
+static int state_apply(struct daemon *d, const char *path, const struct statefile *sf,
+		       struct sandbox **ret)
+{
+	struct sandbox *sb;
+	int r = sandbox_alloc(d->sandboxes, sf->name, sf->slot, &sb);
+
+	if (r < 0) {
+		log_err("%s: cannot restore sandbox: %s", path, strerror(-r));
+		return r;
+	}
+	snprintf(sb->policy, sizeof(sb->policy), "%s", sf->policy);
+	snprintf(sb->netns_path, sizeof(sb->netns_path), "%s", sf->netns);
+	snprintf(sb->peer_ifname, sizeof(sb->peer_ifname), "%s", sf->ifname);
+	sb->netns_owned = sf->netns_owned;
+	sb->created = (time_t)sf->created;
+	if (!sf->ipv6) {	/* created IPv4 only (IPv6 disabled in its netns) */
+		memset(&sb->addr6, 0, sizeof(sb->addr6));
+		memset(&sb->gw6, 0, sizeof(sb->gw6));
+	}
+	if (sf->kind != STATEFILE_POOL) {
+		r = sandbox_set_addrs(d->sandboxes, sb, &sf->addr4, &sf->addr6);
+		if (r < 0) {
+			log_err("%s: bad %s address state (%s); left in place", path,
+				sf->kind == STATEFILE_CHAINED ? "chained attachment" : "IPAM",
+				r == -EADDRINUSE ? "another sandbox has the address" : strerror(-r));
+			sandbox_release(d->sandboxes, sb);
+			return r;
+		}
+	}
+	if (sf->kind == STATEFILE_CHAINED) {
+		snprintf(sb->host_ifname, sizeof(sb->host_ifname), "%s", sf->host_ifname);
+		sb->chained = true;
+	} else if (sf->kind == STATEFILE_IPAM) {
+		sb->gw4 = sf->gw4;
+		sb->gw6 = sf->gw6;
+		sb->plen4 = sf->plen4;
+		sb->plen6 = sf->plen6;
+	}
+	*ret = sb;
+	return 0;
+}
+
+/* The sandboxes kept for the reconcile batch. */
+struct restore_set {
+	struct fw_restore *keep;
+	size_t n, cap;
+};
+
+/*
+ * Restore the state file @path into the registry and @set.  A sandbox
+ * whose interface vanished while netd was down is cleaned up (audit
+ * "vanished"); one whose policy file is gone runs under deny-all.
+ * Return: 0 (restored, or skipped and logged); -ENOMEM (fatal).
+ */
+static int restore_one(struct daemon *d, const char *path, struct restore_set *set)
+{
+	char err[256], dig[PVIEW_DIGEST_LEN + 8];
+	const struct policy *pol;
+	struct statefile sf;
+	struct sandbox *sb;
+	size_t len = 0;
+	char *text = NULL;
+	bool flush;
+	int r;
+
+	r = read_small_file(path, &text, &len);
+	if (r == 0)
+		r = statefile_parse(text, len, &sf, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "%s", strerror(-r));
+	free(text);
+	if (r < 0) {
+		log_err("%s: unreadable sandbox state (%s); left in place", path, err);
+		return r == -ENOMEM ? r : 0;
+	}
+	if (state_apply(d, path, &sf, &sb) < 0)
+		return 0;
+	pol = daemon_policy_find(d, sb->policy);
+	flush = !sf.digest[0] || !pol || strcmp(sf.digest, pview_digest(pol, dig, sizeof(dig))) != 0;
+	if (link_exists(sb->host_ifname) != 1) {
+		log_warn("sandbox %s: its interface %s vanished while netd was down (netns %s gone?); cleaning up",
+			 sb->name, sb->host_ifname, sb->netns_path);
+		daemon_sandbox_teardown(d, sb);
+		daemon_audit_sandbox(d, sb, "vanished");
+		sandbox_release(d->sandboxes, sb);
+		return 0;
+	}
+	if (!pol) {
+		pol = daemon_policy_deny_all(d, sb->policy);
+		log_warn("sandbox %s: policy %s is gone; it is denied all egress", sb->name,
+			 sb->policy);
+	}
+	if (!pol || (set->n == set->cap &&
+		     !(set->keep = reallocarray(set->keep, set->cap = set->cap ? 2 * set->cap : 64,
+						sizeof(*set->keep))))) {
+		log_err("sandbox %s: out of memory; left in place for the next start", sb->name);
+		sandbox_release(d->sandboxes, sb);
+		return -ENOMEM;
+	}
+	netns_identity(sb);
+	sandbox_insert(d->sandboxes, sb);
+	daemon_fw_view(sb, &set->keep[set->n].sb);
+	set->keep[set->n].pol = pol;
+	set->keep[set->n].flush_pins = flush;
+	set->n++;
+	return 0;
+}
+
+int daemon_state_restore(struct daemon *d, const struct fw_config *fc)
+{
+	struct fw_reconcile_info info;
+	struct restore_set set = { 0 };
+	char dir[PATH_MAX];
+	struct dirent *e;
+	DIR *dh;
+	int r = 0;
+
+	snprintf(dir, sizeof(dir), "%s/sandboxes", d->cfg.state_dir);
+	dh = opendir(dir);
+	while (dh && r == 0 && (e = readdir(dh))) {
+		char path[PATH_MAX + 256];
+		size_t n = strlen(e->d_name);
+
+		if (n < 6 || strcmp(e->d_name + n - 5, ".json") != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		r = restore_one(d, path, &set);
+	}
+	if (r < 0)
+		goto out;
+	r = fw_open_reconcile(fc, set.keep, set.n, &d->fw, &info);
+	if (r < 0) {
+		log_err("nf_tables: cannot set up table inet netd: %s", strerror(-r));
+		goto out;
+	}
+	if (info.replaced_because[0])
+		log_warn("nf_tables: the existing table could not be reconciled (%s); replaced it in one batch, pins dropped",
+			 info.replaced_because);
+	else if (info.n_stale)
+		log_warn("nf_tables: removed the rules of %zu sandbox(es) no longer in %s", info.n_stale,
+			 dir);
+	for (size_t i = 0; i < set.n; i++) {
+		struct fw_restore *k = &set.keep[i];
+		struct sandbox *sb = sandbox_find(d->sandboxes, k->sb.name);
+
+		log_info("sandbox %s restored (policy %s%s)", k->sb.name, k->pol->name,
+			 !info.kept ? ", pins dropped: table replaced" :
+			 k->flush_pins ? ", pins dropped: the policy changed while netd was down" :
+					 ", pins kept");
+		if (sb && k->flush_pins && k->pol->file)
+			daemon_state_save(d, sb);
+	}
+	d->n_restored = set.n;
+out:
+	if (dh)
+		closedir(dh);
+	free(set.keep);
+	return r;
+}

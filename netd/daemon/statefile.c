@@ -1,0 +1,266 @@
+/*
+ * statefile - sandbox state files (JSON, jansson) to structs and back.
+ * Pure.  Every check is here, so the fuzz target covers every byte a
+ * corrupted or hand-edited file can hold.
+ */
+#include "netd/daemon/statefile.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "netd/policy.h"
+
+static int bad(char *err, size_t errsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int bad(char *err, size_t errsz, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errsz, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static bool ifname_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 15 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '/' || s[i] == ':' || s[i] <= ' ' || s[i] == 0x7f)
+			return false;
+	return true;
+}
+
+/*
+ * The string member @key of @obj into @buf (@sz bytes with the NUL).
+ * @required: absent is an error; else absent or null leaves "" and returns 1.
+ * Return: 0 (set); 1 (absent); -EINVAL.
+ */
+static int get_str(json_t *obj, const char *key, bool required, char *buf, size_t sz,
+		   char *err, size_t errsz)
+{
+	json_t *v = json_object_get(obj, key);
+
+	buf[0] = '\0';
+	if (!v || (!required && json_is_null(v))) {
+		if (required)
+			return bad(err, errsz, "\"%s\" is missing", key);
+		return 1;
+	}
+	if (!json_is_string(v))
+		return bad(err, errsz, "\"%s\" must be a string", key);
+	if (strlen(json_string_value(v)) != json_string_length(v))
+		return bad(err, errsz, "\"%s\" holds a NUL", key);
+	if (json_string_length(v) >= sz)
+		return bad(err, errsz, "\"%s\" is longer than %zu bytes", key, sz - 1);
+	memcpy(buf, json_string_value(v), json_string_length(v) + 1);
+	return 0;
+}
+
+/* An address member of @family; absent or null: family 0.  Return: 0; -EINVAL. */
+static int get_addr(json_t *obj, const char *key, int family, struct addr *out, char *err,
+		    size_t errsz)
+{
+	char buf[ADDR_STRLEN + 1];
+	int r = get_str(obj, key, false, buf, sizeof(buf), err, errsz);
+
+	memset(out, 0, sizeof(*out));
+	if (r != 0)
+		return r < 0 ? r : 0;
+	if (addr_parse(buf, out) < 0 || out->family != family)
+		return bad(err, errsz, "\"%s\" must be an %s address", key,
+			   family == AF_INET ? "IPv4" : "IPv6");
+	return 0;
+}
+
+/* A boolean member; absent: @dflt.  Return: 0; -EINVAL. */
+static int get_bool(json_t *obj, const char *key, bool required, bool dflt, bool *out,
+		    char *err, size_t errsz)
+{
+	json_t *v = json_object_get(obj, key);
+
+	*out = dflt;
+	if (!v)
+		return required ? bad(err, errsz, "\"%s\" is missing", key) : 0;
+	if (!json_is_boolean(v))
+		return bad(err, errsz, "\"%s\" must be true or false", key);
+	*out = json_is_true(v);
+	return 0;
+}
+
+/* An integer member in [@lo, @hi]; absent: 0 (or an error if @required). */
+static int get_int(json_t *obj, const char *key, bool required, json_int_t lo, json_int_t hi,
+		   json_int_t *out, char *err, size_t errsz)
+{
+	json_t *v = json_object_get(obj, key);
+
+	*out = 0;
+	if (!v)
+		return required ? bad(err, errsz, "\"%s\" is missing", key) : 0;
+	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+		return bad(err, errsz, "\"%s\" must be an integer in %lld..%lld", key,
+			   (long long)lo, (long long)hi);
+	*out = json_integer_value(v);
+	return 0;
+}
+
+/* The common members every state file has. */
+static int parse_common(json_t *obj, struct statefile *sf, char *err, size_t errsz)
+{
+	json_int_t slot, created;
+	int r;
+
+	if ((r = get_str(obj, "name", true, sf->name, sizeof(sf->name), err, errsz)) < 0 ||
+	    (r = get_str(obj, "policy", true, sf->policy, sizeof(sf->policy), err, errsz)) < 0 ||
+	    (r = get_str(obj, "netns", true, sf->netns, sizeof(sf->netns), err, errsz)) < 0 ||
+	    (r = get_bool(obj, "netns_owned", true, false, &sf->netns_owned, err, errsz)) < 0 ||
+	    (r = get_str(obj, "ifname", true, sf->ifname, sizeof(sf->ifname), err, errsz)) < 0 ||
+	    (r = get_int(obj, "slot", true, 0, SANDBOX_MAX - 1, &slot, err, errsz)) < 0 ||
+	    (r = get_int(obj, "created", false, 0, INT64_MAX, &created, err, errsz)) < 0 ||
+	    (r = get_str(obj, "policy_digest", false, sf->digest, sizeof(sf->digest), err,
+			 errsz)) < 0 ||
+	    (r = get_bool(obj, "ipv6", false, true, &sf->ipv6, err, errsz)) < 0)
+		return r;
+	if (!policy_name_valid(sf->name) || !policy_name_valid(sf->policy))
+		return bad(err, errsz, "\"name\" and \"policy\" must be valid names");
+	/* A chained attachment's netns may be "" (netd never enters it). */
+	if (sf->netns[0] && sf->netns[0] != '/')
+		return bad(err, errsz, "\"netns\" must be an absolute path");
+	if (!ifname_ok(sf->ifname))
+		return bad(err, errsz, "\"ifname\" is not an interface name");
+	sf->slot = (uint32_t)slot;
+	sf->created = (int64_t)created;
+	return 0;
+}
+
+/* netd's veth with an IPAM plugin's addresses: each address with its gateway and length. */
+static int parse_ipam(json_t *obj, struct statefile *sf, char *err, size_t errsz)
+{
+	json_int_t p4, p6;
+	int r;
+
+	if ((r = get_addr(obj, "ipv4_addr", AF_INET, &sf->addr4, err, errsz)) < 0 ||
+	    (r = get_addr(obj, "gateway4", AF_INET, &sf->gw4, err, errsz)) < 0 ||
+	    (r = get_addr(obj, "ipv6_addr", AF_INET6, &sf->addr6, err, errsz)) < 0 ||
+	    (r = get_addr(obj, "gateway6", AF_INET6, &sf->gw6, err, errsz)) < 0 ||
+	    (r = get_int(obj, "plen4", false, 0, 31, &p4, err, errsz)) < 0 ||
+	    (r = get_int(obj, "plen6", false, 0, 127, &p6, err, errsz)) < 0)
+		return r;
+	if (!sf->addr4.family && !sf->addr6.family)
+		return bad(err, errsz, "an IPAM sandbox needs \"ipv4_addr\" or \"ipv6_addr\"");
+	if ((sf->addr4.family && (!sf->gw4.family || p4 < 1)) ||
+	    (sf->addr6.family && (!sf->gw6.family || p6 < 1)))
+		return bad(err, errsz, "each IPAM address needs its gateway and a prefix length");
+	/* What has no address has no gateway or length (so formatting round-trips). */
+	if (!sf->addr4.family) {
+		memset(&sf->gw4, 0, sizeof(sf->gw4));
+		p4 = 0;
+	}
+	if (!sf->addr6.family) {
+		memset(&sf->gw6, 0, sizeof(sf->gw6));
+		p6 = 0;
+	}
+	sf->plen4 = (uint8_t)p4;
+	sf->plen6 = (uint8_t)p6;
+	sf->kind = STATEFILE_IPAM;
+	return 0;
+}
+
+static int parse_chained(json_t *obj, struct statefile *sf, char *err, size_t errsz)
+{
+	int r;
+
+	if ((r = get_str(obj, "host_ifname", true, sf->host_ifname, sizeof(sf->host_ifname), err,
+			 errsz)) < 0 ||
+	    (r = get_addr(obj, "ipv4_addr", AF_INET, &sf->addr4, err, errsz)) < 0 ||
+	    (r = get_addr(obj, "ipv6_addr", AF_INET6, &sf->addr6, err, errsz)) < 0)
+		return r;
+	if (!ifname_ok(sf->host_ifname))
+		return bad(err, errsz, "\"host_ifname\" is not an interface name");
+	if (!sf->addr4.family && !sf->addr6.family)
+		return bad(err, errsz, "a chained sandbox needs \"ipv4_addr\" or \"ipv6_addr\"");
+	sf->kind = STATEFILE_CHAINED;
+	return 0;
+}
+
+int statefile_parse(const char *text, size_t len, struct statefile *out, char *err,
+		    size_t errsz)
+{
+	json_error_t jerr;
+	json_t *obj, *kind;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (len > STATEFILE_MAX_LEN) {
+		snprintf(err, errsz, "over %d bytes", STATEFILE_MAX_LEN);
+		return -EMSGSIZE;
+	}
+	obj = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!obj)
+		return bad(err, errsz, "not JSON: line %d column %d: %s", jerr.line, jerr.column,
+			   jerr.text);
+	if (!json_is_object(obj)) {
+		r = bad(err, errsz, "not a JSON object");
+		goto out;
+	}
+	r = parse_common(obj, out, err, errsz);
+	if (r < 0)
+		goto out;
+	kind = json_object_get(obj, "kind");
+	if (kind && !json_is_null(kind) &&
+	    (!json_is_string(kind) || strcmp(json_string_value(kind), "chained") != 0))
+		r = bad(err, errsz, "\"kind\" must be \"chained\" if set");
+	else if (kind && json_is_string(kind))
+		r = parse_chained(obj, out, err, errsz);
+	else if (json_object_get(obj, "plen4") || json_object_get(obj, "plen6"))
+		r = parse_ipam(obj, out, err, errsz);
+	else
+		out->kind = STATEFILE_POOL;
+out:
+	json_decref(obj);
+	if (r < 0)
+		memset(out, 0, sizeof(*out));
+	return r;
+}
+
+static json_t *addr_json(const struct addr *a)
+{
+	char buf[ADDR_STRLEN];
+
+	return a->family ? json_string(addr_format(a, buf, sizeof(buf))) : json_null();
+}
+
+char *statefile_format(const struct statefile *sf)
+{
+	json_t *obj = json_pack("{s:s, s:s, s:s, s:b, s:s, s:i, s:I, s:s, s:b}", "name", sf->name,
+				"policy", sf->policy, "netns", sf->netns, "netns_owned",
+				sf->netns_owned, "ifname", sf->ifname, "slot", (int)sf->slot,
+				"created", (json_int_t)sf->created, "policy_digest", sf->digest,
+				"ipv6", sf->ipv6);
+	char *text;
+
+	if (obj && sf->kind == STATEFILE_IPAM)
+		json_object_update_new(obj, json_pack("{s:o, s:o, s:i, s:o, s:o, s:i}",
+						      "ipv4_addr", addr_json(&sf->addr4),
+						      "gateway4", addr_json(&sf->gw4),
+						      "plen4", (int)sf->plen4,
+						      "ipv6_addr", addr_json(&sf->addr6),
+						      "gateway6", addr_json(&sf->gw6),
+						      "plen6", (int)sf->plen6));
+	if (obj && sf->kind == STATEFILE_CHAINED)
+		json_object_update_new(obj, json_pack("{s:s, s:s, s:o, s:o}", "kind", "chained",
+						      "host_ifname", sf->host_ifname,
+						      "ipv4_addr", addr_json(&sf->addr4),
+						      "ipv6_addr", addr_json(&sf->addr6)));
+	text = obj ? json_dumps(obj, JSON_INDENT(2)) : NULL;
+	json_decref(obj);
+	return text;
+}

@@ -1,0 +1,70 @@
+/*
+ * statefile - one sandbox's state file (STATE_DIR/sandboxes/NAME.json),
+ * parsed and formatted.  Pure: text in, a struct out, and back; no daemon
+ * state, no I/O, no logging; fuzzed (tests/fuzz/fuzz_state).  What the
+ * values mean to the registry (a free slot, an address not taken) is the
+ * restore's to check (state.c).
+ *
+ * The file is a JSON object:
+ *   {"name", "policy", "netns", "netns_owned", "ifname", "slot",
+ *    "created"?, "policy_digest"?, "ipv6"?,
+ *    IPAM:    "ipv4_addr", "gateway4", "plen4", "ipv6_addr", "gateway6", "plen6"
+ *    chained: "kind": "chained", "host_ifname", "ipv4_addr", "ipv6_addr"}
+ * Unknown keys are ignored (a newer netd may add some).
+ */
+#ifndef NETD_DAEMON_STATEFILE_H
+#define NETD_DAEMON_STATEFILE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/addr.h"
+#include "netd/sandbox.h"
+
+#define STATEFILE_MAX_LEN 65536	/* bytes: a state file is a few hundred */
+
+enum statefile_kind {
+	STATEFILE_POOL,		/* netd's veth, the pool's addresses */
+	STATEFILE_IPAM,		/* netd's veth, an IPAM plugin's addresses */
+	STATEFILE_CHAINED,	/* another plugin's bridge port, the container's addresses */
+};
+
+struct statefile {
+	char name[SANDBOX_NAME_MAX + 1];
+	char policy[SANDBOX_NAME_MAX + 1];
+	char netns[PATH_MAX];
+	bool netns_owned;
+	char ifname[16];	/* inside the sandbox */
+	uint32_t slot;		/* < SANDBOX_MAX */
+	int64_t created;	/* seconds since the epoch; 0 if absent */
+	char digest[24];	/* policy digest (policyview.h); "" if absent */
+	bool ipv6;		/* false: created IPv4 only (absent: true) */
+	enum statefile_kind kind;
+	char host_ifname[16];	/* STATEFILE_CHAINED only */
+	struct addr addr4, gw4;	/* IPAM (both) and chained (addr only); family 0 = none */
+	struct addr addr6, gw6;
+	uint8_t plen4, plen6;	/* IPAM: 1..31 and 1..127 where the address is set */
+};
+
+/*
+ * statefile_parse() - decode @text/@len (not NUL-terminated, at most
+ * STATEFILE_MAX_LEN bytes) into @out (zeroed first).  Strings must not hold
+ * NUL and must fit their fields; "name" and "policy" are valid names
+ * (policy_name_valid()), "netns" an absolute path, interface names 1-15
+ * bytes without '/', ':' or spaces; addresses of the family their key
+ * says.  @err/@errsz: on failure, what was wrong (no file name: the caller
+ * adds it).  Return: 0; -EINVAL; -EMSGSIZE (over the limit); -ENOMEM.
+ */
+int statefile_parse(const char *text, size_t len, struct statefile *out, char *err,
+		    size_t errsz);
+
+/*
+ * statefile_format() - @sf as the file's text (JSON, two-space indent, no
+ * trailing newline), which statefile_parse() reads back as @sf.
+ * Return: a new string, caller frees; NULL on out of memory.
+ */
+char *statefile_format(const struct statefile *sf);
+
+#endif

@@ -1,0 +1,568 @@
+/*
+ * base - the base ruleset fw_open() creates: table inet NAME with its sets,
+ * verdict maps and base chains, and table bridge NAME for chained
+ * attachments (netd/fw.h draws both).  Pure renderer: appends to a batch.
+ *
+ * The order of the rules is the policy; each function renders one chain
+ * (or one part of one), in the order render_base() calls them.
+ */
+#include "netd/fw/render.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/if_ether.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter_bridge.h>
+
+/* Link-local and DAD's "::": the IPv6 sources neighbour discovery needs. */
+static const struct prefix nd_srcs[2] = {
+	{ { AF_INET6, { 0xfe, 0x80 } }, 10 },
+	{ { AF_INET6, { 0 } }, 128 },
+};
+
+/* Families the ruleset serves: IPv4, and IPv6 when a pool6 is configured. */
+static size_t n_fams(const struct bt *bt)
+{
+	return fw_rcfg_v6(bt->rc) ? 2 : 1;
+}
+
+/* The pool of family @f, or NULL if not configured. */
+static const struct prefix *pool_of(const struct bt *bt, const struct fw_fam *f)
+{
+	const struct prefix *p = f == FW_FAM_V4 ? &bt->rc->pool4 : &bt->rc->pool6;
+
+	return p->addr.family == f->af ? p : NULL;
+}
+
+/*
+ * The elements of interval set @set: the merged @internal prefixes of @f,
+ * as nft sends rbtree intervals: an opening interval-end at 0 (unless a
+ * range starts there), then start / end+1 pairs; a range reaching the top
+ * of the address space has no end element.
+ */
+static void internal_elems(struct bt *bt, const struct prefix *internal, size_t n_internal,
+			   const struct fw_fam *f, const char *set)
+{
+	struct ruleset_range *r = calloc(RULESET_ELEMS_MAX, sizeof(*r));
+	uint8_t zero[16] = { 0 };
+	struct nftnl_set_elem *e;
+	struct elemq q;
+	int n;
+
+	if (!r) {
+		bt_fail(bt, -ENOMEM);
+		return;
+	}
+	n = ruleset_merge_prefixes(f->af, internal, n_internal, r, RULESET_ELEMS_MAX);
+	if (n < 0) {
+		bt_fail(bt, n);
+		free(r);
+		return;
+	}
+	elq_init(&q, bt, NFT_MSG_NEWSETELEM, set);
+	if (n > 0 && memcmp(r[0].lo, zero, f->alen) != 0) {
+		e = elem_new(zero, f->alen);
+		if (e)
+			nftnl_set_elem_set_u32(e, NFTNL_SET_ELEM_FLAGS, NFT_SET_ELEM_INTERVAL_END);
+		elq_add(&q, e);
+	}
+	for (int i = 0; i < n; i++) {
+		uint8_t end[16];
+		size_t j;
+
+		elq_add(&q, elem_new(r[i].lo, f->alen));
+		memcpy(end, r[i].hi, f->alen);
+		for (j = f->alen; j-- > 0;)
+			if (++end[j] != 0)
+				break;
+		if (j == (size_t)-1)
+			continue;	/* wrapped: the range ends at the last address */
+		e = elem_new(end, f->alen);
+		if (e)
+			nftnl_set_elem_set_u32(e, NFTNL_SET_ELEM_FLAGS, NFT_SET_ELEM_INTERVAL_END);
+		elq_add(&q, e);
+	}
+	elq_flush(&q);
+	free(r);
+}
+
+static void base_set(struct bt *bt, const char *name, uint32_t type, uint32_t len,
+		     uint32_t flags)
+{
+	struct setdef d;
+
+	setdef_plain(&d, name, type, len, flags);
+	d.verdict_map = (flags & NFT_SET_MAP) != 0;
+	bt_set(bt, NFT_MSG_NEWSET, &d);
+}
+
+static void base_sets(struct bt *bt, const struct prefix *internal, size_t n_internal)
+{
+	base_set(bt, "sandbox_ifs", TYPE_IFNAME, IFNAMSIZ, 0);
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++)
+		base_set(bt, fw_fam_name("sandbox_src", f).s, TYPE_IFNAME << TYPE_BITS | f->addr_type,
+			 IFNAMSIZ + f->alen, 0);
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++)
+		base_set(bt, fw_fam_name("dns_local", f).s, TYPE_IFNAME << TYPE_BITS | f->addr_type,
+			 IFNAMSIZ + f->alen, 0);
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		struct fw_name n = fw_fam_name("internal", f);
+
+		base_set(bt, n.s, f->addr_type, f->alen, NFT_SET_INTERVAL);
+		internal_elems(bt, internal, n_internal, f, n.s);
+	}
+	base_set(bt, "sandbox_fwd", TYPE_IFNAME, IFNAMSIZ, NFT_SET_MAP);
+	/*
+	 * Chained attachments (an interface another CNI plugin made, behind
+	 * a bridge): the inet hooks see the bridge as iif, never the
+	 * container's veth, so they are known by source address instead.
+	 * The bridge table makes that address trustworthy.
+	 */
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++)
+		base_set(bt, fw_fam_name("chained_src", f).s, f->addr_type, f->alen, 0);
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++)
+		base_set(bt, fw_fam_name("chained_fwd", f).s, f->addr_type, f->alen, NFT_SET_MAP);
+}
+
+static void base_chains(struct bt *bt)
+{
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "prerouting_raw", NF_INET_PRE_ROUTING, PRIO_RAW, "filter");
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "prerouting_nat", NF_INET_PRE_ROUTING, PRIO_DSTNAT, "nat");
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "input", NF_INET_LOCAL_IN, PRIO_FILTER, "filter");
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "forward", NF_INET_FORWARD, PRIO_FILTER, "filter");
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "postrouting_nat", NF_INET_POST_ROUTING, PRIO_SRCNAT, "nat");
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "output_raw", NF_INET_LOCAL_OUT, PRIO_RAW, "filter");
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "chained_in", -1, 0, NULL);
+}
+
+/* A rule of @chain: [@fam's nfproto,] then a counter, a deny log (@reason) and drop. */
+static void rule_drop(struct bt *bt, struct rb *rb, const char *reason)
+{
+	fx_counter(rb);
+	if (reason)
+		fx_deny_log(rb, bt->rc, reason);
+	fx_verdict(rb, NF_DROP);
+	bt_rule(bt, rb);
+}
+
+static void rule_accept(struct bt *bt, struct rb *rb)
+{
+	fx_verdict(rb, NF_ACCEPT);
+	bt_rule(bt, rb);
+}
+
+/* prerouting_raw and output_raw: anti-spoofing, before conntrack sees the packet. */
+static void base_raw(struct bt *bt)
+{
+	const struct fw_rcfg *rc = bt->rc;
+	struct rb rb;
+
+	/* The ICMPv6 exceptions neighbour discovery needs must precede the drop. */
+	for (size_t i = 0; fw_rcfg_v6(rc) && i < 2; i++) {
+		/* Cheap compares before set lookups: every packet of
+		 * every sandbox crosses this chain. */
+		rb_init(&rb, rc, "prerouting_raw");
+		fm_nfproto(&rb, NFPROTO_IPV6);
+		fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
+		fm_prefix(&rb, FW_FAM_V6->saddr_off, &nd_srcs[i]);
+		fm_l4proto(&rb, IPPROTO_ICMPV6);
+		rule_accept(bt, &rb);
+	}
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		rb_init(&rb, rc, "prerouting_raw");
+		fm_nfproto(&rb, f->nfproto);
+		fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
+		fm_ifaddr_not_in(&rb, f, fw_fam_name("sandbox_src", f).s);
+		rule_drop(bt, &rb, "spoof");
+	}
+	/*
+	 * A chained container's source address is only believed on a packet
+	 * the bridge table checked at the container's own port (the mark):
+	 * from anywhere else (the uplink, another interface) it is a spoof.
+	 */
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		rb_init(&rb, rc, "prerouting_raw");
+		fm_addr_in(&rb, f, false, fw_fam_name("chained_src", f).s, false);
+		fm_not_marked_chained(&rb);
+		rule_drop(bt, &rb, "spoof");
+	}
+	/*
+	 * A sandbox's UDP query to its gateway's port 53, where the proxy
+	 * listens itself (dns_local4/6): no conntrack entry (and so no
+	 * redirect) for it or for the answer - the busiest flow there is
+	 * costs neither a lookup nor NAT per packet.  After the anti-spoofing
+	 * above; input accepts it by the same set.
+	 */
+	for (size_t i = 0; i < n_fams(bt); i++) {
+		rb_init(&rb, rc, "prerouting_raw");
+		fm_dns_local(&rb, &fw_fams[i], false);
+		fx_notrack(&rb);
+		bt_rule(bt, &rb);
+		rb_init(&rb, rc, "output_raw");
+		fm_dns_local(&rb, &fw_fams[i], true);
+		fx_notrack(&rb);
+		bt_rule(bt, &rb);
+	}
+}
+
+/* prerouting_nat: all sandbox DNS, whatever the destination, to the proxy. */
+static void base_prerouting_nat(struct bt *bt)
+{
+	static const uint8_t protos[2] = { IPPROTO_UDP, IPPROTO_TCP };
+	const struct fw_rcfg *rc = bt->rc;
+	struct rb rb;
+
+	for (int i = 0; i < 2; i++) {
+		rb_init(&rb, rc, "prerouting_nat");
+		fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
+		fm_l4proto(&rb, protos[i]);
+		fm_dport(&rb, 53);
+		fx_redirect(&rb, rc->dns_port);
+		bt_rule(bt, &rb);
+	}
+	/* The same for chained attachments, known by their source address. */
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++)
+		for (int i = 0; i < 2; i++) {
+			rb_init(&rb, rc, "prerouting_nat");
+			fm_addr_in(&rb, f, false, fw_fam_name("chained_src", f).s, false);
+			fm_l4proto(&rb, protos[i]);
+			fm_dport(&rb, 53);
+			fx_redirect(&rb, rc->dns_port);
+			bt_rule(bt, &rb);
+		}
+}
+
+/*
+ * input, first: a sandbox's query to the proxy, the one packet every DNS
+ * lookup sends here, accepted without the rules below (what they would
+ * decide for it: the source was checked in prerouting_raw, and chained_in
+ * accepts the proxy port too).  Then pool addresses arriving on an
+ * interface that is not (or not yet, or no longer) a sandbox's are
+ * dropped, so a sandbox whose chain is missing for any reason (a restart
+ * re-adding sandboxes, a half-failed create) fails closed in input and
+ * forward alike.
+ */
+static void base_input_head(struct bt *bt)
+{
+	const struct fw_rcfg *rc = bt->rc;
+	struct rb rb;
+
+	for (size_t i = 0; i < n_fams(bt); i++) {
+		rb_init(&rb, rc, "input");
+		fm_nfproto(&rb, fw_fams[i].nfproto);
+		fm_l4proto(&rb, IPPROTO_UDP);
+		fm_dport(&rb, rc->dns_port);
+		fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
+		rule_accept(bt, &rb);
+		/* The untracked query to the gateway's own :53 (prerouting_raw). */
+		rb_init(&rb, rc, "input");
+		fm_dns_local(&rb, &fw_fams[i], false);
+		rule_accept(bt, &rb);
+	}
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		const struct prefix *pool = pool_of(bt, f);
+
+		for (int c = 0; pool && c < 2; c++) {
+			rb_init(&rb, rc, c == 0 ? "input" : "forward");
+			fm_nfproto(&rb, f->nfproto);
+			fm_prefix(&rb, f->saddr_off, pool);
+			fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", true);
+			rule_drop(bt, &rb, NULL);
+		}
+	}
+}
+
+/*
+ * input, chained attachments first (they arrive on a bridge, not on one of
+ * sandbox_ifs, so the proxy-port drop below would hit their redirected
+ * DNS): chain chained_in, replies and the DNS proxy only.  Their sources
+ * are vouched for by the bridge table's anti-spoofing.  Then the proxy
+ * port is for sandboxes only (and local tools on lo): from the uplink it
+ * would be a free resolver and a way to fill the proxy's TCP slots, or to
+ * pose as a sandbox with an IPv4-mapped source.
+ */
+static void base_input_chained(struct bt *bt)
+{
+	static const uint8_t protos[2] = { IPPROTO_UDP, IPPROTO_TCP };
+	static const char lo[IFNAMSIZ] = "lo";
+	const struct fw_rcfg *rc = bt->rc;
+	struct rb rb;
+
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		rb_init(&rb, rc, "input");
+		fm_addr_in(&rb, f, false, fw_fam_name("chained_src", f).s, false);
+		fx_goto(&rb, "chained_in");
+		bt_rule(bt, &rb);
+	}
+	rb_init(&rb, rc, "chained_in");
+	fm_ct_est(&rb);
+	rule_accept(bt, &rb);
+	for (int i = 0; i < 2; i++) {
+		rb_init(&rb, rc, "chained_in");
+		fm_l4proto(&rb, protos[i]);
+		fm_dport(&rb, rc->dns_port);
+		rule_accept(bt, &rb);
+	}
+	rb_init(&rb, rc, "chained_in");
+	rule_drop(bt, &rb, "to-host");
+
+	for (int i = 0; i < 2; i++) {
+		rb_init(&rb, rc, "input");
+		fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", true);
+		fx_meta(&rb, NFT_META_IIFNAME, NFT_REG_1);
+		fx_cmp(&rb, NFT_REG_1, NFT_CMP_NEQ, lo, IFNAMSIZ);
+		fm_l4proto(&rb, protos[i]);
+		fm_dport(&rb, rc->dns_port);
+		rule_drop(bt, &rb, NULL);
+	}
+}
+
+/*
+ * A "port unreachable" about an untracked answer (the proxy's reply to a
+ * client that had gone): conntrack cannot call it related, and it is not a
+ * denied attempt worth a record.  Dropped quietly - only that: type and
+ * code, and the packet it quotes is UDP from port 53 (netd's answers carry
+ * no IP options: the quoted UDP header is at a fixed offset).
+ */
+static void input_icmp_unreach_53(struct bt *bt, const struct fw_fam *f)
+{
+	uint8_t udp = IPPROTO_UDP;
+	/* the quoted IP header starts 8 bytes in: its protocol field, and the
+	 * UDP source port right after it (netd's answers carry no options) */
+	uint32_t proto_off = 8u + f->proto_off, sport_off = 8u + f->hdr_len;
+	uint16_t port53 = htons(53);
+	struct rb rb;
+
+	rb_init(&rb, bt->rc, "input");
+	fm_nfproto(&rb, f->nfproto);
+	fm_l4proto(&rb, f->icmp);
+	fx_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 2, NFT_REG_1);
+	fx_cmp(&rb, NFT_REG_1, NFT_CMP_EQ, f->port_unreach, 2);
+	fx_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, proto_off, 1, NFT_REG_1);
+	fx_cmp(&rb, NFT_REG_1, NFT_CMP_EQ, &udp, 1);
+	fx_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, sport_off, 2, NFT_REG_1);
+	fx_cmp(&rb, NFT_REG_1, NFT_CMP_EQ, &port53, 2);
+	rule_drop(bt, &rb, NULL);
+}
+
+/* input, the rest: a sandbox may reach only the DNS proxy (and ND) on the host. */
+static void base_input_tail(struct bt *bt)
+{
+	static const uint8_t protos[2] = { IPPROTO_UDP, IPPROTO_TCP };
+	const struct fw_rcfg *rc = bt->rc;
+	struct rb rb;
+
+	rb_init(&rb, rc, "input");
+	fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", true);
+	rule_accept(bt, &rb);
+	if (!fw_rcfg_v6(rc)) {
+		rb_init(&rb, rc, "input");
+		fm_nfproto(&rb, NFPROTO_IPV6);
+		rule_drop(bt, &rb, "ipv6-disabled");
+	}
+	rb_init(&rb, rc, "input");
+	fm_ct_est(&rb);
+	rule_accept(bt, &rb);
+	for (int i = 0; i < 2; i++) {
+		rb_init(&rb, rc, "input");
+		fm_l4proto(&rb, protos[i]);
+		fm_dport(&rb, rc->dns_port);
+		rule_accept(bt, &rb);
+	}
+	if (fw_rcfg_v6(rc)) {
+		uint8_t lo = 133, hi = 136;	/* RFC 4861: RS, RA, NS, NA */
+		struct nftnl_expr *e;
+
+		rb_init(&rb, rc, "input");
+		fm_nfproto(&rb, NFPROTO_IPV6);
+		fm_l4proto(&rb, IPPROTO_ICMPV6);
+		fx_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
+		e = fx_new(&rb, "range");
+		if (e) {
+			nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_SREG, NFT_REG_1);
+			nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_OP, NFT_RANGE_EQ);
+			nftnl_expr_set(e, NFTNL_EXPR_RANGE_FROM_DATA, &lo, 1);
+			nftnl_expr_set(e, NFTNL_EXPR_RANGE_TO_DATA, &hi, 1);
+		}
+		rule_accept(bt, &rb);
+	}
+	for (size_t i = 0; i < n_fams(bt); i++)
+		input_icmp_unreach_53(bt, &fw_fams[i]);
+	rb_init(&rb, rc, "input");
+	rule_drop(bt, &rb, "to-host");
+}
+
+/* forward: into a sandbox only replies; out of one via its own chain. */
+static void base_forward(struct bt *bt)
+{
+	const struct fw_rcfg *rc = bt->rc;
+	struct rb rb;
+
+	rb_init(&rb, rc, "forward");
+	fm_ifset(&rb, NFT_META_OIFNAME, "sandbox_ifs", false);
+	fm_ct_est(&rb);
+	rule_accept(bt, &rb);
+	rb_init(&rb, rc, "forward");
+	fm_ifset(&rb, NFT_META_OIFNAME, "sandbox_ifs", false);
+	rule_drop(bt, &rb, "to-sandbox");
+	if (!fw_rcfg_v6(rc)) {
+		rb_init(&rb, rc, "forward");
+		fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
+		fm_nfproto(&rb, NFPROTO_IPV6);
+		rule_drop(bt, &rb, "ipv6-disabled");
+	}
+	rb_init(&rb, rc, "forward");
+	fx_meta(&rb, NFT_META_IIFNAME, NFT_REG_1);
+	fx_lookup(&rb, "sandbox_fwd", NFT_REG_1, NFT_REG_VERDICT, false);
+	bt_rule(bt, &rb);
+	/* A sandbox interface without a map entry (cannot happen): still deny. */
+	rb_init(&rb, rc, "forward");
+	fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
+	rule_drop(bt, &rb, "no-sandbox-chain");
+	/* Chained attachments, by address: into one only replies; out of one via its chain. */
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		struct fw_name src = fw_fam_name("chained_src", f);
+
+		rb_init(&rb, rc, "forward");
+		fm_addr_in(&rb, f, true, src.s, false);
+		fm_ct_est(&rb);
+		rule_accept(bt, &rb);
+		rb_init(&rb, rc, "forward");
+		fm_addr_in(&rb, f, true, src.s, false);
+		rule_drop(bt, &rb, "to-sandbox");
+		rb_init(&rb, rc, "forward");
+		fm_addr_in(&rb, f, false, fw_fam_name("chained_fwd", f).s, true);
+		bt_rule(bt, &rb);
+	}
+}
+
+/* postrouting_nat: the pools, chained sources and sandbox veths leave masqueraded. */
+static void base_postrouting(struct bt *bt)
+{
+	const struct fw_rcfg *rc = bt->rc;
+	struct rb rb;
+
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		const struct prefix *pool = pool_of(bt, f);
+
+		if (!pool)
+			continue;
+		rb_init(&rb, rc, "postrouting_nat");
+		fm_nfproto(&rb, f->nfproto);
+		fm_prefix(&rb, f->saddr_off, pool);
+		fm_egress(&rb, rc);
+		fx_new(&rb, "masq");
+		bt_rule(bt, &rb);
+	}
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		rb_init(&rb, rc, "postrouting_nat");
+		fm_addr_in(&rb, f, false, fw_fam_name("chained_src", f).s, false);
+		fm_egress(&rb, rc);
+		fx_new(&rb, "masq");
+		bt_rule(bt, &rb);
+	}
+	/*
+	 * Sandboxes with an IPAM plugin's addresses (outside the pools): the
+	 * anti-spoof drop in prerouting_raw lets out of a sandbox veth only
+	 * that sandbox's own sources, so "came in on a sandbox veth" is
+	 * "a sandbox's address".
+	 */
+	rb_init(&rb, rc, "postrouting_nat");
+	fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
+	fm_egress(&rb, rc);
+	fx_new(&rb, "masq");
+	bt_rule(bt, &rb);
+}
+
+/* Create-delete-create: a missing table is not an error, an old one goes. */
+static void base_table(struct bt *bt)
+{
+	bt_table(bt, NFT_MSG_NEWTABLE, NLM_F_CREATE);
+	if (!bt->keep) {
+		bt_table(bt, NFT_MSG_DELTABLE, 0);
+		bt_table(bt, NFT_MSG_NEWTABLE, NLM_F_CREATE);
+	}
+}
+
+/*
+ * "table bridge NAME": what only the bridge hooks can see, the port a frame
+ * came in on.  prerouting: a frame from a chained port must carry its own
+ * container's IPv4/IPv6 source (ARP, and ICMPv6 from link-local or "::"
+ * for neighbour discovery, pass; anything else, VLAN-tagged frames
+ * included, is dropped), so the inet table may trust source addresses.
+ * forward: no frame between a chained port and any other port: a chained
+ * container reaches only the host (its gateway), where the inet table
+ * applies its policy; the bridge's own traffic never crosses this hook.
+ */
+static void base_bridge(struct bt *bt)
+{
+	static const uint16_t ethertypes[2] = { ETH_P_IP, ETH_P_IPV6 };
+	const struct fw_rcfg *rc = bt->rc;
+	struct rb rb;
+
+	bt->family = NFPROTO_BRIDGE;
+	base_table(bt);
+	base_set(bt, "chained_ports", TYPE_IFNAME, IFNAMSIZ, 0);
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++)
+		base_set(bt, fw_fam_name("chained_port_src", f).s,
+			 TYPE_IFNAME << TYPE_BITS | f->addr_type, IFNAMSIZ + f->alen, 0);
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "prerouting", NF_BR_PRE_ROUTING, NF_BR_PRI_FILTER_BRIDGED,
+		 "filter");
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "forward", NF_BR_FORWARD, NF_BR_PRI_FILTER_BRIDGED,
+		 "filter");
+
+	rb_init(&rb, rc, "prerouting");
+	fm_ifset(&rb, NFT_META_IIFNAME, "chained_ports", true);
+	rule_accept(bt, &rb);
+	rb_init(&rb, rc, "prerouting");
+	fm_ethertype(&rb, ETH_P_ARP);
+	rule_accept(bt, &rb);
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		/* IPv6: neighbour discovery from link-local or "::" first. */
+		for (size_t i = 0; f == FW_FAM_V6 && i < 2; i++) {
+			rb_init(&rb, rc, "prerouting");
+			fm_ethertype(&rb, ETH_P_IPV6);
+			fm_prefix(&rb, f->saddr_off, &nd_srcs[i]);
+			fm_l4proto(&rb, IPPROTO_ICMPV6);
+			rule_accept(bt, &rb);
+		}
+		rb_init(&rb, rc, "prerouting");
+		fm_ethertype(&rb, ethertypes[f - fw_fams]);
+		fx_meta(&rb, NFT_META_IIFNAME, REG32(0));
+		fx_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, f->saddr_off, f->alen, REG32(4));
+		fx_lookup(&rb, fw_fam_name("chained_port_src", f).s, REG32(0), -1, false);
+		fx_mark_chained(&rb);
+		rule_accept(bt, &rb);
+	}
+	rb_init(&rb, rc, "prerouting");
+	rule_drop(bt, &rb, NULL);
+
+	for (int i = 0; i < 2; i++) {
+		rb_init(&rb, rc, "forward");
+		fm_ifset(&rb, i == 0 ? NFT_META_IIFNAME : NFT_META_OIFNAME, "chained_ports", false);
+		rule_drop(bt, &rb, NULL);
+	}
+	bt->family = 0;
+}
+
+void render_base(struct bt *bt, const struct prefix *internal, size_t n_internal)
+{
+	/*
+	 * Reconciling keeps the table (and the pins in it): every base chain
+	 * and set below is then created-or-kept and emptied (bt->keep).
+	 */
+	base_table(bt);
+	base_sets(bt, internal, n_internal);
+	base_chains(bt);
+	base_raw(bt);
+	base_prerouting_nat(bt);
+	base_input_head(bt);
+	base_input_chained(bt);
+	base_input_tail(bt);
+	base_forward(bt);
+	base_postrouting(bt);
+	base_bridge(bt);
+}

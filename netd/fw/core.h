@@ -1,0 +1,57 @@
+/*
+ * core - the fw object shared by fw.c (the public calls) and reconcile.c
+ * (restart and reload): the rendering config, the kernel it commits to, the
+ * record of what each sandbox was given, and fw_run(), which renders one
+ * transaction and commits it.
+ */
+#ifndef NETD_FW_CORE_H
+#define NETD_FW_CORE_H
+
+#include "netd/fw/kernel.h"
+#include "netd/fw/render.h"
+
+/* What fw_sandbox_add() / fw_sandbox_set_dns() gave a sandbox, to undo it later. */
+struct fw_sb_rec {
+	char name[POLICY_NAME_MAX + 1];
+	char ifname[IFNAMSIZ];
+	struct addr addr4, addr6;
+	struct addr dns4, dns6;
+	bool chained;
+};
+
+struct fw {
+	struct fw_kernel *k;
+	struct fw_rcfg rc;
+	uint32_t seq;		/* the last batch sequence number used */
+	struct fw_batch *b;	/* reused for every transaction */
+	struct fw_sb_rec *sbs;
+	size_t n_sbs, cap_sbs;
+	char err[512];
+};
+
+typedef void fw_render_fn(struct bt *bt, const void *arg);
+
+/*
+ * fw_run() - render one transaction with @render (reconcile mode if @keep)
+ * and commit it.  Return: 0; -errno (fw->err says what and why).
+ */
+int fw_run(struct fw *fw, fw_render_fn *render, const void *arg, bool keep);
+
+/* fw_new() - @cfg checked and copied, no batch sent.  Takes @k.  Return: 0; -errno. */
+int fw_new(const struct fw_config *cfg, struct fw_kernel *k, struct fw **ret);
+
+/* A sandbox name as netd/fw.h describes it ([A-Za-z0-9][A-Za-z0-9_.-]{0,63}). */
+bool fw_name_ok(const char *s);
+/* @sb complete and consistent (name, interface, address families, chained needs an address). */
+bool fw_sb_ok(const struct fw_sandbox *sb);
+/* @p: IPv4/IPv6, TCP/UDP, timeout > 0. */
+bool fw_pin_ok(const struct fw_pin *p);
+/* The record of sandbox @name; NULL if fw has none.  Borrowed: valid until a record is added or removed. */
+struct fw_sb_rec *fw_sb_find(struct fw *fw, const char *name);
+/* A fw_sandbox view of @rec (strings borrowed from it). */
+struct fw_sandbox fw_sb_view(const struct fw_sb_rec *rec);
+
+/* The base ruleset's render function: @arg is a const struct fw_config *. */
+void fw_render_open(struct bt *bt, const void *arg);
+
+#endif

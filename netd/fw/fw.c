@@ -1,0 +1,467 @@
+/*
+ * fw - the public calls of netd/fw.h: validate, render one transaction
+ * (base.c, sandbox.c), commit it through the kernel (nl.c, or a test's
+ * stand-in), and remember what each sandbox was given so a later call can
+ * undo it.  Every change is one batch: the kernel applies it whole or not
+ * at all, and a record changes only after the kernel acknowledged.
+ *
+ * This module does not log and does not exec anything.
+ */
+#include "netd/fw/core.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libnftnl/common.h>
+#include <libnftnl/set.h>
+#include <linux/netfilter.h>
+
+#define FW_TABLE_DEFAULT "netd"
+#define FW_PINS_PER_CALL 4096	/* pins per fw_pin() call */
+#define FW_SEQ_WRAP      0x40000000u	/* batches count up to here, then from 1 again */
+
+/* ---- validation ----------------------------------------------------------- */
+
+bool fw_name_ok(const char *s)
+{
+	size_t n;
+
+	if (!s)
+		return false;
+	n = strlen(s);
+	if (n == 0 || n > POLICY_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+
+		if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-')))
+			return false;
+	}
+	return true;
+}
+
+static bool ifname_ok(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	return n > 0 && n < IFNAMSIZ;
+}
+
+bool fw_sb_ok(const struct fw_sandbox *sb)
+{
+	return sb && fw_name_ok(sb->name) && ifname_ok(sb->host_ifname) &&
+	       (sb->addr4.family == 0 || sb->addr4.family == AF_INET) &&
+	       (sb->addr6.family == 0 || sb->addr6.family == AF_INET6) &&
+	       (!sb->chained || sb->addr4.family || sb->addr6.family);
+}
+
+bool fw_pin_ok(const struct fw_pin *p)
+{
+	return fw_fam_of(p->addr.family) && (p->proto == IPPROTO_TCP || p->proto == IPPROTO_UDP) &&
+	       p->timeout_ms > 0;
+}
+
+/* ---- records -------------------------------------------------------------- */
+
+struct fw_sb_rec *fw_sb_find(struct fw *fw, const char *name)
+{
+	for (size_t i = 0; i < fw->n_sbs; i++)
+		if (strcmp(fw->sbs[i].name, name) == 0)
+			return &fw->sbs[i];
+	return NULL;
+}
+
+struct fw_sandbox fw_sb_view(const struct fw_sb_rec *rec)
+{
+	return (struct fw_sandbox){ .name = rec->name, .host_ifname = rec->ifname,
+				    .addr4 = rec->addr4, .addr6 = rec->addr6,
+				    .chained = rec->chained };
+}
+
+static void rec_set(struct fw_sb_rec *rec, const struct fw_sandbox *sb)
+{
+	memset(rec, 0, sizeof(*rec));
+	snprintf(rec->name, sizeof(rec->name), "%s", sb->name);
+	snprintf(rec->ifname, sizeof(rec->ifname), "%s", sb->host_ifname);
+	rec->addr4 = sb->addr4;
+	rec->addr6 = sb->addr6;
+	rec->chained = sb->chained;
+}
+
+/* ---- one transaction --------------------------------------------------------- */
+
+int fw_run(struct fw *fw, fw_render_fn *render, const void *arg, bool keep)
+{
+	struct bt bt = { .b = fw->b, .rc = &fw->rc, .keep = keep };
+	int r;
+
+	fw->err[0] = '\0';
+	if (fw->seq >= FW_SEQ_WRAP)
+		fw->seq = 0;
+	fw_batch_begin(fw->b, fw->seq + 1);
+	render(&bt, arg);
+	r = fw_batch_close(fw->b);
+	fw->seq = fw_batch_seq_end(fw->b);
+	if (r == -E2BIG) {
+		snprintf(fw->err, sizeof(fw->err), "batch of %zu messages: larger than one sendmsg() "
+			 "may carry", fw_batch_count(fw->b));
+		return r;
+	}
+	if (r < 0) {
+		snprintf(fw->err, sizeof(fw->err), "building batch: %s", strerror(-r));
+		return r;
+	}
+	return fw->k->ops->commit(fw->k, fw->b, fw->err, sizeof(fw->err));
+}
+
+/* ---- open and close ------------------------------------------------------ */
+
+int fw_new(const struct fw_config *cfg, struct fw_kernel *k, struct fw **ret)
+{
+	const char *table = cfg->table && cfg->table[0] ? cfg->table : FW_TABLE_DEFAULT;
+	struct fw *fw;
+
+	*ret = NULL;
+	if (strlen(table) >= NFT_TABLE_MAXNAMELEN || cfg->dns_port == 0 ||
+	    (cfg->egress_ifname && strlen(cfg->egress_ifname) >= IFNAMSIZ) ||
+	    (cfg->pool4.addr.family && cfg->pool4.addr.family != AF_INET) ||
+	    (cfg->pool6.addr.family && cfg->pool6.addr.family != AF_INET6) ||
+	    (cfg->n_internal && !cfg->internal)) {
+		k->ops->free(k);
+		return -EINVAL;
+	}
+	fw = calloc(1, sizeof(*fw));
+	if (fw)
+		fw->b = fw_batch_new();
+	if (!fw || !fw->b) {
+		free(fw);
+		k->ops->free(k);
+		return -ENOMEM;
+	}
+	fw->k = k;
+	snprintf(fw->rc.table, sizeof(fw->rc.table), "%s", table);
+	fw->rc.dns_port = cfg->dns_port;
+	fw->rc.log_group = cfg->log_group;
+	if (cfg->egress_ifname)
+		snprintf(fw->rc.egress, sizeof(fw->rc.egress), "%s", cfg->egress_ifname);
+	fw->rc.pool4 = cfg->pool4;
+	fw->rc.pool6 = cfg->pool6;
+	*ret = fw;
+	return 0;
+}
+
+void fw_render_open(struct bt *bt, const void *arg)
+{
+	const struct fw_config *cfg = arg;
+
+	render_base(bt, cfg->internal, cfg->n_internal);
+}
+
+int fw_open_with(const struct fw_config *cfg, struct fw_kernel *k, struct fw **ret)
+{
+	struct fw *fw;
+	int r;
+
+	*ret = NULL;
+	r = fw_new(cfg, k, &fw);
+	if (r < 0)
+		return r;
+	r = fw_run(fw, fw_render_open, cfg, false);
+	if (r < 0) {
+		fw_close(fw);
+		return r;
+	}
+	*ret = fw;
+	return 0;
+}
+
+int fw_open(const struct fw_config *cfg, struct fw **ret)
+{
+	struct fw_kernel *k;
+	int r;
+
+	*ret = NULL;
+	r = fw_nl_new(&k);
+	if (r < 0)
+		return r;
+	return fw_open_with(cfg, k, ret);
+}
+
+void fw_close(struct fw *fw)
+{
+	if (!fw)
+		return;
+	if (fw->k)
+		fw->k->ops->free(fw->k);
+	fw_batch_free(fw->b);
+	free(fw->sbs);
+	free(fw);
+}
+
+const char *fw_last_error(const struct fw *fw)
+{
+	return fw ? fw->err : "";
+}
+
+/* ---- sandboxes ------------------------------------------------------------ */
+
+static void render_sandbox_fn(struct bt *bt, const void *arg)
+{
+	render_sandbox(bt, arg);
+}
+
+/* The record of @name, or a new empty slot at the end (not yet counted). */
+static int rec_slot(struct fw *fw, const char *name, struct fw_sb_rec **ret, bool *existed)
+{
+	*ret = fw_sb_find(fw, name);
+	*existed = *ret != NULL;
+	if (*ret)
+		return 0;
+	if (fw->n_sbs == fw->cap_sbs) {
+		size_t nc = fw->cap_sbs ? 2 * fw->cap_sbs : 16;
+		struct fw_sb_rec *ns = realloc(fw->sbs, nc * sizeof(*ns));
+
+		if (!ns)
+			return -ENOMEM;
+		fw->sbs = ns;
+		fw->cap_sbs = nc;
+	}
+	*ret = &fw->sbs[fw->n_sbs];
+	return 0;
+}
+
+int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct policy *pol)
+{
+	struct fw_sb_rec *rec = NULL, old_rec;
+	struct fw_sandbox old;
+	struct sb_arg a;
+	bool existed;
+	int r;
+
+	if (fw)
+		fw->err[0] = '\0';	/* argument errors below are not the kernel's */
+
+	if (!fw || !fw_sb_ok(sb) || !pol)
+		return -EINVAL;
+	r = sb_arg_init(&a, sb, pol);
+	if (r == 0)
+		r = rec_slot(fw, sb->name, &rec, &existed);
+	if (r < 0)
+		goto out;
+	if (existed) {
+		old_rec = *rec;
+		old = fw_sb_view(&old_rec);
+		a.old = &old;
+		a.old_dns4 = old_rec.dns4;
+		a.old_dns6 = old_rec.dns6;
+	}
+	r = fw_run(fw, render_sandbox_fn, &a, false);
+	if (r < 0)
+		goto out;
+	/* Recorded only now the kernel has it; an earlier dns_local was removed. */
+	rec_set(rec, sb);
+	if (!existed)
+		fw->n_sbs++;
+out:
+	sb_arg_done(&a);
+	return r;
+}
+
+struct dns_arg {
+	const char *ifname;
+	struct addr old[2], cur[2];	/* [0] IPv4, [1] IPv6 */
+};
+
+static void render_dns_fn(struct bt *bt, const void *arg)
+{
+	const struct dns_arg *a = arg;
+
+	render_dns(bt, a->ifname, a->old, a->cur);
+}
+
+int fw_sandbox_set_dns(struct fw *fw, const char *name, const struct addr *dns4,
+		       const struct addr *dns6)
+{
+	struct fw_sb_rec *rec;
+	struct dns_arg a;
+	int r;
+
+	if (fw)
+		fw->err[0] = '\0';	/* argument errors below are not the kernel's */
+
+	if (!fw || !name || !dns4 || !dns6 || (dns4->family && dns4->family != AF_INET) ||
+	    (dns6->family && dns6->family != AF_INET6))
+		return -EINVAL;
+	rec = fw_sb_find(fw, name);
+	if (!rec)
+		return -ENOENT;
+	if (rec->chained)
+		return -EINVAL;
+	a = (struct dns_arg){ .ifname = rec->ifname, .old = { rec->dns4, rec->dns6 },
+			      .cur = { *dns4, *dns6 } };
+	r = fw_run(fw, render_dns_fn, &a, false);
+	if (r < 0)
+		return r;
+	rec->dns4 = *dns4;
+	rec->dns6 = fw_rcfg_v6(&fw->rc) ? *dns6 : (struct addr){ 0 };
+	return 0;
+}
+
+int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb)
+{
+	struct fw_sb_rec *rec, old_rec;
+	struct fw_sandbox old;
+	struct sb_arg a = { .sb = sb };
+	int r;
+
+	if (fw)
+		fw->err[0] = '\0';	/* argument errors below are not the kernel's */
+
+	if (!fw || !fw_sb_ok(sb))
+		return -EINVAL;
+	rec = fw_sb_find(fw, sb->name);
+	if (rec) {
+		old_rec = *rec;
+		old = fw_sb_view(&old_rec);
+		a.old = &old;
+		a.old_dns4 = old_rec.dns4;
+		a.old_dns6 = old_rec.dns6;
+	}
+	r = fw_run(fw, render_sandbox_fn, &a, false);
+	/* Only the table or its base sets can be missing: nothing left to delete. */
+	if (r == -ENOENT)
+		r = 0;
+	if (r == 0 && rec)
+		*rec = fw->sbs[--fw->n_sbs];
+	return r;
+}
+
+/* ---- pins ----------------------------------------------------------------- */
+
+struct pin_arg {
+	const char *name;
+	const struct fw_pin *pins;
+	size_t n;
+};
+
+static void render_pins_fn(struct bt *bt, const void *arg)
+{
+	const struct pin_arg *a = arg;
+
+	for (int i = 0; i < 2; i++)
+		render_pins(bt, a->name, &fw_fams[i], a->pins, a->n);
+}
+
+int fw_pin(struct fw *fw, const char *name, const struct fw_pin *pins, size_t n)
+{
+	struct pin_arg a = { name, pins, n };
+	int r;
+
+	if (fw)
+		fw->err[0] = '\0';	/* argument errors below are not the kernel's */
+
+	if (!fw || !fw_name_ok(name) || (n && !pins))
+		return -EINVAL;
+	if (n > FW_PINS_PER_CALL)
+		return -E2BIG;
+	for (size_t i = 0; i < n; i++)
+		if (!fw_pin_ok(&pins[i]))
+			return -EINVAL;
+	if (n == 0)
+		return 0;
+	r = fw_run(fw, render_pins_fn, &a, false);
+	/* The kernel says a set at its size limit is full with ENFILE. */
+	return r == -ENFILE ? -ENOSPC : r;
+}
+
+struct lookup_res {
+	bool found;
+	uint64_t expires_ms;
+};
+
+static int lookup_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct lookup_res *res = data;
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nftnl_set_elems_iter *it;
+	struct nftnl_set_elem *e;
+
+	if (!s)
+		return MNL_CB_ERROR;
+	if (nftnl_set_elems_nlmsg_parse(nlh, s) < 0) {
+		nftnl_set_free(s);
+		return MNL_CB_ERROR;
+	}
+	it = nftnl_set_elems_iter_create(s);
+	if (it) {
+		e = nftnl_set_elems_iter_next(it);
+		if (e) {
+			res->found = true;
+			if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION))
+				res->expires_ms = nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_EXPIRATION);
+		}
+		nftnl_set_elems_iter_destroy(it);
+	}
+	nftnl_set_free(s);
+	return MNL_CB_OK;
+}
+
+/* One get of @s (@elems: its elements, else the set itself). */
+static int get_set(struct fw *fw, uint16_t type, struct nftnl_set *s, bool elems, mnl_cb_t cb,
+		   void *data)
+{
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(req, type, NFPROTO_INET, 0, 0);
+
+	if (elems)
+		nftnl_set_elems_nlmsg_build_payload(nlh, s);
+	else
+		nftnl_set_nlmsg_build_payload(nlh, s);
+	return fw->k->ops->talk(fw->k, nlh, cb, data);
+}
+
+int fw_pin_lookup(struct fw *fw, const char *name, const struct addr *addr, uint8_t proto,
+		  uint16_t port, uint64_t *ret_expires_ms)
+{
+	const struct fw_fam *f = addr ? fw_fam_of(addr->family) : NULL;
+	struct lookup_res res = { 0 };
+	struct nftnl_set_elem *e;
+	struct nftnl_set *s;
+	struct setdef d;
+	uint8_t key[24];
+	int r;
+
+	if (fw)
+		fw->err[0] = '\0';	/* argument errors below are not the kernel's */
+
+	if (!fw || !fw_name_ok(name) || !f)
+		return -EINVAL;
+	setdef_tuple(&d, name, "pin", f);
+	s = nftnl_set_alloc();
+	e = elem_new(key, fkey_tuple(key, addr->a, f->alen, proto, port));
+	if (!s || !e) {
+		nftnl_set_free(s);
+		nftnl_set_elem_free(e);
+		return -ENOMEM;
+	}
+	nftnl_set_set_str(s, NFTNL_SET_TABLE, fw->rc.table);
+	nftnl_set_set_str(s, NFTNL_SET_NAME, d.name);
+	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
+	nftnl_set_elem_add(s, e);
+	r = get_set(fw, NFT_MSG_GETSETELEM, s, true, lookup_cb, &res);
+	if (r == -ENOENT) {
+		/* No such element, or no such set?  Ask for the set itself. */
+		r = get_set(fw, NFT_MSG_GETSET, s, false, NULL, NULL);
+		res.found = false;
+	}
+	nftnl_set_free(s);
+	if (r < 0)
+		return r;
+	if (res.found && ret_expires_ms)
+		*ret_expires_ms = res.expires_ms;
+	return res.found;
+}

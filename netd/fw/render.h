@@ -1,0 +1,342 @@
+/*
+ * render - fw's renderer, shared by base.c (the base ruleset), sandbox.c
+ * (one sandbox's chain, sets and hookup) and reconcile.c: the netd ruleset
+ * (documented in netd/fw.h) as libnftnl objects appended to a batch
+ * (batch.h).  Pure: no socket, no logging, no state but the batch; what was
+ * sent before is the caller's to remember (fw.c).
+ *
+ *   expr.c   expressions and match fragments (rules), keys, set definitions,
+ *            the per-family table
+ *   emit.c   objects into the batch: tables, chains, sets, elements, rules,
+ *            quota objects, and the create-then-delete removals
+ */
+#ifndef NETD_FW_RENDER_H
+#define NETD_FW_RENDER_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/set.h>
+#include <linux/netfilter/nf_tables.h>
+
+#include "common/addr.h"
+#include "netd/fw.h"
+#include "netd/fw/batch.h"
+#include "netd/ruleset.h"
+
+/* nft's datatype ids (nftables include/datatype.h), so `nft list` prints keys. */
+#define TYPE_IPADDR        7
+#define TYPE_IP6ADDR       8
+#define TYPE_INET_PROTOCOL 12
+#define TYPE_INET_SERVICE  13
+#define TYPE_IFNAME        41
+#define TYPE_BITS          6	/* concat type = t1 << 6 | t2 ... (nft concat_type_alloc) */
+
+/* nft's enum byteorder, stored in set userdata so `nft list` can print keys. */
+#define BYTEORDER_HOST_ENDIAN 1
+#define BYTEORDER_BIG_ENDIAN  2
+
+#define FW_PIN_SET_SIZE    65536	/* elements per pin set; full -> -ENOSPC */
+#define FW_ELEMS_PER_MSG   32	/* elements per NEWSETELEM message */
+
+#define PRIO_RAW    (-300)
+#define PRIO_DSTNAT (-100)
+#define PRIO_FILTER 0
+#define PRIO_SRCNAT 100
+
+/* 32-bit registers; a 16-byte value at REG32(0) spans REG32(0..3) (nft's reg 1). */
+#define REG32(n) (NFT_REG32_00 + (n))
+
+/*
+ * The packet mark bit the bridge table sets on frames it has checked as
+ * coming from a chained container's own port with its own source; the
+ * inet table drops packets claiming a chained source without it (from the
+ * uplink, say).  One bit, ORed in: other users of the mark keep theirs.
+ */
+#define FW_CHAINED_MARK 0x00800000u
+
+/* ---- the per-family table ------------------------------------------------ */
+
+/* What differs between IPv4 and IPv6 wherever a rule or set names an address. */
+struct fw_fam {
+	int af;			/* AF_INET / AF_INET6 */
+	uint8_t nfproto;	/* meta nfproto: NFPROTO_IPV4 / NFPROTO_IPV6 */
+	uint8_t alen;		/* address bytes */
+	uint8_t saddr_off;	/* in the network header */
+	uint8_t daddr_off;
+	uint32_t addr_type;	/* nft datatype: ipv4_addr / ipv6_addr */
+	char sfx;		/* set name suffix: '4' / '6' */
+	uint8_t icmp;		/* IPPROTO_ICMP / IPPROTO_ICMPV6 */
+	uint8_t port_unreach[2];	/* type, code: 3/3 (RFC 792), 1/4 (RFC 4443 3.1) */
+	uint8_t hdr_len;	/* the network header without options: 20 / 40 */
+	uint8_t proto_off;	/* its protocol / next header field: 9 / 6 */
+};
+
+/* [0] IPv4, [1] IPv6. */
+extern const struct fw_fam fw_fams[2];
+
+#define FW_FAM_V4 (&fw_fams[0])
+#define FW_FAM_V6 (&fw_fams[1])
+
+/* fw_fam_of() - the entry of @af; NULL if neither AF_INET nor AF_INET6. */
+const struct fw_fam *fw_fam_of(int af);
+
+/* An object name built on the stack, e.g. fw_fam_name("chained_src", f).s */
+struct fw_name {
+	char s[NFT_SET_MAXNAMELEN];
+};
+
+/* fw_fam_name() - @base with @f's suffix: "chained_src" -> "chained_src4". */
+struct fw_name fw_fam_name(const char *base, const struct fw_fam *f);
+
+/* ---- what the renderer renders for -------------------------------------- */
+
+/* The fixed parts of a ruleset (from struct fw_config), owned by fw.c. */
+struct fw_rcfg {
+	char table[NFT_TABLE_MAXNAMELEN];
+	uint16_t dns_port;	/* host byte order */
+	uint16_t log_group;	/* 0: no deny logging */
+	char egress[IFNAMSIZ];	/* "" = any non-sandbox interface */
+	struct prefix pool4, pool6;	/* family 0: none (pool6: IPv6 disabled) */
+};
+
+static inline bool fw_rcfg_v6(const struct fw_rcfg *rc)
+{
+	return rc->pool6.addr.family == AF_INET6;
+}
+
+/* One batch being rendered into. */
+struct bt {
+	struct fw_batch *b;
+	const struct fw_rcfg *rc;
+	/*
+	 * Reconcile mode (restart, reload): objects that may already exist are
+	 * created without NLM_F_EXCL and then emptied, so every NEWCHAIN is
+	 * followed by a flush of its rules and every NEWSET of a set without
+	 * timeouts by a flush of its elements.  Sets with timeouts (the pins)
+	 * keep their elements.  All of it in one batch: no window.
+	 */
+	bool keep;
+	/*
+	 * The family of the objects being emitted: NFPROTO_INET (0 reads as
+	 * inet) for "table inet NAME", NFPROTO_BRIDGE while the bridge table
+	 * of chained attachments is written.
+	 */
+	uint8_t family;
+};
+
+static inline void bt_fail(struct bt *bt, int err)
+{
+	fw_batch_fail(bt->b, err);
+}
+
+/* ---- expr.c: rules ------------------------------------------------------- */
+
+/* A rule under construction; the first failure sticks. */
+struct rb {
+	struct nftnl_rule *r;
+	int err;
+};
+
+/*
+ * rb_init() - start a rule of @chain in table @rc->table; append it with
+ * bt_rule(), which frees it.  An allocation failure sticks in @rb->err and
+ * fails the batch at bt_rule(), so the fx_ and fm_ calls just carry on.
+ */
+void rb_init(struct rb *rb, const struct fw_rcfg *rc, const char *chain);
+/* fx_new() - append expression @name ("meta", "cmp", ...); NULL after a failure. */
+struct nftnl_expr *fx_new(struct rb *rb, const char *name);
+/* meta load @key => reg @dreg */
+void fx_meta(struct rb *rb, uint32_t key, uint32_t dreg);
+/* payload load @len bytes at @base + @off (bytes) => reg @dreg */
+void fx_payload(struct rb *rb, uint32_t base, uint32_t off, uint32_t len, uint32_t dreg);
+/* cmp @op reg @sreg, @data (@len bytes, network byte order where it matters) */
+void fx_cmp(struct rb *rb, uint32_t sreg, uint32_t op, const void *data, size_t len);
+/* reg @reg = (reg @reg & @mask) ^ @xor over @len bytes */
+void fx_bitwise(struct rb *rb, uint32_t reg, const void *mask, const void *xor, size_t len);
+/* @dreg < 0: a plain membership test; NFT_REG_VERDICT: a verdict map. */
+void fx_lookup(struct rb *rb, const char *set, uint32_t sreg, int dreg, bool inv);
+/* immediate verdict @verdict (NF_ACCEPT, NF_DROP, ...) */
+void fx_verdict(struct rb *rb, int verdict);
+/* goto @chain */
+void fx_goto(struct rb *rb, const char *chain);
+/* counter (packets and bytes, listed by nft) */
+void fx_counter(struct rb *rb);
+/* notrack: the packet gets no conntrack entry (raw priority chains only). */
+void fx_notrack(struct rb *rb);
+/* log prefix "netd:@reason" group N snaplen 128; nothing when logging is off. */
+void fx_deny_log(struct rb *rb, const struct fw_rcfg *rc, const char *reason);
+/* ct mark set @mark: ties the connection's conntrack entry to its sandbox (acct.h). */
+void fx_ct_mark_set(struct rb *rb, uint32_t mark);
+/* redirect to :@port (host byte order) */
+void fx_redirect(struct rb *rb, uint16_t port);
+/* meta mark |= FW_CHAINED_MARK */
+void fx_mark_chained(struct rb *rb);
+
+/* Match fragments: each leaves its result in the registers it names. */
+/* meta nfproto == @nfproto (inet tables: IPv4 or IPv6) */
+void fm_nfproto(struct rb *rb, uint8_t nfproto);
+/* meta l4proto == @proto */
+void fm_l4proto(struct rb *rb, uint8_t proto);
+void fm_dport(struct rb *rb, uint16_t port);	/* th dport == @port */
+void fm_sport(struct rb *rb, uint16_t port);	/* th sport == @port */
+/* iifname/oifname [!=] @set */
+void fm_ifset(struct rb *rb, uint32_t meta_key, const char *set, bool inv);
+/* iifname/oifname == @name, exactly */
+void fm_ifname_eq(struct rb *rb, uint32_t meta_key, const char *name);
+/* oifname == the egress interface, or (none configured) oifname != @sandbox_ifs */
+void fm_egress(struct rb *rb, const struct fw_rcfg *rc);
+void fm_ct_est(struct rb *rb);	/* ct state established,related */
+void fm_ct_new(struct rb *rb);	/* ct state new */
+/* saddr/daddr at network header offset @off in @p */
+void fm_prefix(struct rb *rb, uint32_t off, const struct prefix *p);
+/* daddr . meta l4proto . th dport @set */
+void fm_tuple_lookup(struct rb *rb, const struct fw_fam *f, const char *set);
+/* iifname . saddr != @set */
+void fm_ifaddr_not_in(struct rb *rb, const struct fw_fam *f, const char *set);
+/* iifname/oifname (@meta_key) . daddr/saddr @set; nfproto checked first */
+void fm_ifaddr_in(struct rb *rb, uint32_t meta_key, const struct fw_fam *f, bool daddr,
+		  const char *set);
+/* saddr/daddr [vmap] @set; nfproto checked first */
+void fm_addr_in(struct rb *rb, const struct fw_fam *f, bool daddr, const char *set, bool vmap);
+/* a sandbox's UDP query to (or @reply: answer from) port 53 of @dns_local4/6 */
+void fm_dns_local(struct rb *rb, const struct fw_fam *f, bool reply);
+/* meta mark & FW_CHAINED_MARK == 0 */
+void fm_not_marked_chained(struct rb *rb);
+/* bridge family: ether type == @ethertype (host byte order) */
+void fm_ethertype(struct rb *rb, uint16_t ethertype);
+
+/* ---- expr.c: keys and set definitions ------------------------------------ */
+
+/* Zero-padded interface name: IFNAMSIZ bytes. */
+size_t fkey_ifname(uint8_t *out, const char *ifname);
+/* addr . inet_proto . inet_service, each field padded to 4 bytes: @alen + 8 bytes. */
+size_t fkey_tuple(uint8_t *out, const uint8_t *a, size_t alen, uint8_t proto, uint16_t port);
+/* ifname . addr */
+size_t fkey_ifaddr(uint8_t *out, const char *ifname, const struct addr *a);
+
+struct setdef {
+	char name[NFT_SET_MAXNAMELEN];
+	uint32_t flags;
+	uint32_t key_type, key_len;
+	bool verdict_map;
+	uint8_t concat[4];	/* field lengths (unpadded), 0-terminated; only for interval+concat */
+	uint32_t size;		/* 0 = unlimited */
+	uint32_t key_byteorder;	/* nft's BYTEORDER_*: 0 = leave unset (concatenations) */
+};
+
+/* setdef_plain() - set @name of nft datatype @type, keys of @len bytes, NFT_SET_* @flags. */
+void setdef_plain(struct setdef *d, const char *name, uint32_t type, uint32_t len,
+		  uint32_t flags);
+/* sb-NAME-pin4/6 (timeout) or sb-NAME-cidr4/6 (interval): addr . proto . port */
+void setdef_tuple(struct setdef *d, const char *sb, const char *kind, const struct fw_fam *f);
+
+/* ---- emit.c: objects into the batch -------------------------------------- */
+
+/*
+ * The emitters: each appends one message to @bt's batch; failures stick in
+ * the batch.  Objects are in table @bt->rc->table of family @bt->family.
+ */
+/* NEWTABLE / DELTABLE with @flags (NLM_F_CREATE). */
+void bt_table(struct bt *bt, uint16_t type, uint16_t flags);
+/*
+ * NEWCHAIN (created or kept; in reconcile mode also flushed) / DELCHAIN of
+ * chain @name; @hook >= 0: a base chain at @prio of type @ctype ("filter",
+ * "nat"), policy accept.  @hook < 0: a regular chain.
+ */
+void bt_chain(struct bt *bt, uint16_t type, const char *name, int hook, int prio,
+	      const char *ctype);
+/* DELRULE without a handle: every rule of chain @name. */
+void bt_flush_chain(struct bt *bt, const char *name);
+/* NEWSET (created or kept; in reconcile mode a set without timeouts also flushed) / DELSET. */
+void bt_set(struct bt *bt, uint16_t type, const struct setdef *d);
+/* DELSETELEM without elements: every element of set @name. */
+void bt_flush_set(struct bt *bt, const char *name);
+/* Append the rule of @rb (freed; @rb->r is NULL afterwards). */
+void bt_rule(struct bt *bt, struct rb *rb);
+/* Named quota object "q-NAME": NEWOBJ (@bytes, flags over) or DELOBJ. */
+void bt_quota(struct bt *bt, uint16_t type, const char *sb_name, uint64_t bytes);
+/* Remove the quota object if there is one: create-then-delete never fails. */
+void bt_quota_remove(struct bt *bt, const char *sb_name);
+
+/* Elements of one set, sent FW_ELEMS_PER_MSG per message. */
+struct elemq {
+	struct bt *bt;
+	uint16_t type;		/* NFT_MSG_NEWSETELEM / NFT_MSG_DELSETELEM */
+	const char *set;
+	struct nftnl_set *s;
+	unsigned int n;
+};
+
+/* elq_init() - queue elements of @set for messages of @type; @set borrowed until elq_flush(). */
+void elq_init(struct elemq *q, struct bt *bt, uint16_t type, const char *set);
+/* Takes ownership of @e (may be NULL: allocation failed). */
+void elq_add(struct elemq *q, struct nftnl_set_elem *e);
+/* elq_flush() - send what is queued (a message is sent every FW_ELEMS_PER_MSG anyway). */
+void elq_flush(struct elemq *q);
+/* elem_new() - an element with key @key (@len bytes); the caller gives it to elq_add(). */
+struct nftnl_set_elem *elem_new(const void *key, size_t len);
+/* ... with a verdict: jump @chain */
+struct nftnl_set_elem *elem_new_jump(const void *key, size_t len, const char *chain);
+/* Add the one element @e to @set in a message of its own. */
+void elem_add1(struct bt *bt, const char *set, struct nftnl_set_elem *e);
+/* NEWSETELEM then DELSETELEM of one element: gone afterwards, never an error. */
+void elem_remove(struct bt *bt, const char *set, const void *key, size_t len, const char *jump);
+/* Remove @ifname . @a from set @base + "4"/"6" by @a's family (family 0: nothing). */
+void ifaddr_remove(struct bt *bt, const char *base, const char *ifname, const struct addr *a);
+
+/* ---- base.c, sandbox.c --------------------------------------------------- */
+
+/*
+ * render_base() - the base ruleset, both tables: created (an old table of
+ * the name replaced), or in reconcile mode (bt->keep) created-or-kept and
+ * refilled.  @internal, @n_internal: the ranges no pin may open.
+ */
+void render_base(struct bt *bt, const struct prefix *internal, size_t n_internal);
+
+/* One sandbox to render (or, pol NULL, to remove). */
+struct sb_arg {
+	const struct fw_sandbox *sb;
+	const struct fw_sandbox *old;	/* what an earlier add made (may differ), or NULL */
+	struct addr old_dns4, old_dns6;	/* its dns_local elements */
+	const struct policy *pol;	/* NULL: delete only */
+	struct ruleset_box *box[2];	/* its CIDR rules per family (ruleset_cidr_boxes()) */
+	int n_box[2];
+	/* Reconcile mode only: replace the pin sets' contents by these. */
+	bool replace_pins;
+	const struct fw_pin *pins;
+	size_t n_pins;
+};
+
+/*
+ * sb_arg_init() - fill @a for @sb/@pol, its CIDR boxes computed.
+ * Free with sb_arg_done() (also after a failure).  Return: 0; -EINVAL; -E2BIG; -ENOMEM.
+ */
+int sb_arg_init(struct sb_arg *a, const struct fw_sandbox *sb, const struct policy *pol);
+/* sb_arg_done() - free the boxes of @a; NULL-safe on a zeroed or half-filled @a. */
+void sb_arg_done(struct sb_arg *a);
+
+/*
+ * render_sandbox() - everything of one sandbox: its sets (pins kept unless
+ * replaced), its chain, and the hookup elements, after removing what an
+ * earlier add of the name hooked up.  Reconcile mode re-renders in place.
+ */
+void render_sandbox(struct bt *bt, const struct sb_arg *a);
+
+/* render_sandbox_remove_objects() - chain sb-NAME, its four sets, its quota. */
+void render_sandbox_remove_objects(struct bt *bt, const char *name);
+
+/* render_pins() - add the pins of family @f among @pins[0..@n) to @name's pin set. */
+void render_pins(struct bt *bt, const char *name, const struct fw_fam *f,
+		 const struct fw_pin *pins, size_t n);
+
+/* render_dns() - @ifname's dns_local4/6 elements: @old out, @cur in (family 0: none). */
+void render_dns(struct bt *bt, const char *ifname, const struct addr old[2],
+		const struct addr cur[2]);
+
+#endif

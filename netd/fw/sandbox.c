@@ -1,0 +1,359 @@
+/*
+ * sandbox - one sandbox's objects in the netd ruleset, rendered: chain
+ * sb-NAME, its pin sets (DNS answers, with timeouts) and CIDR sets (the
+ * policy's cidr rules, intervals), its quota object, and the hookup
+ * elements that send its traffic there (sandbox_ifs, sandbox_src4/6,
+ * sandbox_fwd; for a chained attachment the chained_* sets of both
+ * tables).  Also the pins and dns_local elements.  Pure renderer.
+ *
+ * How a pin is rendered: the proxy's (address, proto, port, TTL) becomes
+ * one element "addr . proto . port timeout T expires T" of
+ * sb-NAME-pin4/6; the chain's rule "daddr . l4proto . dport @sb-NAME-pin4
+ * accept" then lets the connection through until the element expires.
+ */
+#include "netd/fw/render.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/netfilter.h>
+
+static const struct addr no_addr;
+
+int sb_arg_init(struct sb_arg *a, const struct fw_sandbox *sb, const struct policy *pol)
+{
+	memset(a, 0, sizeof(*a));
+	a->sb = sb;
+	a->pol = pol;
+	for (int i = 0; pol && i < 2; i++) {
+		int r = ruleset_cidr_boxes(pol, fw_fams[i].af, &a->box[i]);
+
+		if (r < 0)
+			return r;
+		a->n_box[i] = r;
+	}
+	return 0;
+}
+
+void sb_arg_done(struct sb_arg *a)
+{
+	free(a->box[0]);
+	free(a->box[1]);
+	a->box[0] = a->box[1] = NULL;
+}
+
+static void sb_chain_name(char *buf, size_t sz, const char *name)
+{
+	snprintf(buf, sz, "sb-%s", name);
+}
+
+void render_pins(struct bt *bt, const char *name, const struct fw_fam *f,
+		 const struct fw_pin *pins, size_t n)
+{
+	struct setdef d;
+	struct elemq q;
+
+	setdef_tuple(&d, name, "pin", f);
+	elq_init(&q, bt, NFT_MSG_NEWSETELEM, d.name);
+	for (size_t i = 0; i < n; i++) {
+		const struct fw_pin *p = &pins[i];
+		struct nftnl_set_elem *e;
+		uint8_t key[24];
+
+		if (p->addr.family != f->af)
+			continue;
+		e = elem_new(key, fkey_tuple(key, p->addr.a, f->alen, p->proto, p->port));
+		if (e) {
+			/*
+			 * An existing element is updated in place (no
+			 * NLM_F_EXCL); giving the expiration as well makes
+			 * the kernel restart the countdown even when the
+			 * timeout value is unchanged.
+			 */
+			nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_TIMEOUT, p->timeout_ms);
+			nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_EXPIRATION, p->timeout_ms);
+		}
+		elq_add(&q, e);
+	}
+	elq_flush(&q);
+}
+
+/* The hookup a chained attachment had: its addresses in both tables. */
+static void unhook_chained(struct bt *bt, const struct fw_sandbox *sb, const char *chain)
+{
+	const struct addr *ad[2] = { &sb->addr4, &sb->addr6 };
+	uint8_t key[IFNAMSIZ + 16];
+
+	/* The verdict map elements reference the chain: they go first. */
+	for (int i = 0; i < 2; i++) {
+		const struct fw_fam *f = &fw_fams[i];
+
+		if (ad[i]->family != f->af)
+			continue;
+		elem_remove(bt, fw_fam_name("chained_fwd", f).s, ad[i]->a, f->alen, chain);
+		elem_remove(bt, fw_fam_name("chained_src", f).s, ad[i]->a, f->alen, NULL);
+	}
+	bt->family = NFPROTO_BRIDGE;
+	elem_remove(bt, "chained_ports", key, fkey_ifname(key, sb->host_ifname), NULL);
+	ifaddr_remove(bt, "chained_port_src", sb->host_ifname, &sb->addr4);
+	ifaddr_remove(bt, "chained_port_src", sb->host_ifname, &sb->addr6);
+	bt->family = 0;
+}
+
+/* The removal half: everything @sb's hookup may own, created-then-deleted. */
+static void unhook(struct bt *bt, const struct fw_sandbox *sb, const struct addr *d4,
+		   const struct addr *d6)
+{
+	char chain[NFT_CHAIN_MAXNAMELEN];
+	uint8_t key[IFNAMSIZ + 16];
+	size_t len;
+
+	sb_chain_name(chain, sizeof(chain), sb->name);
+	if (sb->chained) {
+		unhook_chained(bt, sb, chain);
+		return;
+	}
+	len = fkey_ifname(key, sb->host_ifname);
+	/* The map element references the chain: it goes first. */
+	elem_remove(bt, "sandbox_fwd", key, len, chain);
+	elem_remove(bt, "sandbox_ifs", key, len, NULL);
+	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr4);
+	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr6);
+	ifaddr_remove(bt, "dns_local", sb->host_ifname, d4);
+	ifaddr_remove(bt, "dns_local", sb->host_ifname, d6);
+}
+
+void render_sandbox_remove_objects(struct bt *bt, const char *name)
+{
+	static const char *const kinds[] = { "pin", "cidr" };
+	char chain[NFT_CHAIN_MAXNAMELEN];
+	struct setdef d;
+
+	sb_chain_name(chain, sizeof(chain), name);
+	bt_flush_chain(bt, chain);
+	bt_chain(bt, NFT_MSG_DELCHAIN, chain, -1, 0, NULL);
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < 2; i++) {
+			setdef_tuple(&d, name, kinds[k], &fw_fams[i]);
+			bt_set(bt, NFT_MSG_NEWSET, &d);
+			bt_set(bt, NFT_MSG_DELSET, &d);
+		}
+	/* After the chain: its rules referenced the quota. */
+	bt_quota_remove(bt, name);
+}
+
+/* The sandbox's sets: pin sets (kept, or replaced in reconcile mode), CIDR sets filled. */
+static void sb_sets(struct bt *bt, const struct sb_arg *a)
+{
+	const struct fw_sandbox *sb = a->sb;
+	struct setdef d;
+	struct elemq q;
+
+	for (int i = 0; i < 2; i++) {
+		const struct fw_fam *f = &fw_fams[i];
+
+		setdef_tuple(&d, sb->name, "pin", f);
+		bt_set(bt, NFT_MSG_NEWSET, &d);
+		if (bt->keep && a->replace_pins) {
+			bt_flush_set(bt, d.name);
+			render_pins(bt, sb->name, f, a->pins, a->n_pins);
+		}
+		setdef_tuple(&d, sb->name, "cidr", f);
+		bt_set(bt, NFT_MSG_NEWSET, &d);
+		elq_init(&q, bt, NFT_MSG_NEWSETELEM, d.name);
+		for (int j = 0; j < a->n_box[i]; j++) {
+			const struct ruleset_box *b = &a->box[i][j];
+			uint8_t lo[24], hi[24];
+			struct nftnl_set_elem *e;
+			size_t len;
+
+			len = fkey_tuple(lo, b->lo, f->alen, b->proto, b->port_lo);
+			fkey_tuple(hi, b->hi, f->alen, b->proto, b->port_hi);
+			e = elem_new(lo, len);
+			if (e)
+				nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY_END, hi, (uint32_t)len);
+			elq_add(&q, e);
+		}
+		elq_flush(&q);
+	}
+}
+
+/*
+ * Egress byte quota (policy limits.egress_bytes), first in the chain so
+ * every packet leaving the sandbox is counted exactly once (one objref per
+ * packet: each evaluation adds the packet's length).  Over the quota:
+ * "finish" drops only packets of new connections, "cut" every packet.  The
+ * quota is evaluated before the ct state test, so established packets are
+ * counted even though they do not match.
+ */
+static void sb_quota_rule(struct bt *bt, const struct sb_arg *a, const char *chain)
+{
+	char qname[NFT_OBJ_MAXNAMELEN];
+	struct nftnl_expr *e;
+	struct rb rb;
+
+	if (!a->pol->egress_bytes) {
+		/* A reload that dropped the limit: the chain no longer refers to it. */
+		if (bt->keep)
+			bt_quota_remove(bt, a->sb->name);
+		return;
+	}
+	snprintf(qname, sizeof(qname), "q-%s", a->sb->name);
+	bt_quota(bt, NFT_MSG_NEWOBJ, a->sb->name, a->pol->egress_bytes);
+	rb_init(&rb, bt->rc, chain);
+	e = fx_new(&rb, "objref");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE, NFT_OBJECT_QUOTA);
+		nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_IMM_NAME, qname);
+	}
+	if (!a->pol->quota_cut)
+		fm_ct_new(&rb);
+	fx_counter(&rb);
+	fx_deny_log(&rb, bt->rc, "quota");
+	fx_verdict(&rb, NF_DROP);
+	bt_rule(bt, &rb);
+}
+
+/* The sandbox's chain: quota, replies, ct mark, CIDR rules, internal drop, pins, drop. */
+static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
+{
+	const struct fw_sandbox *sb = a->sb;
+	const struct fw_rcfg *rc = bt->rc;
+	struct setdef d;
+	struct rb rb;
+
+	bt_chain(bt, NFT_MSG_NEWCHAIN, chain, -1, 0, NULL);
+	sb_quota_rule(bt, a, chain);
+	rb_init(&rb, rc, chain);
+	fm_ct_est(&rb);
+	fx_verdict(&rb, NF_ACCEPT);
+	bt_rule(bt, &rb);
+	/* Every new connection of the sandbox carries its mark (acct.h). */
+	if (sb->ct_mark) {
+		rb_init(&rb, rc, chain);
+		fx_ct_mark_set(&rb, sb->ct_mark);
+		bt_rule(bt, &rb);
+	}
+	/* Explicit CIDR rules win over the internal ranges ... */
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		setdef_tuple(&d, sb->name, "cidr", f);
+		rb_init(&rb, rc, chain);
+		fm_nfproto(&rb, f->nfproto);
+		fm_tuple_lookup(&rb, f, d.name);
+		fx_verdict(&rb, NF_ACCEPT);
+		bt_rule(bt, &rb);
+	}
+	/* ... but a DNS answer can never open an internal address. */
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		rb_init(&rb, rc, chain);
+		fm_nfproto(&rb, f->nfproto);
+		fx_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, f->daddr_off, f->alen, NFT_REG_1);
+		fx_lookup(&rb, fw_fam_name("internal", f).s, NFT_REG_1, -1, false);
+		fx_counter(&rb);
+		fx_deny_log(&rb, rc, "internal");
+		fx_verdict(&rb, NF_DROP);
+		bt_rule(bt, &rb);
+	}
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		setdef_tuple(&d, sb->name, "pin", f);
+		rb_init(&rb, rc, chain);
+		fm_nfproto(&rb, f->nfproto);
+		fm_tuple_lookup(&rb, f, d.name);
+		fx_verdict(&rb, NF_ACCEPT);
+		bt_rule(bt, &rb);
+	}
+	rb_init(&rb, rc, chain);
+	fx_counter(&rb);
+	fx_deny_log(&rb, rc, "not-pinned");
+	fx_verdict(&rb, NF_DROP);
+	bt_rule(bt, &rb);
+}
+
+/*
+ * Hook it up: interface, anti-spoofing sources, then the jump.  A chained
+ * attachment: its port and port . source pairs in the bridge table
+ * (anti-spoofing, isolation), then its addresses and the address -> chain
+ * map in the inet table.
+ */
+static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *chain)
+{
+	const struct addr *ad[2] = { &sb->addr4, &sb->addr6 };
+	uint8_t key[IFNAMSIZ + 16];
+
+	if (sb->chained) {
+		bt->family = NFPROTO_BRIDGE;
+		elem_add1(bt, "chained_ports", elem_new(key, fkey_ifname(key, sb->host_ifname)));
+		for (int i = 0; i < 2; i++)
+			if (ad[i]->family == fw_fams[i].af)
+				elem_add1(bt, fw_fam_name("chained_port_src", &fw_fams[i]).s,
+					  elem_new(key, fkey_ifaddr(key, sb->host_ifname, ad[i])));
+		bt->family = 0;
+		for (int i = 0; i < 2; i++) {
+			const struct fw_fam *f = &fw_fams[i];
+
+			if (ad[i]->family != f->af)
+				continue;
+			elem_add1(bt, fw_fam_name("chained_src", f).s, elem_new(ad[i]->a, f->alen));
+			elem_add1(bt, fw_fam_name("chained_fwd", f).s,
+				  elem_new_jump(ad[i]->a, f->alen, chain));
+		}
+		return;
+	}
+	elem_add1(bt, "sandbox_ifs", elem_new(key, fkey_ifname(key, sb->host_ifname)));
+	for (int i = 0; i < 2; i++)
+		if (ad[i]->family == fw_fams[i].af)
+			elem_add1(bt, fw_fam_name("sandbox_src", &fw_fams[i]).s,
+				  elem_new(key, fkey_ifaddr(key, sb->host_ifname, ad[i])));
+	elem_add1(bt, "sandbox_fwd",
+		  elem_new_jump(key, fkey_ifname(key, sb->host_ifname), chain));
+}
+
+void render_sandbox(struct bt *bt, const struct sb_arg *a)
+{
+	const struct fw_sandbox *sb = a->sb;
+	char chain[NFT_CHAIN_MAXNAMELEN];
+
+	sb_chain_name(chain, sizeof(chain), sb->name);
+	/*
+	 * 1. Make sure the chain exists so the removals below can refer to it.
+	 * (Its dns_local elements are in the record of an earlier add only:
+	 * fw_sandbox_set_dns() adds them.)  Reconciling (bt->keep) skips
+	 * this: the chain and CIDR sets are emptied and refilled in place, the
+	 * pin sets are kept, and the hookup elements are re-added unchanged.
+	 */
+	if (!bt->keep) {
+		bt_chain(bt, NFT_MSG_NEWCHAIN, chain, -1, 0, NULL);
+		/*
+		 * Whatever an earlier add of this name hooked up (its interface
+		 * or addresses may differ), then whatever the new description
+		 * would collide with.  Removing twice is harmless.
+		 */
+		if (a->old)
+			unhook(bt, a->old, &a->old_dns4, &a->old_dns6);
+		unhook(bt, sb, &no_addr, &no_addr);
+		render_sandbox_remove_objects(bt, sb->name);
+	}
+	if (!a->pol)
+		return;
+	/* 2. Build the sandbox afresh: its sets first, then the chain; 3. hook it up. */
+	sb_sets(bt, a);
+	sb_chain(bt, a, chain);
+	sb_hookup(bt, sb, chain);
+}
+
+void render_dns(struct bt *bt, const char *ifname, const struct addr old[2],
+		const struct addr cur[2])
+{
+	uint8_t key[IFNAMSIZ + 16];
+
+	for (int i = 0; i < 2; i++)
+		ifaddr_remove(bt, "dns_local", ifname, &old[i]);
+	for (int i = 0; i < (fw_rcfg_v6(bt->rc) ? 2 : 1); i++) {
+		if (cur[i].family != fw_fams[i].af)
+			continue;
+		elem_add1(bt, fw_fam_name("dns_local", &fw_fams[i]).s,
+			  elem_new(key, fkey_ifaddr(key, ifname, &cur[i])));
+	}
+}

@@ -1,0 +1,1 @@
+fuzz_ctlpath_SRC := netd/ctlreq.c common/log.c

@@ -1,0 +1,1 @@
+fuzz_state_SRC := netd/daemon/statefile.c netd/policy.c common/yamlx.c common/addr.c common/diag.c

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# `make install DESTDIR=...` lays out a host install: netd and netd-cni
+# (also in CNI_BIN_DIR), the example config (every key, not overwritten
+# later), the shipped policies, netd.service, the logrotate snippet, the
+# man pages and the bash completion.  The unit passes `systemd-analyze
+# verify` (with no output: unknown keys only warn), the man pages render
+# without a warning, the completion is valid bash.  Touches nothing outside
+# its temporary directory; needs no root.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/integ/lib_netd.sh
+
+T=$(mktemp -d /tmp/ndinst.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+D=$T/root
+ok "make install DESTDIR=$D" make -s install DESTDIR="$D"
+for f in usr/local/sbin/netd usr/local/sbin/netd-cni opt/cni/bin/netd-cni; do
+	ok "installed and executable: /$f" test -x "$D/$f"
+done
+for f in etc/netd/netd.yaml etc/netd/policies/deny-all.yaml etc/netd/policies/python-dev.yaml \
+	etc/netd/policies/openai-only.yaml etc/logrotate.d/netd usr/local/lib/systemd/system/netd.service \
+	usr/local/share/man/man8/netd.8 usr/local/share/man/man5/netd.yaml.5 \
+	usr/local/share/man/man5/netd-policy.5 usr/local/share/bash-completion/completions/netd \
+	usr/local/share/netd/netd.yaml.example; do
+	ok "installed: /$f" test -s "$D/$f"
+done
+U=$D/usr/local/lib/systemd/system/netd.service
+has "the unit runs the installed binary with the installed config" \
+	"ExecStart=/usr/local/sbin/netd run --config /etc/netd/netd.yaml" "$(cat "$U")"
+hasnt "no placeholder left in the unit" "@S" "$(cat "$U")"
+has "Type=notify" "Type=notify" "$(cat "$U")"
+has "ExecReload sends SIGHUP" 'ExecReload=/bin/kill -HUP $MAINPID' "$(cat "$U")"
+has "the logrotate snippet's postrotate sends SIGUSR1" "--signal=USR1" "$(cat "$D/etc/logrotate.d/netd")"
+ok "the installed binary checks the installed policies" "$D/usr/local/sbin/netd" policy check "$D"/etc/netd/policies/*.yaml
+
+# systemd-analyze verify wants ExecStart's binary on this machine: verify a
+# copy whose ExecStart points into DESTDIR (nothing else differs), with
+# MANPATH so Documentation='s man pages are looked up among the installed.
+sed "s|^ExecStart=/usr/local/sbin/|ExecStart=$D/usr/local/sbin/|" "$U" >"$T/netd.service"
+out=$(MANPATH=$D/usr/local/share/man systemd-analyze verify --man=yes "$T/netd.service" 2>&1); rc=$?
+eq "systemd-analyze verify: exit 0, no warning" "0 " "$rc $out"
+# ... and it does catch a mistake.
+sed 's/^Type=notify$/Type=notify\nBogusKey=1/' "$T/netd.service" >"$T/bad.service"
+has "(verify reports an unknown key)" "Unknown key" "$(systemd-analyze verify --man=no "$T/bad.service" 2>&1)"
+
+for m in man8/netd.8 man5/netd.yaml.5 man5/netd-policy.5; do
+	out=$(MANWIDTH=80 man -l --warnings "$D/usr/local/share/man/$m" 2>&1 >/dev/null); rc=$?
+	eq "man -l --warnings $m: renders, no warning" "0 " "$rc $out"
+done
+has "netd(8) documents the exit statuses" "daemon is unreachable" \
+	"$(MANWIDTH=80 man -l "$D/usr/local/share/man/man8/netd.8" 2>/dev/null)"
+printf '.TH X 1\n.BOGUS\n' >"$T/bad.1"
+has "(man --warnings reports a bad macro)" "BOGUS" "$(man -l --warnings "$T/bad.1" 2>&1 >/dev/null)"
+
+C=$D/usr/local/share/bash-completion/completions/netd
+ok "bash -n on the completion" bash -n "$C"
+eq "completion: netd sandbox cr<TAB>" "create" \
+	"$(bash -c '. "$1"; COMP_WORDS=(netd sandbox cr); COMP_CWORD=2; _netd; echo "${COMPREPLY[*]}"' _ "$C")"
+eq "completion: netd pol<TAB>" "policy" \
+	"$(bash -c '. "$1"; COMP_WORDS=(netd pol); COMP_CWORD=1; _netd; echo "${COMPREPLY[*]}"' _ "$C")"
+
+# A second install keeps an edited config and policy, and puts the new one beside it.
+echo "log_level: debug" >"$D/etc/netd/netd.yaml"
+echo "# edited" >>"$D/etc/netd/policies/deny-all.yaml"
+ok "make install again" make -s install DESTDIR="$D"
+eq "an existing netd.yaml is not overwritten" "log_level: debug" "$(cat "$D/etc/netd/netd.yaml")"
+ok "... the shipped one is beside it as netd.yaml.dist" test -s "$D/etc/netd/netd.yaml.dist"
+has "an edited policy is kept" "# edited" "$(cat "$D/etc/netd/policies/deny-all.yaml")"
+fail "an unchanged policy gets no .dist" test -e "$D/etc/netd/policies/python-dev.yaml.dist"
+
+# PREFIX, sbindir, sysconfdir, CNI_BIN_DIR move what they name.
+E=$T/other
+ok "make install PREFIX=/usr sysconfdir=/srv/etc CNI_BIN_DIR=/usr/lib/cni" \
+	make -s install DESTDIR="$E" PREFIX=/usr sysconfdir=/srv/etc CNI_BIN_DIR=/usr/lib/cni
+ok "sbindir follows PREFIX" test -x "$E/usr/sbin/netd"
+ok "CNI_BIN_DIR" test -x "$E/usr/lib/cni/netd-cni"
+has "the unit names sysconfdir's config" "--config /srv/etc/netd/netd.yaml" \
+	"$(cat "$E/usr/lib/systemd/system/netd.service")"
+has "the config names sysconfdir's policy_dir" "policy_dir: /srv/etc/netd/policies" \
+	"$(grep '^policy_dir' "$E/srv/etc/netd/netd.yaml")"
+
+ok "make uninstall" make -s uninstall DESTDIR="$D"
+fail "uninstall removes the binary" test -e "$D/usr/local/sbin/netd"
+ok "uninstall keeps the config" test -e "$D/etc/netd/netd.yaml"
+t_summary

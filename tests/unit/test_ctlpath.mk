@@ -1,0 +1,1 @@
+test_ctlpath_SRC := netd/ctlreq.c common/log.c

@@ -1,0 +1,1 @@
+test_hostcheck_SRC := netd/daemon/hostcheck.c common/addr.c

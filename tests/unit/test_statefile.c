@@ -1,0 +1,137 @@
+/*
+ * test_statefile - sandbox state files: the three kinds parse, format and
+ * parse back to the same struct; what a restore must never take (bad
+ * names, NUL, negative or too-large slots, wrong families, IPAM without a
+ * gateway, trailing junk) is refused with a reason.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "netd/daemon/statefile.h"
+
+static int parse(const char *text, struct statefile *sf, char *err, size_t errsz)
+{
+	return statefile_parse(text, strlen(text), sf, err, errsz);
+}
+
+static void roundtrip(const struct statefile *sf)
+{
+	struct statefile back;
+	char err[256] = "";
+	char *text = statefile_format(sf);
+
+	assert_non_null(text);
+	assert_int_equal(parse(text, &back, err, sizeof(err)), 0);
+	assert_memory_equal(sf, &back, sizeof(back));
+	free(text);
+}
+
+static void test_pool(void **state)
+{
+	struct statefile sf;
+	char err[256] = "";
+
+	assert_int_equal(parse("{\"name\":\"sb1\",\"policy\":\"python-dev\",\"netns\":\"/run/netns/sb1\","
+			       "\"netns_owned\":true,\"ifname\":\"eth0\",\"slot\":3,\"created\":7,"
+			       "\"policy_digest\":\"00ff\",\"future_key\":[1]}", &sf, err, sizeof(err)), 0);
+	assert_string_equal(sf.name, "sb1");
+	assert_string_equal(sf.policy, "python-dev");
+	assert_true(sf.netns_owned);
+	assert_int_equal(sf.slot, 3);
+	assert_int_equal(sf.created, 7);
+	assert_string_equal(sf.digest, "00ff");
+	assert_true(sf.ipv6);	/* absent: true, as netd before "ipv6" wrote it */
+	assert_int_equal(sf.kind, STATEFILE_POOL);
+	roundtrip(&sf);
+}
+
+static void test_ipam_and_chained(void **state)
+{
+	struct statefile sf;
+	char err[256] = "", a[ADDR_STRLEN];
+
+	assert_int_equal(parse("{\"name\":\"c1\",\"policy\":\"p\",\"netns\":\"/proc/1/ns/net\","
+			       "\"netns_owned\":false,\"ifname\":\"eth0\",\"slot\":0,\"ipv6\":false,"
+			       "\"ipv4_addr\":\"10.89.0.10\",\"gateway4\":\"10.89.0.1\",\"plen4\":24,"
+			       "\"ipv6_addr\":null,\"gateway6\":null,\"plen6\":0}", &sf, err,
+			       sizeof(err)), 0);
+	assert_int_equal(sf.kind, STATEFILE_IPAM);
+	assert_string_equal(addr_format(&sf.gw4, a, sizeof(a)), "10.89.0.1");
+	assert_int_equal(sf.plen4, 24);
+	assert_int_equal(sf.addr6.family, 0);
+	assert_false(sf.ipv6);
+	roundtrip(&sf);
+	assert_int_equal(parse("{\"name\":\"k1\",\"policy\":\"p\",\"netns\":\"\",\"netns_owned\":false,"
+			       "\"ifname\":\"eth0\",\"slot\":1,\"kind\":\"chained\",\"host_ifname\":"
+			       "\"veth1\",\"ipv4_addr\":null,\"ipv6_addr\":\"2001:db8::5\"}", &sf, err,
+			       sizeof(err)), 0);
+	assert_int_equal(sf.kind, STATEFILE_CHAINED);
+	assert_string_equal(sf.host_ifname, "veth1");
+	assert_int_equal(sf.addr6.family, AF_INET6);
+	roundtrip(&sf);
+}
+
+static void test_refused(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"[]",
+		"{\"name\":\"a\"}",
+		/* a NUL inside the name would name another file */
+		"{\"name\":\"sb1\\u0000x\",\"policy\":\"p\",\"netns\":\"/x\",\"netns_owned\":true,\"ifname\":\"e\",\"slot\":1}",
+		"{\"name\":\"../etc\",\"policy\":\"p\",\"netns\":\"/x\",\"netns_owned\":true,\"ifname\":\"e\",\"slot\":1}",
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"x\",\"netns_owned\":true,\"ifname\":\"e\",\"slot\":1}",
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"/x\",\"netns_owned\":true,\"ifname\":\"e\",\"slot\":-1}",
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"/x\",\"netns_owned\":true,\"ifname\":\"e\",\"slot\":99999999}",
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"/x\",\"netns_owned\":1,\"ifname\":\"e\",\"slot\":1}",
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"/x\",\"netns_owned\":true,\"ifname\":\"a/b\",\"slot\":1}",
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"/x\",\"netns_owned\":true,\"ifname\":\"0123456789abcdef\",\"slot\":1}",
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"/x\",\"netns_owned\":true,\"ifname\":\"e\",\"slot\":1,\"kind\":\"chained\",\"host_ifname\":\"v\",\"ipv4_addr\":\"2001:db8::1\"}",
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"/x\",\"netns_owned\":true,\"ifname\":\"e\",\"slot\":1,\"kind\":\"chained\",\"host_ifname\":\"v\"}",
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"/x\",\"netns_owned\":true,\"ifname\":\"e\",\"slot\":1,\"kind\":\"bridge\"}",
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"/x\",\"netns_owned\":true,\"ifname\":\"e\",\"slot\":1,\"plen4\":24,\"ipv4_addr\":\"10.0.0.2\"}",
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"/x\",\"netns_owned\":true,\"ifname\":\"e\",\"slot\":1,\"plen4\":32,\"ipv4_addr\":\"10.0.0.2\",\"gateway4\":\"10.0.0.1\"}",
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"/x\",\"netns_owned\":true,\"ifname\":\"e\",\"slot\":1} junk",
+		"{\"name\":\"a\",\"name\":\"b\",\"policy\":\"p\",\"netns\":\"/x\",\"netns_owned\":true,\"ifname\":\"e\",\"slot\":1}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct statefile sf;
+		char err[256] = "";
+
+		if (parse(bad[i], &sf, err, sizeof(err)) == 0)
+			fail_msg("accepted: %s", bad[i]);
+		assert_true(err[0] != '\0');
+		assert_int_equal(sf.name[0], '\0');	/* nothing half-filled */
+	}
+}
+
+static void test_size_limit(void **state)
+{
+	size_t n = STATEFILE_MAX_LEN + 1;
+	char *big = malloc(n), err[256] = "";
+	struct statefile sf;
+
+	assert_non_null(big);
+	memset(big, ' ', n);
+	assert_int_equal(statefile_parse(big, n, &sf, err, sizeof(err)), -EMSGSIZE);
+	free(big);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pool),
+		cmocka_unit_test(test_ipam_and_chained),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_size_limit),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
