@@ -27,7 +27,7 @@
  *                   daddr . l4proto . dport @sb-NAME-cidr4/6 accept;   (explicit CIDR rules)
  *                   daddr @internal4/6 drop;
  *                   daddr . l4proto . dport @sb-NAME-pin4/6 accept;    (DNS pins, with timeouts)
- *                   drop
+ *                   drop   (on_deny: reject: limited reject first; mode: audit: log, accept)
  *   sets sb-NAME-pin4, sb-NAME-pin6   { type addr . inet_proto . inet_service; flags timeout }
  *   sets sb-NAME-cidr4, sb-NAME-cidr6 { same key; flags interval }
  *
@@ -79,7 +79,17 @@ struct fw_sandbox {
 	bool chained;		/* a chained CNI attachment: @host_ifname is a bridge port
 				 * someone else made; matched by address (chained_* sets,
 				 * table bridge NAME), needs addr4 or addr6 */
+	uint8_t mode;		/* FW_MODE_*: the sandbox's own mode, over its policy's */
 };
+
+#define FW_MODE_POLICY  0	/* the policy's mode: key decides */
+#define FW_MODE_ENFORCE 1
+#define FW_MODE_AUDIT   2
+
+/* on_deny: reject answers at most this many denied packets a second per
+ * sandbox (burst FW_REJECT_BURST); the rest are dropped. */
+#define FW_REJECT_RATE  50
+#define FW_REJECT_BURST 100
 
 /*
  * fw_open() - open a netlink socket in the caller's current netns and

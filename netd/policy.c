@@ -684,10 +684,30 @@ static int parse_limits(struct ctx *cx, const struct yamlx_node *n, struct polic
 	return 0;
 }
 
+/* One of two words for key @key: *@ret = true for @yes, false for @no. */
+static int parse_word(struct ctx *cx, const struct yamlx_node *n, const char *key,
+		      const char *no, const char *yes, bool *ret)
+{
+	char q[300];
+
+	if (yamlx_is_str(n) && strcmp(n->str, yes) == 0)
+		*ret = true;
+	else if (yamlx_is_str(n) && strcmp(n->str, no) == 0)
+		*ret = false;
+	else if (yamlx_is_str(n))
+		return FAIL(cx, n, "%s: expected '%s' or '%s', got '%s'", key, no, yes,
+			    yamlx_quote(n->str, n->len, q, sizeof(q)));
+	else
+		return FAIL(cx, n, "%s: expected '%s' or '%s', got %s", key, no, yes,
+			    yamlx_kind(n));
+	return 0;
+}
+
 static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct policy *p)
 {
-	static const char *const names[] = { "name", "description", "egress", "limits" };
-	const struct yamlx_node *v[4], *eg;
+	static const char *const names[] = { "name", "description", "egress", "limits", "mode",
+					     "on_deny" };
+	const struct yamlx_node *v[6], *eg;
 	char q[300];
 	int r;
 
@@ -697,7 +717,7 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct polic
 	if (root->type != YAMLX_MAP)
 		return FAIL(cx, root, "policy: expected a mapping with 'name' and 'egress', got %s",
 			    yamlx_kind(root));
-	r = yamlx_fields(root, cx->file, cx->err, "policy", names, 4, NULL, v);
+	r = yamlx_fields(root, cx->file, cx->err, "policy", names, 6, NULL, v);
 	if (r < 0)
 		return r;
 	if (!v[0])
@@ -731,6 +751,10 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct polic
 	}
 
 	if (v[3] && !yamlx_is_null(v[3]) && (r = parse_limits(cx, v[3], p)) < 0)
+		return r;
+	if (v[4] && (r = parse_word(cx, v[4], "mode", "enforce", "audit", &p->audit)) < 0)
+		return r;
+	if (v[5] && (r = parse_word(cx, v[5], "on_deny", "drop", "reject", &p->reject)) < 0)
 		return r;
 
 	eg = v[2];

@@ -4,6 +4,8 @@
  *
  *   name: python-dev                 # [a-z0-9][a-z0-9_.-]{0,63}
  *   description: "..."               # optional
+ *   mode: enforce                    # optional: enforce (default) | audit
+ *   on_deny: drop                    # optional: drop (default) | reject
  *   egress:                          # list; empty list = deny all
  *     - domains: [pypi.org, "*.pythonhosted.org"]
  *       except: [uploads.pythonhosted.org, "*.user.pythonhosted.org"]
@@ -82,6 +84,20 @@ struct policy {
 	 */
 	uint64_t egress_bytes;
 	bool quota_cut;
+	/*
+	 * mode: audit -> nothing the policy would deny is denied: every name
+	 * resolves, every connection passes (never-pin addresses, spoofing
+	 * and the other base-chain rules still hold), and the audit log marks
+	 * what enforce mode would have denied ("would_deny").
+	 */
+	bool audit;
+	/*
+	 * on_deny: reject -> a connection the policy denies is refused at once
+	 * (TCP RST; ICMP/ICMPv6 administratively prohibited for the rest),
+	 * rate limited per sandbox (over the rate: dropped); denied DNS
+	 * answers carry an Extended DNS Error either way.  Default drop.
+	 */
+	bool reject;
 };
 
 /*

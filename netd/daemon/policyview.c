@@ -25,6 +25,13 @@ json_t *pview_json(const struct policy *p)
 			for (size_t j = 0; j < r->n_domains; j++)
 				json_array_append_new(arr, json_string(r->domains[j]));
 			json_object_set_new(rule, "domains", arr);
+			if (r->n_excepts) {
+				json_t *ex = json_array();
+
+				for (size_t j = 0; j < r->n_excepts; j++)
+					json_array_append_new(ex, json_string(r->excepts[j]));
+				json_object_set_new(rule, "except", ex);
+			}
 		} else {
 			json_t *arr = json_array();
 			char buf[PREFIX_STRLEN];
@@ -61,6 +68,11 @@ json_t *pview_json(const struct policy *p)
 			json_object_set_new(o, "limits", json_pack("{s:I, s:s}", "egress_bytes",
 					    (json_int_t)p->egress_bytes, "on_exceed",
 					    p->quota_cut ? "cut" : "finish"));
+		/* Likewise mode and on_deny: only when not the default. */
+		if (o && p->audit)
+			json_object_set_new(o, "mode", json_string("audit"));
+		if (o && p->reject)
+			json_object_set_new(o, "on_deny", json_string("reject"));
 		return o;
 	}
 }

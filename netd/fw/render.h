@@ -165,6 +165,10 @@ void fx_lookup(struct rb *rb, const char *set, uint32_t sreg, int dreg, bool inv
 void fx_verdict(struct rb *rb, int verdict);
 /* goto @chain */
 void fx_goto(struct rb *rb, const char *chain);
+/* limit rate @per_s/second burst @burst packets: matches while under it */
+void fx_limit(struct rb *rb, uint64_t per_s, uint32_t burst);
+/* reject with tcp reset (@tcp_rst; match TCP first), else with icmpx admin-prohibited */
+void fx_reject(struct rb *rb, bool tcp_rst);
 /* counter (packets and bytes, listed by nft) */
 void fx_counter(struct rb *rb);
 /* notrack: the packet gets no conntrack entry (raw priority chains only). */

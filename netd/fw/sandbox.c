@@ -216,6 +216,43 @@ static void sb_quota_rule(struct bt *bt, const struct sb_arg *a, const char *cha
 	bt_rule(bt, &rb);
 }
 
+/*
+ * What the policy does not allow, at the end of the chain.  Enforce mode:
+ * counted, logged ("not-pinned"), dropped; with on_deny: reject, refused
+ * first while under FW_REJECT_RATE (TCP: RST, so connect() fails with
+ * ECONNREFUSED; the rest: ICMP/ICMPv6 administratively prohibited,
+ * EHOSTUNREACH), then dropped.  Audit mode: counted, logged as "audit"
+ * (the trail writes a conn_open record marked would_deny) and accepted;
+ * the rules above still drop internal addresses.
+ */
+static void sb_chain_tail(struct bt *bt, const struct sb_arg *a, const char *chain)
+{
+	const struct fw_rcfg *rc = bt->rc;
+	bool audit = a->sb->mode == FW_MODE_AUDIT || (a->sb->mode != FW_MODE_ENFORCE && a->pol->audit);
+	struct rb rb;
+
+	rb_init(&rb, rc, chain);
+	fx_counter(&rb);
+	fx_deny_log(&rb, rc, audit ? "audit" : "not-pinned");
+	if (audit || !a->pol->reject)
+		fx_verdict(&rb, audit ? NF_ACCEPT : NF_DROP);
+	bt_rule(bt, &rb);
+	if (audit || !a->pol->reject)
+		return;
+	rb_init(&rb, rc, chain);
+	fm_l4proto(&rb, IPPROTO_TCP);
+	fx_limit(&rb, FW_REJECT_RATE, FW_REJECT_BURST);
+	fx_reject(&rb, true);
+	bt_rule(bt, &rb);
+	rb_init(&rb, rc, chain);
+	fx_limit(&rb, FW_REJECT_RATE, FW_REJECT_BURST);
+	fx_reject(&rb, false);
+	bt_rule(bt, &rb);
+	rb_init(&rb, rc, chain);
+	fx_verdict(&rb, NF_DROP);
+	bt_rule(bt, &rb);
+}
+
 /* The sandbox's chain: quota, replies, ct mark, CIDR rules, internal drop, pins, drop. */
 static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
 {
@@ -264,11 +301,7 @@ static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
 		fx_verdict(&rb, NF_ACCEPT);
 		bt_rule(bt, &rb);
 	}
-	rb_init(&rb, rc, chain);
-	fx_counter(&rb);
-	fx_deny_log(&rb, rc, "not-pinned");
-	fx_verdict(&rb, NF_DROP);
-	bt_rule(bt, &rb);
+	sb_chain_tail(bt, a, chain);
 }
 
 /*

@@ -47,6 +47,7 @@ static struct fw_kernel *g_fake;	/* --fake: the model g_fw commits to */
 static const char *g_fake_out;
 static struct {
 	unsigned long log_group, ct_mark, chained, quota, quota_cut;
+	unsigned long audit, reject, mode;	/* policy mode/on_deny, fw_sandbox.mode */
 } g_opt;
 
 /* The sandboxes of addmany (their names and interfaces). */
@@ -141,6 +142,8 @@ static int build_policy(struct policy *pol, const char *name, char **t, int n)
 	pol->rules = calloc((size_t)n + 1, sizeof(*pol->rules));
 	pol->egress_bytes = g_opt.quota;
 	pol->quota_cut = g_opt.quota_cut != 0;
+	pol->audit = g_opt.audit != 0;
+	pol->reject = g_opt.reject != 0;
 	for (int i = 0; i < n && r == 0; i++) {
 		r = parse_rule(t[i], &pol->rules[pol->n_rules]);
 		pol->n_rules++;
@@ -250,6 +253,12 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 			g_opt.quota = v;
 		else if (strcmp(t[1], "quota_cut") == 0)
 			g_opt.quota_cut = v;
+		else if (strcmp(t[1], "audit") == 0)
+			g_opt.audit = v;
+		else if (strcmp(t[1], "reject") == 0)
+			g_opt.reject = v;
+		else if (strcmp(t[1], "mode") == 0)
+			g_opt.mode = v;
 		else
 			return -EINVAL;
 		return 0;
@@ -265,6 +274,7 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 			return -EINVAL;
 		sb.ct_mark = (uint32_t)g_opt.ct_mark;
 		sb.chained = g_opt.chained != 0;
+		sb.mode = (uint8_t)g_opt.mode;
 		if (t[0][0] == 'd')
 			return fw_sandbox_del(g_fw, &sb);
 		r = build_policy(&pol, t[1], t + 5, n - 5);

@@ -66,7 +66,10 @@ static const struct bad_case {
 	{ "scalar root", "hello\n", 1, 1, "expected a mapping with 'name' and 'egress', got a string" },
 	{ "list root", "- a\n", 1, 1, "got a list" },
 	{ "unknown key", "name: t\negress: []\nfoo: 1\n", 3, 1,
-	  "unknown key 'foo' (allowed: name, description, egress, limits)" },
+	  "unknown key 'foo' (allowed: name, description, egress, limits, mode, on_deny)" },
+	{ "bad mode", "name: t\nmode: log\negress: []\n", 2, 7, "mode: expected 'enforce' or 'audit', got 'log'" },
+	{ "mode list", "name: t\nmode: [audit]\negress: []\n", 2, 7, "mode: expected 'enforce' or 'audit', got a list" },
+	{ "bad on_deny", "name: t\non_deny: refuse\negress: []\n", 2, 10, "on_deny: expected 'drop' or 'reject', got 'refuse'" },
 	{ "duplicate key", "name: a\nname: b\negress: []\n", 2, 1, "duplicate key 'name' (first at line 1, column 1)" },
 	{ "missing name", "egress: []\n", 1, 1, "missing required key 'name'" },
 	{ "missing egress", "name: t\ndescription: x\n", 1, 1, "missing required key 'egress'" },
@@ -654,6 +657,26 @@ static void test_except(void **state)
 	policy_free(p);
 }
 
+/* mode: enforce|audit and on_deny: drop|reject (issue 17); both default off. */
+static void test_mode_on_deny(void **state)
+{
+	struct policy *p;
+
+	(void)state;
+	p = parse_ok("name: a\negress: []\n");
+	assert_false(p->audit);
+	assert_false(p->reject);
+	policy_free(p);
+	p = parse_ok("name: a\nmode: audit\non_deny: reject\negress: []\n");
+	assert_true(p->audit);
+	assert_true(p->reject);
+	policy_free(p);
+	p = parse_ok("name: a\nmode: enforce\non_deny: drop\negress: []\n");
+	assert_false(p->audit);
+	assert_false(p->reject);
+	policy_free(p);
+}
+
 static void test_match_many_rules(void **state)
 {
 	size_t len = 0, cap = 0;
@@ -873,6 +896,7 @@ int main(void)
 		cmocka_unit_test(test_name_valid),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_except),
+		cmocka_unit_test(test_mode_on_deny),
 		cmocka_unit_test(test_match_many_rules),
 		cmocka_unit_test(test_shipped_policies),
 		cmocka_unit_test(test_bad_fixtures),
