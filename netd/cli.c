@@ -38,7 +38,7 @@ static const char usage_text[] =
 	"\n"
 	"  run [--config FILE]                     run the daemon in the foreground\n"
 	"                                          (default config: " DEFAULT_CONFIG " if present)\n"
-	"  sandbox create NAME --policy P [--netns PATH | --pid PID] [--ifname IF]\n"
+	"  sandbox create NAME --policy P [--netns PATH | --pid PID] [--ifname IF] [--mode M]\n"
 	"  sandbox list [--json]\n"
 	"  sandbox show NAME\n"
 	"  sandbox delete NAME\n"
@@ -132,9 +132,10 @@ static const char *num(const json_t *o, const char *key, char *buf, size_t sz)
 /* `sandbox list`: columns as wide as their widest cell. Return: 0; -ENOMEM. */
 static int print_sandbox_table(const json_t *arr)
 {
-	static const char *const head[] = { "NAME", "POLICY", "IPV4", "IPV6", "IFACE", "DNS-OK",
-					    "DNS-DENY", "CONNS", "BYTES-OUT", "BYTES-IN", "DENIED" };
-	struct cli_table *t = cli_table_new(11, head, "lllllrrrrrr");
+	static const char *const head[] = { "NAME", "POLICY", "MODE", "IPV4", "IPV6", "IFACE",
+					    "DNS-OK", "DNS-DENY", "CONNS", "BYTES-OUT", "BYTES-IN",
+					    "DENIED" };
+	struct cli_table *t = cli_table_new(12, head, "llllllrrrrrr");
 	const json_t *sb;
 	size_t i;
 	int r = 0;
@@ -144,7 +145,8 @@ static int print_sandbox_table(const json_t *arr)
 	json_array_foreach(arr, i, sb) {
 		const json_t *dns = json_object_get(sb, "dns"), *tr = json_object_get(sb, "traffic");
 		char n[6][24];
-		const char *row[] = { str(sb, "name"), str(sb, "policy"), str(sb, "ipv4"),
+		const char *row[] = { str(sb, "name"), str(sb, "policy"), str(sb, "mode"),
+				      str(sb, "ipv4"),
 				      str(sb, "ipv6"), str(sb, "host_ifname"),
 				      num(dns, "allowed", n[0], sizeof(n[0])),
 				      num(dns, "denied", n[1], sizeof(n[1])),
@@ -175,9 +177,10 @@ static int cmd_sandbox(int argc, char **argv)
 			{ "pid", required_argument, NULL, 'P' },
 			{ "ifname", required_argument, NULL, 'i' },
 			{ "json", no_argument, NULL, 'j' },
+			{ "mode", required_argument, NULL, 'm' },
 			{ 0 }
 		};
-		const char *policy = NULL, *netns = NULL, *ifname = NULL, *name = NULL;
+		const char *policy = NULL, *netns = NULL, *ifname = NULL, *name = NULL, *mode = NULL;
 		char pidns[64];
 		bool json = false;
 		json_t *reply;
@@ -196,6 +199,14 @@ static int cmd_sandbox(int argc, char **argv)
 				break;
 			case 'i': ifname = optarg; break;
 			case 'j': json = true; break;
+			case 'm':
+				if (strcmp(optarg, "audit") != 0 && strcmp(optarg, "enforce") != 0) {
+					fprintf(stderr, "netd: --mode wants audit or enforce, got \"%s\"\n",
+						optarg);
+					return CLI_USAGE;
+				}
+				mode = optarg;
+				break;
 			case 'P': {
 				char *end;
 				long pid = strtol(optarg, &end, 10);
@@ -222,16 +233,17 @@ static int cmd_sandbox(int argc, char **argv)
 			return CLI_USAGE;
 		}
 		reply = api("POST", "/v1/sandboxes",
-			    json_pack("{s:s, s:s, s:s?, s:s?}", "name", name, "policy", policy,
-				      "netns", netns, "ifname", ifname), NULL);
+			    json_pack("{s:s, s:s, s:s?, s:s?, s:s?}", "name", name, "policy", policy,
+				      "netns", netns, "ifname", ifname, "mode", mode), NULL);
 		if (!reply)
 			return api_exit;
 		if (json)
 			print_json(reply);
 		else
-			printf("sandbox %s: policy %s, %s, address %s (%s), DNS %s\n", str(reply, "name"),
-			       str(reply, "policy"), str(reply, "netns"), str(reply, "ipv4"),
-			       str(reply, "ipv6"), str(reply, "gateway4"));
+			printf("sandbox %s: policy %s (%s mode), %s, address %s (%s), DNS %s\n",
+			       str(reply, "name"), str(reply, "policy"), str(reply, "mode"),
+			       str(reply, "netns"), str(reply, "ipv4"), str(reply, "ipv6"),
+			       str(reply, "gateway4"));
 		json_decref(reply);
 		return 0;
 	}

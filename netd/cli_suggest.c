@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "netd/cli_audit.h"
+#include "netd/cli_help.h"
 #include "netd/policy.h"
 #include "netd/suggest.h"
 
@@ -77,17 +78,17 @@ static int emit(struct suggest *s, const char *name, const char *source)
 
 	if (r < 0) {
 		fprintf(stderr, "netd: policy suggest: %s\n", strerror(-r));
-		return 1;
+		return CLI_FAILED;
 	}
 	/* Fail closed: a suggestion netd would not load is never printed. */
 	if (policy_parse(out, len, "<suggested>", &p, &err) < 0) {
 		fprintf(stderr, "netd: policy suggest: internal error, the suggestion does not "
 			"parse: %s\n", diag_format(&err, msg, sizeof(msg)));
 		free(out);
-		return 1;
+		return CLI_FAILED;
 	}
 	policy_free(p);
-	r = fwrite(out, 1, len, stdout) == len && fflush(stdout) == 0 ? 0 : 1;
+	r = fwrite(out, 1, len, stdout) == len && fflush(stdout) == 0 ? CLI_OK : CLI_FAILED;
 	if (r)
 		fprintf(stderr, "netd: policy suggest: writing: %s\n", strerror(errno));
 	free(out);
@@ -123,7 +124,7 @@ int cli_suggest(int argc, char **argv)
 			if (n_files == SUGGEST_FILES_MAX) {
 				fprintf(stderr, "netd: policy suggest: at most %d --file\n",
 					SUGGEST_FILES_MAX);
-				return 2;
+				return CLI_USAGE;
 			}
 			files[n_files++] = optarg;
 			break;
@@ -132,7 +133,7 @@ int cli_suggest(int argc, char **argv)
 					   sizeof(flt.since)) < 0) {
 				fprintf(stderr, "netd: policy suggest: bad --since \"%s\"\n%s", optarg,
 					suggest_usage);
-				return 2;
+				return CLI_USAGE;
 			}
 			break;
 		case 'h':
@@ -140,18 +141,18 @@ int cli_suggest(int argc, char **argv)
 			return 0;
 		default:
 			fputs(suggest_usage, stderr);
-			return 2;
+			return CLI_USAGE;
 		}
 	}
 	if (optind != argc || !flt.sandbox == !flt.policy) {
 		fprintf(stderr, "netd: policy suggest wants exactly one of --sandbox and --policy\n%s",
 			suggest_usage);
-		return 2;
+		return CLI_USAGE;
 	}
 	if (!policy_name_valid(flt.sandbox ? flt.sandbox : flt.policy)) {
 		fprintf(stderr, "netd: policy suggest: invalid name \"%s\"\n",
 			flt.sandbox ? flt.sandbox : flt.policy);
-		return 2;
+		return CLI_USAGE;
 	}
 	if (!name) {
 		/* "<sandbox>-suggested", cut to a valid policy name. */
@@ -162,14 +163,14 @@ int cli_suggest(int argc, char **argv)
 	if (!policy_name_valid(name)) {
 		fprintf(stderr, "netd: policy suggest: invalid --name \"%s\" (1-%u bytes of A-Z "
 			"a-z 0-9 _ . -, starting with a letter or digit)\n", name, POLICY_NAME_MAX);
-		return 2;
+		return CLI_USAGE;
 	}
 	if (!n_files) {
 		files[0] = getenv("NETD_AUDIT_LOG") ? getenv("NETD_AUDIT_LOG") : SUGGEST_DEFAULT_LOG;
 		n_files = 1;
 	}
 	if (suggest_new(&flt, &s) < 0)
-		return 1;
+		return CLI_FAILED;
 	for (size_t i = 0; i < n_files; i++) {
 		int r = read_log(s, files[i], &bad);
 		size_t l = strlen(source);
@@ -177,7 +178,7 @@ int cli_suggest(int argc, char **argv)
 		if (r < 0) {
 			fprintf(stderr, "netd: policy suggest: %s: %s\n", files[i], strerror(-r));
 			suggest_free(s);
-			return 1;
+			return CLI_FAILED;
 		}
 		snprintf(source + l, sizeof(source) - l, "%s%s", l ? ", " : "", files[i]);
 	}

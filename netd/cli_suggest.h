@@ -8,7 +8,7 @@
 /*
  * cli_suggest() - `netd policy suggest --sandbox NAME | --policy NAME
  * [--since T] [--file AUDIT]... [--name NEW]`; @argv[0] is "suggest".
- * Return: exit status (0; 1 error; 2 usage).
+ * Return: exit status (CLI_OK; CLI_FAILED; CLI_USAGE: netd/cli_help.h).
  */
 int cli_suggest(int argc, char **argv);
 

@@ -86,6 +86,12 @@ struct fw_sandbox {
 #define FW_MODE_ENFORCE 1
 #define FW_MODE_AUDIT   2
 
+/* fw_mode_audit() - is a sandbox of own mode @mode under @pol in audit mode? */
+static inline bool fw_mode_audit(uint8_t mode, const struct policy *pol)
+{
+	return mode == FW_MODE_AUDIT || (mode != FW_MODE_ENFORCE && pol && pol->audit);
+}
+
 /* on_deny: reject answers at most this many denied packets a second per
  * sandbox (burst FW_REJECT_BURST); the rest are dropped. */
 #define FW_REJECT_RATE  50

@@ -593,6 +593,37 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 	return 0;
 }
 
+static bool rule_port(const struct policy_rule *r, uint8_t proto, uint16_t port)
+{
+	if (r->proto != proto)
+		return false;
+	for (size_t k = 0; k < r->n_ports; k++)
+		if (port >= r->ports[k].lo && port <= r->ports[k].hi)
+			return true;
+	return false;
+}
+
+bool policy_allows(const struct policy *p, const char *name, const struct addr *dst,
+		   uint8_t proto, uint16_t port)
+{
+	uint16_t idx[POLICY_MAX_RULES];
+	size_t n;
+
+	if (!p)
+		return false;
+	n = name ? policy_match(p, name, idx, POLICY_MAX_RULES) : 0;
+	for (size_t i = 0; i < n && i < POLICY_MAX_RULES; i++)
+		if (rule_port(&p->rules[idx[i]], proto, port))
+			return true;
+	for (size_t i = 0; dst && i < p->n_rules; i++)
+		for (size_t c = 0; c < p->rules[i].n_cidrs; c++)
+			if (p->rules[i].cidrs[c].addr.family == dst->family &&
+			    prefix_contains(&p->rules[i].cidrs[c], dst) &&
+			    rule_port(&p->rules[i], proto, port))
+				return true;
+	return false;
+}
+
 size_t policy_except_shadows(const struct policy *p, size_t rule, size_t ex, uint16_t *out,
 			     size_t max)
 {

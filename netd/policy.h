@@ -145,6 +145,16 @@ void policy_free(struct policy *p);
 size_t policy_match(const struct policy *p, const char *qname, uint16_t *out, size_t max);
 
 /*
+ * policy_allows() - would enforce mode let a connection to @dst (may be
+ * NULL), @proto, @port (host order) through, reached by @name (the name it
+ * was pinned for; NULL = none)?  A domain rule matching @name with that
+ * protocol and port, or a CIDR rule containing @dst with them.  For audit
+ * mode's would_deny marks.  Pure.
+ */
+bool policy_allows(const struct policy *p, const char *name, const struct addr *dst,
+		   uint8_t proto, uint16_t port);
+
+/*
  * policy_except_shadows() - the other rules that still allow some name
  * that except @ex of rule @rule takes back (an exact except: the rules
  * matching it; "*.T": rules with a domain inside T's subtree, or a

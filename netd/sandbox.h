@@ -47,6 +47,8 @@ struct sandbox {
 	int dns_lid4, dns_lid6;	/* proxy listeners on gw4/gw6 port 53 (proxy_listen_add()); 0 = none */
 	bool chained;		/* a chained CNI attachment: host_ifname is a bridge port
 				 * another plugin made; netd neither creates nor deletes it */
+	uint8_t mode;		/* FW_MODE_* (netd/fw.h): its own mode from create
+				 * (--mode), or 0: its policy's mode: key decides */
 	struct sandbox *hnext[2];	/* address hash chains, [0] IPv4, [1] IPv6; private */
 };
 

@@ -323,7 +323,7 @@ static void addr_add(struct suggest *s, const struct addr *a, size_t ni)
 static bool policy_reason(const char *r)
 {
 	return r && (strcmp(r, "policy") == 0 || strcmp(r, "not-in-policy") == 0 ||
-		     strcmp(r, "qname-too-long") == 0);
+		     strcmp(r, "qname-too-long") == 0 || strcmp(r, "audit-mode") == 0);
 }
 
 static int add_dns(struct suggest *s, const json_t *rec)

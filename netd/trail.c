@@ -197,6 +197,27 @@ static void on_closing(void *ctx, const struct ct_flow *f)
 	grace_flow(t, sb, f);
 }
 
+/*
+ * Audit mode (netd/fw.h fw_mode_audit()): mark @rec with what enforce mode
+ * would have done to the connection, as the policy stands now.  A name the
+ * policy does not list: "not-in-policy"; no name and no CIDR rule, or a
+ * port no rule gives: "not-pinned" (the reason a "deny" record would say).
+ */
+static void mark_would_deny(const struct trail *t, const struct sandbox *sb,
+			    const struct addr *dst, uint8_t proto, uint16_t dport,
+			    const char *domain, bool always, json_t *rec)
+{
+	const struct policy *p = t->policy(t->ctx, sb->policy);
+	const char *name = domain && !strchr(domain, '/') ? domain : NULL;
+	uint16_t idx[1];
+
+	if (!rec || (!always && (!fw_mode_audit(sb->mode, p) ||
+				 policy_allows(p, name, dst, proto, dport))))
+		return;
+	json_object_set_new(rec, "would_deny", json_string(
+		name && !policy_match(p, name, idx, 1) ? "not-in-policy" : "not-pinned"));
+}
+
 static void on_flow(void *ctx, enum acct_kind kind, const struct ct_flow *f)
 {
 	struct trail *t = ctx;
@@ -223,8 +244,12 @@ static void on_flow(void *ctx, enum acct_kind kind, const struct ct_flow *f)
 			d->bytes_in += f->bytes_in;
 		}
 	}
-	audit_write(t->audit, kind == ACCT_END ? "conn" : "conn_update",
-		    ct_conn_json(f, sb->name, sb->policy, domain, real_ns()));
+	{
+		json_t *rec = ct_conn_json(f, sb->name, sb->policy, domain, real_ns());
+
+		mark_would_deny(t, sb, &f->dst, f->proto, f->dport, domain, false, rec);
+		audit_write(t->audit, kind == ACCT_END ? "conn" : "conn_update", rec);
+	}
 	/* TCP: the grace began at its close, unless that update was lost
 	 * (then it begins now, late rather than never). */
 	if (kind == ACCT_END && t->grace_on &&
@@ -271,6 +296,20 @@ static void on_deny(void *ctx, const struct ct_logpkt *p, const char *reason)
 	/* Dropped on its way into another sandbox. */
 	if (strcmp(reason, "to-sandbox") == 0)
 		why = "sandbox-to-sandbox";
+	/* Audit mode let it through (fw's "audit" log rule): not a denial. */
+	if (strcmp(reason, "audit") == 0) {
+		const char *dom = domain_of(t, sb, &p->dst, cbuf, sizeof(cbuf));
+		json_t *rec;
+
+		if (!nflog_admit(t->nflog, sb->slot, clock_mono_ms(), &suppressed))
+			return;
+		rec = ct_deny_json(p, sb->name, sb->policy, dom, "audit-mode", suppressed);
+		if (rec)
+			json_object_set_new(rec, "verdict", json_string("allow"));
+		mark_would_deny(t, sb, &p->dst, p->proto, p->dport, dom, true, rec);
+		audit_write(t->audit, "conn_open", rec);
+		return;
+	}
 	t->per_slot[sb->slot].denied++;
 	if (!nflog_admit(t->nflog, sb->slot, clock_mono_ms(), &suppressed))
 		return;

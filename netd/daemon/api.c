@@ -13,6 +13,7 @@
 #include "dnsproxy/proxy.h"
 #include "netd/audit.h"
 #include "netd/daemon/policyview.h"
+#include "netd/fw.h"
 #include "netd/trail.h"
 
 json_t *daemon_json_addr(const struct addr *a)
@@ -43,6 +44,10 @@ json_t *daemon_sandbox_json(struct daemon *d, const struct sandbox *sb)
 			 (json_int_t)sb->dns_denied);
 	if (o)
 		json_object_set_new(o, "kind", json_string(sb->chained ? "chained" : "interface"));
+	/* The mode in force: its own (create --mode), else its policy's. */
+	if (o)
+		json_object_set_new(o, "mode", json_string(fw_mode_audit(sb->mode,
+				    daemon_policy_find(d, sb->policy)) ? "audit" : "enforce"));
 	if (o && d->trail)
 		json_object_set_new(o, "traffic", trail_sandbox_json(d->trail, sb));
 	return o;

@@ -228,7 +228,7 @@ static void sb_quota_rule(struct bt *bt, const struct sb_arg *a, const char *cha
 static void sb_chain_tail(struct bt *bt, const struct sb_arg *a, const char *chain)
 {
 	const struct fw_rcfg *rc = bt->rc;
-	bool audit = a->sb->mode == FW_MODE_AUDIT || (a->sb->mode != FW_MODE_ENFORCE && a->pol->audit);
+	bool audit = fw_mode_audit(a->sb->mode, a->pol);
 	struct rb rb;
 
 	rb_init(&rb, rc, chain);

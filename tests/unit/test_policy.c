@@ -675,6 +675,27 @@ static void test_mode_on_deny(void **state)
 	assert_false(p->audit);
 	assert_false(p->reject);
 	policy_free(p);
+
+	/* What audit mode's would_deny asks: would enforce mode allow this? */
+	p = parse_ok("name: a\negress:\n"
+		     "  - {domains: [\"*.example.com\"], except: [u.example.com], ports: [443]}\n"
+		     "  - {cidrs: [198.51.100.0/24], ports: [\"8000-8080\"], protocol: udp}\n");
+	{
+		struct addr in, out;
+
+		assert_int_equal(addr_parse("198.51.100.9", &in), 0);
+		assert_int_equal(addr_parse("203.0.113.9", &out), 0);
+		assert_true(policy_allows(p, "a.example.com", &out, IPPROTO_TCP, 443));
+		assert_false(policy_allows(p, "a.example.com", &out, IPPROTO_TCP, 80));
+		assert_false(policy_allows(p, "a.example.com", &out, IPPROTO_UDP, 443));
+		assert_false(policy_allows(p, "u.example.com", &out, IPPROTO_TCP, 443));
+		assert_false(policy_allows(p, NULL, &out, IPPROTO_TCP, 443));
+		assert_true(policy_allows(p, NULL, &in, IPPROTO_UDP, 8080));
+		assert_false(policy_allows(p, NULL, &in, IPPROTO_UDP, 8081));
+		assert_false(policy_allows(p, NULL, &in, IPPROTO_TCP, 8000));
+		assert_false(policy_allows(NULL, "a.example.com", &out, IPPROTO_TCP, 443));
+	}
+	policy_free(p);
 }
 
 static void test_match_many_rules(void **state)

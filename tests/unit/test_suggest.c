@@ -59,7 +59,7 @@ static size_t matches(const struct policy *p, const char *qname)
 
 #define SB "\"sandbox\":\"agent\",\"policy\":\"audit-all\""
 #define DNS(ts, q, a) "{\"ts\":\"" ts "\",\"event\":\"dns\"," SB ",\"qname\":\"" q "\",\"qtype\":\"A\"," \
-	"\"verdict\":\"allow\",\"reason\":\"not-in-policy\",\"would_deny\":\"not-in-policy\",\"answers\":[" a "]}\n"
+	"\"verdict\":\"allow\",\"reason\":\"audit-mode\",\"would_deny\":\"not-in-policy\",\"answers\":[" a "]}\n"
 #define CONN(ts, proto, dst, port, dom, out, in) "{\"ts\":\"" ts "\",\"event\":\"conn\"," SB \
 	",\"proto\":\"" proto "\",\"src\":\"10.87.0.2\",\"sport\":40000,\"dst\":\"" dst "\",\"dport\":" \
 	#port ",\"domain\":" dom ",\"bytes_out\":" #out ",\"bytes_in\":" #in "}\n"
