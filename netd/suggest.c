@@ -105,7 +105,6 @@ struct sg_name {
 	char *name;		/* owned; passed policy_pattern_check() */
 	uint64_t queries;	/* dns records the policy (or audit mode) answered */
 	uint64_t denied;	/* dns records the policy denied */
-	uint64_t conns, bytes_out, bytes_in;	/* connections attributed to it */
 };
 
 struct sg_dest {
@@ -114,6 +113,7 @@ struct sg_dest {
 	uint8_t proto;		/* IPPROTO_TCP / IPPROTO_UDP */
 	uint16_t port;
 	uint64_t conns, bytes_out, bytes_in;
+	bool counted;		/* bytes from conn/conn_update records (conn_open has none) */
 };
 
 /* A flow seen only in conn_update records so far (still live). */
@@ -418,6 +418,7 @@ static void dest_add(struct suggest *s, const struct sg_dest *d)
 	x->conns += d->conns;
 	x->bytes_out += d->bytes_out;
 	x->bytes_in += d->bytes_in;
+	x->counted |= d->counted;
 }
 
 static void flow_key(const json_t *rec, char *buf, size_t sz)
@@ -456,13 +457,13 @@ static void flow_update(struct suggest *s, const json_t *rec, const struct sg_de
 		if (tab_put(&s->flow_tab, key, s->n_flows) < 0)
 			return;
 		pos = tab_find(&s->flow_tab, key);
-		s->flows[s->n_flows++].ended = false;
+		s->flows[s->n_flows++] = (struct sg_flow){ .d = { .name = -1 } };
 	}
 	f = &s->flows[*pos];
 	if (end)
 		f->ended = true;
-	else if (!f->ended)
-		f->d = *d;
+	else if (!f->ended && (d->counted || !f->d.counted))
+		f->d = *d;	/* a conn_open after a conn_update adds nothing */
 }
 
 static int add_conn(struct suggest *s, const json_t *rec, bool end)
@@ -474,6 +475,7 @@ static int add_conn(struct suggest *s, const json_t *rec, bool end)
 	d.conns = 1;
 	d.bytes_out = num(rec, "bytes_out");
 	d.bytes_in = num(rec, "bytes_in");
+	d.counted = json_is_integer(json_object_get(rec, "bytes_out"));
 	if (end) {
 		dest_add(s, &d);
 		flow_update(s, rec, &d, true);
@@ -582,6 +584,7 @@ struct sg_item {
 	ssize_t ni;		/* names only: index into the names */
 	struct addr addr;	/* cidr: the address */
 	uint64_t conns, out, in, queries;
+	bool counted;		/* some of @conns came with byte counts */
 	size_t n_members;	/* names a wildcard stands for */
 	const char *members[SG_WILD_SHOW];
 };
@@ -589,7 +592,7 @@ struct sg_item {
 struct sg_render {
 	const struct suggest *s;
 	struct sg_pset *npset;	/* per name */
-	uint64_t (*nstat)[3];	/* per name: conns, bytes out, bytes in */
+	uint64_t (*nstat)[4];	/* per name: conns, bytes out, bytes in, counted */
 	struct sg_pset *cpset;	/* per CIDR candidate */
 	struct sg_item *citem;	/* per CIDR candidate: address and counts */
 	size_t n_cidr;
@@ -657,6 +660,7 @@ static int render_dest(struct sg_render *rd, const struct sg_dest *d)
 		rd->nstat[d->name][0] += d->conns;
 		rd->nstat[d->name][1] += d->bytes_out;
 		rd->nstat[d->name][2] += d->bytes_in;
+		rd->nstat[d->name][3] |= d->counted;
 		covered = true;
 	}
 	/* Every name that resolved to the address: its pin opens the address
@@ -698,6 +702,7 @@ static int render_dest(struct sg_render *rd, const struct sg_dest *d)
 	rd->citem[*pos].conns += d->conns;
 	rd->citem[*pos].out += d->bytes_out;
 	rd->citem[*pos].in += d->bytes_in;
+	rd->citem[*pos].counted |= d->counted;
 	return pset_add(&rd->cpset[*pos], d->proto, d->port);
 }
 
@@ -758,6 +763,7 @@ static void collapse(struct sg_render *rd)
 					wild.members[wild.n_members] = rd->s->names[m->ni].name;
 				wild.n_members++;
 				wild.conns += m->conns;
+				wild.counted |= m->counted;
 				wild.out += m->out;
 				wild.in += m->in;
 				wild.queries += m->queries;
@@ -771,8 +777,12 @@ static void collapse(struct sg_render *rd)
 
 static void print_counts(FILE *f, const struct sg_item *it)
 {
-	fprintf(f, "# %llu conn%s, %llu B out, %llu B in", (unsigned long long)it->conns,
-		it->conns == 1 ? "" : "s", (unsigned long long)it->out, (unsigned long long)it->in);
+	fprintf(f, "# %llu conn%s", (unsigned long long)it->conns, it->conns == 1 ? "" : "s");
+	if (it->counted)
+		fprintf(f, ", %llu B out, %llu B in", (unsigned long long)it->out,
+			(unsigned long long)it->in);
+	else if (it->conns)
+		fprintf(f, " (no byte counts yet)");
 	if (!it->cidr)
 		fprintf(f, ", %llu quer%s", (unsigned long long)it->queries,
 			it->queries == 1 ? "y" : "ies");
@@ -835,7 +845,7 @@ static int name_idx_cmp(const void *x, const void *y, void *ctx)
 static void print_notes(FILE *f, struct sg_render *rd)
 {
 	static const char *const what[NOTE_N] = {
-		[NOTE_DENIED_CONN] = "denied by the policy in force",
+		[NOTE_DENIED_CONN] = "dropped by netd",
 		[NOTE_BAD_NAME] = "names no policy can list",
 		[NOTE_OTHER_PROTO] = "traffic other than TCP/UDP ports",
 	};
@@ -889,6 +899,10 @@ static void print_notes(FILE *f, struct sg_render *rd)
 static void print_header(FILE *f, const struct suggest *s, const char *name, const char *source)
 {
 	char src[200], scope[120];
+	uint64_t conns = s->n_conn;
+
+	for (size_t i = 0; i < s->n_flows; i++)
+		conns += !s->flows[i].ended;	/* still open, or ended after the log */
 
 	clean(source, src, sizeof(src));
 	if (s->by_sandbox)
@@ -901,7 +915,7 @@ static void print_header(FILE *f, const struct suggest *s, const char *name, con
 		"# %s shows (%s to %s): %llu DNS record%s, %llu connection%s",
 		scope, src[0] ? src : "-", s->first_ts[0] ? s->first_ts : "-",
 		s->last_ts[0] ? s->last_ts : "-", (unsigned long long)s->n_dns,
-		s->n_dns == 1 ? "" : "s", (unsigned long long)s->n_conn, s->n_conn == 1 ? "" : "s");
+		s->n_dns == 1 ? "" : "s", (unsigned long long)conns, conns == 1 ? "" : "s");
 	if (s->n_would_deny)
 		fprintf(f, ", %llu marked would_deny", (unsigned long long)s->n_would_deny);
 	fprintf(f, ".\n# Review every line, then `netd policy check` it and install it in policy_dir.\n"
@@ -948,6 +962,7 @@ static int render_plan(struct sg_render *rd)
 	for (size_t i = 0; i < s->n_names; i++) {
 		struct sg_item t = { .ni = (ssize_t)i, .conns = rd->nstat[i][0],
 				     .out = rd->nstat[i][1], .in = rd->nstat[i][2],
+				     .counted = rd->nstat[i][3] != 0,
 				     .queries = s->names[i].queries };
 
 		snprintf(t.pat, sizeof(t.pat), "%s", s->names[i].name);

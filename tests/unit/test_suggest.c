@@ -193,7 +193,7 @@ static void test_shared_address(void **state)
 
 	(void)state;
 	out = run(&f, log, "s", &p);
-	assert_non_null(strstr(out, "      - \"files.pythonhosted.org\"  # 0 conns, 0 B out, 0 B in, 1 query\n"));
+	assert_non_null(strstr(out, "      - \"files.pythonhosted.org\"  # 0 conns, 1 query\n"));
 	assert_non_null(strstr(out, "    ports: [80, 443]\n"));
 	assert_non_null(strstr(out, "      - \"203.0.113.7/32\"  "));
 	assert_null(strstr(out, "198.51.100.11/32"));
@@ -206,16 +206,26 @@ static void test_shared_address(void **state)
 	"\"src\":\"10.87.0.2\",\"sport\":" #sport ",\"dst\":\"203.0.113.9\",\"dport\":443,\"domain\":null," \
 	"\"bytes_out\":" #out ",\"bytes_in\":0}\n"
 
+/* conn_open: what the audit chain's log gives, no counters (trail.c). */
+#define OPEN(ts, sport) "{\"ts\":\"" ts "\",\"event\":\"conn_open\"," SB ",\"proto\":\"tcp\"," \
+	"\"src\":\"10.87.0.2\",\"sport\":" #sport ",\"dst\":\"203.0.113.9\",\"dport\":443,\"domain\":null," \
+	"\"reason\":\"audit-mode\",\"verdict\":\"allow\",\"would_deny\":\"not-pinned\"}\n"
+
 /* conn_update / conn_open of a live flow count once; its conn replaces them. */
 static void test_live_flows(void **state)
 {
 	static const char log[] =
-		UPD("conn_open", "2026-11-30T07:00:00Z", 1000, 0)
+		OPEN("2026-11-30T07:00:00Z", 1000)
 		UPD("conn_update", "2026-11-30T07:01:00Z", 1000, 500)
 		UPD("conn_update", "2026-11-30T07:02:00Z", 1000, 900)
 		UPD("conn", "2026-11-30T07:03:00Z", 1000, 1000)
-		UPD("conn_open", "2026-11-30T07:04:00Z", 1001, 0)
-		UPD("conn_update", "2026-11-30T07:05:00Z", 1001, 70);
+		OPEN("2026-11-30T07:04:00Z", 1001)
+		UPD("conn_update", "2026-11-30T07:05:00Z", 1001, 70)
+		OPEN("2026-11-30T07:05:30Z", 1001)	/* adds nothing */
+		/* an audit-mode connection whose conn record is not in yet */
+		"{\"ts\":\"2026-11-30T07:06:00Z\",\"event\":\"conn_open\"," SB ",\"proto\":\"udp\","
+		"\"src\":\"10.87.0.2\",\"sport\":5,\"dst\":\"203.0.113.10\",\"dport\":9,\"domain\":null,"
+		"\"reason\":\"audit-mode\",\"verdict\":\"allow\",\"would_deny\":\"not-pinned\"}\n";
 	struct suggest_filter f = { .sandbox = "agent" };
 	struct policy *p;
 	char *out;
@@ -223,6 +233,8 @@ static void test_live_flows(void **state)
 	(void)state;
 	out = run(&f, log, "l", &p);
 	assert_non_null(strstr(out, "      - \"203.0.113.9/32\"  # 2 conns, 1070 B out, 0 B in;"));
+	assert_non_null(strstr(out, "      - \"203.0.113.10/32\"  # 1 conn (no byte counts yet);"));
+	assert_non_null(strstr(out, "3 connections, 4 marked would_deny."));
 	policy_free(p);
 	free(out);
 }
@@ -281,7 +293,7 @@ static void test_enforce_denials(void **state)
 	assert_int_equal(p->n_rules, 0);
 	assert_non_null(strstr(out, "egress: []"));
 	assert_non_null(strstr(out, "#   denied by the policy in force: blocked.example.com (1 query)\n"));
-	assert_non_null(strstr(out, "#   denied by the policy in force: tcp 203.0.113.5:25 (not-pinned) (1)\n"));
+	assert_non_null(strstr(out, "#   dropped by netd: tcp 203.0.113.5:25 (not-pinned) (1)\n"));
 	assert_null(strstr(out, "x.example.com"));	/* rate-limited: not about the policy */
 	policy_free(p);
 	free(out);
