@@ -454,7 +454,7 @@ int cli_audit(int argc, char **argv, const char *socket_path)
 			f.sandbox = v, i++;
 		} else if (v && strcmp(a, "--event") == 0) {
 			static const char *const events[] = {
-				"dns", "dns_suppressed", "conn", "conn_update", "deny",
+				"dns", "dns_suppressed", "conn", "conn_update", "conn_open", "deny",
 				"deny_suppressed", "sandbox", "policy_reload", NULL
 			};
 			size_t k;
@@ -463,7 +463,7 @@ int cli_audit(int argc, char **argv, const char *socket_path)
 				;
 			if (!events[k]) {
 				fprintf(stderr, "netd audit: unknown event \"%s\" (dns, dns_suppressed, "
-					"conn, conn_update, deny, deny_suppressed, sandbox, "
+					"conn, conn_update, conn_open, deny, deny_suppressed, sandbox, "
 					"policy_reload)\n", v);
 				return CLI_USAGE;
 			}
