@@ -14,6 +14,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/hash.h"
+
 static const char *const supported[] = { CNI_SUPPORTED_VERSIONS };
 
 int cni_err_set(struct cni_err *err, int code, const char *msg, const char *fmt, ...)
@@ -363,32 +365,19 @@ int cni_args_get(const char *args, const char *key, char *out, size_t outsz)
 	return 0;
 }
 
-/* FNV-1a (32 and 64 bit) over a sequence of NUL-terminated fields. */
-static uint64_t fnv64(const char *const *f, size_t n)
+/* FNV-1a 64 over a sequence of fields, each with its NUL (so "ab","c" != "a","bc"). */
+static uint64_t fields_hash(const char *const *f, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = FNV64_INIT;
 
 	for (size_t i = 0; i < n; i++)
-		for (const unsigned char *p = (const unsigned char *)f[i];; p++) {
-			h = (h ^ *p) * 0x100000001b3ULL;
-			if (!*p)
-				break;
-		}
-	return h;
-}
-
-static uint32_t fnv32(const char *s)
-{
-	uint32_t h = 0x811c9dc5u;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		h = (h ^ *p) * 0x01000193u;
+		h = fnv64_add(h, f[i], strlen(f[i]) + 1);
 	return h;
 }
 
 char *cni_sandbox_prefix(const char *network, char *out)
 {
-	snprintf(out, 14, CNI_SANDBOX_PREFIX "%08x-", fnv32(network));
+	snprintf(out, 14, CNI_SANDBOX_PREFIX "%08x-", fnv32_str(FNV32_INIT, network));
 	return out;
 }
 
@@ -397,8 +386,8 @@ char *cni_sandbox_name(const char *network, const char *container_id, const char
 {
 	const char *f[] = { network, container_id, ifname };
 
-	snprintf(out, CNI_SANDBOX_NAME_LEN + 1, CNI_SANDBOX_PREFIX "%08x-%016llx", fnv32(network),
-		 (unsigned long long)fnv64(f, 3));
+	snprintf(out, CNI_SANDBOX_NAME_LEN + 1, CNI_SANDBOX_PREFIX "%08x-%016llx",
+		 fnv32_str(FNV32_INIT, network), (unsigned long long)fields_hash(f, 3));
 	return out;
 }
 

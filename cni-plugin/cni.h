@@ -18,13 +18,15 @@
 
 #include <jansson.h>
 
+#include "common/paths.h"
+
 #define CNI_STDIN_MAX      (1u << 20)	/* bytes of network config we read */
 #define CNI_ARGS_MAX       65536	/* bytes of CNI_ARGS we look at */
 #define CNI_NAME_MAX       256		/* network name, container ID: bytes */
 #define CNI_POLICY_MAX     64		/* = netd's policy name limit */
 #define CNI_SANDBOX_PREFIX "cni-"
 #define CNI_SANDBOX_NAME_LEN 29		/* "cni-" 8 hex "-" 16 hex */
-#define CNI_DEFAULT_SOCKET "/run/netd/netd.sock"
+#define CNI_DEFAULT_SOCKET NETD_DEFAULT_SOCKET	/* common/paths.h */
 #define CNI_DEFAULT_TOMBSTONE_DIR "/var/lib/netd/tombstones"
 #define CNI_DEFAULT_POLICY "deny-all"
 #define CNI_ANNOTATION_CAP "io.kubernetes.cri.pod-annotations"

@@ -2,6 +2,12 @@
  * tbucket.h - a token bucket: at most @rate_per_s events a second on
  * average, @burst at once.  Pure and header-only: the caller passes the
  * time (milliseconds, monotonic), so tests drive it without a clock.
+ *
+ * Kept in milli-tokens (thousandths of an event), integers only: a rate of
+ * R events a second earns exactly R milli-tokens a millisecond, so the
+ * count is exact however the refills fall (in floating point, ten refills
+ * of 10 ms at 10/s summed to 0.9999999999999999 tokens and refused the
+ * event they had earned).
  */
 #ifndef NETD_COMMON_TBUCKET_H
 #define NETD_COMMON_TBUCKET_H
@@ -9,28 +15,43 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#define TBUCKET_MILLI 1000u	/* milli-tokens an event costs */
+
 struct tbucket {
-	double tokens;		/* whole events that may pass now (fractional refill) */
-	uint64_t last_ms;	/* when tokens was last refilled */
+	uint64_t milli;		/* milli-tokens available now (<= burst * 1000) */
+	uint64_t last_ms;	/* when milli was last refilled */
 };
 
 /* tbucket_init() - a full bucket (@burst tokens) as of @now_ms. */
 static inline void tbucket_init(struct tbucket *b, uint32_t burst, uint64_t now_ms)
 {
-	b->tokens = burst;
+	b->milli = (uint64_t)burst * TBUCKET_MILLI;
 	b->last_ms = now_ms;
+}
+
+/* What @b holds at @now_ms: earned milli-tokens added, capped at @burst tokens. */
+static inline uint64_t tbucket_level(const struct tbucket *b, uint32_t rate_per_s,
+				     uint32_t burst, uint64_t now_ms)
+{
+	uint64_t cap = (uint64_t)burst * TBUCKET_MILLI, m = b->milli;
+
+	if (now_ms > b->last_ms && rate_per_s) {
+		uint64_t dt = now_ms - b->last_ms;
+
+		/* rate_per_s events per 1000 ms = rate_per_s milli-tokens per ms;
+		 * dt >= cap earns at least cap (rate >= 1), and bounds the product. */
+		m = dt >= cap ? cap : m + dt * rate_per_s;
+	}
+	return m > cap ? cap : m;
 }
 
 /* tbucket_refill() - add what @rate_per_s earned since the last refill, capped at @burst. */
 static inline void tbucket_refill(struct tbucket *b, uint32_t rate_per_s, uint32_t burst,
 				  uint64_t now_ms)
 {
-	if (now_ms > b->last_ms) {
-		b->tokens += (double)(now_ms - b->last_ms) * rate_per_s / 1000.0;
+	b->milli = tbucket_level(b, rate_per_s, burst, now_ms);
+	if (now_ms > b->last_ms)
 		b->last_ms = now_ms;
-	}
-	if (b->tokens > burst)
-		b->tokens = burst;
 }
 
 /*
@@ -41,9 +62,9 @@ static inline bool tbucket_take(struct tbucket *b, uint32_t rate_per_s, uint32_t
 				uint64_t now_ms)
 {
 	tbucket_refill(b, rate_per_s, burst, now_ms);
-	if (b->tokens < 1.0)
+	if (b->milli < TBUCKET_MILLI)
 		return false;
-	b->tokens -= 1.0;
+	b->milli -= TBUCKET_MILLI;
 	return true;
 }
 
@@ -51,11 +72,13 @@ static inline bool tbucket_take(struct tbucket *b, uint32_t rate_per_s, uint32_t
 static inline bool tbucket_would_pass(const struct tbucket *b, uint32_t rate_per_s,
 				      uint32_t burst, uint64_t now_ms)
 {
-	double t = b->tokens;
+	return tbucket_level(b, rate_per_s, burst, now_ms) >= TBUCKET_MILLI;
+}
 
-	if (now_ms > b->last_ms)
-		t += (double)(now_ms - b->last_ms) * rate_per_s / 1000.0;
-	return (t > burst ? burst : t) >= 1.0;
+/* tbucket_full() - whether @b holds its whole @burst (as of its last refill). */
+static inline bool tbucket_full(const struct tbucket *b, uint32_t burst)
+{
+	return b->milli >= (uint64_t)burst * TBUCKET_MILLI;
 }
 
 #endif

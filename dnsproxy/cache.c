@@ -5,6 +5,8 @@
  */
 #include "dnsproxy/cache.h"
 
+#include "common/hash.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +30,7 @@ struct cache {
 	size_t max_entries, max_bytes;
 };
 
-/* The key's bytes: qname, NUL, qtype, qclass (big endian), flags. */
+/* The key's bytes: qname, NUL, qtype, qclass (big endian), flags, EDNS version. */
 static size_t key_bytes(const struct cache_key *k, uint8_t *out)
 {
 	size_t n = strnlen(k->qname, WIRE_NAME_STRLEN - 1);
@@ -40,18 +42,15 @@ static size_t key_bytes(const struct cache_key *k, uint8_t *out)
 	out[n++] = (uint8_t)(k->qclass >> 8);
 	out[n++] = (uint8_t)k->qclass;
 	out[n++] = k->flags;
+	out[n++] = k->edns_version;
 	return n;
 }
 
-#define KEY_MAX (WIRE_NAME_STRLEN + 5)
+#define KEY_MAX (WIRE_NAME_STRLEN + 6)
 
 static uint32_t hash_bytes(const uint8_t *b, size_t n)
 {
-	uint32_t h = 2166136261u;	/* FNV-1a */
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 16777619u;
-	return h;
+	return fnv32_add(FNV32_INIT, b, n);
 }
 
 static size_t entry_size(const struct entry *e)
@@ -66,6 +65,9 @@ void cache_key_from_query(const struct wire_query *q, struct cache_key *k)
 	k->qclass = q->qclass;
 	k->flags = (q->has_opt ? CACHE_F_EDNS : 0) | (q->do_bit ? CACHE_F_DO : 0) |
 		   (q->flags & 0x0010 ? CACHE_F_CD : 0);
+	/* The proxy answers other versions BADVERS before the cache; the key
+	 * keeps them apart anyway (RFC 6891 6.1.3: answers differ by version). */
+	k->edns_version = q->has_opt ? q->edns_version : 0;
 }
 
 int cache_new(size_t max_entries, size_t max_bytes, struct cache **ret)

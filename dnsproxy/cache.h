@@ -34,6 +34,7 @@ struct cache_key {
 	const char *qname;
 	uint16_t qtype, qclass;
 	uint8_t flags;
+	uint8_t edns_version;	/* the OPT's version (RFC 6891 6.1.3), 0 without */
 };
 
 /* cache_key_from_query() - the key of @q (borrows q->qname). */

@@ -27,6 +27,32 @@ static int rule_get(const struct decide_ctx *c, uint16_t i, struct decide_rule *
 	return c->policy->ops->rule(c->policy->pol, i, out);
 }
 
+uint16_t decide_local(const struct wire_query *q, const char **reason)
+{
+	uint16_t t = q->qtype;
+
+	/* RFC 6891 6.1.3: before anything else looks at the query. */
+	if (q->has_opt && q->edns_version != 0) {
+		*reason = "badvers";
+		return WIRE_RCODE_BADVERS;
+	}
+	if (t == 0 || t == 65535 || t == WIRE_TYPE_OPT || t == WIRE_TYPE_TKEY ||
+	    t == WIRE_TYPE_TSIG || (t >= 128 && t <= 248)) {
+		*reason = "qtype-meta";
+		return WIRE_RCODE_FORMERR;
+	}
+	if (t == WIRE_TYPE_IXFR || t == WIRE_TYPE_AXFR) {
+		*reason = "qtype-zone-transfer";
+		return WIRE_RCODE_REFUSED;
+	}
+	if (t == WIRE_TYPE_MAILB || t == WIRE_TYPE_MAILA || t == WIRE_TYPE_MD ||
+	    t == WIRE_TYPE_MF) {
+		*reason = "qtype-obsolete";
+		return WIRE_RCODE_NOTIMP;
+	}
+	return 0;
+}
+
 enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_query *q,
 				 uint16_t *rules, size_t *n_rules)
 {

@@ -63,6 +63,28 @@ enum decide_verdict {
 };
 
 /*
+ * decide_local() - must @q be answered by netd itself?  Checked before the
+ * cache and the policy, for every name: such a query is never forwarded
+ * nor served from the cache.
+ *   EDNS version other than 0 (the only one netd implements): BADVERS
+ *     (RFC 6891 6.1.3; the reply's OPT says version 0).
+ *   qtype 0 and 65535 (reserved, RFC 6895 3.1), the meta-types OPT (RFC
+ *     6891 6.1.1: never forwarded), TKEY, TSIG and the unassigned meta
+ *     range 128-248 (RFC 6895 3.1: only meaningful in a transaction, not
+ *     data to look up): FORMERR.
+ *   IXFR, AXFR (zone transfers, RFC 1995, RFC 5936; a forwarder serves
+ *     no zone, and a server may refuse a transfer): REFUSED.
+ *   MAILB, MAILA, MD, MF (obsolete, RFC 1035 3.2.3, 3.3.4, 3.3.5; RFC
+ *     973): NOTIMP, "the name server does not support the requested kind
+ *     of query" (RFC 1035 4.1.1).
+ * Every other qtype (data types, unknown ones (RFC 3597), ANY (RFC 8482 is
+ * the upstream's)) goes on to the policy.
+ * @reason: set to the audit reason when the return is not 0.
+ * Return: 0 (go on), or the RCODE to answer with (maybe extended).
+ */
+uint16_t decide_local(const struct wire_query *q, const char **reason);
+
+/*
  * decide_query() - may @q be forwarded?  @rules/@n_rules: on ALLOW, the
  * indexes of the policy rules that match (at most DECIDE_MAX_RULES), less
  * those whose max_qname_length @q's name exceeds.

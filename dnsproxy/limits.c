@@ -50,7 +50,7 @@ void slot_put(struct proxy *p, const struct addr *a)
 		/* Keep it while its rate bucket still remembers queries (a
 		 * refill changes nothing the next take would not). */
 		tbucket_refill(&s->rate, p->cfg.qps, p->cfg.burst, proxy_now_ms(p));
-		if (s->queries == 0 && s->conns == 0 && s->rate.tokens >= p->cfg.burst) {
+		if (s->queries == 0 && s->conns == 0 && tbucket_full(&s->rate, p->cfg.burst)) {
 			*pp = s->next;
 			free(s);
 		}

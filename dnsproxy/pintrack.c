@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
+
 #define SB_BUCKETS      256
 #define ENTRY_BUCKETS0  1024
 #define SB_NAME_MAX     128
@@ -38,29 +40,20 @@ struct pintrack {
 	size_t n_entries;
 };
 
-static uint32_t fnv(uint32_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 16777619u;
-	return h;
-}
-
 static uint32_t name_hash(const char *name)
 {
-	return fnv(2166136261u, name, strlen(name));
+	return fnv32_add(FNV32_INIT, name, strlen(name));
 }
 
 static size_t entry_hash(const struct pintrack *pt, const struct pt_sandbox *sb,
 			 const struct fw_pin *p)
 {
-	uint32_t h = fnv(2166136261u, &sb, sizeof(sb));
+	uint32_t h = fnv32_add(FNV32_INIT, &sb, sizeof(sb));
 
-	h = fnv(h, &p->addr.family, sizeof(p->addr.family));
-	h = fnv(h, p->addr.a, addr_len(p->addr.family));
-	h = fnv(h, &p->proto, 1);
-	h = fnv(h, &p->port, 2);
+	h = fnv32_add(h, &p->addr.family, sizeof(p->addr.family));
+	h = fnv32_add(h, p->addr.a, addr_len(p->addr.family));
+	h = fnv32_add(h, &p->proto, 1);
+	h = fnv32_add(h, &p->port, 2);
 	return h & (pt->n_buckets - 1);
 }
 

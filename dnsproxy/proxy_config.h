@@ -46,7 +46,7 @@ struct proxy_config {
 	uint32_t upstream_deadline_ms;	/* a client's SERVFAIL at the latest this long
 					 * after its query went upstream; 0 = the default
 					 * (PROXY_DEADLINE_DEFAULT_MS) */
-	/* Abuse limits; 0 = the default (README, "DNS abuse limits"). */
+	/* Abuse limits; 0 = the default (docs/dns.md, "Abuse limits"). */
 	uint32_t qps;		/* queries/s per client address (token bucket rate) */
 	uint32_t burst;		/* ... bucket depth */
 	uint32_t max_outstanding;	/* upstream queries in flight per client address */

@@ -732,5 +732,11 @@ void query_in(struct proxy *p, const uint8_t *buf, size_t len, const struct orig
 		reply_audit(p, &rq, &v);
 		return;
 	}
+	/* EDNS versions and qtypes netd answers itself: before cache and policy. */
+	v.rcode = (uint8_t)decide_local(&q, &v.reason);
+	if (v.rcode) {
+		reply_audit(p, &rq, &v);
+		return;
+	}
 	query_decide(p, &rq, &cl, &v);
 }

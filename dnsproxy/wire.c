@@ -62,14 +62,26 @@ struct wname {
 	unsigned int labels;
 };
 
+/* Is any of the @n octets at @pos a fixed field in @fixed (NULL: none)? */
+static bool fixed_hit(const uint8_t *fixed, size_t pos, size_t n)
+{
+	for (size_t i = pos; fixed && i < pos + n; i++)
+		if (fixed[i / 8] & (1u << (i % 8)))
+			return true;
+	return false;
+}
+
 /*
  * name_read() - decode the possibly compressed name at *@off (RFC 1035
  * 4.1.4).  On success *@off is just past the name where it started (past
  * the first pointer if any) and @n (may be NULL) holds it lower-cased.
  * Each pointer must point before the pointer itself, so the walk strictly
- * moves backwards and ends.  Return: 0; -EBADMSG; -EMSGSIZE (> 255 octets).
+ * moves backwards and ends.  name_read_in() also refuses any octet marked
+ * in @fixed (a bitmap of the message's non-name octets, see msg_check()).
+ * Return: 0; -EBADMSG; -EMSGSIZE (> 255 octets).
  */
-static int name_read(const uint8_t *buf, size_t len, size_t *off, struct wname *n)
+static int name_read_in(const uint8_t *buf, size_t len, size_t *off, struct wname *n,
+			const uint8_t *fixed)
 {
 	size_t pos = *off, end = 0, total = 0, seg = *off;
 	bool jumped = false;
@@ -84,7 +96,7 @@ static int name_read(const uint8_t *buf, size_t len, size_t *off, struct wname *
 		if ((l & 0xc0) == 0xc0) {
 			size_t target;
 
-			if (pos + 1 >= len)
+			if (pos + 1 >= len || fixed_hit(fixed, pos, 2))
 				return -EBADMSG;
 			target = (size_t)(l & 0x3f) << 8 | buf[pos + 1];
 			/* Only backwards, and each jump lands before the start
@@ -107,6 +119,8 @@ static int name_read(const uint8_t *buf, size_t len, size_t *off, struct wname *
 		if (l & 0xc0)	/* 0x40 / 0x80: extended / reserved label types */
 			return -EBADMSG;
 		if (l == 0) {
+			if (fixed_hit(fixed, pos, 1))
+				return -EBADMSG;
 			if (total + 1 > WIRE_NAME_MAX)
 				return -EMSGSIZE;
 			if (n) {
@@ -123,6 +137,9 @@ static int name_read(const uint8_t *buf, size_t len, size_t *off, struct wname *
 			return -EMSGSIZE;
 		if (pos + 1 + l > len)
 			return -EBADMSG;
+		/* Octets that are not names (msg_check()) read as one. */
+		if (fixed_hit(fixed, pos, 1 + (size_t)l))
+			return -EBADMSG;
 		if (n) {
 			n->b[total] = l;
 			for (size_t i = 0; i < l; i++)
@@ -132,6 +149,11 @@ static int name_read(const uint8_t *buf, size_t len, size_t *off, struct wname *
 		labels++;
 		pos += 1 + (size_t)l;
 	}
+}
+
+static int name_read(const uint8_t *buf, size_t len, size_t *off, struct wname *n)
+{
+	return name_read_in(buf, len, off, n, NULL);
 }
 
 static bool wname_equal(const struct wname *a, const struct wname *b)
@@ -243,12 +265,36 @@ static int opt_check(const uint8_t *buf, const struct rr *rr)
 	return 0;
 }
 
+/*
+ * query_opt() - take the OPT RR @rr (RFC 6891 6.1.1-6.1.3) into @q.  Its
+ * fields are recorded before its options are checked, so that even the
+ * FORMERR for a bad one carries an OPT back.  Return: 0; -EBADMSG.
+ */
+static int query_opt(const uint8_t *buf, const struct rr *rr, struct wire_query *q)
+{
+	/* RFC 6891 6.1.1: one OPT at most, owner is the root. */
+	if (q->has_opt || buf[rr->owner_off] != 0)
+		return -EBADMSG;
+	q->has_opt = true;
+	/* RFC 6891 6.2.5: values below 512 are treated as 512. */
+	q->udp_size = rr->class < WIRE_UDP_MIN ? WIRE_UDP_MIN : rr->class;
+	q->edns_version = (uint8_t)(rr->ttl >> 16);
+	q->do_bit = (rr->ttl & 0x8000) != 0;
+	return opt_check(buf, rr);
+}
+
+/*
+ * The question is decoded only from a well-formed QUERY header (opcode 0,
+ * QDCOUNT 1, ANCOUNT = NSCOUNT = 0); whatever the header, every section is
+ * walked to find an OPT RR, so that the FORMERR or NOTIMP an EDNS query
+ * gets carries one too (RFC 6891 7).  The first error found is returned.
+ */
 int wire_parse_query(const uint8_t *buf, size_t len, struct wire_query *q)
 {
 	uint16_t qdcount, ancount, nscount, arcount;
+	int err = 0, r;
 	struct wname n;
 	size_t off;
-	int r;
 
 	memset(q, 0, sizeof(*q));
 	q->question_end = WIRE_HDR_LEN;
@@ -263,52 +309,47 @@ int wire_parse_query(const uint8_t *buf, size_t len, struct wire_query *q)
 		return -EPROTO;
 	if (len > WIRE_MSG_MAX)
 		return -EBADMSG;
-	if (q->opcode != 0)	/* only QUERY; RFC 1035 4.1.1: NOTIMP */
-		return -EOPNOTSUPP;
 	qdcount = get16(buf + 4);
 	ancount = get16(buf + 6);
 	nscount = get16(buf + 8);
 	arcount = get16(buf + 10);
+	if (q->opcode != 0)	/* only QUERY; RFC 1035 4.1.1: NOTIMP */
+		err = -EOPNOTSUPP;
 	/* Exactly one question: RFC 9619 makes QDCOUNT > 1 FORMERR. */
-	if (qdcount != 1 || ancount != 0 || nscount != 0)
-		return -EBADMSG;
+	else if (qdcount != 1 || ancount != 0 || nscount != 0)
+		err = -EBADMSG;
 
 	off = WIRE_HDR_LEN;
-	r = name_read(buf, len, &off, &n);
-	if (r < 0)
-		return r;
-	if (len - off < 4)
-		return -EBADMSG;
-	q->qtype = get16(buf + off);
-	q->qclass = get16(buf + off + 2);
-	off += 4;
-	q->qname_plain = wname_present(&n, q->qname);
-	q->qname_labels = n.labels;
-	q->question_end = off;
-
-	for (unsigned int i = 0; i < arcount; i++) {
+	for (unsigned int i = 0; i < qdcount; i++) {
+		r = name_read(buf, len, &off, &n);
+		if (r < 0)
+			return err ? err : r;
+		if (len - off < 4)
+			return err ? err : -EBADMSG;
+		if (err == 0) {
+			q->qtype = get16(buf + off);
+			q->qclass = get16(buf + off + 2);
+			q->qname_plain = wname_present(&n, q->qname);
+			q->qname_labels = n.labels;
+			q->question_end = off + 4;
+		}
+		off += 4;
+	}
+	for (unsigned int i = 0; i < (unsigned int)ancount + nscount + arcount; i++) {
 		struct rr rr;
 
-		r = rr_next(buf, len, &off, &rr);
+		if (rr_next(buf, len, &off, &rr) < 0)
+			return err ? err : -EBADMSG;
+		/* Others (e.g. TSIG) are not forwarded (wire_build_upstream_query()). */
+		if (rr.type != WIRE_TYPE_OPT || i < (unsigned int)ancount + nscount)
+			continue;
+		r = query_opt(buf, &rr, q);
 		if (r < 0)
-			return r;
-		if (rr.type != WIRE_TYPE_OPT)
-			continue;	/* e.g. TSIG: forwarded as is */
-		/* RFC 6891 6.1.1: one OPT at most, owner is the root. */
-		if (q->has_opt || buf[rr.owner_off] != 0)
-			return -EBADMSG;
-		r = opt_check(buf, &rr);
-		if (r < 0)
-			return r;
-		q->has_opt = true;
-		/* RFC 6891 6.2.5: values below 512 are treated as 512. */
-		q->udp_size = rr.class < WIRE_UDP_MIN ? WIRE_UDP_MIN : rr.class;
-		q->edns_version = (uint8_t)(rr.ttl >> 16);
-		q->do_bit = (rr.ttl & 0x8000) != 0;
+			return err ? err : r;
 	}
 	if (off != len)		/* trailing junk */
-		return -EBADMSG;
-	return 0;
+		return err ? err : -EBADMSG;
+	return err;
 }
 
 /*
@@ -339,25 +380,32 @@ static void put_message(uint8_t *out, const uint8_t *query, size_t qsec, uint16_
 }
 
 int wire_build_response(const uint8_t *query, size_t qlen, const struct wire_query *q,
-			uint8_t rcode, bool tc, uint8_t *out, size_t outmax)
+			uint16_t rcode, bool tc, uint8_t *out, size_t outmax)
 {
 	size_t qsec, need;
 	uint16_t flags;
 
 	if (qlen < WIRE_HDR_LEN || q->question_end < WIRE_HDR_LEN || q->question_end > qlen)
 		return -EINVAL;
+	/* RFC 6891 6.1.3: the upper 8 bits of a 12-bit RCODE live in the OPT. */
+	if (rcode > 0xfff || (rcode > 0xf && !q->has_opt))
+		return -EINVAL;
 	qsec = q->question_end - WIRE_HDR_LEN;
 	need = WIRE_HDR_LEN + qsec + (q->has_opt ? 11 : 0);
 	if (need > outmax)
 		return -ENOBUFS;
 
-	flags = HDR_QR | (uint16_t)(q->opcode & 0x0f) << 11 | (q->flags & HDR_RD) | HDR_RA |
-		(rcode & 0x0f);
+	flags = HDR_QR | (uint16_t)(q->opcode & 0x0f) << 11 | (q->flags & HDR_RD) | (rcode & 0x0f);
+	/* RA: recursion is what netd offers, but not for a kind of query it
+	 * does not implement (RFC 8906 8.1.4 expects no RA on NOTIMP). */
+	if (rcode != WIRE_RCODE_NOTIMP)
+		flags |= HDR_RA;
 	if (tc)
 		flags |= HDR_TC;
-	/* OPT: ext-rcode 0, version 0, DO echoed (RFC 3225 3) */
+	/* OPT: extended rcode, version 0 (the one netd implements, RFC 6891
+	 * 6.1.3 also for BADVERS), DO echoed (RFC 3225 3), no other flags. */
 	put_message(out, query, qsec, q->id, flags, q->has_opt, OPT_OUR_UDP_SIZE,
-		    q->do_bit ? 0x8000u : 0);
+		    (uint32_t)(rcode >> 4) << 24 | (q->do_bit ? 0x8000u : 0));
 	return (int)need;
 }
 
@@ -441,20 +489,143 @@ static int msg_open(const uint8_t *buf, size_t len, struct msg *m)
 }
 
 /*
+ * Where a receiver finds names in RDATA (RFC 3597 4: the types of RFC 1035,
+ * plus RP, AFSDB, RT, SIG, PX, NXT, SRV; DNAME, RRSIG, KX; SVCB/HTTPS's
+ * TargetName): @skip octets, then @names names.  NAPTR is rdata_names_at().
+ */
+static const struct {
+	uint16_t type;
+	uint8_t skip, names;
+} rdata_names[] = {
+	{ 2, 0, 1 }, { 3, 0, 1 }, { 4, 0, 1 }, { 5, 0, 1 }, { 6, 0, 2 }, { 7, 0, 1 },
+	{ 8, 0, 1 }, { 9, 0, 1 }, { 12, 0, 1 }, { 14, 0, 2 }, { 15, 2, 1 }, { 17, 0, 2 },
+	{ 18, 2, 1 }, { 21, 2, 1 }, { 24, 18, 1 }, { 26, 2, 2 }, { 30, 0, 1 }, { 33, 6, 1 },
+	{ 36, 2, 1 }, { 39, 0, 1 }, { 46, 18, 1 }, { 64, 2, 1 }, { 65, 2, 1 },
+};
+
+#define WIRE_TYPE_NAPTR 35
+
+/*
+ * rdata_names_at() - check the names in @rr's RDATA (see rdata_names[])
+ * against @fixed: each must end inside the RDATA and never read a fixed
+ * field.  Other types' RDATA is opaque.  Return: 0; -EBADMSG.
+ */
+static int rdata_names_at(const uint8_t *buf, const struct rr *rr, const uint8_t *fixed)
+{
+	size_t end = rr->rdata_off + rr->rdlen, pos = rr->rdata_off;
+	unsigned int names = 0;
+
+	if (rr->type == WIRE_TYPE_NAPTR) {
+		/* order, preference, flags, services, regexp, replacement */
+		if (rr->rdlen < 4)
+			return -EBADMSG;
+		pos += 4;
+		for (int i = 0; i < 3; i++) {
+			if (pos >= end || end - pos < 1u + buf[pos])
+				return -EBADMSG;
+			pos += 1u + buf[pos];
+		}
+		names = 1;
+	}
+	for (size_t i = 0; !names && i < sizeof(rdata_names) / sizeof(rdata_names[0]); i++) {
+		if (rdata_names[i].type != rr->type)
+			continue;
+		if (rr->rdlen < rdata_names[i].skip)
+			return -EBADMSG;
+		pos += rdata_names[i].skip;
+		names = rdata_names[i].names;
+	}
+	for (unsigned int i = 0; i < names; i++)
+		if (name_read_in(buf, end, &pos, NULL, fixed) < 0)
+			return -EBADMSG;
+	return 0;
+}
+
+static void fixed_mark(uint8_t *fixed, size_t pos, size_t n)
+{
+	for (size_t i = pos; i < pos + n; i++)
+		fixed[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
+/*
+ * msg_check() - msg_open(), then the whole message must be well-formed
+ * RRs and no name may read octets that are not names: the header, a
+ * question's type and class, an RR's type, class, TTL and RDLENGTH.  A
+ * pointer into a TTL (or a label running over one) would make a name
+ * change when the TTL is capped or aged, and a pointer into the header one
+ * that changes with the ID; no encoder produces them (RFC 1035 4.1.4
+ * points to a prior occurrence of a name), so such a message is malformed
+ * and every edit wire.c makes in place (ID, TTLs) leaves every name as it
+ * was.  Names checked: question, owners, and those of rdata_names[].
+ * Return: 0; -EBADMSG.
+ */
+static int msg_check(const uint8_t *buf, size_t len, struct msg *m)
+{
+	uint8_t fixed[WIRE_MSG_MAX / 8 + 1];
+	unsigned int n_rr;
+	size_t off;
+
+	if (msg_open(buf, len, m) < 0)
+		return -EBADMSG;
+	n_rr = (unsigned int)m->ancount + m->nscount + m->arcount;
+	memset(fixed, 0, len / 8 + 1);
+	fixed_mark(fixed, 0, WIRE_HDR_LEN);
+	/* Pass 1: where the fixed fields are (names point backwards, but a
+	 * label read through a pointer runs forwards, into any later RR). */
+	off = m->question_off;
+	for (unsigned int i = 0; i < m->qdcount; i++) {
+		if (name_read(buf, len, &off, NULL) < 0)
+			return -EBADMSG;
+		fixed_mark(fixed, off, 4);
+		off += 4;
+	}
+	for (unsigned int i = 0; i < n_rr; i++) {
+		struct rr rr;
+
+		if (rr_next(buf, len, &off, &rr) < 0)
+			return -EBADMSG;
+		fixed_mark(fixed, rr.ttl_off - 4, RR_FIXED_LEN);
+	}
+	if (off != len)
+		return -EBADMSG;
+	/* Pass 2: every name against that map. */
+	off = m->question_off;
+	for (unsigned int i = 0; i < m->qdcount; i++) {
+		if (name_read_in(buf, len, &off, NULL, fixed) < 0)
+			return -EBADMSG;
+		off += 4;
+	}
+	for (unsigned int i = 0; i < n_rr; i++) {
+		struct rr rr;
+		size_t p = off;
+
+		if (rr_next(buf, len, &off, &rr) < 0 || name_read_in(buf, len, &p, NULL, fixed) < 0 ||
+		    rdata_names_at(buf, &rr, fixed) < 0)
+			return -EBADMSG;
+	}
+	return 0;
+}
+
+/*
  * chain_next() - one hop of the chain from @cur: a CNAME owned by @cur, else
  * a DNAME owning an ancestor of @cur, whose target is synthesized (RFC 6672
- * 2.2).  Return: 1 (@next, @ttl filled); 0 none; -EBADMSG.
+ * 2.2).  The answer must be consistent about the hop, or it is malformed:
+ * every CNAME owned by @cur has the same target (RFC 2181 10.1: one CNAME
+ * per name), every DNAME above @cur synthesizes the same name, and a CNAME
+ * next to such a DNAME is that very substitution (RFC 6672 2.2, 3: the
+ * server synthesizes it; any other target did not come from the DNAME).
+ * Return: 1 (@next, @ttl filled); 0 none; -EBADMSG.
  */
 static int chain_next(const uint8_t *buf, size_t len, const struct msg *m,
 		      const struct wname *cur, struct wname *next, uint32_t *ttl)
 {
-	bool have_dname = false;
-	struct wname dn_next;
-	uint32_t dn_ttl = 0;
+	bool have_dname = false, have_cname = false;
+	struct wname dn_next, cn_next;
+	uint32_t dn_ttl = 0, cn_ttl = 0;
 	size_t off = m->answer_off;
 
 	for (unsigned int i = 0; i < m->ancount; i++) {
-		struct wname owner, target;
+		struct wname owner, target, syn;
 		struct rr rr;
 		size_t p, prefix = 0;
 
@@ -468,7 +639,7 @@ static int chain_next(const uint8_t *buf, size_t len, const struct msg *m,
 			return -EBADMSG;
 		if (rr.type == WIRE_TYPE_CNAME && !wname_equal(&owner, cur))
 			continue;
-		if (rr.type == WIRE_TYPE_DNAME && (have_dname || !wname_below(cur, &owner, &prefix)))
+		if (rr.type == WIRE_TYPE_DNAME && !wname_below(cur, &owner, &prefix))
 			continue;
 		/* The target must fill the RDATA exactly. */
 		p = rr.rdata_off;
@@ -476,26 +647,35 @@ static int chain_next(const uint8_t *buf, size_t len, const struct msg *m,
 		    p != rr.rdata_off + rr.rdlen)
 			return -EBADMSG;
 		if (rr.type == WIRE_TYPE_CNAME) {
-			*next = target;
-			*ttl = ttl_sane(rr.ttl);
-			return 1;
+			if (have_cname && !wname_equal(&cn_next, &target))
+				return -EBADMSG;
+			if (!have_cname || ttl_sane(rr.ttl) < cn_ttl)
+				cn_ttl = ttl_sane(rr.ttl);
+			cn_next = target;
+			have_cname = true;
+			continue;
 		}
 		/* DNAME: cur = prefix labels + owner -> prefix labels + target.
 		 * Too long a result is YXDOMAIN (RFC 6672 2.2): no hop. */
 		if (prefix + target.len > WIRE_NAME_MAX)
 			continue;
-		memcpy(dn_next.b, cur->b, prefix);
-		memcpy(dn_next.b + prefix, target.b, target.len);
-		dn_next.len = prefix + target.len;
-		dn_next.labels = 0;
-		dn_ttl = ttl_sane(rr.ttl);
+		memcpy(syn.b, cur->b, prefix);
+		memcpy(syn.b + prefix, target.b, target.len);
+		syn.len = prefix + target.len;
+		syn.labels = 0;
+		if (have_dname && !wname_equal(&dn_next, &syn))
+			return -EBADMSG;
+		if (!have_dname || ttl_sane(rr.ttl) < dn_ttl)
+			dn_ttl = ttl_sane(rr.ttl);
+		dn_next = syn;
 		have_dname = true;
 	}
-	if (!have_dname)
+	if (have_cname && have_dname && !wname_equal(&cn_next, &dn_next))
+		return -EBADMSG;	/* a "synthesized" CNAME the DNAME does not make */
+	if (!have_cname && !have_dname)
 		return 0;
-	/* A synthesized CNAME, if the server included one, won the loop above. */
-	*next = dn_next;
-	*ttl = dn_ttl;
+	*next = have_cname ? cn_next : dn_next;
+	*ttl = have_cname ? cn_ttl : dn_ttl;
 	return 1;
 }
 
@@ -527,56 +707,41 @@ static int add_addr(struct wire_addr *out, size_t max, struct wire_answer *ret,
 	return 0;
 }
 
-#define SVC_KEY_IPV4HINT 4	/* RFC 9460 14.3.2 */
-#define SVC_KEY_IPV6HINT 6
-
 /*
- * svcb_hints() - the ipv4hint/ipv6hint addresses of one SVCB/HTTPS RR
- * (RFC 9460 2.2, 7.3): SvcPriority, TargetName, then key/length/value
- * SvcParams that must fill the RDATA exactly; a hint list is a non-empty
- * multiple of the address size.  Return: 0; -EBADMSG; -ENOBUFS.
+ * svcb_hints() - validate one SVCB/HTTPS RR (wire_svcb_check(), RFC 9460
+ * 2.2) and, if @collect, take its ipv4hint/ipv6hint addresses (7.3).  In
+ * AliasMode (SvcPriority 0) SvcParams are to be ignored (2.4.2): validated,
+ * never collected.  Return: 0; -EBADMSG; -ENOBUFS.
  */
-static int svcb_hints(const uint8_t *buf, const struct rr *rr, struct wire_addr *out,
-		      size_t max, struct wire_answer *ret)
+static int svcb_hints(const uint8_t *buf, const struct rr *rr, bool collect,
+		      struct wire_addr *out, size_t max, struct wire_answer *ret)
 {
-	size_t end = rr->rdata_off + rr->rdlen, pos = rr->rdata_off + 2;
-	int r;
+	const uint8_t *rd = buf + rr->rdata_off;
+	int params = wire_svcb_check(rd, rr->rdlen), r;
 
-	if (rr->rdlen < 3)
+	if (params < 0)
 		return -EBADMSG;
-	/* TargetName: bounded by the RDATA. */
-	if (name_read(buf, end, &pos, NULL) < 0)
-		return -EBADMSG;
-	while (pos < end) {
-		uint16_t key, vlen;
-		size_t alen;
+	if (!collect || get16(rd) == 0)
+		return 0;
+	for (size_t pos = (size_t)params; pos < rr->rdlen; pos += 4u + get16(rd + pos + 2)) {
+		uint16_t key = get16(rd + pos), vlen = get16(rd + pos + 2);
+		size_t alen = key == WIRE_SVC_IPV4HINT ? 4 : 16;
 
-		if (end - pos < 4)
-			return -EBADMSG;
-		key = get16(buf + pos);
-		vlen = get16(buf + pos + 2);
-		pos += 4;
-		if (end - pos < vlen)
-			return -EBADMSG;
-		if (key == SVC_KEY_IPV4HINT || key == SVC_KEY_IPV6HINT) {
-			alen = key == SVC_KEY_IPV4HINT ? 4 : 16;
-			if (vlen == 0 || vlen % alen)
-				return -EBADMSG;
-			for (size_t i = 0; i < vlen; i += alen) {
-				struct wire_addr a;
+		if (key != WIRE_SVC_IPV4HINT && key != WIRE_SVC_IPV6HINT)
+			continue;
+		for (size_t i = 0; i < vlen; i += alen) {
+			struct wire_addr a;
 
-				memset(&a, 0, sizeof(a));
-				a.addr.family = alen == 4 ? AF_INET : AF_INET6;
-				memcpy(a.addr.a, buf + pos + i, alen);
-				a.ttl_s = ttl_sane(rr->ttl);
-				a.hint = true;
-				r = add_addr(out, max, ret, &a);
-				if (r < 0)
-					return r;
-				ret->n_hints++;
-			}
+			memset(&a, 0, sizeof(a));
+			a.addr.family = alen == 4 ? AF_INET : AF_INET6;
+			memcpy(a.addr.a, rd + pos + 4 + i, alen);
+			a.ttl_s = ttl_sane(rr->ttl);
+			a.hint = true;
+			r = add_addr(out, max, ret, &a);
+			if (r < 0)
+				return r;
+			ret->n_hints++;
 		}
-		pos += vlen;
 	}
 	return 0;
 }
@@ -593,7 +758,9 @@ int wire_walk_answer(const uint8_t *buf, size_t len, const struct wire_query *q,
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
-	if (msg_open(buf, len, &m) < 0)
+	/* Names only from name octets: the TTL capping that follows cannot
+	 * change what is decided here (msg_check()). */
+	if (msg_check(buf, len, &m) < 0)
 		return -EBADMSG;
 	ret->id = get16(buf);
 	ret->rcode = (uint8_t)HDR_RCODE(m.flags);
@@ -652,27 +819,28 @@ int wire_walk_answer(const uint8_t *buf, size_t len, const struct wire_query *q,
 		alen = rr.type == WIRE_TYPE_A ? 4 : 16;
 		if (!svc && rr.rdlen != alen)
 			return -EBADMSG;
-		if (i >= m.ancount) {	/* authority / additional: never pinned */
-			ret->n_dropped++;
-			continue;
-		}
 		p = rr.owner_off;
 		if (name_read(buf, len, &p, &owner) < 0)
 			return -EBADMSG;
-		for (unsigned int c = 0; c < n_chain && !on_chain; c++)
+		/* Authority / additional: never pinned. */
+		for (unsigned int c = 0; c < n_chain && !on_chain && i < m.ancount; c++)
 			on_chain = wname_equal(&owner, &chain[c]);
-		if (!on_chain) {
-			ret->n_dropped++;
-			continue;
-		}
 		if (svc) {
 			/* The hints are addresses the client may connect to
 			 * without another lookup: pinned like A/AAAA of the
-			 * same owner (RFC 9460 7.3), or not handed out at all. */
-			min_ttl(ret, ttl_sane(rr.ttl), &any_ttl);
-			r = svcb_hints(buf, &rr, out, max, ret);
+			 * same owner (RFC 9460 7.3), or not handed out at all.
+			 * Every SVCB/HTTPS RR must be well-formed, pinned or not. */
+			r = svcb_hints(buf, &rr, on_chain, out, max, ret);
 			if (r < 0)
 				return r;
+			if (on_chain)
+				min_ttl(ret, ttl_sane(rr.ttl), &any_ttl);
+			else
+				ret->n_dropped++;
+			continue;
+		}
+		if (!on_chain) {
+			ret->n_dropped++;
 			continue;
 		}
 		memset(&a, 0, sizeof(a));
@@ -699,7 +867,9 @@ static int ttls_rewrite(uint8_t *buf, size_t len, uint32_t age_s, uint32_t max_s
 	struct msg m;
 	size_t off;
 
-	if (msg_open(buf, len, &m) < 0)
+	/* Refuse messages where a TTL is part of a name: rewriting it would
+	 * change the name, and a second rewrite would see another message. */
+	if (msg_check(buf, len, &m) < 0)
 		return -EBADMSG;
 	off = m.answer_off;
 	for (unsigned int i = 0; i < (unsigned int)m.ancount + m.nscount + m.arcount; i++) {

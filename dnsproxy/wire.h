@@ -21,6 +21,8 @@
 
 #define WIRE_TYPE_A      1
 #define WIRE_TYPE_NS     2
+#define WIRE_TYPE_MD     3	/* obsolete (RFC 1035 3.3.4) */
+#define WIRE_TYPE_MF     4	/* obsolete (RFC 1035 3.3.5) */
 #define WIRE_TYPE_CNAME  5
 #define WIRE_TYPE_SOA    6
 #define WIRE_TYPE_PTR    12
@@ -31,6 +33,12 @@
 #define WIRE_TYPE_OPT    41
 #define WIRE_TYPE_SVCB   64
 #define WIRE_TYPE_HTTPS  65
+#define WIRE_TYPE_TKEY   249	/* meta-types (RFC 2930, 8945) */
+#define WIRE_TYPE_TSIG   250
+#define WIRE_TYPE_IXFR   251	/* zone transfers (RFC 1995, 5936) */
+#define WIRE_TYPE_AXFR   252
+#define WIRE_TYPE_MAILB  253	/* obsolete mail qtypes (RFC 1035 3.2.3) */
+#define WIRE_TYPE_MAILA  254
 #define WIRE_TYPE_ANY    255
 #define WIRE_CLASS_IN    1
 
@@ -40,6 +48,7 @@
 #define WIRE_RCODE_NXDOMAIN 3
 #define WIRE_RCODE_NOTIMP   4
 #define WIRE_RCODE_REFUSED  5
+#define WIRE_RCODE_BADVERS  16	/* extended, needs an OPT RR (RFC 6891 6.1.3) */
 
 struct wire_query {
 	uint16_t id;
@@ -62,8 +71,11 @@ struct wire_query {
  * wire_parse_query() - decode a query message (RFC 1035 4.1.1-4.1.2).
  * @buf, @len: the message as received; not retained.
  * @q: filled on success (and the header fields also on -EBADMSG when at
- *     least 12 bytes were present, so the caller can answer FORMERR).
- * Accepts exactly one question, QR=0, and an optional OPT RR (RFC 6891).
+ *     least 12 bytes were present, so the caller can answer FORMERR; the
+ *     EDNS fields too when an OPT RR was found, also with -EOPNOTSUPP, so
+ *     the answer to an EDNS query carries an OPT, RFC 6891 7).
+ * Accepts exactly one question, QR=0, and an optional OPT RR (RFC 6891);
+ * EDNS versions are reported (q->edns_version), not judged here.
  * Return: 0; -EBADMSG (malformed: QDCOUNT != 1, truncated, bad name,
  * compression loop, trailing junk...); -EPROTO (QR=1 or shorter than a
  * header: drop silently); -EOPNOTSUPP (opcode other than QUERY: NOTIMP).
@@ -72,14 +84,16 @@ int wire_parse_query(const uint8_t *buf, size_t len, struct wire_query *q);
 
 /*
  * wire_build_response() - an answerless response to @query: same ID and
- * question bytes (original case), QR=1, RD copied, RA=1, @rcode, TC if
- * @tc, and an OPT RR (our buffer size 1232, version 0) if the query had one.
+ * question bytes (original case), QR=1, RD copied, RA=1 (but not on
+ * NOTIMP), @rcode, TC if @tc, and an OPT RR (our buffer size 1232, version
+ * 0, DO echoed) if the query had one.  @rcode may be an extended RCODE
+ * (RFC 6891 6.1.3: e.g. WIRE_RCODE_BADVERS) only if the query had an OPT.
  * @query/@qlen: the original query bytes; @q: its parse (the question must
  * have parsed; for FORMERR without a question pass q->question_end = 12).
- * @out/@outmax: destination.  Return: bytes written; -ENOBUFS.
+ * @out/@outmax: destination.  Return: bytes written; -EINVAL; -ENOBUFS.
  */
 int wire_build_response(const uint8_t *query, size_t qlen, const struct wire_query *q,
-			uint8_t rcode, bool tc, uint8_t *out, size_t outmax);
+			uint16_t rcode, bool tc, uint8_t *out, size_t outmax);
 
 /* An address record found on the answer's CNAME chain. */
 struct wire_addr {
@@ -109,9 +123,13 @@ struct wire_answer {
  * and AAAA RR of class IN whose owner is on that chain, and the ipv4hint/
  * ipv6hint addresses of SVCB/HTTPS RRs owned by a chain name (RFC 9460:
  * a client may connect to them directly, so they are pinned under the same
- * rules; malformed SvcParams -> -EBADMSG).  Records in the
- * authority/additional sections, or owned by other names, are never
- * collected (counted in n_dropped).
+ * rules; malformed SvcParams anywhere -> -EBADMSG, AliasMode hints are
+ * ignored).  Records in the authority/additional sections, or owned by
+ * other names, are never collected (counted in n_dropped).  Inconsistent
+ * answers are malformed: a CNAME next to a DNAME above its owner that is
+ * not the DNAME substitution, DNAMEs above a name that disagree (RFC 6672
+ * 2.2), two CNAMEs of one owner with different targets (RFC 2181 10.1), a
+ * name that reads header or RR fixed-field octets (see wire_cap_ttls()).
  * @out/@max: addresses; Return: 0 (@ret filled); -EBADMSG (malformed,
  * question mismatch); -ELOOP (chain longer than WIRE_CHAIN_MAX or a cycle);
  * -ENOBUFS (more than @max addresses).
@@ -119,10 +137,27 @@ struct wire_answer {
 int wire_walk_answer(const uint8_t *buf, size_t len, const struct wire_query *q,
 		     struct wire_addr *out, size_t max, struct wire_answer *ret);
 
+#define WIRE_SVC_IPV4HINT 4	/* SvcParamKeys, RFC 9460 14.3.2 */
+#define WIRE_SVC_IPV6HINT 6
+
+/*
+ * wire_svcb_check() - is @rdata/@rdlen a well-formed SVCB/HTTPS RDATA
+ * (RFC 9460 2.2)?  SvcPriority, an uncompressed TargetName, then SvcParams
+ * filling the RDATA exactly, keys strictly increasing and never 65535,
+ * mandatory, alpn, no-default-alpn, port, ipv4hint and ipv6hint values in
+ * their formats (7.1-7.4); other values are opaque.  Borrowed, not kept.
+ * Return: the offset of the first SvcParam in @rdata; -EBADMSG.
+ */
+int wire_svcb_check(const uint8_t *rdata, size_t rdlen);
+
 /*
  * wire_cap_ttls() - lower every RR TTL in answer, authority and additional
  * sections (not OPT) to at most @max_ttl_s, in place, so no client caches
- * an answer longer than its pin lasts.  Return: 0; -EBADMSG.
+ * an answer longer than its pin lasts.  Changes TTL octets only, and only
+ * in a message where no name (question, owner, or a name in the RDATA of
+ * the types a receiver decompresses, RFC 3597 4) reads a header or RR
+ * fixed-field octet: so no name changes, and capping twice is capping once.
+ * Return: 0; -EBADMSG (malformed, or such a name: @buf left unchanged).
  */
 int wire_cap_ttls(uint8_t *buf, size_t len, uint32_t max_ttl_s);
 
@@ -157,7 +192,8 @@ int wire_cache_ttl(const uint8_t *buf, size_t len, uint32_t max_neg_s, uint32_t 
 /*
  * wire_age_ttls() - subtract @age_s from every RR TTL (OPT excluded), in
  * place, floor 0: what a cache hands out @age_s seconds after it stored
- * the response (RFC 1035 4.1.3 TTL is relative).  Return: 0; -EBADMSG.
+ * the response (RFC 1035 4.1.3 TTL is relative).  The same messages as
+ * wire_cap_ttls() are refused.  Return: 0; -EBADMSG.
  */
 int wire_age_ttls(uint8_t *buf, size_t len, uint32_t age_s);
 

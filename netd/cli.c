@@ -19,6 +19,7 @@
 
 #include "common/diag.h"
 #include "common/httpc.h"
+#include "common/paths.h"
 #include "common/special.h"
 #include "netd/ctl.h"
 #include "netd/daemon.h"
@@ -29,15 +30,13 @@
 #include "netd/cli_help.h"
 #include "netd/cli_table.h"
 
-#define DEFAULT_SOCKET "/run/netd/netd.sock"
-#define DEFAULT_CONFIG "/etc/netd/netd.yaml"
 #define NETD_VERSION   "0.1.0"
 
 static const char usage_text[] =
 	"usage: netd [--socket PATH] COMMAND ...\n"
 	"\n"
 	"  run [--config FILE]                     run the daemon in the foreground\n"
-	"                                          (default config: " DEFAULT_CONFIG " if present)\n"
+	"                                          (default config: " NETD_DEFAULT_CONFIG " if present)\n"
 	"  sandbox create NAME --policy P [--netns PATH | --pid PID] [--ifname IF] [--mode M]\n"
 	"  sandbox list [--json]\n"
 	"  sandbox show NAME\n"
@@ -58,7 +57,7 @@ static const char usage_text[] =
 	"  --version                               print the version\n"
 	"\n"
 	"Clients use the control socket --socket (before COMMAND), else $NETD_SOCKET,\n"
-	"else " DEFAULT_SOCKET "; `netd run` uses --socket, else its config's socket.\n"
+	"else " NETD_DEFAULT_SOCKET "; `netd run` uses --socket, else its config's socket.\n"
 	"`netd help` (or -h, --help) prints this on stdout.\n";
 
 static const char *socket_path;
@@ -527,8 +526,8 @@ static int cmd_run(int argc, char **argv)
 	if (optind != argc)
 		return usage();
 	/* Without --config, the packaged location if it is there, else defaults. */
-	if (!config && access(DEFAULT_CONFIG, F_OK) == 0)
-		config = DEFAULT_CONFIG;
+	if (!config && access(NETD_DEFAULT_CONFIG, F_OK) == 0)
+		config = NETD_DEFAULT_CONFIG;
 	return daemon_main(config, socket_path);
 }
 
@@ -572,7 +571,7 @@ int cli_main(int argc, char **argv)
 	socket_path = explicit_socket ? explicit_socket : getenv("NETD_SOCKET");
 	if (strcmp(argv[i], "audit") == 0)
 		return cli_audit(argc - i, argv + i,
-				 socket_path && socket_path[0] ? socket_path : DEFAULT_SOCKET);
+				 socket_path && socket_path[0] ? socket_path : NETD_DEFAULT_SOCKET);
 	if (strcmp(argv[i], "run") == 0) {
 		/*
 		 * `run` takes the socket from its config unless --socket is
@@ -583,7 +582,7 @@ int cli_main(int argc, char **argv)
 		return cmd_run(argc - i, argv + i);
 	}
 	if (!socket_path || !socket_path[0])
-		socket_path = DEFAULT_SOCKET;
+		socket_path = NETD_DEFAULT_SOCKET;
 	if (strcmp(argv[i], "sandbox") == 0)
 		return cmd_sandbox(argc - i, argv + i);
 	if (strcmp(argv[i], "exec") == 0)

@@ -52,8 +52,10 @@ static const struct help helps[] = {
 	  "usage: netd sandbox delete NAME\n"
 	  "Delete sandbox NAME: its rules, pins, veth and (if netd made it) its netns.\n" },
 	{ "exec",
-	  "usage: netd exec NAME -- COMMAND [ARG...]\n"
-	  "Run COMMAND inside sandbox NAME's network namespace, with its resolv.conf.\n"
+	  "usage: netd exec [--user USER[:GROUP]] [--no-caps] NAME -- COMMAND [ARG...]\n"
+	  "Run COMMAND inside sandbox NAME's network namespace, with its resolv.conf,\n"
+	  "as root with the caller's capabilities; --user USER[:GROUP] runs it as that\n"
+	  "user, --no-caps without any capability (and no_new_privs).\n"
 	  "Exit status: COMMAND's; 126 if it cannot run, 127 if it is not found.\n" },
 	{ "policy",
 	  "usage: netd policy check|suggest|list|show|reload ...\n"

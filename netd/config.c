@@ -15,9 +15,9 @@
 #include <sys/un.h>
 
 #include "common/log.h"
+#include "common/paths.h"
 #include "common/yamlx.h"
 
-#define DEF_SOCKET     "/run/netd/netd.sock"
 #define DEF_STATE_DIR  "/var/lib/netd"
 #define DEF_POLICY_DIR "/etc/netd/policies"
 #define DEF_AUDIT_LOG  "/var/log/netd/audit.jsonl"
@@ -61,7 +61,7 @@ static int strings_dup(struct config *to, const struct config *from)
 int config_init(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->socket = strdup(DEF_SOCKET);
+	c->socket = strdup(NETD_DEFAULT_SOCKET);
 	c->state_dir = strdup(DEF_STATE_DIR);
 	c->policy_dir = strdup(DEF_POLICY_DIR);
 	c->audit_log = strdup(DEF_AUDIT_LOG);

@@ -78,7 +78,7 @@ struct config {
 	bool reload_cut_removed;
 };
 
-/* config_init() - fill @c with the defaults (documented in README.md). */
+/* config_init() - fill @c with the defaults (documented in docs/configuration.md). */
 int config_init(struct config *c);
 
 /*

@@ -13,7 +13,7 @@
  * affects the daemon's state.  The server calls the daemon only through
  * struct ctl_ops (it includes no daemon header), as the DNS proxy does.
  *
- * Limits (docs/api-limits.md): at most CTL_MAX_CONNS connections are served
+ * Limits (docs/api.md): at most CTL_MAX_CONNS connections are served
  * at once (the rest wait in the listen backlog); a connection must deliver
  * each complete request within CTL_REQUEST_DEADLINE_S of being accepted or
  * of its previous request, however slowly it trickles bytes, or it is shut

@@ -412,7 +412,7 @@ static int startup_edges(struct daemon *d, struct event *sig[3])
 	for (int i = 0; i < 3; i++)
 		if (!sig[i] || evsignal_add(sig[i], NULL) < 0)
 			return -1;
-	if (d->cfg.policy_watch && policywatch_daemon(d->base, d->cfg.policy_dir, d, &d->pwatch) < 0)
+	if (d->cfg.policy_watch && daemon_policy_watch(d) < 0)
 		return -1;
 	if (opsig_start(d->base, d->audit, d->cfg.audit_log) < 0)
 		return -1;

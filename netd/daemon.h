@@ -3,7 +3,7 @@
  * registry, the nf_tables table, the DNS proxy, the audit log and the
  * control socket, and ties them together on one libevent loop.  Its parts
  * live in netd/daemon/ (see netd/daemon/internal.h and
- * docs/architecture-daemon.md); the control API reaches them only through
+ * docs/architecture.md); the control API reaches them only through
  * struct ctl_ops (netd/ctl.h).
  */
 #ifndef NETD_DAEMON_H

@@ -2,7 +2,7 @@
  * fw - netd's only speaker to nf_tables (libnftnl + libmnl).  Every change is
  * one atomic netlink batch; kernel errors are mapped back by sequence number
  * and returned as -errno.  Never execs nft.  The implementation is in
- * netd/fw/ (docs/architecture-fw.md): a pure renderer, one file with the
+ * netd/fw/ (docs/architecture.md): a pure renderer, one file with the
  * netlink socket (nl.c).
  *
  * The ruleset lives in one table, "inet netd" (name configurable for tests):

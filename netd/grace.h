@@ -1,6 +1,6 @@
 /*
- * grace - the idle grace for expired pins (README, "What the proxy changes
- * in queries and answers"): when a sandbox's connection to an address it
+ * grace - the idle grace for expired pins (docs/dns.md, "What is pinned,
+ * and what is not"): when a sandbox's connection to an address it
  * reached through a name closes, that exact (address, l4proto, dport) is
  * pinned again for the grace, so a client that reconnects without asking
  * DNS again (connection pools, cached addresses) still gets through for a

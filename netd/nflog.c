@@ -1,5 +1,5 @@
 /*
- * nflog - nfnetlink_log over libmnl; per-sandbox token buckets.
+ * nflog - nfnetlink_log over libmnl; per-sandbox token buckets (common/tbucket.h).
  */
 #include "netd/nflog.h"
 
@@ -17,14 +17,14 @@
 #include <linux/netfilter/nfnetlink_log.h>
 
 #include "common/log.h"
+#include "common/tbucket.h"
 
 #define NFLOG_RCVBUF      (4u << 20)	/* bytes */
 #define NFLOG_COPY_RANGE  128	/* bytes of each packet: the headers */
 #define NFLOG_POLL_BATCH  1024
 
 struct bucket {
-	uint64_t last_ms;
-	uint32_t tokens_milli;	/* thousandths of a record */
+	struct tbucket tb;	/* deny records: cfg.rate_per_s a second, cfg.burst deep */
 	bool used;
 	uint64_t suppressed;
 };
@@ -44,28 +44,19 @@ struct nflog {
 bool nflog_admit(struct nflog *n, uint32_t slot, uint64_t now_ms, uint64_t *ret_suppressed)
 {
 	struct bucket *b;
-	uint64_t cap = (uint64_t)n->cfg.burst * 1000u, t;
 
 	if (slot >= NFLOG_MAX_SLOTS)
 		return false;
 	b = &n->b[slot];
 	if (!b->used) {
 		b->used = true;
-		b->tokens_milli = (uint32_t)cap;
-		b->last_ms = now_ms;
+		tbucket_init(&b->tb, n->cfg.burst, now_ms);
 	}
-	if (now_ms > b->last_ms) {
-		/* rate_per_s records per 1000 ms = rate_per_s milli-records per ms */
-		t = b->tokens_milli + (now_ms - b->last_ms) * n->cfg.rate_per_s;
-		b->tokens_milli = (uint32_t)(t > cap ? cap : t);
-		b->last_ms = now_ms;
-	}
-	if (b->tokens_milli < 1000) {
+	if (!tbucket_take(&b->tb, n->cfg.rate_per_s, n->cfg.burst, now_ms)) {
 		b->suppressed++;
 		n->st.suppressed++;
 		return false;
 	}
-	b->tokens_milli -= 1000;
 	*ret_suppressed = b->suppressed;
 	b->suppressed = 0;
 	return true;

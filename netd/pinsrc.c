@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "netd/sandbox.h"
 
 #define PINSRC_BUCKETS (1u << 16)
@@ -37,15 +38,11 @@ struct pinsrc {
 
 static uint32_t hash(const char *sb, const struct addr *a, uint8_t proto, uint16_t port)
 {
-	uint32_t h = 2166136261u;
+	const uint8_t tail[3] = { proto, (uint8_t)(port >> 8), (uint8_t)(port & 0xff) };
+	uint32_t h = fnv32_str(FNV32_INIT, sb);
 
-	for (const char *c = sb; *c; c++)
-		h = (h ^ (uint8_t)*c) * 16777619u;
-	for (size_t i = 0; i < addr_len(a->family); i++)
-		h = (h ^ a->a[i]) * 16777619u;
-	h = (h ^ proto) * 16777619u;
-	h = (h ^ (port >> 8)) * 16777619u;
-	h = (h ^ (port & 0xff)) * 16777619u;
+	h = fnv32_add(h, a->a, addr_len(a->family));
+	h = fnv32_add(h, tail, sizeof(tail));
 	return h & (PINSRC_BUCKETS - 1);
 }
 

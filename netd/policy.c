@@ -27,7 +27,6 @@
 #include <libpsl.h>
 
 #include "common/yamlx.h"
-#include "netd/policy_index.h"
 
 #define DNS_NAME_MAX  253	/* presentation form without trailing dot (RFC 1035 3.1) */
 #define DNS_LABEL_MAX 63	/* RFC 1035 2.3.4 */

@@ -182,6 +182,17 @@ const char *policy_registrable_domain(const char *name);
 int policy_pattern_check(const char *pattern, char *why, size_t whysz);
 
 /*
+ * policy_index_build() - (internal to netd/policy*.c: policy_parse() calls
+ * it) index @p's domains and excepts into p->index, owned by @p and freed
+ * by policy_free(); the index borrows the validated, normalized patterns.
+ * Implemented in netd/policy_index.c.  Return: 0; -ENOMEM.
+ */
+int policy_index_build(struct policy *p);
+
+/* policy_index_free() - free an index from policy_index_build(); NULL-safe. */
+void policy_index_free(void *index);
+
+/*
  * policy_name_valid() - true if @name is a valid policy (or sandbox) name:
  * [A-Za-z0-9][A-Za-z0-9_.-]{0,63}.
  */

@@ -7,7 +7,8 @@
  * the same two for the names a rule's `except:` takes back.  A lookup
  * costs two hash probes per label of the qname (allow, except).
  */
-#include "netd/policy_index.h"
+
+#include "netd/policy.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -12,10 +12,8 @@
 #include <unistd.h>
 
 #include <event2/event.h>
-#include <jansson.h>
 
 #include "common/log.h"
-#include "netd/daemon/internal.h"
 
 /*
  * What changes a directory's listing or a file's bytes.  IN_ATTR is not
@@ -142,40 +140,4 @@ void policywatch_free(struct policywatch *w)
 		close(w->fd);
 	free(w->dir);
 	free(w);
-}
-
-/* ---- the daemon's use ------------------------------------------------------ */
-
-struct daemon_watch {
-	struct daemon *d;
-	const char *dir;	/* borrowed from the daemon's config */
-};
-
-static void daemon_reload(void *arg)
-{
-	struct daemon_watch *dw = arg;
-	json_t *report = NULL;
-	char err[1200];
-
-	log_info("policy_watch: %s changed: reloading policies", dw->dir);
-	/* daemon_policy_reload() logs the outcome, and keeps the old set on error. */
-	if (daemon_policy_reload(dw->d, &report, err, sizeof(err)) == 0)
-		json_decref(report);
-}
-
-int policywatch_daemon(struct event_base *base, const char *dir, struct daemon *d,
-		       struct policywatch **ret)
-{
-	/* One daemon per process: its watch context can be static. */
-	static struct daemon_watch dw;
-	int r;
-
-	dw.d = d;
-	dw.dir = dir;
-	r = policywatch_new(base, dir, daemon_reload, &dw, ret);
-	if (r < 0)
-		log_err("policy_watch: cannot watch %s: %s", dir, strerror(-r));
-	else
-		log_info("policy_watch: watching %s for changes", dir);
-	return r;
 }

@@ -6,13 +6,13 @@
  * editor saves by IN_CLOSE_WRITE or by renaming a temp file.  Events are
  * debounced, then the same reload as POST /v1/policies/reload runs; a bad
  * policy set is rejected whole there and the last good state stays.
- * Not here: what a reload does (netd/daemon.c), polling.
+ * Not here: what a reload does (netd/daemon/reload.c, which also starts
+ * the watch: daemon_policy_watch()), polling.
  */
 #ifndef NETD_POLICYWATCH_H
 #define NETD_POLICYWATCH_H
 
 struct event_base;
-struct daemon;
 struct policywatch;
 
 #define POLICYWATCH_DEBOUNCE_MS 300	/* quiet time after the last event before a reload */
@@ -29,13 +29,6 @@ struct policywatch;
  */
 int policywatch_new(struct event_base *base, const char *dir, void (*fn)(void *arg), void *arg,
 		    struct policywatch **ret);
-
-/*
- * policywatch_daemon() - policywatch_new() whose callback is
- * daemon_policy_reload(@d), its outcome logged.
- */
-int policywatch_daemon(struct event_base *base, const char *dir, struct daemon *d,
-		       struct policywatch **ret);
 
 /* policywatch_reloads() - how many times the callback ran (for tests and status). */
 unsigned long policywatch_reloads(const struct policywatch *w);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole suite, as `make test` runs it (after building build/asan/):
-#   1. unit tests (cmocka, one binary per pure module)
+#   1. unit tests (cmocka, one binary per pure module), and tests/docs_check.sh
 #   2. every fuzz target's seed corpus and crash reproducers, replayed
 #   3. golden ruleset tests (rendered with libnftnl's printers, as an ordinary
 #      user; and, as root, the kernel round trip in a throwaway netns)
@@ -100,6 +100,10 @@ if stage unit; then
 		want "$(basename "$t")" || continue
 		run "unit/$(basename "$t")" "$t"
 	done
+	# The docs against the tree, and the include rules (no build, no root).
+	if want docs_check; then
+		run unit/docs_check tests/docs_check.sh
+	fi
 fi
 if stage replay; then
 	for t in build/asan/replay/fuzz_*; do

@@ -75,10 +75,14 @@ static const char *qtype_name(uint16_t t, char *buf, size_t sz)
 
 static const char *rcode_name(uint8_t rc)
 {
+	/* RFC 1035 4.1.1, RFC 2136 (6-10), RFC 6891 6.1.3 (16, an extended RCODE). */
 	static const char *const names[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
-					     "NOTIMP", "REFUSED" };
+					     "NOTIMP", "REFUSED", "YXDOMAIN", "YXRRSET",
+					     "NXRRSET", "NOTAUTH", "NOTZONE" };
 
-	return rc < 6 ? names[rc] : "OTHER";
+	if (rc == 16)
+		return "BADVERS";
+	return rc < sizeof(names) / sizeof(names[0]) ? names[rc] : "OTHER";
 }
 
 /*

@@ -1,7 +1,7 @@
 /*
  * daemon/internal.h - what the files of `netd run` share, and nothing
  * else includes: the daemon's state (struct daemon) and the functions one
- * job offers another.  Map (docs/architecture-daemon.md):
+ * job offers another.  Map (docs/architecture.md, "netd/daemon/"):
  *
  *   netd/daemon.c            startup and shutdown: config, locks, the loop
  *   daemon/policies.c        the loaded policy set: load a directory, find, deny-all
@@ -166,8 +166,6 @@ void daemon_dns_direct(struct daemon *d, struct sandbox *sb);
 /* daemon_audit_sandbox() - one "sandbox" audit record: @action on @sb. */
 void daemon_audit_sandbox(struct daemon *d, const struct sandbox *sb, const char *action);
 
-/* daemon_ifname_valid() - a usable interface name (1-15 bytes, no '/', ':', spaces). */
-bool daemon_ifname_valid(const char *s);
 
 /* ---- resolv.c ---- */
 
@@ -215,6 +213,13 @@ void daemon_orphans_remove(struct daemon *d);
  * Return: 0; -EINVAL/-errno (nothing changed).
  */
 int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_t errsz);
+
+/*
+ * daemon_policy_watch() - policy_watch: true: watch cfg.policy_dir
+ * (netd/policywatch.h) into d->pwatch; each change runs
+ * daemon_policy_reload(), its outcome logged.  Return: 0; -errno (logged).
+ */
+int daemon_policy_watch(struct daemon *d);
 
 /* ---- tombstones.c ---- */
 

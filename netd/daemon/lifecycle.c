@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/ifname.h"
 #include "common/log.h"
 #include "dnsproxy/proxy.h"
 #include "netd/acct.h"
@@ -115,18 +116,6 @@ void daemon_audit_sandbox(struct daemon *d, const struct sandbox *sb, const char
 	audit_write(d->audit, "sandbox",
 		    json_pack("{s:s, s:s, s:s, s:s}", "sandbox", sb->name, "policy", sb->policy,
 			      "action", action, "netns", sb->netns_path));
-}
-
-bool daemon_ifname_valid(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 15 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] == '/' || s[i] == ':' || s[i] <= ' ' || s[i] == 0x7f)
-			return false;
-	return true;
 }
 
 /*
@@ -397,7 +386,7 @@ static int sandbox_attach(struct daemon *d, struct sandbox *sb, const struct pol
 	char q[64];
 	int r;
 
-	if (!daemon_ifname_valid(host)) {
+	if (!ifname_valid(host)) {
 		snprintf(err, errsz, "attach: invalid host_ifname \"%s\"",
 			 log_quote(host, strlen(host), q, sizeof(q)));
 		return -EINVAL;
@@ -554,7 +543,7 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 			 log_quote(req->policy, strlen(req->policy), q, sizeof(q)));
 		return -ENOENT;
 	}
-	if (req->ifname && !daemon_ifname_valid(req->ifname)) {
+	if (req->ifname && !ifname_valid(req->ifname)) {
 		snprintf(err, errsz, "invalid interface name \"%s\"",
 			 log_quote(req->ifname, strlen(req->ifname), q, sizeof(q)));
 		return -EINVAL;

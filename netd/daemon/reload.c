@@ -28,6 +28,7 @@
 #include "netd/daemon/reload_plan.h"
 #include "netd/fw.h"
 #include "netd/pinsrc.h"
+#include "netd/policywatch.h"
 
 /* 3. Commit @plan in one batch.  Return: 0; -errno (nothing changed, @err filled). */
 static int reload_commit(struct daemon *d, const struct reload_plan *plan, char *err,
@@ -203,5 +204,29 @@ out:
 			daemon_grace_update(d);
 		*ret_report = report;
 	}
+	return r;
+}
+
+/* policy_watch: a change under policy_dir is a reload (one daemon per process). */
+static void on_policy_change(void *arg)
+{
+	struct daemon *d = arg;
+	json_t *report = NULL;
+	char err[1200];
+
+	log_info("policy_watch: %s changed: reloading policies", d->cfg.policy_dir);
+	/* daemon_policy_reload() logs the outcome, and keeps the old set on error. */
+	if (daemon_policy_reload(d, &report, err, sizeof(err)) == 0)
+		json_decref(report);
+}
+
+int daemon_policy_watch(struct daemon *d)
+{
+	int r = policywatch_new(d->base, d->cfg.policy_dir, on_policy_change, d, &d->pwatch);
+
+	if (r < 0)
+		log_err("policy_watch: cannot watch %s: %s", d->cfg.policy_dir, strerror(-r));
+	else
+		log_info("policy_watch: watching %s for changes", d->cfg.policy_dir);
 	return r;
 }

@@ -3,6 +3,7 @@
  * Pure.  Every check is here, so the fuzz target covers every byte a
  * corrupted or hand-edited file can hold.
  */
+#include "common/ifname.h"
 #include "netd/daemon/statefile.h"
 
 #include <errno.h>
@@ -25,18 +26,6 @@ static int bad(char *err, size_t errsz, const char *fmt, ...)
 	vsnprintf(err, errsz, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
-}
-
-static bool ifname_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 15 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] == '/' || s[i] == ':' || s[i] <= ' ' || s[i] == 0x7f)
-			return false;
-	return true;
 }
 
 /*
@@ -146,7 +135,7 @@ static int parse_common(json_t *obj, struct statefile *sf, char *err, size_t err
 	/* A chained attachment's netns may be "" (netd never enters it). */
 	if (sf->netns[0] && sf->netns[0] != '/')
 		return bad(err, errsz, "\"netns\" must be an absolute path");
-	if (!ifname_ok(sf->ifname))
+	if (!ifname_valid(sf->ifname))
 		return bad(err, errsz, "\"ifname\" is not an interface name");
 	sf->slot = (uint32_t)slot;
 	sf->created = (int64_t)created;
@@ -195,7 +184,7 @@ static int parse_chained(json_t *obj, struct statefile *sf, char *err, size_t er
 	    (r = get_addr(obj, "ipv4_addr", AF_INET, &sf->addr4, err, errsz)) < 0 ||
 	    (r = get_addr(obj, "ipv6_addr", AF_INET6, &sf->addr6, err, errsz)) < 0)
 		return r;
-	if (!ifname_ok(sf->host_ifname))
+	if (!ifname_valid(sf->host_ifname))
 		return bad(err, errsz, "\"host_ifname\" is not an interface name");
 	if (!sf->addr4.family && !sf->addr6.family)
 		return bad(err, errsz, "a chained sandbox needs \"ipv4_addr\" or \"ipv6_addr\"");

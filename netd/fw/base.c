@@ -348,6 +348,31 @@ static void input_icmp_unreach_53(struct bt *bt, const struct fw_fam *f)
 	rule_drop(bt, &rb, NULL);
 }
 
+/* input: accept ICMPv6 of types @lo..@hi (one type if equal). */
+static void input_icmpv6_accept(struct bt *bt, uint8_t lo, uint8_t hi)
+{
+	struct rb rb;
+	struct nftnl_expr *e;
+
+	rb_init(&rb, bt->rc, "input");
+	fm_nfproto(&rb, NFPROTO_IPV6);
+	fm_l4proto(&rb, IPPROTO_ICMPV6);
+	fx_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
+	if (lo == hi) {
+		fx_cmp(&rb, NFT_REG_1, NFT_CMP_EQ, &lo, 1);
+		rule_accept(bt, &rb);
+		return;
+	}
+	e = fx_new(&rb, "range");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_SREG, NFT_REG_1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_OP, NFT_RANGE_EQ);
+		nftnl_expr_set(e, NFTNL_EXPR_RANGE_FROM_DATA, &lo, 1);
+		nftnl_expr_set(e, NFTNL_EXPR_RANGE_TO_DATA, &hi, 1);
+	}
+	rule_accept(bt, &rb);
+}
+
 /* input, the rest: a sandbox may reach only the DNS proxy (and ND) on the host. */
 static void base_input_tail(struct bt *bt)
 {
@@ -372,22 +397,16 @@ static void base_input_tail(struct bt *bt)
 		fm_dport(&rb, rc->dns_port);
 		rule_accept(bt, &rb);
 	}
+	/* RFC 4861 Neighbour Discovery from a sandbox: Router Solicitation
+	 * (133), Neighbour Solicitation and Advertisement (135-136).  Never
+	 * a Router Advertisement (134) or a Redirect (137): a host that takes
+	 * RAs while forwarding (accept_ra=2, inherited by every new veth)
+	 * would install a default route through the sandbox. */
 	if (fw_rcfg_v6(rc)) {
-		uint8_t lo = 133, hi = 136;	/* RFC 4861: RS, RA, NS, NA */
-		struct nftnl_expr *e;
+		static const uint8_t nd[][2] = { { 133, 133 }, { 135, 136 } };
 
-		rb_init(&rb, rc, "input");
-		fm_nfproto(&rb, NFPROTO_IPV6);
-		fm_l4proto(&rb, IPPROTO_ICMPV6);
-		fx_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
-		e = fx_new(&rb, "range");
-		if (e) {
-			nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_SREG, NFT_REG_1);
-			nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_OP, NFT_RANGE_EQ);
-			nftnl_expr_set(e, NFTNL_EXPR_RANGE_FROM_DATA, &lo, 1);
-			nftnl_expr_set(e, NFTNL_EXPR_RANGE_TO_DATA, &hi, 1);
-		}
-		rule_accept(bt, &rb);
+		for (size_t i = 0; i < sizeof(nd) / sizeof(nd[0]); i++)
+			input_icmpv6_accept(bt, nd[i][0], nd[i][1]);
 	}
 	for (size_t i = 0; i < n_fams(bt); i++)
 		input_icmp_unreach_53(bt, &fw_fams[i]);

@@ -1,1 +1,1 @@
-fuzz_answer_SRC := dnsproxy/wire.c common/addr.c
+fuzz_answer_SRC := dnsproxy/wire.c dnsproxy/wire_svcb.c common/addr.c

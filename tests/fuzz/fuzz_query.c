@@ -1,8 +1,8 @@
 /*
  * fuzz_query - wire_parse_query() on arbitrary bytes (what a sandbox may
  * send), then wire_build_response() from whatever it parsed, the way the
- * proxy answers (REFUSED/FORMERR/NOTIMP/TC), checking the response parses
- * as a response of the same ID and size.
+ * proxy answers (REFUSED/FORMERR/NOTIMP/TC/BADVERS), checking the response
+ * is a response of the same ID, with an OPT exactly when the query had one.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -39,6 +39,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (n < 0)
 		abort();	/* the buffer always fits one question + OPT */
 	if ((size_t)n < WIRE_HDR_LEN || memcmp(out, data, 2) != 0 || !(out[2] & 0x80))
+		abort();
+	/* An EDNS query's answers carry an OPT (RFC 6891 7), whatever went
+	 * wrong with it, so BADVERS can be said; NOTIMP has no RA. */
+	if (q.has_opt != (out[11] == 1))
+		abort();
+	n = wire_build_response(data, size, &q, WIRE_RCODE_BADVERS, false, out, sizeof(out));
+	if (q.has_opt) {
+		if (n < WIRE_HDR_LEN + 11 || (out[3] & 0x0f) != 0 ||
+		    memcmp(out + n - 11, "\0\0\x29", 3) != 0 || out[n - 11 + 5] != 1 ||
+		    out[n - 11 + 6] != 0)
+			abort();
+	} else if (n != -EINVAL) {
+		abort();
+	}
+	n = wire_build_response(data, size, &q, WIRE_RCODE_NOTIMP, false, out, sizeof(out));
+	if (n < 0 || (out[3] & 0x80))
 		abort();
 	return 0;
 }

@@ -1,1 +1,1 @@
-fuzz_query_SRC := dnsproxy/wire.c common/addr.c
+fuzz_query_SRC := dnsproxy/wire.c dnsproxy/wire_svcb.c common/addr.c

@@ -32,7 +32,7 @@ ln -s "$CNI_BIN" "$BIN/netd-cni"
 BR=cnibr0
 GW=10.88.0.1
 
-# The conflist a user writes (README "chained mode").
+# The conflist a user writes (docs/cni.md, "Chained mode").
 CONFLIST=$(cat <<-JSON
 { "cniVersion": "1.0.0", "name": "chaintest",
   "plugins": [

@@ -5,7 +5,7 @@
 # are grafted over the paths it and ctr use whatever the flags say
 # (/etc/cni/net.d and /opt/cni/bin, where ctr looks for CNI plugins;
 # /run/containerd, its shims' fifos and sockets; /var/lib/cni, libcni's
-# cache).  A fresh machine has none of them: tests/integ/in_mntns.sh makes
+# cache).  A fresh machine has none of them: tests/integ/lib_mntns.sh makes
 # them inside the namespace only.  ctr runs in the same mount namespace
 # (nsenter), so both see one /run/containerd.  Inside the container an
 # allowed name resolves and connects, a denied one does not; after the
@@ -51,7 +51,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
   address = "$CD/c.sock.ttrpc"
 TOML
 world_spawn host "$CD/containerd.log" unshare -m --propagation private -- \
-	"$PWD/tests/integ/in_mntns.sh" "$CD/stage" "$CD/net.d=/etc/cni/net.d" \
+	"$PWD/tests/integ/lib_mntns.sh" "$CD/stage" "$CD/net.d=/etc/cni/net.d" \
 	"$CD/cnibin=/opt/cni/bin" "$CD/run=/run/containerd" "$CD/cnicache=/var/lib/cni" -- \
 	containerd -c "$CD/config.toml"
 CTD_PID=$WORLD_LAST_PID

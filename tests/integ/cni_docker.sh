@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Docker (no CNI): the README's attach pattern, for real.  dockerd runs in
+# Docker (no CNI): docs/docker.md's attach pattern, for real.  dockerd runs in
 # the world's host netns and a private mount namespace, with its own
 # data-root, exec-root, pidfile and socket, no bridge and no iptables; the
 # image is a busybox rootfs the test builds and `docker import`s.  Then
@@ -30,12 +30,12 @@ dk() { timeout 60 docker "$@"; }
 # dockerd writes /run/docker/plugins and /etc/docker/key.json, and its
 # containerd's shims /run/containerd/s, whatever the flags say: in its
 # private mount namespace the test's own dirs are grafted over those
-# (tests/integ/in_mntns.sh), so a fresh machine needs none of them and no
+# (tests/integ/lib_mntns.sh), so a fresh machine needs none of them and no
 # path appears on the machine.
 mkdir -p "$D/run-docker" "$D/run-containerd" "$D/etc-docker" "$D/stage"
 paths_before=$(host_paths)
 world_spawn host "$D/dockerd.log" unshare -m --propagation private -- \
-	"$PWD/tests/integ/in_mntns.sh" "$D/stage" "$D/run-docker=/run/docker" \
+	"$PWD/tests/integ/lib_mntns.sh" "$D/stage" "$D/run-docker=/run/docker" \
 	"$D/run-containerd=/run/containerd" "$D/etc-docker=/etc/docker" -- \
 	dockerd --config-file "$D/daemon.json" --data-root "$D/data" --exec-root "$D/exec" \
 	--pidfile "$D/docker.pid" -H "$DOCKER_HOST" --group root \
@@ -67,7 +67,7 @@ ok "docker import of the busybox rootfs" dk import "$D/rootfs.tar" ndtest/busybo
 # run_c NAME [v4only] - a container with no network and a resolv.conf we
 # fill later.  Docker turns IPv6 off in a --network none container: netd
 # then attaches it IPv4 only; without "v4only" the container turns IPv6 back
-# on (the README shows both) and gets netd's IPv6 address too.
+# on (docs/docker.md shows both) and gets netd's IPv6 address too.
 run_c() {
 	local v6=(--sysctl net.ipv6.conf.all.disable_ipv6=0 --sysctl net.ipv6.conf.default.disable_ipv6=0)
 	[ "${2:-}" = v4only ] && v6=()
@@ -91,7 +91,7 @@ ok "docker run --network none (web80 container)" run_c dweb
 ok "docker run --network none (deny-all container, IPv6 left off)" run_c ddeny v4only
 fail "before attaching, the container has no way out" http_get dweb 198.51.100.10 pypi.org
 
-# ---- attach: the README's pattern ----------------------------------------
+# ---- attach: docs/docker.md's pattern -----------------------------------
 ok "netd sandbox create --pid (web80)" sb_create dweb web80 --pid "$(cpid dweb)"
 ok "netd sandbox create --pid (deny-all)" sb_create ddeny deny-all --pid "$(cpid ddeny)"
 for c in dweb ddeny; do

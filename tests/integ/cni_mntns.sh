@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integ/in_mntns.sh, the runtime tests' grafts: a directory appears
+# tests/integ/lib_mntns.sh, the runtime tests' grafts: a directory appears
 # at a path the machine does not have (its missing parents made in an
 # overlay, with the ancestor's contents and submounts still there) or over
 # one it has, only inside the private mount namespace; afterwards nothing
@@ -18,7 +18,7 @@ mkdir -p "$T/src" "$T/stage" "$T/exist" "$T/anc/sub"
 echo graft >"$T/src/marker"
 echo under >"$T/exist/old"
 
-G=tests/integ/in_mntns.sh
+G=tests/integ/lib_mntns.sh
 inns() { unshare -m --propagation private -- "$G" "$@"; }
 
 # A missing path under /etc.

@@ -13,7 +13,7 @@
 # /var/lib/cni (libcni's cache) and /etc/containers (policy.json, which
 # `podman import` reads; the test writes its own): a fresh machine need
 # have none of them, and no path appears on the machine
-# (tests/integ/in_mntns.sh).  /run/netns stays shared with the test's
+# (tests/integ/lib_mntns.sh).  /run/netns stays shared with the test's
 # namespace: podman mounts its containers' netns files there, and netd opens
 # them.
 set -uo pipefail
@@ -65,7 +65,7 @@ TOML
 # (runc's own state too: --runtime-flag root=), in its own mount namespace.
 pm() {
 	CONTAINERS_CONF=$P/containers.conf timeout 120 nsenter --net="$WORLD_HOST_NETNS" -- \
-		unshare -m --propagation unchanged -- "$PWD/tests/integ/in_mntns.sh" --share /run/netns "$P/stage" \
+		unshare -m --propagation unchanged -- "$PWD/tests/integ/lib_mntns.sh" --share /run/netns "$P/stage" \
 		"$P/vlc=/var/lib/containers" "$P/cnicache=/var/lib/cni" "$P/etc=/etc/containers" -- \
 		podman --root "$P/root" --runroot "$P/runroot" --tmpdir "$P/tmp" \
 		--runtime runc --runtime-flag "root=$P/runc" --network-backend cni \

@@ -72,7 +72,7 @@ host_paths() {
 }
 
 # cni_mntns STAGE SRC=TARGET... -- CMD... - CMD in a new private mount
-# namespace where each TARGET shows SRC (tests/integ/in_mntns.sh).
+# namespace where each TARGET shows SRC (tests/integ/lib_mntns.sh).
 cni_mntns() {
-	unshare -m --propagation private -- "$PWD/tests/integ/in_mntns.sh" "$@"
+	unshare -m --propagation private -- "$PWD/tests/integ/lib_mntns.sh" "$@"
 }

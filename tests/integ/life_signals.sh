@@ -103,7 +103,7 @@ has "STOPPING=1 on SIGTERM" "STOPPING=1" "$(cat "$NOTIFY_LOG")"
 # a private mount namespace), else the default, which is reported missing.
 mkdir -p "$WORLD_DIR/etc-netd" "$WORLD_DIR/stage"
 echo "audit_log: $NETD_AUDIT" >"$WORLD_DIR/etc-netd/netd.yaml"
-out=$(env -u NETD_AUDIT_LOG unshare -m --propagation private -- tests/integ/in_mntns.sh \
+out=$(env -u NETD_AUDIT_LOG unshare -m --propagation private -- tests/integ/lib_mntns.sh \
 	"$WORLD_DIR/stage" "$WORLD_DIR/etc-netd=/etc/netd" -- "$NETD_BIN" audit --event dns 2>&1); rc=$?
 eq "netd audit, daemon down: the config's audit_log (exit 0)" 0 "$rc"
 has "netd audit, daemon down: records from the config's file" "pypi.org" "$out"

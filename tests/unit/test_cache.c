@@ -253,6 +253,14 @@ static void test_keys(void **state)
 		q.flags = 0x0010;	/* CD */
 		cache_key_from_query(&q, &k);
 		assert_int_equal(k.flags, CACHE_F_EDNS | CACHE_F_DO | CACHE_F_CD);
+		/* An EDNS 1 query never gets the EDNS 0 answer (RFC 6891 6.1.3). */
+		q.flags = 0;
+		q.edns_version = 1;
+		cache_key_from_query(&q, &k);
+		assert_int_equal(cache_get(c, &k, 0, out, sizeof(out)), -ENOENT);
+		q.edns_version = 0;
+		cache_key_from_query(&q, &k);
+		assert_int_equal(cache_get(c, &k, 0, out, sizeof(out)), (int)m.len);
 	}
 	/* A put under the same key replaces. */
 	k = key("www.dt.example", WIRE_TYPE_A, CACHE_F_EDNS | CACHE_F_DO);

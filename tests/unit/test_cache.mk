@@ -1,1 +1,1 @@
-test_cache_SRC := dnsproxy/cache.c dnsproxy/wire.c common/addr.c
+test_cache_SRC := dnsproxy/cache.c dnsproxy/wire.c dnsproxy/wire_svcb.c common/addr.c

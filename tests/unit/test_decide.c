@@ -134,6 +134,52 @@ static void test_query_verdicts(void **state)
 	assert_int_equal(decide_query(&c, &q, rules, &n), DECIDE_DENY);
 }
 
+/* What netd answers itself, for any name, before cache and policy. */
+static void test_local(void **state)
+{
+	static const struct {
+		uint16_t qtype, rcode;
+	} cases[] = {
+		{ 0, WIRE_RCODE_FORMERR }, { WIRE_TYPE_OPT, WIRE_RCODE_FORMERR },
+		{ 128, WIRE_RCODE_FORMERR }, { 200, WIRE_RCODE_FORMERR },
+		{ 248, WIRE_RCODE_FORMERR }, { WIRE_TYPE_TKEY, WIRE_RCODE_FORMERR },
+		{ WIRE_TYPE_TSIG, WIRE_RCODE_FORMERR }, { 65535, WIRE_RCODE_FORMERR },
+		{ WIRE_TYPE_IXFR, WIRE_RCODE_REFUSED }, { WIRE_TYPE_AXFR, WIRE_RCODE_REFUSED },
+		{ WIRE_TYPE_MAILB, WIRE_RCODE_NOTIMP }, { WIRE_TYPE_MAILA, WIRE_RCODE_NOTIMP },
+		{ WIRE_TYPE_MD, WIRE_RCODE_NOTIMP }, { WIRE_TYPE_MF, WIRE_RCODE_NOTIMP },
+		/* forwarded: data types, unknown and private ones, ANY */
+		{ WIRE_TYPE_A, 0 }, { WIRE_TYPE_AAAA, 0 }, { WIRE_TYPE_NS, 0 },
+		{ WIRE_TYPE_CNAME, 0 }, { WIRE_TYPE_SOA, 0 }, { WIRE_TYPE_TXT, 0 },
+		{ WIRE_TYPE_DNAME, 0 }, { WIRE_TYPE_HTTPS, 0 }, { 48, 0 }, { 127, 0 },
+		{ WIRE_TYPE_ANY, 0 }, { 256, 0 }, { 666, 0 }, { 65280, 0 }, { 65534, 0 },
+	};
+	const char *reason;
+	struct wire_query q;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		q = query("pypi.org", cases[i].qtype, WIRE_CLASS_IN);
+		reason = NULL;
+		if (decide_local(&q, &reason) != cases[i].rcode)
+			fail_msg("qtype %u: want rcode %u", cases[i].qtype, cases[i].rcode);
+		if (cases[i].rcode)
+			assert_non_null(reason);
+	}
+
+	/* EDNS: version 0 goes on, any other is BADVERS whatever the qtype. */
+	q = query("pypi.org", WIRE_TYPE_A, WIRE_CLASS_IN);
+	q.has_opt = true;
+	assert_int_equal(decide_local(&q, &reason), 0);
+	q.edns_version = 1;
+	assert_int_equal(decide_local(&q, &reason), WIRE_RCODE_BADVERS);
+	assert_string_equal(reason, "badvers");
+	q.qtype = WIRE_TYPE_AXFR;
+	q.edns_version = 255;
+	assert_int_equal(decide_local(&q, &reason), WIRE_RCODE_BADVERS);
+	q.has_opt = false;	/* no OPT, no version */
+	assert_int_equal(decide_local(&q, &reason), WIRE_RCODE_REFUSED);
+}
+
 static void test_query_many_rules(void **state)
 {
 	char yaml[8192];
@@ -415,6 +461,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_query_verdicts, setup, teardown),
+		cmocka_unit_test(test_local),
 		cmocka_unit_test(test_query_many_rules),
 		cmocka_unit_test(test_pins),
 		cmocka_unit_test(test_rule_keys),

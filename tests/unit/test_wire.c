@@ -385,6 +385,103 @@ static void test_query_names(void **state)
 	assert_int_equal(wire_parse_query(p.b, p.len, &q), -EBADMSG);
 }
 
+/* The FORMERR / NOTIMP for an EDNS query carries an OPT too (RFC 6891 7). */
+static void test_query_edns_on_errors(void **state)
+{
+	struct wire_query q;
+	struct pkt p;
+
+	/* An answer RR in a query, then the OPT. */
+	query_of(&p, "example.com", WIRE_TYPE_A);
+	set_count(&p, 1, 1);
+	set_count(&p, 3, 1);
+	p_a(&p, "example.com", 60, "192.0.2.1");
+	p_opt(&p, 4096, 0x00018000);
+	assert_int_equal(wire_parse_query(p.b, p.len, &q), -EBADMSG);
+	assert_true(q.has_opt);
+	assert_true(q.do_bit);
+	assert_int_equal(q.edns_version, 1);
+	assert_int_equal(q.question_end, 12);	/* not echoed: the header was bad */
+
+	/* Unknown opcode: NOTIMP, still with the EDNS fields. */
+	query_of(&p, "example.com", WIRE_TYPE_A);
+	p.b[2] = 0x78;		/* opcode 15 */
+	set_count(&p, 3, 1);
+	p_opt(&p, 1232, 0);
+	assert_int_equal(wire_parse_query(p.b, p.len, &q), -EOPNOTSUPP);
+	assert_true(q.has_opt);
+	assert_int_equal(q.question_end, 12);
+
+	/* QDCOUNT 0 with an OPT. */
+	p_hdr(&p, 7, 0x0100, 0, 0, 0, 1);
+	p_opt(&p, 1232, 0);
+	assert_int_equal(wire_parse_query(p.b, p.len, &q), -EBADMSG);
+	assert_true(q.has_opt);
+
+	/* A malformed option: FORMERR, with an OPT in the answer. */
+	query_of(&p, "example.com", WIRE_TYPE_A);
+	set_count(&p, 3, 1);
+	p_u8(&p, 0);
+	p_rrhdr(&p, WIRE_TYPE_OPT, 1232, 0, 3);
+	p_u16(&p, 10);
+	p_u8(&p, 0);
+	assert_int_equal(wire_parse_query(p.b, p.len, &q), -EBADMSG);
+	assert_true(q.has_opt);
+
+	/* An OPT in the authority section is not the query's OPT. */
+	query_of(&p, "example.com", WIRE_TYPE_A);
+	set_count(&p, 2, 1);
+	p_opt(&p, 1232, 0);
+	assert_int_equal(wire_parse_query(p.b, p.len, &q), -EBADMSG);
+	assert_false(q.has_opt);
+
+	/* Broken beyond finding the OPT: nothing claimed. */
+	query_of(&p, "example.com", WIRE_TYPE_A);
+	set_count(&p, 1, 1);
+	set_count(&p, 3, 1);
+	p_opt(&p, 1232, 0);
+	p.len--;
+	assert_int_equal(wire_parse_query(p.b, p.len, &q), -EBADMSG);
+	assert_false(q.has_opt);
+}
+
+/* Extended RCODEs (BADVERS) and the RA bit. */
+static void test_build_response_ext(void **state)
+{
+	uint8_t out[600];
+	struct wire_query q;
+	struct pkt p;
+	int n;
+
+	query_of(&p, "example.com", WIRE_TYPE_A);
+	set_count(&p, 3, 1);
+	p_opt(&p, 4096, 0x00018000);	/* version 1, DO */
+	assert_int_equal(wire_parse_query(p.b, p.len, &q), 0);
+	n = wire_build_response(p.b, p.len, &q, WIRE_RCODE_BADVERS, false, out, sizeof(out));
+	assert_int_equal(n, (int)q.question_end + 11);
+	assert_int_equal(out[3] & 0x0f, 0);	/* low 4 bits of 16 */
+	assert_int_equal(out[3] & 0x80, 0x80);	/* RA */
+	assert_int_equal(out[4] << 8 | out[5], 1);	/* question echoed */
+	assert_int_equal(out[6] << 8 | out[7], 0);	/* no answer */
+	/* OPT: EXTENDED-RCODE 1 (16 >> 4), VERSION 0, DO echoed. */
+	assert_memory_equal(out + q.question_end, "\0\0\x29\x04\xd0\x01\0\x80\0\0\0", 11);
+
+	/* An extended RCODE needs an OPT to carry it. */
+	query_of(&p, "example.com", WIRE_TYPE_A);
+	assert_int_equal(wire_parse_query(p.b, p.len, &q), 0);
+	assert_int_equal(wire_build_response(p.b, p.len, &q, WIRE_RCODE_BADVERS, false, out,
+					     sizeof(out)), -EINVAL);
+
+	/* NOTIMP: no RA (RFC 8906 8.1.4); the others keep it. */
+	n = wire_build_response(p.b, p.len, &q, WIRE_RCODE_NOTIMP, false, out, sizeof(out));
+	assert_int_equal(n, (int)p.len);
+	assert_int_equal(out[3], WIRE_RCODE_NOTIMP);
+	n = wire_build_response(p.b, p.len, &q, WIRE_RCODE_REFUSED, false, out, sizeof(out));
+	assert_int_equal(out[3], 0x80 | WIRE_RCODE_REFUSED);
+	n = wire_build_response(p.b, p.len, &q, WIRE_RCODE_FORMERR, false, out, sizeof(out));
+	assert_int_equal(out[3], 0x80 | WIRE_RCODE_FORMERR);
+}
+
 /* ---- responses built from a query --------------------------------------- */
 
 static void test_build_response(void **state)
@@ -762,21 +859,86 @@ static void test_walk_dname(void **state)
 	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), -ELOOP);
 }
 
+/* The answer must agree with itself about each hop (RFC 6672 2.2, RFC 2181 10.1). */
+static void test_walk_chain_inconsistent(void **state)
+{
+	struct wire_query q = parsed("www.old.test", WIRE_TYPE_A);
+	struct wire_addr a[8];
+	struct wire_answer r;
+	struct pkt p;
+
+	/* DNAME old.test -> new.example, but the "synthesized" CNAME says evil. */
+	resp_of(&p, "www.old.test", WIRE_TYPE_A);
+	set_count(&p, 1, 3);
+	p_alias(&p, WIRE_TYPE_DNAME, "old.test", 90, "new.example");
+	p_alias(&p, WIRE_TYPE_CNAME, "www.old.test", 90, "www.evil.example");
+	p_a(&p, "www.evil.example", 60, "198.51.100.66");
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), -EBADMSG);
+	/* The same with the CNAME first. */
+	resp_of(&p, "www.old.test", WIRE_TYPE_A);
+	set_count(&p, 1, 3);
+	p_alias(&p, WIRE_TYPE_CNAME, "www.old.test", 90, "www.evil.example");
+	p_alias(&p, WIRE_TYPE_DNAME, "old.test", 90, "new.example");
+	p_a(&p, "www.evil.example", 60, "198.51.100.66");
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), -EBADMSG);
+
+	/* Two DNAMEs above the name that disagree (one at old.test, one at test). */
+	resp_of(&p, "www.old.test", WIRE_TYPE_A);
+	set_count(&p, 1, 2);
+	p_alias(&p, WIRE_TYPE_DNAME, "old.test", 90, "new.example");
+	p_alias(&p, WIRE_TYPE_DNAME, "test", 90, "other.example");
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), -EBADMSG);
+	/* The same DNAME twice is one RRset, fine. */
+	resp_of(&p, "www.old.test", WIRE_TYPE_A);
+	set_count(&p, 1, 3);
+	p_alias(&p, WIRE_TYPE_DNAME, "old.test", 90, "new.example");
+	p_alias(&p, WIRE_TYPE_DNAME, "old.test", 30, "NEW.example");
+	p_a(&p, "www.new.example", 60, "198.51.100.5");
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), 0);
+	assert_int_equal(r.n_addrs, 1);
+	assert_int_equal(r.min_ttl_s, 30);
+
+	/* Two CNAMEs for one owner with different targets. */
+	q = parsed("a.test", WIRE_TYPE_A);
+	resp_of(&p, "a.test", WIRE_TYPE_A);
+	set_count(&p, 1, 4);
+	p_alias(&p, WIRE_TYPE_CNAME, "a.test", 60, "b.test");
+	p_alias(&p, WIRE_TYPE_CNAME, "a.test", 60, "c.test");
+	p_a(&p, "b.test", 60, "192.0.2.2");
+	p_a(&p, "c.test", 60, "192.0.2.3");
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), -EBADMSG);
+	/* A duplicate of the same CNAME is harmless. */
+	resp_of(&p, "a.test", WIRE_TYPE_A);
+	set_count(&p, 1, 3);
+	p_alias(&p, WIRE_TYPE_CNAME, "a.test", 60, "b.test");
+	p_alias(&p, WIRE_TYPE_CNAME, "a.test", 60, "B.test");
+	p_a(&p, "b.test", 60, "192.0.2.2");
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), 0);
+	assert_int_equal(r.chain_len, 1);
+	assert_int_equal(r.n_addrs, 1);
+}
+
 /* An SVCB/HTTPS RR: priority, uncompressed target, then @params raw. */
-static void p_svcb(struct pkt *p, uint16_t type, const char *owner, uint32_t ttl,
-		   const char *target, const uint8_t *params, size_t plen)
+static void p_svcb_prio(struct pkt *p, uint16_t type, const char *owner, uint32_t ttl,
+			uint16_t prio, const char *target, const uint8_t *params, size_t plen)
 {
 	size_t rdlen_at;
 
 	p_name(p, owner);
 	p_rrhdr(p, type, WIRE_CLASS_IN, ttl, 0);
 	rdlen_at = p->len - 2;
-	p_u16(p, 1);
+	p_u16(p, prio);
 	p_name(p, target);
 	memcpy(p->b + p->len, params, plen);
 	p->len += plen;
 	p->b[rdlen_at] = (uint8_t)((p->len - rdlen_at - 2) >> 8);
 	p->b[rdlen_at + 1] = (uint8_t)(p->len - rdlen_at - 2);
+}
+
+static void p_svcb(struct pkt *p, uint16_t type, const char *owner, uint32_t ttl,
+		   const char *target, const uint8_t *params, size_t plen)
+{
+	p_svcb_prio(p, type, owner, ttl, 1, target, params, plen);
 }
 
 static void test_walk_svcb_hints(void **state)
@@ -845,6 +1007,79 @@ static void test_walk_svcb_hints(void **state)
 	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), -EBADMSG);
 }
 
+/* RFC 9460 2.2: "Clients MUST consider an RR malformed if ..." */
+static void test_walk_svcb_malformed(void **state)
+{
+	static const struct {
+		const char *what;
+		uint8_t params[40];
+		size_t len;
+	} bad[] = {
+		{ "keys out of order", { 0, 6, 0, 16, 0x20, 1, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0,
+					 0, 0, 0, 1, 0, 4, 0, 4, 198, 51, 100, 41 }, 28 },
+		{ "a key twice", { 0, 4, 0, 4, 198, 51, 100, 41, 0, 4, 0, 4, 198, 51, 100, 42 }, 16 },
+		{ "the invalid key 65535", { 0, 4, 0, 4, 198, 51, 100, 41, 0xff, 0xff, 0, 0 }, 12 },
+		{ "mandatory lists a key not present", { 0, 0, 0, 2, 0, 3, 0, 4, 0, 4, 198, 51,
+							 100, 41 }, 14 },
+		{ "mandatory lists itself", { 0, 0, 0, 2, 0, 0, 0, 4, 0, 4, 198, 51, 100, 41 }, 14 },
+		{ "mandatory out of order", { 0, 0, 0, 4, 0, 4, 0, 1, 0, 1, 0, 3, 2, 'h', '2',
+					      0, 4, 0, 4, 198, 51, 100, 41 }, 23 },
+		{ "mandatory empty", { 0, 0, 0, 0, 0, 4, 0, 4, 198, 51, 100, 41 }, 12 },
+		{ "alpn with an empty id", { 0, 1, 0, 1, 0, 0, 4, 0, 4, 198, 51, 100, 41 }, 13 },
+		{ "alpn id past the value", { 0, 1, 0, 2, 2, 'h', 0, 4, 0, 4, 198, 51, 100, 41 }, 14 },
+		{ "no-default-alpn with a value", { 0, 1, 0, 3, 2, 'h', '2', 0, 2, 0, 1, 0 }, 12 },
+		{ "port of 3 octets", { 0, 3, 0, 3, 1, 187, 0, 0, 4, 0, 4, 198, 51, 100, 41 }, 15 },
+	};
+	static const uint8_t good[] = { 0, 0, 0, 4, 0, 1, 0, 4, 0, 1, 0, 3, 2, 'h', '2',
+					0, 3, 0, 2, 1, 187, 0, 4, 0, 4, 198, 51, 100, 41 };
+	struct wire_query q = parsed("svc.test", WIRE_TYPE_HTTPS);
+	struct wire_addr a[8];
+	struct wire_answer r;
+	struct pkt p;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		resp_of(&p, "svc.test", WIRE_TYPE_HTTPS);
+		set_count(&p, 1, 1);
+		p_svcb(&p, WIRE_TYPE_HTTPS, "svc.test", 60, ".", bad[i].params, bad[i].len);
+		if (wire_walk_answer(p.b, p.len, &q, a, 8, &r) != -EBADMSG)
+			fail_msg("accepted SvcParams with %s", bad[i].what);
+		/* Malformed is malformed off the chain and in AliasMode too. */
+		resp_of(&p, "svc.test", WIRE_TYPE_HTTPS);
+		set_count(&p, 3, 1);
+		p_svcb_prio(&p, WIRE_TYPE_HTTPS, "other.test", 60, 0, "x.test", bad[i].params,
+			    bad[i].len);
+		if (wire_walk_answer(p.b, p.len, &q, a, 8, &r) != -EBADMSG)
+			fail_msg("accepted an additional AliasMode RR with %s", bad[i].what);
+	}
+
+	/* mandatory=alpn,port alpn=h2 port=443 ipv4hint=198.51.100.41 */
+	resp_of(&p, "svc.test", WIRE_TYPE_HTTPS);
+	set_count(&p, 1, 1);
+	p_svcb(&p, WIRE_TYPE_HTTPS, "svc.test", 60, "pool.test", good, sizeof(good));
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), 0);
+	assert_int_equal(r.n_addrs, 1);
+	assert_addr(&a[0], "198.51.100.41");
+
+	/* AliasMode: the SvcParams are ignored (RFC 9460 2.4.2), hints never pinned. */
+	resp_of(&p, "svc.test", WIRE_TYPE_HTTPS);
+	set_count(&p, 1, 1);
+	p_svcb_prio(&p, WIRE_TYPE_HTTPS, "svc.test", 60, 0, "pool.test", good, sizeof(good));
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), 0);
+	assert_int_equal(r.n_addrs, 0);
+	assert_int_equal(r.n_hints, 0);
+
+	/* A compressed TargetName (2.2: uncompressed). */
+	resp_of(&p, "svc.test", WIRE_TYPE_HTTPS);
+	set_count(&p, 1, 1);
+	p_name(&p, "svc.test");
+	p_rrhdr(&p, WIRE_TYPE_HTTPS, WIRE_CLASS_IN, 60, 2 + 2 + 8);
+	p_u16(&p, 1);
+	p_ptr(&p, 12);
+	memcpy(p.b + p.len, good + 21, 8);	/* ipv4hint */
+	p.len += 8;
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), -EBADMSG);
+}
+
 static void test_cap_ttls(void **state)
 {
 	size_t ns_at, ar_at, opt_at;
@@ -882,6 +1117,91 @@ static void test_cap_ttls(void **state)
 
 	for (size_t n = 0; n < p.len; n++)
 		assert_int_equal(wire_cap_ttls(p.b, n, 300), -EBADMSG);
+}
+
+/*
+ * Names never read octets that wire.c edits in place: a pointer into a TTL
+ * (capping it would rename the record), into the header (the ID is
+ * rewritten), into an RDLENGTH; the answer is refused, never "capped".
+ */
+static void test_cap_ttls_names_fixed(void **state)
+{
+	struct wire_query q = parsed("a.test", WIRE_TYPE_A);
+	struct wire_addr a[8];
+	struct wire_answer r;
+	uint8_t copy[8192];
+	size_t txt_ttl, at;
+	struct pkt p;
+
+	/* A on the qname; TXT whose TTL octets read "\1x" + pointer to the
+	 * question, i.e. "x.a.test"; then an A owned by a pointer to that TTL.
+	 * Capping the TTL to 300 would turn the third owner into the root. */
+	resp_of(&p, "a.test", WIRE_TYPE_A);
+	set_count(&p, 1, 3);
+	p_ptr(&p, 12);
+	p_rrhdr(&p, WIRE_TYPE_A, WIRE_CLASS_IN, 60, 4);
+	p_u32(&p, 0xc6336447);
+	p_ptr(&p, 12);
+	txt_ttl = p.len + 4;
+	p_rrhdr(&p, WIRE_TYPE_TXT, WIRE_CLASS_IN, 0x0178c00c, 2);
+	p_u8(&p, 1);
+	p_u8(&p, 't');
+	p_ptr(&p, txt_ttl);
+	p_rrhdr(&p, WIRE_TYPE_A, WIRE_CLASS_IN, 60, 4);
+	p_u32(&p, 0xc6336448);
+	memcpy(copy, p.b, p.len);
+	assert_int_equal(wire_cap_ttls(copy, p.len, 300), -EBADMSG);
+	assert_memory_equal(copy, p.b, p.len);	/* untouched */
+	assert_int_equal(wire_age_ttls(copy, p.len, 5), -EBADMSG);
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), -EBADMSG);
+	/* The same message with the pointer aimed at a real name is fine. */
+	p.b[txt_ttl + 4 + 2 + 2 + 1] = 12;
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), 0);
+	assert_int_equal(r.n_addrs, 2);	/* both A RRs now own "a.test" */
+	assert_int_equal(wire_cap_ttls(p.b, p.len, 300), 0);
+	memcpy(copy, p.b, p.len);
+	assert_int_equal(wire_cap_ttls(copy, p.len, 300), 0);
+	assert_memory_equal(copy, p.b, p.len);	/* twice = once */
+
+	/* An owner pointing into the header: offset 8, NSCOUNT's high octet,
+	 * 0, reads as the root; it would change with the header. */
+	resp_of(&p, "a.test", WIRE_TYPE_A);
+	set_count(&p, 1, 1);
+	p_ptr(&p, 8);
+	p_rrhdr(&p, WIRE_TYPE_A, WIRE_CLASS_IN, 60, 4);
+	p_u32(&p, 0xc6336447);
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), -EBADMSG);
+	assert_int_equal(wire_cap_ttls(p.b, p.len, 300), -EBADMSG);
+
+	/* A CNAME target pointing into the CNAME's own RDLENGTH (0x0002 reads
+	 * as the root after a 0 octet). */
+	resp_of(&p, "a.test", WIRE_TYPE_A);
+	set_count(&p, 1, 1);
+	p_ptr(&p, 12);
+	at = p.len;
+	p_rrhdr(&p, WIRE_TYPE_CNAME, WIRE_CLASS_IN, 60, 2);
+	p_ptr(&p, at + 8);
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &r), -EBADMSG);
+	assert_int_equal(wire_cap_ttls(p.b, p.len, 300), -EBADMSG);
+
+	/* An MX exchange (a name the client decompresses, RFC 3597 4)
+	 * pointing into a TTL. */
+	resp_of(&p, "a.test", WIRE_TYPE_A);
+	set_count(&p, 1, 1);
+	set_count(&p, 3, 2);
+	p_a(&p, "a.test", 0x0178c00c, "192.0.2.1");
+	p_name(&p, "a.test");
+	p_rrhdr(&p, WIRE_TYPE_MX, WIRE_CLASS_IN, 60, 4);
+	p_u16(&p, 10);
+	p_ptr(&p, 24 + 8 + 4);	/* the A RR's TTL: question ends at 24, owner 8 octets */
+	p_opt(&p, 1232, 0);
+	assert_int_equal(wire_cap_ttls(p.b, p.len, 300), -EBADMSG);
+	/* ... while one into the A RR's address (which reads c0 0c: the
+	 * question's name) is only odd, not dangerous. */
+	p.b[p.len - 11 - 1] = 24 + 8 + 10;
+	p.b[24 + 8 + 10] = 0xc0;
+	p.b[24 + 8 + 10 + 1] = 12;
+	assert_int_equal(wire_cap_ttls(p.b, p.len, 300), 0);
 }
 
 /* What goes upstream: question, RD/CD and EDNS basics; nothing smuggled. */
@@ -941,7 +1261,9 @@ int main(void)
 		cmocka_unit_test(test_query_edns),
 		cmocka_unit_test(test_query_malformed),
 		cmocka_unit_test(test_query_names),
+		cmocka_unit_test(test_query_edns_on_errors),
 		cmocka_unit_test(test_build_response),
+		cmocka_unit_test(test_build_response_ext),
 		cmocka_unit_test(test_walk_simple),
 		cmocka_unit_test(test_walk_question_mismatch),
 		cmocka_unit_test(test_walk_cname_out_of_order),
@@ -949,8 +1271,11 @@ int main(void)
 		cmocka_unit_test(test_walk_compression_loop),
 		cmocka_unit_test(test_walk_bad_rdata),
 		cmocka_unit_test(test_walk_dname),
+		cmocka_unit_test(test_walk_chain_inconsistent),
 		cmocka_unit_test(test_walk_svcb_hints),
+		cmocka_unit_test(test_walk_svcb_malformed),
 		cmocka_unit_test(test_cap_ttls),
+		cmocka_unit_test(test_cap_ttls_names_fixed),
 		cmocka_unit_test(test_upstream_query),
 	};
 

@@ -1,1 +1,1 @@
-test_wire_SRC := dnsproxy/wire.c common/addr.c
+test_wire_SRC := dnsproxy/wire.c dnsproxy/wire_svcb.c common/addr.c

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# in_mntns.sh [--share DIR] STAGE SRC=TARGET... -- CMD [ARG...]
+# lib_mntns.sh [--share DIR] STAGE SRC=TARGET... -- CMD [ARG...]
 #
 # Run inside a private mount namespace (unshare -m --propagation private):
 # make each TARGET show the directory SRC, then exec CMD.  Nothing is
@@ -30,20 +30,20 @@ while [ $# -gt 0 ] && [ "$1" != "--" ]; do
 	grafts+=("$1")
 	shift
 done
-[ "${1:-}" = "--" ] || { echo "in_mntns.sh: usage: STAGE SRC=TARGET... -- CMD" >&2; exit 2; }
+[ "${1:-}" = "--" ] || { echo "lib_mntns.sh: usage: STAGE SRC=TARGET... -- CMD" >&2; exit 2; }
 shift
-[ $# -gt 0 ] || { echo "in_mntns.sh: no command" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "lib_mntns.sh: no command" >&2; exit 2; }
 # Refuse to run in the machine's own mount namespace: the mounts below
 # would stay on the host.
 # (unshare execs this script: the parent is the caller, outside.)
 if [ "$(readlink /proc/self/ns/mnt)" = "$(readlink "/proc/$PPID/ns/mnt")" ]; then
-	echo "in_mntns.sh: not in a private mount namespace (use unshare -m --propagation private)" >&2
+	echo "lib_mntns.sh: not in a private mount namespace (use unshare -m --propagation private)" >&2
 	exit 2
 fi
 
 if [ -n "$share" ]; then
 	findmnt -no PROPAGATION --mountpoint "$share" | grep -q shared ||
-		{ echo "in_mntns.sh: $share is not a shared mount" >&2; exit 1; }
+		{ echo "lib_mntns.sh: $share is not a shared mount" >&2; exit 1; }
 	while IFS= read -r t; do
 		case $t in "$share" | "$share"/*) continue ;; esac
 		mount --make-private "$t"
@@ -78,11 +78,11 @@ overlay_at() {
 for g in "${grafts[@]}"; do
 	src=${g%%=*}
 	tgt=${g#*=}
-	[ -d "$src" ] || { echo "in_mntns.sh: $src is not a directory" >&2; exit 1; }
+	[ -d "$src" ] || { echo "lib_mntns.sh: $src is not a directory" >&2; exit 1; }
 	if [ ! -d "$tgt" ]; then
 		anc=$(dirname "$tgt")
 		while [ ! -d "$anc" ]; do anc=$(dirname "$anc"); done
-		[ "$anc" != / ] || { echo "in_mntns.sh: will not overlay / for $tgt" >&2; exit 1; }
+		[ "$anc" != / ] || { echo "lib_mntns.sh: will not overlay / for $tgt" >&2; exit 1; }
 		overlay_at "$anc"
 		mkdir -p "$tgt"
 	fi

@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# docs_check.sh - the architecture page and the configuration reference
+# against the tree, and the dependency rules docs/architecture.md states.
+# No root, no build, no network: reads files only.  Checks:
+#   files     every *.c/*.h under netd/ dnsproxy/ common/ cni-plugin/ is named
+#             (by its path) in docs/architecture.md
+#   paths     every path docs/architecture.md names exists
+#   dnsproxy  no #include "netd/..." under dnsproxy/
+#   common    common/ includes only common/ headers (and system ones)
+#   ctl       netd/ctl.[ch] and netd/ctlreq.[ch] include nothing of the daemon
+#             (they reach it only through struct ctl_ops)
+#   cycles    no include cycle between modules (a module: netd/daemon.[ch] +
+#             netd/daemon/, netd/fw.h + netd/fw/, each other netd/STEM.[ch],
+#             dnsproxy/, common/, cni-plugin/)
+#   internal  netd/daemon/internal.h is included only by the daemon's files;
+#             dnsproxy/proxy_int.h only by the proxy's own .c files;
+#             netd/fw/ internals only inside netd/fw/ (tests aside)
+#   nftables  netd/fw/nl.c is the only file that opens a netlink socket among
+#             the files that speak nf_tables (NFT_MSG_*), and no file outside
+#             netd/fw/ builds nf_tables messages
+#   pure      the files the "Pure modules" line of docs/architecture.md lists
+#             open no file or socket, log nothing, read no clock, use no event loop
+#   config    the keys netd/config.c accepts (its names[] arrays) are exactly
+#             the keys of docs/configuration.md's table
+#   front     README.md is at most 300 lines with `make deps` and `make test`
+#             in its first 25; docs/README.md links every docs/*.md page
+# Ends with "N passed, N failed"; exit 1 if any failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+exec python3 - "$@" <<'PY'
+import glob
+import os
+import re
+import sys
+
+passed = failed = 0
+
+
+def check(name, problems):
+    global passed, failed
+    if problems:
+        failed += 1
+        print(f"FAIL {name}:")
+        for p in problems:
+            print(f"  {p}")
+    else:
+        passed += 1
+        print(f"ok   {name}")
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+ARCH = "docs/architecture.md"
+CONF = "docs/configuration.md"
+arch = read(ARCH)
+product = sorted(f for d in ("netd", "dnsproxy", "common", "cni-plugin")
+                 for f in glob.glob(d + "/**/*.[ch]", recursive=True))
+includes = {f: re.findall(r'^\s*#\s*include\s+"([^"]+)"', read(f), re.M) for f in product}
+
+# -- files: every product file named by its path
+named = set(re.findall(r"[A-Za-z0-9_./+-]+", arch))
+check("files: every product file is named in " + ARCH,
+      [f"{f} is not named" for f in product if f not in named])
+
+# -- paths: every path the page names exists.  A path: `...` or a bare word
+# starting with a top-level folder; NAME/PID placeholders, globs and
+# build/ outputs are not paths of the tree.
+TOP = ("netd/", "dnsproxy/", "common/", "cni-plugin/", "policies/", "deploy/",
+       "tests/", "docs/", ".ci/")
+missing = []
+for tok in sorted(set(re.findall(r"(?<![A-Za-z0-9_./-])((?:%s)[A-Za-z0-9_./+-]*)" %
+                                 "|".join(re.escape(t) for t in TOP), arch))):
+    tok = tok.rstrip(".,:;)")
+    if re.search(r"[*]|NAME|PID|\.\.\.|X$", tok):
+        continue
+    m = re.fullmatch(r"(.*)\.\[([a-z]+)\]", tok)	# netd/ctl.[ch]
+    cands = [m.group(1) + "." + c for c in m.group(2)] if m else [tok]
+    for c in cands:
+        if not os.path.exists(c):
+            missing.append(f"{ARCH} names {c}, which does not exist")
+check("paths: every path " + ARCH + " names exists", missing)
+
+# -- dnsproxy: never includes netd/
+check("dnsproxy: no #include \"netd/...\" under dnsproxy/",
+      [f"{f} includes {h}" for f, hs in includes.items() if f.startswith("dnsproxy/")
+       for h in hs if h.startswith("netd/")])
+
+# -- common: includes nothing above it
+check("common: common/ includes only common/ headers",
+      [f"{f} includes {h}" for f, hs in includes.items() if f.startswith("common/")
+       for h in hs if not h.startswith("common/")])
+
+# -- ctl: the control API reaches the daemon only through struct ctl_ops
+CTL = ("netd/ctl.c", "netd/ctl.h", "netd/ctlreq.c", "netd/ctlreq.h")
+check("ctl: netd/ctl* include nothing of netd/daemon*",
+      [f"{f} includes {h}" for f in CTL for h in includes.get(f, [])
+       if h.startswith("netd/daemon")])
+
+
+# -- cycles between modules
+def module(f):
+    if f.startswith(("netd/daemon/", "netd/daemon.")):
+        return "netd/daemon"
+    if f.startswith(("netd/fw/", "netd/fw.")):
+        return "netd/fw"
+    if f.startswith("netd/"):
+        return os.path.splitext(f)[0]
+    return f.split("/")[0]
+
+
+graph = {}
+for f, hs in includes.items():
+    for h in hs:
+        if module(h) != module(f):
+            graph.setdefault(module(f), {}).setdefault(module(h), f"{f} includes {h}")
+
+
+def cycles():
+    found, color, stack = [], {}, []
+
+    def visit(v):
+        color[v] = 1
+        stack.append(v)
+        for w in sorted(graph.get(v, {})):
+            if color.get(w) == 1:
+                ring = stack[stack.index(w):] + [w]
+                found.append(" -> ".join(ring) + "  (" +
+                             "; ".join(graph[a][b] for a, b in zip(ring, ring[1:])) + ")")
+            elif not color.get(w):
+                visit(w)
+        stack.pop()
+        color[v] = 2
+
+    for v in sorted(graph):
+        if not color.get(v):
+            visit(v)
+    return found
+
+
+check("cycles: no include cycle between modules (netd/ctl <-> netd/daemon among them)", cycles())
+
+# -- internal headers stay inside their module
+bad = []
+for f, hs in includes.items():
+    for h in hs:
+        if h == "netd/daemon/internal.h" and module(f) != "netd/daemon":
+            bad.append(f"{f} includes {h}")
+        if h == "dnsproxy/proxy_int.h" and not f.startswith("dnsproxy/"):
+            bad.append(f"{f} includes {h}")
+        if h.startswith("netd/fw/") and not f.startswith("netd/fw/"):
+            bad.append(f"{f} includes {h}")
+check("internal: daemon/internal.h, proxy_int.h, netd/fw/*.h stay in their module", bad)
+
+# -- nftables: one socket, one folder
+bad = []
+for f in product:
+    text = read(f)
+    speaks = re.search(r"\bNFT_MSG_|nftnl_batch|NFNL_SUBSYS_NFTABLES", text)
+    if speaks and not f.startswith("netd/fw/") and f != "netd/fw.h":
+        bad.append(f"{f} builds nf_tables messages outside netd/fw/")
+    if f.startswith("netd/fw/") and f != "netd/fw/nl.c" and \
+            re.search(r"\bmnl_socket_open2?\s*\(|\bsocket\s*\(", text):
+        bad.append(f"{f} opens a socket (only netd/fw/nl.c may)")
+check("nftables: netd/fw/nl.c is the only nf_tables socket", bad)
+
+# -- pure modules
+m = re.search(r"^\*\*Pure modules\*\*(.*?)(?:\n\n)", arch, re.M | re.S)
+pure = re.findall(r"`([a-z-]+/[A-Za-z0-9_./-]+\.[ch])`", m.group(1)) if m else []
+bad = [] if pure else [f"{ARCH} has no \"**Pure modules**\" paragraph naming files"]
+FORBIDDEN = [
+    (r'#\s*include\s*<(event2/|ares\.h|fcntl\.h|unistd\.h|dirent\.h|sys/stat\.h|sys/inotify\.h)',
+     "includes an I/O or event header"),
+    (r'#\s*include\s*"common/(clock|fsutil|httpc)\.h"', "includes a clock, file or socket helper"),
+    (r"\b(socket|open|openat|fopen|opendir|read|write|recv|recvmsg|send|sendmsg|sendto|"
+     r"mnl_socket_open2?|clock_gettime|gettimeofday)\s*\(", "calls"),
+    (r"\blog_(err|warn|info|debug)\s*\(", "logs:"),
+]
+for f in pure:
+    if not os.path.exists(f):
+        continue	# reported by "paths"
+    text = re.sub(r"/\*.*?\*/", "", read(f), flags=re.S)	# not in comments
+    for rx, what in FORBIDDEN:
+        for hit in sorted(set(mm.group(0) for mm in re.finditer(rx, text))):
+            bad.append(f"{f} {what} {hit.strip()}")
+check("pure: the pure modules do no I/O, logging or clock reads", bad)
+
+# -- config keys: netd/config.c's names[] vs docs/configuration.md's table
+src = read("netd/config.c")
+accepted = set()
+sections = {}
+for fn, body in re.findall(r"^static int (parse_\w+)\([^)]*\)\s*\{(.*?)^\}", src, re.M | re.S):
+    nm = re.search(r"names\[\]\s*=\s*\{(.*?)\}", body, re.S)
+    if nm:
+        sections[fn[len("parse_"):]] = re.findall(r'"([a-z0-9_]+)"', nm.group(1))
+top = sections.pop("doc", [])
+for key in top:
+    if key in sections:
+        accepted.update(f"{key}.{k}" for k in sections[key])
+    else:
+        accepted.add(key)
+conf = read(CONF)
+documented = set()
+for line in conf.splitlines():
+    if line.startswith("| `"):
+        first = line.split("|")[1]
+        documented.update(re.findall(r"`([a-z0-9_.]+)`", first))
+bad = [] if top else ["found no names[] in netd/config.c's parse_doc()"]
+bad += [f"{k}: accepted by netd/config.c, not in {CONF}'s table" for k in sorted(accepted - documented)]
+bad += [f"{k}: in {CONF}'s table, not accepted by netd/config.c" for k in sorted(documented - accepted)]
+check(f"config: netd/config.c's keys = {CONF}'s table ({len(accepted)} keys)", bad)
+
+# -- the example config names every key (commented out, with its default)
+EXAMPLE = "deploy/netd.yaml.example"
+ex = read(EXAMPLE)
+seen = set()
+section = None
+for line in ex.splitlines():
+    mm = re.match(r"^(\s*)#?\s*([a-z0-9_]+):", line)
+    if not mm or line.lstrip().startswith("# "):
+        continue
+    indent, key = mm.group(1), mm.group(2)
+    if not indent:
+        section = key if key in sections else None
+        seen.add(key)
+    elif section:
+        seen.add(f"{section}.{key}")
+bad = [f"{k}: accepted by netd/config.c, not in {EXAMPLE}" for k in sorted(accepted - seen)]
+check(f"example: {EXAMPLE} shows every key netd/config.c accepts", bad)
+
+# -- the front door and the table of contents
+readme = read("README.md").splitlines()
+bad = [f"README.md has {len(readme)} lines (at most 300)"] if len(readme) > 300 else []
+first = "\n".join(readme[:25])
+bad += [f"README.md's first screen (25 lines) lacks `{c}`" for c in ("make deps", "make test")
+        if c not in first]
+toc = read("docs/README.md")
+bad += [f"docs/README.md does not list {os.path.basename(p)}"
+        for p in sorted(glob.glob("docs/*.md"))
+        if p != "docs/README.md" and f"]({os.path.basename(p)})" not in toc]
+check("front door: README.md <= 300 lines, two commands first; docs/README.md lists every page",
+      bad)
+
+print(f"docs_check: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
+PY

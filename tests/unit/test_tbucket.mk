@@ -1,0 +1,1 @@
+test_tbucket_SRC :=
