@@ -13,7 +13,7 @@
 
 CC      ?= gcc
 CLANG   ?= clang
-PKGS    := libnftnl libmnl libcares libevent libevent_pthreads yaml-0.1 jansson libpsl libsystemd
+PKGS    := libnftnl libmnl libnetfilter_queue libcares libevent libevent_pthreads yaml-0.1 jansson libpsl libsystemd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN    := -Wall -Wextra -Wshadow -Wformat=2 -Wno-unused-parameter -Wmissing-prototypes
@@ -137,10 +137,17 @@ build/test/acct_burst: tests/integ/acct_burst.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -std=gnu11 -O2 -Wall -o $@ $<
 
-TEST_HELPERS := build/asan/golden/fw_golden build/asan/integ/link_driver \
+TEST_HELPERS := build/asan/golden/fw_golden build/asan/integ/link_driver build/asan/integ/tap_driver \
 		build/asan/integ/proxy_harness build/test/acct_burst
 
 asan: build/asan/netd $(if $(CNI_SRC),build/asan/netd-cni) $(UNIT_BINS) $(REPLAY_BINS) $(TEST_HELPERS) ## ASan+UBSan build of everything the tests run (build/asan/)
+
+# The real guest the microVM tests boot (tests/microvm/): Debian's cloud
+# kernel and a busybox initramfs from `apt-get download`, cached in
+# build/microvm/ (a rebuild downloads nothing).  Phony: the script decides
+# whether anything changed.
+microvm-guest: ## the microVM test guest: kernel + busybox initramfs (build/microvm/)
+	$(Q)tests/microvm/build.sh build/microvm
 
 # ---- libFuzzer ---------------------------------------------------------
 FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -g -O1
@@ -166,7 +173,7 @@ demo: build/netd ## build, then run the embedded demo world (root)
 
 # test runs every stage in one tests/run.sh, so it ends with one
 # "N passed, N failed" line; each stage alone is below it.
-test: asan ## the whole suite: unit + replay + golden + integ (root, ~13 min)
+test: asan microvm-guest ## the whole suite: unit + replay + golden + integ (root, ~13 min)
 	$(Q)tests/run.sh
 
 unit: $(UNIT_BINS) ## unit tests (cmocka), no root
@@ -178,7 +185,7 @@ replay: $(REPLAY_BINS) ## every fuzz target's corpus and crash reproducers, repl
 golden: build/asan/golden/fw_golden ## golden ruleset tests (tests/golden/run.sh)
 	$(Q)tests/run.sh --stage golden
 
-integ: asan ## integration tests in private worlds (root); FILTER=NAME for some
+integ: asan microvm-guest ## integration tests in private worlds (root); FILTER=NAME for some
 	$(Q)tests/run.sh --stage integ $(FILTER)
 
 bench: build/netd ## side-by-side benchmark against the peers (root)
@@ -191,7 +198,7 @@ help: ## this list
 	@echo "make [TARGET] [V=1] [CI=true]"
 	@sed -nE 's/^([a-z][a-z_-]*):.*## (.*)$$/  \1\t\2/p' $(firstword $(MAKEFILE_LIST)) | expand -t 12
 
-.PHONY: all asan deps demo test unit replay golden integ fuzz bench clean help image-rootfs
+.PHONY: all asan microvm-guest deps demo test unit replay golden integ fuzz bench clean help image-rootfs
 
 # ---- install (docs/install.md) -------------------------------------------
 #   make install [DESTDIR=/tmp/stage] [PREFIX=/usr/local] [sbindir=...]

@@ -43,6 +43,7 @@ void proxy_stats_pin(struct proxy_stats *st, uint64_t us)
 {
 	st->pins_sent++;
 	st->pin_hist[us < PROXY_PIN_HIST_US ? us : PROXY_PIN_HIST_US]++;
+	st->pin_sum_us += us;
 	if (us > st->pin_max_us)
 		st->pin_max_us = us;
 }

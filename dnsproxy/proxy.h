@@ -88,6 +88,7 @@ struct proxy_stats {
 	uint64_t pins_skipped;	/* answers whose pins the kernel already covered */
 	uint64_t pin_hist[PROXY_PIN_HIST_US + 1];	/* batch latency, us; last = more */
 	uint64_t pin_max_us;
+	uint64_t pin_sum_us;	/* all batches together (the histogram's _sum) */
 	uint64_t limit_qps, limit_outstanding, limit_pins, limit_name;	/* refusals */
 	uint64_t tunnel_suspect;	/* queries with long high-entropy labels */
 	uint64_t pins_tracked;	/* live pin elements over all sandboxes */

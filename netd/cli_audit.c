@@ -27,10 +27,55 @@
 #define AUDIT_SUMMARY_MAX 65536		/* (sandbox, domain) rows */
 
 static const char audit_usage[] =
-	"usage: netd audit [--file PATH] [-f] [--sandbox NAME] [--event EVENT]\n"
-	"                  [--domain NAME|*.SUFFIX] [--since T] [--until T]\n"
-	"                  [--json | --summary [--json]]\n"
+	"usage: netd audit [--file PATH] [-f [--from-start]] [--last N] [--sandbox NAME]\n"
+	"                  [--event EVENT] [--domain NAME|*.SUFFIX] [--verdict allow|deny]\n"
+	"                  [--reason REASON] [--dst ADDR|CIDR] [--port N]\n"
+	"                  [--since T] [--until T] [--json | --summary [--json]]\n"
+	"  -f: follow from the end of the log (like tail -f); --from-start: replay it first\n"
+	"  --last N: only the last N matching records (then follow, with -f)\n"
 	"  T: RFC 3339 UTC (2026-11-30T06:00:00Z, or a prefix of it) or N[smhd] ago\n";
+
+#define AUDIT_LAST_MAX 1000000	/* --last N at most */
+
+const char *cli_audit_verdict(const json_t *rec)
+{
+	const char *ev = json_string_value(json_object_get(rec, "event"));
+	const char *v = json_string_value(json_object_get(rec, "verdict"));
+
+	if (v)
+		return v;
+	if (!ev)
+		return NULL;
+	if (strcmp(ev, "deny") == 0 || strcmp(ev, "deny_suppressed") == 0)
+		return "deny";
+	if (strncmp(ev, "conn", 4) == 0 && (ev[4] == '\0' || strcmp(ev + 4, "_open") == 0 ||
+					    strcmp(ev + 4, "_update") == 0 ||
+					    strcmp(ev + 4, "_late") == 0))
+		return "allow";
+	return NULL;
+}
+
+/* Is @s an address inside @p? */
+static bool in_prefix(const struct prefix *p, const char *s)
+{
+	struct addr a;
+
+	return s && addr_parse(s, &a) == 0 && a.family == p->addr.family && prefix_contains(p, &a);
+}
+
+static bool dst_match(const struct prefix *p, const json_t *rec)
+{
+	const json_t *ans = json_object_get(rec, "answers");
+	size_t i;
+	const json_t *v;
+
+	if (in_prefix(p, json_string_value(json_object_get(rec, "dst"))))
+		return true;
+	json_array_foreach(ans, i, v)
+		if (in_prefix(p, json_string_value(v)))
+			return true;
+	return false;
+}
 
 static const char *str(const json_t *o, const char *k)
 {
@@ -49,6 +94,15 @@ bool cli_audit_match(const struct audit_filter *f, const json_t *rec)
 	if (f->since[0] && (!ts || strcmp(ts, f->since) < 0))
 		return false;
 	if (f->until[0] && (!ts || strncmp(ts, f->until, strlen(f->until)) > 0))
+		return false;
+	if (f->verdict && (!cli_audit_verdict(rec) || strcmp(cli_audit_verdict(rec), f->verdict) != 0))
+		return false;
+	if (f->reason && (!str(rec, "reason") || strcmp(str(rec, "reason"), f->reason) != 0))
+		return false;
+	if (f->port >= 0 && (!json_is_integer(json_object_get(rec, "dport")) ||
+			     json_integer_value(json_object_get(rec, "dport")) != f->port))
+		return false;
+	if (f->has_dst && !dst_match(&f->dst, rec))
 		return false;
 	if (f->domain) {
 		const char *d = str(rec, "domain") ? str(rec, "domain") : str(rec, "qname");
@@ -105,9 +159,10 @@ int cli_audit_time(const char *arg, long long now, char *out, size_t sz)
 static struct cli_table *table_new(void)
 {
 	static const char *const head[] = { "TIME", "EVENT", "SANDBOX", "PROTO", "DESTINATION",
-					    "DOMAIN", "BYTES_OUT", "BYTES_IN", "DETAIL" };
+					    "DOMAIN", "QTYPE", "RCODE", "BYTES_OUT", "BYTES_IN",
+					    "DETAIL" };
 
-	return cli_table_new(9, head, "llllllrrl");
+	return cli_table_new(11, head, "llllllllrrl");
 }
 
 /* A field for a table cell: printable ASCII only (the log is not trusted). */
@@ -152,12 +207,18 @@ static int table_row(struct cli_table *t, const json_t *r)
 	if (ev && strcmp(ev, "sandbox") == 0)
 		detail = str(r, "action");
 	{
-		char c7[16];
+		char c7[16], c8[16], c9[16], det[340];
+		const json_t *cnt = json_object_get(r, "count");
 		const char *row[] = { cell(str(r, "ts"), c5, sizeof(c5)), cell(ev, c6, sizeof(c6)),
 				      cell(str(r, "sandbox"), c2, sizeof(c2)),
-				      cell(str(r, "proto"), c7, sizeof(c7)), dst, c4, out, in,
-				      cell(detail, c3, sizeof(c3)) };
+				      cell(str(r, "proto"), c7, sizeof(c7)), dst, c4,
+				      cell(str(r, "qtype"), c8, sizeof(c8)),
+				      cell(str(r, "rcode"), c9, sizeof(c9)), out, in, det };
 
+		/* A folded deny: its packets (the SYN and its retransmits). */
+		snprintf(det, sizeof(det), "%s", cell(detail, c3, sizeof(c3)));
+		if (json_is_integer(cnt) && json_integer_value(cnt) > 1)
+			snprintf(det, sizeof(det), "%s x%lld", c3, (long long)json_integer_value(cnt));
 		return cli_table_add(t, row);
 	}
 }
@@ -179,13 +240,14 @@ static void summary_add(struct summary *s, const json_t *r)
 {
 	const char *ev = str(r, "event"), *sb = str(r, "sandbox"), *dom = str(r, "domain");
 	struct sum_row *row = NULL;
-	bool conn, deny;
+	bool conn, deny, late;
 
 	if (!ev || !sb)
 		return;
 	conn = strcmp(ev, "conn") == 0;
 	deny = strcmp(ev, "deny") == 0;
-	if (!conn && !deny)
+	late = strcmp(ev, "conn_late") == 0;	/* bytes after the conn record: no new conn */
+	if (!conn && !deny && !late)
 		return;
 	if (!dom)
 		dom = "-";
@@ -217,12 +279,15 @@ static void summary_add(struct summary *s, const json_t *r)
 		}
 		s->n++;
 	}
-	if (conn) {
-		row->conns++;
+	if (conn || late) {
+		row->conns += conn;
 		row->bytes_out += (unsigned long long)json_integer_value(json_object_get(r, "bytes_out"));
 		row->bytes_in += (unsigned long long)json_integer_value(json_object_get(r, "bytes_in"));
 	} else {
-		row->denied++;
+		/* A folded record stands for "count" packets (older records: one). */
+		json_int_t c = json_integer_value(json_object_get(r, "count"));
+
+		row->denied += c > 0 ? (unsigned long long)c : 1;
 	}
 }
 
@@ -296,7 +361,60 @@ struct reader {
 	char *line;
 	size_t len;
 	bool skipping;	/* inside an overlong line */
+	/* --last N: the last N matching lines of the backlog wait here */
+	char **ring;
+	size_t last_n, ring_n, ring_head;
+	bool collecting;
 };
+
+/* One matching record out: summary, the line itself (--json) or a row. */
+static void emit(struct reader *rd, const json_t *r, const char *line, size_t len)
+{
+	if (rd->summary)
+		summary_add(&rd->sum, r);
+	else if (rd->json)
+		printf("%.*s\n", (int)len, line);
+	else if (table_row(rd->table, r) < 0)
+		rd->bad++;	/* out of memory: counted with the unreadable */
+}
+
+/* Keep @line as one of the last N; the oldest goes. */
+static void ring_push(struct reader *rd, const char *line, size_t len)
+{
+	size_t at = (rd->ring_head + rd->ring_n) % rd->last_n;
+	char *copy = strndup(line, len);
+
+	if (!copy) {
+		rd->bad++;
+		return;
+	}
+	if (rd->ring_n == rd->last_n) {
+		free(rd->ring[rd->ring_head]);
+		rd->ring[rd->ring_head] = copy;
+		rd->ring_head = (rd->ring_head + 1) % rd->last_n;
+	} else {
+		rd->ring[at] = copy;
+		rd->ring_n++;
+	}
+}
+
+/* The backlog is read: the kept lines out, oldest first; later ones go straight out. */
+static void ring_flush(struct reader *rd)
+{
+	for (size_t i = 0; i < rd->ring_n; i++) {
+		char *l = rd->ring[(rd->ring_head + i) % rd->last_n];
+		json_t *r = json_loads(l, 0, NULL);
+
+		if (r)
+			emit(rd, r, l, strlen(l));
+		json_decref(r);
+		free(l);
+	}
+	free(rd->ring);
+	rd->ring = NULL;
+	rd->ring_n = 0;
+	rd->collecting = false;
+}
 
 static void handle_line(struct reader *rd, const char *line, size_t len)
 {
@@ -309,12 +427,10 @@ static void handle_line(struct reader *rd, const char *line, size_t len)
 		return;
 	}
 	if (cli_audit_match(rd->f, r)) {
-		if (rd->summary)
-			summary_add(&rd->sum, r);
-		else if (rd->json)
-			printf("%.*s\n", (int)len, line);
-		else if (table_row(rd->table, r) < 0)
-			rd->bad++;	/* out of memory: counted with the unreadable */
+		if (rd->collecting)
+			ring_push(rd, line, len);
+		else
+			emit(rd, r, line, len);
 	}
 	json_decref(r);
 }
@@ -361,6 +477,8 @@ static int follow(struct reader *rd, const char *path, int fd)
 
 		if (r < 0)
 			return r;
+		if (rd->collecting)
+			ring_flush(rd);
 		/* The backlog sizes the columns; later rows keep those widths. */
 		if (rd->table)
 			cli_table_print(rd->table, stdout);
@@ -432,11 +550,11 @@ int cli_audit_locate(const char *socket_path, const char *config_path, char *out
 
 int cli_audit(int argc, char **argv, const char *socket_path)
 {
-	struct audit_filter f = { 0 };
+	struct audit_filter f = { .port = -1 };
 	struct reader rd = { .f = &f };
 	const char *path = NULL, *how = "--file";
 	char found[4096];
-	bool follow_mode = false;
+	bool follow_mode = false, from_start = false;
 	int fd, r;
 
 	for (int i = 1; i < argc; i++) {
@@ -444,6 +562,47 @@ int cli_audit(int argc, char **argv, const char *socket_path)
 
 		if (strcmp(a, "-f") == 0 || strcmp(a, "--follow") == 0) {
 			follow_mode = true;
+		} else if (strcmp(a, "--from-start") == 0) {
+			from_start = true;
+		} else if (v && (strcmp(a, "--last") == 0 || strcmp(a, "--port") == 0)) {
+			char *end;
+			long n;
+
+			errno = 0;
+			n = strtol(v, &end, 10);
+			if (errno || *end || end == v || n < (a[2] == 'l' ? 1 : 0) ||
+			    n > (a[2] == 'l' ? AUDIT_LAST_MAX : 65535)) {
+				fprintf(stderr, "netd audit: %s: bad number \"%s\" (%s)\n", a, v,
+					a[2] == 'l' ? "1-1000000" : "0-65535");
+				return CLI_USAGE;
+			}
+			if (a[2] == 'l')
+				rd.last_n = (size_t)n;
+			else
+				f.port = (int)n;
+			i++;
+		} else if (v && strcmp(a, "--verdict") == 0) {
+			if (strcmp(v, "allow") != 0 && strcmp(v, "deny") != 0) {
+				fprintf(stderr, "netd audit: --verdict: allow or deny, not \"%s\"\n", v);
+				return CLI_USAGE;
+			}
+			f.verdict = v, i++;
+		} else if (v && strcmp(a, "--reason") == 0) {
+			f.reason = v, i++;
+		} else if (v && strcmp(a, "--dst") == 0) {
+			struct addr one;
+
+			if (prefix_parse(v, &f.dst) == 0) {
+				f.has_dst = true;
+			} else if (addr_parse(v, &one) == 0) {
+				f.dst.addr = one;
+				f.dst.plen = one.family == AF_INET ? 32 : 128;
+				f.has_dst = true;
+			} else {
+				fprintf(stderr, "netd audit: --dst: \"%s\" is not an address or CIDR\n", v);
+				return CLI_USAGE;
+			}
+			i++;
 		} else if (strcmp(a, "--json") == 0) {
 			rd.json = true;
 		} else if (strcmp(a, "--summary") == 0) {
@@ -454,8 +613,9 @@ int cli_audit(int argc, char **argv, const char *socket_path)
 			f.sandbox = v, i++;
 		} else if (v && strcmp(a, "--event") == 0) {
 			static const char *const events[] = {
-				"dns", "dns_suppressed", "conn", "conn_update", "conn_open", "deny",
-				"deny_suppressed", "sandbox", "policy_reload", NULL
+				"dns", "dns_suppressed", "conn", "conn_open", "conn_update",
+				"conn_late", "deny", "deny_suppressed", "sandbox", "policy_reload",
+				"netd", NULL
 			};
 			size_t k;
 
@@ -463,8 +623,8 @@ int cli_audit(int argc, char **argv, const char *socket_path)
 				;
 			if (!events[k]) {
 				fprintf(stderr, "netd audit: unknown event \"%s\" (dns, dns_suppressed, "
-					"conn, conn_update, conn_open, deny, deny_suppressed, sandbox, "
-					"policy_reload)\n", v);
+					"conn, conn_open, conn_update, conn_late, deny, deny_suppressed, "
+					"sandbox, policy_reload, netd)\n", v);
 				return CLI_USAGE;
 			}
 			f.event = v, i++;
@@ -515,7 +675,17 @@ int cli_audit(int argc, char **argv, const char *socket_path)
 		cli_table_free(rd.table);
 		return r == ENOENT ? CLI_NOT_FOUND : CLI_FAILED;
 	}
+	if (rd.last_n) {
+		rd.ring = calloc(rd.last_n, sizeof(*rd.ring));
+		rd.collecting = rd.ring != NULL;
+	}
+	/* -f is tail -f: only what is written from now on, unless asked
+	 * for the backlog (--from-start) or its end (--last N). */
+	if (follow_mode && !from_start && !rd.last_n)
+		lseek(fd, 0, SEEK_END);
 	r = follow_mode ? follow(&rd, path, fd) : read_all(&rd, fd);
+	if (rd.collecting)
+		ring_flush(&rd);
 	close(fd);
 	if (rd.table) {
 		cli_table_print(rd.table, stdout);

@@ -10,17 +10,32 @@
 
 #include <jansson.h>
 
+#include "common/addr.h"
+
 struct audit_filter {
 	const char *sandbox;	/* exact; NULL = any */
 	const char *event;	/* exact ("conn", "deny", "dns", ...); NULL = any */
 	const char *domain;	/* exact, or "*.example.com" for names below; NULL = any */
 	char since[40];		/* RFC 3339 UTC, compared with "ts"; "" = no bound */
 	char until[40];
+	const char *verdict;	/* "allow" or "deny"; NULL = any (see cli_audit_verdict()) */
+	const char *reason;	/* exact "reason"; NULL = any */
+	bool has_dst;		/* dst: "dst" (or a DNS record's "answers") inside it */
+	struct prefix dst;
+	int port;		/* "dport"; -1 = any */
 };
 
 /*
+ * cli_audit_verdict() - a record's verdict: its "verdict" (dns), "deny"
+ * for deny and deny_suppressed, "allow" for conn, conn_open, conn_update
+ * and conn_late; NULL for the others (sandbox, netd, policy_reload ...).  Pure.
+ */
+const char *cli_audit_verdict(const json_t *rec);
+
+/*
  * cli_audit_match() - does record @rec pass @f?  "domain" is matched
- * against the record's "domain" (conn, deny) or "qname" (dns).  Pure.
+ * against the record's "domain" (conn, deny) or "qname" (dns); "dst"
+ * against "dst" or any of a dns record's "answers".  Pure.
  */
 bool cli_audit_match(const struct audit_filter *f, const json_t *rec);
 

@@ -23,8 +23,10 @@ static const struct help helps[] = {
 	{ "sandbox",
 	  "usage: netd sandbox create|list|show|delete ...\n"
 	  "  create NAME --policy P [--netns PATH | --pid PID] [--ifname IF] [--mode M] [--json]\n"
+	  "  create NAME --policy P --tap [--tap-name TAP] [--tap-owner UID[:GID]]\n"
+	  "         [--tap-queues N] [--tap-mtu N] [--mode M] [--json]\n"
 	  "  list [--json]\n"
-	  "  show NAME\n"
+	  "  show NAME [--json]\n"
 	  "  delete NAME\n"
 	  "`netd sandbox SUBCOMMAND --help` for each.\n" },
 	{ "sandbox create",
@@ -40,17 +42,25 @@ static const struct help helps[] = {
 	  "  --mode M       audit: deny nothing, mark what enforce would deny in the audit\n"
 	  "                 log; enforce: enforce even if the policy says mode: audit.\n"
 	  "                 Default: the policy's mode (docs/policy-workflow.md)\n"
-	  "  --json         print the daemon's record as JSON\n" },
+	  "  --json         print the daemon's record as JSON\n"
+	  "A microVM's sandbox (docs/microvm.md): --tap makes a persistent tap in netd's\n"
+	  "namespace instead, for the VMM (Firecracker, QEMU, Cloud Hypervisor) to open.\n"
+	  "  --tap               a tap, not a veth; no namespace\n"
+	  "  --tap-name TAP      its name (default ndt + 4 hex digits)\n"
+	  "  --tap-owner U[:G]   the user (and group; numbers or names) whose VMM may\n"
+	  "                      open it (default: the user running this command)\n"
+	  "  --tap-queues N      multi-queue tap, N queues (1-256; default 1)\n"
+	  "  --tap-mtu N         the tap's and guest's MTU (default 1500 or the uplink's)\n" },
 	{ "sandbox list",
 	  "usage: netd sandbox list [--json]\n"
 	  "List sandboxes with their addresses, DNS and traffic counters.\n"
 	  "  --json   a JSON array instead of the table\n" },
 	{ "sandbox show",
-	  "usage: netd sandbox show NAME\n"
-	  "Print sandbox NAME's record as JSON.\n" },
+	  "usage: netd sandbox show NAME [--json]\n"
+	  "Print sandbox NAME's record as JSON (--json changes nothing).\n" },
 	{ "sandbox delete",
 	  "usage: netd sandbox delete NAME\n"
-	  "Delete sandbox NAME: its rules, pins, veth and (if netd made it) its netns.\n" },
+	  "Delete sandbox NAME: its rules, pins, veth or tap and (if netd made it) its netns.\n" },
 	{ "exec",
 	  "usage: netd exec [--user USER[:GROUP]] [--no-caps] NAME -- COMMAND [ARG...]\n"
 	  "Run COMMAND inside sandbox NAME's network namespace, with its resolv.conf,\n"

@@ -78,6 +78,7 @@ int config_init(struct config *c)
 	c->min_ttl_s = 5;
 	c->max_ttl_s = 3600;
 	c->reload_cut_removed = true;
+	c->fast_path = true;
 	c->dns_udp_gso = true;
 	c->dns_upstream_deadline_ms = PROXY_DEADLINE_DEFAULT_MS;
 	c->deny_rcode = 3;	/* NXDOMAIN, RFC 1035 4.1.1 */
@@ -85,6 +86,7 @@ int config_init(struct config *c)
 	c->audit_rotate_bytes = 100u << 20;
 	c->audit_keep = 5;
 	c->conn_update_interval_s = 60;
+	c->conn_open = true;
 	return 0;
 }
 
@@ -524,7 +526,7 @@ static int parse_log_level(struct ctx *cx, const struct yamlx_node *n, struct co
 static int parse_audit(struct ctx *cx, const struct yamlx_node *n, struct config *c)
 {
 	static const char *const names[] = { "rotate_size", "keep", "conn_update_interval",
-					     "conntrack_rcvbuf" };
+					     "conntrack_rcvbuf", "conn_open" };
 	const struct yamlx_node *v[NAMES_N];
 	unsigned long x;
 	int r;
@@ -562,7 +564,49 @@ static int parse_audit(struct ctx *cx, const struct yamlx_node *n, struct config
 			return r;
 		c->conntrack_rcvbuf_bytes = (uint32_t)x;
 	}
+	if (v[4])
+		return get_bool(cx, v[4], "audit.conn_open", &c->conn_open);
 	return 0;
+}
+
+/* metrics_listen: "ADDR:PORT", an IPv6 address in brackets ("[::1]:9153"). */
+static int parse_metrics_listen(struct ctx *cx, const struct yamlx_node *n, struct config *c)
+{
+	char buf[80], q[100];
+	char *port, *host = buf;
+	unsigned long x;
+
+	if (!yamlx_is_str(n))
+		return FAIL(cx, n, "metrics_listen: expected ADDR:PORT, got %s", yamlx_kind(n));
+	if (n->len == 0 || n->len >= sizeof(buf))
+		goto bad;
+	memcpy(buf, n->str, n->len);
+	buf[n->len] = '\0';
+	port = strrchr(buf, ':');
+	if (!port)
+		goto bad;
+	*port++ = '\0';
+	if (host[0] == '[') {
+		size_t hl = strlen(host);
+
+		if (hl < 3 || host[hl - 1] != ']')
+			goto bad;
+		host[hl - 1] = '\0';
+		host++;
+		if (!strchr(host, ':'))
+			goto bad;	/* brackets are for IPv6 only */
+	} else if (strchr(host, ':')) {
+		goto bad;	/* an IPv6 address needs brackets */
+	}
+	if (addr_parse(host, &c->metrics_addr) < 0 ||
+	    num_parse(port, strlen(port), 65535, &x) < 0 || x == 0)
+		goto bad;
+	c->metrics_port = (uint16_t)x;
+	return 0;
+bad:
+	memset(&c->metrics_addr, 0, sizeof(c->metrics_addr));
+	return FAIL(cx, n, "metrics_listen: '%s' is not ADDR:PORT (e.g. 127.0.0.1:9153, [::1]:9153)",
+		    yamlx_quote(n->str, n->len, q, sizeof(q)));
 }
 
 /* reload: { cut_removed: true|false } */
@@ -585,11 +629,32 @@ static int parse_reload(struct ctx *cx, const struct yamlx_node *n, struct confi
 	return 0;
 }
 
+/* dataplane: { fast_path: true|false } */
+static int parse_dataplane(struct ctx *cx, const struct yamlx_node *n, struct config *c)
+{
+	static const char *const names[] = { "fast_path" };
+	const struct yamlx_node *v[NAMES_N];
+	int r;
+
+	if (yamlx_is_null(n))
+		return 0;
+	if (n->type != YAMLX_MAP)
+		return FAIL(cx, n, "dataplane: expected a mapping, got %s (e.g. dataplane: { fast_path: false })",
+			    yamlx_kind(n));
+	r = yamlx_fields(n, cx->file, cx->err, "dataplane", names, NAMES_N, NULL, v);
+	if (r < 0)
+		return r;
+	if (v[0])
+		return get_bool(cx, v[0], "dataplane.fast_path", &c->fast_path);
+	return 0;
+}
+
 static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct config *c)
 {
 	static const char *const names[] = {
 		"socket", "state_dir", "policy_dir", "audit_log", "upstream",
 		"egress_interface", "pool", "dns", "log_level", "audit", "reload", "policy_watch",
+		"metrics_listen", "dataplane",
 	};
 	const struct yamlx_node *v[NAMES_N], *ttl_node = NULL;
 	int r = 0;
@@ -625,6 +690,10 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct confi
 	if (v[10] && (r = parse_reload(cx, v[10], c)) < 0)
 		return r;
 	if (v[11] && (r = get_bool(cx, v[11], "policy_watch", &c->policy_watch)) < 0)
+		return r;
+	if (v[12] && (r = parse_metrics_listen(cx, v[12], c)) < 0)
+		return r;
+	if (v[13] && (r = parse_dataplane(cx, v[13], c)) < 0)
 		return r;
 	if (c->min_ttl_s > c->max_ttl_s) {
 		const struct yamlx_node *at = ttl_node ? ttl_node : root;

@@ -18,6 +18,7 @@
  *          upstream_deadline_ms: 2500, never_pin_documentation: false }
  *   log_level: info
  *   audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 }
+ *   dataplane: { fast_path: true }           # false: established flows walk every rule
  */
 #ifndef NETD_CONFIG_H
 #define NETD_CONFIG_H
@@ -74,8 +75,17 @@ struct config {
 	uint32_t conn_update_interval_s;	/* conn_update lines for longer connections; 0 = none */
 	uint32_t conntrack_rcvbuf_bytes;	/* audit.conntrack_rcvbuf: conntrack event socket
 						 * receive buffer; 0 = acct's default (8 MiB) */
+	bool conn_open;		/* audit.conn_open: a conn_open record per allowed
+				 * connection (default true) */
+	/* metrics_listen: ADDR:PORT ("127.0.0.1:9153", "[::1]:9153") serving GET
+	 * /metrics over TCP; family 0 = off (the default) */
+	struct addr metrics_addr;
+	uint16_t metrics_port;
 	/* reload: { cut_removed: true } - a reload that removes a name also cuts live connections to it */
 	bool reload_cut_removed;
+	/* dataplane: { fast_path: true } - established, unmetered flows are accepted by
+	 * the first rule of forward (netd/fw.h, fw_config.no_fast_path) */
+	bool fast_path;
 };
 
 /* config_init() - fill @c with the defaults (documented in docs/configuration.md). */

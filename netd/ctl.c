@@ -13,6 +13,7 @@
  * letting a level-triggered listener spin and log on every turn.
  */
 #include "netd/ctl.h"
+#include "netd/metrics.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -358,7 +359,7 @@ static void handle_sandbox_create(struct ctl *c, struct evhttp_request *req)
 	json_decref(obj);
 }
 
-/* GET /v1/metrics: Prometheus text exposition format 0.0.4. */
+/* GET /metrics, /v1/metrics: Prometheus text exposition format 0.0.4. */
 static void reply_metrics(struct ctl *c, struct evhttp_request *req)
 {
 	struct evbuffer *buf = evbuffer_new();
@@ -368,12 +369,16 @@ static void reply_metrics(struct ctl *c, struct evhttp_request *req)
 
 	if (f) {
 		c->ops->metrics(c->ctx, f);
-		fprintf(f, "# TYPE netd_control_connections gauge\nnetd_control_connections %u\n"
-			"# TYPE netd_control_timed_out_total counter\nnetd_control_timed_out_total %llu\n"
-			"# TYPE netd_control_accept_errors_total counter\n"
-			"netd_control_accept_errors_total %llu\n",
-			c->stats.connections, (unsigned long long)c->stats.timed_out,
-			(unsigned long long)c->stats.accept_errors);
+		/* (on the unix socket only: the control API's own health) */
+		metrics_family(f, "netd_control_connections", "gauge",
+			       "Control API connections open now.");
+		metrics_u64(f, "netd_control_connections", NULL, c->stats.connections);
+		metrics_family(f, "netd_control_timed_out_total", "counter",
+			       "Control API connections closed by a timeout.");
+		metrics_u64(f, "netd_control_timed_out_total", NULL, c->stats.timed_out);
+		metrics_family(f, "netd_control_accept_errors_total", "counter",
+			       "Control API accept() failures.");
+		metrics_u64(f, "netd_control_accept_errors_total", NULL, c->stats.accept_errors);
 		fclose(f);
 	}
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
@@ -490,11 +495,13 @@ static void handle(struct evhttp_request *req, void *arg)
 			reply_status(c, req);
 		else
 			reply_error(req, 405, "use GET on /v1/status");
-	} else if (p.n == 2 && strcmp(p.seg[0], "v1") == 0 && strcmp(p.seg[1], "metrics") == 0) {
+	} else if ((p.n == 2 && strcmp(p.seg[0], "v1") == 0 && strcmp(p.seg[1], "metrics") == 0) ||
+		   (p.n == 1 && strcmp(p.seg[0], "metrics") == 0)) {
+		/* /metrics too: where Prometheus looks by default. */
 		if (cmd == EVHTTP_REQ_GET)
 			reply_metrics(c, req);
 		else
-			reply_error(req, 405, "use GET on /v1/metrics");
+			reply_error(req, 405, "use GET on /metrics");
 	} else if (p.n == 2 && strcmp(p.seg[0], "v1") == 0 && strcmp(p.seg[1], "sandboxes") == 0) {
 		if (cmd == EVHTTP_REQ_GET)
 			reply_json(req, 200, json_pack("{s:o}", "sandboxes", c->ops->sandboxes(c->ctx)));

@@ -2,7 +2,7 @@
  * ctl - the control API: HTTP/1.1 + JSON on a unix socket (libevent's
  * evhttp, jansson).  Versioned paths:
  *
- *   GET    /v1/status                GET  /v1/metrics
+ *   GET    /v1/status                GET  /v1/metrics (and /metrics)
  *   GET    /v1/sandboxes             POST /v1/sandboxes {name, policy, netns?, ifname?, ...}
  *   GET    /v1/sandboxes/NAME        DELETE /v1/sandboxes/NAME
  *   GET    /v1/policies              GET  /v1/policies/NAME

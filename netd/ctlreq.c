@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "netd/tap.h"
 
 static int bad(char *err, size_t errsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -61,11 +62,79 @@ static int member_string(json_t *obj, const char *key, const char *what, const c
 	return 0;
 }
 
+/* Optional integer member in [@min, @max]: 0 (set, *@set = true, or absent). */
+static int member_uint(json_t *obj, const char *key, const char *what, json_int_t min,
+		       json_int_t max, uint32_t *out, bool *set, char *err, size_t errsz)
+{
+	json_t *v = json_object_get(obj, key);
+
+	*set = false;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
+		return bad(err, errsz, "\"%s%s\" must be an integer from %lld to %lld", what, key,
+			   (long long)min, (long long)max);
+	*out = (uint32_t)json_integer_value(v);
+	*set = true;
+	return 0;
+}
+
+/*
+ * "kind": "tap" and its "tap" object (daemon.h).  "kind" may also be
+ * "interface" (the default); "chained" is what "attach" makes, so it is not
+ * asked for by name.
+ */
+static int tap_request(json_t *obj, struct sandbox_request *sr, char *err, size_t errsz)
+{
+	static const char *const keys[] = { "name", "owner", "group", "queues", "mtu", NULL };
+	const char *kind = NULL;
+	json_t *t = json_object_get(obj, "tap");
+	uint32_t queues = 0, mtu = 0;
+	bool owner_set, set;
+	int r;
+
+	r = member_string(obj, "kind", "", &kind, err, errsz);
+	if (r < 0)
+		return r;
+	if (kind && strcmp(kind, "tap") != 0 && strcmp(kind, "interface") != 0)
+		return bad(err, errsz, "\"kind\" must be \"interface\" or \"tap\"");
+	sr->tap = kind && strcmp(kind, "tap") == 0;
+	if (!sr->tap) {
+		if (t && !json_is_null(t))
+			return bad(err, errsz, "\"tap\" needs \"kind\": \"tap\"");
+		return 0;
+	}
+	if (sr->netns || sr->ifname || sr->attach_host_ifname || sr->addr_ipv4 || sr->addr_ipv6)
+		return bad(err, errsz, "a tap sandbox takes no \"netns\", \"ifname\", \"attach\" "
+			   "or \"addresses\"");
+	if (!t || !json_is_object(t))
+		return bad(err, errsz, "\"kind\": \"tap\" needs a \"tap\" object with \"owner\" "
+			   "(the UID whose VMM opens it; a tap is never ownerless)");
+	r = keys_known(t, keys, "tap.", "name, owner, group, queues, mtu", err, errsz);
+	if (r < 0)
+		return r;
+	/* (uid_t)-1 means "no owner" to the kernel: refused like a missing one. */
+	if ((r = member_string(t, "name", "tap.", &sr->tap_name, err, errsz)) < 0 ||
+	    (r = member_uint(t, "owner", "tap.", 0, 4294967294LL, &sr->tap_owner, &owner_set, err,
+			     errsz)) < 0 ||
+	    (r = member_uint(t, "group", "tap.", 0, 4294967294LL, &sr->tap_group,
+			     &sr->tap_group_set, err, errsz)) < 0 ||
+	    (r = member_uint(t, "queues", "tap.", 1, TAP_QUEUES_MAX, &queues, &set, err, errsz)) < 0 ||
+	    (r = member_uint(t, "mtu", "tap.", TAP_MTU_MIN, TAP_MTU_MAX, &mtu, &set, err, errsz)) < 0)
+		return r;
+	if (!owner_set)
+		return bad(err, errsz, "\"tap.owner\" is required: the UID whose VMM opens the tap "
+			   "(a tap is never ownerless)");
+	sr->tap_queues = queues;
+	sr->tap_mtu = mtu;
+	return 0;
+}
+
 int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, json_t **ret_obj,
 		   char *err, size_t errsz)
 {
 	static const char *const top[] = { "name", "policy", "netns", "ifname", "attach",
-					    "addresses", "mode", NULL };
+					    "addresses", "kind", "tap", "mode", NULL };
 	static const char *const att[] = { "host_ifname", "ipv4", "ipv6", NULL };
 	static const char *const adr[] = { "ipv4", "gateway4", "ipv6", "gateway6", NULL };
 	json_error_t jerr;
@@ -82,8 +151,8 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 		r = bad(err, errsz, "request body must be a JSON object");
 		goto fail;
 	}
-	r = keys_known(obj, top, "", "name, policy, netns, ifname, attach, addresses, mode", err,
-		       errsz);
+	r = keys_known(obj, top, "", "name, policy, netns, ifname, attach, addresses, kind, tap, "
+		       "mode", err, errsz);
 	if (r < 0)
 		goto fail;
 	if ((r = member_string(obj, "name", "", &sr->name, err, errsz)) < 0 ||
@@ -148,6 +217,9 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 			goto fail;
 		}
 	}
+	r = tap_request(obj, sr, err, errsz);
+	if (r < 0)
+		goto fail;
 	*ret_obj = obj;
 	return 0;
 fail:

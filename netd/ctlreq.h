@@ -6,7 +6,9 @@
 #ifndef NETD_CTLREQ_H
 #define NETD_CTLREQ_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -36,16 +38,33 @@ struct sandbox_request {
 	 */
 	const char *addr_ipv4, *addr_gateway4;
 	const char *addr_ipv6, *addr_gateway6;
+	/*
+	 * A microVM's tap (kind "tap"; false/NULL/0 otherwise): netd creates
+	 * the persistent tap in its own netns, owned by @tap_owner (always
+	 * set: a tap is never ownerless), and no netns.  POST /v1/sandboxes
+	 * {"kind": "tap", "tap": {"name", "owner", "group", "queues", "mtu"}}.
+	 */
+	bool tap;
+	const char *tap_name;	/* NULL: "ndt" + the slot in hex (tap_ifname()) */
+	uint32_t tap_owner;	/* UID */
+	bool tap_group_set;
+	uint32_t tap_group;	/* GID, if tap_group_set */
+	unsigned tap_queues;	/* 0 or 1: single queue; up to TAP_QUEUES_MAX */
+	unsigned tap_mtu;	/* 0: tap_mtu()'s choice */
 };
 
 /*
  * ctlreq_sandbox() - parse a POST /v1/sandboxes body:
  *   {"name", "policy", "netns"?, "ifname"?, "mode"? ("audit" | "enforce"),
  *    "attach"?: {"host_ifname", "ipv4"?, "ipv6"?},
- *    "addresses"?: {"ipv4"?, "gateway4"?, "ipv6"?, "gateway6"?}}
+ *    "addresses"?: {"ipv4"?, "gateway4"?, "ipv6"?, "gateway6"?},
+ *    "kind"?: "interface" | "tap",
+ *    "tap"?: {"name"?, "owner", "group"?, "queues"?, "mtu"?}}
  * Unknown keys, wrong types and duplicate keys are errors; "name" and
  * "policy" are required; "attach" needs "host_ifname" and an address;
- * "addresses" needs each address with its gateway and excludes "attach".
+ * "addresses" needs each address with its gateway and excludes "attach";
+ * "kind": "tap" needs "tap" with "owner" (a UID) and takes none of netns,
+ * ifname, attach, addresses; "tap" without "kind": "tap" is an error.
  * (Whether the values make sense — a valid name, an existing policy —
  * is daemon_sandbox_create()'s to say.)
  * @text, @len: the body, not NUL-terminated; at most CTL_MAX_BODY bytes.

@@ -434,10 +434,34 @@ json_t *ct_conn_json(const struct ct_flow *f, const char *sandbox, const char *p
 	return o;
 }
 
-json_t *ct_deny_json(const struct ct_logpkt *p, const char *sandbox, const char *policy,
-		     const char *domain, const char *reason, uint64_t suppressed)
+json_t *ct_open_json(const struct ct_flow *f, const char *sandbox, const char *policy,
+		     const char *domain, uint64_t start_ns)
 {
 	json_t *o = json_object();
+	char sbuf[32];
+	int r = 0;
+
+	if (!o)
+		return NULL;
+	r |= json_object_set_new(o, "sandbox", sandbox ? json_string(sandbox) : json_null());
+	r |= json_object_set_new(o, "policy", policy ? json_string(policy) : json_null());
+	r |= add_addressing(o, f->proto, &f->src, f->sport, &f->dst, f->dport);
+	r |= json_object_set_new(o, "domain", domain ? json_string(domain) : json_null());
+	r |= json_object_set_new(o, "start",
+				 json_string(ct_time_format(start_ns, sbuf, sizeof(sbuf))));
+	if (r) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+json_t *ct_deny_json(const struct ct_logpkt *p, const char *sandbox, const char *policy,
+		     const char *domain, const char *reason, uint64_t suppressed,
+		     const struct ct_deny_span *span)
+{
+	json_t *o = json_object();
+	char b1[32], b2[32];
 	int r = 0;
 
 	if (!o)
@@ -447,6 +471,13 @@ json_t *ct_deny_json(const struct ct_logpkt *p, const char *sandbox, const char 
 	r |= add_addressing(o, p->proto, &p->src, p->sport, &p->dst, p->dport);
 	r |= json_object_set_new(o, "domain", domain ? json_string(domain) : json_null());
 	r |= json_object_set_new(o, "reason", json_string(reason ? reason : ""));
+	r |= json_object_set_new(o, "count", json_integer(span ? (json_int_t)span->count : 1));
+	if (span) {
+		r |= json_object_set_new(o, "first",
+					 json_string(ct_time_format(span->first_ns, b1, sizeof(b1))));
+		r |= json_object_set_new(o, "last",
+					 json_string(ct_time_format(span->last_ns, b2, sizeof(b2))));
+	}
 	r |= json_object_set_new(o, "suppressed", json_integer((json_int_t)suppressed));
 	if (r) {
 		json_decref(o);
@@ -468,5 +499,28 @@ struct nlmsghdr *ct_put_request(void *buf, uint16_t type, uint16_t flags, uint8_
 	g->nfgen_family = family;
 	g->version = NFNETLINK_V0;
 	g->res_id = 0;
+	return nlh;
+}
+
+struct nlmsghdr *ct_put_get(void *buf, const struct ct_flow *f, uint32_t seq)
+{
+	bool v6 = f->src.family == AF_INET6;
+	struct nlmsghdr *nlh = ct_put_request(buf, IPCTNL_MSG_CT_GET, 0, v6 ? AF_INET6 : AF_INET,
+					      seq);
+	struct nlattr *tuple, *ip, *proto;
+
+	tuple = mnl_attr_nest_start(nlh, CTA_TUPLE_ORIG);
+	ip = mnl_attr_nest_start(nlh, CTA_TUPLE_IP);
+	mnl_attr_put(nlh, v6 ? CTA_IP_V6_SRC : CTA_IP_V4_SRC, v6 ? 16 : 4, f->src.a);
+	mnl_attr_put(nlh, v6 ? CTA_IP_V6_DST : CTA_IP_V4_DST, v6 ? 16 : 4, f->dst.a);
+	mnl_attr_nest_end(nlh, ip);
+	proto = mnl_attr_nest_start(nlh, CTA_TUPLE_PROTO);
+	mnl_attr_put_u8(nlh, CTA_PROTO_NUM, f->proto);
+	mnl_attr_put_u16(nlh, CTA_PROTO_SRC_PORT, htons(f->sport));
+	mnl_attr_put_u16(nlh, CTA_PROTO_DST_PORT, htons(f->dport));
+	mnl_attr_nest_end(nlh, proto);
+	mnl_attr_nest_end(nlh, tuple);
+	if (f->id)
+		mnl_attr_put_u32(nlh, CTA_ID, htonl(f->id));
 	return nlh;
 }

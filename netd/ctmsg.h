@@ -119,12 +119,38 @@ json_t *ct_conn_json(const struct ct_flow *f, const char *sandbox, const char *p
 		     const char *domain, uint64_t now_ns);
 
 /*
+ * ct_open_json() - the body of a "conn_open" record (an allowed connection
+ * was confirmed by conntrack): sandbox, policy, proto, src, sport, dst,
+ * dport, domain, start (@start_ns, CLOCK_REALTIME).  Strings borrowed;
+ * @domain may be NULL.  Return: a new object (caller decrefs); NULL on ENOMEM.
+ */
+json_t *ct_open_json(const struct ct_flow *f, const char *sandbox, const char *policy,
+		     const char *domain, uint64_t start_ns);
+
+/* What one "deny" record stands for: packets of one attempt (folded). */
+struct ct_deny_span {
+	uint64_t count;		/* packets (>= 1): the first and its retransmits */
+	uint64_t first_ns, last_ns;	/* CLOCK_REALTIME of the first and the last */
+};
+
+/*
  * ct_deny_json() - the body of a "deny" audit record: sandbox, policy,
- * proto, src, sport, dst, dport, domain, reason, suppressed (packets of
- * this sandbox not recorded since its previous deny record).
+ * proto, src, sport, dst, dport, domain, reason, count, first, last,
+ * suppressed (packets of this sandbox not recorded since its previous
+ * deny record).  @span NULL: count 1, no first/last.
  * Return: a new object (caller decrefs); NULL on ENOMEM.
  */
 json_t *ct_deny_json(const struct ct_logpkt *p, const char *sandbox, const char *policy,
-		     const char *domain, const char *reason, uint64_t suppressed);
+		     const char *domain, const char *reason, uint64_t suppressed,
+		     const struct ct_deny_span *span);
+
+/*
+ * ct_put_get() - a ctnetlink request in @buf (room for
+ * MNL_SOCKET_BUFFER_SIZE) for the one entry with @f's original tuple (and
+ * id, if @f->id): IPCTNL_MSG_CT_GET, no dump.  The kernel answers with the
+ * entry (counters, timestamps, TCP state) or an NLMSG_ERROR (-ENOENT: gone).
+ * Return: the message, inside @buf.
+ */
+struct nlmsghdr *ct_put_get(void *buf, const struct ct_flow *f, uint32_t seq);
 
 #endif

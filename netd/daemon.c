@@ -39,6 +39,7 @@
 #include "dnsproxy/proxy.h"
 #include "netd/audit.h"
 #include "netd/ctl.h"
+#include "netd/metrics_http.h"
 #include "netd/daemon/internal.h"
 #include "netd/fw.h"
 #include "netd/link.h"
@@ -307,6 +308,7 @@ static int startup_restore(struct daemon *d)
 		.internal = d->internal,
 		.n_internal = d->n_internal,
 		.log_group = TRAIL_LOG_GROUP,
+		.no_fast_path = !d->cfg.fast_path,
 	};
 
 	if (d->cfg.pool6_enabled)
@@ -329,6 +331,7 @@ static int startup_trail(struct daemon *d)
 		.pool4 = d->cfg.pool4,
 		.idle_grace_s = d->cfg.dns_idle_grace_s,
 		.grace_pin = daemon_trail_grace_pin,
+		.conn_open = d->cfg.conn_open,
 	};
 
 	if (trail_new(d->base, &tc, d->audit, d->sandboxes, daemon_trail_policy, d, &d->trail) < 0)
@@ -406,6 +409,19 @@ static int startup_edges(struct daemon *d, struct event *sig[3])
 			r == -EADDRINUSE ? "another netd is answering there" : strerror(-r));
 		return -1;
 	}
+	if (d->cfg.metrics_addr.family) {
+		char ab[ADDR_STRLEN];
+
+		addr_format(&d->cfg.metrics_addr, ab, sizeof(ab));
+		r = metrics_http_new(d->base, &d->cfg.metrics_addr, d->cfg.metrics_port,
+				     daemon_ctl_ops.metrics, d, &d->metrics_http);
+		if (r < 0) {
+			log_err("metrics_listen %s port %u: %s", ab, d->cfg.metrics_port, strerror(-r));
+			return -1;
+		}
+		log_info("metrics on http://%s%s%s:%u/metrics", strchr(ab, ':') ? "[" : "", ab,
+			 strchr(ab, ':') ? "]" : "", d->cfg.metrics_port);
+	}
 	sig[0] = evsignal_new(d->base, SIGINT, on_signal, d);
 	sig[1] = evsignal_new(d->base, SIGTERM, on_signal, d);
 	sig[2] = evsignal_new(d->base, SIGHUP, on_sighup, d);
@@ -427,7 +443,9 @@ static void daemon_done(struct daemon *d, struct event *sig[3])
 		if (sig[i])
 			event_free(sig[i]);
 	opsig_stop();
+	daemon_sni_stop(d);
 	policywatch_free(d->pwatch);
+	metrics_http_free(d->metrics_http);
 	ctl_free(d->ctl);
 	linkwatch_free(d->linkwatch);
 	proxy_free(d->proxy);
@@ -455,7 +473,7 @@ int daemon_main(const char *config_path, const char *socket_override)
 	static struct daemon dd;
 	struct daemon *d = &dd;
 	struct event *sig[3] = { NULL, NULL, NULL };
-	int status = 1;
+	int status = 1, r;
 
 	d->lock_fd = -1;
 	d->netns_lock_fd = -1;
@@ -473,6 +491,10 @@ int daemon_main(const char *config_path, const char *socket_override)
 		goto out;
 	if (startup_trail(d) < 0 || startup_proxy(d) < 0 || startup_edges(d, sig) < 0)
 		goto out;
+	if ((r = daemon_sni_start(d)) < 0)
+		log_err("SNI check: cannot bind netfilter queues %u/%u: %s; connections under "
+			"tls.sni/http.host enforce are dropped, under log they pass unchecked",
+			FW_SNI_QUEUE_ENFORCE, FW_SNI_QUEUE_LOG, strerror(-r));
 	log_info("ready: %zu policies, %zu sandboxes, DNS proxy on port %u, egress %s, control %s",
 		 d->n_policies, sandbox_count(d->sandboxes), d->cfg.dns_port,
 		 d->egress_ifname[0] ? d->egress_ifname : "(any)", d->cfg.socket);

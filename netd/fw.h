@@ -14,13 +14,16 @@
  *   set  dns_local6   { type ifname . ipv6_addr }      (a sandbox's gateway address)
  *   set  internal4 / internal6 { flags interval }      never reachable through a pin
  *   map  sandbox_fwd  { type ifname : verdict }        iif -> jump sb-NAME
+ *   set  metered_ifs  { type ifname }                  sandboxes with an egress quota: no fast path
  *   chain prerouting_raw   (filter, prerouting, raw)   drop spoofed sources; udp to
  *                                                      @dns_local4/6 port 53: notrack
  *   chain output_raw       (filter, output, raw)       udp from @dns_local4/6 port 53: notrack
  *   chain prerouting_nat   (nat, prerouting, dstnat)   udp/tcp 53 to any address -> redirect to :dns_port
  *   chain input            (filter, input)             sandbox -> host: only the proxy port (+ ICMPv6 ND)
- *   chain forward          (filter, forward)           to a sandbox: established only;
- *                                                      from a sandbox: iifname vmap @sandbox_fwd
+ *   chain forward          (filter, forward)           fast path (first): established, not
+ *                                                      metered -> accept; to a sandbox:
+ *                                                      established only; from a sandbox:
+ *                                                      iifname vmap @sandbox_fwd
  *   chain postrouting_nat  (nat, postrouting, srcnat)  pool, sandbox veths -> egress: masquerade
  *   per sandbox:
  *   chain sb-NAME:  ct established,related accept;
@@ -41,6 +44,16 @@
  *   ARP and ND pass), chain forward drops frames to or from a chained
  *   port (the bridge's own traffic never crosses it).
  *
+ * A microVM's tap (fw_sandbox.tap) is a sandbox interface like a veth (in
+ * sandbox_ifs, sandbox_src4/6, sandbox_fwd), and its guest's MAC is pinned
+ * as well, because the guest's kernel writes whole frames:
+ *   sets tap_ifs { ifname }, tap_mac { ifname . ether_addr }: prerouting_raw
+ *   drops a packet from a tap whose Ethernet source is not its guest's;
+ *   "table arp NAME": chain input drops ARP from a tap unless it is
+ *   Ethernet/IPv4 ARP whose frame source, sender MAC and sender address are
+ *   the guest's own (tap_ifs, tap_arp { ifname . ether_addr . ether_addr .
+ *   ipv4_addr }).
+ *
  * Per-packet cost is a handful of set/map lookups whatever the number of
  * sandboxes or pins.  Deleting a sandbox deletes its chain and sets, so
  * pins can never outlive it or leak to a later sandbox given the same
@@ -57,6 +70,24 @@
 #include "common/pin.h"	/* struct fw_pin */
 #include "netd/policy.h"
 
+/*
+ * The SNI/Host check (netd/sni/, docs/sni.md).  For a sandbox whose policy
+ * has rules with tls.sni or http.host, its chain queues the first packets
+ * of TCP connections to a pinned address on those rules' ports (from the
+ * SYN on, while the conntrack mark bit FW_SNI_DONE_CTMARK is clear) to
+ * netd: enforce ports to FW_SNI_QUEUE_ENFORCE (no bypass: with netd down
+ * they are dropped), log-only ports to FW_SNI_QUEUE_LOG (bypass: with netd
+ * down they pass).  netd's verdict sets the bit when it is done, or sends
+ * the packet round again with the packet mark bit FW_SNI_RESET_MARK, which
+ * the chain's first rule answers with a TCP reset.  The bit of the ct mark
+ * is outside what ACCT_MARK() uses (acct.h); the packet mark bit is next
+ * to FW_CHAINED_MARK.
+ */
+#define FW_SNI_QUEUE_ENFORCE 4100
+#define FW_SNI_QUEUE_LOG     4101
+#define FW_SNI_DONE_CTMARK   0x00008000u
+#define FW_SNI_RESET_MARK    0x00400000u
+
 struct fw;
 
 struct fw_config {
@@ -68,6 +99,8 @@ struct fw_config {
 	const struct prefix *internal;	/* never reachable through a pin; borrowed during fw_open() */
 	size_t n_internal;
 	uint16_t log_group;	/* nflog group for deny events ("log group N prefix netd:REASON"); 0 = none */
+	bool no_fast_path;	/* config dataplane.fast_path: false - no fast-path rule at the
+				 * head of forward (docs/architecture-fw.md, "The fast path") */
 };
 
 struct fw_sandbox {
@@ -80,6 +113,9 @@ struct fw_sandbox {
 				 * someone else made; matched by address (chained_* sets,
 				 * table bridge NAME), needs addr4 or addr6 */
 	uint8_t mode;		/* FW_MODE_*: the sandbox's own mode, over its policy's */
+	bool tap;		/* a microVM's tap: @host_ifname is a tap, and frames from it
+				 * must also carry @mac (tap_ifs, tap_mac; table arp NAME) */
+	uint8_t mac[6];		/* tap: the guest's MAC */
 };
 
 #define FW_MODE_POLICY  0	/* the policy's mode: key decides */

@@ -257,6 +257,21 @@ void pinsrc_drop(struct pinsrc *m, const char *sandbox, const struct pinsrc_cut 
 	}
 }
 
+size_t pinsrc_names(const struct pinsrc *m, const char *sandbox, const struct addr *a,
+		    uint8_t proto, uint16_t port, uint64_t now_ms, const char **out)
+{
+	const struct ent *e;
+
+	if (!m || !sandbox || !a)
+		return 0;
+	e = find(m, hash(sandbox, a, proto, port), sandbox, a, proto, port);
+	if (!e || e->expires_ms <= now_ms)
+		return 0;
+	for (unsigned int i = 0; i < e->n_names; i++)
+		out[i] = e->names[i];
+	return e->n_names;
+}
+
 size_t pinsrc_count(const struct pinsrc *m)
 {
 	return m ? m->n : 0;

@@ -61,6 +61,15 @@ int pinsrc_split(const struct pinsrc *m, const char *sandbox, const struct polic
 /* pinsrc_drop() - remove @sandbox's entries for @cut[0..@n). */
 void pinsrc_drop(struct pinsrc *m, const char *sandbox, const struct pinsrc_cut *cut, size_t n);
 
+/*
+ * pinsrc_names() - the qnames whose answers pinned (@a, @proto, @port) for
+ * @sandbox, if that pin is live at @now_ms (for the SNI check, sni_match.h).
+ * @out: PINSRC_NAMES_MAX slots; the strings are borrowed until the next
+ * call that changes @m.  Return: how many were stored (0: not pinned).
+ */
+size_t pinsrc_names(const struct pinsrc *m, const char *sandbox, const struct addr *a,
+		    uint8_t proto, uint16_t port, uint64_t now_ms, const char **out);
+
 /* pinsrc_count() - live and expired entries currently held. */
 size_t pinsrc_count(const struct pinsrc *m);
 

@@ -14,6 +14,8 @@
  *       min_ttl: 60                  # optional: pins last at least 60 s
  *       max_qname_length: 64         # optional: longer names are denied
  *       idle_grace: 30               # optional: overrides dns.idle_grace (0 = off)
+ *       tls: { sni: enforce }        # optional: off (default) | log | enforce
+ *       http: { host: log }          # optional: the same for a plain-HTTP Host
  *     - cidrs: [198.51.100.7/32]
  *       ports: [8080, "9000-9010"]   # ranges allowed for cidr rules
  *
@@ -48,6 +50,18 @@
 #define POLICY_IDLE_GRACE_MAX 86400	/* seconds: a rule's idle_grace, one day at most */
 #define POLICY_EGRESS_MAX   (1ull << 50)	/* bytes: limits.egress_bytes, 1 PiB at most */
 
+/*
+ * tls.sni / http.host of a domain rule: does a new TCP connection to an
+ * address it pinned have to name (in its TLS server_name or HTTP Host) a
+ * name of the rule that pinned it?  docs/sni.md.  Ordered: a larger value
+ * is stricter.
+ */
+enum policy_l7 {
+	POLICY_L7_OFF = 0,	/* not looked at */
+	POLICY_L7_LOG,		/* looked at; a mismatch is audited, the connection passes */
+	POLICY_L7_ENFORCE,	/* a mismatch is reset and audited */
+};
+
 struct policy_rule {
 	char **domains;		/* owned; normalized pattern strings */
 	size_t n_domains;
@@ -64,6 +78,8 @@ struct policy_rule {
 				 * form, no trailing dot) do not match; 0 = no cap */
 	bool idle_grace_set;	/* domain rules: idle_grace given; overrides dns.idle_grace */
 	uint32_t idle_grace_s;	/* ... seconds (0 = off), <= POLICY_IDLE_GRACE_MAX */
+	uint8_t tls_sni;	/* enum policy_l7; domain rules, protocol tcp only */
+	uint8_t http_host;	/* enum policy_l7; the same */
 	unsigned int line;	/* where the rule starts in the file, 1-based */
 };
 
@@ -127,6 +143,16 @@ int policy_parse(const char *buf, size_t len, const char *file, struct policy **
  */
 int policy_load_file(const char *path, struct policy **ret, struct diag *err);
 
+/*
+ * policy_l7_ports() - does any tcp rule of @p have tls.sni or http.host at
+ * @mode (POLICY_L7_LOG or POLICY_L7_ENFORCE) exactly, on @port?  For the
+ * ruleset: which ports' first payload packets go to netd, and how.
+ */
+bool policy_l7_port(const struct policy *p, uint16_t port, enum policy_l7 mode);
+
+/* policy_l7_str() - "off", "log", "enforce". */
+const char *policy_l7_str(enum policy_l7 m);
+
 /* policy_free() - free @p and everything it owns; NULL-safe. */
 void policy_free(struct policy *p);
 
@@ -180,6 +206,26 @@ const char *policy_registrable_domain(const char *name);
  * suffix.  @why (@whysz bytes) says why not.  Return: 0; -EINVAL.
  */
 int policy_pattern_check(const char *pattern, char *why, size_t whysz);
+
+/* A domain pattern's longest presentation form, no trailing dot (RFC 1035 3.1). */
+#define POLICY_PATTERN_MAX 253
+
+/*
+ * policy_pattern_norm() - (internal to netd/policy*.c) normalize domain
+ * pattern @in (@len bytes) into @out (>= POLICY_PATTERN_MAX + 2 bytes):
+ * lower case, trailing dot stripped, checked as policy_pattern_check()
+ * does.  @narrow: an except pattern (a wildcard over a public suffix is
+ * fine there).  @why (@whysz bytes) says what is wrong.
+ * Return: 0; -EINVAL.  Implemented in netd/policy_names.c.
+ */
+int policy_pattern_norm(const char *in, size_t len, char *out, char *why, size_t whysz,
+			bool narrow);
+
+/*
+ * policy_name_below() - (internal to netd/policy*.c) is @name strictly below
+ * @suffix ("a.b.example.com" below "example.com")?  Both normalized.
+ */
+bool policy_name_below(const char *name, const char *suffix);
 
 /*
  * policy_index_build() - (internal to netd/policy*.c: policy_parse() calls

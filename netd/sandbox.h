@@ -49,6 +49,15 @@ struct sandbox {
 				 * another plugin made; netd neither creates nor deletes it */
 	uint8_t mode;		/* FW_MODE_* (netd/fw.h): its own mode from create
 				 * (--mode), or 0: its policy's mode: key decides */
+	/* A microVM's tap (kind "tap"): host_ifname is the persistent tap netd
+	 * made in its own netns (no netns, no peer); the guest behind it is
+	 * configured statically from addr4/gw4 (plen 30), addr6/gw6 (126). */
+	bool tap;
+	uint8_t mac[6];		/* tap: the guest's MAC, tap_mac_from_name(); anti-spoofing */
+	uint32_t tap_owner;	/* tap: UID whose VMM may open it */
+	uint32_t tap_group;	/* tap: GID, or UINT32_MAX for none */
+	uint16_t tap_queues;	/* tap: 1..TAP_QUEUES_MAX */
+	uint16_t mtu;		/* tap: the tap's and the guest's MTU */
 	struct sandbox *hnext[2];	/* address hash chains, [0] IPv4, [1] IPv6; private */
 };
 

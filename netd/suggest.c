@@ -355,7 +355,7 @@ static void flow_key(const json_t *rec, char *buf, size_t sz)
 {
 	char a[3][64];
 
-	/* The 5-tuple: conn_open records (nflog) have no conntrack start time. */
+	/* The 5-tuple: a conn_open's start is netd's clock, not conntrack's. */
 	snprintf(buf, sz, "%s|%s|%lld|%s|%lld", sg_clean(str(rec, "proto"), a[0], 16),
 		 sg_clean(str(rec, "src"), a[1], 48), (long long)num(rec, "sport"),
 		 sg_clean(str(rec, "dst"), a[2], 48), (long long)num(rec, "dport"));
@@ -411,8 +411,8 @@ static int add_conn(struct suggest *s, const json_t *rec, bool end)
 		flow_update(s, rec, &d, true);
 		s->n_conn++;
 	} else {
-		/* Live (conn_update, or the conn_open an audit-mode sandbox's
-		 * first packet writes): counted once, unless its "conn" comes. */
+		/* Live (conn_update, or the conn_open conntrack's NEW event
+		 * writes): counted once, unless its "conn" comes. */
 		flow_update(s, rec, &d, false);
 	}
 	return 1;

@@ -2,11 +2,15 @@
  * trail - conn/deny records and their counters.  Ordering: a pin's name is
  * recorded (trail_pinned(), from the proxy's audit callback) before the
  * DNS answer leaves, so every connection made with that answer finds its
- * name here when it ends.
+ * name here when it opens and when it ends.  Counters: every byte the
+ * kernel counts for a flow is folded into the sandbox's and the rule's
+ * counters exactly once (flowtab.h), so they grow while flows are live
+ * and agree with the records.
  */
 #include "netd/trail.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,21 +18,49 @@
 #include <net/if.h>
 
 #include "common/clock.h"
+#include "common/hash.h"
 #include "common/log.h"
 #include "netd/acct.h"
 #include "netd/audit.h"
 #include "netd/ctmsg.h"
+#include "netd/denyfold.h"
+#include "netd/flowtab.h"
 #include "netd/grace.h"
+#include "netd/metrics.h"
 #include "netd/nflog.h"
 #include "netd/pinmap.h"
+
+#include <event2/event.h>
 
 #define TRAIL_PINMAP_ENTRIES 16384
 #define TRAIL_DOMAIN_SLOTS   8192	/* per (sandbox, domain) counters; power of two */
 #define TRAIL_DOMAIN_OTHER   "(other)"	/* where counters go once the table is full */
 #define TRAIL_IFCACHE        1024
+#define TRAIL_FLOWS          65536	/* flows tracked for folding (flowtab.h) */
+#define TRAIL_DENY_TICK_MS   500	/* pending deny records are checked this often */
+
+/* Deny reasons (the nflog prefixes, fw.c), for the reason label; last = other. */
+static const char *const deny_reasons[] = { "not-pinned", "internal", "to-host",
+	"sandbox-to-sandbox", "spoof", "ipv6-disabled", "quota", "other" };
+#define N_DENY_REASONS (sizeof(deny_reasons) / sizeof(deny_reasons[0]))
+
+/* DNS decision reasons (docs/audit.md), for the reason label; last = other. */
+static const char *const dns_reasons[] = { "policy", "not-in-policy", "qname-too-long",
+	"bad-name", "bad-class", "rate-limit", "overload", "pin-limit", "name-pin-limit",
+	"too-many-pins", "pin-failed", "bad-answer", "no-memory", "other" };
+#define N_DNS_REASONS (sizeof(dns_reasons) / sizeof(dns_reasons[0]))
+static const char *const dns_rcodes[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
+	"NOTIMP", "REFUSED", "OTHER" };
+#define N_DNS_RCODES (sizeof(dns_rcodes) / sizeof(dns_rcodes[0]))
 
 struct totals {
-	uint64_t conns, bytes_out, bytes_in, denied;
+	uint64_t conns, bytes_out, bytes_in;
+	uint64_t denied[N_DENY_REASONS];	/* packets, by reason */
+};
+
+/* A sandbox's DNS decisions, [allowed][reason][rcode]; allocated on its first. */
+struct dns_ctr {
+	uint64_t n[2][N_DNS_REASONS][N_DNS_RCODES];
 };
 
 struct dom_ctr {
@@ -48,6 +80,11 @@ struct trail {
 	struct nflog *nflog;
 	struct pinmap *pins;
 	struct totals *per_slot;	/* SANDBOX_MAX */
+	struct dns_ctr **dns;		/* SANDBOX_MAX, each NULL until used */
+	struct flowtab *flows;		/* what each live flow has been counted as */
+	struct denyfold *denies;	/* deny records being folded */
+	struct event *deny_tick;
+	uint64_t conn_late;		/* conn_late records: packets after a close */
 	struct dom_ctr *dom;		/* TRAIL_DOMAIN_SLOTS */
 	size_t n_dom;
 	struct { uint32_t ifindex; int32_t slot; } ifcache[TRAIL_IFCACHE];
@@ -113,11 +150,7 @@ static const char *domain_of(const struct trail *t, const struct sandbox *sb,
 
 static struct totals *dom_ctr(struct trail *t, uint32_t slot, const char *domain)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (const char *p = domain; *p; p++)
-		h = (h ^ (uint8_t)*p) * 1099511628211ull;
-	h = (h ^ slot) * 1099511628211ull;
+	uint64_t h = fnv64_add(fnv64_add(FNV64_INIT, domain, strlen(domain)), &slot, sizeof(slot));
 	for (size_t i = 0; i < TRAIL_DOMAIN_SLOTS; i++) {
 		struct dom_ctr *c = &t->dom[(h + i) & (TRAIL_DOMAIN_SLOTS - 1)];
 
@@ -202,59 +235,201 @@ static void on_closing(void *ctx, const struct ct_flow *f)
  * would have done to the connection, as the policy stands now.  A name the
  * policy does not list: "not-in-policy"; no name and no CIDR rule, or a
  * port no rule gives: "not-pinned" (the reason a "deny" record would say).
+ * Return: true if @rec was marked (it is not in enforce mode, nor when the
+ * policy allows the connection).
  */
-static void mark_would_deny(const struct trail *t, const struct sandbox *sb,
+static bool mark_would_deny(const struct trail *t, const struct sandbox *sb,
 			    const struct addr *dst, uint8_t proto, uint16_t dport,
-			    const char *domain, bool always, json_t *rec)
+			    const char *domain, json_t *rec)
 {
 	const struct policy *p = t->policy(t->ctx, sb->policy);
 	const char *name = domain && !strchr(domain, '/') ? domain : NULL;
 	uint16_t idx[1];
 
-	if (!rec || (!always && (!fw_mode_audit(sb->mode, p) ||
-				 policy_allows(p, name, dst, proto, dport))))
-		return;
+	if (!rec || !fw_mode_audit(sb->mode, p) || policy_allows(p, name, dst, proto, dport))
+		return false;
 	json_object_set_new(rec, "would_deny", json_string(
 		name && !policy_match(p, name, idx, 1) ? "not-in-policy" : "not-pinned"));
+	return true;
 }
 
+/*
+ * The rule pattern that allows @name on @proto/@port under @p ("pypi.org",
+ * "*.pythonhosted.org"): the per-domain counters' key, bounded by the
+ * policy's size, unlike the names a wildcard matches.  The most specific
+ * pattern of the first matching rule that allows the port; "(other)" if
+ * no rule allows the name any more (a reload).
+ */
+static const char *rule_label(const struct policy *p, const char *name, uint8_t proto,
+			      uint16_t port)
+{
+	uint16_t idx[16];
+	size_t n = p ? policy_match(p, name, idx, 16) : 0;
+	const struct policy_rule *best = NULL;
+	const char *pat = NULL;
+	size_t nl = strlen(name);
+
+	if (n > 16)
+		n = 16;
+	for (size_t i = 0; i < n && !best; i++) {
+		const struct policy_rule *r = &p->rules[idx[i]];
+
+		if (r->proto != proto)
+			continue;
+		for (size_t k = 0; k < r->n_ports && !best; k++)
+			if (port >= r->ports[k].lo && port <= r->ports[k].hi)
+				best = r;
+	}
+	if (!best && n)
+		best = &p->rules[idx[0]];
+	for (size_t k = 0; best && k < best->n_domains; k++) {
+		const char *d = best->domains[k];
+		size_t dl = strlen(d);
+
+		if (strcmp(d, name) == 0)
+			return d;	/* exact beats any wildcard */
+		if (dl > 2 && d[0] == '*' && d[1] == '.' && nl > dl - 1 &&
+		    strcmp(name + nl - (dl - 1), d + 1) == 0 && (!pat || dl > strlen(pat)))
+			pat = d;
+	}
+	return pat ? pat : TRAIL_DOMAIN_OTHER;
+}
+
+/* The per-domain counters' key for a flow of @sb to @dst whose domain_of() is @domain. */
+static const char *domain_key(const struct trail *t, const struct sandbox *sb,
+			      const struct ct_flow *f, const char *domain)
+{
+	if (!domain)
+		return "";
+	if (!pinmap_get(t->pins, sb->slot, &f->dst))
+		return domain;	/* a CIDR rule, already a pattern */
+	return rule_label(t->policy(t->ctx, sb->policy), domain, f->proto, f->dport);
+}
+
+/* Add @c to @sb's counters and its rule's; @ended: one more connection. */
+static void fold(struct trail *t, const struct sandbox *sb, const struct ct_flow *f,
+		 const char *domain, const struct flow_ctr *c, bool ended)
+{
+	struct totals *s = &t->per_slot[sb->slot], *d;
+
+	if (flowtab_ctr_zero(c) && !ended)
+		return;
+	s->conns += ended;
+	s->bytes_out += c->bytes_out;
+	s->bytes_in += c->bytes_in;
+	d = dom_ctr(t, sb->slot, domain_key(t, sb, f, domain));
+	if (d) {
+		d->conns += ended;
+		d->bytes_out += c->bytes_out;
+		d->bytes_in += c->bytes_in;
+	}
+}
+
+/*
+ * The record of a flow; @c: the counters it reports (NULL: @f's own).  An
+ * audit-mode sandbox's records of a flow enforce mode would have dropped
+ * carry would_deny.
+ */
+static void write_conn(struct trail *t, const char *event, const struct sandbox *sb,
+		       const struct ct_flow *f, const char *domain, const struct flow_ctr *c)
+{
+	struct ct_flow g = *f;
+	json_t *rec;
+
+	if (c) {
+		g.bytes_out = c->bytes_out;
+		g.bytes_in = c->bytes_in;
+		g.packets_out = c->packets_out;
+		g.packets_in = c->packets_in;
+	}
+	rec = ct_conn_json(&g, sb->name, sb->policy, domain, real_ns());
+	mark_would_deny(t, sb, &f->dst, f->proto, f->dport, domain, rec);
+	audit_write(t->audit, event, rec);
+}
+
+/*
+ * A connection conntrack confirmed: its one conn_open record, if
+ * audit.conn_open asks for them - and always when it is one an audit-mode
+ * sandbox's enforce mode would have dropped, marked would_deny (the chain
+ * accepted it without logging: this is the record of it, in place of the
+ * deny record enforce mode would have written).
+ */
+static void write_open(struct trail *t, const struct sandbox *sb, const struct ct_flow *f,
+		       const char *domain)
+{
+	json_t *rec = ct_open_json(f, sb->name, sb->policy, domain, f->start_ns);
+
+	if (!mark_would_deny(t, sb, &f->dst, f->proto, f->dport, domain, rec) &&
+	    !t->cfg.conn_open) {
+		json_decref(rec);
+		return;
+	}
+	audit_write(t->audit, "conn_open", rec);
+}
+
+/*
+ * A flow event (acct.h).  Every byte is folded once (flowtab.h): live
+ * dumps fold what grew, the close folds the rest and writes `conn`, and
+ * the DESTROY folds what came after and writes `conn` only if the close
+ * did not (UDP, ICMP, a lost update, a full table) - or `conn_late` with
+ * the packets after the close if there were any.
+ */
 static void on_flow(void *ctx, enum acct_kind kind, const struct ct_flow *f)
 {
 	struct trail *t = ctx;
 	struct sandbox *sb = by_slot(t, ACCT_MARK_SLOT(f->mark));
+	struct flow_ctr c = { 0 }, late = { 0 };
 	char cbuf[PREFIX_STRLEN];
 	const char *domain;
+	bool recorded = false;
+	int r = 0;
 
+	/* The table first: it must forget a flow even if its sandbox is gone. */
+	if (kind == ACCT_LIVE || kind == ACCT_UPDATE)
+		r = flowtab_live(t->flows, f, &c);
+	else if (kind == ACCT_CLOSE)
+		r = flowtab_close(t->flows, f, &c);
+	else if (kind == ACCT_END)
+		recorded = flowtab_end(t->flows, f, &c, &late);
 	if (!sb) {
 		/* Deleted before its last connection ended: nothing to name it by. */
-		t->unattributed++;
+		if (kind == ACCT_END)
+			t->unattributed++;
 		return;
 	}
 	domain = domain_of(t, sb, &f->dst, cbuf, sizeof(cbuf));
-	if (kind == ACCT_END) {
-		struct totals *s = &t->per_slot[sb->slot], *d;
-
-		s->conns++;
-		s->bytes_out += f->bytes_out;
-		s->bytes_in += f->bytes_in;
-		d = dom_ctr(t, sb->slot, domain ? domain : "");
-		if (d) {
-			d->conns++;
-			d->bytes_out += f->bytes_out;
-			d->bytes_in += f->bytes_in;
+	switch (kind) {
+	case ACCT_OPEN:
+		write_open(t, sb, f, domain);
+		return;
+	case ACCT_LIVE:
+	case ACCT_UPDATE:
+		fold(t, sb, f, domain, &c, false);
+		/* No interim record after the final one (a TIME_WAIT entry). */
+		if (kind == ACCT_UPDATE && r != 2)
+			write_conn(t, "conn_update", sb, f, domain, NULL);
+		return;
+	case ACCT_CLOSE:
+		if (r < 0)
+			return;	/* table full: the DESTROY writes it */
+		fold(t, sb, f, domain, &c, r == 1);
+		if (r == 1)
+			write_conn(t, "conn", sb, f, domain, NULL);
+		return;
+	case ACCT_END:
+		fold(t, sb, f, domain, &c, !recorded);
+		if (!recorded) {
+			write_conn(t, "conn", sb, f, domain, NULL);
+		} else if (!flowtab_ctr_zero(&late)) {
+			t->conn_late++;
+			write_conn(t, "conn_late", sb, f, domain, &late);
 		}
+		/* TCP: the grace began at its close, unless that update was lost
+		 * (then it begins now, late rather than never). */
+		if (t->grace_on && !(f->proto == IPPROTO_TCP && grace_seen_take(t->seen, f->id)))
+			grace_flow(t, sb, f);
+		return;
 	}
-	{
-		json_t *rec = ct_conn_json(f, sb->name, sb->policy, domain, real_ns());
-
-		mark_would_deny(t, sb, &f->dst, f->proto, f->dport, domain, false, rec);
-		audit_write(t->audit, kind == ACCT_END ? "conn" : "conn_update", rec);
-	}
-	/* TCP: the grace began at its close, unless that update was lost
-	 * (then it begins now, late rather than never). */
-	if (kind == ACCT_END && t->grace_on &&
-	    !(f->proto == IPPROTO_TCP && grace_seen_take(t->seen, f->id)))
-		grace_flow(t, sb, f);
 }
 
 static int32_t slot_of_ifindex(struct trail *t, uint32_t ifindex)
@@ -273,21 +448,77 @@ static int32_t slot_of_ifindex(struct trail *t, uint32_t ifindex)
 	/* netd's host-side veths are "nd%05x" of the slot (sandbox.c). */
 	if (strncmp(name, SANDBOX_IFNAME_PREFIX, strlen(SANDBOX_IFNAME_PREFIX)) != 0 ||
 	    sscanf(name + strlen(SANDBOX_IFNAME_PREFIX), "%x%c", &slot, &extra) != 1 ||
-	    slot >= SANDBOX_MAX)
-		return -1;
+	    slot >= SANDBOX_MAX) {
+		/* Any other name (a microVM's tap, ndtXXXX or its own): the
+		 * sandbox whose interface it is; found once, then cached. */
+		uint32_t cur = 0;
+		struct sandbox *sb;
+
+		while ((sb = sandbox_next(t->sbs, &cur)) && strcmp(sb->host_ifname, name) != 0)
+			;
+		if (!sb || !sb->tap)
+			return -1;
+		slot = sb->slot;
+	}
 	t->ifcache[i].ifindex = ifindex;
 	t->ifcache[i].slot = (int32_t)slot;
 	return (int32_t)slot;
 }
 
+static size_t deny_reason_index(const char *why)
+{
+	for (size_t i = 0; i + 1 < N_DENY_REASONS; i++)
+		if (strcmp(deny_reasons[i], why) == 0)
+			return i;
+	return N_DENY_REASONS - 1;
+}
+
+/* Write one folded deny record (denyfold.h); its sandbox may be gone. */
+static void write_deny(struct trail *t, const struct denyfold_rec *r)
+{
+	struct sandbox *sb = by_slot(t, r->slot);
+	char cbuf[PREFIX_STRLEN];
+
+	if (!sb) {
+		t->unattributed++;
+		return;
+	}
+	audit_write(t->audit, "deny",
+		    ct_deny_json(&r->pkt, sb->name, sb->policy,
+				 domain_of(t, sb, &r->pkt.dst, cbuf, sizeof(cbuf)), r->reason,
+				 r->suppressed, &r->span));
+}
+
+/* Write the pending deny records that are due (@slot >= 0: all of that slot; @all: all). */
+static void deny_flush(struct trail *t, int64_t slot, bool all)
+{
+	struct denyfold_rec r;
+
+	while (t->denies && denyfold_take(t->denies, clock_mono_ms(), slot, all, &r))
+		write_deny(t, &r);
+}
+
+static void on_deny_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	deny_flush(arg, -1, false);
+}
+
+/*
+ * A dropped packet.  Counted at once (metrics); recorded folded: a packet
+ * that continues a pending attempt only raises its count, and only a new
+ * attempt passes the rate limit (so "count" + "suppressed" over the
+ * records add up to the packets, as before folding).
+ */
 static void on_deny(void *ctx, const struct ct_logpkt *p, const char *reason)
 {
 	struct trail *t = ctx;
 	int32_t in = slot_of_ifindex(t, p->indev);
 	struct sandbox *sb = by_slot(t, in);
-	char cbuf[PREFIX_STRLEN];
-	uint64_t suppressed = 0;
+	uint64_t suppressed = 0, now = clock_mono_ms(), now_r = real_ns();
 	const char *why = reason;
+	struct denyfold_rec ev;
 
 	if (!sb) {
 		t->unattributed++;
@@ -296,26 +527,13 @@ static void on_deny(void *ctx, const struct ct_logpkt *p, const char *reason)
 	/* Dropped on its way into another sandbox. */
 	if (strcmp(reason, "to-sandbox") == 0)
 		why = "sandbox-to-sandbox";
-	/* Audit mode let it through (fw's "audit" log rule): not a denial. */
-	if (strcmp(reason, "audit") == 0) {
-		const char *dom = domain_of(t, sb, &p->dst, cbuf, sizeof(cbuf));
-		json_t *rec;
-
-		if (!nflog_admit(t->nflog, sb->slot, clock_mono_ms(), &suppressed))
-			return;
-		rec = ct_deny_json(p, sb->name, sb->policy, dom, "audit-mode", suppressed);
-		if (rec)
-			json_object_set_new(rec, "verdict", json_string("allow"));
-		mark_would_deny(t, sb, &p->dst, p->proto, p->dport, dom, true, rec);
-		audit_write(t->audit, "conn_open", rec);
+	t->per_slot[sb->slot].denied[deny_reason_index(why)]++;
+	if (denyfold_join(t->denies, sb->slot, p, why, now, now_r))
 		return;
-	}
-	t->per_slot[sb->slot].denied++;
-	if (!nflog_admit(t->nflog, sb->slot, clock_mono_ms(), &suppressed))
+	if (!nflog_admit(t->nflog, sb->slot, now, &suppressed))
 		return;
-	audit_write(t->audit, "deny",
-		    ct_deny_json(p, sb->name, sb->policy,
-				 domain_of(t, sb, &p->dst, cbuf, sizeof(cbuf)), why, suppressed));
+	if (denyfold_add(t->denies, sb->slot, p, why, suppressed, now, now_r, &ev))
+		write_deny(t, &ev);
 }
 
 static void on_suppressed(void *ctx, uint32_t slot, uint64_t n)
@@ -339,7 +557,8 @@ int trail_new(struct event_base *base, const struct trail_config *cfg, struct au
 {
 	struct trail *t = calloc(1, sizeof(*t));
 	struct acct_config ac = { .update_interval_s = cfg->update_interval_s,
-				  .rcvbuf_bytes = cfg->rcvbuf_bytes };
+				  .rcvbuf_bytes = cfg->rcvbuf_bytes,
+				  .no_close = cfg->close_at_destroy };
 	int r;
 
 	if (!t)
@@ -354,8 +573,18 @@ int trail_new(struct event_base *base, const struct trail_config *cfg, struct au
 	t->dom = calloc(TRAIL_DOMAIN_SLOTS, sizeof(*t->dom));
 	r = -ENOMEM;
 	t->seen = calloc(1, sizeof(*t->seen));
-	if (!t->per_slot || !t->dom || !t->seen || pinmap_new(TRAIL_PINMAP_ENTRIES, &t->pins) < 0)
+	t->dns = calloc(SANDBOX_MAX, sizeof(*t->dns));
+	if (!t->per_slot || !t->dom || !t->seen || !t->dns ||
+	    pinmap_new(TRAIL_PINMAP_ENTRIES, &t->pins) < 0 ||
+	    flowtab_new(TRAIL_FLOWS, &t->flows) < 0 || denyfold_new(&t->denies) < 0)
 		goto fail;
+	{
+		struct timeval tv = { .tv_usec = TRAIL_DENY_TICK_MS * 1000 };
+
+		t->deny_tick = event_new(base, -1, EV_PERSIST, on_deny_tick, t);
+		if (!t->deny_tick || event_add(t->deny_tick, &tv) < 0)
+			goto fail;
+	}
 	/* Counters exist only for entries created after this. */
 	r = acct_sysctl_enable();
 	if (r < 0) {
@@ -389,8 +618,16 @@ void trail_free(struct trail *t)
 	if (!t)
 		return;
 	acct_free(t->acct);
+	deny_flush(t, -1, true);	/* pending attempts are written, not lost */
 	nflog_free(t->nflog);
+	if (t->deny_tick)
+		event_free(t->deny_tick);
+	denyfold_free(t->denies);
+	flowtab_free(t->flows);
 	pinmap_free(t->pins);
+	for (size_t i = 0; t->dns && i < SANDBOX_MAX; i++)
+		free(t->dns[i]);
+	free(t->dns);
 	free(t->per_slot);
 	free(t->dom);
 	free(t->seen);
@@ -408,17 +645,33 @@ void trail_pinned(struct trail *t, const struct sandbox *sb, const char *qname,
 
 int trail_set_grace(struct trail *t, bool on)
 {
-	int r;
-
 	if (!t)
 		return -EINVAL;
-	if (on == t->grace_on)
-		return 0;
-	r = acct_watch_closing(t->acct, on);
-	if (r < 0)
-		return r;
+	/* Closing states are always watched now (conn records at the close). */
 	t->grace_on = on;
 	return 0;
+}
+
+static size_t dns_reason_index(const char *reason)
+{
+	for (size_t i = 0; reason && i + 1 < N_DNS_REASONS; i++)
+		if (strcmp(dns_reasons[i], reason) == 0)
+			return i;
+	return N_DNS_REASONS - 1;
+}
+
+void trail_dns_decided(struct trail *t, const struct sandbox *sb, bool allowed,
+		       const char *reason, uint8_t rcode)
+{
+	struct dns_ctr **c;
+
+	if (!t || !sb || sb->slot >= SANDBOX_MAX)
+		return;
+	c = &t->dns[sb->slot];
+	if (!*c && !(*c = calloc(1, sizeof(**c))))
+		return;	/* out of memory: this query goes uncounted */
+	(*c)->n[allowed][dns_reason_index(reason)][rcode < N_DNS_RCODES - 1 ? rcode :
+						   N_DNS_RCODES - 1]++;
 }
 
 void trail_sandbox_gone(struct trail *t, const struct sandbox *sb)
@@ -431,6 +684,9 @@ void trail_sandbox_gone(struct trail *t, const struct sandbox *sb)
 	if (t->acct)
 		acct_poll(t->acct);
 	t->gone_slot = -1;
+	deny_flush(t, sb->slot, false);	/* while it still has a name */
+	free(t->dns[sb->slot]);
+	t->dns[sb->slot] = NULL;
 	pinmap_forget(t->pins, sb->slot);
 	nflog_forget(t->nflog, sb->slot);
 	memset(&t->per_slot[sb->slot], 0, sizeof(t->per_slot[sb->slot]));
@@ -450,9 +706,15 @@ json_t *trail_sandbox_json(const struct trail *t, const struct sandbox *sb)
 	if (!t || sb->slot >= SANDBOX_MAX)
 		return json_object();
 	s = &t->per_slot[sb->slot];
-	return json_pack("{s:I, s:I, s:I, s:I}", "conns", (json_int_t)s->conns, "bytes_out",
-			 (json_int_t)s->bytes_out, "bytes_in", (json_int_t)s->bytes_in, "denied",
-			 (json_int_t)s->denied);
+	{
+		uint64_t denied = 0;
+
+		for (size_t i = 0; i < N_DENY_REASONS; i++)
+			denied += s->denied[i];
+		return json_pack("{s:I, s:I, s:I, s:I}", "conns", (json_int_t)s->conns,
+				 "bytes_out", (json_int_t)s->bytes_out, "bytes_in",
+				 (json_int_t)s->bytes_in, "denied", (json_int_t)denied);
+	}
 }
 
 json_t *trail_stats_json(const struct trail *t)
@@ -479,74 +741,152 @@ json_t *trail_stats_json(const struct trail *t)
 			 "closing_lost", (json_int_t)a.closing_lost);
 }
 
-/* A label value: backslash, double quote and newline escaped (exposition format). */
-static void label(FILE *out, const char *s)
+json_t *trail_conn_stats_json(const struct trail *t)
 {
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fprintf(out, "\\%c", *s);
-		else if (*s == '\n')
-			fputs("\\n", out);
-		else
-			fputc(*s, out);
+	struct acct_stats a;
+
+	acct_get_stats(t ? t->acct : NULL, &a);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "opened", (json_int_t)a.opened,
+			 "closed", (json_int_t)a.closed, "close_gone", (json_int_t)a.close_gone,
+			 "conn_late", (json_int_t)(t ? t->conn_late : 0), "flows_tracked",
+			 (json_int_t)(t ? flowtab_count(t->flows) : 0), "deny_pending",
+			 (json_int_t)(t ? denyfold_pending(t->denies) : 0));
+}
+
+/* One per-sandbox counter family: @field of struct totals. */
+static void sandbox_family(const struct trail *t, FILE *out, const char *name, const char *help,
+			   size_t field)
+{
+	uint32_t cur = 0;
+	struct sandbox *sb;
+
+	metrics_family(out, name, "counter", help);
+	while ((sb = sandbox_next(t->sbs, &cur))) {
+		const char *l[] = { "sandbox", sb->name, NULL };
+		uint64_t v;
+
+		memcpy(&v, (const char *)&t->per_slot[sb->slot] + field, sizeof(v));
+		metrics_u64(out, name, l, v);
 	}
+}
+
+static void domain_family(const struct trail *t, FILE *out, const char *name, const char *help,
+			  size_t field)
+{
+	metrics_family(out, name, "counter", help);
+	for (size_t i = 0; i < TRAIL_DOMAIN_SLOTS; i++) {
+		const struct dom_ctr *c = &t->dom[i];
+		struct sandbox *sb = c->used ? by_slot(t, c->slot) : NULL;
+		const char *l[] = { "sandbox", sb ? sb->name : "", "domain", c->domain, NULL };
+		uint64_t v;
+
+		if (!sb)
+			continue;
+		memcpy(&v, (const char *)&c->t + field, sizeof(v));
+		metrics_u64(out, name, l, v);
+	}
+}
+
+static void denied_family(const struct trail *t, FILE *out)
+{
+	static const char name[] = "netd_sandbox_denied_total";
+	uint32_t cur = 0;
+	struct sandbox *sb;
+
+	metrics_family(out, name, "counter",
+		       "Packets of the sandbox that netd's rules dropped, by reason.");
+	while ((sb = sandbox_next(t->sbs, &cur)))
+		for (size_t i = 0; i < N_DENY_REASONS; i++) {
+			const char *l[] = { "sandbox", sb->name, "reason", deny_reasons[i], NULL };
+
+			metrics_u64(out, name, l, t->per_slot[sb->slot].denied[i]);
+		}
+}
+
+static void dns_family(const struct trail *t, FILE *out)
+{
+	static const char name[] = "netd_dns_queries_total";
+	uint32_t cur = 0;
+	struct sandbox *sb;
+
+	metrics_family(out, name, "counter",
+		       "DNS queries of the sandbox decided by the proxy, by verdict, reason and rcode.");
+	while ((sb = sandbox_next(t->sbs, &cur))) {
+		const struct dns_ctr *c = t->dns[sb->slot];
+
+		for (int v = 0; c && v < 2; v++)
+			for (size_t r = 0; r < N_DNS_REASONS; r++)
+				for (size_t k = 0; k < N_DNS_RCODES; k++) {
+					const char *l[] = { "sandbox", sb->name, "verdict",
+							    v ? "allow" : "deny", "reason",
+							    dns_reasons[r], "rcode", dns_rcodes[k],
+							    NULL };
+
+					if (c->n[v][r][k])	/* only combinations seen */
+						metrics_u64(out, name, l, c->n[v][r][k]);
+				}
+	}
+}
+
+static void counter(FILE *out, const char *name, const char *help, uint64_t v)
+{
+	metrics_family(out, name, "counter", help);
+	metrics_u64(out, name, NULL, v);
+}
+
+static void gauge(FILE *out, const char *name, const char *help, uint64_t v)
+{
+	metrics_family(out, name, "gauge", help);
+	metrics_u64(out, name, NULL, v);
 }
 
 void trail_metrics(const struct trail *t, FILE *out)
 {
-	static const char *const names[] = { "conns", "bytes_out", "bytes_in", "denied" };
 	struct acct_stats a;
 	struct nflog_stats n;
-	uint32_t cur;
-	struct sandbox *sb;
 
 	if (!t)
 		return;
-	for (int k = 0; k < 4; k++) {
-		fprintf(out, "# TYPE netd_sandbox_%s_total counter\n", names[k]);
-		cur = 0;
-		while ((sb = sandbox_next(t->sbs, &cur))) {
-			const struct totals *s = &t->per_slot[sb->slot];
-			uint64_t v = k == 0 ? s->conns : k == 1 ? s->bytes_out :
-				     k == 2 ? s->bytes_in : s->denied;
-
-			fprintf(out, "netd_sandbox_%s_total{sandbox=\"", names[k]);
-			label(out, sb->name);
-			fprintf(out, "\"} %llu\n", (unsigned long long)v);
-		}
-	}
-	for (int k = 0; k < 3; k++) {
-		fprintf(out, "# TYPE netd_domain_%s_total counter\n", names[k]);
-		for (size_t i = 0; i < TRAIL_DOMAIN_SLOTS; i++) {
-			const struct dom_ctr *c = &t->dom[i];
-			uint64_t v = k == 0 ? c->t.conns : k == 1 ? c->t.bytes_out : c->t.bytes_in;
-
-			sb = c->used ? by_slot(t, c->slot) : NULL;
-			if (!sb)
-				continue;
-			fprintf(out, "netd_domain_%s_total{sandbox=\"", names[k]);
-			label(out, sb->name);
-			fputs("\",domain=\"", out);
-			label(out, c->domain);
-			fprintf(out, "\"} %llu\n", (unsigned long long)v);
-		}
-	}
+	sandbox_family(t, out, "netd_sandbox_conns_total",
+		       "Connections of the sandbox that ended (one conn record each).",
+		       offsetof(struct totals, conns));
+	sandbox_family(t, out, "netd_sandbox_bytes_out_total",
+		       "Bytes the sandbox sent (IP packets, headers included), live connections included.",
+		       offsetof(struct totals, bytes_out));
+	sandbox_family(t, out, "netd_sandbox_bytes_in_total",
+		       "Bytes the sandbox received (IP packets, headers included), live connections included.",
+		       offsetof(struct totals, bytes_in));
+	denied_family(t, out);
+	domain_family(t, out, "netd_domain_conns_total",
+		      "Connections that ended, by sandbox and the policy rule (domain pattern or CIDR) that allowed them.",
+		      offsetof(struct totals, conns));
+	domain_family(t, out, "netd_domain_bytes_out_total",
+		      "Bytes sent, by sandbox and the policy rule (domain pattern or CIDR) that allowed them.",
+		      offsetof(struct totals, bytes_out));
+	domain_family(t, out, "netd_domain_bytes_in_total",
+		      "Bytes received, by sandbox and the policy rule (domain pattern or CIDR) that allowed them.",
+		      offsetof(struct totals, bytes_in));
+	dns_family(t, out);
 	acct_get_stats(t->acct, &a);
 	nflog_get_stats(t->nflog, &n);
-	fprintf(out, "# TYPE netd_conntrack_enobufs_total counter\nnetd_conntrack_enobufs_total %llu\n",
-		(unsigned long long)a.enobufs);
-	fprintf(out, "# TYPE netd_conntrack_resyncs_total counter\nnetd_conntrack_resyncs_total %llu\n",
-		(unsigned long long)a.resyncs);
-	fprintf(out, "# TYPE netd_idle_grace_repins_total counter\nnetd_idle_grace_repins_total %llu\n",
-		(unsigned long long)t->grace.repinned);
-	fprintf(out, "# TYPE netd_conntrack_closing_lost_total counter\n"
-		"netd_conntrack_closing_lost_total %llu\n", (unsigned long long)a.closing_lost);
-	fprintf(out, "# TYPE netd_deny_suppressed_total counter\nnetd_deny_suppressed_total %llu\n",
-		(unsigned long long)n.suppressed);
-	fprintf(out, "# TYPE netd_nflog_enobufs_total counter\nnetd_nflog_enobufs_total %llu\n",
-		(unsigned long long)n.enobufs);
-	fprintf(out, "# TYPE netd_audit_written_total counter\nnetd_audit_written_total %llu\n",
-		(unsigned long long)audit_written(t->audit));
-	fprintf(out, "# TYPE netd_audit_dropped_total counter\nnetd_audit_dropped_total %llu\n",
-		(unsigned long long)audit_dropped(t->audit));
+	counter(out, "netd_conntrack_enobufs_total",
+		"Conntrack DESTROY event socket overruns (each followed by a resync).", a.enobufs);
+	counter(out, "netd_conntrack_resyncs_total", "Conntrack resync dumps done.", a.resyncs);
+	counter(out, "netd_conntrack_closing_lost_total",
+		"Overruns of the best-effort NEW/UPDATE event socket (those records come at DESTROY).",
+		a.closing_lost);
+	counter(out, "netd_conn_late_total",
+		"conn_late records: packets counted after a connection's conn record.", t->conn_late);
+	gauge(out, "netd_conntrack_flows_tracked", "Live flows whose counters are being folded.",
+	      flowtab_count(t->flows));
+	counter(out, "netd_idle_grace_repins_total", "Idle-grace pins sent to the kernel.",
+		t->grace.repinned);
+	counter(out, "netd_deny_suppressed_total",
+		"Dropped packets left out of the audit log by the deny record rate limit.",
+		n.suppressed);
+	counter(out, "netd_nflog_enobufs_total",
+		"nflog socket overruns (dropped packets not seen by netd).", n.enobufs);
+	counter(out, "netd_audit_written_total", "Audit records written.", audit_written(t->audit));
+	counter(out, "netd_audit_dropped_total", "Audit records that could not be written.",
+		audit_dropped(t->audit));
 }

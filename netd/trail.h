@@ -3,7 +3,9 @@
  * conntrack accounting (acct.c) -> "conn"/"conn_update" records, nflog
  * (nflog.c) -> rate-limited "deny" records, the pinned-name map
  * (pinmap.c) that gives both their "domain", and the per-sandbox and
- * per-domain counters behind GET /v1/metrics and `netd sandbox list`.
+ * per-rule counters behind GET /metrics and `netd sandbox list`.
+ * TCP connections are recorded at their close (TIME_WAIT or RST), other
+ * flows at conntrack DESTROY (their idle timeout); see acct.h, flowtab.h.
  *
  * It also starts the idle grace (netd/grace.h): when a connection that
  * pinmap attributes to a name closes (TCP: the first closing state;
@@ -37,6 +39,8 @@ struct trail_config {
 	struct prefix pool4;		/* the sandbox pool (slot -> sandbox) */
 	uint32_t rcvbuf_bytes;		/* conntrack event socket buffer; 0 = default */
 	uint32_t idle_grace_s;		/* dns.idle_grace, seconds; rules may override */
+	bool conn_open;			/* audit.conn_open: a conn_open record per new connection */
+	bool close_at_destroy;		/* test knob: TCP conn records at DESTROY (as before) */
 	/*
 	 * Pin @pin (timeout = the grace) for sandbox @sandbox unless a pin at
 	 * least that long is already there; synchronous.  @ctx is trail_new()'s.
@@ -64,12 +68,20 @@ void trail_pinned(struct trail *t, const struct sandbox *sb, const char *qname,
 		  const struct addr *addrs, size_t n);
 
 /*
- * trail_set_grace() - @on: start idle graces (and watch closing TCP
- * states: a second conntrack event socket, acct.h); !@on: stop.  The
- * daemon turns it on when dns.idle_grace or any policy rule's idle_grace
- * is non-zero.  Return: 0; -errno (unchanged).
+ * trail_set_grace() - @on: start idle graces at connection closes; !@on:
+ * stop.  The daemon turns it on when dns.idle_grace or any policy rule's
+ * idle_grace is non-zero.  Return: 0; -EINVAL (@t NULL).
  */
 int trail_set_grace(struct trail *t, bool on);
+
+/*
+ * trail_dns_decided() - count one DNS decision for @sb: @allowed, @reason
+ * (the audit record's "reason"; unknown ones count as "other"), @rcode
+ * (RFC 1035 4.1.1; above 5 counts as "OTHER").  Behind
+ * netd_dns_queries_total{sandbox,verdict,reason,rcode}.
+ */
+void trail_dns_decided(struct trail *t, const struct sandbox *sb, bool allowed,
+		       const char *reason, uint8_t rcode);
 
 /* trail_sandbox_gone() - forget @sb's names, limiter and counters. */
 void trail_sandbox_gone(struct trail *t, const struct sandbox *sb);
@@ -80,10 +92,15 @@ json_t *trail_sandbox_json(const struct trail *t, const struct sandbox *sb);
 /* trail_stats_json() - acct/nflog counters for /v1/status (new ref). */
 json_t *trail_stats_json(const struct trail *t);
 
+/* trail_conn_stats_json() - conn_open/close/late and folding counters for
+ * /v1/status "connections" (new ref). */
+json_t *trail_conn_stats_json(const struct trail *t);
+
 /*
- * trail_metrics() - write Prometheus text exposition format (0.0.4) lines
- * for the trail's counters to @out: per sandbox, per sandbox and domain,
- * and the conntrack/nflog/audit health counters.
+ * trail_metrics() - write Prometheus text exposition format (0.0.4)
+ * families (HELP, TYPE, samples) for the trail's counters to @out: per
+ * sandbox, per sandbox and rule, DNS decisions, and the
+ * conntrack/nflog/audit health counters (docs/metrics.md).
  */
 void trail_metrics(const struct trail *t, FILE *out);
 

@@ -11,7 +11,9 @@ set -euo pipefail
 pkgs=(
 	build-essential pkg-config clang libclang-rt-14-dev
 	libnftnl-dev libmnl-dev libc-ares-dev libevent-dev libyaml-dev libjansson-dev
-	libcmocka-dev libnetfilter-conntrack-dev
+	libcmocka-dev libnetfilter-conntrack-dev libnetfilter-queue-dev
+	# Go crypto/tls for the SNI test captures (tests/unit/sni/capture.sh)
+	golang-go
 	nftables iproute2 util-linux procps
 	knot knot-dnsutils unbound dnsmasq-base dnsperf dnsutils
 	curl openssl python3 iputils-ping conntrack
@@ -24,8 +26,12 @@ pkgs=(
 	libpsl-dev publicsuffix
 	# sd_notify, `systemd-analyze verify` of the unit, man pages
 	libsystemd-dev systemd man-db
-	# promtool (metrics format check), iperf3 (data-plane bench), microVM guest
-	prometheus iperf3 qemu-system-x86
+	# promtool (metrics format check), iperf3 (data-plane bench)
+	prometheus iperf3
+	# the microVM tests (tests/microvm/): QEMU -M microvm; the guest's kernel
+	# and busybox come from `apt-get download` at build time, not from here;
+	# xz-utils/zstd unpack compressed kernel modules, if a kernel has them
+	qemu-system-x86 xz-utils zstd
 )
 
 missing=()

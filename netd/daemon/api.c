@@ -14,7 +14,9 @@
 #include "netd/audit.h"
 #include "netd/daemon/policyview.h"
 #include "netd/fw.h"
+#include "netd/metrics.h"
 #include "netd/trail.h"
+#include "netd/version.h"
 
 json_t *daemon_json_addr(const struct addr *a)
 {
@@ -48,6 +50,13 @@ json_t *daemon_sandbox_json(struct daemon *d, const struct sandbox *sb)
 	if (o)
 		json_object_set_new(o, "mode", json_string(fw_mode_audit(sb->mode,
 				    daemon_policy_find(d, sb->policy)) ? "audit" : "enforce"));
+	/* The counters under one name for every kind ("dns" is a tap's resolver list). */
+	if (o)
+		json_object_set_new(o, "dns_queries",
+				    json_pack("{s:I, s:I}", "allowed", (json_int_t)sb->dns_allowed,
+					      "denied", (json_int_t)sb->dns_denied));
+	if (o && sb->tap)
+		daemon_tap_json(sb, o);
 	if (o && d->trail)
 		json_object_set_new(o, "traffic", trail_sandbox_json(d->trail, sb));
 	return o;
@@ -87,45 +96,79 @@ static json_t *api_policy(void *ctx, const char *name)
 }
 
 /* One DNS proxy counter: its GET /v1/status "dns_proxy" key (NULL: metrics
- * only) and its Prometheus name. */
+ * only), its Prometheus name (NULL: status only) and HELP. */
 struct dns_counter {
 	const char *status, *metric;
 	bool gauge;
 	uint64_t v;
+	const char *help;
 };
 
-#define DNS_COUNTERS 20
+#define DNS_COUNTERS 17
 
 /* The proxy's counters for status and metrics alike; d->proxy is set. */
 static size_t dns_counters(struct daemon *d, struct dns_counter c[DNS_COUNTERS])
 {
 	const struct proxy_stats *ps = proxy_get_stats(d->proxy);
+	/* Pin latency: quantiles in status only; /metrics has the histogram. */
 	const struct dns_counter all[DNS_COUNTERS] = {
-		{ NULL, "netd_dns_queries_allowed_total", false, d->dns_allowed },
-		{ NULL, "netd_dns_queries_denied_total", false, d->dns_denied },
-		{ NULL, "netd_dns_queries_failed_total", false, d->dns_failed },
-		{ "cache_hits", "netd_dns_cache_hits_total", false, ps->cache_hits },
-		{ "cache_misses", "netd_dns_cache_misses_total", false, ps->cache_misses },
-		{ "cache_entries", "netd_dns_cache_entries", true, ps->cache_entries },
-		{ "pins_sent", "netd_dns_pin_batches_total", false, ps->pins_sent },
-		{ "pins_skipped", "netd_dns_pins_skipped_total", false, ps->pins_skipped },
-		{ "pins_tracked", "netd_dns_pins_tracked", true, ps->pins_tracked },
-		{ "pin_p50_us", "netd_dns_pin_latency_p50_us", true, proxy_stats_quantile(ps, 0.50) },
-		{ "pin_p99_us", "netd_dns_pin_latency_p99_us", true, proxy_stats_quantile(ps, 0.99) },
-		{ "pin_max_us", "netd_dns_pin_latency_max_us", true, ps->pin_max_us },
-		{ "rate_limited", "netd_dns_rate_limited_total", false, ps->limit_qps },
+		{ "cache_hits", "netd_dns_cache_hits_total", false, ps->cache_hits,
+		  "Allowed DNS queries answered from the cache." },
+		{ "cache_misses", "netd_dns_cache_misses_total", false, ps->cache_misses,
+		  "Allowed DNS queries not in the cache (asked upstream)." },
+		{ "cache_entries", "netd_dns_cache_entries", true, ps->cache_entries,
+		  "DNS answers held in the cache." },
+		{ "pins_sent", "netd_dns_pin_batches_total", false, ps->pins_sent,
+		  "Pin batches sent to the kernel before an answer left." },
+		{ "pins_skipped", "netd_dns_pins_skipped_total", false, ps->pins_skipped,
+		  "Answers whose pins the kernel already covered (no batch)." },
+		{ "pins_tracked", "netd_dns_pins_tracked", true, ps->pins_tracked,
+		  "Live pin elements over all sandboxes." },
+		{ "pin_p50_us", NULL, true, proxy_stats_quantile(ps, 0.50), NULL },
+		{ "pin_p99_us", NULL, true, proxy_stats_quantile(ps, 0.99), NULL },
+		{ "pin_max_us", NULL, true, ps->pin_max_us, NULL },
+		{ "rate_limited", "netd_dns_rate_limited_total", false, ps->limit_qps,
+		  "DNS queries refused over dns.qps/dns.burst." },
 		{ "outstanding_limited", "netd_dns_outstanding_limited_total", false,
-		  ps->limit_outstanding },
-		{ "pin_limited", "netd_dns_pin_limited_total", false, ps->limit_pins },
-		{ "name_limited", "netd_dns_name_limited_total", false, ps->limit_name },
-		{ "tunnel_suspect", "netd_dns_tunnel_suspect_total", false, ps->tunnel_suspect },
-		{ "udp_gso_sends", "netd_dns_udp_gso_sends_total", false, ps->udp_gso_sends },
-		{ "udp_gso_replies", "netd_dns_udp_gso_replies_total", false, ps->udp_gso_replies },
-		{ "udp_gso_refused", "netd_dns_udp_gso_refused_total", false, ps->udp_gso_refused },
+		  ps->limit_outstanding, "DNS queries refused over dns.max_outstanding." },
+		{ "pin_limited", "netd_dns_pin_limited_total", false, ps->limit_pins,
+		  "Answers refused over dns.max_pins." },
+		{ "name_limited", "netd_dns_name_limited_total", false, ps->limit_name,
+		  "Answers refused over dns.max_pins_per_name." },
+		{ "tunnel_suspect", "netd_dns_tunnel_suspect_total", false, ps->tunnel_suspect,
+		  "DNS queries with long high-entropy labels." },
+		{ "udp_gso_sends", "netd_dns_udp_gso_sends_total", false, ps->udp_gso_sends,
+		  "UDP GSO sends (replies to one client in one send)." },
+		{ "udp_gso_replies", "netd_dns_udp_gso_replies_total", false, ps->udp_gso_replies,
+		  "DNS replies that left in UDP GSO sends." },
+		{ "udp_gso_refused", "netd_dns_udp_gso_refused_total", false, ps->udp_gso_refused,
+		  "UDP GSO sends the kernel refused (the replies went one by one)." },
 	};
 
 	memcpy(c, all, sizeof(all));
 	return DNS_COUNTERS;
+}
+
+/* Pin latency as a histogram in seconds (the proxy keeps 1 us buckets). */
+static void pin_histogram(const struct proxy_stats *ps, FILE *out)
+{
+	static const double le_s[] = { 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005,
+				       0.001, 0.002 };
+	static const unsigned int le_us[] = { 10, 25, 50, 100, 250, 500, 1000, 2000 };
+	enum { N = sizeof(le_us) / sizeof(le_us[0]) };
+	uint64_t counts[N + 1] = { 0 };
+	size_t b = 0;
+
+	/* pin_hist[i]: batches that took i us (truncated); the last, more. */
+	for (size_t i = 0; i <= PROXY_PIN_HIST_US; i++) {
+		while (b < N && (i == PROXY_PIN_HIST_US || i > le_us[b]))
+			b++;
+		counts[b] += ps->pin_hist[i];
+	}
+	metrics_family(out, "netd_dns_pin_duration_seconds", "histogram",
+		       "Time from an upstream answer parsed to the kernel's ack of its pins.");
+	metrics_histogram(out, "netd_dns_pin_duration_seconds", le_s, counts, N,
+			  (double)ps->pin_sum_us / 1e6);
 }
 
 static json_t *api_status(void *ctx)
@@ -169,12 +212,22 @@ static void api_metrics(void *ctx, FILE *out)
 	struct dns_counter c[DNS_COUNTERS];
 	size_t n = d->proxy ? dns_counters(d, c) : 0;
 
+	metrics_build_info(out, NETD_VERSION);
+	metrics_family(out, "netd_sandboxes", "gauge", "Sandboxes netd manages.");
+	metrics_u64(out, "netd_sandboxes", NULL, sandbox_count(d->sandboxes));
+	metrics_family(out, "netd_policies", "gauge", "Policies loaded.");
+	metrics_u64(out, "netd_policies", NULL, d->n_policies);
 	trail_metrics(d->trail, out);
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, "# TYPE %s %s\n%s %llu\n", c[i].metric, c[i].gauge ? "gauge" : "counter",
-			c[i].metric, (unsigned long long)c[i].v);
+	for (size_t i = 0; i < n; i++) {
+		if (!c[i].metric)
+			continue;
+		metrics_family(out, c[i].metric, c[i].gauge ? "gauge" : "counter", c[i].help);
+		metrics_u64(out, c[i].metric, NULL, c[i].v);
+	}
+	if (d->proxy)
+		pin_histogram(proxy_get_stats(d->proxy), out);
+	metrics_process(out);
 }
-
 
 static int api_sandbox_create(void *ctx, const struct sandbox_request *req, json_t **ret,
 			      char *err, size_t errsz)

@@ -212,6 +212,7 @@ static void ops_audit(void *ctx, const struct proxy_event *ev)
 			sb->dns_allowed++;
 		else
 			sb->dns_denied++;
+		trail_dns_decided(d->trail, sb, ev->allowed, ev->reason, ev->rcode);
 		/* The names conn/deny records report for these addresses. */
 		if (ev->allowed && ev->qname)
 			trail_pinned(d->trail, sb, ev->qname, ev->answers, ev->n_answers);

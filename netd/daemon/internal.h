@@ -18,6 +18,8 @@
  *   daemon/dnsglue.c         the DNS proxy's ops and its audit records
  *   daemon/graceglue.c       the idle grace's pin and policy lookups
  *   daemon/vanish.c          sandboxes whose interface vanished (netd/linkwatch.c)
+ *   daemon/sniglue.c         the SNI/Host check's queues, verdicts and audit (docs/sni.md)
+ *   daemon/tapsb.c           microVM sandboxes: netd's tap instead of a veth
  *
  * Dependencies point one way: the pure files (policyview, hostcheck,
  * statefile, reload_plan) include no daemon state; the others include
@@ -82,6 +84,7 @@ struct daemon {
 	struct proxy *proxy;
 	struct audit *audit;
 	struct ctl *ctl;
+	struct metrics_http *metrics_http;	/* metrics_listen, or NULL */
 	struct policywatch *pwatch;	/* policy_watch: inotify on policy_dir; NULL = off */
 	struct trail *trail;	/* conn/deny records (issue: accounting) */
 	struct linkwatch *linkwatch;	/* vanished interfaces (vanish.c) */
@@ -167,6 +170,33 @@ void daemon_dns_direct(struct daemon *d, struct sandbox *sb);
 void daemon_audit_sandbox(struct daemon *d, const struct sandbox *sb, const char *action);
 
 
+/* ---- tapsb.c ---- */
+
+/*
+ * daemon_tap_build() - make @sb (from sandbox_alloc(), @req->tap) a tap
+ * sandbox: its fields from @req, rules, the tap (owned by
+ * @req->tap_owner), addresses and link up, DNS on its gateways.  On
+ * failure nothing is left.  Return: 0; -EINVAL, -EBUSY (name taken),
+ * -EEXIST, -errno with @err filled.
+ */
+int daemon_tap_build(struct daemon *d, struct sandbox *sb, const struct policy *pol,
+		     const struct sandbox_request *req, char *err, size_t errsz);
+
+/*
+ * daemon_tap_restore() - at startup, before the reconcile batch: check that
+ * @sb's recorded tap is still netd's (a persistent tap owned by its
+ * owner), or create it again (down) if it is gone.  Return: 0; -EBUSY (an
+ * interface of that name is not netd's tap: the sandbox is not restored);
+ * -errno.
+ */
+int daemon_tap_restore(struct daemon *d, struct sandbox *sb);
+
+/* daemon_tap_up() - after its rules are back: addresses on @sb's tap, link up. */
+void daemon_tap_up(struct daemon *d, struct sandbox *sb);
+
+/* daemon_tap_json() - add @sb's tap and guest fields to its API object @o. */
+void daemon_tap_json(const struct sandbox *sb, json_t *o);
+
 /* ---- resolv.c ---- */
 
 /* daemon_resolv_conf_write() - /etc/netns/NAME/resolv.conf naming @sb's gateways. */
@@ -250,5 +280,17 @@ void daemon_grace_update(struct daemon *d);
  * action "vanished".  Return: 0; -errno (logged by the caller).
  */
 int daemon_vanish_watch(struct daemon *d);
+
+/* ---- sniglue.c ---- */
+
+/*
+ * daemon_sni_start() - bind the SNI check's two netfilter queues (fw.h) on
+ * d->base.  Return: 0; -errno (logged by the caller: then enforce rules'
+ * connections are dropped by the kernel, log rules' pass).
+ */
+int daemon_sni_start(struct daemon *d);
+
+/* daemon_sni_stop() - close them; NULL-safe state. */
+void daemon_sni_stop(struct daemon *d);
 
 #endif

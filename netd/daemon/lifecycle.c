@@ -46,6 +46,8 @@ void daemon_fw_view(const struct sandbox *sb, struct fw_sandbox *out)
 	out->ct_mark = ACCT_MARK(sb->slot);
 	out->chained = sb->chained;
 	out->mode = sb->mode;
+	out->tap = sb->tap;
+	memcpy(out->mac, sb->mac, sizeof(out->mac));
 }
 
 
@@ -573,21 +575,22 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 		sb->netns_owned = true;
 	}
 	sb->created = time(NULL);
-	if (!req->attach_host_ifname && (req->addr_ipv4 || req->addr_ipv6)) {
+	if (!req->tap && !req->attach_host_ifname && (req->addr_ipv4 || req->addr_ipv6)) {
 		r = sandbox_ipam_addrs(d, sb, req, err, errsz);
 		if (r < 0) {
 			sandbox_release(d->sandboxes, sb);
 			return r;
 		}
 	}
-	r = req->attach_host_ifname ? sandbox_attach(d, sb, pol, req, err, errsz) :
+	r = req->tap ? daemon_tap_build(d, sb, pol, req, err, errsz) :
+	    req->attach_host_ifname ? sandbox_attach(d, sb, pol, req, err, errsz) :
 				      sandbox_build(d, sb, pol, sb->netns_owned, err, errsz);
 	if (r < 0) {
 		sandbox_release(d->sandboxes, sb);
 		return r;
 	}
 	/* For `ip netns exec` (named) and `netd exec` (any): the proxy's address. */
-	r = sb->chained ? 0 : daemon_resolv_conf_write(sb);
+	r = sb->chained || sb->tap ? 0 : daemon_resolv_conf_write(sb);
 	if (r < 0)
 		log_warn("sandbox %s: cannot write resolv.conf: %s", sb->name, strerror(-r));
 	/*
@@ -605,7 +608,7 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 	}
 	sandbox_insert(d->sandboxes, sb);
 	log_info("sandbox %s created: policy %s, %s, host interface %s", sb->name, sb->policy,
-		 sb->netns_path, sb->host_ifname);
+		 sb->tap ? "tap" : sb->netns_path, sb->host_ifname);
 	daemon_audit_sandbox(d, sb, "create");
 	*ret = sb;
 	return 0;

@@ -26,6 +26,7 @@
 #include "netd/daemon/statefile.h"
 #include "netd/fw.h"
 #include "netd/link.h"
+#include "netd/tap.h"
 
 /* Atomic write: temp file, fsync, rename, so a crash never leaves half a file. */
 int daemon_write_file_atomic(const char *path, const char *data, size_t len)
@@ -100,6 +101,14 @@ static void state_of(struct daemon *d, const struct sandbox *sb, struct statefil
 		snprintf(sf->host_ifname, sizeof(sf->host_ifname), "%s", sb->host_ifname);
 		sf->addr4 = sb->addr4;
 		sf->addr6 = sb->addr6;
+	} else if (sb->tap) {
+		/* A microVM's tap: the pool's addresses, the tap's own settings. */
+		sf->kind = STATEFILE_TAP;
+		snprintf(sf->host_ifname, sizeof(sf->host_ifname), "%s", sb->host_ifname);
+		sf->tap_owner = sb->tap_owner;
+		sf->tap_group = sb->tap_group;
+		sf->tap_queues = sb->tap_queues;
+		sf->mtu = sb->mtu;
 	} else if (sb->own_addrs) {
 		/* An IPAM plugin's addresses on netd's veth (not the slot's). */
 		sf->kind = STATEFILE_IPAM;
@@ -143,7 +152,8 @@ static void netns_identity(struct sandbox *sb)
 }
 
 /*
- * Interfaces named like netd's veths ("nd" + 5 hex digits) that no sandbox
+ * Interfaces named like netd's veths ("nd" + 5 hex digits) or taps ("ndt" +
+ * 4, and a tap) that no sandbox
  * owns are leftovers (a state file lost to a full disk, a crash between
  * steps): delete them, so nothing is attached to the host unmanaged.
  */
@@ -158,18 +168,26 @@ void daemon_orphans_remove(struct daemon *d)
 	}
 	for (int i = 0; i < n; i++) {
 		const char *x = names[i];
+		struct tap_info ti;
 		struct sandbox *sb;
 		uint32_t cur = 0;
 		bool owned = false;
 
-		if (strlen(x) != 7 || strncmp(x, SANDBOX_IFNAME_PREFIX, 2) != 0 ||
-		    strspn(x + 2, "0123456789abcdef") != 5)
+		bool veth = strlen(x) == 7 && strncmp(x, SANDBOX_IFNAME_PREFIX, 2) == 0 &&
+			    strspn(x + 2, "0123456789abcdef") == 5;
+		/* netd's own tap names ("ndt" + 4 hex digits), if it is a tap. */
+		bool tap = strlen(x) == 7 && strncmp(x, TAP_IFNAME_PREFIX, 3) == 0 &&
+			   strspn(x + 3, "0123456789abcdef") == 4 && tap_query(x, &ti) == 0 &&
+			   ti.is_tap;
+
+		if (!veth && !tap)
 			continue;
 		while (!owned && (sb = sandbox_next(d->sandboxes, &cur)))
 			owned = strcmp(sb->host_ifname, x) == 0;
 		if (owned)
 			continue;
-		log_warn("interface %s looks like a sandbox veth but no sandbox owns it; deleting it", x);
+		log_warn("interface %s looks like a sandbox %s but no sandbox owns it; deleting it", x,
+			 tap ? "tap" : "veth");
 		link_delete(x);
 		audit_write(d->audit, "sandbox", json_pack("{s:s, s:s}", "action", "orphan-removed",
 							   "host_ifname", x));
@@ -233,7 +251,7 @@ static int state_apply(struct daemon *d, const char *path, const struct statefil
 		memset(&sb->addr6, 0, sizeof(sb->addr6));
 		memset(&sb->gw6, 0, sizeof(sb->gw6));
 	}
-	if (sf->kind != STATEFILE_POOL) {
+	if (sf->kind != STATEFILE_POOL && sf->kind != STATEFILE_TAP) {
 		r = sandbox_set_addrs(d->sandboxes, sb, &sf->addr4, &sf->addr6);
 		if (r < 0) {
 			log_err("%s: bad %s address state (%s); left in place", path,
@@ -246,6 +264,13 @@ static int state_apply(struct daemon *d, const char *path, const struct statefil
 	if (sf->kind == STATEFILE_CHAINED) {
 		snprintf(sb->host_ifname, sizeof(sb->host_ifname), "%s", sf->host_ifname);
 		sb->chained = true;
+	} else if (sf->kind == STATEFILE_TAP) {
+		snprintf(sb->host_ifname, sizeof(sb->host_ifname), "%s", sf->host_ifname);
+		sb->tap = true;
+		sb->tap_owner = sf->tap_owner;
+		sb->tap_group = sf->tap_group;
+		sb->tap_queues = sf->tap_queues;
+		sb->mtu = sf->mtu;
 	} else if (sf->kind == STATEFILE_IPAM) {
 		sb->gw4 = sf->gw4;
 		sb->gw6 = sf->gw6;
@@ -293,6 +318,13 @@ static int restore_one(struct daemon *d, const char *path, struct restore_set *s
 		return 0;
 	pol = daemon_policy_find(d, sb->policy);
 	flush = !sf.digest[0] || !pol || strcmp(sf.digest, pview_digest(pol, dig, sizeof(dig))) != 0;
+	/* A tap outlives netd but not a reboot: made again if it is gone. */
+	if (sb->tap && daemon_tap_restore(d, sb) < 0) {
+		log_err("sandbox %s: cannot restore its tap %s; left in place for the next start",
+			sb->name, sb->host_ifname);
+		sandbox_release(d->sandboxes, sb);
+		return 0;
+	}
 	if (link_exists(sb->host_ifname) != 1) {
 		log_warn("sandbox %s: its interface %s vanished while netd was down (netns %s gone?); cleaning up",
 			 sb->name, sb->host_ifname, sb->netns_path);
@@ -365,6 +397,8 @@ int daemon_state_restore(struct daemon *d, const struct fw_config *fc)
 					 ", pins kept");
 		if (sb && k->flush_pins && k->pol->file)
 			daemon_state_save(d, sb);
+		if (sb && sb->tap)	/* its rules are in: now the tap may carry traffic */
+			daemon_tap_up(d, sb);
 	}
 	d->n_restored = set.n;
 out:

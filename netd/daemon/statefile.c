@@ -192,6 +192,31 @@ static int parse_chained(json_t *obj, struct statefile *sf, char *err, size_t er
 	return 0;
 }
 
+/* netd's tap: its name, owner (never none), group, queues and MTU. */
+static int parse_tap(json_t *obj, struct statefile *sf, char *err, size_t errsz)
+{
+	json_int_t owner, group = UINT32_MAX, queues, mtu;
+	json_t *g = json_object_get(obj, "tap_group");
+	int r;
+
+	if ((r = get_str(obj, "host_ifname", true, sf->host_ifname, sizeof(sf->host_ifname), err,
+			 errsz)) < 0 ||
+	    (r = get_int(obj, "tap_owner", true, 0, UINT32_MAX - 1, &owner, err, errsz)) < 0 ||
+	    (g && !json_is_null(g) &&
+	     (r = get_int(obj, "tap_group", true, 0, UINT32_MAX - 1, &group, err, errsz)) < 0) ||
+	    (r = get_int(obj, "tap_queues", true, 1, 256, &queues, err, errsz)) < 0 ||
+	    (r = get_int(obj, "mtu", true, 1280, 65521, &mtu, err, errsz)) < 0)
+		return r;
+	if (!ifname_valid(sf->host_ifname))
+		return bad(err, errsz, "\"host_ifname\" is not an interface name");
+	sf->tap_owner = (uint32_t)owner;
+	sf->tap_group = (uint32_t)group;
+	sf->tap_queues = (uint16_t)queues;
+	sf->mtu = (uint16_t)mtu;
+	sf->kind = STATEFILE_TAP;
+	return 0;
+}
+
 int statefile_parse(const char *text, size_t len, struct statefile *out, char *err,
 		    size_t errsz)
 {
@@ -217,8 +242,11 @@ int statefile_parse(const char *text, size_t len, struct statefile *out, char *e
 		goto out;
 	kind = json_object_get(obj, "kind");
 	if (kind && !json_is_null(kind) &&
-	    (!json_is_string(kind) || strcmp(json_string_value(kind), "chained") != 0))
-		r = bad(err, errsz, "\"kind\" must be \"chained\" if set");
+	    (!json_is_string(kind) || (strcmp(json_string_value(kind), "chained") != 0 &&
+				       strcmp(json_string_value(kind), "tap") != 0)))
+		r = bad(err, errsz, "\"kind\" must be \"chained\" or \"tap\" if set");
+	else if (kind && json_is_string(kind) && strcmp(json_string_value(kind), "tap") == 0)
+		r = parse_tap(obj, out, err, errsz);
 	else if (kind && json_is_string(kind))
 		r = parse_chained(obj, out, err, errsz);
 	else if (json_object_get(obj, "plen4") || json_object_get(obj, "plen6"))
@@ -264,6 +292,14 @@ char *statefile_format(const struct statefile *sf)
 						      "host_ifname", sf->host_ifname,
 						      "ipv4_addr", addr_json(&sf->addr4),
 						      "ipv6_addr", addr_json(&sf->addr6)));
+	if (obj && sf->kind == STATEFILE_TAP)
+		json_object_update_new(obj, json_pack("{s:s, s:s, s:I, s:o, s:i, s:i}", "kind", "tap",
+						      "host_ifname", sf->host_ifname,
+						      "tap_owner", (json_int_t)sf->tap_owner,
+						      "tap_group", sf->tap_group == UINT32_MAX ?
+						      json_null() : json_integer(sf->tap_group),
+						      "tap_queues", (int)sf->tap_queues,
+						      "mtu", (int)sf->mtu));
 	text = obj ? json_dumps(obj, JSON_INDENT(2)) : NULL;
 	json_decref(obj);
 	return text;

@@ -9,7 +9,9 @@
  *   {"name", "policy", "netns", "netns_owned", "ifname", "slot",
  *    "created"?, "policy_digest"?, "ipv6"?,
  *    IPAM:    "ipv4_addr", "gateway4", "plen4", "ipv6_addr", "gateway6", "plen6"
- *    chained: "kind": "chained", "host_ifname", "ipv4_addr", "ipv6_addr"}
+ *    chained: "kind": "chained", "host_ifname", "ipv4_addr", "ipv6_addr"
+ *    tap:     "kind": "tap", "host_ifname", "tap_owner", "tap_group" (or null),
+ *             "tap_queues", "mtu"}
  * Unknown keys are ignored (a newer netd may add some).
  */
 #ifndef NETD_DAEMON_STATEFILE_H
@@ -29,6 +31,7 @@ enum statefile_kind {
 	STATEFILE_POOL,		/* netd's veth, the pool's addresses */
 	STATEFILE_IPAM,		/* netd's veth, an IPAM plugin's addresses */
 	STATEFILE_CHAINED,	/* another plugin's bridge port, the container's addresses */
+	STATEFILE_TAP,		/* netd's tap (a microVM's), the pool's addresses */
 };
 
 struct statefile {
@@ -43,7 +46,11 @@ struct statefile {
 	char digest[24];	/* policy digest (policyview.h); "" if absent */
 	bool ipv6;		/* false: created IPv4 only (absent: true) */
 	enum statefile_kind kind;
-	char host_ifname[16];	/* STATEFILE_CHAINED only */
+	char host_ifname[16];	/* STATEFILE_CHAINED and STATEFILE_TAP */
+	uint32_t tap_owner;	/* STATEFILE_TAP: UID, < UINT32_MAX */
+	uint32_t tap_group;	/* STATEFILE_TAP: GID, UINT32_MAX for none */
+	uint16_t tap_queues;	/* STATEFILE_TAP: 1..256 */
+	uint16_t mtu;		/* STATEFILE_TAP: 1280..65521 */
 	struct addr addr4, gw4;	/* IPAM (both) and chained (addr only); family 0 = none */
 	struct addr addr6, gw6;
 	uint8_t plen4, plen6;	/* IPAM: 1..31 and 1..127 where the address is set */

@@ -15,6 +15,7 @@
 
 #include <linux/if_ether.h>
 #include <linux/netfilter.h>
+#include <linux/netfilter_arp.h>
 #include <linux/netfilter_bridge.h>
 
 /* Link-local and DAD's "::": the IPv6 sources neighbour discovery needs. */
@@ -115,6 +116,11 @@ static void base_sets(struct bt *bt, const struct prefix *internal, size_t n_int
 		internal_elems(bt, internal, n_internal, f, n.s);
 	}
 	base_set(bt, "sandbox_fwd", TYPE_IFNAME, IFNAMSIZ, NFT_SET_MAP);
+	/* Taps (microVMs): the guest's MAC, beside its addresses. */
+	base_set(bt, "tap_ifs", TYPE_IFNAME, IFNAMSIZ, 0);
+	base_set(bt, "tap_mac", TYPE_IFNAME << TYPE_BITS | TYPE_ETHERADDR, FKEY_IFMAC_LEN, 0);
+	/* Sandboxes with an egress quota: their packets must reach the quota rule. */
+	base_set(bt, "metered_ifs", TYPE_IFNAME, IFNAMSIZ, 0);
 	/*
 	 * Chained attachments (an interface another CNI plugin made, behind
 	 * a bridge): the inet hooks see the bridge as iif, never the
@@ -160,6 +166,17 @@ static void base_raw(struct bt *bt)
 	const struct fw_rcfg *rc = bt->rc;
 	struct rb rb;
 
+	/*
+	 * A tap's guest writes whole frames: one whose Ethernet source is
+	 * not the guest's MAC is a spoof, whatever it carries (and before the
+	 * neighbour discovery exceptions below, which it must not ride).
+	 */
+	rb_init(&rb, rc, "prerouting_raw");
+	fm_ifset(&rb, NFT_META_IIFNAME, "tap_ifs", false);
+	fx_meta(&rb, NFT_META_IIFNAME, REG32(0));
+	fx_payload(&rb, NFT_PAYLOAD_LL_HEADER, 6, 6, REG32(4));
+	fx_lookup(&rb, "tap_mac", REG32(0), -1, true);
+	rule_drop(bt, &rb, "spoof");
 	/* The ICMPv6 exceptions neighbour discovery needs must precede the drop. */
 	for (size_t i = 0; fw_rcfg_v6(rc) && i < 2; i++) {
 		/* Cheap compares before set lookups: every packet of
@@ -414,12 +431,51 @@ static void base_input_tail(struct bt *bt)
 	rule_drop(bt, &rb, "to-host");
 }
 
+/*
+ * forward, the fast path: an established (or related) packet is accepted by
+ * the first rule it can match, whatever its direction - what the rules
+ * below would decide for it too, except where they still have work:
+ *  - a sandbox with an egress quota or an SNI/Host check (metered_ifs,
+ *    fw/sandbox.c sb_slow_path()): its quota rule counts every packet it
+ *    sends, the check queues the first payload packets of established
+ *    connections, so those go on to its chain (replies to it take the fast
+ *    path);
+ *  - a chained attachment (the bridge table's mark): its chain, by address;
+ *  - what the rules above this one drop: a pool source on an interface
+ *    that is not a sandbox's (a sandbox deleted, its veth still up), IPv6
+ *    when disabled.
+ * Conntrack, NAT and the anti-spoofing in prerouting_raw are untouched; a
+ * connection whose entry ctcut deletes comes back as "new" and meets its
+ * sandbox's chain.  Cheap tests first: ct state fails for every new
+ * connection's first packet, the mark test costs no lookup.
+ */
+static void forward_fast(struct bt *bt)
+{
+	struct rb rb;
+
+	if (!bt->rc->fast_path)
+		return;
+	rb_init(&rb, bt->rc, "forward");
+	fm_ct_est(&rb);
+	fm_not_marked_chained(&rb);
+	fm_ifset(&rb, NFT_META_IIFNAME, "metered_ifs", true);
+	rule_accept(bt, &rb);
+}
+
 /* forward: into a sandbox only replies; out of one via its own chain. */
 static void base_forward(struct bt *bt)
 {
 	const struct fw_rcfg *rc = bt->rc;
 	struct rb rb;
 
+	if (!fw_rcfg_v6(rc)) {
+		/* nfproto first: a compare, where iifname is a lookup. */
+		rb_init(&rb, rc, "forward");
+		fm_nfproto(&rb, NFPROTO_IPV6);
+		fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
+		rule_drop(bt, &rb, "ipv6-disabled");
+	}
+	forward_fast(bt);
 	rb_init(&rb, rc, "forward");
 	fm_ifset(&rb, NFT_META_OIFNAME, "sandbox_ifs", false);
 	fm_ct_est(&rb);
@@ -427,12 +483,6 @@ static void base_forward(struct bt *bt)
 	rb_init(&rb, rc, "forward");
 	fm_ifset(&rb, NFT_META_OIFNAME, "sandbox_ifs", false);
 	rule_drop(bt, &rb, "to-sandbox");
-	if (!fw_rcfg_v6(rc)) {
-		rb_init(&rb, rc, "forward");
-		fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
-		fm_nfproto(&rb, NFPROTO_IPV6);
-		rule_drop(bt, &rb, "ipv6-disabled");
-	}
 	rb_init(&rb, rc, "forward");
 	fx_meta(&rb, NFT_META_IIFNAME, NFT_REG_1);
 	fx_lookup(&rb, "sandbox_fwd", NFT_REG_1, NFT_REG_VERDICT, false);
@@ -567,6 +617,46 @@ static void base_bridge(struct bt *bt)
 	bt->family = 0;
 }
 
+/*
+ * "table arp NAME": ARP never reaches the inet hooks, and a tap's guest
+ * could otherwise answer for addresses that are not its own or speak
+ * with another MAC.  chain input: from a tap (tap_ifs) only Ethernet/IPv4
+ * ARP (htype 1, ptype 0x0800, hlen 6, plen 4) whose frame source, sender
+ * MAC and sender address are the guest's (tap_arp) passes.  (Counted, not
+ * logged: the deny log's records are IP packets.)
+ */
+static void base_arp(struct bt *bt)
+{
+	static const uint8_t eth_ip4[6] = { 0x00, 0x01, 0x08, 0x00, 6, 4 };
+	const struct fw_rcfg *rc = bt->rc;
+	struct rb rb;
+
+	bt->family = NFPROTO_ARP;
+	base_table(bt);
+	base_set(bt, "tap_ifs", TYPE_IFNAME, IFNAMSIZ, 0);
+	base_set(bt, "tap_arp",
+		 ((TYPE_IFNAME << TYPE_BITS | TYPE_ETHERADDR) << TYPE_BITS | TYPE_ETHERADDR)
+				 << TYPE_BITS | TYPE_IPADDR,
+		 FKEY_IFARP_LEN, 0);
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "input", NF_ARP_IN, 0, "filter");
+
+	rb_init(&rb, rc, "input");
+	fm_ifset(&rb, NFT_META_IIFNAME, "tap_ifs", false);
+	fx_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 0, sizeof(eth_ip4), NFT_REG_1);
+	fx_cmp(&rb, NFT_REG_1, NFT_CMP_NEQ, eth_ip4, sizeof(eth_ip4));
+	rule_drop(bt, &rb, NULL);
+
+	rb_init(&rb, rc, "input");
+	fm_ifset(&rb, NFT_META_IIFNAME, "tap_ifs", false);
+	fx_meta(&rb, NFT_META_IIFNAME, REG32(0));
+	fx_payload(&rb, NFT_PAYLOAD_LL_HEADER, 6, 6, REG32(4));
+	fx_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 8, 6, REG32(6));	/* sender MAC */
+	fx_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, 14, 4, REG32(8));	/* sender address */
+	fx_lookup(&rb, "tap_arp", REG32(0), -1, true);
+	rule_drop(bt, &rb, NULL);
+	bt->family = 0;
+}
+
 void render_base(struct bt *bt, const struct prefix *internal, size_t n_internal)
 {
 	/*
@@ -584,4 +674,5 @@ void render_base(struct bt *bt, const struct prefix *internal, size_t n_internal
 	base_forward(bt);
 	base_postrouting(bt);
 	base_bridge(bt);
+	base_arp(bt);
 }

@@ -17,6 +17,8 @@ struct fw_sb_rec {
 	struct addr addr4, addr6;
 	struct addr dns4, dns6;
 	bool chained;
+	bool tap;
+	uint8_t mac[6];
 };
 
 struct fw {

@@ -79,7 +79,9 @@ struct fw_sandbox fw_sb_view(const struct fw_sb_rec *rec)
 {
 	return (struct fw_sandbox){ .name = rec->name, .host_ifname = rec->ifname,
 				    .addr4 = rec->addr4, .addr6 = rec->addr6,
-				    .chained = rec->chained };
+				    .chained = rec->chained, .tap = rec->tap,
+				    .mac = { rec->mac[0], rec->mac[1], rec->mac[2], rec->mac[3],
+					     rec->mac[4], rec->mac[5] } };
 }
 
 static void rec_set(struct fw_sb_rec *rec, const struct fw_sandbox *sb)
@@ -90,6 +92,8 @@ static void rec_set(struct fw_sb_rec *rec, const struct fw_sandbox *sb)
 	rec->addr4 = sb->addr4;
 	rec->addr6 = sb->addr6;
 	rec->chained = sb->chained;
+	rec->tap = sb->tap;
+	memcpy(rec->mac, sb->mac, sizeof(rec->mac));
 }
 
 /* ---- one transaction --------------------------------------------------------- */
@@ -150,6 +154,7 @@ int fw_new(const struct fw_config *cfg, struct fw_kernel *k, struct fw **ret)
 		snprintf(fw->rc.egress, sizeof(fw->rc.egress), "%s", cfg->egress_ifname);
 	fw->rc.pool4 = cfg->pool4;
 	fw->rc.pool6 = cfg->pool6;
+	fw->rc.fast_path = !cfg->no_fast_path;
 	*ret = fw;
 	return 0;
 }

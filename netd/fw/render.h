@@ -34,6 +34,7 @@
 #define TYPE_IP6ADDR       8
 #define TYPE_INET_PROTOCOL 12
 #define TYPE_INET_SERVICE  13
+#define TYPE_ETHERADDR     9
 #define TYPE_IFNAME        41
 #define TYPE_BITS          6	/* concat type = t1 << 6 | t2 ... (nft concat_type_alloc) */
 
@@ -103,6 +104,7 @@ struct fw_rcfg {
 	uint16_t log_group;	/* 0: no deny logging */
 	char egress[IFNAMSIZ];	/* "" = any non-sandbox interface */
 	struct prefix pool4, pool6;	/* family 0: none (pool6: IPv6 disabled) */
+	bool fast_path;		/* the established-flow rule at the head of forward */
 };
 
 static inline bool fw_rcfg_v6(const struct fw_rcfg *rc)
@@ -212,6 +214,14 @@ void fm_addr_in(struct rb *rb, const struct fw_fam *f, bool daddr, const char *s
 void fm_dns_local(struct rb *rb, const struct fw_fam *f, bool reply);
 /* meta mark & FW_CHAINED_MARK == 0 */
 void fm_not_marked_chained(struct rb *rb);
+/* queue num @num [bypass] (the SNI check, fw.h) */
+void fx_queue(struct rb *rb, uint16_t num, bool bypass);
+/* ct state established (not related) */
+void fm_ct_est_only(struct rb *rb);
+/* ct mark & @bit == 0 */
+void fm_ct_mark_clear(struct rb *rb, uint32_t bit);
+/* meta mark & @bit != 0 */
+void fm_mark_set(struct rb *rb, uint32_t bit);
 /* bridge family: ether type == @ethertype (host byte order) */
 void fm_ethertype(struct rb *rb, uint16_t ethertype);
 
@@ -223,6 +233,12 @@ size_t fkey_ifname(uint8_t *out, const char *ifname);
 size_t fkey_tuple(uint8_t *out, const uint8_t *a, size_t alen, uint8_t proto, uint16_t port);
 /* ifname . addr */
 size_t fkey_ifaddr(uint8_t *out, const char *ifname, const struct addr *a);
+/* ifname . ether_addr (the MAC padded to 8 bytes, as in a register pair): 24 bytes */
+size_t fkey_ifmac(uint8_t *out, const char *ifname, const uint8_t mac[6]);
+#define FKEY_IFMAC_LEN (IFNAMSIZ + 8)
+/* ifname . ether_addr . ether_addr . ipv4_addr (frame source, ARP sender MAC and address): 36 bytes */
+size_t fkey_ifarp(uint8_t *out, const char *ifname, const uint8_t mac[6], const struct addr *a4);
+#define FKEY_IFARP_LEN (IFNAMSIZ + 8 + 8 + 4)
 
 struct setdef {
 	char name[NFT_SET_MAXNAMELEN];

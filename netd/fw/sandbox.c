@@ -102,6 +102,45 @@ static void unhook_chained(struct bt *bt, const struct fw_sandbox *sb, const cha
 	bt->family = 0;
 }
 
+/*
+ * A tap's MAC elements: tap_ifs and tap_mac here, tap_ifs and tap_arp in
+ * the arp table.  @add: add them, else remove them.
+ */
+static void tap_elems(struct bt *bt, const struct fw_sandbox *sb, bool add)
+{
+	uint8_t key[FKEY_IFARP_LEN];
+	size_t len;
+
+	len = fkey_ifname(key, sb->host_ifname);
+	for (int t = 0; t < 2; t++) {
+		bt->family = t == 0 ? 0 : NFPROTO_ARP;
+		if (add)
+			elem_add1(bt, "tap_ifs", elem_new(key, len));
+		else
+			elem_remove(bt, "tap_ifs", key, len, NULL);
+	}
+	bt->family = 0;
+	if (add)
+		elem_add1(bt, "tap_mac", elem_new(key, fkey_ifmac(key, sb->host_ifname, sb->mac)));
+	else
+		elem_remove(bt, "tap_mac", key, fkey_ifmac(key, sb->host_ifname, sb->mac), NULL);
+	if (sb->addr4.family == AF_INET) {
+		bt->family = NFPROTO_ARP;
+		if (add)
+			elem_add1(bt, "tap_arp",
+				  elem_new(key, fkey_ifarp(key, sb->host_ifname, sb->mac, &sb->addr4)));
+		else
+			elem_remove(bt, "tap_arp", key,
+				    fkey_ifarp(key, sb->host_ifname, sb->mac, &sb->addr4), NULL);
+		bt->family = 0;
+	}
+}
+
+static void unhook_tap(struct bt *bt, const struct fw_sandbox *sb)
+{
+	tap_elems(bt, sb, false);
+}
+
 /* The removal half: everything @sb's hookup may own, created-then-deleted. */
 static void unhook(struct bt *bt, const struct fw_sandbox *sb, const struct addr *d4,
 		   const struct addr *d6)
@@ -119,8 +158,11 @@ static void unhook(struct bt *bt, const struct fw_sandbox *sb, const struct addr
 	/* The map element references the chain: it goes first. */
 	elem_remove(bt, "sandbox_fwd", key, len, chain);
 	elem_remove(bt, "sandbox_ifs", key, len, NULL);
+	elem_remove(bt, "metered_ifs", key, len, NULL);
 	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr4);
 	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr6);
+	if (sb->tap)
+		unhook_tap(bt, sb);
 	ifaddr_remove(bt, "dns_local", sb->host_ifname, d4);
 	ifaddr_remove(bt, "dns_local", sb->host_ifname, d6);
 }
@@ -216,14 +258,112 @@ static void sb_quota_rule(struct bt *bt, const struct sb_arg *a, const char *cha
 	bt_rule(bt, &rb);
 }
 
+#define FW_SNI_PORTS_MAX 64	/* distinct ports the SNI check queues, per mode */
+
+/*
+ * The ports whose connections the SNI check (fw.h) queues in @mode: every
+ * tcp port of a rule with tls.sni or http.host at @mode; a port that
+ * enforce and log share is an enforce port.  @audit (an audit-mode
+ * sandbox, fw_mode_audit()): nothing is enforced, every checked port goes
+ * to the log queue (which fails open), and netd reports a mismatch that
+ * enforce would have reset as would_deny "sni-mismatch" (daemon/sniglue.c).
+ */
+static size_t sni_ports(const struct policy *pol, bool audit, enum policy_l7 mode,
+			uint16_t *out)
+{
+	size_t n = 0;
+
+	if (audit && mode == POLICY_L7_ENFORCE)
+		return 0;
+	for (size_t i = 0; i < pol->n_rules; i++)
+		for (size_t k = 0; k < pol->rules[i].n_ports; k++) {
+			uint16_t port = pol->rules[i].ports[k].lo;
+			bool enf = policy_l7_port(pol, port, POLICY_L7_ENFORCE), dup = false;
+
+			if (audit ? !enf && !policy_l7_port(pol, port, POLICY_L7_LOG)
+				  : !policy_l7_port(pol, port, mode) ||
+				    (mode == POLICY_L7_LOG && enf))
+				continue;
+			for (size_t j = 0; j < n && !dup; j++)
+				dup = out[j] == port;
+			if (!dup && n < FW_SNI_PORTS_MAX)
+				out[n++] = port;
+		}
+	return n;
+}
+
+/*
+ * The SNI check's queue rules.  @established: "tcp dport P ct state
+ * established ct mark & DONE == 0 queue" - no pin lookup, so a pin that
+ * expires between the SYN and the first payload does not let it by (netd
+ * passes connections it is not to check, e.g. through a cidr rule, and
+ * sets the bit).  Otherwise, for new connections just before the pin
+ * accept: "... ct state new daddr . tcp . P @sb-NAME-pinF queue", so netd
+ * sees the SYN and knows where the stream starts.
+ */
+static void sb_sni_queue(struct bt *bt, const struct sb_arg *a, const char *chain,
+			 bool established)
+{
+	static const enum policy_l7 modes[] = { POLICY_L7_ENFORCE, POLICY_L7_LOG };
+	bool audit = fw_mode_audit(a->sb->mode, a->pol);
+	uint16_t ports[FW_SNI_PORTS_MAX];
+	struct setdef d;
+	struct rb rb;
+
+	for (int m = 0; m < 2; m++) {
+		size_t n = sni_ports(a->pol, audit, modes[m], ports);
+		bool log = modes[m] == POLICY_L7_LOG;
+
+		for (size_t i = 0; i < n; i++)
+			for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+				if (established && f != FW_FAM_V4)
+					break;	/* one rule for both families */
+				rb_init(&rb, bt->rc, chain);
+				if (!established)
+					fm_nfproto(&rb, f->nfproto);
+				fm_l4proto(&rb, IPPROTO_TCP);
+				fm_dport(&rb, ports[i]);
+				if (established) {
+					fm_ct_est_only(&rb);
+					fm_ct_mark_clear(&rb, FW_SNI_DONE_CTMARK);
+				} else {
+					fm_ct_new(&rb);
+					setdef_tuple(&d, a->sb->name, "pin", f);
+					fm_tuple_lookup(&rb, f, d.name);
+				}
+				fx_queue(&rb, log ? FW_SNI_QUEUE_LOG : FW_SNI_QUEUE_ENFORCE, log);
+				bt_rule(bt, &rb);
+			}
+	}
+}
+
+/* "meta mark & FW_SNI_RESET_MARK != 0 counter reject with tcp reset": netd's reset. */
+static void sb_sni_reset(struct bt *bt, const struct sb_arg *a, const char *chain)
+{
+	uint16_t ports[FW_SNI_PORTS_MAX];
+	struct rb rb;
+
+	/* Audit mode too: its log queue's ports (a reset never comes then). */
+	if (!sni_ports(a->pol, false, POLICY_L7_ENFORCE, ports) &&
+	    !sni_ports(a->pol, false, POLICY_L7_LOG, ports))
+		return;
+	rb_init(&rb, bt->rc, chain);
+	fm_l4proto(&rb, IPPROTO_TCP);
+	fm_mark_set(&rb, FW_SNI_RESET_MARK);
+	fx_counter(&rb);
+	fx_reject(&rb, true);
+	bt_rule(bt, &rb);
+}
+
 /*
  * What the policy does not allow, at the end of the chain.  Enforce mode:
  * counted, logged ("not-pinned"), dropped; with on_deny: reject, refused
  * first while under FW_REJECT_RATE (TCP: RST, so connect() fails with
  * ECONNREFUSED; the rest: ICMP/ICMPv6 administratively prohibited,
- * EHOSTUNREACH), then dropped.  Audit mode: counted, logged as "audit"
- * (the trail writes a conn_open record marked would_deny) and accepted;
- * the rules above still drop internal addresses.
+ * EHOSTUNREACH), then dropped.  Audit mode: counted and accepted, not
+ * logged: conntrack confirms the connection and its one conn_open record
+ * (trail.c write_open()) is marked would_deny; the rules above still drop
+ * internal addresses.
  */
 static void sb_chain_tail(struct bt *bt, const struct sb_arg *a, const char *chain)
 {
@@ -233,7 +373,8 @@ static void sb_chain_tail(struct bt *bt, const struct sb_arg *a, const char *cha
 
 	rb_init(&rb, rc, chain);
 	fx_counter(&rb);
-	fx_deny_log(&rb, rc, audit ? "audit" : "not-pinned");
+	if (!audit)
+		fx_deny_log(&rb, rc, "not-pinned");
 	if (audit || !a->pol->reject)
 		fx_verdict(&rb, audit ? NF_ACCEPT : NF_DROP);
 	bt_rule(bt, &rb);
@@ -253,7 +394,8 @@ static void sb_chain_tail(struct bt *bt, const struct sb_arg *a, const char *cha
 	bt_rule(bt, &rb);
 }
 
-/* The sandbox's chain: quota, replies, ct mark, CIDR rules, internal drop, pins, drop. */
+/* The sandbox's chain: SNI reset, quota, SNI queue, replies, ct mark, CIDR
+ * rules, internal drop, SNI queue (new), pins, the tail (sb_chain_tail()). */
 static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
 {
 	const struct fw_sandbox *sb = a->sb;
@@ -262,7 +404,9 @@ static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
 	struct rb rb;
 
 	bt_chain(bt, NFT_MSG_NEWCHAIN, chain, -1, 0, NULL);
+	sb_sni_reset(bt, a, chain);
 	sb_quota_rule(bt, a, chain);
+	sb_sni_queue(bt, a, chain, true);
 	rb_init(&rb, rc, chain);
 	fm_ct_est(&rb);
 	fx_verdict(&rb, NF_ACCEPT);
@@ -293,6 +437,7 @@ static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
 		fx_verdict(&rb, NF_DROP);
 		bt_rule(bt, &rb);
 	}
+	sb_sni_queue(bt, a, chain, false);
 	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
 		setdef_tuple(&d, sb->name, "pin", f);
 		rb_init(&rb, rc, chain);
@@ -305,12 +450,27 @@ static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
 }
 
 /*
+ * sb_slow_path() - must every packet a sandbox under @pol sends, established
+ * ones too, reach its chain (the veth goes into metered_ifs, off base.c's
+ * forward fast path)?  Its egress quota counts every packet; the SNI check
+ * queues the first payload packets of established connections.
+ */
+static bool sb_slow_path(const struct policy *pol)
+{
+	uint16_t ports[FW_SNI_PORTS_MAX];
+
+	return pol->egress_bytes != 0 || sni_ports(pol, false, POLICY_L7_ENFORCE, ports) ||
+	       sni_ports(pol, false, POLICY_L7_LOG, ports);
+}
+
+/*
  * Hook it up: interface, anti-spoofing sources, then the jump.  A chained
  * attachment: its port and port . source pairs in the bridge table
  * (anti-spoofing, isolation), then its addresses and the address -> chain
  * map in the inet table.
  */
-static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *chain)
+static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *chain,
+		      bool metered)
 {
 	const struct addr *ad[2] = { &sb->addr4, &sb->addr6 };
 	uint8_t key[IFNAMSIZ + 16];
@@ -335,6 +495,14 @@ static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *ch
 		return;
 	}
 	elem_add1(bt, "sandbox_ifs", elem_new(key, fkey_ifname(key, sb->host_ifname)));
+	/* A tap's MAC before the jump, like its sources: no frame is let by unchecked. */
+	if (sb->tap)
+		tap_elems(bt, sb, true);
+	/* A quota or an SNI check: its packets stay off the fast path (base.c forward_fast). */
+	if (metered)
+		elem_add1(bt, "metered_ifs", elem_new(key, fkey_ifname(key, sb->host_ifname)));
+	else if (bt->keep)	/* a reload that dropped the quota or the check */
+		elem_remove(bt, "metered_ifs", key, fkey_ifname(key, sb->host_ifname), NULL);
 	for (int i = 0; i < 2; i++)
 		if (ad[i]->family == fw_fams[i].af)
 			elem_add1(bt, fw_fam_name("sandbox_src", &fw_fams[i]).s,
@@ -373,7 +541,7 @@ void render_sandbox(struct bt *bt, const struct sb_arg *a)
 	/* 2. Build the sandbox afresh: its sets first, then the chain; 3. hook it up. */
 	sb_sets(bt, a);
 	sb_chain(bt, a, chain);
-	sb_hookup(bt, sb, chain);
+	sb_hookup(bt, sb, chain, sb_slow_path(a->pol));
 }
 
 void render_dns(struct bt *bt, const char *ifname, const struct addr old[2],

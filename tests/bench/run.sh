@@ -22,6 +22,7 @@
 # Latency percentiles come from dnsperf -v (every query's latency), so the
 # figures include dnsperf's own printing for every peer alike.  Not a test:
 # it prints figures and asserts nothing about time.
+# Then the data plane: tests/bench/dataplane.sh (iperf3, netd vs no nftables).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 NETD_BIN=${NETD_BIN:-$PWD/build/netd}	# the optimized build, not ASan
@@ -319,3 +320,5 @@ if [ "$NSB" -gt 0 ]; then
 		"($n sandboxes created through the API in $((t1 - t0)) s, one lookup each in $((t2 - t1)) s)"
 fi
 netd_down >/dev/null
+# ---- the data plane (tests/bench/dataplane.sh; BENCH_DATAPLANE=0 skips it) ----
+[ "${BENCH_DATAPLANE:-1}" = 0 ] || NETD_BIN=$NETD_BIN tests/bench/dataplane.sh

@@ -35,7 +35,7 @@ static void one(const void *msg, size_t len, void *arg)
 	if (r == 0) {
 		if (strnlen(p.prefix, sizeof(p.prefix)) >= sizeof(p.prefix))
 			abort();
-		o = ct_deny_json(&p, "sb", "pol", "d", "r", 0);
+		o = ct_deny_json(&p, "sb", "pol", "d", "r", 0, NULL);
 		if (!o)
 			abort();
 		json_decref(o);

@@ -9,6 +9,7 @@
 
 #include "netd/ctl.h"
 #include "netd/ctlreq.h"
+#include "netd/tap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -26,6 +27,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!obj || !sr.name || !sr.policy)
 			abort();
 		if (sr.attach_host_ifname && !sr.attach_ipv4 && !sr.attach_ipv6)
+			abort();
+		/* A tap: never ownerless, never with a netns or an attachment. */
+		if (sr.tap && (sr.tap_owner == UINT32_MAX || sr.netns || sr.ifname ||
+			       sr.attach_host_ifname || sr.addr_ipv4 || sr.addr_ipv6 ||
+			       sr.tap_queues > TAP_QUEUES_MAX))
+			abort();
+		if (!sr.tap && (sr.tap_name || sr.tap_queues || sr.tap_mtu))
 			abort();
 		/* Pointers stay valid while obj lives. */
 		if (strlen(sr.name) > CTL_MAX_BODY || strlen(sr.policy) > CTL_MAX_BODY)

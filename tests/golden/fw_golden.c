@@ -15,8 +15,9 @@
  *   lookup NAME ADDR PROTO PORT
  *   addmany PREFIX N RULE       N sandboxes PREFIX0..: veth PREFIX%x, 10.88.x.y
  *   updatemany PREFIX N [RULE]  all of them reloaded in one batch
- *   opt KEY=VALUE               for the commands after it: log_group=N (open),
- *                               ct_mark=N, chained=0|1, quota=BYTES, quota_cut=0|1 (add)
+ *   opt KEY=VALUE               for the commands after it: log_group=N, fast_path=0|1 (open),
+ *                               ct_mark=N, chained=0|1, quota=BYTES, quota_cut=0|1,
+ *                               tap=0|1 (MAC 02:00:5e:00:53:01) (add)
  *   close
  *
  * `fw_golden --fake OUT` runs on tests/golden/fake_nft.c instead of the
@@ -46,7 +47,7 @@ static struct fw_kernel *g_fake;	/* --fake: the model g_fw commits to */
 #endif
 static const char *g_fake_out;
 static struct {
-	unsigned long log_group, ct_mark, chained, quota, quota_cut;
+	unsigned long log_group, ct_mark, chained, quota, quota_cut, tap, no_fast_path;
 	unsigned long audit, reject, mode;	/* policy mode/on_deny, fw_sandbox.mode */
 } g_opt;
 
@@ -93,11 +94,41 @@ static void free_policy(struct policy *p)
 	free(p->name);
 }
 
+/* "sni=enforce,host=log" (after a rule's '+'): its tls.sni / http.host. */
+static int parse_l7(char *s, struct policy_rule *r)
+{
+	char *tok, *save;
+
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		uint8_t m;
+
+		if (!eq)
+			return -EINVAL;
+		*eq = '\0';
+		m = strcmp(eq + 1, "enforce") == 0 ? POLICY_L7_ENFORCE :
+		    strcmp(eq + 1, "log") == 0 ? POLICY_L7_LOG : POLICY_L7_OFF;
+		if (strcmp(tok, "sni") == 0)
+			r->tls_sni = m;
+		else if (strcmp(tok, "host") == 0)
+			r->http_host = m;
+		else
+			return -EINVAL;
+	}
+	return 0;
+}
+
 /* "tcp:198.51.100.7/32,2001:db8::/64:80,9000-9010" - the proto and ports
- * are split at the first and the last colon (CIDRs may contain colons). */
+ * are split at the first and the last colon (CIDRs may contain colons).
+ * A '+' after the ports adds the SNI check's modes: "tcp:@a.example:443+sni=enforce". */
 static int parse_rule(char *s, struct policy_rule *r)
 {
-	char *c1 = strchr(s, ':'), *c2 = strrchr(s, ':'), *tok, *save;
+	char *plus = strchr(s, '+'), *c1, *c2, *tok, *save;
+
+	if (plus)
+		*plus = '\0';
+	c1 = strchr(s, ':');
+	c2 = strrchr(s, ':');
 
 	memset(r, 0, sizeof(*r));
 	if (!c1 || c2 == c1)
@@ -116,6 +147,8 @@ static int parse_rule(char *s, struct policy_rule *r)
 			return -EINVAL;
 		r->n_cidrs++;
 	}
+	if (plus && parse_l7(plus + 1, r) < 0)
+		return -EINVAL;
 	if (strcmp(c2 + 1, "-") == 0)
 		return 0;
 	for (tok = strtok_r(c2 + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -219,6 +252,7 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 		cfg.internal = internal;
 		cfg.n_internal = (size_t)(n - 6);
 		cfg.log_group = (uint16_t)g_opt.log_group;
+		cfg.no_fast_path = g_opt.no_fast_path != 0;
 		fw_close(g_fw);
 		g_fw = NULL;
 #ifndef FW_GOLDEN_KERNEL_ONLY
@@ -259,6 +293,10 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 			g_opt.reject = v;
 		else if (strcmp(t[1], "mode") == 0)
 			g_opt.mode = v;
+		else if (strcmp(t[1], "tap") == 0)	/* tap=1: a tap, guest MAC 02:00:5e:00:53:NN (NN = slot) */
+			g_opt.tap = v;
+		else if (strcmp(t[1], "fast_path") == 0)
+			g_opt.no_fast_path = v == 0;
 		else
 			return -EINVAL;
 		return 0;
@@ -275,6 +313,9 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 		sb.ct_mark = (uint32_t)g_opt.ct_mark;
 		sb.chained = g_opt.chained != 0;
 		sb.mode = (uint8_t)g_opt.mode;
+		sb.tap = g_opt.tap != 0;
+		if (sb.tap)
+			memcpy(sb.mac, (const uint8_t[6]){ 0x02, 0x00, 0x5e, 0x00, 0x53, 0x01 }, 6);
 		if (t[0][0] == 'd')
 			return fw_sandbox_del(g_fw, &sb);
 		r = build_policy(&pol, t[1], t + 5, n - 5);

@@ -7,7 +7,7 @@
 #      model), printed with libnftnl's own printers; both tables must equal
 #      NAME.libnftnl.  Run as an ordinary user (nobody, when started as root).
 #   2. kernel round trip, root only: the same script in a throwaway netns;
-#      `nft list table inet netd` + `nft list table bridge netd` must equal
+#      `nft list table inet netd` + `... bridge netd` + `... arp netd` must equal
 #      NAME.nft.  Skipped (and said so) without root.
 #
 # UPDATE=1 rewrites the golden files instead.  Never touches the caller's netns.
@@ -79,7 +79,8 @@ for cmds in "$here"/*.cmds; do
 	ip netns add "$ns" || exit 1
 	res=$(ip netns exec "$ns" "$bin" <"$cmds")
 	if driver_ok "$name/kernel" "$res"; then
-		{ ip netns exec "$ns" nft list table inet netd; ip netns exec "$ns" nft list table bridge netd; } |
+		{ ip netns exec "$ns" nft list table inet netd; ip netns exec "$ns" nft list table bridge netd
+		  ip netns exec "$ns" nft list table arp netd; } |
 			python3 "$here/normalize.py" >"$tmp/$name.nft"
 		check "$name" kernel "$tmp/$name.nft" "$here/$name.nft"
 	fi

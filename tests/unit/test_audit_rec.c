@@ -120,6 +120,9 @@ static void test_mark_slot(void **state)
 	(void)state;
 	assert_int_equal(ACCT_MARK_SLOT(ACCT_MARK(0)), 0);
 	assert_int_equal(ACCT_MARK_SLOT(ACCT_MARK(16383)), 16383);
+	/* the SNI check's done bit (fw.h) is not part of the slot */
+	assert_int_equal(ACCT_MARK_SLOT(ACCT_MARK(3) | 0x8000u), 3);
+	assert_int_equal(ACCT_MARK_SLOT(ACCT_MARK(16383) | 0x8000u), 16383);
 	assert_int_equal(ACCT_MARK_SLOT(0u), -1);
 	assert_int_equal(ACCT_MARK_SLOT(0x12340005u), -1);	/* someone else's mark */
 	assert_int_equal(ACCT_MARK_SLOT(ACCT_MARK_BASE), -1);	/* no slot */
@@ -203,12 +206,77 @@ static void test_log_tcp(void **state)
 	assert_int_equal(p.sport, 40000);
 	assert_int_equal(p.dport, 80);
 	assert_int_equal(p.len, 60);
-	o = ct_deny_json(&p, "sb1", "python-dev", NULL, "not-pinned", 4);
+	o = ct_deny_json(&p, "sb1", "python-dev", NULL, "not-pinned", 4, NULL);
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	assert_string_equal(s, "{\"sandbox\":\"sb1\",\"policy\":\"python-dev\",\"proto\":\"tcp\","
 			       "\"src\":\"10.87.0.2\",\"sport\":40000,\"dst\":\"203.0.113.66\","
 			       "\"dport\":80,\"domain\":null,\"reason\":\"not-pinned\","
-			       "\"suppressed\":4}");
+			       "\"count\":1,\"suppressed\":4}");
+	free(s);
+	json_decref(o);
+	{	/* three SYNs of one attempt, folded into one record */
+		struct ct_deny_span sp = { .count = 3, .first_ns = 1764480003123000000ull,
+					   .last_ns = 1764480006125000000ull };
+
+		o = ct_deny_json(&p, "sb1", "python-dev", "pypi.org", "not-pinned", 0, &sp);
+		s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		assert_non_null(strstr(s, "\"reason\":\"not-pinned\",\"count\":3,"
+					  "\"first\":\"2025-11-30T05:20:03.123Z\","
+					  "\"last\":\"2025-11-30T05:20:06.125Z\",\"suppressed\":0}"));
+		free(s);
+		json_decref(o);
+	}
+}
+
+/* ct_put_get(): the tuple and id it sends decode back (as an entry would). */
+static void test_put_get(void **state)
+{
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	struct ct_flow f = { 0 }, g;
+	struct nlmsghdr *nlh;
+
+	(void)state;
+	f.src.family = f.dst.family = AF_INET;
+	inet_pton(AF_INET, "10.87.0.2", f.src.a);
+	inet_pton(AF_INET, "198.51.100.10", f.dst.a);
+	f.proto = IPPROTO_TCP;
+	f.sport = 40000;
+	f.dport = 443;
+	f.id = 0x12345678;
+	nlh = ct_put_get(req, &f, 9);
+	assert_int_equal(nlh->nlmsg_type, (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_GET);
+	assert_int_equal(nlh->nlmsg_flags, NLM_F_REQUEST);
+	assert_int_equal(nlh->nlmsg_seq, 9);
+	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_NEW;
+	assert_int_equal(ct_parse(nlh, nlh->nlmsg_len, &g), CT_EV_NEW);
+	assert_true(addr_equal(&g.src, &f.src));
+	assert_true(addr_equal(&g.dst, &f.dst));
+	assert_int_equal(g.sport, 40000);
+	assert_int_equal(g.dport, 443);
+	assert_int_equal(g.proto, IPPROTO_TCP);
+	assert_int_equal(g.id, 0x12345678);
+}
+
+/* ct_open_json(): the conn_open record body. */
+static void test_open_json(void **state)
+{
+	struct ct_flow f = { 0 };
+	json_t *o;
+	char *s;
+
+	(void)state;
+	f.src.family = f.dst.family = AF_INET;
+	inet_pton(AF_INET, "10.87.0.2", f.src.a);
+	inet_pton(AF_INET, "198.51.100.10", f.dst.a);
+	f.proto = IPPROTO_TCP;
+	f.sport = 40000;
+	f.dport = 443;
+	o = ct_open_json(&f, "sb1", "python-dev", "pypi.org", 1764480003123000000ull);
+	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	assert_string_equal(s, "{\"sandbox\":\"sb1\",\"policy\":\"python-dev\",\"proto\":\"tcp\","
+			       "\"src\":\"10.87.0.2\",\"sport\":40000,\"dst\":\"198.51.100.10\","
+			       "\"dport\":443,\"domain\":\"pypi.org\","
+			       "\"start\":\"2025-11-30T05:20:03.123Z\"}");
 	free(s);
 	json_decref(o);
 }
@@ -342,6 +410,8 @@ int main(void)
 		cmocka_unit_test(test_walk_huge_len),
 		cmocka_unit_test(test_pinmap),
 		cmocka_unit_test(test_put_request),
+		cmocka_unit_test(test_put_get),
+		cmocka_unit_test(test_open_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

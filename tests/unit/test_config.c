@@ -168,7 +168,13 @@ static void test_errors(void **state)
 {
 	(void)state;
 	expect_bad("sockets: /x\n", 1, 1, "config: unknown key 'sockets' (allowed: socket, state_dir, "
-		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level, audit, reload, policy_watch)");
+		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level, audit, reload, policy_watch, metrics_listen, dataplane)");
+	expect_bad("metrics_listen: 9153\n", 1, 17, "metrics_listen: '9153' is not ADDR:PORT");
+	expect_bad("metrics_listen: ::1:9153\n", 1, 17, "is not ADDR:PORT");
+	expect_bad("metrics_listen: \"[127.0.0.1]:9153\"\n", 1, 17, "is not ADDR:PORT");
+	expect_bad("metrics_listen: 127.0.0.1:0\n", 1, 17, "is not ADDR:PORT");
+	expect_bad("metrics_listen: 127.0.0.1:65536\n", 1, 17, "is not ADDR:PORT");
+	expect_bad("audit: { conn_open: maybe }\n", 1, 21, "audit.conn_open: expected true or false");
 	expect_bad("audit: { keep: 0 }\n", 1, 16, "audit.keep: 0 is out of range (1-1000)");
 	expect_bad("audit: { rotate: 1 }\n", 1, 10, "audit: unknown key 'rotate'");
 	expect_bad("log_level: debug\nlog_level: info\n", 2, 1, "duplicate key 'log_level' (first at line 1, column 1)");
@@ -488,6 +494,27 @@ static void test_node_pool(void **state)
 	config_done(&a);
 }
 
+static void test_metrics_listen(void **state)
+{
+	struct config c;
+	struct diag err = { 0 };
+	char buf[ADDR_STRLEN];
+
+	(void)state;
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(c.metrics_addr.family, 0);	/* off by default */
+	assert_true(c.conn_open);			/* on by default */
+	assert_int_equal(cparse(&c, "metrics_listen: 127.0.0.1:9153\n", "m.yaml", &err), 0);
+	assert_string_equal(addr_format(&c.metrics_addr, buf, sizeof(buf)), "127.0.0.1");
+	assert_int_equal(c.metrics_port, 9153);
+	assert_int_equal(cparse(&c, "metrics_listen: \"[2001:db8::1]:9100\"\n", "m.yaml", &err), 0);
+	assert_string_equal(addr_format(&c.metrics_addr, buf, sizeof(buf)), "2001:db8::1");
+	assert_int_equal(c.metrics_port, 9100);
+	assert_int_equal(cparse(&c, "audit: { conn_open: false }\n", "m.yaml", &err), 0);
+	assert_false(c.conn_open);
+	config_done(&c);
+}
+
 static void test_policy_watch(void **state)
 {
 	struct config c;
@@ -500,6 +527,29 @@ static void test_policy_watch(void **state)
 	assert_true(c.policy_watch);
 	assert_int_equal(cparse(&c, "policy_watch: yes please\n", "w.yaml", &err), -EINVAL);
 	assert_true(c.policy_watch);
+	config_done(&c);
+}
+
+/* dataplane.fast_path: on by default; a bad value is rejected whole. */
+static void test_dataplane(void **state)
+{
+	struct config c;
+	struct diag err = { 0 };
+
+	(void)state;
+	assert_int_equal(config_init(&c), 0);
+	assert_true(c.fast_path);
+	assert_int_equal(cparse(&c, "dataplane: { fast_path: false }\n", "d.yaml", &err), 0);
+	assert_false(c.fast_path);
+	assert_int_equal(cparse(&c, "dataplane: { fast_path: true }\n", "d.yaml", &err), 0);
+	assert_true(c.fast_path);
+	assert_int_equal(cparse(&c, "dataplane: { fast_path: false, flowtable: true }\n", "d.yaml", &err),
+			 -EINVAL);
+	assert_non_null(strstr(err.msg, "dataplane: unknown key 'flowtable' (allowed: fast_path)"));
+	assert_true(c.fast_path);
+	assert_int_equal(cparse(&c, "dataplane: off\n", "d.yaml", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "dataplane: expected a mapping"));
+	assert_true(c.fast_path);
 	config_done(&c);
 }
 
@@ -516,6 +566,8 @@ int main(void)
 		cmocka_unit_test(test_size_limit),
 		cmocka_unit_test(test_node_pool),
 		cmocka_unit_test(test_policy_watch),
+		cmocka_unit_test(test_metrics_listen),
+		cmocka_unit_test(test_dataplane),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

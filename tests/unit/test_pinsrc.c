@@ -98,6 +98,31 @@ static void test_shared_address_and_port(void **state)
 	policy_free(nw);
 }
 
+/* pinsrc_names(): the SNI check's view of one pin. */
+static void test_names(void **state)
+{
+	struct pinsrc *m;
+	struct fw_pin pa = pin4("192.0.2.50", 443, 10000), p80 = pin4("192.0.2.50", 80, 10000);
+	const char *names[PINSRC_NAMES_MAX];
+
+	(void)state;
+	assert_int_equal(pinsrc_new(&m), 0);
+	assert_int_equal(pinsrc_note(m, "sb1", "allowed.example.com", &pa, 1, 1000), 0);
+	assert_int_equal(pinsrc_note(m, "sb1", "www.allowed.example.com", &pa, 1, 2000), 0);
+	assert_int_equal(pinsrc_note(m, "sb2", "other.example", &pa, 1, 1000), 0);
+	assert_int_equal(pinsrc_names(m, "sb1", &pa.addr, IPPROTO_TCP, 443, 3000, names), 2);
+	assert_string_equal(names[0], "allowed.example.com");
+	assert_string_equal(names[1], "www.allowed.example.com");
+	assert_int_equal(pinsrc_names(m, "sb2", &pa.addr, IPPROTO_TCP, 443, 3000, names), 1);
+	assert_string_equal(names[0], "other.example");
+	/* other port, protocol, sandbox; expired */
+	assert_int_equal(pinsrc_names(m, "sb1", &p80.addr, IPPROTO_TCP, 80, 3000, names), 0);
+	assert_int_equal(pinsrc_names(m, "sb1", &pa.addr, IPPROTO_UDP, 443, 3000, names), 0);
+	assert_int_equal(pinsrc_names(m, "sb3", &pa.addr, IPPROTO_TCP, 443, 3000, names), 0);
+	assert_int_equal(pinsrc_names(m, "sb1", &pa.addr, IPPROTO_TCP, 443, 12000, names), 0);
+	pinsrc_free(m);
+}
+
 static void test_bad_input(void **state)
 {
 	struct pinsrc *m;
@@ -120,6 +145,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split_by_name_and_port),
 		cmocka_unit_test(test_shared_address_and_port),
+		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_bad_input),
 	};
 

@@ -100,7 +100,7 @@ static const struct bad_case {
 	/* rules */
 	{ "rule string", HDR "  - pypi.org\n", 3, 5, "egress[0]: expected a mapping with 'domains' or 'cidrs' and 'ports', got a string" },
 	{ "rule unknown key", HDR "  - domains: [a.b]\n    ports: [443]\n    port: 80\n", 5, 5,
-	  "egress[0]: unknown key 'port' (allowed: domains, cidrs, ports, protocol, min_ttl, max_qname_length, idle_grace, except)" },
+	  "egress[0]: unknown key 'port' (allowed: domains, cidrs, ports, protocol, min_ttl, max_qname_length, idle_grace, except, tls, http)" },
 	{ "rule dup key", HDR "  - domains: [a.b]\n    ports: [443]\n    ports: [80]\n", 5, 5,
 	  "egress[0]: duplicate key 'ports' (first at line 4, column 5)" },
 	{ "rule both", HDR "  - domains: [a.b]\n    cidrs: [192.0.2.0/24]\n    ports: [443]\n", 4, 5,
@@ -483,6 +483,47 @@ static void test_rule_dns_keys(void **state)
 	    "    idle_grace: 1m\n", 5, 17, "bad value '1m'");
 	BAD("idle_grace on a cidr rule", HDR "  - cidrs: [198.51.100.0/24]\n    ports: [443]\n"
 	    "    idle_grace: 60\n", 5, 5, "only a 'domains' rule");
+#undef BAD
+}
+
+/* tls: { sni: ... } and http: { host: ... } (docs/sni.md). */
+static void test_rule_l7(void **state)
+{
+	struct policy *p;
+
+	(void)state;
+	p = parse_ok(HDR "  - domains: [a.test]\n    ports: [443]\n    tls: { sni: enforce }\n"
+		     "  - domains: [b.test]\n    ports: [80, 8080]\n    http: { host: log }\n"
+		     "    tls:\n      sni: off\n"
+		     "  - domains: [c.test]\n    ports: [443]\n"
+		     "  - domains: [d.test]\n    ports: [53]\n    protocol: udp\n");
+	assert_int_equal(p->rules[0].tls_sni, POLICY_L7_ENFORCE);
+	assert_int_equal(p->rules[0].http_host, POLICY_L7_OFF);
+	assert_int_equal(p->rules[1].http_host, POLICY_L7_LOG);
+	assert_int_equal(p->rules[1].tls_sni, POLICY_L7_OFF);
+	assert_int_equal(p->rules[2].tls_sni, POLICY_L7_OFF);
+	assert_true(policy_l7_port(p, 443, POLICY_L7_ENFORCE));
+	assert_false(policy_l7_port(p, 443, POLICY_L7_LOG));
+	assert_true(policy_l7_port(p, 8080, POLICY_L7_LOG));
+	assert_false(policy_l7_port(p, 8080, POLICY_L7_ENFORCE));
+	assert_false(policy_l7_port(p, 53, POLICY_L7_LOG));
+	assert_string_equal(policy_l7_str(POLICY_L7_ENFORCE), "enforce");
+	policy_free(p);
+
+#define BAD(name, y, l, c, f) expect_bad(name, y, strlen(y), l, c, f)
+	BAD("sni value", HDR "  - domains: [a.test]\n    ports: [443]\n    tls: { sni: strict }\n",
+	    5, 17, "egress[0].tls.sni: expected enforce, log or off, got 'strict'");
+	BAD("tls not a map", HDR "  - domains: [a.test]\n    ports: [443]\n    tls: enforce\n",
+	    5, 10, "egress[0].tls: expected a mapping");
+	BAD("tls unknown key", HDR "  - domains: [a.test]\n    ports: [443]\n    tls: { host: log }\n",
+	    5, 12, "host");
+	BAD("http on a cidr rule", HDR "  - cidrs: [198.51.100.0/24]\n    ports: [80]\n"
+	    "    http: { host: log }\n", 5, 5, "only a 'domains' rule");
+	BAD("tls on udp", HDR "  - domains: [a.test]\n    ports: [443]\n    protocol: udp\n"
+	    "    tls: { sni: log }\n", 6, 5, "tcp rules only");
+	BAD("quic under enforce", HDR "  - domains: [a.test]\n    ports: [443]\n    tls: { sni: enforce }\n"
+	    "  - domains: [\"*.b.test\"]\n    ports: [443]\n    protocol: udp\n", 6, 5,
+	    "egress[1]: udp port 443 of a domain rule while a tcp rule enforces");
 #undef BAD
 }
 
@@ -914,6 +955,7 @@ int main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_rule_dns_keys),
+		cmocka_unit_test(test_rule_l7),
 		cmocka_unit_test(test_name_valid),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_except),

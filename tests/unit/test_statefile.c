@@ -1,5 +1,5 @@
 /*
- * test_statefile - sandbox state files: the three kinds parse, format and
+ * test_statefile - sandbox state files: the four kinds parse, format and
  * parse back to the same struct; what a restore must never take (bad
  * names, NUL, negative or too-large slots, wrong families, IPAM without a
  * gateway, trailing junk) is refused with a reason.
@@ -109,6 +109,44 @@ static void test_ipam_and_chained(void **state)
 	roundtrip(&sf);
 }
 
+static void test_tap(void **state)
+{
+	struct statefile sf;
+	char err[256] = "";
+
+	assert_int_equal(parse("{\"name\":\"vm1\",\"policy\":\"p\",\"netns\":\"\",\"netns_owned\":false,"
+			       "\"ifname\":\"eth0\",\"slot\":2,\"kind\":\"tap\",\"host_ifname\":\"ndt0002\","
+			       "\"tap_owner\":1000,\"tap_group\":null,\"tap_queues\":1,\"mtu\":1500}",
+			       &sf, err, sizeof(err)), 0);
+	assert_int_equal(sf.kind, STATEFILE_TAP);
+	assert_string_equal(sf.host_ifname, "ndt0002");
+	assert_int_equal(sf.tap_owner, 1000);
+	assert_int_equal(sf.tap_group, UINT32_MAX);
+	assert_int_equal(sf.tap_queues, 1);
+	assert_int_equal(sf.mtu, 1500);
+	roundtrip(&sf);
+	assert_int_equal(parse("{\"name\":\"vm1\",\"policy\":\"p\",\"netns\":\"\",\"netns_owned\":false,"
+			       "\"ifname\":\"eth0\",\"slot\":2,\"kind\":\"tap\",\"host_ifname\":\"t\","
+			       "\"tap_owner\":0,\"tap_group\":5,\"tap_queues\":4,\"mtu\":1280}",
+			       &sf, err, sizeof(err)), 0);
+	assert_int_equal(sf.tap_group, 5);
+	roundtrip(&sf);
+	/* Never ownerless, never out of range. */
+	static const char *const bad[] = {
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"\",\"netns_owned\":false,\"ifname\":\"e\",\"slot\":1,\"kind\":\"tap\",\"host_ifname\":\"t\",\"tap_queues\":1,\"mtu\":1500}",
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"\",\"netns_owned\":false,\"ifname\":\"e\",\"slot\":1,\"kind\":\"tap\",\"host_ifname\":\"t\",\"tap_owner\":4294967295,\"tap_queues\":1,\"mtu\":1500}",
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"\",\"netns_owned\":false,\"ifname\":\"e\",\"slot\":1,\"kind\":\"tap\",\"host_ifname\":\"t\",\"tap_owner\":1,\"tap_queues\":0,\"mtu\":1500}",
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"\",\"netns_owned\":false,\"ifname\":\"e\",\"slot\":1,\"kind\":\"tap\",\"host_ifname\":\"t\",\"tap_owner\":1,\"tap_queues\":1,\"mtu\":100}",
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"\",\"netns_owned\":false,\"ifname\":\"e\",\"slot\":1,\"kind\":\"tap\",\"host_ifname\":\"a/b\",\"tap_owner\":1,\"tap_queues\":1,\"mtu\":1500}",
+		"{\"name\":\"a\",\"policy\":\"p\",\"netns\":\"\",\"netns_owned\":false,\"ifname\":\"e\",\"slot\":1,\"kind\":\"vm\"}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(parse(bad[i], &sf, err, sizeof(err)), -EINVAL);
+		assert_true(err[0] != '\0');
+	}
+}
+
 static void test_refused(void **state)
 {
 	static const char *const bad[] = {
@@ -161,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_pool),
 		cmocka_unit_test(test_mode),
 		cmocka_unit_test(test_ipam_and_chained),
+		cmocka_unit_test(test_tap),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_size_limit),
 	};

@@ -206,10 +206,10 @@ static void test_shared_address(void **state)
 	"\"src\":\"10.87.0.2\",\"sport\":" #sport ",\"dst\":\"203.0.113.9\",\"dport\":443,\"domain\":null," \
 	"\"bytes_out\":" #out ",\"bytes_in\":0}\n"
 
-/* conn_open: what the audit chain's log gives, no counters (trail.c). */
+/* conn_open: an audit-mode sandbox's, no counters (trail.c write_open()). */
 #define OPEN(ts, sport) "{\"ts\":\"" ts "\",\"event\":\"conn_open\"," SB ",\"proto\":\"tcp\"," \
 	"\"src\":\"10.87.0.2\",\"sport\":" #sport ",\"dst\":\"203.0.113.9\",\"dport\":443,\"domain\":null," \
-	"\"reason\":\"audit-mode\",\"verdict\":\"allow\",\"would_deny\":\"not-pinned\"}\n"
+	"\"start\":\"" ts "\",\"would_deny\":\"not-pinned\"}\n"
 
 /* conn_update / conn_open of a live flow count once; its conn replaces them. */
 static void test_live_flows(void **state)
@@ -225,7 +225,7 @@ static void test_live_flows(void **state)
 		/* an audit-mode connection whose conn record is not in yet */
 		"{\"ts\":\"2026-11-30T07:06:00Z\",\"event\":\"conn_open\"," SB ",\"proto\":\"udp\","
 		"\"src\":\"10.87.0.2\",\"sport\":5,\"dst\":\"203.0.113.10\",\"dport\":9,\"domain\":null,"
-		"\"reason\":\"audit-mode\",\"verdict\":\"allow\",\"would_deny\":\"not-pinned\"}\n";
+		"\"start\":\"2026-11-30T07:06:00Z\",\"would_deny\":\"not-pinned\"}\n";
 	struct suggest_filter f = { .sandbox = "agent" };
 	struct policy *p;
 	char *out;

@@ -1,0 +1,276 @@
+/*
+ * sniglue - the daemon's side of the SNI/Host check (docs/sni.md): the two
+ * netfilter queues (netd/sni/queue.h) on the event loop, and for each
+ * queued packet: which sandbox and policy, the flow's stream so far
+ * (netd/sni/flow.h), which names pinned the destination (netd/pinsrc.h),
+ * the match and the verdict (netd/sni/sni_match.h), and the audit record
+ * of every mismatch.  Every packet gets its verdict before the callback
+ * returns: netd never holds one, so it cannot stall a sandbox.
+ */
+#include "netd/daemon/internal.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/tbucket.h"
+#include "netd/audit.h"
+#include "netd/fw.h"
+#include "netd/pinsrc.h"
+#include "netd/sni/flow.h"
+#include "netd/sni/queue.h"
+#include "netd/sni/sni_match.h"
+
+#define SNI_DEADLINE_MS   5000	/* from the SYN to a decided ClientHello / request */
+#define SNI_QUEUE_MAXLEN  4096	/* packets waiting per queue */
+#define SNI_READ_BATCH    64	/* messages per wakeup */
+#define SNI_SWEEP_S       5
+#define SNI_AUDIT_RATE    50	/* mismatch records per second, all sandboxes */
+#define SNI_AUDIT_BURST   200
+
+struct sni_state {
+	struct sniq *q[2];	/* [0] enforce, [1] log */
+	struct event *ev[2];
+	struct event *sweep;
+	struct sniflow_tab *flows;
+	struct tbucket audit_tb;
+	uint64_t suppressed;	/* records left out since the last report */
+};
+
+static struct sni_state sni;
+
+/* Does a cidr rule of @pol allow tcp to @dst:@port?  Then the check is not for it. */
+static bool cidr_allows(const struct policy *pol, const struct addr *dst, uint16_t port)
+{
+	for (size_t i = 0; i < pol->n_rules; i++) {
+		const struct policy_rule *r = &pol->rules[i];
+		bool port_ok = false;
+
+		if (!r->n_cidrs || r->proto != IPPROTO_TCP)
+			continue;
+		for (size_t k = 0; k < r->n_ports && !port_ok; k++)
+			port_ok = port >= r->ports[k].lo && port <= r->ports[k].hi;
+		for (size_t k = 0; port_ok && k < r->n_cidrs; k++)
+			if (r->cidrs[k].addr.family == dst->family && prefix_contains(&r->cidrs[k], dst))
+				return true;
+	}
+	return false;
+}
+
+struct judge {
+	const struct sandbox *sb;
+	const struct policy *pol;
+	const char *names[PINSRC_NAMES_MAX];
+	size_t n_names;
+	enum policy_l7 tls, http, mode;
+	const char *detail;	/* why undecided: "no-syn", "deadline", NULL */
+	bool audit;		/* the sandbox is in audit mode (fw_mode_audit()) */
+	bool would_deny;	/* audit mode passed what enforce would have reset */
+};
+
+static void sni_audit(struct daemon *d, const struct judge *j, const struct sniflow_pkt *p,
+		      const struct sni_result *res, bool accepted)
+{
+	uint64_t now = clock_mono_ms();
+	char dst[ADDR_STRLEN];
+	json_t *rec, *names;
+
+	if (!tbucket_take(&sni.audit_tb, SNI_AUDIT_RATE, SNI_AUDIT_BURST, now)) {
+		sni.suppressed++;
+		return;
+	}
+	names = json_array();
+	for (size_t i = 0; names && i < j->n_names; i++)
+		json_array_append_new(names, json_string(j->names[i]));
+	rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:o*}",
+			"sandbox", j->sb->name, "policy", j->pol->name, "reason", "sni-mismatch",
+			"action", accepted ? "logged" : "reset",
+			"mode", j->would_deny ? "enforce" : policy_l7_str(j->mode),
+			"proto", sni_proto_str(res->proto), "status", sni_status_str(res->status),
+			"name", res->name, "dst", addr_format(&p->dst, dst, sizeof(dst)), "port",
+			(int)p->dport, "pinned_by", names);
+	if (rec && j->detail)
+		json_object_set_new(rec, "detail", json_string(j->detail));
+	if (rec && j->would_deny)
+		json_object_set_new(rec, "would_deny", json_string("sni-mismatch"));
+	audit_write(d->audit, "sni", rec);
+}
+
+/* The verdict on a flow that decided, ran late, or has no known start. */
+static enum sniq_verdict settle(struct daemon *d, struct judge *j, const struct sniflow_pkt *p,
+				struct sni_result *res, bool decided, uint64_t now)
+{
+	struct sni_verdict v;
+	bool matched;
+
+	j->mode = sni_mode_for(res->proto, j->tls, j->http);
+	/* Audit mode resets nothing: enforce is judged as log, and marked. */
+	if (j->audit && j->mode == POLICY_L7_ENFORCE) {
+		j->mode = POLICY_L7_LOG;
+		j->would_deny = true;
+	}
+	matched = decided && sni_match(j->pol, j->names, j->n_names, IPPROTO_TCP, p->dport, res->name);
+	if (!decided && res->status == SNI_MORE)
+		res->status = SNI_TOO_LONG;	/* undecided: reported as too long */
+	v = sni_decide(j->mode, res, matched);
+	if (v.audit)
+		sni_audit(d, j, p, res, v.accept);
+	sniflow_settle(sni.flows, p, v.accept, now);
+	return v.accept ? SNIQ_ACCEPT_DONE : SNIQ_RESET;
+}
+
+static enum sniq_verdict judge(struct daemon *d, const struct sniflow_pkt *p, bool enforce_q)
+{
+	uint64_t now = clock_mono_ms();
+	struct sni_result res = { .status = SNI_MORE };
+	struct sniflow_meta meta = { 0 };
+	enum sniflow_step step;
+	struct judge j = { 0 };
+
+	j.sb = sandbox_by_addr(d->sandboxes, &p->src);
+	j.pol = j.sb ? daemon_policy_find(d, j.sb->policy) : NULL;
+	if (!j.pol)	/* no sandbox of ours sent it: only the queue's own rule applies */
+		return enforce_q ? SNIQ_RESET : SNIQ_ACCEPT_DONE;
+	j.audit = fw_mode_audit(j.sb->mode, j.pol);
+	if (cidr_allows(j.pol, &p->dst, p->dport)) {
+		sniflow_settle(sni.flows, p, true, now);
+		return SNIQ_ACCEPT_DONE;
+	}
+	step = sniflow_packet(sni.flows, p, now, SNI_DEADLINE_MS, &res);
+	switch (step) {
+	case SNIFLOW_DROP:
+		return SNIQ_DROP;
+	case SNIFLOW_ACCEPTED:
+		return SNIQ_ACCEPT_DONE;
+	case SNIFLOW_REJECTED:
+		return SNIQ_RESET;
+	default:
+		break;
+	}
+	/* Which names pinned it, and how strictly: as at the SYN if we saw it
+	 * (a pin may have expired since; the connection was admitted by it). */
+	if (sniflow_meta(sni.flows, p, &meta) && meta.tagged) {
+		j.tls = (enum policy_l7)meta.tag[0];
+		j.http = (enum policy_l7)meta.tag[1];
+	} else {
+		meta.start_ms = now;
+	}
+	j.n_names = pinsrc_names(d->pinsrc, j.sb->name, &p->dst, IPPROTO_TCP, p->dport,
+				 meta.start_ms, j.names);
+	if (!meta.tagged)
+		sni_modes(j.pol, j.names, j.n_names, IPPROTO_TCP, p->dport, &j.tls, &j.http);
+	if (step == SNIFLOW_ACCEPT) {
+		if (!(p->syn && !p->ack))
+			return SNIQ_ACCEPT;
+		if (j.tls == POLICY_L7_OFF && j.http == POLICY_L7_OFF) {
+			/* Pinned only by rules that check nothing: settled at the SYN.
+			 * Its conntrack entry is not confirmed yet (ctnetlink cannot
+			 * find it), so the done bit goes on with its next packet. */
+			sniflow_settle(sni.flows, p, true, now);
+			return SNIQ_ACCEPT;
+		}
+		sniflow_tag(sni.flows, p, (uint8_t)j.tls, (uint8_t)j.http);
+		return SNIQ_ACCEPT;
+	}
+	if (step == SNIFLOW_UNKNOWN)
+		j.detail = "no-syn";
+	else if (step == SNIFLOW_LATE)
+		j.detail = "deadline";
+	return settle(d, &j, p, &res, step == SNIFLOW_DECIDED, now);
+}
+
+static void on_packet(void *ctx, struct sniq *q, const struct sniq_packet *qp)
+{
+	struct daemon *d = ctx;
+	bool enforce_q = q == sni.q[0];
+	struct sniflow_pkt p;
+	enum sniq_verdict v;
+	int r;
+
+	if (sniflow_pkt_parse(qp->ip, qp->len, &p) < 0)
+		v = enforce_q ? SNIQ_DROP : SNIQ_ACCEPT;	/* fragments, IPv6 options: fail closed */
+	else
+		v = judge(d, &p, enforce_q);
+	{
+		struct sniq_tuple t = { .src = p.src, .dst = p.dst, .sport = p.sport,
+					.dport = p.dport };
+
+		r = sniq_verdict(q, qp, v, &t);
+	}
+	/* -ENOENT: the connection is gone already (a RST crossed it). */
+	if (r < 0 && r != -ENOENT)
+		log_warn("SNI check: verdict on packet %u: %s", qp->id, strerror(-r));
+}
+
+static void on_readable(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	for (int i = 0; i < 2; i++)
+		if (sni.q[i] && sniq_fd(sni.q[i]) == fd) {
+			int r = sniq_receive(sni.q[i], SNI_READ_BATCH, on_packet, d);
+
+			if (r == -ENOBUFS)
+				log_warn("SNI check: queue %u overran; lost packets got the "
+					 "kernel's default", i ? FW_SNI_QUEUE_LOG : FW_SNI_QUEUE_ENFORCE);
+			else if (r < 0)
+				log_warn("SNI check: queue read: %s", strerror(-r));
+		}
+}
+
+static void on_sweep(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	sniflow_sweep(sni.flows, clock_mono_ms(), SNI_DEADLINE_MS);
+	if (sni.suppressed) {
+		audit_write(d->audit, "sni_suppressed",
+			    json_pack("{s:I}", "records", (json_int_t)sni.suppressed));
+		sni.suppressed = 0;
+	}
+}
+
+int daemon_sni_start(struct daemon *d)
+{
+	static const struct timeval every = { .tv_sec = SNI_SWEEP_S };
+	static const uint16_t nums[2] = { FW_SNI_QUEUE_ENFORCE, FW_SNI_QUEUE_LOG };
+	int r = sniflow_new(&sni.flows);
+
+	if (r < 0)
+		return r;
+	tbucket_init(&sni.audit_tb, SNI_AUDIT_BURST, clock_mono_ms());
+	for (int i = 0; i < 2; i++) {
+		/* The log queue fails open when full, the enforce queue closed. */
+		r = sniq_open(nums[i], SNI_QUEUE_MAXLEN, i == 1, &sni.q[i]);
+		if (r < 0)
+			return r;
+		sni.ev[i] = event_new(d->base, sniq_fd(sni.q[i]), EV_READ | EV_PERSIST, on_readable, d);
+		if (!sni.ev[i] || event_add(sni.ev[i], NULL) < 0)
+			return -ENOMEM;
+	}
+	sni.sweep = event_new(d->base, -1, EV_PERSIST, on_sweep, d);
+	if (!sni.sweep || event_add(sni.sweep, &every) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+void daemon_sni_stop(struct daemon *d)
+{
+	(void)d;
+	for (int i = 0; i < 2; i++) {
+		if (sni.ev[i])
+			event_free(sni.ev[i]);
+		sniq_close(sni.q[i]);
+		sni.ev[i] = NULL;
+		sni.q[i] = NULL;
+	}
+	if (sni.sweep)
+		event_free(sni.sweep);
+	sni.sweep = NULL;
+	sniflow_free(sni.flows);
+	sni.flows = NULL;
+}

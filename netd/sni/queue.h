@@ -1,0 +1,82 @@
+/*
+ * sniq - the SNI check's netfilter queue (nfnetlink_queue over libmnl, with
+ * libnetfilter_queue's message builders): packets the ruleset queues (fw.h,
+ * "SNI check") in, one verdict per packet out.  The edge only: no policy,
+ * no parsing of what the packets carry, no logging (the caller logs).
+ *
+ * Verdicts: accept; accept and set the conntrack mark bit
+ * FW_SNI_DONE_CTMARK (the ruleset stops queueing the connection: the rest
+ * of it stays in the kernel; set through ctnetlink on a second socket
+ * before the verdict goes out, since setting it with the verdict needs
+ * CONFIG_NETFILTER_NETLINK_GLUE_CT, which not every kernel has); drop; reset (NF_REPEAT with the packet mark
+ * bit FW_SNI_RESET_MARK: the sandbox chain's first rule then answers it
+ * with a TCP reset).
+ */
+#ifndef NETD_SNI_QUEUE_H
+#define NETD_SNI_QUEUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/addr.h"
+
+struct sniq;
+
+/* One queued packet; everything borrowed for the callback only. */
+struct sniq_packet {
+	uint32_t id;		/* the kernel's packet id (host byte order) */
+	uint32_t mark;		/* its packet mark (0 if none) */
+	const uint8_t *ip;	/* the IP packet */
+	size_t len;
+};
+
+/* The connection's original-direction tuple, for SNIQ_ACCEPT_DONE (TCP). */
+struct sniq_tuple {
+	struct addr src, dst;
+	uint16_t sport, dport;	/* host byte order */
+};
+
+enum sniq_verdict {
+	SNIQ_ACCEPT,
+	SNIQ_ACCEPT_DONE,
+	SNIQ_DROP,
+	SNIQ_RESET,
+};
+
+/*
+ * sniq_open() - bind queue @num in the caller's netns (copy whole
+ * packets, at most @maxlen waiting).  @fail_open:
+ * when the queue is full the kernel accepts instead of dropping
+ * (NFQA_CFG_F_FAIL_OPEN; for `log` rules).  The socket is non-blocking.
+ * @ret: caller frees with sniq_close().  Return: 0; -errno (-EBUSY: another
+ * process has the queue).
+ */
+int sniq_open(uint16_t num, uint32_t maxlen, bool fail_open, struct sniq **ret);
+
+/* sniq_close() - unbind and close; NULL-safe.  Waiting packets get the
+ * kernel's default (dropped; for bypass rules, the rule lets later ones pass). */
+void sniq_close(struct sniq *q);
+
+/* sniq_fd() - the socket, for the event loop. */
+int sniq_fd(const struct sniq *q);
+
+/*
+ * sniq_receive() - read what is waiting (up to @max_msgs messages) and call
+ * @cb for each packet; @cb must give a verdict (sniq_verdict()) before it
+ * returns.  Return: messages read (0: nothing waiting); -ENOBUFS (the
+ * socket overran: packets were lost to the kernel's default); -errno.
+ */
+int sniq_receive(struct sniq *q, unsigned int max_msgs,
+		 void (*cb)(void *ctx, struct sniq *q, const struct sniq_packet *p), void *ctx);
+
+/*
+ * sniq_verdict() - the verdict on @p.  @t: its connection (needed for
+ * SNIQ_ACCEPT_DONE; may be NULL otherwise).  If the mark cannot be set the
+ * packet is still accepted (its connection just stays queued: each later
+ * packet is judged again) and -errno returned.  Return: 0; -errno.
+ */
+int sniq_verdict(struct sniq *q, const struct sniq_packet *p, enum sniq_verdict v,
+		 const struct sniq_tuple *t);
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * sni_match - the seen name against the patterns that pinned the address.
+ * See sni_match.h.  policy_match() finds the rules of each pinned name in
+ * O(labels); only those rules' patterns are then looked at.
+ */
+#include "netd/sni/sni_match.h"
+
+#include <string.h>
+
+#define SNI_MATCH_RULES 64	/* rules looked at per pinned name (as pinsrc) */
+
+bool sni_pattern_covers(const char *pat, const char *name)
+{
+	size_t pl, nl;
+
+	if (pat[0] != '*')
+		return strcmp(pat, name) == 0;
+	pat += 1;		/* ".x.y": name must end with it and have a label before */
+	pl = strlen(pat);
+	nl = strlen(name);
+	return nl > pl && strcmp(name + nl - pl, pat) == 0;
+}
+
+static bool rule_has_port(const struct policy_rule *r, uint8_t proto, uint16_t port)
+{
+	if (r->proto != proto)
+		return false;
+	for (size_t k = 0; k < r->n_ports; k++)
+		if (port >= r->ports[k].lo && port <= r->ports[k].hi)
+			return true;
+	return false;
+}
+
+bool sni_match(const struct policy *pol, const char *const *pinned, size_t n_pinned,
+	       uint8_t proto, uint16_t port, const char *seen)
+{
+	uint16_t idx[SNI_MATCH_RULES];
+
+	if (!pol || !seen || !seen[0])
+		return false;
+	for (size_t i = 0; i < n_pinned; i++) {
+		size_t n = policy_match(pol, pinned[i], idx, SNI_MATCH_RULES);
+
+		if (n > SNI_MATCH_RULES)
+			n = SNI_MATCH_RULES;
+		for (size_t k = 0; k < n; k++) {
+			const struct policy_rule *r;
+
+			if (idx[k] >= pol->n_rules)
+				continue;
+			r = &pol->rules[idx[k]];
+			if (!rule_has_port(r, proto, port) ||
+			    (r->max_qname_len && strlen(seen) > r->max_qname_len))
+				continue;
+			for (size_t d = 0; d < r->n_domains; d++)
+				if (sni_pattern_covers(r->domains[d], pinned[i]) &&
+				    sni_pattern_covers(r->domains[d], seen))
+					return true;
+		}
+	}
+	return false;
+}
+
+void sni_modes(const struct policy *pol, const char *const *pinned, size_t n_pinned,
+	       uint8_t proto, uint16_t port, enum policy_l7 *tls, enum policy_l7 *http)
+{
+	uint16_t idx[SNI_MATCH_RULES];
+
+	*tls = *http = POLICY_L7_OFF;
+	for (size_t i = 0; pol && i < n_pinned; i++) {
+		size_t n = policy_match(pol, pinned[i], idx, SNI_MATCH_RULES);
+
+		if (n > SNI_MATCH_RULES)
+			n = SNI_MATCH_RULES;
+		for (size_t k = 0; k < n; k++) {
+			const struct policy_rule *r;
+
+			if (idx[k] >= pol->n_rules)
+				continue;
+			r = &pol->rules[idx[k]];
+			if (!rule_has_port(r, proto, port))
+				continue;
+			if (r->tls_sni > *tls)
+				*tls = (enum policy_l7)r->tls_sni;
+			if (r->http_host > *http)
+				*http = (enum policy_l7)r->http_host;
+		}
+	}
+}
+
+enum policy_l7 sni_mode_for(enum sni_proto proto, enum policy_l7 tls, enum policy_l7 http)
+{
+	if (proto == SNI_PROTO_TLS)
+		return tls != POLICY_L7_OFF ? tls : http;
+	if (proto == SNI_PROTO_HTTP1)
+		return http != POLICY_L7_OFF ? http : tls;
+	return tls > http ? tls : http;
+}
+
+struct sni_verdict sni_decide(enum policy_l7 mode, const struct sni_result *res, bool matched)
+{
+	bool ok = res->status == SNI_NAME && matched;
+
+	if (mode == POLICY_L7_OFF)
+		return (struct sni_verdict){ .accept = true, .audit = false };
+	if (mode == POLICY_L7_LOG)
+		return (struct sni_verdict){ .accept = true, .audit = !ok };
+	return (struct sni_verdict){ .accept = ok, .audit = !ok };
+}

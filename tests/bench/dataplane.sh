@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# dataplane.sh - the data-plane section of `make bench` (run.sh calls it;
+# it also runs alone): iperf3 from a sandbox through netd's host to the
+# "internet", against the same topology with no nftables at all, with
+# 1, 100 and 1,000 sandboxes existing and 100,000 pins in their sets.
+#
+#   BENCH_DP_ROUNDS=3 BENCH_DP_SECONDS=5 BENCH_DP_SANDBOXES="1 100 1000" \
+#   BENCH_DP_PINS=100000 tests/bench/dataplane.sh          (root; build/netd first)
+#
+# Paths, each client -> veth -> "host" netns (forwarding) -> veth -> inet
+# (iperf3 -s on 198.51.100.60):
+#   netd   a netd sandbox; the host runs netd's ruleset (conntrack, NAT,
+#          anti-spoofing, the sandbox's chain), fast path on (the default)
+#   slow   the same ruleset with the fast-path rule deleted by hand (what
+#          dataplane.fast_path: false renders; tests/golden/nov6 shows it)
+#   bare   PREFIX-bc -> PREFIX-bh: no nftables table, so no conntrack hooks
+# Tests: TCP 1 stream, TCP 8 streams (Gbit/s received), UDP with 64-byte
+# payloads at full speed (packets/s received).  Each round runs every
+# (test, path) pair once, the paths' order rotated each round; the median
+# of BENCH_DP_ROUNDS rounds of BENCH_DP_SECONDS seconds is printed, with
+# the ratio to bare.  The pins are written into the sandboxes' pin sets
+# with nft (BENCH_DP_PINS elements in all, spread evenly; 198.18.0.0/15 and
+# 2001:db8:ffff::/64 keys, never contacted).  Not a test: it asserts
+# nothing about time.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+NETD_BIN=${NETD_BIN:-$PWD/build/netd}
+. tests/world.sh
+. tests/integ/lib_netd.sh
+
+ROUNDS=${BENCH_DP_ROUNDS:-3}
+SECS=${BENCH_DP_SECONDS:-5}
+COUNTS=${BENCH_DP_SANDBOXES:-"1 100 1000"}
+NPINS=${BENCH_DP_PINS:-100000}
+SRV=198.51.100.60
+for t in iperf3 nft jq; do
+	command -v "$t" >/dev/null || { echo "bench: $t is not installed (make deps)" >&2; exit 1; }
+done
+[ -x "$NETD_BIN" ] || { echo "bench: build $NETD_BIN first" >&2; exit 1; }
+
+world_up "ndp$$" >/dev/null || { echo "bench: world_up failed" >&2; exit 1; }
+BH=$WORLD_PREFIX-bh
+BC=$WORLD_PREFIX-bc
+trap 'ip netns del "$BC" 2>/dev/null; ip netns del "$BH" 2>/dev/null; world_down' EXIT
+
+# ---- the server, and the bare path --------------------------------------------------------
+world_exec inet ip addr add "$SRV/32" dev lo
+world_spawn inet "$WORLD_DIR/iperf3.log" iperf3 -s -B "$SRV"
+ip netns add "$BH"
+ip netns add "$BC"
+ip -n "$BH" link set lo up
+ip -n "$BC" link set lo up
+ip link add bu0 netns "$BH" type veth peer name bi0 netns "$WORLD_INET_NS"
+ip -n "$BH" addr add 203.0.113.210/30 dev bu0
+ip -n "$BH" link set bu0 up
+ip -n "$WORLD_INET_NS" addr add 203.0.113.209/30 dev bi0
+ip -n "$WORLD_INET_NS" link set bi0 up
+ip -n "$WORLD_INET_NS" route add 10.97.0.0/30 via 203.0.113.210
+ip -n "$BH" route add default via 203.0.113.209
+ip link add bc0 netns "$BC" type veth peer name bs0 netns "$BH"
+ip -n "$BC" addr add 10.97.0.2/30 dev bc0
+ip -n "$BC" link set bc0 up
+ip -n "$BH" addr add 10.97.0.1/30 dev bs0
+ip -n "$BH" link set bs0 up
+ip -n "$BC" route add default via 10.97.0.1
+ip netns exec "$BH" sysctl -qw net.ipv4.ip_forward=1
+
+# ---- netd ---------------------------------------------------------------------------------
+NETD_POLICIES=$WORLD_DIR/policies
+mkdir -p "$NETD_POLICIES"
+cat >"$NETD_POLICIES/dp.yaml" <<YAML
+name: dp
+egress:
+  - cidrs: [$SRV/32]
+    ports: [5201]
+  - cidrs: [$SRV/32]
+    ports: [5201]
+    protocol: udp
+YAML
+netd_up >/dev/null || exit 1
+sb_create b1 dp >/dev/null || exit 1
+SB=$(sb_name b1)
+for ((i = 0; i < 100; i++)); do
+	ip netns exec "$BC" iperf3 -c "$SRV" -t 1 >/dev/null 2>&1 &&
+		ip netns exec "$SB" iperf3 -c "$SRV" -t 1 >/dev/null 2>&1 && break
+	sleep 0.2
+done
+
+# fast_path on|off - put the fast-path rule back before the rule that
+# follows it, or delete it (the ruleset is then what fast_path: false renders).
+fast_path() {
+	local list h
+	list=$(world_exec host nft -a list chain inet netd forward)
+	h=$(grep -F 'iifname != @metered_ifs accept' <<<"$list" | sed -n 's/.*# handle //p')
+	if [ "$1" = off ]; then
+		[ -z "$h" ] || world_exec host nft delete rule inet netd forward handle "$h"
+	elif [ -z "$h" ]; then
+		h=$(grep -F 'oifname @sandbox_ifs ct state established,related accept' <<<"$list" |
+			sed -n 's/.*# handle //p')
+		world_exec host nft insert rule inet netd forward position "$h" \
+			ct state established,related meta mark \& 0x00800000 == 0 iifname != @metered_ifs accept
+	fi
+}
+
+# pins_fill N - BENCH_DP_PINS pin elements spread over sandboxes b1, f1..f(N-1)
+# (one sandbox: half IPv4, half IPv6; a pin set holds 65,536).
+pins_fill() {
+	local n=$1 s name f=$WORLD_DIR/pins.nft
+	for ((s = 0; s < n; s++)); do
+		if [ "$s" = 0 ]; then name=$SB; else name=$(sb_name "f$s"); fi
+		echo "$name"
+	done | awk -v total="$NPINS" -v n="$n" '{sb[NR - 1] = $1}
+		END {
+			for (s = 0; s < n; s++) {
+				printf "flush set inet netd sb-%s-pin4\nflush set inet netd sb-%s-pin6\n", sb[s], sb[s]
+			}
+			for (j = 0; j < total; j++) {
+				s = j % n
+				if (n == 1 && j >= total / 2) {
+					set = "sb-" sb[s] "-pin6"
+					key = sprintf("2001:db8:ffff::%x:%x", int(j / 65536), j % 65536)
+				} else {
+					set = "sb-" sb[s] "-pin4"
+					key = sprintf("198.%d.%d.%d", 18 + int(j / 65536) % 2, int(j / 256) % 256, j % 256)
+				}
+				print set, key
+			}
+		}' | sort -s -k1,1 | awk '
+		/^flush/ {print; next}
+		$1 != cur || k == 1000 {if (cur != "") print " }"; printf "add element inet netd %s { %s . tcp . 443 timeout 2h", $1, $2; cur = $1; k = 1; next}
+		{printf ", %s . tcp . 443 timeout 2h", $2; k++}
+		END {if (cur != "") print " }"}' >"$f"
+	world_exec host nft -f "$f" 2>&1 | head -c 600
+}
+
+pins_count() {
+	world_exec host nft list ruleset 2>/dev/null | grep -o '\. tcp \. 443 timeout' | wc -l
+}
+
+# one PATH TEST - one iperf3 run; prints Gbit/s (tcp) or packets/s (udp64).
+one() {
+	local ns args out try
+	case $1 in bare) ns=$BC ;; *) ns=$SB ;; esac
+	case $2 in
+	tcp1) args=() ;;
+	tcp8) args=(-P 8) ;;
+	udp64) args=(-u -l 64 -b 0) ;;
+	esac
+	for try in 1 2 3; do
+		out=$(ip netns exec "$ns" iperf3 -c "$SRV" -t "$SECS" -J "${args[@]}" 2>/dev/null) &&
+			break
+		sleep 1
+	done
+	if [ "$2" = udp64 ]; then
+		jq -r '.end.sum | if .seconds > 0 then ((.packets - .lost_packets) / .seconds | floor) else "-" end' <<<"$out" 2>/dev/null || echo -
+	else
+		jq -r '.end.sum_received.bits_per_second / 1e9 | . * 100 | floor / 100' <<<"$out" 2>/dev/null || echo -
+	fi
+}
+
+median() { tr ' ' '\n' <<<"$1" | grep -v '^-*$' | sort -g | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; else print "-"}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a != "-" && b != "-" && b > 0) printf "%.2f", a / b; else print "-"}'; }
+
+PATHS=(bare netd slow)
+TESTS=(tcp1 tcp8 udp64)
+declare -A R
+have=1
+echo
+echo "Data-plane benchmark: $(nproc) CPUs, $(uname -r), iperf $(iperf3 --version | awk 'NR == 1 {print $2}'), " \
+	"$ROUNDS rounds x ${SECS}s, paths alternating (order rotated each round), $NPINS pins"
+for count in $COUNTS; do
+	for ((i = have; i < count; i++)); do
+		# (under load the CLI may give up on an answer netd still sends:
+		# the count below is what netd has)
+		sb_create "f$i" dp >/dev/null 2>&1 || echo "bench: sandbox f$i: creation failed" >&2
+	done
+	have=$count
+	n=$(($(netd sandbox list | grep -c -- "$WORLD_PREFIX-") ))
+	pins_fill "$n"
+	for ((round = 0; round < ROUNDS; round++)); do
+		for t in "${TESTS[@]}"; do
+			for ((p = 0; p < ${#PATHS[@]}; p++)); do
+				path=${PATHS[$(((p + round) % ${#PATHS[@]}))]}
+				case $path in netd) fast_path on ;; slow) fast_path off ;; esac
+				R[$count,$t,$path]="${R[$count,$t,$path]:-} $(one "$path" "$t")"
+			done
+		done
+	done
+	fast_path on
+	echo
+	echo "$n sandboxes, $(pins_count) pins:"
+	printf '  %-6s %12s %12s %7s %12s %7s   %s\n' test bare "netd" "ratio" "fast off" "ratio" "(unit; every round: bare / netd / fast off)"
+	for t in "${TESTS[@]}"; do
+		b=$(median "${R[$count,$t,bare]}")
+		f=$(median "${R[$count,$t,netd]}")
+		s=$(median "${R[$count,$t,slow]}")
+		u=Gbit/s
+		[ "$t" = udp64 ] && u=pkt/s
+		printf '  %-6s %12s %12s %7s %12s %7s   %s;%s /%s /%s\n' "$t" "$b" "$f" "$(ratio "$f" "$b")" "$s" \
+			"$(ratio "$s" "$b")" "$u" "${R[$count,$t,bare]}" "${R[$count,$t,netd]}" "${R[$count,$t,slow]}"
+	done
+done
+netd_down >/dev/null

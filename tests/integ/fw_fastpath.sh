@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# The fast path (dataplane.fast_path, on by default): an established packet
+# of a sandbox without an egress quota is accepted by the first rule of
+# forward and never walks the sandbox's chain (shown by nftables' own
+# trace), while a sandbox with a quota still has every packet counted by
+# its chain.  A flow in the fast path is still cut when its sandbox is
+# deleted and when a reload removes its rule; its conn record counts the
+# bytes sent.  With dataplane.fast_path: false the rule is not there.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/world.sh
+. tests/integ/lib_netd.sh
+
+world_up "ndf$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
+POL=$WORLD_DIR/policies
+mkdir -p "$POL"
+export NETD_POLICIES=$POL
+pol_fp() {	# pol_fp [NAME...] - CIDR 198.51.100.7:8080, and the names given on 443
+	{
+		echo "name: fp"
+		echo "egress:"
+		echo "  - cidrs: [198.51.100.7/32]"
+		echo "    ports: [8080]"
+		[ $# = 0 ] || { echo "  - domains: [$(IFS=,; echo "$*")]"; echo "    ports: [443]"; }
+	} >"$POL/fp.yaml"
+}
+pol_fp www.dt.example
+cat >"$POL/fq.yaml" <<'YAML'
+name: fq
+egress:
+  - cidrs: [198.51.100.7/32]
+    ports: [8080]
+limits: { egress_bytes: 100M, on_exceed: cut }
+YAML
+# Short closing timeouts in the world's host netns only: a closed connection's
+# entry is destroyed (and its conn record written) soon after it ends.
+world_exec host sysctl -qw net.netfilter.nf_conntrack_tcp_timeout_time_wait=1 \
+	net.netfilter.nf_conntrack_tcp_timeout_close=1 \
+	net.netfilter.nf_conntrack_tcp_timeout_fin_wait=1 \
+	net.netfilter.nf_conntrack_tcp_timeout_last_ack=1 2>/dev/null
+netd_up "audit: { conn_update_interval: 0 }" || { echo "0 passed, 1 failed"; exit 1; }
+ok "sandbox sb1 (no quota)" sb_create sb1 fp
+ok "sandbox sb2 (a quota)" sb_create sb2 fq
+SB1=$(sb_name sb1)
+SB2=$(sb_name sb2)
+A1=$(netd sandbox show "$SB1" | sed -n 's/.*"ipv4": "\([^"]*\)".*/\1/p')
+A2=$(netd sandbox show "$SB2" | sed -n 's/.*"ipv4": "\([^"]*\)".*/\1/p')
+FAST='inet netd forward rule ct state established,related meta mark & 0x00800000 == 0x00000000 iifname != @metered_ifs accept (verdict accept)'
+N=4000000
+
+has "forward starts with the fast-path rule" "iifname != @metered_ifs accept" \
+	"$(world_exec host nft list chain inet netd forward | sed -n 4,6p)"
+has "the quota sandbox is metered" "$(sb_field "$SB2" host_ifname)" \
+	"$(world_exec host nft list set inet netd metered_ifs)"
+hasnt "the other is not" "$(sb_field "$SB1" host_ifname)" \
+	"$(world_exec host nft list set inet netd metered_ifs)"
+
+# download SHORT URL OUT - a server-paced background download; sets DL_PID.
+download() {
+	T_TIMEOUT=60 sb_exec "$1" curl -sS --fail --cacert "$WORLD_CA" \
+		--speed-limit 1 --speed-time 4 -o "$3" "$2?rate=409600" >"$3.log" 2>&1 &
+	DL_PID=$!
+	world_pid_track "$DL_PID"
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$3" ] && break
+		sleep 0.1
+	done
+}
+size() { stat -c %s "$1" 2>/dev/null || echo 0; }
+# conn_field SB DPORT FIELD - FIELD of the first conn record of sandbox SB
+# to DPORT (waits up to 60 s for it); empty if none came.
+conn_field() {
+	local rec i
+	for ((i = 0; i < 600; i++)); do
+		rec=$(audit_grep '"event":"conn"' "\"sandbox\":\"$1\"" "\"dport\":$2" | head -1)
+		[ -n "$rec" ] && break
+		sleep 0.1
+	done
+	[ -n "$rec" ] && python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$rec" "$3"
+}
+
+# trace ADDR - one second of nftables' trace of the packets from ADDR (a
+# throwaway table in the world's host netns marks them for tracing).
+trace() {
+	world_exec host nft -f - <<-NFT
+	table ip ndtrace {
+		chain pre { type filter hook prerouting priority -350; ip saddr $1 meta nftrace set 1; }
+	}
+	NFT
+	world_exec host timeout 1.5 nft monitor trace 2>/dev/null
+	world_exec host nft delete table ip ndtrace
+}
+
+# ---- no quota: established packets take the fast path ----------------------------
+download sb1 "http://198.51.100.7:8080/bytes/$N" "$WORLD_DIR/a.bin"
+ok "download under way" test -s "$WORLD_DIR/a.bin"
+tr=$(trace "$A1")
+has "sb1's established packets are accepted by the fast-path rule" "$FAST" "$tr"
+hasnt "... and do not walk sb1's chain" "inet netd sb-$SB1 " "$tr"
+wait "$DL_PID"
+eq "the download completes" "$N" "$(size "$WORLD_DIR/a.bin")"
+bin=$(conn_field "$SB1" 8080 bytes_in)
+ok "conn record: bytes_in ${bin:-none} counts the $N bytes (plus TCP/IP headers, < 5%)" \
+	test "${bin:-0}" -ge "$N" -a "${bin:-0}" -le $((N * 105 / 100))
+
+# ---- a quota: every packet it sends still meets its quota rule --------------------
+download sb2 "http://198.51.100.7:8080/bytes/$N" "$WORLD_DIR/q.bin"
+tr=$(trace "$A2")
+# (the quota rule, first in the chain, does not match under the quota:
+# the trace shows the rule after it accepting)
+has "sb2's established packets go on to its chain" \
+	"inet netd sb-$SB2 rule ct state established,related accept (verdict accept)" "$tr"
+hasnt "... not the fast-path rule" "$FAST" "$tr"
+wait "$DL_PID"
+eq "sb2's download completes" "$N" "$(size "$WORLD_DIR/q.bin")"
+# Its one connection: what the quota counted is what conntrack counted
+# (read once the record is written: the connection is over).
+bout=$(conn_field "$SB2" 8080 bytes_out)
+used=$(world_exec host nft list quota inet netd "q-$SB2" | sed -n 's/.*used \([0-9]*\) bytes.*/\1/p')
+eq "sb2's quota counted every byte sb2 sent (the conn record's bytes_out)" "$bout" "$used"
+
+# ---- a reload that removes the name cuts the flow in the fast path ---------------
+eq "sb1 resolves www.dt.example" "198.51.100.40" "$(sb_dig sb1 +short www.dt.example A)"
+download sb1 "https://www.dt.example/bytes/$N" "$WORLD_DIR/r.bin"
+tr=$(trace "$A1")
+has "the HTTPS flow is in the fast path" "$FAST" "$tr"
+pol_fp
+out=$(netd policy reload 2>&1)
+has "reload: a connection cut" '"connections_cut":1' "$out"
+wait "$DL_PID"
+rc=$?
+ok "the flow was cut (curl rc $rc, $(size "$WORLD_DIR/r.bin") of $N bytes)" \
+	test "$rc" != 0 -a "$(size "$WORLD_DIR/r.bin")" -lt "$N"
+fail "a new connection to the removed name's address is dropped" \
+	sb_curl sb1 --connect-timeout 2 --resolve www.dt.example:443:198.51.100.40 https://www.dt.example/
+
+# ---- deleting the sandbox cuts the flow in the fast path -------------------------
+download sb1 "http://198.51.100.7:8080/bytes/$N" "$WORLD_DIR/d.bin"
+tr=$(trace "$A1")
+has "the flow is in the fast path" "$FAST" "$tr"
+ok "conntrack has the flow" test -n "$(world_exec host conntrack -L -s "$A1" 2>/dev/null)"
+ok "sandbox delete" netd sandbox delete "$SB1"
+wait "$DL_PID"
+rc=$?
+ok "the flow was cut (curl rc $rc, $(size "$WORLD_DIR/d.bin") of $N bytes)" \
+	test "$rc" != 0 -a "$(size "$WORLD_DIR/d.bin")" -lt "$N"
+eq "no conntrack entry from its address is left" "" "$(world_exec host conntrack -L -s "$A1" 2>/dev/null)"
+
+# ---- dataplane.fast_path: false ---------------------------------------------------
+netd_down
+netd_up $'audit: { conn_update_interval: 0 }\ndataplane: { fast_path: false }' ||
+	{ echo "0 passed, 1 failed"; exit 1; }
+hasnt "fast_path: false: no fast-path rule" "@metered_ifs accept" \
+	"$(world_exec host nft list chain inet netd forward)"
+ok "sb2 still downloads" test "$(sb_curl sb2 -o /dev/null -w '%{size_download}' \
+	"http://198.51.100.7:8080/bytes/100000")" = 100000
+netd_down
+t_summary

@@ -1,0 +1,100 @@
+/*
+ * test_cli_audit - `netd audit`'s record filters (netd/cli_audit.c):
+ * --verdict (what a record without a "verdict" counts as), --reason,
+ * --dst ADDR|CIDR (dst, and a DNS record's answers), --port.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "netd/cli_audit.h"
+
+static json_t *rec(const char *text)
+{
+	json_t *r = json_loads(text, 0, NULL);
+
+	assert_non_null(r);
+	return r;
+}
+
+static const char conn[] = "{\"event\":\"conn\",\"sandbox\":\"sb1\",\"proto\":\"tcp\","
+			   "\"dst\":\"198.51.100.10\",\"dport\":443,\"domain\":\"pypi.org\"}";
+static const char deny[] = "{\"event\":\"deny\",\"sandbox\":\"sb1\",\"proto\":\"tcp\","
+			   "\"dst\":\"203.0.113.66\",\"dport\":80,\"reason\":\"not-pinned\","
+			   "\"count\":3}";
+static const char dns[] = "{\"event\":\"dns\",\"sandbox\":\"sb1\",\"qname\":\"pypi.org\","
+			  "\"qtype\":\"A\",\"verdict\":\"allow\",\"reason\":\"policy\","
+			  "\"rcode\":\"NOERROR\",\"answers\":[\"198.51.100.10\"]}";
+static const char life[] = "{\"event\":\"sandbox\",\"sandbox\":\"sb1\",\"action\":\"create\"}";
+
+static void test_verdict(void **state)
+{
+	struct audit_filter f = { .port = -1, .verdict = "deny" };
+	json_t *c = rec(conn), *d = rec(deny), *q = rec(dns), *l = rec(life);
+
+	(void)state;
+	assert_string_equal(cli_audit_verdict(c), "allow");
+	assert_string_equal(cli_audit_verdict(d), "deny");
+	assert_string_equal(cli_audit_verdict(q), "allow");
+	assert_null(cli_audit_verdict(l));
+	assert_false(cli_audit_match(&f, c));
+	assert_true(cli_audit_match(&f, d));
+	assert_false(cli_audit_match(&f, q));
+	assert_false(cli_audit_match(&f, l));	/* no verdict: not a match */
+	f.verdict = "allow";
+	assert_true(cli_audit_match(&f, c));
+	assert_true(cli_audit_match(&f, q));
+	json_decref(c), json_decref(d), json_decref(q), json_decref(l);
+}
+
+static void test_reason_port(void **state)
+{
+	struct audit_filter f = { .port = -1, .reason = "not-pinned" };
+	json_t *c = rec(conn), *d = rec(deny);
+
+	(void)state;
+	assert_false(cli_audit_match(&f, c));
+	assert_true(cli_audit_match(&f, d));
+	f.reason = "to-host";
+	assert_false(cli_audit_match(&f, d));
+	f.reason = NULL;
+	f.port = 443;
+	assert_true(cli_audit_match(&f, c));
+	assert_false(cli_audit_match(&f, d));
+	f.port = 0;	/* a port filter never matches records without dport */
+	assert_false(cli_audit_match(&f, c));
+	json_decref(c), json_decref(d);
+}
+
+static void test_dst(void **state)
+{
+	struct audit_filter f = { .port = -1, .has_dst = true };
+	json_t *c = rec(conn), *d = rec(deny), *q = rec(dns), *l = rec(life);
+
+	(void)state;
+	assert_int_equal(prefix_parse("198.51.100.0/24", &f.dst), 0);
+	assert_true(cli_audit_match(&f, c));
+	assert_false(cli_audit_match(&f, d));
+	assert_true(cli_audit_match(&f, q));	/* by its answer */
+	assert_false(cli_audit_match(&f, l));
+	assert_int_equal(prefix_parse("203.0.113.66/32", &f.dst), 0);
+	assert_false(cli_audit_match(&f, c));
+	assert_true(cli_audit_match(&f, d));
+	assert_int_equal(prefix_parse("2001:db8::/32", &f.dst), 0);
+	assert_false(cli_audit_match(&f, d));	/* other family */
+	json_decref(c), json_decref(d), json_decref(q), json_decref(l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_verdict),
+		cmocka_unit_test(test_reason_port),
+		cmocka_unit_test(test_dst),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

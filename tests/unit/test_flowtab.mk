@@ -1,0 +1,1 @@
+test_flowtab_SRC := netd/flowtab.c netd/ctmsg.c common/addr.c
