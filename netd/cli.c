@@ -250,6 +250,34 @@ static void print_created(const json_t *reply)
 	       str(reply, "ipv6"), str(reply, "gateway4"));
 }
 
+/* Add "kind": "tap" and the "tap" object to create request @body. Return: 0; -EINVAL (said). */
+static int tap_body(json_t *body, const char *tap_owner, const char *tap_name, unsigned queues,
+		    unsigned mtu)
+{
+	uint32_t uid = (uint32_t)getuid(), gid = 0;
+	bool group_set = false;
+	json_t *t;
+
+	/* Default owner: whoever runs this; a tap is never ownerless. */
+	if (tap_owner && tap_owner_arg(tap_owner, &uid, &group_set, &gid) < 0) {
+		fprintf(stderr, "netd: --tap-owner wants UID[:GID] (numbers or names), got \"%s\"\n",
+			tap_owner);
+		return -EINVAL;
+	}
+	t = json_pack("{s:I}", "owner", (json_int_t)uid);
+	if (t && group_set)
+		json_object_set_new(t, "group", json_integer(gid));
+	if (t && tap_name)
+		json_object_set_new(t, "name", json_string(tap_name));
+	if (t && queues)
+		json_object_set_new(t, "queues", json_integer(queues));
+	if (t && mtu)
+		json_object_set_new(t, "mtu", json_integer(mtu));
+	json_object_set_new(body, "kind", json_string("tap"));
+	json_object_set_new(body, "tap", t);
+	return 0;
+}
+
 static int cmd_sandbox_create(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -343,29 +371,9 @@ static int cmd_sandbox_create(int argc, char **argv)
 	}
 	body = json_pack("{s:s, s:s, s:s?, s:s?, s:s?}", "name", name, "policy", policy,
 			 "netns", netns, "ifname", ifname, "mode", mode);
-	if (tap && body) {
-		uint32_t uid = (uint32_t)getuid(), gid = 0;
-		bool group_set = false;
-		json_t *t;
-
-		/* Default owner: whoever runs this; a tap is never ownerless. */
-		if (tap_owner && tap_owner_arg(tap_owner, &uid, &group_set, &gid) < 0) {
-			fprintf(stderr, "netd: --tap-owner wants UID[:GID] (numbers or names), got \"%s\"\n",
-				tap_owner);
-			json_decref(body);
-			return CLI_USAGE;
-		}
-		t = json_pack("{s:I}", "owner", (json_int_t)uid);
-		if (t && group_set)
-			json_object_set_new(t, "group", json_integer(gid));
-		if (t && tap_name)
-			json_object_set_new(t, "name", json_string(tap_name));
-		if (t && queues)
-			json_object_set_new(t, "queues", json_integer(queues));
-		if (t && mtu)
-			json_object_set_new(t, "mtu", json_integer(mtu));
-		json_object_set_new(body, "kind", json_string("tap"));
-		json_object_set_new(body, "tap", t);
+	if (tap && body && tap_body(body, tap_owner, tap_name, queues, mtu) < 0) {
+		json_decref(body);
+		return CLI_USAGE;
 	}
 	reply = api("POST", "/v1/sandboxes", body, NULL);
 	if (!reply)
