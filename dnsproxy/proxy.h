@@ -33,6 +33,9 @@ struct proxy_client {
 					 * what it points to is borrowed, likewise */
 	void *owner;		/* the caller's own handle for the sandbox, handed back
 				 * in the proxy_event of this same call (opaque) */
+	bool audit;		/* audit mode: a name the policy does not allow is
+				 * resolved anyway, with nothing pinned for it, and
+				 * its proxy_event says would_deny */
 };
 
 /* One DNS decision, for the audit log. Everything is borrowed for the call. */
@@ -56,6 +59,10 @@ struct proxy_event {
 	size_t n_rebind;	/* answer addresses refused as pointing inside */
 	void *owner;		/* proxy_client.owner of the lookup this decision
 				 * followed, in the same call: no second lookup */
+	const char *would_deny;	/* audit mode: the reason enforce mode would have
+				 * denied it ("not-in-policy", "qname-too-long");
+				 * NULL otherwise.  @answers are then the answer's
+				 * addresses outside the never-pin table, unpinned */
 };
 
 struct proxy_ops {

@@ -22,6 +22,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "dnsproxy/cache.h"
+#include "dnsproxy/ede.h"
 #include "dnsproxy/pintrack.h"
 #include "dnsproxy/proxy_int.h"
 #include "dnsproxy/refuselog.h"
@@ -78,6 +79,7 @@ struct verdict {
 	uint32_t ttl_s;
 	size_t n_rebind;
 	void *owner;		/* proxy_client.owner */
+	const char *would_deny;	/* audit mode: what enforce mode would have said */
 };
 
 static void audit(struct proxy *p, const struct request *rq, const struct verdict *v)
@@ -99,6 +101,7 @@ static void audit(struct proxy *p, const struct request *rq, const struct verdic
 		.ttl_s = v->ttl_s,
 		.n_rebind = v->n_rebind,
 		.owner = v->owner,
+		.would_deny = v->would_deny,
 	};
 
 	if (p->ops->audit)
@@ -110,6 +113,36 @@ static void reply_audit(struct proxy *p, const struct request *rq, const struct 
 {
 	reply_rcode(p, rq, v->rcode);
 	audit(p, rq, v);
+}
+
+/*
+ * reply_deny() - a policy denial: @v->rcode with an RFC 8914 Extended DNS
+ * Error (15 Blocked, naming the policy and the reason) when the client
+ * sent EDNS, and audit @v.  The audit record is the same either way.
+ */
+static void reply_deny(struct proxy *p, const struct request *rq, const struct verdict *v)
+{
+	uint8_t msg[WIRE_HDR_LEN + WIRE_NAME_MAX + 4 + 11 + EDE_OPTION_MAX];
+	char text[EDE_TEXT_MAX + 1];
+	int n = ede_build_response(rq->msg, rq->len, rq->q, v->rcode, EDE_INFO_BLOCKED,
+				   ede_policy_text(text, sizeof(text), v->policy, v->reason),
+				   msg, sizeof(msg));
+
+	if (n < 0)
+		p->n_dropped++;
+	else
+		reply(p, rq, msg, (size_t)n);
+	audit(p, rq, v);
+}
+
+/*
+ * audit_pass() - does audit mode let @dv through?  Only the policy's own
+ * denials (no rule, or only rules whose max_qname_length it exceeds);
+ * bad names and classes are refused in either mode.
+ */
+static bool audit_pass(const struct proxy_client *cl, enum decide_verdict dv)
+{
+	return cl->audit && (dv == DECIDE_DENY || dv == DECIDE_DENY_LONG);
 }
 
 static void decide_ctx_init(const struct proxy *p, const struct decide_policy *pol,
@@ -234,6 +267,21 @@ static int answer_pins(struct proxy *p, const struct answer *a, const struct dec
 		if (p->pins[i].timeout_ms / 1000 > v->ttl_s)
 			v->ttl_s = p->pins[i].timeout_ms / 1000;
 	}
+	/* Audit mode, a name the policy does not allow: nothing pinned, but the
+	 * addresses are reported (the trail names connections by them), the
+	 * never-pin ones left out and counted as in enforce mode. */
+	for (size_t i = 0; v->would_deny && i < wa.n_addrs; i++) {
+		bool seen = false;
+
+		if (decide_never_pin(dc, &p->addrs[i].addr)) {
+			v->n_rebind++;
+			continue;
+		}
+		for (size_t k = 0; k < v->n_answers && !seen; k++)
+			seen = addr_equal(&p->pinned[k], &p->addrs[i].addr);
+		if (!seen && v->n_answers < PROXY_MAX_ADDRS)
+			p->pinned[v->n_answers++] = p->addrs[i].addr;
+	}
 	v->answers = p->pinned;
 
 	/* Per name: one answer may not pin more than this many addresses. */
@@ -331,10 +379,16 @@ static void answer_pass(struct proxy *p, const struct answer *a)
 
 	decide_ctx_init(p, &a->cl->policy, &dc);
 	dv = answer_decide(&dc, a, rules, &n_rules);
-	if (dv != DECIDE_ALLOW) {
+	/* A cache hit audit mode let through comes with no rules: why not. */
+	if (dv == DECIDE_ALLOW && n_rules == 0)
+		dv = decide_query(&dc, a->rq.q, rules, &n_rules);
+	if (dv != DECIDE_ALLOW && audit_pass(a->cl, dv)) {
+		v.would_deny = deny_reason(dv);
+		n_rules = 0;	/* nothing to pin: the audit chain lets it pass */
+	} else if (dv != DECIDE_ALLOW) {
 		v.reason = deny_reason(dv);
 		v.rcode = p->cfg.deny_rcode;
-		reply_audit(p, &a->rq, &v);
+		reply_deny(p, &a->rq, &v);
 		return;
 	}
 	v.allowed = true;
@@ -356,7 +410,7 @@ static void answer_pass(struct proxy *p, const struct answer *a)
 	 * checks it.
 	 */
 	reply(p, &a->rq, p->ans, a->len);
-	v.reason = "policy";
+	v.reason = v.would_deny ? "audit-mode" : "policy";
 	answer_store(p, a);
 	v.rcode = rcode;
 	audit(p, &a->rq, &v);
@@ -625,11 +679,14 @@ static void query_decide(struct proxy *p, const struct request *rq,
 	}
 	decide_ctx_init(p, &cl->policy, &dc);
 	dv = decide_query(&dc, rq->q, rules, &n_rules);
-	if (dv != DECIDE_ALLOW) {
+	if (dv != DECIDE_ALLOW && audit_pass(cl, dv)) {
+		/* Audit mode: resolved all the same; answer_pass() marks it. */
+		n_rules = 0;
+	} else if (dv != DECIDE_ALLOW) {
 		/* Denied: nothing goes upstream. */
 		v->reason = deny_reason(dv);
 		v->rcode = p->cfg.deny_rcode;
-		reply_audit(p, rq, v);
+		reply_deny(p, rq, v);
 		return;
 	}
 	/* Allowed (decided first: a denied name is never served from the

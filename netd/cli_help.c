@@ -22,15 +22,16 @@ static const struct help helps[] = {
 	  "Under systemd (Type=notify) it reports READY=1, RELOADING=1 and STOPPING=1.\n" },
 	{ "sandbox",
 	  "usage: netd sandbox create|list|show|delete ...\n"
-	  "  create NAME --policy P [--netns PATH | --pid PID] [--ifname IF] [--json]\n"
+	  "  create NAME --policy P [--netns PATH | --pid PID] [--ifname IF] [--mode M] [--json]\n"
 	  "  create NAME --policy P --tap [--tap-name TAP] [--tap-owner UID[:GID]]\n"
-	  "         [--tap-queues N] [--tap-mtu N] [--json]\n"
+	  "         [--tap-queues N] [--tap-mtu N] [--mode M] [--json]\n"
 	  "  list [--json]\n"
 	  "  show NAME [--json]\n"
 	  "  delete NAME\n"
 	  "`netd sandbox SUBCOMMAND --help` for each.\n" },
 	{ "sandbox create",
-	  "usage: netd sandbox create NAME --policy P [--netns PATH | --pid PID] [--ifname IF] [--json]\n"
+	  "usage: netd sandbox create NAME --policy P [--netns PATH | --pid PID] [--ifname IF]\n"
+	  "                           [--mode audit|enforce] [--json]\n"
 	  "Create sandbox NAME under policy P: a new network namespace /run/netns/NAME,\n"
 	  "or attach an existing one (--netns PATH, or --pid PID for /proc/PID/ns/net),\n"
 	  "with a veth to the host, an address from the pool and DNS through netd.\n"
@@ -38,6 +39,9 @@ static const struct help helps[] = {
 	  "  --netns PATH   attach this network namespace instead of making one\n"
 	  "  --pid PID      attach the network namespace of process PID\n"
 	  "  --ifname IF    the interface name inside the sandbox (default eth0)\n"
+	  "  --mode M       audit: deny nothing, mark what enforce would deny in the audit\n"
+	  "                 log; enforce: enforce even if the policy says mode: audit.\n"
+	  "                 Default: the policy's mode (docs/policy-workflow.md)\n"
 	  "  --json         print the daemon's record as JSON\n"
 	  "A microVM's sandbox (docs/microvm.md): --tap makes a persistent tap in netd's\n"
 	  "namespace instead, for the VMM (Firecracker, QEMU, Cloud Hypervisor) to open.\n"
@@ -64,8 +68,9 @@ static const struct help helps[] = {
 	  "user, --no-caps without any capability (and no_new_privs).\n"
 	  "Exit status: COMMAND's; 126 if it cannot run, 127 if it is not found.\n" },
 	{ "policy",
-	  "usage: netd policy check|list|show|reload ...\n"
+	  "usage: netd policy check|suggest|list|show|reload ...\n"
 	  "  check FILE...   validate policy files (no daemon needed)\n"
+	  "  suggest ...     a policy from what the audit log shows was used\n"
 	  "  list [--json]\n"
 	  "  show NAME\n"
 	  "  reload          re-read policy_dir (all or nothing)\n"
@@ -74,6 +79,18 @@ static const struct help helps[] = {
 	  "usage: netd policy check FILE...\n"
 	  "Validate policy files as the daemon would (errors as FILE:LINE:COL); no daemon\n"
 	  "needed.  Exit status 6 if any file is invalid.\n" },
+	{ "policy suggest",
+	  "usage: netd policy suggest --sandbox NAME | --policy NAME [--since T]\n"
+	  "                           [--file AUDIT]... [--name NEW]\n"
+	  "Write (stdout) a policy allowing what the audit log shows sandbox NAME (or\n"
+	  "every sandbox under policy NAME) used: exact names with the ports seen, a\n"
+	  "'*.' wildcard only for several siblings under one registrable domain, /32 and\n"
+	  "/128 rules only for connections made without a name; counts and bytes in\n"
+	  "comments.  No daemon needed; the output always passes `netd policy check`.\n"
+	  "  --since T    records from T on: RFC 3339 UTC, or N[smhd] ago\n"
+	  "  --file AUDIT the audit log (repeat for rotated files, oldest first); default\n"
+	  "               $NETD_AUDIT_LOG, else /var/log/netd/audit.jsonl\n"
+	  "  --name NEW   the policy's name (default NAME-suggested)\n" },
 	{ "policy list",
 	  "usage: netd policy list [--json]\n"
 	  "List the daemon's loaded policies.\n" },

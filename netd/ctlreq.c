@@ -134,7 +134,7 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 		   char *err, size_t errsz)
 {
 	static const char *const top[] = { "name", "policy", "netns", "ifname", "attach",
-					    "addresses", "kind", "tap", NULL };
+					    "addresses", "kind", "tap", "mode", NULL };
 	static const char *const att[] = { "host_ifname", "ipv4", "ipv6", NULL };
 	static const char *const adr[] = { "ipv4", "gateway4", "ipv6", "gateway6", NULL };
 	json_error_t jerr;
@@ -151,15 +151,20 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 		r = bad(err, errsz, "request body must be a JSON object");
 		goto fail;
 	}
-	r = keys_known(obj, top, "", "name, policy, netns, ifname, attach, addresses, kind, tap",
-		       err, errsz);
+	r = keys_known(obj, top, "", "name, policy, netns, ifname, attach, addresses, kind, tap, "
+		       "mode", err, errsz);
 	if (r < 0)
 		goto fail;
 	if ((r = member_string(obj, "name", "", &sr->name, err, errsz)) < 0 ||
 	    (r = member_string(obj, "policy", "", &sr->policy, err, errsz)) < 0 ||
 	    (r = member_string(obj, "netns", "", &sr->netns, err, errsz)) < 0 ||
-	    (r = member_string(obj, "ifname", "", &sr->ifname, err, errsz)) < 0)
+	    (r = member_string(obj, "ifname", "", &sr->ifname, err, errsz)) < 0 ||
+	    (r = member_string(obj, "mode", "", &sr->mode, err, errsz)) < 0)
 		goto fail;
+	if (sr->mode && strcmp(sr->mode, "audit") != 0 && strcmp(sr->mode, "enforce") != 0) {
+		r = bad(err, errsz, "\"mode\" must be \"audit\" or \"enforce\"");
+		goto fail;
+	}
 	if (!sr->name || !sr->policy) {
 		r = bad(err, errsz, "\"name\" and \"policy\" are required");
 		goto fail;

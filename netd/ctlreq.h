@@ -21,6 +21,7 @@ struct sandbox_request {
 	const char *policy;
 	const char *netns;	/* NULL: create /run/netns/NAME */
 	const char *ifname;	/* interface name inside the sandbox; NULL: "eth0" */
+	const char *mode;	/* "audit" | "enforce" (checked); NULL: the policy's mode */
 	/*
 	 * A chained CNI attachment (all NULL otherwise): bind the existing
 	 * bridge port @attach_host_ifname and the container's own addresses
@@ -54,7 +55,7 @@ struct sandbox_request {
 
 /*
  * ctlreq_sandbox() - parse a POST /v1/sandboxes body:
- *   {"name", "policy", "netns"?, "ifname"?,
+ *   {"name", "policy", "netns"?, "ifname"?, "mode"? ("audit" | "enforce"),
  *    "attach"?: {"host_ifname", "ipv4"?, "ipv6"?},
  *    "addresses"?: {"ipv4"?, "gateway4"?, "ipv6"?, "gateway6"?},
  *    "kind"?: "interface" | "tap",

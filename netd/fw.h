@@ -30,7 +30,7 @@
  *                   daddr . l4proto . dport @sb-NAME-cidr4/6 accept;   (explicit CIDR rules)
  *                   daddr @internal4/6 drop;
  *                   daddr . l4proto . dport @sb-NAME-pin4/6 accept;    (DNS pins, with timeouts)
- *                   drop
+ *                   drop   (on_deny: reject: limited reject first; mode: audit: log, accept)
  *   sets sb-NAME-pin4, sb-NAME-pin6   { type addr . inet_proto . inet_service; flags timeout }
  *   sets sb-NAME-cidr4, sb-NAME-cidr6 { same key; flags interval }
  *
@@ -114,10 +114,26 @@ struct fw_sandbox {
 	bool chained;		/* a chained CNI attachment: @host_ifname is a bridge port
 				 * someone else made; matched by address (chained_* sets,
 				 * table bridge NAME), needs addr4 or addr6 */
+	uint8_t mode;		/* FW_MODE_*: the sandbox's own mode, over its policy's */
 	bool tap;		/* a microVM's tap: @host_ifname is a tap, and frames from it
 				 * must also carry @mac (tap_ifs, tap_mac; table arp NAME) */
 	uint8_t mac[6];		/* tap: the guest's MAC */
 };
+
+#define FW_MODE_POLICY  0	/* the policy's mode: key decides */
+#define FW_MODE_ENFORCE 1
+#define FW_MODE_AUDIT   2
+
+/* fw_mode_audit() - is a sandbox of own mode @mode under @pol in audit mode? */
+static inline bool fw_mode_audit(uint8_t mode, const struct policy *pol)
+{
+	return mode == FW_MODE_AUDIT || (mode != FW_MODE_ENFORCE && pol && pol->audit);
+}
+
+/* on_deny: reject answers at most this many denied packets a second per
+ * sandbox (burst FW_REJECT_BURST); the rest are dropped. */
+#define FW_REJECT_RATE  50
+#define FW_REJECT_BURST 100
 
 /*
  * fw_open() - open a netlink socket in the caller's current netns and

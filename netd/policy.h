@@ -4,8 +4,11 @@
  *
  *   name: python-dev                 # [a-z0-9][a-z0-9_.-]{0,63}
  *   description: "..."               # optional
+ *   mode: enforce                    # optional: enforce (default) | audit
+ *   on_deny: drop                    # optional: drop (default) | reject
  *   egress:                          # list; empty list = deny all
  *     - domains: [pypi.org, "*.pythonhosted.org"]
+ *       except: [uploads.pythonhosted.org, "*.user.pythonhosted.org"]
  *       ports: [443]                 # single ports for domain rules
  *       protocol: tcp                # tcp (default) | udp
  *       min_ttl: 60                  # optional: pins last at least 60 s
@@ -20,6 +23,12 @@
  * themselves; "*.example.com" matches any name at any depth below
  * example.com but not example.com itself.  Names are stored lower-case,
  * without trailing dot, in A-label (punycode) form; non-ASCII is an error.
+ *
+ * `except:` (domain rules only) takes names back from its own rule: the
+ * same pattern forms, each inside one of the rule's wildcards (an except
+ * no wildcard of the rule covers, one that equals a wildcard, and an
+ * exact domain of the rule inside an except are errors).  Another rule
+ * that allows the name still allows it.
  */
 #ifndef NETD_POLICY_H
 #define NETD_POLICY_H
@@ -57,6 +66,8 @@ enum policy_l7 {
 struct policy_rule {
 	char **domains;		/* owned; normalized pattern strings */
 	size_t n_domains;
+	char **excepts;		/* owned; normalized patterns taken back from domains */
+	size_t n_excepts;
 	struct prefix *cidrs;	/* owned */
 	size_t n_cidrs;
 	struct port_range *ports;	/* owned */
@@ -98,6 +109,20 @@ struct policy {
 	 * limits.connections applies.  1..POLICY_CONNS_MAX.
 	 */
 	uint32_t max_conns;
+	/*
+	 * mode: audit -> nothing the policy would deny is denied: every name
+	 * resolves, every connection passes (never-pin addresses, spoofing
+	 * and the other base-chain rules still hold), and the audit log marks
+	 * what enforce mode would have denied ("would_deny").
+	 */
+	bool audit;
+	/*
+	 * on_deny: reject -> a connection the policy denies is refused at once
+	 * (TCP RST; ICMP/ICMPv6 administratively prohibited for the rest),
+	 * rate limited per sandbox (over the rate: dropped); denied DNS
+	 * answers carry an Extended DNS Error either way.  Default drop.
+	 */
+	bool reject;
 };
 
 /*
@@ -141,16 +166,86 @@ const char *policy_l7_str(enum policy_l7 m);
 void policy_free(struct policy *p);
 
 /*
- * policy_match() - which domain rules allow @qname.
+ * policy_match() - which domain rules allow @qname: a domain of the rule
+ * matches it and no except of the same rule does.
  * @qname: lower-case presentation form without trailing dot, as produced
  *         by wire_parse_query(); names with bytes outside [a-z0-9-_] in a
  *         label never match (the caller has already refused them).
  * @out, @max: filled with indexes into p->rules, ascending.
- * Cost: O(number of labels) hash lookups, independent of policy size.
+ * Cost: O(number of labels) hash lookups (twice that when a rule has an
+ * except), independent of policy size.
  * Return: number of matching rules (0 = denied); may exceed @max, in which
  *         case only @max were stored.
  */
 size_t policy_match(const struct policy *p, const char *qname, uint16_t *out, size_t max);
+
+/*
+ * policy_allows() - would enforce mode let a connection to @dst (may be
+ * NULL), @proto, @port (host order) through, reached by @name (the name it
+ * was pinned for; NULL = none)?  A domain rule matching @name with that
+ * protocol and port, or a CIDR rule containing @dst with them.  For audit
+ * mode's would_deny marks.  Pure.
+ */
+bool policy_allows(const struct policy *p, const char *name, const struct addr *dst,
+		   uint8_t proto, uint16_t port);
+
+/*
+ * policy_except_shadows() - the other rules that still allow some name
+ * that except @ex of rule @rule takes back (an exact except: the rules
+ * matching it; "*.T": rules with a domain inside T's subtree, or a
+ * wildcard around it), for `netd policy check`'s warning.
+ * @out, @max: rule indexes, ascending.  Return: the count (may exceed @max).
+ */
+size_t policy_except_shadows(const struct policy *p, size_t rule, size_t ex, uint16_t *out,
+			     size_t max);
+
+/*
+ * policy_registrable_domain() - the registrable domain ("eTLD+1") of @name
+ * (lower case, no trailing dot) by the Public Suffix List data the parser
+ * checks wildcards against: "a.b.example.co.uk" -> "example.co.uk".
+ * Return: a pointer into @name; NULL if @name is a public suffix itself or
+ * no list data is available.
+ */
+const char *policy_registrable_domain(const char *name);
+
+/*
+ * policy_pattern_check() - would @pattern ("a.example.com", "*.example.com")
+ * be accepted in a rule's domains as it is: valid, already normalized
+ * (lower case, no trailing dot), not an address, no wildcard over a public
+ * suffix.  @why (@whysz bytes) says why not.  Return: 0; -EINVAL.
+ */
+int policy_pattern_check(const char *pattern, char *why, size_t whysz);
+
+/* A domain pattern's longest presentation form, no trailing dot (RFC 1035 3.1). */
+#define POLICY_PATTERN_MAX 253
+
+/*
+ * policy_pattern_norm() - (internal to netd/policy*.c) normalize domain
+ * pattern @in (@len bytes) into @out (>= POLICY_PATTERN_MAX + 2 bytes):
+ * lower case, trailing dot stripped, checked as policy_pattern_check()
+ * does.  @narrow: an except pattern (a wildcard over a public suffix is
+ * fine there).  @why (@whysz bytes) says what is wrong.
+ * Return: 0; -EINVAL.  Implemented in netd/policy_names.c.
+ */
+int policy_pattern_norm(const char *in, size_t len, char *out, char *why, size_t whysz,
+			bool narrow);
+
+/*
+ * policy_name_below() - (internal to netd/policy*.c) is @name strictly below
+ * @suffix ("a.b.example.com" below "example.com")?  Both normalized.
+ */
+bool policy_name_below(const char *name, const char *suffix);
+
+/*
+ * policy_index_build() - (internal to netd/policy*.c: policy_parse() calls
+ * it) index @p's domains and excepts into p->index, owned by @p and freed
+ * by policy_free(); the index borrows the validated, normalized patterns.
+ * Implemented in netd/policy_index.c.  Return: 0; -ENOMEM.
+ */
+int policy_index_build(struct policy *p);
+
+/* policy_index_free() - free an index from policy_index_build(); NULL-safe. */
+void policy_index_free(void *index);
 
 /*
  * policy_name_valid() - true if @name is a valid policy (or sandbox) name:

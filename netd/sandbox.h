@@ -47,6 +47,8 @@ struct sandbox {
 	int dns_lid4, dns_lid6;	/* proxy listeners on gw4/gw6 port 53 (proxy_listen_add()); 0 = none */
 	bool chained;		/* a chained CNI attachment: host_ifname is a bridge port
 				 * another plugin made; netd neither creates nor deletes it */
+	uint8_t mode;		/* FW_MODE_* (netd/fw.h): its own mode from create
+				 * (--mode), or 0: its policy's mode: key decides */
 	/* A microVM's tap (kind "tap"): host_ifname is the persistent tap netd
 	 * made in its own netns (no netns, no peer); the guest behind it is
 	 * configured statically from addr4/gw4 (plen 30), addr6/gw6 (126). */

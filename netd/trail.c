@@ -231,6 +231,29 @@ static void on_closing(void *ctx, const struct ct_flow *f)
 }
 
 /*
+ * Audit mode (netd/fw.h fw_mode_audit()): mark @rec with what enforce mode
+ * would have done to the connection, as the policy stands now.  A name the
+ * policy does not list: "not-in-policy"; no name and no CIDR rule, or a
+ * port no rule gives: "not-pinned" (the reason a "deny" record would say).
+ * Return: true if @rec was marked (it is not in enforce mode, nor when the
+ * policy allows the connection).
+ */
+static bool mark_would_deny(const struct trail *t, const struct sandbox *sb,
+			    const struct addr *dst, uint8_t proto, uint16_t dport,
+			    const char *domain, json_t *rec)
+{
+	const struct policy *p = t->policy(t->ctx, sb->policy);
+	const char *name = domain && !strchr(domain, '/') ? domain : NULL;
+	uint16_t idx[1];
+
+	if (!rec || !fw_mode_audit(sb->mode, p) || policy_allows(p, name, dst, proto, dport))
+		return false;
+	json_object_set_new(rec, "would_deny", json_string(
+		name && !policy_match(p, name, idx, 1) ? "not-in-policy" : "not-pinned"));
+	return true;
+}
+
+/*
  * The rule pattern that allows @name on @proto/@port under @p ("pypi.org",
  * "*.pythonhosted.org"): the per-domain counters' key, bounded by the
  * policy's size, unlike the names a wildcard matches.  The most specific
@@ -302,11 +325,16 @@ static void fold(struct trail *t, const struct sandbox *sb, const struct ct_flow
 	}
 }
 
-/* The record of a flow; @c: the counters it reports (NULL: @f's own). */
+/*
+ * The record of a flow; @c: the counters it reports (NULL: @f's own).  An
+ * audit-mode sandbox's records of a flow enforce mode would have dropped
+ * carry would_deny.
+ */
 static void write_conn(struct trail *t, const char *event, const struct sandbox *sb,
 		       const struct ct_flow *f, const char *domain, const struct flow_ctr *c)
 {
 	struct ct_flow g = *f;
+	json_t *rec;
 
 	if (c) {
 		g.bytes_out = c->bytes_out;
@@ -314,7 +342,29 @@ static void write_conn(struct trail *t, const char *event, const struct sandbox 
 		g.packets_out = c->packets_out;
 		g.packets_in = c->packets_in;
 	}
-	audit_write(t->audit, event, ct_conn_json(&g, sb->name, sb->policy, domain, real_ns()));
+	rec = ct_conn_json(&g, sb->name, sb->policy, domain, real_ns());
+	mark_would_deny(t, sb, &f->dst, f->proto, f->dport, domain, rec);
+	audit_write(t->audit, event, rec);
+}
+
+/*
+ * A connection conntrack confirmed: its one conn_open record, if
+ * audit.conn_open asks for them - and always when it is one an audit-mode
+ * sandbox's enforce mode would have dropped, marked would_deny (the chain
+ * accepted it without logging: this is the record of it, in place of the
+ * deny record enforce mode would have written).
+ */
+static void write_open(struct trail *t, const struct sandbox *sb, const struct ct_flow *f,
+		       const char *domain)
+{
+	json_t *rec = ct_open_json(f, sb->name, sb->policy, domain, f->start_ns);
+
+	if (!mark_would_deny(t, sb, &f->dst, f->proto, f->dport, domain, rec) &&
+	    !t->cfg.conn_open) {
+		json_decref(rec);
+		return;
+	}
+	audit_write(t->audit, "conn_open", rec);
 }
 
 /*
@@ -350,9 +400,7 @@ static void on_flow(void *ctx, enum acct_kind kind, const struct ct_flow *f)
 	domain = domain_of(t, sb, &f->dst, cbuf, sizeof(cbuf));
 	switch (kind) {
 	case ACCT_OPEN:
-		if (t->cfg.conn_open)
-			audit_write(t->audit, "conn_open",
-				    ct_open_json(f, sb->name, sb->policy, domain, f->start_ns));
+		write_open(t, sb, f, domain);
 		return;
 	case ACCT_LIVE:
 	case ACCT_UPDATE:

@@ -13,6 +13,7 @@
 #include "dnsproxy/proxy.h"
 #include "netd/audit.h"
 #include "netd/daemon/policyview.h"
+#include "netd/fw.h"
 #include "netd/metrics.h"
 #include "netd/trail.h"
 #include "netd/version.h"
@@ -45,6 +46,10 @@ json_t *daemon_sandbox_json(struct daemon *d, const struct sandbox *sb)
 			 (json_int_t)sb->dns_denied);
 	if (o)
 		json_object_set_new(o, "kind", json_string(sb->chained ? "chained" : "interface"));
+	/* The mode in force: its own (create --mode), else its policy's. */
+	if (o)
+		json_object_set_new(o, "mode", json_string(fw_mode_audit(sb->mode,
+				    daemon_policy_find(d, sb->policy)) ? "audit" : "enforce"));
 	/* The counters under one name for every kind ("dns" is a tap's resolver list). */
 	if (o)
 		json_object_set_new(o, "dns_queries",

@@ -41,6 +41,7 @@ static int ops_lookup(void *ctx, const struct addr *src, struct proxy_client *ou
 	out->sandbox = sb->name;
 	out->policy = policy_dns_view(pol);
 	out->owner = sb;	/* ops_audit() of this same call gets it back */
+	out->audit = fw_mode_audit(sb->mode, pol);
 	return 0;
 }
 
@@ -244,6 +245,9 @@ static void ops_audit(void *ctx, const struct proxy_event *ev)
 		jsonl_init(&j, members, sizeof(members));
 		audit_who(d, ev, &j);
 		audit_what(d, ev, &j);
+		/* Audit mode: what enforce mode would have done (not cached: rare). */
+		if (ev->would_deny)
+			jsonl_str(&j, "would_deny", ev->would_deny);
 		n = jsonl_done(&j);
 		if (n < 0)
 			audit_write(d->audit, "dns", NULL);	/* counted as dropped */

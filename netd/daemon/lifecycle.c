@@ -45,6 +45,7 @@ void daemon_fw_view(const struct sandbox *sb, struct fw_sandbox *out)
 	out->addr6 = sb->addr6;
 	out->ct_mark = ACCT_MARK(sb->slot);
 	out->chained = sb->chained;
+	out->mode = sb->mode;
 	out->tap = sb->tap;
 	memcpy(out->mac, sb->mac, sizeof(out->mac));
 }
@@ -561,6 +562,9 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 		return r;
 	}
 	snprintf(sb->policy, sizeof(sb->policy), "%s", pol->name);
+	/* ctlreq_sandbox() took only "audit" or "enforce". */
+	if (req->mode)
+		sb->mode = strcmp(req->mode, "audit") == 0 ? FW_MODE_AUDIT : FW_MODE_ENFORCE;
 	if (req->ifname)
 		snprintf(sb->peer_ifname, sizeof(sb->peer_ifname), "%s", req->ifname);
 	if (req->netns || req->attach_host_ifname) {

@@ -42,6 +42,13 @@ json_t *pview_json(const struct policy *p)
 			for (size_t j = 0; j < r->n_domains; j++)
 				json_array_append_new(arr, json_string(r->domains[j]));
 			json_object_set_new(rule, "domains", arr);
+			if (r->n_excepts) {
+				json_t *ex = json_array();
+
+				for (size_t j = 0; j < r->n_excepts; j++)
+					json_array_append_new(ex, json_string(r->excepts[j]));
+				json_object_set_new(rule, "except", ex);
+			}
 		} else {
 			json_t *arr = json_array();
 			char buf[PREFIX_STRLEN];
@@ -82,6 +89,11 @@ json_t *pview_json(const struct policy *p)
 			json_decref(o);
 			return NULL;
 		}
+		/* Likewise mode and on_deny: only when not the default. */
+		if (o && p->audit)
+			json_object_set_new(o, "mode", json_string("audit"));
+		if (o && p->reject)
+			json_object_set_new(o, "on_deny", json_string("reject"));
 		return o;
 	}
 }

@@ -17,7 +17,9 @@
 
 /*
  * pview_json() - @p as the API shows it: {name, description?, file?,
- * egress: [{domains|cidrs, ports, protocol}], limits?}.
+ * egress: [{domains, except? | cidrs, ports, protocol}], limits?, mode?
+ * ("audit"), on_deny? ("reject")}; the optional keys only when not the
+ * default, so older digests stay what they were.
  * Return: a new object (caller decrefs); NULL on out of memory.
  */
 json_t *pview_json(const struct policy *p);

@@ -68,6 +68,8 @@ struct judge {
 	size_t n_names;
 	enum policy_l7 tls, http, mode;
 	const char *detail;	/* why undecided: "no-syn", "deadline", NULL */
+	bool audit;		/* the sandbox is in audit mode (fw_mode_audit()) */
+	bool would_deny;	/* audit mode passed what enforce would have reset */
 };
 
 static void sni_audit(struct daemon *d, const struct judge *j, const struct sniflow_pkt *p,
@@ -86,12 +88,15 @@ static void sni_audit(struct daemon *d, const struct judge *j, const struct snif
 		json_array_append_new(names, json_string(j->names[i]));
 	rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:o*}",
 			"sandbox", j->sb->name, "policy", j->pol->name, "reason", "sni-mismatch",
-			"action", accepted ? "logged" : "reset", "mode", policy_l7_str(j->mode),
+			"action", accepted ? "logged" : "reset",
+			"mode", j->would_deny ? "enforce" : policy_l7_str(j->mode),
 			"proto", sni_proto_str(res->proto), "status", sni_status_str(res->status),
 			"name", res->name, "dst", addr_format(&p->dst, dst, sizeof(dst)), "port",
 			(int)p->dport, "pinned_by", names);
 	if (rec && j->detail)
 		json_object_set_new(rec, "detail", json_string(j->detail));
+	if (rec && j->would_deny)
+		json_object_set_new(rec, "would_deny", json_string("sni-mismatch"));
 	audit_write(d->audit, "sni", rec);
 }
 
@@ -103,6 +108,11 @@ static enum sniq_verdict settle(struct daemon *d, struct judge *j, const struct 
 	bool matched;
 
 	j->mode = sni_mode_for(res->proto, j->tls, j->http);
+	/* Audit mode resets nothing: enforce is judged as log, and marked. */
+	if (j->audit && j->mode == POLICY_L7_ENFORCE) {
+		j->mode = POLICY_L7_LOG;
+		j->would_deny = true;
+	}
 	matched = decided && sni_match(j->pol, j->names, j->n_names, IPPROTO_TCP, p->dport, res->name);
 	if (!decided && res->status == SNI_MORE)
 		res->status = SNI_TOO_LONG;	/* undecided: reported as too long */
@@ -125,6 +135,7 @@ static enum sniq_verdict judge(struct daemon *d, const struct sniflow_pkt *p, bo
 	j.pol = j.sb ? daemon_policy_find(d, j.sb->policy) : NULL;
 	if (!j.pol)	/* no sandbox of ours sent it: only the queue's own rule applies */
 		return enforce_q ? SNIQ_RESET : SNIQ_ACCEPT_DONE;
+	j.audit = fw_mode_audit(j.sb->mode, j.pol);
 	if (cidr_allows(j.pol, &p->dst, p->dport)) {
 		sniflow_settle(sni.flows, p, true, now);
 		return SNIQ_ACCEPT_DONE;

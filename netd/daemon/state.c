@@ -94,6 +94,7 @@ static void state_of(struct daemon *d, const struct sandbox *sb, struct statefil
 	sf->created = (int64_t)sb->created;
 	pview_digest(daemon_policy_find(d, sb->policy), sf->digest, sizeof(sf->digest));
 	sf->ipv6 = sb->addr6.family != 0;
+	sf->mode = sb->mode;
 	if (sb->chained) {
 		/* A chained attachment: its bridge port and its own addresses (not the slot's). */
 		sf->kind = STATEFILE_CHAINED;
@@ -245,6 +246,7 @@ static int state_apply(struct daemon *d, const char *path, const struct statefil
 	snprintf(sb->peer_ifname, sizeof(sb->peer_ifname), "%s", sf->ifname);
 	sb->netns_owned = sf->netns_owned;
 	sb->created = (time_t)sf->created;
+	sb->mode = sf->mode;
 	if (!sf->ipv6) {	/* created IPv4 only (IPv6 disabled in its netns) */
 		memset(&sb->addr6, 0, sizeof(sb->addr6));
 		memset(&sb->gw6, 0, sizeof(sb->gw6));

@@ -118,6 +118,18 @@ static int parse_common(json_t *obj, struct statefile *sf, char *err, size_t err
 			 errsz)) < 0 ||
 	    (r = get_bool(obj, "ipv6", false, true, &sf->ipv6, err, errsz)) < 0)
 		return r;
+	{
+		char mode[16];
+
+		if ((r = get_str(obj, "mode", false, mode, sizeof(mode), err, errsz)) < 0)
+			return r;
+		if (strcmp(mode, "audit") == 0)
+			sf->mode = 2;	/* FW_MODE_AUDIT */
+		else if (strcmp(mode, "enforce") == 0)
+			sf->mode = 1;	/* FW_MODE_ENFORCE */
+		else if (mode[0])
+			return bad(err, errsz, "\"mode\" must be \"audit\" or \"enforce\"");
+	}
 	if (!policy_name_valid(sf->name) || !policy_name_valid(sf->policy))
 		return bad(err, errsz, "\"name\" and \"policy\" must be valid names");
 	/* A chained attachment's netns may be "" (netd never enters it). */
@@ -264,6 +276,9 @@ char *statefile_format(const struct statefile *sf)
 				"ipv6", sf->ipv6);
 	char *text;
 
+	/* Only when the sandbox has its own: older files, and readers, unchanged. */
+	if (obj && sf->mode)
+		json_object_set_new(obj, "mode", json_string(sf->mode == 2 ? "audit" : "enforce"));
 	if (obj && sf->kind == STATEFILE_IPAM)
 		json_object_update_new(obj, json_pack("{s:o, s:o, s:i, s:o, s:o, s:i}",
 						      "ipv4_addr", addr_json(&sf->addr4),

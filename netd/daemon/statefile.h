@@ -40,6 +40,7 @@ struct statefile {
 	char netns[PATH_MAX];
 	bool netns_owned;
 	char ifname[16];	/* inside the sandbox */
+	uint8_t mode;		/* "mode": sandbox.mode (FW_MODE_*); absent = 0 */
 	uint32_t slot;		/* < SANDBOX_MAX */
 	int64_t created;	/* seconds since the epoch; 0 if absent */
 	char digest[24];	/* policy digest (policyview.h); "" if absent */

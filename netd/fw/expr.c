@@ -150,6 +150,30 @@ void fx_goto(struct rb *rb, const char *chain)
 	}
 }
 
+void fx_limit(struct rb *rb, uint64_t per_s, uint32_t burst)
+{
+	struct nftnl_expr *e = fx_new(rb, "limit");
+
+	if (e) {
+		nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_RATE, per_s);
+		nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_UNIT, 1);	/* seconds */
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_BURST, burst);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_TYPE, NFT_LIMIT_PKTS);
+	}
+}
+
+void fx_reject(struct rb *rb, bool tcp_rst)
+{
+	struct nftnl_expr *e = fx_new(rb, "reject");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_REJECT_TYPE,
+				   tcp_rst ? NFT_REJECT_TCP_RST : NFT_REJECT_ICMPX_UNREACH);
+		nftnl_expr_set_u8(e, NFTNL_EXPR_REJECT_CODE,
+				  tcp_rst ? 0 : NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
+	}
+}
+
 void fx_counter(struct rb *rb)
 {
 	fx_new(rb, "counter");
@@ -394,16 +418,6 @@ void fx_queue(struct rb *rb, uint16_t num, bool bypass)
 	nftnl_expr_set_str(e, NFTNL_EXPR_TG_NAME, "NFQUEUE");
 	nftnl_expr_set_u32(e, NFTNL_EXPR_TG_REV, 3);
 	nftnl_expr_set(e, NFTNL_EXPR_TG_INFO, info, sizeof(*info));	/* takes @info */
-}
-
-void fx_reject_tcp_reset(struct rb *rb)
-{
-	struct nftnl_expr *e = fx_new(rb, "reject");
-
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_REJECT_TYPE, NFT_REJECT_TCP_RST);
-		nftnl_expr_set_u8(e, NFTNL_EXPR_REJECT_CODE, 0);
-	}
 }
 
 void fm_ct_est_only(struct rb *rb)

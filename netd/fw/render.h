@@ -168,6 +168,10 @@ void fx_lookup(struct rb *rb, const char *set, uint32_t sreg, int dreg, bool inv
 void fx_verdict(struct rb *rb, int verdict);
 /* goto @chain */
 void fx_goto(struct rb *rb, const char *chain);
+/* limit rate @per_s/second burst @burst packets: matches while under it */
+void fx_limit(struct rb *rb, uint64_t per_s, uint32_t burst);
+/* reject with tcp reset (@tcp_rst; match TCP first), else with icmpx admin-prohibited */
+void fx_reject(struct rb *rb, bool tcp_rst);
 /* counter (packets and bytes, listed by nft) */
 void fx_counter(struct rb *rb);
 /* notrack: the packet gets no conntrack entry (raw priority chains only). */
@@ -213,8 +217,6 @@ void fm_dns_local(struct rb *rb, const struct fw_fam *f, bool reply);
 void fm_not_marked_chained(struct rb *rb);
 /* queue num @num [bypass] (the SNI check, fw.h) */
 void fx_queue(struct rb *rb, uint16_t num, bool bypass);
-/* reject with tcp reset */
-void fx_reject_tcp_reset(struct rb *rb);
 /* ct state established (not related) */
 void fm_ct_est_only(struct rb *rb);
 /* ct mark & @bit == 0 */

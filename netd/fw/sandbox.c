@@ -263,19 +263,26 @@ static void sb_quota_rule(struct bt *bt, const struct sb_arg *a, const char *cha
 /*
  * The ports whose connections the SNI check (fw.h) queues in @mode: every
  * tcp port of a rule with tls.sni or http.host at @mode; a port that
- * enforce and log share is an enforce port.
+ * enforce and log share is an enforce port.  @audit (an audit-mode
+ * sandbox, fw_mode_audit()): nothing is enforced, every checked port goes
+ * to the log queue (which fails open), and netd reports a mismatch that
+ * enforce would have reset as would_deny "sni-mismatch" (daemon/sniglue.c).
  */
-static size_t sni_ports(const struct policy *pol, enum policy_l7 mode, uint16_t *out)
+static size_t sni_ports(const struct policy *pol, bool audit, enum policy_l7 mode,
+			uint16_t *out)
 {
 	size_t n = 0;
 
+	if (audit && mode == POLICY_L7_ENFORCE)
+		return 0;
 	for (size_t i = 0; i < pol->n_rules; i++)
 		for (size_t k = 0; k < pol->rules[i].n_ports; k++) {
 			uint16_t port = pol->rules[i].ports[k].lo;
-			bool dup = false;
+			bool enf = policy_l7_port(pol, port, POLICY_L7_ENFORCE), dup = false;
 
-			if (!policy_l7_port(pol, port, mode) ||
-			    (mode == POLICY_L7_LOG && policy_l7_port(pol, port, POLICY_L7_ENFORCE)))
+			if (audit ? !enf && !policy_l7_port(pol, port, POLICY_L7_LOG)
+				  : !policy_l7_port(pol, port, mode) ||
+				    (mode == POLICY_L7_LOG && enf))
 				continue;
 			for (size_t j = 0; j < n && !dup; j++)
 				dup = out[j] == port;
@@ -298,12 +305,13 @@ static void sb_sni_queue(struct bt *bt, const struct sb_arg *a, const char *chai
 			 bool established)
 {
 	static const enum policy_l7 modes[] = { POLICY_L7_ENFORCE, POLICY_L7_LOG };
+	bool audit = fw_mode_audit(a->sb->mode, a->pol);
 	uint16_t ports[FW_SNI_PORTS_MAX];
 	struct setdef d;
 	struct rb rb;
 
 	for (int m = 0; m < 2; m++) {
-		size_t n = sni_ports(a->pol, modes[m], ports);
+		size_t n = sni_ports(a->pol, audit, modes[m], ports);
 		bool log = modes[m] == POLICY_L7_LOG;
 
 		for (size_t i = 0; i < n; i++)
@@ -335,18 +343,57 @@ static void sb_sni_reset(struct bt *bt, const struct sb_arg *a, const char *chai
 	uint16_t ports[FW_SNI_PORTS_MAX];
 	struct rb rb;
 
-	if (!sni_ports(a->pol, POLICY_L7_ENFORCE, ports) && !sni_ports(a->pol, POLICY_L7_LOG, ports))
+	/* Audit mode too: its log queue's ports (a reset never comes then). */
+	if (!sni_ports(a->pol, false, POLICY_L7_ENFORCE, ports) &&
+	    !sni_ports(a->pol, false, POLICY_L7_LOG, ports))
 		return;
 	rb_init(&rb, bt->rc, chain);
 	fm_l4proto(&rb, IPPROTO_TCP);
 	fm_mark_set(&rb, FW_SNI_RESET_MARK);
 	fx_counter(&rb);
-	fx_reject_tcp_reset(&rb);
+	fx_reject(&rb, true);
 	bt_rule(bt, &rb);
 }
 
-/* The sandbox's chain: SNI reset, quota, SNI queue, replies, ct mark, CIDR
- * rules, internal drop, SNI queue (new), pins, drop. */
+/*
+ * What the policy does not allow, at the end of the chain.  Enforce mode:
+ * counted, logged ("not-pinned"), dropped; with on_deny: reject, refused
+ * first while under FW_REJECT_RATE (TCP: RST, so connect() fails with
+ * ECONNREFUSED; the rest: ICMP/ICMPv6 administratively prohibited,
+ * EHOSTUNREACH), then dropped.  Audit mode: counted and accepted, not
+ * logged: conntrack confirms the connection and its one conn_open record
+ * (trail.c write_open()) is marked would_deny; the rules above still drop
+ * internal addresses.
+ */
+static void sb_chain_tail(struct bt *bt, const struct sb_arg *a, const char *chain)
+{
+	const struct fw_rcfg *rc = bt->rc;
+	bool audit = fw_mode_audit(a->sb->mode, a->pol);
+	struct rb rb;
+
+	rb_init(&rb, rc, chain);
+	fx_counter(&rb);
+	if (!audit)
+		fx_deny_log(&rb, rc, "not-pinned");
+	if (audit || !a->pol->reject)
+		fx_verdict(&rb, audit ? NF_ACCEPT : NF_DROP);
+	bt_rule(bt, &rb);
+	if (audit || !a->pol->reject)
+		return;
+	rb_init(&rb, rc, chain);
+	fm_l4proto(&rb, IPPROTO_TCP);
+	fx_limit(&rb, FW_REJECT_RATE, FW_REJECT_BURST);
+	fx_reject(&rb, true);
+	bt_rule(bt, &rb);
+	rb_init(&rb, rc, chain);
+	fx_limit(&rb, FW_REJECT_RATE, FW_REJECT_BURST);
+	fx_reject(&rb, false);
+	bt_rule(bt, &rb);
+	rb_init(&rb, rc, chain);
+	fx_verdict(&rb, NF_DROP);
+	bt_rule(bt, &rb);
+}
+
 /*
  * Tracked connections per sandbox (policy limits.connections, else
  * netd.yaml's limits.connections):
@@ -380,7 +427,11 @@ static void sb_conn_limit_rule(struct bt *bt, const struct sb_arg *a, const char
 	bt_rule(bt, &rb);
 }
 
-/* The sandbox's chain: quota, replies, conn limit, ct mark, CIDR rules, internal drop, pins, drop. */
+/*
+ * The sandbox's chain: SNI reset, quota, SNI queue, replies, conn limit (a
+ * host protection: audit mode keeps it), ct mark, CIDR rules, internal
+ * drop, SNI queue (new), pins, the tail (sb_chain_tail()).
+ */
 static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
 {
 	const struct fw_sandbox *sb = a->sb;
@@ -432,11 +483,7 @@ static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
 		fx_verdict(&rb, NF_ACCEPT);
 		bt_rule(bt, &rb);
 	}
-	rb_init(&rb, rc, chain);
-	fx_counter(&rb);
-	fx_deny_log(&rb, rc, "not-pinned");
-	fx_verdict(&rb, NF_DROP);
-	bt_rule(bt, &rb);
+	sb_chain_tail(bt, a, chain);
 }
 
 /*
@@ -449,8 +496,8 @@ static bool sb_slow_path(const struct policy *pol)
 {
 	uint16_t ports[FW_SNI_PORTS_MAX];
 
-	return pol->egress_bytes != 0 || sni_ports(pol, POLICY_L7_ENFORCE, ports) ||
-	       sni_ports(pol, POLICY_L7_LOG, ports);
+	return pol->egress_bytes != 0 || sni_ports(pol, false, POLICY_L7_ENFORCE, ports) ||
+	       sni_ports(pol, false, POLICY_L7_LOG, ports);
 }
 
 /*

@@ -18,7 +18,8 @@
  *   opt KEY=VALUE               for the commands after it: log_group=N, fast_path=0|1,
  *                               conn_limit=N (open), ct_mark=N, chained=0|1,
  *                               quota=BYTES, quota_cut=0|1, conns=N,
- *                               tap=0|1 (MAC 02:00:5e:00:53:01) (add)
+ *                               tap=0|1 (MAC 02:00:5e:00:53:01), audit=0|1, reject=0|1,
+ *                               mode=0|1|2 (add)
  *   close
  *
  * `fw_golden --fake OUT` runs on tests/golden/fake_nft.c instead of the
@@ -50,6 +51,7 @@ static const char *g_fake_out;
 static struct {
 	unsigned long log_group, ct_mark, chained, quota, quota_cut, tap, no_fast_path,
 		conn_limit, conns;
+	unsigned long audit, reject, mode;	/* policy mode/on_deny, fw_sandbox.mode */
 } g_opt;
 
 /* The sandboxes of addmany (their names and interfaces). */
@@ -177,6 +179,8 @@ static int build_policy(struct policy *pol, const char *name, char **t, int n)
 	pol->egress_bytes = g_opt.quota;
 	pol->quota_cut = g_opt.quota_cut != 0;
 	pol->max_conns = (uint32_t)g_opt.conns;
+	pol->audit = g_opt.audit != 0;
+	pol->reject = g_opt.reject != 0;
 	for (int i = 0; i < n && r == 0; i++) {
 		r = parse_rule(t[i], &pol->rules[pol->n_rules]);
 		pol->n_rules++;
@@ -288,6 +292,12 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 			g_opt.quota = v;
 		else if (strcmp(t[1], "quota_cut") == 0)
 			g_opt.quota_cut = v;
+		else if (strcmp(t[1], "audit") == 0)
+			g_opt.audit = v;
+		else if (strcmp(t[1], "reject") == 0)
+			g_opt.reject = v;
+		else if (strcmp(t[1], "mode") == 0)
+			g_opt.mode = v;
 		else if (strcmp(t[1], "tap") == 0)	/* tap=1: a tap, guest MAC 02:00:5e:00:53:NN (NN = slot) */
 			g_opt.tap = v;
 		else if (strcmp(t[1], "fast_path") == 0)
@@ -311,6 +321,7 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 			return -EINVAL;
 		sb.ct_mark = (uint32_t)g_opt.ct_mark;
 		sb.chained = g_opt.chained != 0;
+		sb.mode = (uint8_t)g_opt.mode;
 		sb.tap = g_opt.tap != 0;
 		if (sb.tap)
 			memcpy(sb.mac, (const uint8_t[6]){ 0x02, 0x00, 0x5e, 0x00, 0x53, 0x01 }, 6);

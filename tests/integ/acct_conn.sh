@@ -190,8 +190,9 @@ metrics=$(world_exec host curl -s --unix-socket "$NETD_SOCKET" http://netd/v1/me
 has "metrics: per-sandbox bytes" "netd_sandbox_bytes_in_total{sandbox=\"$SB1\"}" "$metrics"
 has "metrics: per-domain bytes" "netd_domain_bytes_out_total{sandbox=\"$SB1\",domain=\"pypi.org\"}" "$metrics"
 has "metrics: audit drops" "netd_audit_dropped_total 0" "$metrics"
-# The table: the sandbox's BYTES-IN column (10th) holds at least the 1 MiB downloaded.
-bin=$(netd sandbox list | awk -v n="$SB1" '$1 == n {print $10}')
+# The table: the sandbox's BYTES-IN column holds at least the 1 MiB downloaded.
+bin=$(netd sandbox list | awk -v n="$SB1" 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == "BYTES-IN") c = i}
+	$1 == n {print $c}')
 ok "sandbox list shows the bytes received ($bin)" test "${bin:-0}" -ge 1048576
 
 # ---- netd audit ----------------------------------------------------------------------------

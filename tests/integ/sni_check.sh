@@ -8,6 +8,8 @@
 #            no SNI, a plain-HTTP Host mismatch and garbage are reset; the
 #            matching Host passes.
 #   log:     the same mismatches pass and are audited (action "logged").
+#   audit mode (sandbox create --mode audit, enforce policy): enforce acts as
+#            log - the mismatch passes, audited "logged" with would_deny.
 #   netd down: the enforce queue fails closed, the log queue passes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,6 +32,7 @@ NETD_POLICIES=$WORLD_DIR/policies
 netd_up || { echo "0 passed, 1 failed"; exit 1; }
 ok "sandbox create (enforce)" sb_create e1 sni-enforce
 ok "sandbox create (log)" sb_create l1 sni-log
+ok "sandbox create (enforce policy, audit mode)" sb_create a1 sni-enforce --mode audit
 hasnt "the queues are bound" "SNI check: cannot bind" "$(cat "$NETD_LOG")"
 
 A=203.0.113.66
@@ -53,7 +56,7 @@ wait_record() {
 	return 1
 }
 
-for sb in e1 l1; do
+for sb in e1 l1 a1; do
 	eq "$sb: example.com pins $A" "$A" "$(sb_dig "$sb" +short example.com)"
 done
 
@@ -113,6 +116,15 @@ has "log: audited as logged" '"action":"logged"' "$rec"
 has "log: HTTP Host denied.example passes" "denied.example ok" "$(conn l1 80 http denied.example)"
 has "log: garbage passes (the web server answers it)" "Error code: 400" "$(conn l1 80 garbage)"
 hasnt "log: nothing matching was audited" '"name":"example.com"' "$(audit_grep '"event":"sni"')"
+
+# ---- audit mode ----------------------------------------------------------------
+has "audit mode: SNI denied.example passes under tls.sni enforce" "ok HTTP/1.1 200" \
+	"$(conn a1 443 tls denied.example)"
+rec=$(wait_record '"event":"sni"' '"name":"denied.example"' '"sandbox":"'"$(sb_name a1)"'"')
+has "audit mode: audited as logged" '"action":"logged"' "$rec"
+has "audit mode: the rule's mode is enforce" '"mode":"enforce"' "$rec"
+has "audit mode: marked would_deny sni-mismatch" '"would_deny":"sni-mismatch"' "$rec"
+has "audit mode: SNI example.com passes" "ok HTTP/1.1 200" "$(conn a1 443 tls example.com)"
 
 # ---- netd down -----------------------------------------------------------------
 netd_down

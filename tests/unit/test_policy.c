@@ -66,7 +66,10 @@ static const struct bad_case {
 	{ "scalar root", "hello\n", 1, 1, "expected a mapping with 'name' and 'egress', got a string" },
 	{ "list root", "- a\n", 1, 1, "got a list" },
 	{ "unknown key", "name: t\negress: []\nfoo: 1\n", 3, 1,
-	  "unknown key 'foo' (allowed: name, description, egress, limits)" },
+	  "unknown key 'foo' (allowed: name, description, egress, limits, mode, on_deny)" },
+	{ "bad mode", "name: t\nmode: log\negress: []\n", 2, 7, "mode: expected 'enforce' or 'audit', got 'log'" },
+	{ "mode list", "name: t\nmode: [audit]\negress: []\n", 2, 7, "mode: expected 'enforce' or 'audit', got a list" },
+	{ "bad on_deny", "name: t\non_deny: refuse\negress: []\n", 2, 10, "on_deny: expected 'drop' or 'reject', got 'refuse'" },
 	{ "duplicate key", "name: a\nname: b\negress: []\n", 2, 1, "duplicate key 'name' (first at line 1, column 1)" },
 	{ "missing name", "egress: []\n", 1, 1, "missing required key 'name'" },
 	{ "missing egress", "name: t\ndescription: x\n", 1, 1, "missing required key 'egress'" },
@@ -97,7 +100,7 @@ static const struct bad_case {
 	/* rules */
 	{ "rule string", HDR "  - pypi.org\n", 3, 5, "egress[0]: expected a mapping with 'domains' or 'cidrs' and 'ports', got a string" },
 	{ "rule unknown key", HDR "  - domains: [a.b]\n    ports: [443]\n    port: 80\n", 5, 5,
-	  "egress[0]: unknown key 'port' (allowed: domains, cidrs, ports, protocol, min_ttl, max_qname_length, idle_grace, tls, http)" },
+	  "egress[0]: unknown key 'port' (allowed: domains, cidrs, ports, protocol, min_ttl, max_qname_length, idle_grace, except, tls, http)" },
 	{ "rule dup key", HDR "  - domains: [a.b]\n    ports: [443]\n    ports: [80]\n", 5, 5,
 	  "egress[0]: duplicate key 'ports' (first at line 4, column 5)" },
 	{ "rule both", HDR "  - domains: [a.b]\n    cidrs: [192.0.2.0/24]\n    ports: [443]\n", 4, 5,
@@ -608,6 +611,134 @@ static void test_match(void **state)
 	policy_free(p);
 }
 
+/*
+ * except: takes names back from its own rule only; exact and wildcard
+ * excepts; another rule naming the host still allows it; every mistake
+ * located at the except (or the domain) it is about.
+ */
+static void test_except(void **state)
+{
+	static const struct bad_case bad[] = {
+		{ "not covered", HDR "  - domains: [\"*.example.com\"]\n    except: [a.example.org]\n"
+		  "    ports: [443]\n", 4, 14, "egress[0].except[0]: 'a.example.org' is not inside "
+		  "any wildcard of this rule's domains" },
+		{ "exact only", HDR "  - domains: [example.com]\n    except: [a.example.com]\n"
+		  "    ports: [443]\n", 4, 14, "'a.example.com' is not inside any wildcard" },
+		{ "wildcard equal", HDR "  - domains: [\"*.example.com\"]\n    except: [\"*.example.com\"]\n"
+		  "    ports: [443]\n", 4, 14, "except[0]: '*.example.com' takes back all of "
+		  "egress[0].domains[0]" },
+		{ "exact equal", HDR "  - domains: [\"*.example.com\", a.example.com]\n"
+		  "    except: [a.example.com]\n    ports: [443]\n", 4, 14,
+		  "takes back all of egress[0].domains[1]" },
+		{ "suffix itself", HDR "  - domains: [\"*.example.com\"]\n    except: [example.com]\n"
+		  "    ports: [443]\n", 4, 14, "'example.com' is not inside any wildcard" },
+		{ "domain inside except", HDR "  - domains: [\"*.example.com\", b.u.example.com]\n"
+		  "    except: [\"*.u.example.com\"]\n    ports: [443]\n", 3, 32,
+		  "egress[0].domains[1]: 'b.u.example.com' is inside egress[0].except[0] "
+		  "'*.u.example.com'" },
+		{ "except in cidr rule", HDR "  - cidrs: [192.0.2.0/24]\n    except: [a.example.com]\n"
+		  "    ports: [443]\n", 4, 5, "egress[0].except: only a 'domains' rule" },
+		{ "bad except pattern", HDR "  - domains: [\"*.example.com\"]\n    except: [\"a.*.example.com\"]\n"
+		  "    ports: [443]\n", 4, 14, "egress[0].except[0]: bad pattern 'a.*.example.com'" },
+		{ "except not a list", HDR "  - domains: [\"*.example.com\"]\n    except: a.example.com\n"
+		  "    ports: [443]\n", 4, 13, "egress[0].except: expected a list, got a string" },
+		{ "except empty", HDR "  - domains: [\"*.example.com\"]\n    except: []\n"
+		  "    ports: [443]\n", 4, 13, "egress[0].except: empty list" },
+		{ "except numeric", HDR "  - domains: [\"*.example.com\"]\n    except: [\"*.1.example.com\", a.10]\n"
+		  "    ports: [443]\n", 4, 33, "egress[0].except[1]: bad pattern 'a.10'" },
+	};
+	struct policy *p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_bad(bad[i].name, bad[i].yaml, strlen(bad[i].yaml), bad[i].line, bad[i].col,
+			   bad[i].frag);
+	p = parse_ok("name: e\negress:\n"
+		     "  - domains: [\"*.example.com\", example.com]\n"			/* 0 */
+		     "    except: [uploads.example.com, \"*.user.example.com\", UP2.Example.COM.]\n"
+		     "    ports: [443]\n"
+		     "  - {domains: [up2.example.com], ports: [8443]}\n"			/* 1 */
+		     "  - domains: [\"*.amazonaws.com\"]\n"				/* 2 */
+		     "    except: [\"*.s3.amazonaws.com\"]\n"	/* a public suffix: fine here */
+		     "    ports: [443]\n");
+	assert_int_equal(p->rules[0].n_excepts, 3);
+	assert_string_equal(p->rules[0].excepts[2], "up2.example.com");	/* normalized */
+	expect_match(p, "api.example.com", 1, 0);
+	expect_match(p, "example.com", 1, 0);
+	expect_match(p, "uploads.example.com", 0);
+	expect_match(p, "x.uploads.example.com", 1, 0);	/* an exact except is exact */
+	expect_match(p, "user.example.com", 1, 0);	/* "*.user..." is strictly below */
+	expect_match(p, "a.user.example.com", 0);
+	expect_match(p, "b.a.user.example.com", 0);
+	expect_match(p, "up2.example.com", 1, 1);	/* rule 1 still allows it */
+	expect_match(p, "ec2.amazonaws.com", 1, 2);
+	expect_match(p, "bucket.s3.amazonaws.com", 0);
+	policy_free(p);
+
+	/* Which other rules undo an except (policy check's warning). */
+	p = parse_ok("name: s\negress:\n"
+		     "  - domains: [\"*.example.com\"]\n"					/* 0 */
+		     "    except: [up.example.com, \"*.u.example.com\", \"*.v.example.com\"]\n"
+		     "    ports: [443]\n"
+		     "  - {domains: [up.example.com, a.b.u.example.com], ports: [80]}\n"	/* 1 */
+		     "  - {domains: [\"*.example.com\"], ports: [8443]}\n"			/* 2 */
+		     "  - {domains: [v.example.com, \"*.x.example.com\"], ports: [22]}\n");	/* 3 */
+	{
+		uint16_t o[4];
+
+		assert_int_equal(policy_except_shadows(p, 0, 0, o, 4), 2);
+		assert_int_equal(o[0], 1);
+		assert_int_equal(o[1], 2);
+		assert_int_equal(policy_except_shadows(p, 0, 1, o, 4), 2);
+		assert_int_equal(o[0], 1);	/* a.b.u.example.com */
+		assert_int_equal(o[1], 2);	/* *.example.com around it */
+		assert_int_equal(policy_except_shadows(p, 0, 2, o, 4), 1);
+		assert_int_equal(o[0], 2);	/* v.example.com itself is not inside */
+	}
+	policy_free(p);
+}
+
+/* mode: enforce|audit and on_deny: drop|reject (issue 17); both default off. */
+static void test_mode_on_deny(void **state)
+{
+	struct policy *p;
+
+	(void)state;
+	p = parse_ok("name: a\negress: []\n");
+	assert_false(p->audit);
+	assert_false(p->reject);
+	policy_free(p);
+	p = parse_ok("name: a\nmode: audit\non_deny: reject\negress: []\n");
+	assert_true(p->audit);
+	assert_true(p->reject);
+	policy_free(p);
+	p = parse_ok("name: a\nmode: enforce\non_deny: drop\negress: []\n");
+	assert_false(p->audit);
+	assert_false(p->reject);
+	policy_free(p);
+
+	/* What audit mode's would_deny asks: would enforce mode allow this? */
+	p = parse_ok("name: a\negress:\n"
+		     "  - {domains: [\"*.example.com\"], except: [u.example.com], ports: [443]}\n"
+		     "  - {cidrs: [198.51.100.0/24], ports: [\"8000-8080\"], protocol: udp}\n");
+	{
+		struct addr in, out;
+
+		assert_int_equal(addr_parse("198.51.100.9", &in), 0);
+		assert_int_equal(addr_parse("203.0.113.9", &out), 0);
+		assert_true(policy_allows(p, "a.example.com", &out, IPPROTO_TCP, 443));
+		assert_false(policy_allows(p, "a.example.com", &out, IPPROTO_TCP, 80));
+		assert_false(policy_allows(p, "a.example.com", &out, IPPROTO_UDP, 443));
+		assert_false(policy_allows(p, "u.example.com", &out, IPPROTO_TCP, 443));
+		assert_false(policy_allows(p, NULL, &out, IPPROTO_TCP, 443));
+		assert_true(policy_allows(p, NULL, &in, IPPROTO_UDP, 8080));
+		assert_false(policy_allows(p, NULL, &in, IPPROTO_UDP, 8081));
+		assert_false(policy_allows(p, NULL, &in, IPPROTO_TCP, 8000));
+		assert_false(policy_allows(NULL, "a.example.com", &out, IPPROTO_TCP, 443));
+	}
+	policy_free(p);
+}
+
 static void test_match_many_rules(void **state)
 {
 	size_t len = 0, cap = 0;
@@ -860,6 +991,8 @@ int main(void)
 		cmocka_unit_test(test_rule_l7),
 		cmocka_unit_test(test_name_valid),
 		cmocka_unit_test(test_match),
+		cmocka_unit_test(test_except),
+		cmocka_unit_test(test_mode_on_deny),
 		cmocka_unit_test(test_match_many_rules),
 		cmocka_unit_test(test_shipped_policies),
 		cmocka_unit_test(test_bad_fixtures),

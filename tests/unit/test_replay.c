@@ -39,6 +39,8 @@ struct ev {
 	size_t n_pins;
 	char sandbox[32];	/* EV_PIN, EV_AUDIT */
 	char reason[32];	/* EV_AUDIT */
+	char would_deny[32];	/* EV_AUDIT: "" if none */
+	size_t n_answers;	/* EV_AUDIT */
 	uint8_t rcode;
 };
 
@@ -47,6 +49,7 @@ struct harness {
 	struct policy *allow, *deny;
 	struct addr sb1, sb2, stranger;
 	bool sb1_denies;	/* sb1's policy reloaded to one that denies all */
+	bool sb1_audit;		/* sb1 in audit mode */
 	int pin_result;		/* what the "kernel" acknowledges: 0 or -errno */
 	struct ev log[MAX_EV];
 	size_t n;
@@ -79,6 +82,7 @@ static int t_lookup(void *ctx, const struct addr *src, struct proxy_client *out)
 	if (addr_equal(src, &h.sb1)) {
 		out->sandbox = "sb1";
 		out->policy = policy_dns_view(h.sb1_denies ? h.deny : h.allow);
+		out->audit = h.sb1_audit;
 		return 0;
 	}
 	if (addr_equal(src, &h.sb2)) {
@@ -105,6 +109,8 @@ static void t_audit(void *ctx, const struct proxy_event *pe)
 
 	snprintf(e->sandbox, sizeof(e->sandbox), "%s", pe->sandbox ? pe->sandbox : "");
 	snprintf(e->reason, sizeof(e->reason), "%s", pe->reason ? pe->reason : "");
+	snprintf(e->would_deny, sizeof(e->would_deny), "%s", pe->would_deny ? pe->would_deny : "");
+	e->n_answers = pe->n_answers;
 	e->rcode = pe->rcode;
 	e->tcp = strcmp(pe->transport, "tcp") == 0;
 }
@@ -338,6 +344,78 @@ static void test_denied(void **state)
 	assert_string_equal(find(EV_AUDIT, 0, NULL)->reason, "not-in-policy");
 }
 
+/* Denied with EDNS: the answer carries EDE 15 naming the policy (RFC 8914). */
+static void test_denied_ede(void **state)
+{
+	uint8_t q[512];
+	size_t qlen = query(q, 0x3334, "other.example.com", WIRE_TYPE_A);
+	static const uint8_t opt[] = { 0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0 };
+	static const char text[] = "netd: blocked by policy allow: not in policy";
+	const uint8_t ede[] = { 0, 15, 0, (uint8_t)(2 + strlen(text)), 0, 15 };
+	const struct ev *rep;
+
+	q[11] = 1;
+	memcpy(q + qlen, opt, sizeof(opt));
+	qlen += sizeof(opt);
+	replay_query(h.p, &h.sb1, false, q, qlen, 3);
+	rep = find(EV_REPLY, 0, NULL);
+	assert_non_null(rep);
+	assert_int_equal(msg_rcode(rep), WIRE_RCODE_NXDOMAIN);
+	assert_int_equal(rep->len, qlen + 6 + strlen(text));
+	assert_memory_equal(rep->msg + rep->len - strlen(text) - 6, ede, 6);
+	assert_memory_equal(rep->msg + rep->len - strlen(text), text, strlen(text));
+	assert_string_equal(find(EV_AUDIT, 0, NULL)->reason, "not-in-policy");
+}
+
+/*
+ * Audit mode: a name the policy does not allow goes upstream, its answer
+ * reaches the client with nothing pinned, the audit says would_deny; a
+ * cache hit of it is marked the same; bad names stay refused.
+ */
+static void test_audit_mode(void **state)
+{
+	uint8_t q[512], a[1024];
+	size_t qlen = query(q, 0x5151, "other.example.com", WIRE_TYPE_A), alen;
+	const struct ev *up, *rep, *au;
+
+	h.sb1_audit = true;
+	replay_query(h.p, &h.sb1, false, q, qlen, 1);
+	up = find(EV_UPSTREAM, 0, NULL);
+	assert_non_null(up);
+	alen = answer_a(a, q, qlen, 2, 80, 60);
+	assert_int_equal(replay_answer(h.p, up->id, 0, a, alen), 0);
+	rep = find(EV_REPLY, 0, NULL);
+	assert_non_null(rep);
+	assert_int_equal(msg_rcode(rep), WIRE_RCODE_NOERROR);
+	assert_int_equal(msg_ancount(rep), 2);
+	assert_int_equal(count(EV_PIN), 0);
+	au = find(EV_AUDIT, 0, NULL);
+	assert_string_equal(au->reason, "audit-mode");
+	assert_string_equal(au->would_deny, "not-in-policy");
+	assert_int_equal(au->n_answers, 2);	/* for the trail's names, unpinned */
+	/* Again: a cache hit, marked the same, still nothing pinned. */
+	q[0] = 0x52;
+	replay_query(h.p, &h.sb1, false, q, qlen, 2);
+	assert_int_equal(count(EV_UPSTREAM), 1);
+	assert_int_equal(count(EV_REPLY), 2);
+	assert_int_equal(count(EV_PIN), 0);
+	au = find(EV_AUDIT, 1, NULL);
+	assert_non_null(au);
+	assert_string_equal(au->would_deny, "not-in-policy");
+	/* An allowed name in audit mode: pinned and not marked. */
+	qlen = query(q, 0x5353, "www.example.com", WIRE_TYPE_A);
+	replay_query(h.p, &h.sb1, false, q, qlen, 3);
+	up = find(EV_UPSTREAM, 1, NULL);
+	assert_non_null(up);
+	alen = answer_a(a, q, qlen, 1, 90, 60);
+	assert_int_equal(replay_answer(h.p, up->id, 0, a, alen), 0);
+	assert_int_equal(count(EV_PIN), 1);
+	au = find(EV_AUDIT, 2, NULL);
+	assert_string_equal(au->reason, "policy");
+	assert_string_equal(au->would_deny, "");
+	h.sb1_audit = false;
+}
+
 /* An unknown source: REFUSED, not audited. */
 static void test_stranger_refused(void **state)
 {
@@ -502,6 +580,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_allowed_pin_then_answer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pin_failed_servfail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_denied, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_denied_ede, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_audit_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stranger_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_hit_pins_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upstream_failure, setup, teardown),

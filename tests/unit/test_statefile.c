@@ -52,6 +52,37 @@ static void test_pool(void **state)
 	roundtrip(&sf);
 }
 
+/* A sandbox's own mode (create --mode): kept only when set; junk refused. */
+static void test_mode(void **state)
+{
+	static const char base[] = "{\"name\":\"sb1\",\"policy\":\"p\",\"netns\":\"/run/netns/sb1\","
+				   "\"netns_owned\":true,\"ifname\":\"eth0\",\"slot\":3";
+	struct statefile sf;
+	char err[256] = "", text[512];
+	char *out;
+
+	(void)state;
+	snprintf(text, sizeof(text), "%s}", base);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), 0);
+	assert_int_equal(sf.mode, 0);
+	out = statefile_format(&sf);
+	assert_null(strstr(out, "\"mode\""));	/* older readers see what they did */
+	free(out);
+	snprintf(text, sizeof(text), "%s,\"mode\":\"audit\"}", base);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), 0);
+	assert_int_equal(sf.mode, 2);
+	roundtrip(&sf);
+	snprintf(text, sizeof(text), "%s,\"mode\":\"enforce\"}", base);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), 0);
+	assert_int_equal(sf.mode, 1);
+	roundtrip(&sf);
+	snprintf(text, sizeof(text), "%s,\"mode\":\"log\"}", base);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "\"mode\" must be \"audit\" or \"enforce\""));
+	snprintf(text, sizeof(text), "%s,\"mode\":2}", base);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), -EINVAL);
+}
+
 static void test_ipam_and_chained(void **state)
 {
 	struct statefile sf;
@@ -166,6 +197,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pool),
+		cmocka_unit_test(test_mode),
 		cmocka_unit_test(test_ipam_and_chained),
 		cmocka_unit_test(test_tap),
 		cmocka_unit_test(test_refused),

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Issue 17 end to end in a private world: from an unknown agent to an
+# enforced policy (docs/policy-workflow.md), and denials an agent
+# understands.
+#   1. audit mode: an agent-like workload (pip-like fetches from the
+#      world's pypi.org and files.pythonhosted.org, an API call to
+#      api.openai.com, two direct-IP probes) under a policy that allows
+#      nothing but says `mode: audit`: nothing is blocked, `netd sandbox
+#      list` says audit, the log marks would_deny on DNS and connections;
+#   2. `netd policy suggest` from that log -> a policy that passes
+#      `netd policy check`; installed over the audit policy and reloaded,
+#      the sandbox is in enforce mode;
+#   3. the same workload again: zero denials; a name outside it is denied;
+#   4. on_deny: reject: a denied TCP connect fails with ECONNREFUSED, a
+#      denied UDP send gets the ICMP error (EHOSTUNREACH), dig shows the
+#      Extended DNS Error (only with EDNS); except: with a wildcard and an
+#      exact name, and in `netd policy check`;
+#   5. `sandbox create --mode audit` over an enforcing policy.
+# Errnos are asserted, never times.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/world.sh
+. tests/integ/lib_netd.sh
+
+world_up "npw$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
+POL=$WORLD_DIR/policies
+mkdir -p "$POL"
+printf 'name: agent\ndescription: "an unknown agent: audit first"\nmode: audit\negress: []\n' \
+	>"$POL/agent.yaml"
+cat >"$POL/rj.yaml" <<'YAML'
+name: rj
+on_deny: reject
+egress:
+  - domains: ["*.openai.com"]
+    except: [ttl0.openai.com]
+    ports: [443]
+  - domains: ["*.dt.example"]
+    except: ["*.sub.dt.example"]
+    ports: [80]
+YAML
+printf 'name: strict\negress:\n  - {domains: [pypi.org], ports: [443]}\n' >"$POL/strict.yaml"
+NETD_POLICIES=$POL netd_up || { echo "0 passed, 1 failed"; exit 1; }
+AG=$(sb_name ag)
+
+# The workload: what an agent installing a package and calling an API does.
+workload() {
+	sb_curl ag -o /dev/null https://pypi.org/simple/ &&
+		sb_curl ag -o /dev/null https://files.pythonhosted.org/bytes/2000 &&
+		sb_curl ag -o /dev/null https://api.openai.com/ &&
+		sb_curl ag -o /dev/null http://198.51.100.7:8080/ &&
+		sb_curl ag -o /dev/null http://203.0.113.66/
+}
+# denials SINCE_LINE - the sandbox's deny records and denied DNS answers after line SINCE_LINE.
+denials() {
+	tail -n +"$(($1 + 1))" "$NETD_AUDIT" | grep -F "\"sandbox\":\"$AG\"" |
+		grep -E '"event":"deny"|"verdict":"deny"' | grep -v '"proto":"icmpv6"' || true
+}
+# settle - long enough for any deny record to be written: nflog is asynchronous and
+# netd folds an attempt's packets, writing it after DENYFOLD_GAP_MS (3 s) of quiet.
+settle() { sleep 4; }
+# wait_for NEEDLE... - until a record with every NEEDLE is in the log (nflog is asynchronous).
+wait_for() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ -n "$(audit_grep "$@")" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# ---- 1. audit mode ---------------------------------------------------------------
+ok "sandbox create under an audit-mode policy that allows nothing" sb_create ag agent
+has "sandbox list shows the mode" "audit" "$(netd sandbox list | grep -F "$AG")"
+ok "the workload runs unblocked in audit mode" workload
+ok "a DNS record marks pypi.org would_deny" \
+	wait_for "\"sandbox\":\"$AG\"" '"qname":"pypi.org"' '"verdict":"allow"' '"would_deny":"not-in-policy"'
+ok "a conn_open record marks the direct-IP probe would_deny" \
+	wait_for '"event":"conn_open"' "\"sandbox\":\"$AG\"" '"dst":"203.0.113.66"' '"would_deny":"not-pinned"'
+ok "a conn_open record names files.pythonhosted.org" \
+	wait_for '"event":"conn_open"' "\"sandbox\":\"$AG\"" '"domain":"files.pythonhosted.org"' '"would_deny":"not-in-policy"'
+settle
+eq "audit mode denied nothing" "" "$(denials 0)"
+eq "one conn_open for the direct-IP probe (one writer), not two" 1 \
+	"$(audit_grep '"event":"conn_open"' "\"sandbox\":\"$AG\"" '"dst":"203.0.113.66"' | grep -c .)"
+fail "a never-pin address stays unreachable in audit mode" \
+	sb_exec ag curl -s -o /dev/null --connect-timeout 2 http://169.254.169.254/
+settle	# its deny record ("internal") lands before section 3's mark, not after
+
+# ---- 2. suggest, check, install, reload -------------------------------------------
+out=$(netd policy suggest --sandbox "$AG" --file "$NETD_AUDIT" --name agent 2>"$WORLD_DIR/suggest.err")
+eq "policy suggest succeeds" "0" "$?"
+printf '%s\n' "$out" >"$WORLD_DIR/suggested.yaml"
+for want in '"pypi.org"' '"files.pythonhosted.org"' '"api.openai.com"' '"198.51.100.7/32"' \
+	'"203.0.113.66/32"' 'ports: [443]' 'ports: [8080]' 'ports: [80]'; do
+	has "the suggestion lists $want" "$want" "$out"
+done
+hasnt "the suggestion never lists a never-pin address as a rule" '"169.254.169.254/32"' "$out"
+hasnt "the suggestion is in enforce mode" "mode: audit" "$out"
+ok "the suggestion passes policy check" netd policy check "$WORLD_DIR/suggested.yaml"
+eq "the same log gives the same bytes" "$out" \
+	"$(netd policy suggest --sandbox "$AG" --file "$NETD_AUDIT" --name agent 2>/dev/null)"
+cp "$WORLD_DIR/suggested.yaml" "$POL/agent.yaml"
+ok "policy reload takes the suggestion" netd policy reload
+has "sandbox list shows enforce after the reload" "enforce" "$(netd sandbox list | grep -F "$AG")"
+
+# ---- 3. the same workload, enforced ------------------------------------------------
+mark=$(wc -l <"$NETD_AUDIT")
+ok "the same workload runs under the suggested policy" workload
+settle
+eq "zero denials under the suggested policy" "" "$(denials "$mark")"
+fail "a name outside the suggestion is denied" sb_curl ag -o /dev/null https://openai.com/
+has "its DNS answer was denied" '"verdict":"deny"' "$(audit_grep "\"sandbox\":\"$AG\"" '"qname":"openai.com"')"
+
+# ---- 4. on_deny: reject, EDE, except ------------------------------------------------
+ok "sandbox create under on_deny: reject" sb_create rj rj
+PYCONN='import errno, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.settimeout(20)
+try:
+    s.connect((sys.argv[1], int(sys.argv[2])))
+    print("connected")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))'
+PYUDP='import errno, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(20)
+s.connect((sys.argv[1], int(sys.argv[2])))
+try:
+    s.send(b"x")
+    s.recv(100)
+    print("answered")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))'
+eq "a denied TCP connect fails with ECONNREFUSED (a TCP reset)" "ECONNREFUSED" \
+	"$(sb_exec rj "$WORLD_PYTHON" -c "$PYCONN" 203.0.113.66 443 2>&1)"
+eq "a denied UDP send gets ICMP admin-prohibited (EHOSTUNREACH)" "EHOSTUNREACH" \
+	"$(sb_exec rj "$WORLD_PYTHON" -c "$PYUDP" 203.0.113.66 9999 2>&1)"
+eq "an allowed name still connects under reject" "api.openai.com ok" \
+	"$(sb_exec rj curl -sS --cacert "$WORLD_CA" https://api.openai.com/ 2>&1)"
+ok "the rejected connect is audited as a deny, as under drop" \
+	wait_for '"event":"deny"' "\"sandbox\":\"$(sb_name rj)\"" '"dst":"203.0.113.66"' '"reason":"not-pinned"'
+d=$(sb_dig rj denied.example A)
+has "dig: a denied name is NXDOMAIN" "status: NXDOMAIN" "$d"
+has "dig shows the Extended DNS Error naming the policy" \
+	"EDE: 15 (Blocked): (netd: blocked by policy rj: not in policy)" "$d"
+hasnt "no EDE without EDNS" "EDE" "$(sb_dig rj +noedns denied.example A)"
+eq "except: api.openai.com is inside *.openai.com" "198.51.100.30" "$(sb_dig rj +short api.openai.com A)"
+has "except: ttl0.openai.com (exact) is denied" "status: NXDOMAIN" "$(sb_dig rj ttl0.openai.com A)"
+eq "except: www.dt.example is inside *.dt.example" "198.51.100.40" "$(sb_dig rj +short www.dt.example A)"
+has "except: www.sub.dt.example (under *.sub.dt.example) is denied" "status: NXDOMAIN" \
+	"$(sb_dig rj www.sub.dt.example A)"
+out=$(netd policy check "$POL/rj.yaml" 2>&1)
+has "policy check lists the excepts" "egress[0]: except ttl0.openai.com" "$out"
+has "policy check lists the wildcard except" "egress[1]: except *.sub.dt.example" "$out"
+printf 'name: typo\negress:\n  - domains: ["*.openai.com"]\n    except: [api.openai.org]\n    ports: [443]\n' \
+	>"$WORLD_DIR/typo.yaml"
+has "policy check: an except outside the rule's wildcards is an error at FILE:LINE:COL" \
+	"$WORLD_DIR/typo.yaml:4:14: egress[0].except[0]: 'api.openai.org' is not inside any wildcard" \
+	"$(netd policy check "$WORLD_DIR/typo.yaml" 2>&1)"
+
+# ---- 5. --mode audit at create time -------------------------------------------------
+ok "sandbox create --mode audit over an enforcing policy" sb_create sa strict --mode audit
+has "sandbox list shows audit for it" "audit" "$(netd sandbox list | grep -F "$(sb_name sa)")"
+ok "a name outside its policy resolves in audit mode" sb_curl sa -o /dev/null https://api.openai.com/
+has "... and is marked would_deny" '"would_deny":"not-in-policy"' \
+	"$(audit_grep "\"sandbox\":\"$(sb_name sa)\"" '"qname":"api.openai.com"')"
+
+netd_down
+t_summary
