@@ -1,8 +1,8 @@
 /*
  * netd-cni - the CNI plugin (spec 1.0.0/1.1.0; answers 0.3.0-0.4.0 too): a
  * thin client of netd's control socket.  CNI_COMMAND dispatch, env
- * validation, and the few system calls the spec's verbs need (reading
- * MACs, looking into the container's netns for CHECK, tombstone files).
+ * validation, the verbs and their tombstone files; what the verbs read in
+ * the container's netns is in netns.c.
  * netd itself creates the veth, the addresses, the routes and the rules.
  *
  * Output discipline (spec §5): stdout carries exactly one JSON document
@@ -10,27 +10,23 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <limits.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
 
 #include "cni-plugin/cni.h"
 #include "cni-plugin/install.h"
 #include "cni-plugin/ipam.h"
+#include "cni-plugin/netns.h"
 #include "common/httpc.h"
 
 #define POLICY_PATH_MAX 128
@@ -153,259 +149,6 @@ static int check_env(bool need_netns, struct cni_err *err)
 	if (bad[0])
 		return cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables", "%s",
 				   bad + 1);
-	return 0;
-}
-
-/* ---- looking at links ----------------------------------------------------- */
-
-/* MAC of @ifname in the caller's netns as "aa:bb:..", into @buf (>= 18). */
-static int link_mac(const char *ifname, char *buf, size_t sz)
-{
-	struct ifreq ifr = { 0 };
-	const unsigned char *m;
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), r = 0;
-
-	if (fd < 0)
-		return -errno;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
-		r = -errno;
-	close(fd);
-	if (r < 0)
-		return r;
-	m = (const unsigned char *)ifr.ifr_hwaddr.sa_data;
-	snprintf(buf, sz, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-	return 0;
-}
-
-/*
- * Run @fn in the netns at @path and come back (this process is
- * single-threaded, so setns() is safe).  Return: @fn's result; -errno.
- */
-static int in_netns(const char *path, int (*fn)(void *), void *arg)
-{
-	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), target, r;
-
-	if (self < 0)
-		return -errno;
-	target = open(path, O_RDONLY | O_CLOEXEC);
-	if (target < 0) {
-		r = -errno;
-		close(self);
-		return r;
-	}
-	if (setns(target, CLONE_NEWNET) < 0) {
-		r = -errno;
-	} else {
-		r = fn(arg);
-		if (setns(self, CLONE_NEWNET) < 0) {
-			/* Cannot happen with the fd we opened; never keep running elsewhere. */
-			fprintf(stderr, "netd-cni: cannot return to the host netns: %s\n",
-				strerror(errno));
-			_exit(70);
-		}
-	}
-	close(target);
-	close(self);
-	return r;
-}
-
-struct peer_probe {
-	const char *ifname;
-	const char *want4;	/* address that must be on it, or NULL */
-	char mac[18];
-	bool has_mac, has_addr;
-};
-
-static int probe_peer(void *arg)
-{
-	struct peer_probe *p = arg;
-	struct ifaddrs *ifa, *i;
-
-	if (if_nametoindex(p->ifname) == 0)
-		return -ENODEV;
-	p->has_mac = link_mac(p->ifname, p->mac, sizeof(p->mac)) == 0;
-	if (!p->want4)
-		return 0;
-	if (getifaddrs(&ifa) < 0)
-		return -errno;
-	for (i = ifa; i; i = i->ifa_next) {
-		char buf[INET_ADDRSTRLEN];
-
-		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
-		    strcmp(i->ifa_name, p->ifname) != 0)
-			continue;
-		inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, buf,
-			  sizeof(buf));
-		if (strcmp(buf, p->want4) == 0)
-			p->has_addr = true;
-	}
-	freeifaddrs(ifa);
-	return 0;
-}
-
-static const char *jstr(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-/*
- * IFLA_LINK of @ifname in the caller's netns: for a veth, the ifindex of
- * its peer (in the peer's netns).  One RTM_GETLINK over rtnetlink.
- */
-struct link_peer {
-	const char *ifname;
-	int peer_index;
-};
-
-static int probe_link_peer(void *arg)
-{
-	struct link_peer *p = arg;
-	struct {
-		struct nlmsghdr nh;
-		struct ifinfomsg ifi;
-		char attrs[64];
-	} req = { 0 };
-	char buf[8192];
-	struct rtattr *rta;
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	size_t nlen = strlen(p->ifname) + 1;
-	int fd, r = -ENOENT;
-	ssize_t n;
-
-	if (nlen > IFNAMSIZ)
-		return -EINVAL;
-	req.nh.nlmsg_type = RTM_GETLINK;
-	req.nh.nlmsg_flags = NLM_F_REQUEST;
-	req.nh.nlmsg_seq = 1;
-	req.ifi.ifi_family = AF_UNSPEC;
-	rta = (struct rtattr *)((char *)&req + NLMSG_ALIGN(sizeof(req.nh) + sizeof(req.ifi)));
-	rta->rta_type = IFLA_IFNAME;
-	rta->rta_len = (unsigned short)RTA_LENGTH(nlen);
-	memcpy(RTA_DATA(rta), p->ifname, nlen);
-	req.nh.nlmsg_len = (uint32_t)(NLMSG_ALIGN(sizeof(req.nh) + sizeof(req.ifi)) +
-				      RTA_ALIGN(rta->rta_len));
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (fd < 0)
-		return -errno;
-	if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		r = -errno;
-		goto out;
-	}
-	n = recv(fd, buf, sizeof(buf), 0);
-	if (n < 0) {
-		r = -errno;
-		goto out;
-	}
-	for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n);
-	     nh = NLMSG_NEXT(nh, n)) {
-		struct ifinfomsg *ifi;
-		int alen;
-
-		if (nh->nlmsg_type == NLMSG_ERROR) {
-			struct nlmsgerr *e = NLMSG_DATA(nh);
-
-			r = e->error ? e->error : -ENOENT;
-			break;
-		}
-		if (nh->nlmsg_type != RTM_NEWLINK)
-			continue;
-		ifi = NLMSG_DATA(nh);
-		alen = (int)IFLA_PAYLOAD(nh);
-		for (struct rtattr *a = IFLA_RTA(ifi); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
-			if (a->rta_type == IFLA_LINK && RTA_PAYLOAD(a) >= 4) {
-				memcpy(&p->peer_index, RTA_DATA(a), 4);
-				r = 0;
-			}
-		break;
-	}
-out:
-	close(fd);
-	return r;
-}
-
-/* "10.88.0.5/16" -> "10.88.0.5" in @out; false if not an address of @family. */
-static bool cidr_addr(const char *cidr, int family, char *out, size_t sz)
-{
-	unsigned char bin[16];
-	const char *slash = cidr ? strchr(cidr, '/') : NULL;
-	size_t n = slash ? (size_t)(slash - cidr) : (cidr ? strlen(cidr) : 0);
-
-	if (!cidr || n == 0 || n >= sz)
-		return false;
-	memcpy(out, cidr, n);
-	out[n] = '\0';
-	return inet_pton(family, out, bin) == 1;
-}
-
-/*
- * What a chained ADD needs from prevResult (CNI spec §4 "Chained plugins"):
- * the host-side interface (no "sandbox"; if several, e.g. bridge's bridge
- * and veth, the one whose ifindex is the IFLA_LINK peer of CNI_IFNAME in
- * the container's netns), the container's first IPv4/IPv6 address on
- * CNI_IFNAME and their gateways.
- */
-struct chained_view {
-	const char *host_ifname;
-	char ipv4[INET_ADDRSTRLEN], ipv6[INET6_ADDRSTRLEN];
-	const char *gateway4, *gateway6;
-};
-
-static int chained_view(const struct cni_conf *c, const char *ifn, const char *ns,
-			struct chained_view *v, struct cni_err *err)
-{
-	json_t *ifs = json_object_get(c->prev_result, "interfaces"),
-	       *ips = json_object_get(c->prev_result, "ips"), *it;
-	const char *cand[16];
-	size_t i, n_cand = 0;
-	long cidx = -1;
-
-	memset(v, 0, sizeof(*v));
-	json_array_foreach(ifs, i, it) {
-		const char *name = jstr(it, "name"), *sb = jstr(it, "sandbox");
-
-		if (!name)
-			continue;
-		if (sb && sb[0]) {
-			if (strcmp(name, ifn) == 0)
-				cidx = (long)i;
-		} else if (n_cand < 16 && if_nametoindex(name) != 0) {
-			cand[n_cand++] = name;
-		}
-	}
-	if (n_cand == 1) {
-		v->host_ifname = cand[0];
-	} else if (n_cand > 1) {
-		struct link_peer lp = { .ifname = ifn };
-
-		if (in_netns(ns, probe_link_peer, &lp) == 0 && lp.peer_index > 0)
-			for (i = 0; i < n_cand; i++)
-				if ((int)if_nametoindex(cand[i]) == lp.peer_index)
-					v->host_ifname = cand[i];
-	}
-	if (!v->host_ifname)
-		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
-				   "prevResult has no host-side interface of %s in this netns (chained "
-				   "mode needs a veth-based plugin such as bridge or ptp before netd-cni)",
-				   ifn);
-	json_array_foreach(ips, i, it) {
-		json_t *idx = json_object_get(it, "interface");
-		const char *addr = jstr(it, "address");
-
-		/* An address of another interface is not the container's. */
-		if (json_is_integer(idx) && cidx >= 0 && json_integer_value(idx) != cidx)
-			continue;
-		if (!v->ipv4[0] && cidr_addr(addr, AF_INET, v->ipv4, sizeof(v->ipv4)))
-			v->gateway4 = jstr(it, "gateway");
-		else if (!v->ipv6[0] && cidr_addr(addr, AF_INET6, v->ipv6, sizeof(v->ipv6)))
-			v->gateway6 = jstr(it, "gateway");
-	}
-	if (!v->ipv4[0] && !v->ipv6[0])
-		return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
-				   "prevResult has no IP address for %s: chained mode needs an IPAM "
-				   "plugin (host-local, ...) before netd-cni", ifn);
 	return 0;
 }
 
@@ -629,13 +372,13 @@ static void add_view(const struct add_op *op, json_t *reply, struct add_view *v)
 		a->gateway6 = op->cv.gateway6;
 		return;
 	}
-	a->host_ifname = jstr(reply, "host_ifname");
+	a->host_ifname = cni_json_str(reply, "host_ifname");
 	a->ifname = op->ifn;
 	a->netns = op->ns;
-	a->ipv4 = jstr(reply, "ipv4");
-	a->gateway4 = jstr(reply, "gateway4");
-	a->ipv6 = jstr(reply, "ipv6");
-	a->gateway6 = jstr(reply, "gateway6");
+	a->ipv4 = cni_json_str(reply, "ipv4");
+	a->gateway4 = cni_json_str(reply, "gateway4");
+	a->ipv6 = cni_json_str(reply, "ipv6");
+	a->gateway6 = cni_json_str(reply, "gateway6");
 	a->plen4 = 30;	/* netd's point-to-point links (netd/sandbox.h) */
 	a->plen6 = 126;
 	if (op->c->ipam_type) {
@@ -860,9 +603,9 @@ static int cmd_check(const struct cni_conf *c, struct cni_err *err)
 		json_decref(reply);
 		return r;
 	}
-	host = jstr(reply, "host_ifname");
+	host = cni_json_str(reply, "host_ifname");
 	probe.ifname = ifn;
-	probe.want4 = jstr(reply, "ipv4");
+	probe.want4 = cni_json_str(reply, "ipv4");
 	r = 0;
 	if (!host || if_nametoindex(host) == 0)
 		r = cni_err_set(err, CNI_ERR_CHECK_LINK, "Interface missing",
@@ -916,7 +659,7 @@ static int cmd_gc(const struct cni_conf *c, struct cni_err *err)
 				 json_string_value(json_object_get(a, "ifname")), valid[i]);
 	}
 	json_array_foreach(list, i, sb) {
-		const char *name = jstr(sb, "name");
+		const char *name = cni_json_str(sb, "name");
 		char path[128];
 		json_t *dr = NULL;
 		size_t j;
@@ -1002,7 +745,7 @@ int main(int argc, char **argv)
 		/* Only CNI_COMMAND matters; stdin holds the runtime's version (or nothing). */
 		json_t *o = json_loadb(in, len, 0, NULL);
 
-		print_json(cni_version_json(jstr(o, "cniVersion")));
+		print_json(cni_version_json(cni_json_str(o, "cniVersion")));
 		json_decref(o);
 		free(in);
 		return 0;
