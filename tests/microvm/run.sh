@@ -75,6 +75,9 @@ install -m 755 "$script" "$work/add/test.sh"
 (cd "$work/add" && echo test.sh | "$gdir/busybox" cpio -o -H newc 2>/dev/null) | gzip -n >"$work/add.cpio.gz"
 cat "$gdir/initrd.cpio.gz" "$work/add.cpio.gz" >"$work/initrd"
 chmod 644 "$work/initrd"
+# The kernel too: the checkout may sit where the VMM's user cannot read
+# (a clone in /root, mode 0700).
+install -m 644 "$gdir/vmlinuz" "$work/vmlinuz"
 
 # microvm's legacy PIT/PIC/RTC are "auto", which leaves this QEMU (7.2)
 # under TCG without them: the kernel then cannot calibrate the TSC and
@@ -95,7 +98,7 @@ nic=virtio-net-device,netdev=n0
 [ -n "$mac" ] && nic+=",mac=$mac"
 qemu=(qemu-system-x86_64 -M "$machine" -accel "$accel" -m 256 -smp 1
 	-no-user-config -nodefaults -display none -serial stdio -monitor none
-	-kernel "$gdir/vmlinuz" -initrd "$work/initrd"
+	-kernel "$work/vmlinuz" -initrd "$work/initrd"
 	-append "console=ttyS0 panic=-1 quiet loglevel=1 $clock $ipa $append"
 	-no-reboot
 	-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no" -device "$nic")
