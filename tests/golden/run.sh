@@ -26,9 +26,16 @@ cleanup() {
 trap cleanup EXIT
 
 [ -x "$bin" ] || { echo "golden: missing $bin: run make asan (or make golden) first"; exit 1; }
-mkdir -p "$out"
-chmod 755 "$tmp" "$out" "$bin"
+chmod 755 "$tmp"
 mkdir -m 1777 "$tmp/user"	# where the ordinary user writes
+# The ordinary user runs a copy: the checkout may sit where it cannot read
+# (a clone in /root, mode 0700).
+if [ "$(id -u)" = 0 ]; then
+	install -m 755 "$bin" "$tmp/fw_golden"
+	user_bin=$tmp/fw_golden
+else
+	user_bin=$bin
+fi
 
 # as_user CMD...: run CMD as an ordinary user (nobody) if we are root.
 as_user() {
@@ -68,7 +75,7 @@ driver_ok() {
 
 for cmds in "$here"/*.cmds; do
 	name=$(basename "$cmds" .cmds)
-	res=$(as_user env ASAN_OPTIONS="${ASAN_OPTIONS:-}" "$bin" --fake "$tmp/user/$name.libnftnl" <"$cmds")
+	res=$(as_user env ASAN_OPTIONS="${ASAN_OPTIONS:-}" "$user_bin" --fake "$tmp/user/$name.libnftnl" <"$cmds")
 	driver_ok "$name/rendered" "$res" &&
 		check "$name" rendered "$tmp/user/$name.libnftnl" "$here/$name.libnftnl"
 
