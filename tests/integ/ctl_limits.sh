@@ -120,8 +120,8 @@ lim=$((nfd + 20))
 old_soft=$(prlimit --pid "$NETD_PID" --nofile --raw --noheadings -o SOFT)
 prlimit --pid "$NETD_PID" --nofile="$lim:"	# the soft limit only: netd itself may raise it back
 log_before=$(wc -l <"$NETD_LOG")
-python3 - "$NETD_SOCKET" 60 "$WORLD_DIR/hold2.done" <<'PY' &
-import socket, sys, time
+python3 - "$NETD_SOCKET" 60 "$WORLD_DIR/hold2.done" "$WORLD_DIR/hold2.release" <<'PY' &
+import os, socket, sys, time
 socks = []
 for i in range(int(sys.argv[2])):
     s = socket.socket(socket.AF_UNIX); s.setblocking(False)
@@ -129,10 +129,21 @@ for i in range(int(sys.argv[2])):
     except (BlockingIOError, OSError): pass
     socks.append(s)
 open(sys.argv[3], "w").close()
-time.sleep(4)
+# Held until the test has seen netd run out of descriptors (at most 30 s).
+for _ in range(300):
+    if os.path.exists(sys.argv[4]): break
+    time.sleep(0.1)
 PY
 HOLD=$!
 world_pid_track "$HOLD"
+# However loaded the machine, wait until netd really holds its limit of
+# descriptors (so its next accept() fails), then a little for it to try.
+for ((i = 0; i < 200; i++)); do
+	[ "$(ls "/proc/$NETD_PID/fd" 2>/dev/null | wc -l)" -ge "$lim" ] && break
+	sleep 0.1
+done
+sleep 1
+touch "$WORLD_DIR/hold2.release"
 wait "$HOLD" 2>/dev/null
 prlimit --pid "$NETD_PID" --nofile="$old_soft:"
 st=$(status_json)
