@@ -180,6 +180,20 @@ audit_grep() {
 	printf '%s' "$out"
 }
 
+# audit_wait SECONDS FILTER... - audit_grep, polled until it finds a record or
+# SECONDS have passed (deny records of one attempt are folded and written
+# some seconds after its last packet: docs/audit.md).
+audit_wait() {
+	local secs=$1 out i
+	shift
+	for ((i = 0; i < secs * 10; i++)); do
+		out=$(audit_grep "$@")
+		[ -n "$out" ] && break
+		sleep 0.1
+	done
+	printf '%s' "$out"
+}
+
 # probe_start SHORT - from sandbox SHORT, try a denied address (example.com's
 # 203.0.113.66:443) over and over in the background until probe_stop.
 # probe_stop WHEN - stop, and assert the probes ran and none ever connected.
