@@ -69,10 +69,22 @@ has "... and its answer pinned" "198.51.100.10" "$(world_exec host nft list set 
 # ---- reload at 1,000 sandboxes: add a CIDR rule, then remove it --------------------
 # kernel_has CIDR_START: how many of sandboxes first, middle, last have an
 # element starting there in their CIDR set.
+# A listing can fail while the table changes under it (pins expire, the
+# generation moves: nft gives up with EINTR), so each is tried again.
+list_set() {
+	local out t
+	for t in 1 2 3 4 5; do
+		out=$(world_exec host nft list set inet netd "$1" 2>&1) && { printf '%s' "$out"; return 0; }
+		sleep 0.2
+	done
+	printf '%s' "$out"
+	echo "list_set $1: failed 5 times: $out" >&2
+	return 1
+}
 kernel_has() {
 	local c=0 i
 	for i in 0 $((N / 2)) $((N - 1)); do
-		world_exec host nft list set inet netd "sb-$(sb_name "s$i")-cidr4" | grep -qF "$1" && c=$((c + 1))
+		list_set "sb-$(sb_name "s$i")-cidr4" | grep -qF "$1" && c=$((c + 1))
 	done
 	echo "$c"
 }
