@@ -105,15 +105,19 @@ static const struct help helps[] = {
 	  "usage: netd status\n"
 	  "Print the daemon's status as JSON (uptime, counts, audit log path and counters).\n" },
 	{ "audit",
-	  "usage: netd audit [--file PATH] [-f] [--sandbox NAME] [--event EVENT]\n"
-	  "                  [--domain NAME|*.SUFFIX] [--since T] [--until T]\n"
+	  "usage: netd audit [--file PATH] [-f [--from-start]] [--sandbox NAME] [--event EVENT]\n"
+	  "                  [--domain NAME|*.SUFFIX] [--verdict V] [--reason R]\n"
+	  "                  [--dst ADDR|CIDR] [--port N] [--since T] [--until T] [--last N]\n"
 	  "                  [--json | --summary [--json]]\n"
 	  "Read the audit log (JSON Lines).  Without --file: $NETD_AUDIT_LOG, else the\n"
 	  "running daemon's log (asked over the control socket), else the config's\n"
 	  "audit_log, else /var/log/netd/audit.jsonl.\n"
-	  "  -f, --follow     keep reading as records are written (follows rotation)\n"
-	  "  --event EVENT    dns, dns_suppressed, conn, conn_update, deny,\n"
-	  "                   deny_suppressed, sandbox, policy_reload\n"
+	  "  -f, --follow     keep reading as records are written, from the end like\n"
+	  "                   tail -f (follows rotation); --from-start replays the log first\n"
+	  "  --event EVENT    dns, dns_suppressed, conn, conn_open, conn_update, conn_late,\n"
+	  "                   deny, deny_suppressed, sandbox, policy_reload, netd\n"
+	  "  --verdict, --reason, --dst, --port: only records with that value\n"
+	  "  --last N         only the last N matching records\n"
 	  "  --summary        per (sandbox, domain): connections, bytes, denials\n"
 	  "  T: RFC 3339 UTC (2026-11-30T06:00:00Z, or a prefix of it) or N[smhd] ago\n" },
 	{ "help",
