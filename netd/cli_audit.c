@@ -548,22 +548,26 @@ int cli_audit_locate(const char *socket_path, const char *config_path, char *out
 	return copy_path(AUDIT_DEFAULT_LOG, out, sz);
 }
 
-int cli_audit(int argc, char **argv, const char *socket_path)
-{
-	struct audit_filter f = { .port = -1 };
-	struct reader rd = { .f = &f };
-	const char *path = NULL, *how = "--file";
-	char found[4096];
-	bool follow_mode = false, from_start = false;
-	int fd, r;
+/* What `netd audit`'s options ask for, beside the filter and the reader. */
+struct audit_opts {
+	const char *path;	/* --file, borrowed from argv; NULL = find the log */
+	bool follow, from_start;
+};
 
+/*
+ * audit_args() - parse `netd audit`'s options into @f, @rd and @o.
+ * Return: -1 to go on; CLI_OK (--help printed); CLI_USAGE (said why).
+ */
+static int audit_args(int argc, char **argv, struct audit_filter *f, struct reader *rd,
+		      struct audit_opts *o)
+{
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (strcmp(a, "-f") == 0 || strcmp(a, "--follow") == 0) {
-			follow_mode = true;
+			o->follow = true;
 		} else if (strcmp(a, "--from-start") == 0) {
-			from_start = true;
+			o->from_start = true;
 		} else if (v && (strcmp(a, "--last") == 0 || strcmp(a, "--port") == 0)) {
 			char *end;
 			long n;
@@ -577,40 +581,40 @@ int cli_audit(int argc, char **argv, const char *socket_path)
 				return CLI_USAGE;
 			}
 			if (a[2] == 'l')
-				rd.last_n = (size_t)n;
+				rd->last_n = (size_t)n;
 			else
-				f.port = (int)n;
+				f->port = (int)n;
 			i++;
 		} else if (v && strcmp(a, "--verdict") == 0) {
 			if (strcmp(v, "allow") != 0 && strcmp(v, "deny") != 0) {
 				fprintf(stderr, "netd audit: --verdict: allow or deny, not \"%s\"\n", v);
 				return CLI_USAGE;
 			}
-			f.verdict = v, i++;
+			f->verdict = v, i++;
 		} else if (v && strcmp(a, "--reason") == 0) {
-			f.reason = v, i++;
+			f->reason = v, i++;
 		} else if (v && strcmp(a, "--dst") == 0) {
 			struct addr one;
 
-			if (prefix_parse(v, &f.dst) == 0) {
-				f.has_dst = true;
+			if (prefix_parse(v, &f->dst) == 0) {
+				f->has_dst = true;
 			} else if (addr_parse(v, &one) == 0) {
-				f.dst.addr = one;
-				f.dst.plen = one.family == AF_INET ? 32 : 128;
-				f.has_dst = true;
+				f->dst.addr = one;
+				f->dst.plen = one.family == AF_INET ? 32 : 128;
+				f->has_dst = true;
 			} else {
 				fprintf(stderr, "netd audit: --dst: \"%s\" is not an address or CIDR\n", v);
 				return CLI_USAGE;
 			}
 			i++;
 		} else if (strcmp(a, "--json") == 0) {
-			rd.json = true;
+			rd->json = true;
 		} else if (strcmp(a, "--summary") == 0) {
-			rd.summary = true;
+			rd->summary = true;
 		} else if (v && strcmp(a, "--file") == 0) {
-			path = v, i++;
+			o->path = v, i++;
 		} else if (v && strcmp(a, "--sandbox") == 0) {
-			f.sandbox = v, i++;
+			f->sandbox = v, i++;
 		} else if (v && strcmp(a, "--event") == 0) {
 			static const char *const events[] = {
 				"dns", "dns_suppressed", "conn", "conn_open", "conn_update",
@@ -627,25 +631,44 @@ int cli_audit(int argc, char **argv, const char *socket_path)
 					"sandbox, policy_reload, netd)\n", v);
 				return CLI_USAGE;
 			}
-			f.event = v, i++;
+			f->event = v, i++;
 		} else if (v && strcmp(a, "--domain") == 0) {
-			f.domain = v, i++;
+			f->domain = v, i++;
 		} else if (v && (strcmp(a, "--since") == 0 || strcmp(a, "--until") == 0)) {
-			char *out = a[2] == 's' ? f.since : f.until;
+			char *out = a[2] == 's' ? f->since : f->until;
 
-			if (cli_audit_time(v, (long long)time(NULL), out, sizeof(f.since)) < 0) {
+			if (cli_audit_time(v, (long long)time(NULL), out, sizeof(f->since)) < 0) {
 				fprintf(stderr, "netd audit: bad time \"%s\"\n%s", v, audit_usage);
 				return CLI_USAGE;
 			}
 			i++;
 		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			fputs(audit_usage, stdout);
-			return 0;
+			return CLI_OK;
 		} else {
 			fputs(audit_usage, stderr);
 			return CLI_USAGE;
 		}
 	}
+	return -1;
+}
+
+int cli_audit(int argc, char **argv, const char *socket_path)
+{
+	struct audit_filter f = { .port = -1 };
+	struct reader rd = { .f = &f };
+	struct audit_opts o = { 0 };
+	const char *path, *how = "--file";
+	char found[4096];
+	bool follow_mode, from_start;
+	int fd, r;
+
+	r = audit_args(argc, argv, &f, &rd, &o);
+	if (r >= 0)
+		return r;
+	path = o.path;
+	follow_mode = o.follow;
+	from_start = o.from_start;
 	if (follow_mode && rd.summary) {
 		fprintf(stderr, "netd audit: --summary and -f do not go together\n");
 		return CLI_USAGE;
