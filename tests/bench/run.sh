@@ -23,7 +23,8 @@
 # Latency percentiles come from dnsperf -v (every query's latency), so the
 # figures include dnsperf's own printing for every peer alike.  Not a test:
 # it prints figures and asserts nothing about time.
-# Then the data plane: tests/bench/dataplane.sh (iperf3, netd vs no nftables).
+# Then the data plane: tests/bench/dataplane.sh (iperf3, netd vs no nftables),
+# and the SNI check's cost per new connection: tests/bench/sni.sh.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 NETD_BIN=${NETD_BIN:-$PWD/build/netd}	# the optimized build, not ASan
@@ -334,3 +335,6 @@ fi
 netd_down >/dev/null
 # ---- the data plane (tests/bench/dataplane.sh; BENCH_DATAPLANE=0 skips it) ----
 [ "${BENCH_DATAPLANE:-1}" = 0 ] || NETD_BIN=$NETD_BIN tests/bench/dataplane.sh
+
+# ---- the SNI check's cost per new connection (tests/bench/sni.sh; BENCH_SNI=0 skips it) ----
+[ "${BENCH_SNI:-1}" = 0 ] || NETD_BIN=$NETD_BIN tests/bench/sni.sh
