@@ -66,7 +66,8 @@ static const struct help helps[] = {
 	  "Run COMMAND inside sandbox NAME's network namespace, with its resolv.conf,\n"
 	  "as root with the caller's capabilities; --user USER[:GROUP] runs it as that\n"
 	  "user, --no-caps without any capability (and no_new_privs).\n"
-	  "Exit status: COMMAND's; 126 if it cannot run, 127 if it is not found.\n" },
+	  "Once COMMAND runs, the exit status is COMMAND's; 126 if it cannot run, 127 if\n"
+	  "it is not found.  The statuses below are netd's own, before COMMAND runs.\n" },
 	{ "policy",
 	  "usage: netd policy check|suggest|list|show|reload ...\n"
 	  "  check FILE...   validate policy files (no daemon needed)\n"
