@@ -75,7 +75,7 @@ build/static/netd-cni: $(patsubst %.c,build/obj/%.o,$(CNI_SRC)) build/static/lib
 	@$(if $(Q),echo "  LD      $@ (static)")
 	$(Q)$(CC) $(CFLAGS) -static -o $@ $^ $(shell pkg-config --static --libs jansson)
 
-image-rootfs: build/netd build/static/netd-cni
+image-rootfs: build/netd build/static/netd-cni ## the container image's root (build/image) for deploy/Dockerfile (docs/kubernetes.md)
 	$(Q)deploy/image-rootfs.sh build/image
 
 # ---- sanitizer build: what the tests run -------------------------------

@@ -478,12 +478,12 @@ static int cmd_exec(int argc, char **argv)
 	}
 	if (!policy_name_valid(name)) {
 		fprintf(stderr, "netd: invalid sandbox name \"%s\"\n", name);
-		return 1;
+		return CLI_REJECTED;
 	}
 	snprintf(path, sizeof(path), "/v1/sandboxes/%s", name);
 	reply = api("GET", path, NULL, NULL);
 	if (!reply)
-		return 1;
+		return api_exit;	/* not found, daemon unreachable, ... (docs/install.md) */
 	if (strcmp(str(reply, "kind"), "tap") == 0) {
 		fprintf(stderr, "netd: sandbox %s is a microVM's tap (%s): there is no namespace to run "
 			"a command in; run it inside the guest\n", name, str(reply, "tap"));
@@ -551,7 +551,8 @@ static int cmd_policy(int argc, char **argv)
 	if (!sub)
 		return usage();
 	if (strcmp(sub, "suggest") == 0)
-		return cli_suggest(argc - 1, argv + 1);
+		return cli_suggest(argc - 1, argv + 1,
+				   socket_path && socket_path[0] ? socket_path : NETD_DEFAULT_SOCKET);
 	if (strcmp(sub, "check") == 0) {
 		int bad = 0;
 

@@ -618,8 +618,8 @@ static int audit_args(int argc, char **argv, struct audit_filter *f, struct read
 		} else if (v && strcmp(a, "--event") == 0) {
 			static const char *const events[] = {
 				"dns", "dns_suppressed", "conn", "conn_open", "conn_update",
-				"conn_late", "deny", "deny_suppressed", "sandbox", "policy_reload",
-				"netd", NULL
+				"conn_late", "deny", "deny_suppressed", "sni", "sni_suppressed",
+				"sandbox", "policy_reload", "netd", NULL
 			};
 			size_t k;
 
@@ -628,7 +628,7 @@ static int audit_args(int argc, char **argv, struct audit_filter *f, struct read
 			if (!events[k]) {
 				fprintf(stderr, "netd audit: unknown event \"%s\" (dns, dns_suppressed, "
 					"conn, conn_open, conn_update, conn_late, deny, deny_suppressed, "
-					"sandbox, policy_reload, netd)\n", v);
+					"sni, sni_suppressed, sandbox, policy_reload, netd)\n", v);
 				return CLI_USAGE;
 			}
 			f->event = v, i++;

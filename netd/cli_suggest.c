@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "common/paths.h"
 #include "netd/cli_audit.h"
 #include "netd/cli_help.h"
 #include "netd/policy.h"
@@ -30,7 +31,8 @@ static const char suggest_usage[] =
 	"                           [--file AUDIT]... [--name NEW]\n"
 	"  writes a policy allowing what the audit log shows was used (stdout)\n"
 	"  T: RFC 3339 UTC (2026-11-30T06:00:00Z, or a prefix of it) or N[smhd] ago\n"
-	"  AUDIT: default $NETD_AUDIT_LOG, else " SUGGEST_DEFAULT_LOG "\n";
+	"  AUDIT: default the log `netd audit` reads: $NETD_AUDIT_LOG, else the running\n"
+	"  daemon's, else the config's audit_log, else " SUGGEST_DEFAULT_LOG "\n";
 
 /* Feed every line of @path to @s.  Return: 0; -errno (opening/reading). */
 static int read_log(struct suggest *s, const char *path, unsigned long *bad)
@@ -95,7 +97,7 @@ static int emit(struct suggest *s, const char *name, const char *source)
 	return r;
 }
 
-int cli_suggest(int argc, char **argv)
+int cli_suggest(int argc, char **argv, const char *socket_path)
 {
 	static const struct option opts[] = {
 		{ "sandbox", required_argument, NULL, 's' },
@@ -108,6 +110,7 @@ int cli_suggest(int argc, char **argv)
 	};
 	struct suggest_filter flt = { 0 };
 	const char *files[SUGGEST_FILES_MAX], *name = NULL;
+	char found[4096];
 	char defname[POLICY_NAME_MAX + 1], source[512] = "";
 	struct suggest *s;
 	unsigned long bad = 0;
@@ -166,7 +169,14 @@ int cli_suggest(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	if (!n_files) {
-		files[0] = getenv("NETD_AUDIT_LOG") ? getenv("NETD_AUDIT_LOG") : SUGGEST_DEFAULT_LOG;
+		/* The log `netd audit` would read: $NETD_AUDIT_LOG, the daemon's, the config's. */
+		const char *how;
+
+		if (cli_audit_locate(socket_path, NETD_DEFAULT_CONFIG, found, sizeof(found), &how) < 0) {
+			fprintf(stderr, "netd: policy suggest: the audit log's path is too long\n");
+			return CLI_FAILED;
+		}
+		files[0] = found;
 		n_files = 1;
 	}
 	if (suggest_new(&flt, &s) < 0)

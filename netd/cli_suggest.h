@@ -8,8 +8,10 @@
 /*
  * cli_suggest() - `netd policy suggest --sandbox NAME | --policy NAME
  * [--since T] [--file AUDIT]... [--name NEW]`; @argv[0] is "suggest".
+ * @socket_path: the control socket to ask for the daemon's audit log when
+ * no --file is given (cli_audit_locate(), as `netd audit` does); borrowed.
  * Return: exit status (CLI_OK; CLI_FAILED; CLI_USAGE: netd/cli_help.h).
  */
-int cli_suggest(int argc, char **argv);
+int cli_suggest(int argc, char **argv, const char *socket_path);
 
 #endif

@@ -41,13 +41,15 @@
 
 /* Deny reasons (the nflog prefixes, fw.c), for the reason label; last = other. */
 static const char *const deny_reasons[] = { "not-pinned", "internal", "to-host",
-	"sandbox-to-sandbox", "spoof", "ipv6-disabled", "quota", "other" };
+	"sandbox-to-sandbox", "spoof", "ipv6-disabled", "quota", "conn-limit", "other" };
 #define N_DENY_REASONS (sizeof(deny_reasons) / sizeof(deny_reasons[0]))
 
 /* DNS decision reasons (docs/audit.md), for the reason label; last = other. */
 static const char *const dns_reasons[] = { "policy", "not-in-policy", "qname-too-long",
 	"bad-name", "bad-class", "rate-limit", "overload", "pin-limit", "name-pin-limit",
-	"too-many-pins", "pin-failed", "bad-answer", "no-memory", "other" };
+	"too-many-pins", "pin-failed", "bad-answer", "answer-loop", "answer-too-large",
+	"no-memory", "upstream-timeout", "upstream-failure", "audit-mode", "badvers",
+	"qtype-meta", "qtype-zone-transfer", "qtype-obsolete", "formerr", "notimp", "other" };
 #define N_DNS_REASONS (sizeof(dns_reasons) / sizeof(dns_reasons[0]))
 static const char *const dns_rcodes[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
 	"NOTIMP", "REFUSED", "OTHER" };

@@ -91,7 +91,7 @@ static void sni_audit(struct daemon *d, const struct judge *j, const struct snif
 			"action", accepted ? "logged" : "reset",
 			"mode", j->would_deny ? "enforce" : policy_l7_str(j->mode),
 			"proto", sni_proto_str(res->proto), "status", sni_status_str(res->status),
-			"name", res->name, "dst", addr_format(&p->dst, dst, sizeof(dst)), "port",
+			"name", res->name, "dst", addr_format(&p->dst, dst, sizeof(dst)), "dport",
 			(int)p->dport, "pinned_by", names);
 	if (rec && j->detail)
 		json_object_set_new(rec, "detail", json_string(j->detail));

@@ -44,6 +44,8 @@ rc 2 "audit with a bad --since" "$NETD_BIN" audit --file /dev/null --since yeste
 rc 5 "status, no daemon on the socket" "$NETD_BIN" --socket /nonexistent/netd.sock status
 rc 5 "sandbox list, no daemon" "$NETD_BIN" --socket /nonexistent/netd.sock sandbox list
 rc 6 "sandbox show with an invalid name" "$NETD_BIN" --socket /nonexistent/netd.sock sandbox show 'bad/name'
+rc 5 "exec, no daemon" "$NETD_BIN" --socket /nonexistent/netd.sock exec sb1 -- true
+rc 6 "exec with an invalid name" "$NETD_BIN" --socket /nonexistent/netd.sock exec 'bad/name' -- true
 T=$(mktemp -d /tmp/ndcli.XXXXXX)
 printf 'name: [broken\n' >"$T/bad.yaml"
 rc 6 "policy check of a broken file" "$NETD_BIN" policy check "$T/bad.yaml"
@@ -56,6 +58,7 @@ netd_up || { echo "0 passed, 1 failed"; exit 1; }
 rc 0 "status" netd status
 rc 3 "sandbox show of a missing sandbox" netd sandbox show "$(sb_name nosuch)"
 rc 3 "sandbox delete of a missing sandbox" netd sandbox delete "$(sb_name nosuch)"
+rc 3 "exec in a missing sandbox" netd exec "$(sb_name nosuch)" -- true
 rc 3 "policy show of a missing policy" netd policy show nosuch
 rc 0 "sandbox create" netd sandbox create "$(sb_name a)" --policy deny-all
 rc 4 "sandbox create of an existing name" netd sandbox create "$(sb_name a)" --policy deny-all
