@@ -114,6 +114,13 @@ static int nl_open(struct nl *nl, int netns_fd)
  * Send @nlh and read replies until the ACK (or NLMSG_DONE for a dump),
  * passing data messages to @cb.  Return: 0; the kernel's -errno; -errno.
  */
+/*
+ * A dump the kernel marks NLM_F_DUMP_INTR (the table changed while it was
+ * read: sandboxes come and go) fails with EINTR; it is asked again this
+ * many times before the error is returned.
+ */
+#define LINK_DUMP_TRIES 10
+
 static int nl_talk(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 {
 	char buf[LINK_NL_RECV_SIZE];
@@ -668,7 +675,7 @@ static int dump_links(int netns_fd, struct name_list *list)
 	return r;
 }
 
-int link_names(char (**ret)[IFNAMSIZ])
+static int link_names_once(char (**ret)[IFNAMSIZ])
 {
 	struct name_list list = { .grow = true };
 	int r = dump_links(-1, &list);
@@ -686,7 +693,20 @@ int link_names(char (**ret)[IFNAMSIZ])
 	return (int)list.n;
 }
 
-int link_netns_other_links(int netns_fd, char *first, size_t sz)
+int link_names(char (**ret)[IFNAMSIZ])
+{
+	int r;
+
+	/* A dump the kernel interrupted (the list changed meanwhile) is asked again. */
+	for (int t = 0; t < LINK_DUMP_TRIES; t++) {
+		r = link_names_once(ret);
+		if (r != -EINTR)
+			break;
+	}
+	return r;
+}
+
+static int link_netns_other_links_once(int netns_fd, char *first, size_t sz)
 {
 	char names[1][IFNAMSIZ];
 	struct name_list list = { .names = names, .max = 1, .skip_lo = true };
@@ -699,6 +719,19 @@ int link_netns_other_links(int netns_fd, char *first, size_t sz)
 	if (list.n && sz)
 		snprintf(first, sz, "%s", names[0]);
 	return (int)list.n;
+}
+
+int link_netns_other_links(int netns_fd, char *first, size_t sz)
+{
+	int r;
+
+	/* A dump the kernel interrupted (the list changed meanwhile) is asked again. */
+	for (int t = 0; t < LINK_DUMP_TRIES; t++) {
+		r = link_netns_other_links_once(netns_fd, first, sz);
+		if (r != -EINTR)
+			break;
+	}
+	return r;
 }
 
 struct route_pick {
@@ -832,7 +865,7 @@ static int default_gw_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int link_default_gateways(struct addr *out, size_t max)
+static int link_default_gateways_once(struct addr *out, size_t max)
 {
 	static const int families[] = { AF_INET, AF_INET6 };
 	char req[MNL_SOCKET_BUFFER_SIZE];
@@ -854,6 +887,19 @@ int link_default_gateways(struct addr *out, size_t max)
 		nl_close(&nl);
 	}
 	return r < 0 ? r : (int)l.n;
+}
+
+int link_default_gateways(struct addr *out, size_t max)
+{
+	int r;
+
+	/* A dump the kernel interrupted (the list changed meanwhile) is asked again. */
+	for (int t = 0; t < LINK_DUMP_TRIES; t++) {
+		r = link_default_gateways_once(out, max);
+		if (r != -EINTR)
+			break;
+	}
+	return r;
 }
 
 /* Addresses of a dump, growing as they come. */
@@ -904,7 +950,7 @@ static int local_addr_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int link_local_addrs(struct prefix **ret)
+static int link_local_addrs_once(struct prefix **ret)
 {
 	char req[MNL_SOCKET_BUFFER_SIZE];
 	struct addr_list l = { 0 };
@@ -933,6 +979,19 @@ int link_local_addrs(struct prefix **ret)
 	}
 	*ret = l.out;
 	return (int)l.n;
+}
+
+int link_local_addrs(struct prefix **ret)
+{
+	int r;
+
+	/* A dump the kernel interrupted (the list changed meanwhile) is asked again. */
+	for (int t = 0; t < LINK_DUMP_TRIES; t++) {
+		r = link_local_addrs_once(ret);
+		if (r != -EINTR)
+			break;
+	}
+	return r;
 }
 
 /* ---- sysctl ----------------------------------------------------------- */
