@@ -4,7 +4,7 @@
  * link_netns_other_links(), link_default_route_ifname(),
  * link_default_gateways(), link_local_addrs()) and linkwatch's RTM_DELLINK
  * callback (netd/linkwatch.c).  The input is one recv() buffer, run through
- * mnl_cb_run() exactly as nl_talk() and linkwatch's reader run it.
+ * nlbuf_cb_run() exactly as nl_talk() and linkwatch's reader run it.
  *
  * The callbacks are static (they are only ever reached through a netlink
  * socket), so this harness includes the two files rather than widen their
@@ -43,11 +43,11 @@ static void names_check(const struct name_list *l)
 			abort();
 }
 
-/* One pass of @cb over the buffer, as the kernel's reply to a dump. */
+/* One pass of @cb over the buffer, as nl_talk() and on_readable() run it. */
 static void run(const void *buf, size_t len, mnl_cb_t cb, void *data)
 {
 	/* seq 0 and portid 0: libmnl checks neither, as for a multicast event. */
-	(void)mnl_cb_run(buf, len, 0, 0, cb, data);
+	(void)nlbuf_cb_run(buf, len, 0, 0, cb, data);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
