@@ -6,6 +6,7 @@
  */
 #include "netd/ctcut.h"
 #include "netd/ctmsg.h"
+#include "netd/nlbuf.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -159,7 +160,7 @@ static int ct_wait(struct mnl_socket *nl, char *buf, size_t sz, uint32_t seq, ui
 		n = mnl_socket_recvfrom(nl, buf, sz);
 		if (n < 0)
 			return -errno;
-		r = mnl_cb_run(buf, (size_t)n, seq, portid, cb, data);
+		r = nlbuf_cb_run(buf, (size_t)n, seq, portid, cb, data);	/* EBADMSG: bad length */
 		if (r < 0)
 			return errno ? -errno : -EIO;
 		if (r == MNL_CB_STOP)

@@ -35,6 +35,7 @@
 #include <linux/veth.h>
 
 #include "netd/link.h"
+#include "netd/nlbuf.h"
 
 #ifndef NSFS_MAGIC
 #define NSFS_MAGIC 0x6e736673
@@ -139,8 +140,8 @@ static int nl_talk(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 		n = mnl_socket_recvfrom(nl->sk, buf, sizeof(buf));
 		if (n < 0)
 			return -errno;
-		/* mnl_cb_run: -1+errno for NLMSG_ERROR, STOP on ACK/DONE. */
-		r = mnl_cb_run(buf, (size_t)n, seq, nl->portid, cb, data);
+		/* -1+errno for NLMSG_ERROR (EBADMSG: a bad length), STOP on ACK/DONE. */
+		r = nlbuf_cb_run(buf, (size_t)n, seq, nl->portid, cb, data);
 		if (r < 0)
 			return errno ? -errno : -EIO;
 		if (r == MNL_CB_STOP)

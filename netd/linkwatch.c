@@ -2,6 +2,7 @@
  * linkwatch - RTM_DELLINK events over libmnl, read on libevent.
  */
 #include "netd/linkwatch.h"
+#include "netd/nlbuf.h"
 
 #include <errno.h>
 #include <net/if.h>
@@ -76,8 +77,10 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 			continue;
 		if (n < 0)
 			return;	/* EAGAIN: drained */
-		/* Multicast notifications carry seq 0 and the kernel's portid 0. */
-		mnl_cb_run(buf, (size_t)n, 0, 0, msg_cb, w);
+		/* Multicast notifications carry seq 0 and the kernel's portid 0.
+		 * A buffer with a bad length is not walked: events lost, recheck. */
+		if (nlbuf_cb_run(buf, (size_t)n, 0, 0, msg_cb, w) < 0 && errno == EBADMSG)
+			w->ops->lost(w->ctx);
 	}
 }
 

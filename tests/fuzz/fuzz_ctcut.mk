@@ -1,0 +1,1 @@
+fuzz_ctcut_SRC := common/addr.c netd/ctmsg.c

@@ -1,0 +1,1 @@
+fuzz_link_SRC := common/addr.c
