@@ -12,6 +12,7 @@
  * The audit log gets a "netd" record at start (version, what was
  * restored) and at stop.
  */
+#include "netd/forwarding.h"
 #include "netd/daemon.h"
 
 #include <errno.h>
@@ -283,7 +284,7 @@ static int startup_host(struct daemon *d)
 		log_err("pool: %s", strerror(-r));
 		return -1;
 	}
-	r = link_enable_forwarding(d->cfg.pool6_enabled);
+	r = forwarding_enable(d->cfg.pool6_enabled);
 	if (r < 0) {
 		log_err("cannot enable forwarding: %s", strerror(-r));
 		return -1;

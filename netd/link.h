@@ -103,10 +103,5 @@ int link_local_addrs(struct prefix **ret);
  */
 int link_default_gateways(struct addr *out, size_t max);
 
-/*
- * link_enable_forwarding() - net.ipv4.ip_forward=1 and, if @ipv6,
- * net.ipv6.conf.all.forwarding=1, in the caller's netns.  Return: 0; -errno.
- */
-int link_enable_forwarding(int ipv6);
 
 #endif

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/addr.h"
+#include "netd/forwarding.h"
 #include "netd/link.h"
 #include "netd/nsexec.h"
 
@@ -127,7 +128,7 @@ int main(int argc, char **argv)
 		return report(r);
 	}
 	if (strcmp(cmd, "forwarding") == 0 && argc == 3)
-		return report(link_enable_forwarding(atoi(argv[2])));
+		return report(forwarding_enable(atoi(argv[2])));
 	if (strcmp(cmd, "exec") == 0 && argc >= 6 && strcmp(argv[4], "--") == 0) {
 		const char *name = strcmp(argv[3], "-") == 0 ? NULL : argv[3];
 
