@@ -18,6 +18,7 @@
 
 #include "common/log.h"
 #include "common/tbucket.h"
+#include "netd/nlbuf.h"
 
 #define NFLOG_RCVBUF      (4u << 20)	/* bytes */
 #define NFLOG_COPY_RANGE  128	/* bytes of each packet: the headers */
@@ -151,7 +152,7 @@ static int config_req(struct nflog *n, uint16_t family, uint16_t res_id,
 		len = mnl_socket_recvfrom(n->nl, n->buf, sizeof(n->buf));
 		if (len < 0)
 			return -errno;
-		r = mnl_cb_run(n->buf, (size_t)len, seq, n->portid, NULL, NULL);
+		r = nlbuf_cb_run(n->buf, (size_t)len, seq, n->portid, NULL, NULL);
 		if (r < 0)
 			return -errno;
 		if (r == MNL_CB_STOP)

@@ -38,6 +38,8 @@
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netlink.h>
 
+#include "netd/nlbuf.h"
+
 #ifndef NETLINK_CAP_ACK
 #define NETLINK_CAP_ACK 10
 #endif
@@ -93,6 +95,13 @@ struct acks {
 static void acks_parse(struct acks *a, const char *buf, size_t len)
 {
 	int rem = (int)len;
+
+	/* A length libmnl would misread (netd/nlbuf.h): the batch's outcome is unknown. */
+	if (nlbuf_check(buf, len) < 0) {
+		if (!a->err)
+			a->err = -EBADMSG;
+		return;
+	}
 
 	for (const struct nlmsghdr *nlh = (const struct nlmsghdr *)buf; mnl_nlmsg_ok(nlh, rem);
 	     nlh = mnl_nlmsg_next(nlh, &rem)) {
@@ -271,7 +280,7 @@ static int nl_talk(struct fw_kernel *k, struct nlmsghdr *req, mnl_cb_t cb, void 
 		if (n < 0)
 			return -errno;	/* ENOBUFS in a dump: never a partial answer */
 		errno = 0;
-		r = mnl_cb_run(nl->rbuf, (size_t)n, seq, nl->portid, cb, data);
+		r = nlbuf_cb_run(nl->rbuf, (size_t)n, seq, nl->portid, cb, data);
 		if (r < 0)
 			return errno ? -errno : -EIO;
 		if (r == MNL_CB_STOP)
