@@ -115,6 +115,18 @@ static void base_sets(struct bt *bt, const struct prefix *internal, size_t n_int
 		base_set(bt, n.s, f->addr_type, f->alen, NFT_SET_INTERVAL);
 		internal_elems(bt, internal, n_internal, f, n.s);
 	}
+	/*
+	 * The pins of every sandbox, keyed by its source address (made
+	 * trustworthy by the anti-spoofing rules): one set per family, so a
+	 * create, delete or reload never makes or looks up per-sandbox sets
+	 * (nf_tables finds sets by name in a list).  Kept across a restart.
+	 */
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		struct setdef d;
+
+		setdef_pin(&d, f);
+		bt_set(bt, NFT_MSG_NEWSET, &d);
+	}
 	base_set(bt, "sandbox_fwd", TYPE_IFNAME, IFNAMSIZ, NFT_SET_MAP);
 	/* Taps (microVMs): the guest's MAC, beside its addresses. */
 	base_set(bt, "tap_ifs", TYPE_IFNAME, IFNAMSIZ, 0);

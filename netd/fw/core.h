@@ -8,17 +8,20 @@
 #define NETD_FW_CORE_H
 
 #include "netd/fw/kernel.h"
+#include "netd/fw/ledger.h"
 #include "netd/fw/render.h"
 
 /* What fw_sandbox_add() / fw_sandbox_set_dns() gave a sandbox, to undo it later. */
 struct fw_sb_rec {
 	char name[POLICY_NAME_MAX + 1];
 	char ifname[IFNAMSIZ];
+	char policy[POLICY_NAME_MAX + 1];	/* whose sets pc-POLICY-cidr4/6 its chain uses */
 	struct addr addr4, addr6;
 	struct addr dns4, dns6;
 	bool chained;
 	bool tap;
 	uint8_t mac[6];
+	struct fw_ledger pins;	/* owned: what is in pin4/6 for it (ledger.h) */
 };
 
 struct fw {

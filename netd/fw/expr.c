@@ -344,6 +344,15 @@ void fm_tuple_lookup(struct rb *rb, const struct fw_fam *f, const char *set)
 	fx_lookup(rb, set, REG32(0), -1, false);
 }
 
+void fm_pin_lookup(struct rb *rb, const struct fw_fam *f, const char *set)
+{
+	fx_payload(rb, NFT_PAYLOAD_NETWORK_HEADER, f->saddr_off, f->alen, REG32(0));
+	fx_payload(rb, NFT_PAYLOAD_NETWORK_HEADER, f->daddr_off, f->alen, REG32(f->alen / 4));
+	fx_meta(rb, NFT_META_L4PROTO, REG32(2 * f->alen / 4));
+	fx_payload(rb, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, REG32(2 * f->alen / 4 + 1));
+	fx_lookup(rb, set, REG32(0), -1, false);
+}
+
 void fm_ifaddr_not_in(struct rb *rb, const struct fw_fam *f, const char *set)
 {
 	fx_meta(rb, NFT_META_IIFNAME, REG32(0));
@@ -475,6 +484,14 @@ size_t fkey_tuple(uint8_t *out, const uint8_t *a, size_t alen, uint8_t proto, ui
 	return alen + 8;
 }
 
+size_t fkey_pin(uint8_t *out, const struct addr *src, const struct fw_pin *p)
+{
+	size_t alen = addr_len(p->addr.family);
+
+	memcpy(out, src->a, alen);
+	return alen + fkey_tuple(out + alen, p->addr.a, alen, p->proto, p->port);
+}
+
 size_t fkey_ifaddr(uint8_t *out, const char *ifname, const struct addr *a)
 {
 	size_t alen = addr_len(a->family);
@@ -517,23 +534,27 @@ void setdef_plain(struct setdef *d, const char *name, uint32_t type, uint32_t le
 		d->key_byteorder = BYTEORDER_BIG_ENDIAN;
 }
 
-void setdef_tuple(struct setdef *d, const char *sb, const char *kind, const struct fw_fam *f)
+void setdef_pin(struct setdef *d, const struct fw_fam *f)
 {
-	bool pin = strcmp(kind, "pin") == 0;
-
 	memset(d, 0, sizeof(*d));
-	snprintf(d->name, sizeof(d->name), "sb-%s-%s%c", sb, kind, f->sfx);
+	snprintf(d->name, sizeof(d->name), "pin%c", f->sfx);
+	d->key_type = ((f->addr_type << TYPE_BITS | f->addr_type) << TYPE_BITS |
+		       TYPE_INET_PROTOCOL) << TYPE_BITS | TYPE_INET_SERVICE;
+	d->key_len = 2u * f->alen + 4u + 4u;
+	d->flags = NFT_SET_TIMEOUT;
+	d->size = FW_PIN_SET_TOTAL;
+}
+
+void setdef_cidr(struct setdef *d, const char *policy, const struct fw_fam *f)
+{
+	memset(d, 0, sizeof(*d));
+	snprintf(d->name, sizeof(d->name), "pc-%s-cidr%c", policy, f->sfx);
 	d->key_type = (f->addr_type << TYPE_BITS | TYPE_INET_PROTOCOL) << TYPE_BITS |
 		      TYPE_INET_SERVICE;
 	d->key_len = f->alen + 4u + 4u;
-	if (pin) {
-		d->flags = NFT_SET_TIMEOUT;
-		d->size = FW_PIN_SET_SIZE;
-	} else {
-		/* Interval + concatenation: the kernel picks pipapo. */
-		d->flags = NFT_SET_INTERVAL | NFT_SET_CONCAT;
-		d->concat[0] = f->alen;
-		d->concat[1] = 1;
-		d->concat[2] = 2;
-	}
+	/* Interval + concatenation: the kernel picks pipapo. */
+	d->flags = NFT_SET_INTERVAL | NFT_SET_CONCAT;
+	d->concat[0] = f->alen;
+	d->concat[1] = 1;
+	d->concat[2] = 2;
 }

@@ -19,6 +19,8 @@
 #include <libnftnl/set.h>
 #include <linux/netfilter.h>
 
+#include "common/clock.h"
+
 #define FW_TABLE_DEFAULT "netd"
 #define FW_PINS_PER_CALL 4096	/* pins per fw_pin() call */
 #define FW_SEQ_WRAP      0x40000000u	/* batches count up to here, then from 1 again */
@@ -84,11 +86,26 @@ struct fw_sandbox fw_sb_view(const struct fw_sb_rec *rec)
 					     rec->mac[4], rec->mac[5] } };
 }
 
-static void rec_set(struct fw_sb_rec *rec, const struct fw_sandbox *sb)
+/* Is @rec the only record whose chain uses the sets of its policy? */
+static bool rec_policy_last(const struct fw *fw, const struct fw_sb_rec *rec)
 {
+	for (size_t i = 0; i < fw->n_sbs; i++)
+		if (&fw->sbs[i] != rec && strcmp(fw->sbs[i].policy, rec->policy) == 0)
+			return false;
+	return rec->policy[0] != '\0';
+}
+
+/* Fill @rec from @sb under @pol; its ledger is kept (emptied: the add removed its pins). */
+static void rec_set(struct fw_sb_rec *rec, const struct fw_sandbox *sb, const struct policy *pol)
+{
+	struct fw_ledger pins = rec->pins;
+
+	fw_ledger_clear(&pins);
 	memset(rec, 0, sizeof(*rec));
+	rec->pins = pins;
 	snprintf(rec->name, sizeof(rec->name), "%s", sb->name);
 	snprintf(rec->ifname, sizeof(rec->ifname), "%s", sb->host_ifname);
+	snprintf(rec->policy, sizeof(rec->policy), "%s", pol->name);
 	rec->addr4 = sb->addr4;
 	rec->addr6 = sb->addr6;
 	rec->chained = sb->chained;
@@ -204,6 +221,8 @@ void fw_close(struct fw *fw)
 	if (fw->k)
 		fw->k->ops->free(fw->k);
 	fw_batch_free(fw->b);
+	for (size_t i = 0; i < fw->n_sbs; i++)
+		fw_ledger_free(&fw->sbs[i].pins);
 	free(fw->sbs);
 	free(fw);
 }
@@ -237,7 +256,17 @@ static int rec_slot(struct fw *fw, const char *name, struct fw_sb_rec **ret, boo
 		fw->cap_sbs = nc;
 	}
 	*ret = &fw->sbs[fw->n_sbs];
+	memset(*ret, 0, sizeof(**ret));
 	return 0;
+}
+
+/* @a's removal half from @rec: its pins, sent from its addresses. */
+static void arg_old_pins(struct sb_arg *a, const struct fw_sb_rec *rec)
+{
+	a->old_pins = rec->pins.v;
+	a->n_old_pins = rec->pins.n;
+	a->old_src[0] = rec->addr4;
+	a->old_src[1] = rec->addr6;
 }
 
 int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct policy *pol)
@@ -264,12 +293,16 @@ int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct poli
 		a.old = &old;
 		a.old_dns4 = old_rec.dns4;
 		a.old_dns6 = old_rec.dns6;
+		arg_old_pins(&a, rec);
+		if (rec_policy_last(fw, rec))
+			a.drop_policy = old_rec.policy;
 	}
+	a.fill_cidr = true;
 	r = fw_run(fw, render_sandbox_fn, &a, false);
 	if (r < 0)
 		goto out;
 	/* Recorded only now the kernel has it; an earlier dns_local was removed. */
-	rec_set(rec, sb);
+	rec_set(rec, sb, pol);
 	if (!existed)
 		fw->n_sbs++;
 out:
@@ -336,20 +369,25 @@ int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb)
 		a.old = &old;
 		a.old_dns4 = old_rec.dns4;
 		a.old_dns6 = old_rec.dns6;
+		arg_old_pins(&a, rec);
+		if (rec_policy_last(fw, rec))
+			a.drop_policy = old_rec.policy;
 	}
 	r = fw_run(fw, render_sandbox_fn, &a, false);
 	/* Only the table or its base sets can be missing: nothing left to delete. */
 	if (r == -ENOENT)
 		r = 0;
-	if (r == 0 && rec)
+	if (r == 0 && rec) {
+		fw_ledger_free(&rec->pins);
 		*rec = fw->sbs[--fw->n_sbs];
+	}
 	return r;
 }
 
 /* ---- pins ----------------------------------------------------------------- */
 
 struct pin_arg {
-	const char *name;
+	struct addr src[2];
 	const struct fw_pin *pins;
 	size_t n;
 };
@@ -358,13 +396,14 @@ static void render_pins_fn(struct bt *bt, const void *arg)
 {
 	const struct pin_arg *a = arg;
 
-	for (int i = 0; i < 2; i++)
-		render_pins(bt, a->name, &fw_fams[i], a->pins, a->n);
+	render_pins(bt, a->src, a->pins, a->n);
 }
 
 int fw_pin(struct fw *fw, const char *name, const struct fw_pin *pins, size_t n)
 {
-	struct pin_arg a = { name, pins, n };
+	struct fw_sb_rec *rec;
+	struct pin_arg a;
+	uint64_t now;
 	int r;
 
 	if (fw)
@@ -377,8 +416,23 @@ int fw_pin(struct fw *fw, const char *name, const struct fw_pin *pins, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (!fw_pin_ok(&pins[i]))
 			return -EINVAL;
+	rec = fw_sb_find(fw, name);
+	if (!rec)
+		return -ENOENT;
 	if (n == 0)
 		return 0;
+	now = clock_mono_ms();
+	if (fw_ledger_live(&rec->pins, pins, n, now) > FW_PIN_SET_SIZE)
+		return -ENOSPC;
+	/*
+	 * Recorded before the batch is sent: a pin the kernel has must be in
+	 * the ledger, or the sandbox's removal would leave it behind; one the
+	 * kernel refused is removed harmlessly later.
+	 */
+	r = fw_ledger_note(&rec->pins, pins, n, now);
+	if (r < 0)
+		return r;
+	a = (struct pin_arg){ .src = { rec->addr4, rec->addr6 }, .pins = pins, .n = n };
 	r = fw_run(fw, render_pins_fn, &a, false);
 	/* The kernel says a set at its size limit is full with ENFILE. */
 	return r == -ENFILE ? -ENOSPC : r;
@@ -434,11 +488,14 @@ int fw_pin_lookup(struct fw *fw, const char *name, const struct addr *addr, uint
 		  uint16_t port, uint64_t *ret_expires_ms)
 {
 	const struct fw_fam *f = addr ? fw_fam_of(addr->family) : NULL;
+	struct fw_pin pin = { .proto = proto, .port = port };
 	struct lookup_res res = { 0 };
+	const struct fw_sb_rec *rec;
 	struct nftnl_set_elem *e;
+	const struct addr *src;
+	uint8_t key[FKEY_PIN_MAX];
 	struct nftnl_set *s;
 	struct setdef d;
-	uint8_t key[24];
 	int r;
 
 	if (fw)
@@ -446,9 +503,16 @@ int fw_pin_lookup(struct fw *fw, const char *name, const struct addr *addr, uint
 
 	if (!fw || !fw_name_ok(name) || !f)
 		return -EINVAL;
-	setdef_tuple(&d, name, "pin", f);
+	rec = fw_sb_find(fw, name);
+	if (!rec)
+		return -ENOENT;
+	src = f->af == AF_INET ? &rec->addr4 : &rec->addr6;
+	if (src->family != f->af)
+		return 0;	/* it cannot send from this family: no pin */
+	pin.addr = *addr;
+	setdef_pin(&d, f);
 	s = nftnl_set_alloc();
-	e = elem_new(key, fkey_tuple(key, addr->a, f->alen, proto, port));
+	e = elem_new(key, fkey_pin(key, src, &pin));
 	if (!s || !e) {
 		nftnl_set_free(s);
 		nftnl_set_elem_free(e);

@@ -9,6 +9,7 @@
  */
 #include "netd/fw/core.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,24 +21,30 @@
 #include <libnftnl/set.h>
 #include <linux/netfilter.h>
 
-/* sb-* chains and sets found in the kernel's table (any number of them). */
+#include "common/clock.h"
+
+/* What the table's dump found: sandbox chains, per-policy CIDR sets, legacy sets. */
+enum found_kind {
+	FOUND_CHAIN,	/* sb-NAME: owner = the sandbox */
+	FOUND_PCSET,	/* pc-POLICY-cidr4/6: owner = the policy */
+	FOUND_OLDSET,	/* sb-NAME-pin4/cidr4/...: a per-sandbox set of an older netd */
+};
+
 struct dump_list {
 	const char *table;
 	struct {
 		char obj[NFT_SET_MAXNAMELEN];	/* the chain or set name */
-		char owner[POLICY_NAME_MAX + 1];	/* the sandbox it belongs to */
-		bool is_set;
+		char owner[POLICY_NAME_MAX + 1];
+		enum found_kind kind;
 	} *v;
 	size_t n, cap;
 	int err;
 };
 
-/* The sandbox name in a set name "sb-NAME-pin4" etc.: its length, or 0 if not ours. */
-static size_t set_owner_len(const char *obj, size_t n)
+/* The owner's length in @obj ("PFX" OWNER SUFFIX), or 0 if @obj has none of @sfx. */
+static size_t owner_len(const char *obj, size_t n, const char *const *sfx, size_t n_sfx)
 {
-	static const char *const sfx[] = { "-pin4", "-pin6", "-cidr4", "-cidr6" };
-
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < n_sfx; i++) {
 		size_t sl = strlen(sfx[i]);
 
 		if (n > 3 + sl && strcmp(obj + n - sl, sfx[i]) == 0)
@@ -48,14 +55,24 @@ static size_t set_owner_len(const char *obj, size_t n)
 
 static void dump_note(struct dump_list *l, const char *table, const char *obj, bool is_set)
 {
+	static const char *const old_sfx[] = { "-pin4", "-pin6", "-cidr4", "-cidr6" };
+	static const char *const pc_sfx[] = { "-cidr4", "-cidr6" };
 	size_t n = obj ? strlen(obj) : 0, k;
+	enum found_kind kind;
 
-	if (!table || strcmp(table, l->table) != 0 || n <= 3 || strncmp(obj, "sb-", 3) != 0 ||
-	    n >= sizeof(l->v[0].obj))
+	if (!table || strcmp(table, l->table) != 0 || n <= 3 || n >= sizeof(l->v[0].obj))
 		return;
-	k = is_set ? set_owner_len(obj, n) : n - 3;
-	if (k == 0 || k > POLICY_NAME_MAX)
+	if (strncmp(obj, "sb-", 3) == 0) {
+		kind = is_set ? FOUND_OLDSET : FOUND_CHAIN;
+		k = is_set ? owner_len(obj, n, old_sfx, 4) : n - 3;
+	} else if (is_set && strncmp(obj, "pc-", 3) == 0) {
+		kind = FOUND_PCSET;
+		k = owner_len(obj, n, pc_sfx, 2);
+	} else {
 		return;	/* not one of ours */
+	}
+	if (k == 0 || k > POLICY_NAME_MAX)
+		return;
 	if (l->n == l->cap) {
 		size_t nc = l->cap ? 2 * l->cap : 64;
 		void *nv = realloc(l->v, nc * sizeof(*l->v));
@@ -70,7 +87,7 @@ static void dump_note(struct dump_list *l, const char *table, const char *obj, b
 	memcpy(l->v[l->n].obj, obj, n + 1);
 	memcpy(l->v[l->n].owner, obj + 3, k);
 	l->v[l->n].owner[k] = '\0';
-	l->v[l->n].is_set = is_set;
+	l->v[l->n].kind = kind;
 	l->n++;
 }
 
@@ -100,6 +117,64 @@ static int dump_set_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
+/* The elements of pin4/6 found (any number of them). */
+struct pin_dump {
+	const struct fw_fam *f;
+	struct {
+		uint8_t key[FKEY_PIN_MAX];
+		uint64_t left_ms;	/* until it expires; 0: no expiry given */
+	} *v;
+	size_t n, cap;
+	int err;
+};
+
+static void pin_dump_add(struct pin_dump *d, const uint8_t *key, uint32_t len, uint64_t left_ms)
+{
+	if (len != 2u * d->f->alen + 8u)
+		return;	/* not a key of this layout */
+	if (d->n == d->cap) {
+		size_t nc = d->cap ? 2 * d->cap : 256;
+		void *nv = realloc(d->v, nc * sizeof(*d->v));
+
+		if (!nv) {
+			d->err = -ENOMEM;
+			return;
+		}
+		d->v = nv;
+		d->cap = nc;
+	}
+	memcpy(d->v[d->n].key, key, len);
+	d->v[d->n].left_ms = left_ms;
+	d->n++;
+}
+
+static int dump_pin_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nftnl_set_elems_iter *it;
+	struct nftnl_set_elem *e;
+
+	if (!s)
+		return MNL_CB_ERROR;
+	if (nftnl_set_elems_nlmsg_parse(nlh, s) < 0) {
+		nftnl_set_free(s);
+		return MNL_CB_ERROR;
+	}
+	it = nftnl_set_elems_iter_create(s);
+	while (it && (e = nftnl_set_elems_iter_next(it))) {
+		uint32_t len = 0;
+		const void *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len);
+		uint64_t left = nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION) ?
+					nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_EXPIRATION) : 0;
+
+		if (key)
+			pin_dump_add(data, key, len, left);
+	}
+	nftnl_set_elems_iter_destroy(it);
+	nftnl_set_free(s);
+	return MNL_CB_OK;
+}
+
 /* One dump of @type (family inet) into @l. */
 static int dump(struct fw *fw, uint16_t type, mnl_cb_t cb, struct dump_list *l)
 {
@@ -110,11 +185,40 @@ static int dump(struct fw *fw, uint16_t type, mnl_cb_t cb, struct dump_list *l)
 	return r < 0 ? r : l->err;
 }
 
+/* Every element of pin set @d->f (a missing set: none). */
+static int dump_pins(struct fw *fw, struct pin_dump *d)
+{
+	char req[512];
+	struct nlmsghdr *nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETSETELEM, NFPROTO_INET,
+						     NLM_F_DUMP, 0);
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct setdef def;
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	setdef_pin(&def, d->f);
+	nftnl_set_set_str(s, NFTNL_SET_TABLE, fw->rc.table);
+	nftnl_set_set_str(s, NFTNL_SET_NAME, def.name);
+	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
+	nftnl_set_elems_nlmsg_build_payload(nlh, s);
+	nftnl_set_free(s);
+	r = fw->k->ops->talk(fw->k, nlh, dump_pin_cb, d);
+	if (r == -ENOENT)
+		return 0;	/* an older table: no shared pin set yet */
+	return r < 0 ? r : d->err;
+}
+
 struct rc_arg {
 	const struct fw_config *cfg;
 	struct sb_arg *sbs;	/* one per kept sandbox */
+	struct fw_ledger *leds;	/* one per kept sandbox: its pins found in pin4/6 */
 	size_t n;
 	const struct dump_list *found;	/* NULL: replacing, nothing to remove */
+	/* Pins whose source is no kept sandbox's: removed (keep mode only). */
+	const uint8_t *orphans[2];	/* keys, orphan_stride bytes apart, per family */
+	size_t orphan_stride;
+	size_t n_orphans[2];
 };
 
 static bool rc_kept(const struct rc_arg *a, const char *owner)
@@ -125,51 +229,78 @@ static bool rc_kept(const struct rc_arg *a, const char *owner)
 	return false;
 }
 
-/* The chains (pass 0), then the sets and quotas (pass 1) of sandboxes not kept. */
-static void render_stale(struct bt *bt, const struct rc_arg *a)
+static bool rc_policy_used(const struct rc_arg *a, const char *policy)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->sbs[i].pol->name, policy) == 0)
+			return true;
+	return false;
+}
+
+/* The chains of sandboxes not kept, then their quotas (the chains are gone by then). */
+static void render_stale_chains(struct bt *bt, const struct rc_arg *a)
 {
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < a->found->n; i++) {
 			const char *obj = a->found->v[i].obj;
-			bool is_set = a->found->v[i].is_set;
 
-			if (rc_kept(a, a->found->v[i].owner))
+			if (a->found->v[i].kind != FOUND_CHAIN || rc_kept(a, a->found->v[i].owner))
 				continue;
-			if (pass == 0 && !is_set) {
+			if (pass == 0) {
 				bt_flush_chain(bt, obj);
 				bt_chain(bt, NFT_MSG_DELCHAIN, obj, -1, 0, NULL);
-			} else if (pass == 1 && is_set) {
-				struct setdef d = { 0 };
-
-				snprintf(d.name, sizeof(d.name), "%s", obj);
-				bt_set(bt, NFT_MSG_DELSET, &d);
-			} else if (pass == 1) {
-				/* A stale sandbox chain: its quota, if any (chains are gone now). */
+			} else {
 				bt_quota_remove(bt, a->found->v[i].owner);
 			}
 		}
 }
 
 /*
+ * After every kept sandbox is re-rendered (so no rule refers to them any
+ * more): the per-sandbox sets of an older netd, and the CIDR sets of
+ * policies no kept sandbox has.
+ */
+static void render_stale_sets(struct bt *bt, const struct rc_arg *a)
+{
+	for (size_t i = 0; i < a->found->n; i++) {
+		struct setdef d = { 0 };
+
+		if (a->found->v[i].kind == FOUND_CHAIN ||
+		    (a->found->v[i].kind == FOUND_PCSET && rc_policy_used(a, a->found->v[i].owner)))
+			continue;
+		snprintf(d.name, sizeof(d.name), "%s", a->found->v[i].obj);
+		bt_set(bt, NFT_MSG_DELSET, &d);
+	}
+}
+
+/*
  * The whole start-up in one batch: the base ruleset (created, or kept and
- * refilled), the chains and sets of sandboxes that are no longer in the
- * state dir removed, and every kept sandbox re-rendered.  The order inside
- * the batch matters: the base sets (vmap included) are emptied first, so
- * no jump refers to a stale chain when it is deleted; a stale chain's rules
- * go before its sets.
+ * refilled), the chains of sandboxes that are no longer in the state dir
+ * and the pins of no kept sandbox removed, every kept sandbox re-rendered,
+ * then the sets nothing refers to any more removed.  The order inside the
+ * batch matters: the base sets (vmap included) are emptied first, so no
+ * jump refers to a stale chain when it is deleted; a set goes only after
+ * the last rule referring to it.
  */
 static void render_reconcile(struct bt *bt, const void *argp)
 {
 	const struct rc_arg *a = argp;
 
 	fw_render_open(bt, a->cfg);
-	if (a->found)
-		render_stale(bt, a);
+	if (a->found) {
+		render_stale_chains(bt, a);
+		for (int i = 0; i < 2; i++)
+			render_pin_keys_remove(bt, &fw_fams[i], a->orphans[i], a->orphan_stride,
+					       a->n_orphans[i]);
+	}
 	for (size_t i = 0; i < a->n; i++)
 		render_sandbox(bt, &a->sbs[i]);
+	if (a->found)
+		render_stale_sets(bt, a);
 }
 
-static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n)
+/* The records of the kept sandboxes, each with the ledger of its pins now in the kernel. */
+static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n, struct fw_ledger *leds)
 {
 	fw->sbs = calloc(n ? n : 1, sizeof(*fw->sbs));
 	if (!fw->sbs)
@@ -180,9 +311,12 @@ static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n)
 
 		snprintf(rec->name, sizeof(rec->name), "%s", sbs[i].sb.name);
 		snprintf(rec->ifname, sizeof(rec->ifname), "%s", sbs[i].sb.host_ifname);
+		snprintf(rec->policy, sizeof(rec->policy), "%s", sbs[i].pol->name);
 		rec->addr4 = sbs[i].sb.addr4;
 		rec->addr6 = sbs[i].sb.addr6;
 		rec->chained = sbs[i].sb.chained;
+		rec->pins = leds[i];
+		memset(&leds[i], 0, sizeof(leds[i]));
 	}
 	return 0;
 }
@@ -190,7 +324,8 @@ static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n)
 static int rc_args(struct rc_arg *a, const struct fw_restore *sbs, size_t n)
 {
 	a->sbs = calloc(n ? n : 1, sizeof(*a->sbs));
-	if (!a->sbs)
+	a->leds = calloc(n ? n : 1, sizeof(*a->leds));
+	if (!a->sbs || !a->leds)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		int r;
@@ -202,12 +337,79 @@ static int rc_args(struct rc_arg *a, const struct fw_restore *sbs, size_t n)
 			return r;
 		a->sbs[i].replace_pins = sbs[i].flush_pins;	/* with no pins: emptied */
 	}
+	sb_args_mark_cidr(a->sbs, n);
+	return 0;
+}
+
+struct src_ix {
+	uint8_t a[16];	/* the source address, zero-padded */
+	size_t i;	/* index into rc_arg.sbs */
+};
+
+static int src_cmp(const void *x, const void *y)
+{
+	return memcmp(x, y, 16);
+}
+
+/*
+ * Each pin found goes to the ledger of the kept sandbox whose source it
+ * has; the others (no kept sandbox sends from there) are moved to the
+ * front of @d and become @a's orphans of that family.
+ */
+static int attribute_pins(struct rc_arg *a, struct pin_dump *d, int fam)
+{
+	const struct fw_fam *f = d->f;
+	struct src_ix *ix = calloc(a->n ? a->n : 1, sizeof(*ix));
+	uint64_t now = clock_mono_ms();
+	size_t n_ix = 0, k = 0;
+	int r = 0;
+
+	if (!ix)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct addr *src = fam == 0 ? &a->sbs[i].sb->addr4 : &a->sbs[i].sb->addr6;
+
+		if (src->family != f->af)
+			continue;
+		memcpy(ix[n_ix].a, src->a, f->alen);
+		ix[n_ix++].i = i;
+	}
+	qsort(ix, n_ix, sizeof(*ix), src_cmp);
+	for (size_t j = 0; j < d->n && r == 0; j++) {
+		struct src_ix want = { 0 };
+		const struct src_ix *hit;
+		const uint8_t *key = d->v[j].key;
+		struct fw_pin p = { .addr.family = f->af, .proto = key[2 * f->alen] };
+		uint16_t be;
+
+		memcpy(want.a, key, f->alen);
+		hit = n_ix ? bsearch(&want, ix, n_ix, sizeof(*ix), src_cmp) : NULL;
+		if (!hit) {
+			if (k != j)
+				d->v[k] = d->v[j];
+			k++;
+			continue;
+		}
+		memcpy(p.addr.a, key + f->alen, f->alen);
+		memcpy(&be, key + 2 * f->alen + 4, 2);
+		p.port = ntohs(be);
+		/* The remaining lifetime; an element without expiry lasts as long as possible. */
+		p.timeout_ms = d->v[j].left_ms && d->v[j].left_ms < UINT32_MAX ?
+				       (uint32_t)d->v[j].left_ms : UINT32_MAX;
+		r = fw_ledger_note(&a->leds[hit->i], &p, 1, now);
+	}
+	free(ix);
+	if (r < 0)
+		return r;
+	a->orphans[fam] = d->n ? d->v[0].key : NULL;
+	a->orphan_stride = sizeof(d->v[0]);
+	a->n_orphans[fam] = k;
 	return 0;
 }
 
 /* Keep the table: inventory it, then reconcile it in one batch. */
 static int reconcile_keep(struct fw *fw, struct rc_arg *a, struct dump_list *found,
-			  struct fw_reconcile_info *info)
+			  struct pin_dump pins[2], struct fw_reconcile_info *info)
 {
 	int r;
 
@@ -215,18 +417,35 @@ static int reconcile_keep(struct fw *fw, struct rc_arg *a, struct dump_list *fou
 	r = dump(fw, NFT_MSG_GETCHAIN, dump_chain_cb, found);
 	if (r == 0)
 		r = dump(fw, NFT_MSG_GETSET, dump_set_cb, found);
+	for (int i = 0; i < 2 && r == 0; i++) {
+		pins[i].f = &fw_fams[i];
+		r = dump_pins(fw, &pins[i]);
+		if (r == 0)
+			r = attribute_pins(a, &pins[i], i);
+	}
 	if (r < 0) {
-		snprintf(fw->err, sizeof(fw->err), "listing the table's chains and sets: %s",
+		snprintf(fw->err, sizeof(fw->err), "listing the table's chains, sets and pins: %s",
 			 strerror(-r));
 		return r;
 	}
+	/* Pins to be replaced: out with what was found. */
+	for (size_t i = 0; i < a->n; i++)
+		if (a->sbs[i].replace_pins) {
+			a->sbs[i].old_pins = a->leds[i].v;
+			a->sbs[i].n_old_pins = a->leds[i].n;
+			a->sbs[i].old_src[0] = a->sbs[i].sb->addr4;
+			a->sbs[i].old_src[1] = a->sbs[i].sb->addr6;
+		}
 	a->found = found;
 	r = fw_run(fw, render_reconcile, a, true);
 	if (r < 0)
 		return r;
 	info->kept = true;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->sbs[i].replace_pins)
+			fw_ledger_clear(&a->leds[i]);	/* replaced by none */
 	for (size_t i = 0; i < found->n; i++)
-		if (!rc_kept(a, found->v[i].owner) && !found->v[i].is_set)
+		if (found->v[i].kind == FOUND_CHAIN && !rc_kept(a, found->v[i].owner))
 			info->n_stale++;
 	return 0;
 }
@@ -235,6 +454,7 @@ int fw_open_reconcile(const struct fw_config *cfg, const struct fw_restore *sbs,
 		      struct fw **ret, struct fw_reconcile_info *info)
 {
 	struct dump_list found = { 0 };
+	struct pin_dump pins[2] = { { 0 } };
 	struct rc_arg a = { .cfg = cfg, .n = n };
 	struct fw_kernel *k;
 	struct fw *fw = NULL;
@@ -252,7 +472,7 @@ int fw_open_reconcile(const struct fw_config *cfg, const struct fw_restore *sbs,
 	r = rc_args(&a, sbs, n);
 	if (r < 0)
 		goto out;
-	r = reconcile_keep(fw, &a, &found, info);
+	r = reconcile_keep(fw, &a, &found, pins, info);
 	if (r < 0) {
 		/*
 		 * The kept table could not be reconciled (its base ruleset is
@@ -263,19 +483,27 @@ int fw_open_reconcile(const struct fw_config *cfg, const struct fw_restore *sbs,
 		snprintf(info->replaced_because, sizeof(info->replaced_because), "%.*s",
 			 (int)sizeof(info->replaced_because) - 1, fw->err[0] ? fw->err : strerror(-r));
 		a.found = NULL;
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			a.sbs[i].replace_pins = false;
+			a.sbs[i].n_old_pins = 0;
+			fw_ledger_clear(&a.leds[i]);
+		}
 		r = fw_run(fw, render_reconcile, &a, false);
 		if (r < 0)
 			info->replaced_because[0] = '\0';
 	}
 	if (r == 0)
-		r = sb_records(fw, sbs, n);
+		r = sb_records(fw, sbs, n, a.leds);
 out:
 	for (size_t i = 0; a.sbs && i < n; i++)
 		sb_arg_done(&a.sbs[i]);
+	for (size_t i = 0; a.leds && i < n; i++)
+		fw_ledger_free(&a.leds[i]);
 	free(a.sbs);
+	free(a.leds);
 	free(found.v);
+	free(pins[0].v);
+	free(pins[1].v);
 	if (r < 0) {
 		fw_close(fw);
 		return r;
@@ -311,6 +539,8 @@ static int update_ok(struct fw *fw, const struct fw_update *u)
 int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 {
 	struct upd_arg a = { .n = n };
+	struct fw_ledger *next;	/* the ledgers of replaced pins, made before the batch */
+	uint64_t now = clock_mono_ms();
 	int r = 0;
 
 	if (fw)
@@ -321,23 +551,51 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 	if (n == 0)
 		return 0;
 	a.sbs = calloc(n, sizeof(*a.sbs));
-	if (!a.sbs)
+	next = calloc(n, sizeof(*next));
+	if (!a.sbs || !next) {
+		free(a.sbs);
+		free(next);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n && r == 0; i++) {
+		const struct fw_sb_rec *rec;
+
 		r = update_ok(fw, &u[i]);
 		if (r == 0)
 			r = sb_arg_init(&a.sbs[i], u[i].sb, u[i].pol);
 		a.sbs[i].replace_pins = u[i].replace_pins;
 		a.sbs[i].pins = u[i].pins;
 		a.sbs[i].n_pins = u[i].n_pins;
+		if (r == 0 && u[i].replace_pins) {
+			rec = fw_sb_find(fw, u[i].sb->name);
+			a.sbs[i].old_pins = rec->pins.v;
+			a.sbs[i].n_old_pins = rec->pins.n;
+			a.sbs[i].old_src[0] = rec->addr4;
+			a.sbs[i].old_src[1] = rec->addr6;
+			r = fw_ledger_note(&next[i], u[i].pins, u[i].n_pins, now);
+		}
 		if (r < 0)	/* nothing was sent: say which sandbox */
 			snprintf(fw->err, sizeof(fw->err), "sandbox %.64s (%zu of %zu): %s, nothing sent",
 				 u[i].sb && u[i].sb->name ? u[i].sb->name : "?", i + 1, n, strerror(-r));
 	}
-	if (r == 0)
+	if (r == 0) {
+		sb_args_mark_cidr(a.sbs, n);
 		r = fw_run(fw, render_update, &a, true);
-	for (size_t i = 0; i < n; i++)
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct fw_sb_rec *rec = r == 0 ? fw_sb_find(fw, u[i].sb->name) : NULL;
+
+		if (rec)
+			snprintf(rec->policy, sizeof(rec->policy), "%s", u[i].pol->name);
+		if (rec && u[i].replace_pins) {	/* the kernel has exactly these now */
+			fw_ledger_free(&rec->pins);
+			rec->pins = next[i];
+		} else {
+			fw_ledger_free(&next[i]);
+		}
 		sb_arg_done(&a.sbs[i]);
+	}
+	free(next);
 	free(a.sbs);
 	return r == -ENFILE ? -ENOSPC : r;
 }

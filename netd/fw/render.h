@@ -27,6 +27,7 @@
 #include "common/addr.h"
 #include "netd/fw.h"
 #include "netd/fw/batch.h"
+#include "netd/fw/ledger.h"
 #include "netd/ruleset.h"
 
 /* nft's datatype ids (nftables include/datatype.h), so `nft list` prints keys. */
@@ -42,7 +43,8 @@
 #define BYTEORDER_HOST_ENDIAN 1
 #define BYTEORDER_BIG_ENDIAN  2
 
-#define FW_PIN_SET_SIZE    65536	/* elements per pin set; full -> -ENOSPC */
+#define FW_PIN_SET_SIZE    65536	/* live pins per sandbox (fw.c counts them); over -> -ENOSPC */
+#define FW_PIN_SET_TOTAL   1048576	/* elements of the shared set pin4 (and pin6); full -> -ENOSPC */
 #define FW_ELEMS_PER_MSG   32	/* elements per NEWSETELEM message */
 
 #define PRIO_RAW    (-300)
@@ -204,6 +206,8 @@ void fm_ct_new(struct rb *rb);	/* ct state new */
 void fm_prefix(struct rb *rb, uint32_t off, const struct prefix *p);
 /* daddr . meta l4proto . th dport @set */
 void fm_tuple_lookup(struct rb *rb, const struct fw_fam *f, const char *set);
+/* saddr . daddr . meta l4proto . th dport @set (the shared pin sets) */
+void fm_pin_lookup(struct rb *rb, const struct fw_fam *f, const char *set);
 /* iifname . saddr != @set */
 void fm_ifaddr_not_in(struct rb *rb, const struct fw_fam *f, const char *set);
 /* iifname/oifname (@meta_key) . daddr/saddr @set; nfproto checked first */
@@ -232,6 +236,9 @@ void fm_ethertype(struct rb *rb, uint16_t ethertype);
 size_t fkey_ifname(uint8_t *out, const char *ifname);
 /* addr . inet_proto . inet_service, each field padded to 4 bytes: @alen + 8 bytes. */
 size_t fkey_tuple(uint8_t *out, const uint8_t *a, size_t alen, uint8_t proto, uint16_t port);
+/* saddr . daddr . inet_proto . inet_service: the pin4/6 key of @p sent from @src: 2 alen + 8 bytes. */
+size_t fkey_pin(uint8_t *out, const struct addr *src, const struct fw_pin *p);
+#define FKEY_PIN_MAX (16 + 16 + 8)
 /* ifname . addr */
 size_t fkey_ifaddr(uint8_t *out, const char *ifname, const struct addr *a);
 /* ifname . ether_addr (the MAC padded to 8 bytes, as in a register pair): 24 bytes */
@@ -254,8 +261,10 @@ struct setdef {
 /* setdef_plain() - set @name of nft datatype @type, keys of @len bytes, NFT_SET_* @flags. */
 void setdef_plain(struct setdef *d, const char *name, uint32_t type, uint32_t len,
 		  uint32_t flags);
-/* sb-NAME-pin4/6 (timeout) or sb-NAME-cidr4/6 (interval): addr . proto . port */
-void setdef_tuple(struct setdef *d, const char *sb, const char *kind, const struct fw_fam *f);
+/* pin4/6, shared by every sandbox (timeout): saddr . daddr . proto . port */
+void setdef_pin(struct setdef *d, const struct fw_fam *f);
+/* pc-POLICY-cidr4/6, shared by the sandboxes of @policy (interval): daddr . proto . port */
+void setdef_cidr(struct setdef *d, const char *policy, const struct fw_fam *f);
 
 /* ---- emit.c: objects into the batch -------------------------------------- */
 
@@ -326,9 +335,26 @@ struct sb_arg {
 	const struct fw_sandbox *old;	/* what an earlier add made (may differ), or NULL */
 	struct addr old_dns4, old_dns6;	/* its dns_local elements */
 	const struct policy *pol;	/* NULL: delete only */
-	struct ruleset_box *box[2];	/* its CIDR rules per family (ruleset_cidr_boxes()) */
+	struct ruleset_box *box[2];	/* its policy's CIDR rules per family (ruleset_cidr_boxes()) */
 	int n_box[2];
-	/* Reconcile mode only: replace the pin sets' contents by these. */
+	/*
+	 * Fill the policy's sets pc-POLICY-cidr4/6 (shared by its sandboxes)
+	 * from box[]: once per batch per policy is enough, and the first
+	 * sandbox of each policy in the batch must do it.
+	 */
+	bool fill_cidr;
+	/* Not NULL: the sandbox was the last of this policy: its sets pc-POLICY-cidr4/6 go. */
+	const char *drop_policy;
+	/*
+	 * The pins fw recorded for this name (netd/fw/ledger.h), sent from
+	 * @old_src (by family: [0] IPv4, [1] IPv6): removed from pin4/6 when
+	 * the sandbox is deleted or added afresh, and in reconcile mode when
+	 * replace_pins is set.
+	 */
+	const struct fw_ledger_pin *old_pins;
+	size_t n_old_pins;
+	struct addr old_src[2];
+	/* Reconcile mode only: replace the sandbox's pins by these. */
 	bool replace_pins;
 	const struct fw_pin *pins;
 	size_t n_pins;
@@ -339,6 +365,8 @@ struct sb_arg {
  * Free with sb_arg_done() (also after a failure).  Return: 0; -EINVAL; -E2BIG; -ENOMEM.
  */
 int sb_arg_init(struct sb_arg *a, const struct fw_sandbox *sb, const struct policy *pol);
+/* sb_args_mark_cidr() - set fill_cidr on the first of @a[0..@n) of each policy (by name), clear it on the rest. */
+void sb_args_mark_cidr(struct sb_arg *a, size_t n);
 /* sb_arg_done() - free the boxes of @a; NULL-safe on a zeroed or half-filled @a. */
 void sb_arg_done(struct sb_arg *a);
 
@@ -349,12 +377,24 @@ void sb_arg_done(struct sb_arg *a);
  */
 void render_sandbox(struct bt *bt, const struct sb_arg *a);
 
-/* render_sandbox_remove_objects() - chain sb-NAME, its four sets, its quota. */
+/* render_sandbox_remove_objects() - chain sb-NAME and its quota. */
 void render_sandbox_remove_objects(struct bt *bt, const char *name);
 
-/* render_pins() - add the pins of family @f among @pins[0..@n) to @name's pin set. */
-void render_pins(struct bt *bt, const char *name, const struct fw_fam *f,
-		 const struct fw_pin *pins, size_t n);
+/*
+ * render_pins() - add @pins[0..@n) to pin4/6, each keyed by the source of
+ * its family in @src ([0] IPv4, [1] IPv6; a family the sandbox has no
+ * address of: its pins are left out).  An existing element gets the new
+ * timeout.
+ */
+void render_pins(struct bt *bt, const struct addr src[2], const struct fw_pin *pins, size_t n);
+
+/* render_pins_remove() - remove those elements: gone afterwards, never an error. */
+void render_pins_remove(struct bt *bt, const struct addr src[2], const struct fw_ledger_pin *pins,
+			size_t n);
+
+/* render_pin_keys_remove() - the same for @n raw pin4/6 keys of family @f, @stride bytes apart. */
+void render_pin_keys_remove(struct bt *bt, const struct fw_fam *f, const uint8_t *keys,
+			    size_t stride, size_t n);
 
 /* render_dns() - @ifname's dns_local4/6 elements: @old out, @cur in (family 0: none). */
 void render_dns(struct bt *bt, const char *ifname, const struct addr old[2],

@@ -1,15 +1,21 @@
 /*
  * sandbox - one sandbox's objects in the netd ruleset, rendered: chain
- * sb-NAME, its pin sets (DNS answers, with timeouts) and CIDR sets (the
- * policy's cidr rules, intervals), its quota object, and the hookup
- * elements that send its traffic there (sandbox_ifs, sandbox_src4/6,
- * sandbox_fwd; for a chained attachment the chained_* sets of both
- * tables).  Also the pins and dns_local elements.  Pure renderer.
+ * sb-NAME, its quota object, its policy's CIDR sets pc-POLICY-cidr4/6
+ * (shared by the policy's sandboxes; intervals), and the hookup elements
+ * that send its traffic there (sandbox_ifs, sandbox_src4/6, sandbox_fwd;
+ * for a chained attachment the chained_* sets of both tables).  Also the
+ * pins and dns_local elements.  No set is the sandbox's own: nf_tables
+ * finds sets by name in a list, so per-sandbox sets made every create,
+ * reload and restart cost grow with the number of sandboxes.  Pure
+ * renderer.
  *
- * How a pin is rendered: the proxy's (address, proto, port, TTL) becomes
- * one element "addr . proto . port timeout T expires T" of
- * sb-NAME-pin4/6; the chain's rule "daddr . l4proto . dport @sb-NAME-pin4
- * accept" then lets the connection through until the element expires.
+ * How a pin is rendered: the proxy's (address, proto, port, TTL) for the
+ * sandbox with source address S becomes one element "S . addr . proto .
+ * port timeout T expires T" of the shared set pin4/6; the chain's rule
+ * "saddr . daddr . l4proto . dport @pin4 accept" then lets the connection
+ * through until the element expires.  The anti-spoofing rules make S the
+ * sandbox's own; fw.c's ledger lets the sandbox's removal delete exactly
+ * its elements.
  */
 #include "netd/fw/render.h"
 
@@ -37,6 +43,17 @@ int sb_arg_init(struct sb_arg *a, const struct fw_sandbox *sb, const struct poli
 	return 0;
 }
 
+void sb_args_mark_cidr(struct sb_arg *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool first = a[i].pol != NULL;
+
+		for (size_t j = 0; j < i && first; j++)
+			first = !a[j].pol || strcmp(a[j].pol->name, a[i].pol->name) != 0;
+		a[i].fill_cidr = first;
+	}
+}
+
 void sb_arg_done(struct sb_arg *a)
 {
 	free(a->box[0]);
@@ -49,35 +66,90 @@ static void sb_chain_name(char *buf, size_t sz, const char *name)
 	snprintf(buf, sz, "sb-%s", name);
 }
 
-void render_pins(struct bt *bt, const char *name, const struct fw_fam *f,
-		 const struct fw_pin *pins, size_t n)
+void render_pins(struct bt *bt, const struct addr src[2], const struct fw_pin *pins, size_t n)
 {
-	struct setdef d;
-	struct elemq q;
+	for (int i = 0; i < 2; i++) {
+		const struct fw_fam *f = &fw_fams[i];
+		struct setdef d;
+		struct elemq q;
 
-	setdef_tuple(&d, name, "pin", f);
-	elq_init(&q, bt, NFT_MSG_NEWSETELEM, d.name);
-	for (size_t i = 0; i < n; i++) {
-		const struct fw_pin *p = &pins[i];
-		struct nftnl_set_elem *e;
-		uint8_t key[24];
-
-		if (p->addr.family != f->af)
+		if (src[i].family != f->af)
 			continue;
-		e = elem_new(key, fkey_tuple(key, p->addr.a, f->alen, p->proto, p->port));
-		if (e) {
-			/*
-			 * An existing element is updated in place (no
-			 * NLM_F_EXCL); giving the expiration as well makes
-			 * the kernel restart the countdown even when the
-			 * timeout value is unchanged.
-			 */
-			nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_TIMEOUT, p->timeout_ms);
-			nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_EXPIRATION, p->timeout_ms);
+		setdef_pin(&d, f);
+		elq_init(&q, bt, NFT_MSG_NEWSETELEM, d.name);
+		for (size_t k = 0; k < n; k++) {
+			const struct fw_pin *p = &pins[k];
+			struct nftnl_set_elem *e;
+			uint8_t key[FKEY_PIN_MAX];
+
+			if (p->addr.family != f->af)
+				continue;
+			e = elem_new(key, fkey_pin(key, &src[i], p));
+			if (e) {
+				/*
+				 * An existing element is updated in place (no
+				 * NLM_F_EXCL); giving the expiration as well makes
+				 * the kernel restart the countdown even when the
+				 * timeout value is unchanged.
+				 */
+				nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_TIMEOUT, p->timeout_ms);
+				nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_EXPIRATION, p->timeout_ms);
+			}
+			elq_add(&q, e);
 		}
-		elq_add(&q, e);
+		elq_flush(&q);
 	}
-	elq_flush(&q);
+}
+
+/*
+ * Created (without a timeout: the delete follows in the same batch), then
+ * deleted: the element is gone afterwards whether or not it was there, or
+ * had lapsed, so the batch never fails on it.
+ */
+void render_pin_keys_remove(struct bt *bt, const struct fw_fam *f, const uint8_t *keys,
+			    size_t stride, size_t n)
+{
+	static const uint16_t types[] = { NFT_MSG_NEWSETELEM, NFT_MSG_DELSETELEM };
+	struct setdef d;
+
+	if (n == 0)
+		return;
+	setdef_pin(&d, f);
+	for (int t = 0; t < 2; t++) {
+		struct elemq q;
+
+		elq_init(&q, bt, types[t], d.name);
+		for (size_t k = 0; k < n; k++)
+			elq_add(&q, elem_new(keys + k * stride, d.key_len));
+		elq_flush(&q);
+	}
+}
+
+void render_pins_remove(struct bt *bt, const struct addr src[2], const struct fw_ledger_pin *pins,
+			size_t n)
+{
+	static const uint16_t types[] = { NFT_MSG_NEWSETELEM, NFT_MSG_DELSETELEM };
+
+	for (int i = 0; i < 2; i++) {
+		const struct fw_fam *f = &fw_fams[i];
+		struct setdef d;
+
+		if (src[i].family != f->af)
+			continue;
+		setdef_pin(&d, f);
+		for (int t = 0; t < 2; t++) {
+			struct elemq q;
+
+			elq_init(&q, bt, types[t], d.name);
+			for (size_t k = 0; k < n; k++) {
+				uint8_t key[FKEY_PIN_MAX];
+
+				if (pins[k].p.addr.family == f->af)
+					elq_add(&q, elem_new(key, fkey_pin(key, &src[i], &pins[k].p)));
+			}
+			elq_flush(&q);
+		}
+	}
 }
 
 /* The hookup a chained attachment had: its addresses in both tables. */
@@ -169,41 +241,32 @@ static void unhook(struct bt *bt, const struct fw_sandbox *sb, const struct addr
 
 void render_sandbox_remove_objects(struct bt *bt, const char *name)
 {
-	static const char *const kinds[] = { "pin", "cidr" };
 	char chain[NFT_CHAIN_MAXNAMELEN];
-	struct setdef d;
 
 	sb_chain_name(chain, sizeof(chain), name);
 	bt_flush_chain(bt, chain);
 	bt_chain(bt, NFT_MSG_DELCHAIN, chain, -1, 0, NULL);
-	for (int k = 0; k < 2; k++)
-		for (int i = 0; i < 2; i++) {
-			setdef_tuple(&d, name, kinds[k], &fw_fams[i]);
-			bt_set(bt, NFT_MSG_NEWSET, &d);
-			bt_set(bt, NFT_MSG_DELSET, &d);
-		}
 	/* After the chain: its rules referenced the quota. */
 	bt_quota_remove(bt, name);
 }
 
-/* The sandbox's sets: pin sets (kept, or replaced in reconcile mode), CIDR sets filled. */
-static void sb_sets(struct bt *bt, const struct sb_arg *a)
+/*
+ * The policy's CIDR sets pc-POLICY-cidr4/6: created or kept, emptied and
+ * filled (every sandbox of the policy sees the new contents at once, in
+ * this batch).
+ */
+static void sb_policy_sets(struct bt *bt, const struct sb_arg *a)
 {
-	const struct fw_sandbox *sb = a->sb;
 	struct setdef d;
 	struct elemq q;
 
 	for (int i = 0; i < 2; i++) {
 		const struct fw_fam *f = &fw_fams[i];
 
-		setdef_tuple(&d, sb->name, "pin", f);
+		setdef_cidr(&d, a->pol->name, f);
 		bt_set(bt, NFT_MSG_NEWSET, &d);
-		if (bt->keep && a->replace_pins) {
+		if (!bt->keep)	/* reconcile mode flushes it already */
 			bt_flush_set(bt, d.name);
-			render_pins(bt, sb->name, f, a->pins, a->n_pins);
-		}
-		setdef_tuple(&d, sb->name, "cidr", f);
-		bt_set(bt, NFT_MSG_NEWSET, &d);
 		elq_init(&q, bt, NFT_MSG_NEWSETELEM, d.name);
 		for (int j = 0; j < a->n_box[i]; j++) {
 			const struct ruleset_box *b = &a->box[i][j];
@@ -220,6 +283,29 @@ static void sb_sets(struct bt *bt, const struct sb_arg *a)
 		}
 		elq_flush(&q);
 	}
+}
+
+/* Created (or kept) then deleted: gone afterwards, never an error. */
+static void sb_policy_sets_remove(struct bt *bt, const char *policy)
+{
+	struct setdef d;
+
+	for (int i = 0; i < 2; i++) {
+		setdef_cidr(&d, policy, &fw_fams[i]);
+		bt_set(bt, NFT_MSG_NEWSET, &d);
+		bt_set(bt, NFT_MSG_DELSET, &d);
+	}
+}
+
+/* The sandbox's pins: the recorded ones removed when it is made afresh or replaced. */
+static void sb_pins(struct bt *bt, const struct sb_arg *a)
+{
+	const struct addr src[2] = { a->sb->addr4, a->sb->addr6 };
+
+	if (!bt->keep || a->replace_pins)
+		render_pins_remove(bt, a->old_src, a->old_pins, a->n_old_pins);
+	if (bt->keep && a->replace_pins)
+		render_pins(bt, src, a->pins, a->n_pins);
 }
 
 /*
@@ -328,8 +414,8 @@ static void sb_sni_queue(struct bt *bt, const struct sb_arg *a, const char *chai
 					fm_ct_mark_clear(&rb, FW_SNI_DONE_CTMARK);
 				} else {
 					fm_ct_new(&rb);
-					setdef_tuple(&d, a->sb->name, "pin", f);
-					fm_tuple_lookup(&rb, f, d.name);
+					setdef_pin(&d, f);
+					fm_pin_lookup(&rb, f, d.name);
 				}
 				fx_queue(&rb, log ? FW_SNI_QUEUE_LOG : FW_SNI_QUEUE_ENFORCE, log);
 				bt_rule(bt, &rb);
@@ -456,7 +542,7 @@ static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
 	}
 	/* Explicit CIDR rules win over the internal ranges ... */
 	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
-		setdef_tuple(&d, sb->name, "cidr", f);
+		setdef_cidr(&d, a->pol->name, f);
 		rb_init(&rb, rc, chain);
 		fm_nfproto(&rb, f->nfproto);
 		fm_tuple_lookup(&rb, f, d.name);
@@ -476,10 +562,10 @@ static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
 	}
 	sb_sni_queue(bt, a, chain, false);
 	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
-		setdef_tuple(&d, sb->name, "pin", f);
+		setdef_pin(&d, f);
 		rb_init(&rb, rc, chain);
 		fm_nfproto(&rb, f->nfproto);
-		fm_tuple_lookup(&rb, f, d.name);
+		fm_pin_lookup(&rb, f, d.name);
 		fx_verdict(&rb, NF_ACCEPT);
 		bt_rule(bt, &rb);
 	}
@@ -572,11 +658,15 @@ void render_sandbox(struct bt *bt, const struct sb_arg *a)
 			unhook(bt, a->old, &a->old_dns4, &a->old_dns6);
 		unhook(bt, sb, &no_addr, &no_addr);
 		render_sandbox_remove_objects(bt, sb->name);
+		if (a->drop_policy && (!a->pol || strcmp(a->drop_policy, a->pol->name) != 0))
+			sb_policy_sets_remove(bt, a->drop_policy);
 	}
+	sb_pins(bt, a);
 	if (!a->pol)
 		return;
-	/* 2. Build the sandbox afresh: its sets first, then the chain; 3. hook it up. */
-	sb_sets(bt, a);
+	/* 2. Build the sandbox afresh: its policy's sets first, then the chain; 3. hook it up. */
+	if (a->fill_cidr)
+		sb_policy_sets(bt, a);
 	sb_chain(bt, a, chain);
 	sb_hookup(bt, sb, chain, sb_slow_path(a->pol));
 }

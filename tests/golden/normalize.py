@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Normalize `nft list` output for golden diffs: counters to zero and the
-elements of every set/map one per line, sorted (hash sets iterate in a
-per-boot random order)."""
+"""Normalize `nft list` output for golden diffs: counters to zero, an
+element's time left ("expires ...", which the kernel counts down) dropped,
+and the elements of every set/map one per line, sorted (hash sets iterate
+in a per-boot random order)."""
 import re
 import sys
 
 text = sys.stdin.read()
 text = re.sub(r"counter packets \d+ bytes \d+", "counter packets 0 bytes 0", text)
+text = re.sub(r" expires [0-9dhms]+", "", text)
 
 
 def fix(m):
