@@ -25,14 +25,22 @@
  *                                                      established only; from a sandbox:
  *                                                      iifname vmap @sandbox_fwd
  *   chain postrouting_nat  (nat, postrouting, srcnat)  pool, sandbox veths -> egress: masquerade
+ *   set  pin4 { type ipv4_addr . ipv4_addr . inet_proto . inet_service; flags timeout }
+ *   set  pin6 { ipv6 likewise }                   DNS pins of every sandbox: its source . daddr
+ *                                                  . proto . port (the anti-spoofing rules
+ *                                                  make the source its own)
+ *   per policy:
+ *   sets pc-POLICY-cidr4/6 { type addr . inet_proto . inet_service; flags interval }
+ *                                                  its CIDR rules, shared by its sandboxes
  *   per sandbox:
  *   chain sb-NAME:  ct established,related accept;
- *                   daddr . l4proto . dport @sb-NAME-cidr4/6 accept;   (explicit CIDR rules)
+ *                   daddr . l4proto . dport @pc-POLICY-cidr4/6 accept;   (explicit CIDR rules)
  *                   daddr @internal4/6 drop;
- *                   daddr . l4proto . dport @sb-NAME-pin4/6 accept;    (DNS pins, with timeouts)
+ *                   saddr . daddr . l4proto . dport @pin4/6 accept;      (DNS pins, with timeouts)
  *                   drop   (on_deny: reject: limited reject first; mode: audit: log, accept)
- *   sets sb-NAME-pin4, sb-NAME-pin6   { type addr . inet_proto . inet_service; flags timeout }
- *   sets sb-NAME-cidr4, sb-NAME-cidr6 { same key; flags interval }
+ *   No set is a sandbox's own: nf_tables finds sets by name in a list, so
+ *   per-sandbox sets made every create, reload and restart slower with
+ *   every sandbox (docs/architecture.md, "How a pin is rendered").
  *
  * Chained attachments (a bridge port another CNI plugin made; the inet
  * hooks see only the bridge) are matched by source address instead:
@@ -55,9 +63,9 @@
  *   ipv4_addr }).
  *
  * Per-packet cost is a handful of set/map lookups whatever the number of
- * sandboxes or pins.  Deleting a sandbox deletes its chain and sets, so
- * pins can never outlive it or leak to a later sandbox given the same
- * address.
+ * sandboxes or pins.  Deleting a sandbox deletes its chain and exactly its
+ * pin elements (fw records each one it sent: netd/fw/ledger.h), so pins
+ * can never outlive it or leak to a later sandbox given the same address.
  */
 #ifndef NETD_FW_H
 #define NETD_FW_H
@@ -161,7 +169,8 @@ struct fw_reconcile_info {
  * exists it is kept with every pin in it, and ONE batch re-creates-or-keeps
  * and refills the base chains and sets, deletes the chains and sets of
  * sandboxes not in @sbs, and re-renders each sandbox of @sbs in place
- * (chain and CIDR sets refilled, pin sets kept unless flush_pins).  If that
+ * (chain and its policy's CIDR sets refilled, its pins kept unless
+ * flush_pins; pins of no sandbox in @sbs removed).  If that
  * batch fails (an incompatible older base ruleset, say), the table is
  * replaced with everything in @sbs in one batch instead (pins lost; see
  * @info->replaced_because).  There is no moment without rules either way.
@@ -174,14 +183,14 @@ int fw_open_reconcile(const struct fw_config *cfg, const struct fw_restore *sbs,
 struct fw_update {
 	const struct fw_sandbox *sb;	/* must have been added; borrowed for the call */
 	const struct policy *pol;	/* its new policy; borrowed for the call */
-	bool replace_pins;	/* replace its pin sets' contents with @pins */
+	bool replace_pins;	/* replace its pins with @pins */
 	const struct fw_pin *pins;	/* timeouts are the remaining lifetimes */
 	size_t n_pins;		/* <= 65536 (a pin set's size) */
 };
 
 /*
  * fw_sandboxes_update() - a policy reload for @n sandboxes in ONE batch:
- * each one's chain and CIDR sets are re-rendered from its new policy in
+ * each one's chain (and once per policy its CIDR sets) is re-rendered from its new policy in
  * place (the interface hookup and established connections untouched); its
  * pins are kept, or replaced by exactly @pins if replace_pins.
  * Return: 0; -EINVAL (unknown sandbox, bad pin); -ENOSPC; -errno (nothing
@@ -233,7 +242,8 @@ int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb);
  * fw_pin() - add @n pins for sandbox @name, each with its own timeout;
  * an existing element gets its timeout refreshed.  Blocks until the kernel
  * acknowledged the whole batch: after a 0 return the addresses are
- * reachable.  Return: 0; -errno (-ENOENT: no such sandbox; -ENOSPC: set
+ * reachable.  Return: 0; -errno (-ENOENT: no such sandbox; -ENOSPC: the
+ * sandbox would hold more than 65,536 live pins, or the shared set is
  * full); nothing is pinned on error.
  */
 int fw_pin(struct fw *fw, const char *name, const struct fw_pin *pins, size_t n);

@@ -644,8 +644,9 @@ void render_sandbox(struct bt *bt, const struct sb_arg *a)
 	 * 1. Make sure the chain exists so the removals below can refer to it.
 	 * (Its dns_local elements are in the record of an earlier add only:
 	 * fw_sandbox_set_dns() adds them.)  Reconciling (bt->keep) skips
-	 * this: the chain and CIDR sets are emptied and refilled in place, the
-	 * pin sets are kept, and the hookup elements are re-added unchanged.
+	 * this: the chain (and with fill_cidr the policy's CIDR sets) is
+	 * emptied and refilled in place, the pins are kept unless replaced,
+	 * and the hookup elements are re-added unchanged.
 	 */
 	if (!bt->keep) {
 		bt_chain(bt, NFT_MSG_NEWCHAIN, chain, -1, 0, NULL);

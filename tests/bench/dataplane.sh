@@ -18,7 +18,7 @@
 # payloads at full speed (packets/s received).  Each round runs every
 # (test, path) pair once, the paths' order rotated each round; the median
 # of BENCH_DP_ROUNDS rounds of BENCH_DP_SECONDS seconds is printed, with
-# the ratio to bare.  The pins are written into the sandboxes' pin sets
+# the ratio to bare.  The pins are written into the shared pin sets
 # with nft (BENCH_DP_PINS elements in all, spread evenly; 198.18.0.0/15 and
 # 2001:db8:ffff::/64 keys, never contacted).  Not a test: it asserts
 # nothing about time.
@@ -102,33 +102,32 @@ fast_path() {
 	fi
 }
 
-# pins_fill N - BENCH_DP_PINS pin elements spread over sandboxes b1, f1..f(N-1)
-# (one sandbox: half IPv4, half IPv6; a pin set holds 65,536).
+# pins_fill N - BENCH_DP_PINS pin elements spread over sandboxes b1, f1..f(N-1),
+# keyed by each one's source address in the shared sets pin4/pin6 (one
+# sandbox: half IPv4, half IPv6).
 pins_fill() {
 	local n=$1 s name f=$WORLD_DIR/pins.nft
 	for ((s = 0; s < n; s++)); do
 		if [ "$s" = 0 ]; then name=$SB; else name=$(sb_name "f$s"); fi
-		echo "$name"
-	done | awk -v total="$NPINS" -v n="$n" '{sb[NR - 1] = $1}
+		echo "$(sb_field "$name" ipv4) $(sb_field "$name" ipv6)"
+	done | awk -v total="$NPINS" -v n="$n" '{a4[NR - 1] = $1; a6[NR - 1] = $2}
 		END {
-			for (s = 0; s < n; s++) {
-				printf "flush set inet netd sb-%s-pin4\nflush set inet netd sb-%s-pin6\n", sb[s], sb[s]
-			}
+			print "flush set inet netd pin4\nflush set inet netd pin6"
 			for (j = 0; j < total; j++) {
 				s = j % n
-				if (n == 1 && j >= total / 2) {
-					set = "sb-" sb[s] "-pin6"
-					key = sprintf("2001:db8:ffff::%x:%x", int(j / 65536), j % 65536)
+				if (n == 1 && j >= total / 2 && a6[s] != "") {
+					set = "pin6"
+					key = a6[s] " . " sprintf("2001:db8:ffff::%x:%x", int(j / 65536), j % 65536)
 				} else {
-					set = "sb-" sb[s] "-pin4"
-					key = sprintf("198.%d.%d.%d", 18 + int(j / 65536) % 2, int(j / 256) % 256, j % 256)
+					set = "pin4"
+					key = a4[s] " . " sprintf("198.%d.%d.%d", 18 + int(j / 65536) % 2, int(j / 256) % 256, j % 256)
 				}
 				print set, key
 			}
 		}' | sort -s -k1,1 | awk '
 		/^flush/ {print; next}
-		$1 != cur || k == 1000 {if (cur != "") print " }"; printf "add element inet netd %s { %s . tcp . 443 timeout 2h", $1, $2; cur = $1; k = 1; next}
-		{printf ", %s . tcp . 443 timeout 2h", $2; k++}
+		$1 != cur || k == 1000 {if (cur != "") print " }"; printf "add element inet netd %s { %s %s %s . tcp . 443 timeout 2h", $1, $2, $3, $4; cur = $1; k = 1; next}
+		{printf ", %s %s %s . tcp . 443 timeout 2h", $2, $3, $4; k++}
 		END {if (cur != "") print " }"}' >"$f"
 	world_exec host nft -f "$f" 2>&1 | head -c 600
 }

@@ -78,7 +78,7 @@ burst() {
 	# netd, which may be stopped).
 	for ((s = 1; s <= NSB; s++)); do
 		ns[s]=$(sb_field "$(sb_name "b$s")" netns)
-		[ -n "${ns[s]}" ] || { fail "$label: netns path of b$s"; return 1; }
+		[ -n "${ns[s]}" ] || { t_fail "$label: netns path of b$s"; return 1; }
 	done
 	[ "$stop" = stop ] && kill -STOP "$NETD_PID"
 	for ((s = 1; s <= NSB; s++)); do

@@ -39,7 +39,8 @@ SB1=$(sb_name sb1)
 ok "sandbox sb1 (policy dt)" sb_create sb1 dt
 ok "sandbox sb2 (policy dt-narrow)" sb_create sb2 dt-narrow
 
-pins() { world_exec host nft list set inet netd "sb-$(sb_name "$1")-pin$2" 2>&1; }
+# pins SHORT 4|6 - its pins of that family, one per line.
+pins() { sb_pins "$(sb_name "$1")" | if [ "$2" = 4 ]; then grep -v "^[^ ]*:"; else grep "^[^ ]*:"; fi; }
 # elem SB FAMILY ADDR PORT - the set element line for ADDR . tcp . PORT
 elem() { pins "$1" "$2" | tr ',' '\n' | grep -F "$3 . tcp . $4 " || true; }
 
@@ -108,13 +109,13 @@ eq "sb1 reaches www.dt.example on 443" "www.dt.example ok" "$(sb_curl sb1 https:
 
 # ---- TTLs ---------------------------------------------------------------------------------
 sb_dig sb1 +short keep.dt.example A >/dev/null
-has "TTL 600 answer: pin timeout 10m" "timeout 10m" "$(elem sb1 4 198.51.100.46 443)"
+has "TTL 600 answer: pin timeout 10m" "timeout 600s" "$(elem sb1 4 198.51.100.46 443)"
 sb_dig sb1 +short keep2.dt.example A >/dev/null
 e=$(elem sb1 4 198.51.100.46 443)
-has "a later TTL 10 answer for the same address does not shorten the pin" "timeout 10m" "$e"
+has "a later TTL 10 answer for the same address does not shorten the pin" "timeout 600s" "$e"
 hasnt "... (not set to 10s)" "timeout 10s" "$e"
 sb_dig sb1 +short floor.dt.example A >/dev/null
-has "a rule's min_ttl 900 raises a TTL 60 pin" "timeout 15m" "$(elem sb1 4 198.51.100.45 443)"
+has "a rule's min_ttl 900 raises a TTL 60 pin" "timeout 900s" "$(elem sb1 4 198.51.100.45 443)"
 ttl=$(sb_dig sb1 +noall +answer floor.dt.example A | awk '{print $2}')
 ok "... while the client still gets TTL <= 60 ($ttl)" test "$ttl" -le 60
 eq "TTL 0 still connects (min clamp)" "ttl0.dt.example ok" "$(sb_curl sb1 https://ttl0.dt.example/)"

@@ -32,7 +32,7 @@ ok "sandbox c1 (policy dc)" sb_create c1 dc
 ok "sandbox c2 (policy dc)" sb_create c2 dc
 ok "sandbox c3 (policy dc-none)" sb_create c3 dc-none
 
-pins() { world_exec host nft list set inet netd "sb-$(sb_name "$1")-pin4" 2>&1; }
+pins() { sb_pins "$(sb_name "$1")" 2>&1; }
 # elem SB ADDR - the set element line for ADDR . tcp . 443
 elem() { pins "$1" | tr ',{}' '\n\n\n' | grep -F "$2 . tcp . 443 " || true; }
 stat() { netd status | tr -d ' \n' | grep -o "\"$1\":[0-9]*" | cut -d: -f2; }

@@ -47,7 +47,7 @@ for _ in $(seq 40); do grep -q 'slow answered' "$WORLD_DIR/badup.log" && break; 
 ok "the slow answer did arrive late" grep -q 'slow answered' "$WORLD_DIR/badup.log"
 sleep 0.5
 hasnt "the late answer pinned nothing" "198.51.100.40" \
-	"$(world_exec host nft list set inet netd "sb-$(sb_name sb1)-pin4")"
+	"$(sb_pins "$(sb_name sb1)")"
 ok "netd still alive" netd_alive
 netd_down
 

@@ -39,13 +39,13 @@ eq "d1 resolves through its gateway (UDP)" "198.51.100.10" "$(sb_dig d1 +short "
 eq "over IPv6 too" "198.51.100.10" "$(sb_dig d1 +short "@$GW6" pypi.org A)"
 eq "no conntrack entry for it" "0" "$(ct_dns "$GW4")"
 eq "nor for the IPv6 one" "0" "$(world_exec host cat /proc/net/nf_conntrack 2>/dev/null | grep -F "dst=$GW6 " | grep -c -F "dport=53 " || true)"
-has "the answer pinned as always" "198.51.100.10" "$(world_exec host nft list set inet netd "sb-$SB1-pin4")"
+has "the answer pinned as always" "198.51.100.10" "$(sb_pins "$SB1")"
 has "and was audited" '"qname":"pypi.org"' "$(audit_grep "\"sandbox\":\"$SB1\"" '"transport":"udp"')"
 # Denied names are denied the same way on this path.
 st=$(sb_dig d1 "@$GW4" example.com A | grep -o 'status: [A-Z]*')
 eq "a name outside the policy is denied on it (dns.deny_rcode)" "status: NXDOMAIN" "$st"
 has "and audited as denied" '"verdict":"deny"' "$(audit_grep "\"sandbox\":\"$SB1\"" '"qname":"example.com"')"
-hasnt "with no address pinned" "203.0.113.66" "$(world_exec host nft list set inet netd "sb-$SB1-pin4")"
+hasnt "with no address pinned" "203.0.113.66" "$(sb_pins "$SB1")"
 
 # A client that is gone when the answer comes: its "port unreachable" is
 # about an untracked packet, so conntrack cannot call it related; it is

@@ -35,7 +35,8 @@ YAML
 NETD_UPSTREAM=$EVIL netd_up || { echo "0 passed, 1 failed"; exit 1; }
 ok "sandbox sb1 (policy ev)" sb_create sb1 ev
 
-pins() { world_exec host nft list set inet netd "sb-$(sb_name sb1)-pin$1" 2>&1; }
+# pins 4|6 - sb1's pins of that family, one per line.
+pins() { sb_pins "$(sb_name sb1)" | if [ "$1" = 4 ]; then grep -v "^[^ ]*:"; else grep "^[^ ]*:"; fi; }
 status() { grep -o 'status: [A-Z]*' <<<"$1" | head -1; }
 d() { sb_dig sb1 +nocookie "$@"; }
 

@@ -45,10 +45,8 @@ pol_without_name() {
 
 # elem SHORT ADDR PORT - the pin4 element for ADDR . tcp . PORT as "timeout expires", or "".
 elem() {
-	world_exec host nft -j list set inet netd "sb-$(sb_name "$1")-pin4" 2>/dev/null |
-		jq -r --arg a "$2" --argjson p "$3" '.nftables[] | select(.set) | .set.elem // [] | .[] |
-			select(.elem.val.concat[0] == $a and .elem.val.concat[2] == $p) |
-			"\(.elem.timeout) \(.elem.expires)"'
+	sb_pins "$(sb_name "$1")" | awk -v a="$2" -v p="$3" \
+		'$1 == a && $3 == "tcp" && $5 == p { sub("s$", "", $7); sub("s$", "", $9); print $7, $9 }'
 }
 # gone SHORT ADDR PORT SECS - wait up to SECS for the element to disappear.
 gone() {

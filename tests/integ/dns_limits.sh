@@ -26,7 +26,7 @@ st() { grep -o 'status: [A-Z]*' <<<"$1"; }
 eq "40 addresses in one answer, 30 allowed per name: SERVFAIL" "status: SERVFAIL" \
 	"$(st "$(sb_dig sb1 +bufsize=4096 big.openai.com)")"
 has "audited as name-pin-limit" '"reason":"name-pin-limit"' "$(audit_grep '"qname":"big.openai.com"')"
-hasnt "nothing of it pinned" "198.51.100.1" "$(world_exec host nft list set inet netd "sb-$(sb_name sb1)-pin4")"
+hasnt "nothing of it pinned" "198.51.100.1" "$(sb_pins "$(sb_name sb1)")"
 has "logged" "allowed per name" "$(cat "$NETD_LOG")"
 
 # ---- live pins per sandbox ------------------------------------------------------------

@@ -257,7 +257,13 @@ check "a: cidr rule survives replace" reach "$A" 198.51.100.7 9005
 # Delete: chain, sets, map and set elements go; a second delete is fine.
 fw_ok "sandbox a deleted" del a veth-a 10.87.1.2 fd00:87:0:1::2
 check_not "sb-a chain gone" nft_h list chain inet netd sb-a
-if nft_h list table inet netd | grep -q 'sb-a'; then ko "sb-a sets still there"; else ok "sb-a sets gone"; fi
+if nft_h list table inet netd | grep -q 'sb-a\|pc-a-'; then ko "sb-a objects or pc-a sets still there"; else ok "sb-a chain and its policy's sets gone"; fi
+# Its pins, in the shared sets keyed by its source: none left.
+n=$(for s in pin4 pin6; do nft_h -j list set inet netd $s; done |
+	jq -s '[.[].nftables[] | select(.set) | .set.elem // [] | .[] |
+		select(.elem.val.concat[0] == "10.87.1.2" or .elem.val.concat[0] == "fd00:87:0:1::2")] | length')
+if [ "$n" = 0 ]; then ok "a's pins gone from pin4/pin6"; else ko "a's pins left in pin4/pin6: '$n'"; fi
+if nft_h list set inet netd pin4 | grep -qF "10.87.2.2 . 10.87.1.2 . tcp . 8080"; then ok "b's pin kept"; else ko "b's pin gone with a"; fi
 if nft_h list table inet netd | grep -q 'veth-a'; then ko "veth-a still referenced"; else ok "veth-a elements gone"; fi
 check "sb-b chain untouched" nft_h list chain inet netd sb-b
 fw_ok "deleting a again is not an error" del a veth-a 10.87.1.2 fd00:87:0:1::2
@@ -266,7 +272,7 @@ fw_ok "deleting a again is not an error" del a veth-a 10.87.1.2 fd00:87:0:1::2
 big=$(python3 -c 'print(",".join(f"198.{51 + i // 200}.{i % 200}.{(i * 2) % 250}/32" for i in range(2000)))')
 fw_ok "big sandbox added" add big veth-big 10.87.9.2 - "tcp:$big:443,8443"
 fw_ok "big sandbox replaced" add big veth-big 10.87.9.2 - "tcp:$big:443,8443"
-n=$(nft_h list set inet netd sb-big-cidr4 | grep -o ' tcp ' | wc -l)
+n=$(nft_h list set inet netd pc-big-cidr4 | grep -o ' tcp ' | wc -l)
 if [ "$n" = 4000 ]; then ok "big sandbox: 4000 CIDR elements"; else ko "big sandbox: $n CIDR elements"; fi
 fw_ok "big sandbox deleted" del big veth-big 10.87.9.2 -
 fw_ok "close" close

@@ -40,12 +40,17 @@ fw() {
 	read -r -t 600 line <&"${FW[0]}" || line="(no answer)"
 	echo "$line"
 }
-listing() { ip netns exec "$NS" nft list set inet netd "sb-many$1-cidr4"; }
-# with_rule CIDR: how many of sandboxes 0, N/2 and N-1 have CIDR in their CIDR set.
+# The sandboxes share policy "many": its CIDR set pc-many-cidr4 is shared too.
+listing() { ip netns exec "$NS" nft list set inet netd pc-many-cidr4; }
+# with_rule CIDR: how many of sandboxes 0, N/2 and N-1 have CIDR in their
+# CIDR set (their chain looks up pc-many-cidr4, and it holds CIDR).
 with_rule() {
-	local c=0 i
+	local c=0 i set
+	set=$(listing)
 	for i in 0 $((N / 2)) $((N - 1)); do
-		listing "$i" | grep -qF "$1" && c=$((c + 1))
+		grep -qF "$1" <<<"$set" &&
+			ip netns exec "$NS" nft list chain inet netd "sb-many$i" | grep -qF '@pc-many-cidr4' &&
+			c=$((c + 1))
 	done
 	echo "$c"
 }

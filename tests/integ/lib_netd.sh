@@ -139,6 +139,21 @@ sb_name() { echo "$WORLD_PREFIX-$1"; }
 # full name), e.g. gateway4, gateway6, host_ifname; empty if absent.
 sb_field() { "$NETD_BIN" sandbox show "$1" | sed -n "s/.*\"$2\": \"\([^\"]*\)\".*/\1/p"; }
 
+# sb_pins NAME [ADDR4 [ADDR6]] - the pins of sandbox NAME (the full name)
+# in the shared sets pin4/pin6 (keyed by the sandbox's source address), one
+# "DADDR . PROTO . PORT timeout Ts expires Es" line each (as nft writes the
+# element, without the source).  ADDR4/ADDR6
+# default to its addresses from `netd sandbox show`: give them when netd
+# is down.
+sb_pins() {
+	local a4=${2-$(sb_field "$1" ipv4)} a6=${3-$(sb_field "$1" ipv6)} s
+	for s in pin4 pin6; do
+		world_exec host nft -j list set inet netd "$s" 2>/dev/null
+	done | jq -r --arg a4 "$a4" --arg a6 "$a6" '.nftables[] | select(.set) | .set.elem // [] |
+		.[] | select(.elem.val.concat[0] as $s | ($a4 != "" and $s == $a4) or ($a6 != "" and $s == $a6)) |
+		"\(.elem.val.concat[1]) . \(.elem.val.concat[2]) . \(.elem.val.concat[3]) timeout \(.elem.timeout)s expires \(.elem.expires)s"'
+}
+
 # sb_create SHORT POLICY [ARGS...]
 sb_create() {
 	local n=$1 p=$2

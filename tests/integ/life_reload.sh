@@ -82,7 +82,7 @@ status=$(curl -s -o "$WORLD_DIR/api.out" -w '%{http_code}' --unix-socket "$NETD_
 eq "API: 400" "400" "$status"
 has "API: FILE:LINE:COL in the error" "broken.yaml:4:5" "$(cat "$WORLD_DIR/api.out")"
 eq "nothing changed in the kernel" "$before" "$(table)"
-has "old policy still in force: pin for pypi.org" "198.51.100.10" "$(world_exec host nft list set inet netd "sb-$SB1-pin4")"
+has "old policy still in force: pin for pypi.org" "198.51.100.10" "$(sb_pins "$SB1")"
 eq "old policy still in force: DNS" "198.51.100.10" "$(sb_dig sb1 +short pypi.org A)"
 hasnt "the broken policy is not loaded" "broken" "$(netd policy list)"
 rm -f "$POL/broken.yaml"
@@ -101,8 +101,8 @@ has "report: pypi.org removed" '"removed":["pypi.org tcp/443"]' "$out"
 has "report: the pin removed" 'pypi.org 198.51.100.10 tcp/443' "$out"
 has "report: a connection cut" '"connections_cut":1' "$out"
 hasnt "only rl's sandbox changed" "$SB2" "$out"
-hasnt "pin for pypi.org gone" "198.51.100.10" "$(world_exec host nft list set inet netd "sb-$SB1-pin4")"
-has "pin for api.openai.com kept" "198.51.100.30" "$(world_exec host nft list set inet netd "sb-$SB1-pin4")"
+hasnt "pin for pypi.org gone" "198.51.100.10" "$(sb_pins "$SB1")"
+has "pin for api.openai.com kept" "198.51.100.30" "$(sb_pins "$SB1")"
 has "audit: policy_reload event" '"event":"policy_reload"' "$(audit_grep policy_reload "$SB1")"
 wait "$PYPI_DL"
 rc=$?
@@ -114,7 +114,7 @@ st=$(sb_dig sb1 pypi.org | grep -o 'status: [A-Z]*')
 eq "pypi.org now denied" "status: NXDOMAIN" "$st"
 fail "a new connection to pypi.org's address is dropped" sb_curl sb1 --resolve pypi.org:443:198.51.100.10 https://pypi.org/
 eq "sb2 (policy other, unchanged) still connects" "pypi.org ok" "$(sb_curl sb2 https://pypi.org/simple/)"
-has "sb2's pin untouched" "198.51.100.10" "$(world_exec host nft list set inet netd "sb-$SB2-pin4")"
+has "sb2's pin untouched" "198.51.100.10" "$(sb_pins "$SB2")"
 
 # ---- SIGHUP, and adding the name back ----------------------------------------------
 pol_both
@@ -150,7 +150,7 @@ pol_openai_only
 out=$(netd policy reload 2>&1)
 has "report: pypi.org removed" '"removed":["pypi.org tcp/443"]' "$out"
 has "report: no connection cut" '"connections_cut":0' "$out"
-hasnt "pin for pypi.org gone" "198.51.100.10" "$(world_exec host nft list set inet netd "sb-$SB1-pin4")"
+hasnt "pin for pypi.org gone" "198.51.100.10" "$(sb_pins "$SB1")"
 fail "a new connection to pypi.org's address is dropped" sb_curl sb1 --resolve pypi.org:443:198.51.100.10 https://pypi.org/
 wait "$PYPI_DL"
 eq "the live download survived the reload" "0" "$?"

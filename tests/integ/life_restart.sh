@@ -4,7 +4,8 @@
 # byte-exact, the pin must survive, a sandbox that never resolved before must
 # resolve afterwards, a denied address must never become reachable (probed
 # while netd is down and while it starts), a sandbox whose netns vanished
-# while netd was down is cleaned up, and a second instance is refused.
+# while netd was down is cleaned up (its chain and its pins in the shared
+# set), and a second instance is refused.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/world.sh
@@ -20,7 +21,10 @@ ok "sandbox sb1" sb_create sb1 python-dev
 ok "sandbox sb2 (never resolves before the restart)" sb_create sb2 python-dev
 ok "sandbox sb3 (its netns will vanish)" sb_create sb3 python-dev
 eq "sb1 resolves pypi.org" "198.51.100.10" "$(sb_dig sb1 +short pypi.org A)"
-has "pin in the kernel" "198.51.100.10" "$(world_exec host nft list set inet netd "sb-$SB1-pin4")"
+has "pin in the kernel" "198.51.100.10" "$(sb_pins "$SB1")"
+eq "sb3 resolves api.openai.com" "198.51.100.30" "$(sb_dig sb3 +short api.openai.com A)"
+SB3_A4=$(sb_field "$SB3" ipv4)
+has "sb3's pin in the shared set" "198.51.100.30" "$(sb_pins "$SB3" "$SB3_A4" "")"
 # objects: chain and set names of a listing; chain_of NAME: that chain's body.
 objects() { grep -oE '^\s*(chain|set|map) [^ ]+' | sort; }
 chain_of() { awk -v c="$1" '$1 == "chain" && $2 == c { on = 1 } on { print } on && /^\t}/ { exit }'; }
@@ -63,7 +67,7 @@ got=$(stat -c %s "$dl" 2>/dev/null || echo 0)
 ok "the download was still on the wire when netd came back ($got of $N bytes)" test "$got" -lt "$N"
 
 ruleset_after=$(world_exec host nft list table inet netd | sed -E "s/counter packets [0-9]+ bytes [0-9]+/counter/; s/ expires [0-9hms.]+//")
-has "pin survived the crash" "198.51.100.10" "$(world_exec host nft list set inet netd "sb-$SB1-pin4")"
+has "pin survived the crash" "198.51.100.10" "$(sb_pins "$SB1")"
 eq "same chains and sets after the restart, minus the vanished sandbox" \
 	"$(objects <<<"$ruleset_before" | grep -v "sb-$SB3")" "$(objects <<<"$ruleset_after")"
 eq "sb1's chain re-rendered identically" "$(chain_of "sb-$SB1" <<<"$ruleset_before")" \
@@ -72,6 +76,7 @@ for c in prerouting_raw prerouting_nat input forward postrouting_nat; do
 	eq "base chain $c identical" "$(chain_of "$c" <<<"$ruleset_before")" "$(chain_of "$c" <<<"$ruleset_after")"
 done
 hasnt "vanished sandbox's chain removed" "sb-$SB3" "$ruleset_after"
+eq "vanished sandbox's pins removed from the shared set" "" "$(sb_pins "$SB3" "$SB3_A4" "")"
 has "vanished sandbox logged" "sandbox $SB3: its interface" "$(cat "$NETD_LOG")"
 hasnt "vanished sandbox forgotten" "$SB3" "$(netd sandbox list 2>&1)"
 ok "vanished sandbox's state file removed" test ! -e "$WORLD_DIR/state/sandboxes/$SB3.json"
@@ -115,7 +120,7 @@ ok "first netd still answers" netd_alive
 netd_down
 mv "$NETD_LOG" "$WORLD_DIR/netd-2.log"
 netd_up || { echo "0 passed, 1 failed"; exit 1; }
-has "pin survived a clean restart" "198.51.100.10" "$(world_exec host nft list set inet netd "sb-$SB1-pin4")"
+has "pin survived a clean restart" "198.51.100.10" "$(sb_pins "$SB1")"
 eq "sb1 connects after the clean restart" "pypi.org ok" "$(sb_curl sb1 https://pypi.org/simple/)"
 netd_down
 

@@ -76,7 +76,7 @@ eq "all $N sandboxes restored" "$N" "$(count_sandboxes)"
 eq "the kernel still has $N sandbox chains" "$N" "$(chains)"
 MID=s$((N / 2))
 eq "DNS answered for a sandbox after the restart ($MID)" "198.51.100.10" "$(sb_dig "$MID" +short pypi.org A)"
-has "... and its answer pinned" "198.51.100.10" "$(world_exec host nft list set inet netd "sb-$(sb_name "$MID")-pin4")"
+has "... and its answer pinned" "198.51.100.10" "$(sb_pins "$(sb_name "$MID")")"
 
 # ---- reload at 1,000 sandboxes: add a CIDR rule, then remove it --------------------
 # kernel_has CIDR_START: how many of sandboxes first, middle, last have an
@@ -93,13 +93,17 @@ list_set() {
 	echo "list_set $1: failed 5 times: $out" >&2
 	return 1
 }
+# kernel_has CIDR - how many of the first, middle and last sandbox have CIDR:
+# their chain looks up policy sc's shared set pc-sc-cidr4, which holds it.
 kernel_has() {
-	local c=0 i
+	local c=0 i set
+	set=$(list_set pc-sc-cidr4)
 	for i in 0 $((N / 2)) $((N - 1)); do
-		if list_set "sb-$(sb_name "s$i")-cidr4" | grep -qF "$1"; then
+		if grep -qF "$1" <<<"$set" &&
+			world_exec host nft list chain inet netd "sb-$(sb_name "s$i")" | grep -qF '@pc-sc-cidr4'; then
 			c=$((c + 1))
 		else
-			echo "kernel_has $1: not in s$i's cidr4: $(list_set "sb-$(sb_name "s$i")-cidr4" | tr -d '\n\t')" >&2
+			echo "kernel_has $1: not for s$i: pc-sc-cidr4 is $(tr -d '\n\t' <<<"$set")" >&2
 		fi
 	done
 	echo "$c"

@@ -1,0 +1,1 @@
+test_ledger_SRC := netd/fw/ledger.c common/addr.c
