@@ -185,7 +185,7 @@ struct fw_update {
 	const struct policy *pol;	/* its new policy; borrowed for the call */
 	bool replace_pins;	/* replace its pins with @pins */
 	const struct fw_pin *pins;	/* timeouts are the remaining lifetimes */
-	size_t n_pins;		/* <= 65536 (a pin set's size) */
+	size_t n_pins;		/* <= 65536 (a sandbox's pin limit) */
 };
 
 /*

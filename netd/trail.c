@@ -681,7 +681,7 @@ void trail_sandbox_gone(struct trail *t, const struct sandbox *sb)
 	if (!t || !sb || sb->slot >= SANDBOX_MAX)
 		return;
 	/* Its connections still end later: read what the kernel has now
-	 * (records only: its sets are gone, so no grace). */
+	 * (records only: its pins are gone, so no grace). */
 	t->gone_slot = sb->slot;
 	if (t->acct)
 		acct_poll(t->acct);

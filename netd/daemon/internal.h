@@ -217,6 +217,14 @@ int daemon_write_file_atomic(const char *path, const char *data, size_t len);
 /* daemon_state_save() - write @sb's state file atomically.  Return: 0; -errno. */
 int daemon_state_save(struct daemon *d, const struct sandbox *sb);
 
+/*
+ * daemon_state_save_many() - the state files of @sbs[0..@n) (a reload), each
+ * atomically (temp file, rename) but synced together: one syncfs() and one
+ * directory fsync() instead of two fsync()s a file.  Every file is tried.
+ * Return: 0; the first -errno.
+ */
+int daemon_state_save_many(struct daemon *d, struct sandbox *const *sbs, size_t n);
+
 /* daemon_state_remove() - unlink @name's state file. */
 void daemon_state_remove(struct daemon *d, const char *name);
 

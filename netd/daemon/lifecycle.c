@@ -242,7 +242,7 @@ static int sandbox_build(struct daemon *d, struct sandbox *sb, const struct poli
 		snprintf(err, errsz, "nf_tables rejected the sandbox's rules: %s", strerror(-r));
 		goto fail_ns;
 	}
-	proxy_sandbox_reset(d->proxy, sb->name);	/* fresh, empty pin sets */
+	proxy_sandbox_reset(d->proxy, sb->name);	/* fresh: no pins */
 	v.host_ifname = sb->host_ifname;
 	v.peer_ifname = sb->peer_ifname;
 	v.netns_fd = nsfd;
@@ -438,7 +438,7 @@ static int sandbox_attach(struct daemon *d, struct sandbox *sb, const struct pol
 		snprintf(err, errsz, "nf_tables rejected the sandbox's rules: %s", strerror(-r));
 		return r;
 	}
-	proxy_sandbox_reset(d->proxy, sb->name);	/* fresh, empty pin sets */
+	proxy_sandbox_reset(d->proxy, sb->name);	/* fresh: no pins */
 	return 0;
 }
 

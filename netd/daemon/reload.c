@@ -51,7 +51,7 @@ static int reload_commit(struct daemon *d, const struct reload_plan *plan, char 
 		up[i] = (struct fw_update){ .sb = &fv[i], .pol = c->pol, .replace_pins = true,
 					    .pins = c->keep, .n_pins = c->n_keep };
 	}
-	/* CIDR sets refilled, pin sets replaced by what the new policy still allows. */
+	/* CIDR sets refilled, pins replaced by what the new policy still allows. */
 	r = fw_sandboxes_update(d->fw, up, plan->n_changes);
 	if (r < 0)
 		snprintf(err, errsz, "nf_tables rejected the reload: %s", fw_last_error(d->fw));
@@ -150,6 +150,7 @@ int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_
 	};
 	struct reload_plan plan = { 0 };
 	json_t *report = json_array();
+	struct sandbox **changed;
 	size_t n_new = 0;
 	int r;
 
@@ -176,7 +177,8 @@ int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_
 	if (r < 0)
 		goto out;
 	reload_swap(d, &plan);
-	/* 4. After the commit: forget and cut what was removed, report. */
+	/* 4. After the commit: forget and cut what was removed, report; save the states. */
+	changed = calloc(plan.n_changes ? plan.n_changes : 1, sizeof(*changed));
 	for (size_t i = 0; i < plan.n_changes; i++) {
 		const struct reload_change *c = &plan.changes[i];
 
@@ -184,10 +186,14 @@ int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_
 		/* The proxy re-pins on the next answer instead of trusting its cache. */
 		proxy_sandbox_reset(d->proxy, c->sb->name);
 		report_change(d, c, reload_cut(d, c), report);
-		r = daemon_state_save(d, c->sb);
-		if (r < 0)
+		if (changed)
+			changed[i] = c->sb;
+		else if ((r = daemon_state_save(d, c->sb)) < 0)
 			log_warn("sandbox %s: cannot save state: %s", c->sb->name, strerror(-r));
 	}
+	if (changed && (r = daemon_state_save_many(d, changed, plan.n_changes)) < 0)
+		log_warn("policy reload: cannot save every sandbox's state: %s", strerror(-r));
+	free(changed);
 	log_info("policy reload: %zu policies, %zu sandbox(es) changed", d->n_policies,
 		 plan.n_changes);
 	r = 0;

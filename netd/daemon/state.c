@@ -138,6 +138,80 @@ int daemon_state_save(struct daemon *d, const struct sandbox *sb)
 	return r;
 }
 
+/* Write @sb's state to its temp file, not yet synced.  Return: 0; -errno (nothing left behind). */
+static int state_write_tmp(struct daemon *d, const struct sandbox *sb)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	struct statefile sf;
+	char *text;
+	int fd, r = 0;
+
+	state_of(d, sb, &sf);
+	text = statefile_format(&sf);
+	if (!text)
+		return -ENOMEM;
+	state_path(d, sb->name, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		r = -errno;
+	} else {
+		if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+			r = errno ? -errno : -EIO;
+		close(fd);
+		if (r < 0)
+			unlink(tmp);
+	}
+	free(text);
+	return r;
+}
+
+int daemon_state_save_many(struct daemon *d, struct sandbox *const *sbs, size_t n)
+{
+	char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 8];
+	int dfd, r = 0;
+	bool *ok;
+
+	if (n == 0)
+		return 0;
+	ok = calloc(n, sizeof(*ok));
+	if (!ok)
+		return -ENOMEM;
+	snprintf(dir, sizeof(dir), "%s/sandboxes", d->cfg.state_dir);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		free(ok);
+		return -errno;
+	}
+	/* 1. Every temp file; 2. all of them to disk at once (not one fsync each). */
+	for (size_t i = 0; i < n; i++) {
+		int e = state_write_tmp(d, sbs[i]);
+
+		ok[i] = e == 0;
+		if (e < 0 && r == 0)
+			r = e;
+	}
+	if (syncfs(dfd) < 0 && r == 0)
+		r = -errno;
+	/* 3. The renames, then the directory: a crash leaves each file old or new, never half. */
+	for (size_t i = 0; i < n; i++) {
+		if (!ok[i])
+			continue;
+		state_path(d, sbs[i]->name, path, sizeof(path));
+		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+		if (rename(tmp, path) < 0) {
+			if (r == 0)
+				r = -errno;
+			unlink(tmp);
+		}
+	}
+	if (fsync(dfd) < 0 && r == 0)
+		r = -errno;
+	close(dfd);
+	free(ok);
+	return r;
+}
+
 /* Record which netns @sb lives in, for the one-sandbox-per-netns check. */
 static void netns_identity(struct sandbox *sb)
 {

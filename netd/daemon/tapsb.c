@@ -138,7 +138,7 @@ int daemon_tap_build(struct daemon *d, struct sandbox *sb, const struct policy *
 		snprintf(err, errsz, "nf_tables rejected the sandbox's rules: %s", strerror(-r));
 		return r;
 	}
-	proxy_sandbox_reset(d->proxy, sb->name);	/* fresh, empty pin sets */
+	proxy_sandbox_reset(d->proxy, sb->name);	/* fresh: no pins */
 	s = spec_of(sb);
 	r = tap_create(&s);
 	if (r < 0) {

@@ -20,12 +20,17 @@
 #include <libnftnl/common.h>
 #include <linux/netfilter/nfnetlink.h>
 
+#include "common/hash.h"
+
 #define BATCH_PAGE     (128u * 1024)	/* bytes per page */
 #define BATCH_OVERRUN  (16u * 1024)	/* the largest single message */
 #define BATCH_PAGES_MAX 1024		/* UIO_MAXIOV: iovec entries of one sendmsg() */
 
 struct fw_batch {
 	struct nftnl_batch *nb;
+	bool digesting;		/* messages are hashed into dig, not added */
+	uint64_t dig;
+	char *scratch;		/* where a hashed message is built */
 	uint32_t seq0, seq;	/* BEGIN's; the last one handed out */
 	int err;
 	bool closed;
@@ -46,6 +51,7 @@ void fw_batch_free(struct fw_batch *b)
 	if (b->nb)
 		nftnl_batch_free(b->nb);
 	free(b->msgs);
+	free(b->scratch);
 	free(b);
 }
 
@@ -82,6 +88,7 @@ void fw_batch_begin(struct fw_batch *b, uint32_t seq0)
 	b->nb = nftnl_batch_alloc(BATCH_PAGE, BATCH_OVERRUN);
 	b->err = b->nb ? 0 : -ENOMEM;
 	b->closed = false;
+	b->digesting = false;
 	b->last = NULL;
 	b->n = 0;
 	b->seq0 = b->seq = seq0;
@@ -97,6 +104,8 @@ struct nlmsghdr *fw_batch_msg_start(struct fw_batch *b, uint16_t type, uint8_t f
 {
 	if (b->err || b->closed)
 		return NULL;
+	if (b->digesting)
+		return nftnl_nlmsg_build_hdr(b->scratch, type, family, flags, 0);
 	if (b->n == b->cap) {
 		size_t nc = b->cap ? 2 * b->cap : 64;
 		struct fw_batch_msg *nm = realloc(b->msgs, nc * sizeof(*nm));
@@ -113,12 +122,41 @@ struct nlmsghdr *fw_batch_msg_start(struct fw_batch *b, uint16_t type, uint8_t f
 
 void fw_batch_msg_end(struct fw_batch *b, struct nlmsghdr *nlh, const char *what)
 {
-	struct fw_batch_msg *m = &b->msgs[b->n++];
+	struct fw_batch_msg *m;
 
+	if (b->digesting) {
+		b->dig = fnv64_add(b->dig, nlh, nlh->nlmsg_len);
+		/*
+		 * Zeroed again for the next one: libmnl before 1.0.5 does not
+		 * clear an attribute's padding, and stale bytes there would
+		 * make equal messages hash differently.
+		 */
+		memset(b->scratch, 0, MNL_ALIGN(nlh->nlmsg_len));
+		return;
+	}
+	m = &b->msgs[b->n++];
 	m->seq = nlh->nlmsg_seq;
 	m->type = (uint16_t)(nlh->nlmsg_type & 0xff);
 	snprintf(m->what, sizeof(m->what), "%s", what ? what : "");
 	batch_advance(b);
+}
+
+void fw_batch_digest_begin(struct fw_batch *b)
+{
+	if (!b->scratch)
+		b->scratch = calloc(1, BATCH_PAGE + BATCH_OVERRUN);	/* as much as a page may take */
+	if (!b->scratch) {
+		fw_batch_fail(b, -ENOMEM);
+		return;
+	}
+	b->digesting = true;
+	b->dig = FNV64_INIT;
+}
+
+uint64_t fw_batch_digest_end(struct fw_batch *b)
+{
+	b->digesting = false;
+	return b->err ? 0 : b->dig;
 }
 
 int fw_batch_close(struct fw_batch *b)

@@ -52,6 +52,16 @@ struct nlmsghdr *fw_batch_msg_start(struct fw_batch *b, uint16_t type, uint8_t f
 /* fw_batch_msg_end() - finish the message of @nlh; @what names its object. */
 void fw_batch_msg_end(struct fw_batch *b, struct nlmsghdr *nlh, const char *what);
 
+/*
+ * fw_batch_digest_begin() - until fw_batch_digest_end(), the messages
+ * started are not added: each is hashed whole (FNV-1a, 64 bits; its
+ * sequence number 0), so a caller can tell whether what it would send is
+ * what it sent before.  fw_batch_digest_end() - the hash, 0 if the batch
+ * failed; messages are added again from now on.
+ */
+void fw_batch_digest_begin(struct fw_batch *b);
+uint64_t fw_batch_digest_end(struct fw_batch *b);
+
 /* fw_batch_fail() - make @err (-errno) the batch's error unless it has one. */
 void fw_batch_fail(struct fw_batch *b, int err);
 

@@ -22,6 +22,7 @@ struct fw_sb_rec {
 	bool tap;
 	uint8_t mac[6];
 	struct fw_ledger pins;	/* owned: what is in pin4/6 for it (ledger.h) */
+	uint64_t digest;	/* of its chain and hookup as last rendered (sb_arg.old_digest) */
 };
 
 struct fw {

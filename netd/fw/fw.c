@@ -273,6 +273,7 @@ int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct poli
 {
 	struct fw_sb_rec *rec = NULL, old_rec;
 	struct fw_sandbox old;
+	uint64_t digest = 0;
 	struct sb_arg a;
 	bool existed;
 	int r;
@@ -298,11 +299,13 @@ int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct poli
 			a.drop_policy = old_rec.policy;
 	}
 	a.fill_cidr = true;
+	a.digest_out = &digest;
 	r = fw_run(fw, render_sandbox_fn, &a, false);
 	if (r < 0)
 		goto out;
 	/* Recorded only now the kernel has it; an earlier dns_local was removed. */
 	rec_set(rec, sb, pol);
+	rec->digest = digest;
 	if (!existed)
 		fw->n_sbs++;
 out:

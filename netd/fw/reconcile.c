@@ -213,6 +213,7 @@ struct rc_arg {
 	const struct fw_config *cfg;
 	struct sb_arg *sbs;	/* one per kept sandbox */
 	struct fw_ledger *leds;	/* one per kept sandbox: its pins found in pin4/6 */
+	uint64_t *digests;	/* one per kept sandbox: of what was rendered for it */
 	size_t n;
 	const struct dump_list *found;	/* NULL: replacing, nothing to remove */
 	/* Pins whose source is no kept sandbox's: removed (keep mode only). */
@@ -300,7 +301,8 @@ static void render_reconcile(struct bt *bt, const void *argp)
 }
 
 /* The records of the kept sandboxes, each with the ledger of its pins now in the kernel. */
-static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n, struct fw_ledger *leds)
+static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n, struct fw_ledger *leds,
+		      const uint64_t *digests)
 {
 	fw->sbs = calloc(n ? n : 1, sizeof(*fw->sbs));
 	if (!fw->sbs)
@@ -317,6 +319,7 @@ static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n, str
 		rec->chained = sbs[i].sb.chained;
 		rec->pins = leds[i];
 		memset(&leds[i], 0, sizeof(leds[i]));
+		rec->digest = digests[i];
 	}
 	return 0;
 }
@@ -325,7 +328,8 @@ static int rc_args(struct rc_arg *a, const struct fw_restore *sbs, size_t n)
 {
 	a->sbs = calloc(n ? n : 1, sizeof(*a->sbs));
 	a->leds = calloc(n ? n : 1, sizeof(*a->leds));
-	if (!a->sbs || !a->leds)
+	a->digests = calloc(n ? n : 1, sizeof(*a->digests));
+	if (!a->sbs || !a->leds || !a->digests)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		int r;
@@ -336,6 +340,7 @@ static int rc_args(struct rc_arg *a, const struct fw_restore *sbs, size_t n)
 		if (r < 0)
 			return r;
 		a->sbs[i].replace_pins = sbs[i].flush_pins;	/* with no pins: emptied */
+		a->sbs[i].digest_out = &a->digests[i];
 	}
 	sb_args_mark_cidr(a->sbs, n);
 	return 0;
@@ -493,7 +498,7 @@ int fw_open_reconcile(const struct fw_config *cfg, const struct fw_restore *sbs,
 			info->replaced_because[0] = '\0';
 	}
 	if (r == 0)
-		r = sb_records(fw, sbs, n, a.leds);
+		r = sb_records(fw, sbs, n, a.leds, a.digests);
 out:
 	for (size_t i = 0; a.sbs && i < n; i++)
 		sb_arg_done(&a.sbs[i]);
@@ -501,6 +506,7 @@ out:
 		fw_ledger_free(&a.leds[i]);
 	free(a.sbs);
 	free(a.leds);
+	free(a.digests);
 	free(found.v);
 	free(pins[0].v);
 	free(pins[1].v);
@@ -540,6 +546,7 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 {
 	struct upd_arg a = { .n = n };
 	struct fw_ledger *next;	/* the ledgers of replaced pins, made before the batch */
+	uint64_t *digests;
 	uint64_t now = clock_mono_ms();
 	int r = 0;
 
@@ -552,9 +559,11 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 		return 0;
 	a.sbs = calloc(n, sizeof(*a.sbs));
 	next = calloc(n, sizeof(*next));
-	if (!a.sbs || !next) {
+	digests = calloc(n, sizeof(*digests));
+	if (!a.sbs || !next || !digests) {
 		free(a.sbs);
 		free(next);
+		free(digests);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n && r == 0; i++) {
@@ -566,8 +575,11 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 		a.sbs[i].replace_pins = u[i].replace_pins;
 		a.sbs[i].pins = u[i].pins;
 		a.sbs[i].n_pins = u[i].n_pins;
-		if (r == 0 && u[i].replace_pins) {
-			rec = fw_sb_find(fw, u[i].sb->name);
+		a.sbs[i].digest_out = &digests[i];
+		rec = r == 0 ? fw_sb_find(fw, u[i].sb->name) : NULL;
+		if (rec)
+			a.sbs[i].old_digest = rec->digest;
+		if (rec && u[i].replace_pins) {
 			a.sbs[i].old_pins = rec->pins.v;
 			a.sbs[i].n_old_pins = rec->pins.n;
 			a.sbs[i].old_src[0] = rec->addr4;
@@ -585,8 +597,10 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		struct fw_sb_rec *rec = r == 0 ? fw_sb_find(fw, u[i].sb->name) : NULL;
 
-		if (rec)
+		if (rec) {
 			snprintf(rec->policy, sizeof(rec->policy), "%s", u[i].pol->name);
+			rec->digest = digests[i];
+		}
 		if (rec && u[i].replace_pins) {	/* the kernel has exactly these now */
 			fw_ledger_free(&rec->pins);
 			rec->pins = next[i];
@@ -596,6 +610,7 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 		sb_arg_done(&a.sbs[i]);
 	}
 	free(next);
+	free(digests);
 	free(a.sbs);
 	return r == -ENFILE ? -ENOSPC : r;
 }

@@ -354,6 +354,14 @@ struct sb_arg {
 	const struct fw_ledger_pin *old_pins;
 	size_t n_old_pins;
 	struct addr old_src[2];
+	/*
+	 * The fingerprint of the chain and hookup fw rendered for this name
+	 * last (0: unknown); in reconcile mode an equal one means they are
+	 * in the kernel as they would be rendered now, and are not sent
+	 * again.  @digest_out (may be NULL): the fingerprint of this render.
+	 */
+	uint64_t old_digest;
+	uint64_t *digest_out;
 	/* Reconcile mode only: replace the sandbox's pins by these. */
 	bool replace_pins;
 	const struct fw_pin *pins;

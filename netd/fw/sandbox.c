@@ -634,10 +634,27 @@ static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *ch
 		  elem_new_jump(key, fkey_ifname(key, sb->host_ifname), chain));
 }
 
+/*
+ * The fingerprint of the sandbox's chain and hookup as reconcile mode
+ * renders them (fw_batch_digest_begin()): equal fingerprints, equal
+ * messages.  0 if the batch failed.
+ */
+static uint64_t sb_digest(struct bt *bt, const struct sb_arg *a, const char *chain)
+{
+	struct bt d = *bt;
+
+	d.keep = true;
+	fw_batch_digest_begin(d.b);
+	sb_chain(&d, a, chain);
+	sb_hookup(&d, a->sb, chain, sb_slow_path(a->pol));
+	return fw_batch_digest_end(d.b);
+}
+
 void render_sandbox(struct bt *bt, const struct sb_arg *a)
 {
 	const struct fw_sandbox *sb = a->sb;
 	char chain[NFT_CHAIN_MAXNAMELEN];
+	uint64_t digest;
 
 	sb_chain_name(chain, sizeof(chain), sb->name);
 	/*
@@ -668,6 +685,12 @@ void render_sandbox(struct bt *bt, const struct sb_arg *a)
 	/* 2. Build the sandbox afresh: its policy's sets first, then the chain; 3. hook it up. */
 	if (a->fill_cidr)
 		sb_policy_sets(bt, a);
+	digest = sb_digest(bt, a, chain);
+	if (a->digest_out)
+		*a->digest_out = digest;
+	/* Reconciling what this fw rendered last time, unchanged: nothing to send. */
+	if (bt->keep && digest && digest == a->old_digest && !a->replace_pins)
+		return;
 	sb_chain(bt, a, chain);
 	sb_hookup(bt, sb, chain, sb_slow_path(a->pol));
 }

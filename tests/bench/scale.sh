@@ -120,7 +120,7 @@ bench_scale_restart() {
 # bench_scale_one N - one size, in its own world (run in a subshell).
 bench_scale_one() {
 	local n=$1 par=${BENCH_SCALE_PAR:-64} k0 k1 t0 t1 t2 i b st0 st1 c0 c1 pins gw ns0
-	local rss1 rss2 r codes sk pk vk ans failed ms left
+	local rss1 rss2 r codes sk pk vk ans failed ms left cperf=
 	world_up "ndsc$$" >/dev/null || { echo "bench scale: world_up failed" >&2; return 1; }
 	NETD_POLICIES=$WORLD_DIR/policies
 	mkdir -p "$NETD_POLICIES"
@@ -145,6 +145,11 @@ bench_scale_one() {
 	for ((b = 0; b < n; b += 100)); do
 		local e=$((b + 100 < n ? b + 100 : n)) m
 		m=$((b + 90 < e ? b + 90 : e))
+		# BENCH_SCALE_PERF: a profile of the last tenth of the creates.
+		if [ -n "${BENCH_SCALE_PERF:-}" ] && [ "$b" -ge $((n * 9 / 10)) ] && [ -z "${cperf:-}" ]; then
+			perf record -g -p "$NETD_PID" -o "$BENCH_SCALE_PERF/create-$n.data" >/dev/null 2>&1 &
+			cperf=$!
+		fi
 		bench_scale_api_create "$b" "$m"
 		for ((i = m; i < e; i++)); do
 			local c0ms c1ms
@@ -156,6 +161,7 @@ bench_scale_one() {
 		done
 	done
 	t1=$(bench_scale_ms)
+	if [ -n "${cperf:-}" ]; then kill -INT "$cperf"; wait "$cperf"; cperf=; fi
 	k1=$(bench_scale_kmem)
 	codes=$(grep -c '^201 ' "$WORLD_DIR/api.out")
 	awk '$1 == 201 {printf "%.3f\n", $2 * 1000}' "$WORLD_DIR/api.out" >"$WORLD_DIR/api.ms"

@@ -60,9 +60,13 @@ eq "$N sandboxes added" ok "$(fw addmany many "$N" tcp:192.0.2.0/24:443)"
 eq "sandbox chains in the kernel" "$N" \
 	"$(ip netns exec "$NS" nft list table inet netd | grep -c "^\s*chain sb-many")"
 
+handles() { ip netns exec "$NS" nft -a list chain inet netd "sb-many$1" | grep -o 'handle [0-9]*' | tr '\n' ' '; }
+h0=$(handles 0)
 r=$(fw updatemany many "$N" tcp:192.0.2.0/24:443 tcp:203.0.113.0/24:8443)
 eq "reload adding a CIDR rule to all $N sandboxes in one batch: applied" ok "$r"
 eq "... and the kernel has it (first, middle, last sandbox)" 3 "$(with_rule 203.0.113.0/24)"
+# Only the policy's shared CIDR set changed: the chains are not sent again.
+eq "... the sandbox chains untouched (same rule handles)" "$h0" "$(handles 0)"
 
 r=$(fw updatemany many "$N" tcp:192.0.2.0/24:443)
 eq "reload removing it again: applied" ok "$r"
@@ -70,15 +74,18 @@ eq "... and the kernel no longer has it" 0 "$(with_rule 203.0.113.0/24)"
 
 # A reload the kernel rejects at its end: the last sandbox's verdict map
 # element is changed behind fw's back, so re-adding it clashes (EEXIST).
+# (on_deny: reject changes every chain, so every chain and hookup is sent.)
 last_if=$(printf 'many%x' $((N - 1)))
 ip netns exec "$NS" nft delete element inet netd sandbox_fwd "{ \"$last_if\" }"
 ip netns exec "$NS" nft add element inet netd sandbox_fwd "{ \"$last_if\" : jump sb-many0 }"
+fw opt reject=1 >/dev/null
 r=$(fw updatemany many "$N" tcp:192.0.2.0/24:443 tcp:198.51.100.0/24:80)
 case "$r" in
 err\ -17*sandbox_fwd*) ok "reload the kernel rejects: EEXIST, naming the message ($r)" ;;
 *) ko "reload the kernel rejects: EEXIST naming the message" "got: $r" ;;
 esac
 eq "... and nothing of it is in the kernel" 0 "$(with_rule 198.51.100.0/24)"
+eq "... the first chain as it was" "$h0" "$(handles 0)"
 
 exec {FW[1]}>&-
 wait "$FW_PID" 2>/dev/null
