@@ -457,6 +457,19 @@ static void feed(struct reader *rd, const char *buf, size_t n)
 	}
 }
 
+/*
+ * The end of a file that will not grow (no -f, or the old file of a
+ * rotation): a last line without its newline is still a record (netd
+ * writes whole lines; a file cut short ends so).
+ */
+static void feed_end(struct reader *rd)
+{
+	if (!rd->skipping && rd->len)
+		handle_line(rd, rd->line, rd->len);
+	rd->len = 0;
+	rd->skipping = false;
+}
+
 static int read_all(struct reader *rd, int fd)
 {
 	char buf[65536];
@@ -489,6 +502,7 @@ static int follow(struct reader *rd, const char *path, int fd)
 
 			if (nfd >= 0) {
 				read_all(rd, fd);	/* the rest of the old file first */
+				feed_end(rd);
 				close(fd);
 				fd = nfd;
 				continue;
@@ -707,6 +721,8 @@ int cli_audit(int argc, char **argv, const char *socket_path)
 	if (follow_mode && !from_start && !rd.last_n)
 		lseek(fd, 0, SEEK_END);
 	r = follow_mode ? follow(&rd, path, fd) : read_all(&rd, fd);
+	if (!follow_mode)
+		feed_end(&rd);
 	if (rd.collecting)
 		ring_flush(&rd);
 	close(fd);

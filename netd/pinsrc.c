@@ -1,7 +1,10 @@
 /*
  * pinsrc - (sandbox, address, protocol, port) -> the qnames that pinned it.
  * A chained hash table with a fixed bucket array; expired entries are swept
- * a few buckets per note, so memory follows the live pins.  See pinsrc.h.
+ * a few buckets per note, so memory follows the live pins.  Each sandbox's
+ * entries are also on a list of their own (found through a second, small
+ * hash by name), so what a reload asks per sandbox costs what that
+ * sandbox holds, not the whole table.  See pinsrc.h.
  */
 #include "netd/pinsrc.h"
 
@@ -17,9 +20,21 @@
 #define PINSRC_BUCKETS (1u << 16)
 #define PINSRC_SWEEP   8	/* buckets swept per note */
 #define PINSRC_MATCH   64	/* matching rules looked at per name */
+#define PINSRC_SB_BUCKETS 4096	/* sandbox name -> its list */
+
+struct ent;
+
+/* One sandbox's entries. */
+struct sbh {
+	struct sbh *next;	/* name hash chain */
+	struct ent *first;
+	char name[SANDBOX_NAME_MAX + 1];
+};
 
 struct ent {
 	struct ent *next;
+	struct ent *sb_next, **sb_pprev;	/* its sandbox's list */
+	struct sbh *head;
 	char sandbox[SANDBOX_NAME_MAX + 1];
 	struct addr addr;
 	uint8_t proto;
@@ -31,6 +46,7 @@ struct ent {
 
 struct pinsrc {
 	struct ent **b;
+	struct sbh **sb;	/* PINSRC_SB_BUCKETS */
 	size_t n;
 	uint32_t sweep;
 	uint64_t last_now_ms;
@@ -44,6 +60,50 @@ static uint32_t hash(const char *sb, const struct addr *a, uint8_t proto, uint16
 	h = fnv32_add(h, a->a, addr_len(a->family));
 	h = fnv32_add(h, tail, sizeof(tail));
 	return h & (PINSRC_BUCKETS - 1);
+}
+
+static struct sbh **sbh_slot(const struct pinsrc *m, const char *name)
+{
+	struct sbh **pp = &m->sb[fnv32_str(FNV32_INIT, name) & (PINSRC_SB_BUCKETS - 1)];
+
+	while (*pp && strcmp((*pp)->name, name) != 0)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+/* Put new entry @e on its sandbox's list.  Return: 0; -ENOMEM. */
+static int ent_link(struct pinsrc *m, struct ent *e)
+{
+	struct sbh **pp = sbh_slot(m, e->sandbox), *h = *pp;
+
+	if (!h) {
+		h = calloc(1, sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		snprintf(h->name, sizeof(h->name), "%s", e->sandbox);
+		*pp = h;
+	}
+	e->head = h;
+	e->sb_next = h->first;
+	if (h->first)
+		h->first->sb_pprev = &e->sb_next;
+	e->sb_pprev = &h->first;
+	h->first = e;
+	return 0;
+}
+
+/* Take @e off its sandbox's list; the last one out frees the list. */
+static void ent_unlink(struct pinsrc *m, struct ent *e)
+{
+	*e->sb_pprev = e->sb_next;
+	if (e->sb_next)
+		e->sb_next->sb_pprev = e->sb_pprev;
+	if (!e->head->first) {
+		struct sbh **pp = sbh_slot(m, e->head->name);
+
+		*pp = e->head->next;
+		free(e->head);
+	}
 }
 
 static void ent_free(struct ent *e)
@@ -61,7 +121,10 @@ int pinsrc_new(struct pinsrc **ret)
 	if (!m)
 		return -ENOMEM;
 	m->b = calloc(PINSRC_BUCKETS, sizeof(*m->b));
-	if (!m->b) {
+	m->sb = calloc(PINSRC_SB_BUCKETS, sizeof(*m->sb));
+	if (!m->b || !m->sb) {
+		free(m->b);
+		free(m->sb);
 		free(m);
 		return -ENOMEM;
 	}
@@ -78,7 +141,13 @@ void pinsrc_free(struct pinsrc *m)
 			nx = e->next;
 			ent_free(e);
 		}
+	for (uint32_t i = 0; i < PINSRC_SB_BUCKETS; i++)
+		for (struct sbh *h = m->sb[i], *nx; h; h = nx) {
+			nx = h->next;
+			free(h);
+		}
 	free(m->b);
+	free(m->sb);
 	free(m);
 }
 
@@ -89,6 +158,7 @@ static void bucket_drop(struct pinsrc *m, uint32_t i, bool (*pred)(const struct 
 	for (struct ent **pp = &m->b[i], *e; (e = *pp);) {
 		if (pred(e, arg)) {
 			*pp = e->next;
+			ent_unlink(m, e);
 			ent_free(e);
 			m->n--;
 		} else {
@@ -137,6 +207,10 @@ int pinsrc_note(struct pinsrc *m, const char *sandbox, const char *qname,
 			e->addr = p->addr;
 			e->proto = p->proto;
 			e->port = p->port;
+			if (ent_link(m, e) < 0) {
+				free(e);
+				return -ENOMEM;
+			}
 			e->next = m->b[h];
 			m->b[h] = e;
 			m->n++;
@@ -167,18 +241,23 @@ int pinsrc_note(struct pinsrc *m, const char *sandbox, const char *qname,
 	return 0;
 }
 
-static bool of_sandbox(const struct ent *e, const void *sb)
+static bool is_ent(const struct ent *e, const void *which)
 {
-	return strcmp(e->sandbox, sb) == 0;
+	return e == which;
 }
 
 void pinsrc_forget(struct pinsrc *m, const char *sandbox)
 {
-	if (!m || !sandbox)
+	struct sbh *h;
+
+	if (!m || !sandbox || strlen(sandbox) > SANDBOX_NAME_MAX)
 		return;
-	for (uint32_t i = 0; i < PINSRC_BUCKETS; i++)
-		if (m->b[i])
-			bucket_drop(m, i, of_sandbox, sandbox);
+	/* Each of its entries out of its bucket (the last one frees the list). */
+	while ((h = *sbh_slot(m, sandbox)) && h->first) {
+		struct ent *e = h->first;
+
+		bucket_drop(m, hash(e->sandbox, &e->addr, e->proto, e->port), is_ent, e);
+	}
 }
 
 /* Does @pol allow @qname on @proto/@port through a domain rule? */
@@ -205,37 +284,38 @@ int pinsrc_split(const struct pinsrc *m, const char *sandbox, const struct polic
 		 uint64_t now_ms, struct fw_pin *keep, size_t max_keep, size_t *n_keep,
 		 struct pinsrc_cut *cut, size_t max_cut, size_t *n_cut)
 {
+	const struct sbh *h;
+
 	*n_keep = *n_cut = 0;
-	if (!m)
+	if (!m || strlen(sandbox) > SANDBOX_NAME_MAX)
 		return 0;
-	for (uint32_t i = 0; i < PINSRC_BUCKETS; i++)
-		for (const struct ent *e = m->b[i]; e; e = e->next) {
-			bool ok = false;
+	h = *sbh_slot(m, sandbox);
+	for (const struct ent *e = h ? h->first : NULL; e; e = e->sb_next) {
+		bool ok = false;
 
-			if (e->expires_ms <= now_ms || strcmp(e->sandbox, sandbox) != 0)
-				continue;
-			for (unsigned int j = 0; j < e->n_names && !ok; j++)
-				ok = pol && allowed(pol, e->names[j], e->proto, e->port);
-			if (ok) {
-				if (*n_keep == max_keep)
-					return -E2BIG;
-				keep[*n_keep] = (struct fw_pin){ .addr = e->addr, .proto = e->proto,
-								 .port = e->port,
-								 .timeout_ms = (uint32_t)(e->expires_ms - now_ms) };
-				(*n_keep)++;
-			} else {
-				struct pinsrc_cut *c;
+		if (e->expires_ms <= now_ms)
+			continue;
+		for (unsigned int j = 0; j < e->n_names && !ok; j++)
+			ok = pol && allowed(pol, e->names[j], e->proto, e->port);
+		if (ok) {
+			if (*n_keep == max_keep)
+				return -E2BIG;
+			keep[*n_keep] = (struct fw_pin){ .addr = e->addr, .proto = e->proto,
+							 .port = e->port,
+							 .timeout_ms = (uint32_t)(e->expires_ms - now_ms) };
+			(*n_keep)++;
+		} else {
+			struct pinsrc_cut *c;
 
-				if (*n_cut == max_cut)
-					return -E2BIG;
-				c = &cut[(*n_cut)++];
-				c->addr = e->addr;
-				c->proto = e->proto;
-				c->port = e->port;
-				snprintf(c->qname, sizeof(c->qname), "%s",
-					 e->n_names ? e->names[0] : "");
-			}
+			if (*n_cut == max_cut)
+				return -E2BIG;
+			c = &cut[(*n_cut)++];
+			c->addr = e->addr;
+			c->proto = e->proto;
+			c->port = e->port;
+			snprintf(c->qname, sizeof(c->qname), "%s", e->n_names ? e->names[0] : "");
 		}
+	}
 	return 0;
 }
 
@@ -250,6 +330,7 @@ void pinsrc_drop(struct pinsrc *m, const char *sandbox, const struct pinsrc_cut 
 			if (e->proto == cut[i].proto && e->port == cut[i].port &&
 			    addr_equal(&e->addr, &cut[i].addr) && strcmp(e->sandbox, sandbox) == 0) {
 				*pp = e->next;
+				ent_unlink(m, e);
 				ent_free(e);
 				m->n--;
 				break;

@@ -1,7 +1,7 @@
 /*
  * sandbox - registry of sandboxes indexed by slot: address lookups (every
  * DNS query) are arithmetic for pool addresses and a hash lookup for a
- * sandbox's own (chained) addresses; name lookups (API calls only) scan.
+ * sandbox's own (chained) addresses; name lookups a hash by name.
  * Pure.
  */
 #include "netd/sandbox.h"
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #define SANDBOX_ADDR_BUCKETS 1024	/* power of two */
+#define SANDBOX_NAME_BUCKETS 4096	/* power of two */
 
 struct sandbox_table {
 	struct prefix pool4, pool6;
@@ -22,7 +23,14 @@ struct sandbox_table {
 	size_t count;
 	struct sandbox **slots;	/* n_slots entries */
 	struct sandbox *hash[2][SANDBOX_ADDR_BUCKETS];	/* own_addrs sandboxes by address */
+	struct sandbox *by_name[SANDBOX_NAME_BUCKETS];	/* inserted sandboxes by name */
 };
+
+/* Names come from the operator's API calls, not from sandboxes: FNV-1a. */
+static uint32_t name_bucket(const char *name)
+{
+	return fnv32_str(FNV32_INIT, name) & (SANDBOX_NAME_BUCKETS - 1);
+}
 
 static uint32_t pool_slots(const struct prefix *p)
 {
@@ -97,9 +105,9 @@ static uint32_t addr_low32(const struct addr *a)
 
 struct sandbox *sandbox_find(const struct sandbox_table *t, const char *name)
 {
-	for (uint32_t i = 0; i < t->n_slots; i++)
-		if (t->slots[i] && strcmp(t->slots[i]->name, name) == 0)
-			return t->slots[i];
+	for (struct sandbox *sb = t->by_name[name_bucket(name)]; sb; sb = sb->nnext)
+		if (strcmp(sb->name, name) == 0)
+			return sb;
 	return NULL;
 }
 
@@ -200,6 +208,8 @@ void sandbox_insert(struct sandbox_table *t, struct sandbox *sb)
 {
 	t->slots[sb->slot] = sb;
 	t->count++;
+	sb->nnext = t->by_name[name_bucket(sb->name)];
+	t->by_name[name_bucket(sb->name)] = sb;
 	if (!sb->own_addrs)
 		return;
 	for (int f = 0; f < 2; f++) {
@@ -219,6 +229,11 @@ void sandbox_remove(struct sandbox_table *t, struct sandbox *sb)
 	if (t->slots[sb->slot] == sb) {
 		t->slots[sb->slot] = NULL;
 		t->count--;
+		for (struct sandbox **pp = &t->by_name[name_bucket(sb->name)]; *pp; pp = &(*pp)->nnext)
+			if (*pp == sb) {
+				*pp = sb->nnext;
+				break;
+			}
 		for (int f = 0; sb->own_addrs && f < 2; f++) {
 			const struct addr *a = own_addr(sb, f);
 			struct sandbox **pp;

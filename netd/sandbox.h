@@ -59,6 +59,7 @@ struct sandbox {
 	uint16_t tap_queues;	/* tap: 1..TAP_QUEUES_MAX */
 	uint16_t mtu;		/* tap: the tap's and the guest's MTU */
 	struct sandbox *hnext[2];	/* address hash chains, [0] IPv4, [1] IPv6; private */
+	struct sandbox *nnext;		/* name hash chain; private */
 };
 
 struct sandbox_table;

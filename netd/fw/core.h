@@ -23,6 +23,7 @@ struct fw_sb_rec {
 	uint8_t mac[6];
 	struct fw_ledger pins;	/* owned: what is in pin4/6 for it (ledger.h) */
 	uint64_t digest;	/* of its chain and hookup as last rendered (sb_arg.old_digest) */
+	uint32_t name_next;	/* the next record in its name bucket, index + 1; 0: none */
 };
 
 struct fw {
@@ -32,6 +33,7 @@ struct fw {
 	struct fw_batch *b;	/* reused for every transaction */
 	struct fw_sb_rec *sbs;
 	size_t n_sbs, cap_sbs;
+	uint32_t *by_name;	/* FW_NAME_BUCKETS heads: record index + 1 (fw_sb_find()) */
 	char err[512];
 };
 
@@ -52,8 +54,12 @@ bool fw_name_ok(const char *s);
 bool fw_sb_ok(const struct fw_sandbox *sb);
 /* @p: IPv4/IPv6, TCP/UDP, timeout > 0. */
 bool fw_pin_ok(const struct fw_pin *p);
+#define FW_NAME_BUCKETS 8192	/* power of two */
+
 /* The record of sandbox @name; NULL if fw has none.  Borrowed: valid until a record is added or removed. */
 struct fw_sb_rec *fw_sb_find(struct fw *fw, const char *name);
+/* fw_sb_index_add() - put record @i (already filled) into the name index. */
+void fw_sb_index_add(struct fw *fw, size_t i);
 /* A fw_sandbox view of @rec (strings borrowed from it). */
 struct fw_sandbox fw_sb_view(const struct fw_sb_rec *rec);
 

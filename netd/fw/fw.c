@@ -20,6 +20,7 @@
 #include <linux/netfilter.h>
 
 #include "common/clock.h"
+#include "common/hash.h"
 
 #define FW_TABLE_DEFAULT "netd"
 #define FW_PINS_PER_CALL 4096	/* pins per fw_pin() call */
@@ -69,12 +70,36 @@ bool fw_pin_ok(const struct fw_pin *p)
 
 /* ---- records -------------------------------------------------------------- */
 
+static uint32_t name_bucket(const char *name)
+{
+	return fnv32_str(FNV32_INIT, name) & (FW_NAME_BUCKETS - 1);
+}
+
 struct fw_sb_rec *fw_sb_find(struct fw *fw, const char *name)
 {
-	for (size_t i = 0; i < fw->n_sbs; i++)
-		if (strcmp(fw->sbs[i].name, name) == 0)
-			return &fw->sbs[i];
+	for (uint32_t k = fw->by_name[name_bucket(name)]; k; k = fw->sbs[k - 1].name_next)
+		if (strcmp(fw->sbs[k - 1].name, name) == 0)
+			return &fw->sbs[k - 1];
 	return NULL;
+}
+
+void fw_sb_index_add(struct fw *fw, size_t i)
+{
+	uint32_t *head = &fw->by_name[name_bucket(fw->sbs[i].name)];
+
+	fw->sbs[i].name_next = *head;
+	*head = (uint32_t)(i + 1);
+}
+
+/* Take record @i out of the name index. */
+static void index_del(struct fw *fw, size_t i)
+{
+	uint32_t *pp = &fw->by_name[name_bucket(fw->sbs[i].name)];
+
+	while (*pp && *pp != i + 1)
+		pp = &fw->sbs[*pp - 1].name_next;
+	if (*pp)
+		*pp = fw->sbs[i].name_next;
 }
 
 struct fw_sandbox fw_sb_view(const struct fw_sb_rec *rec)
@@ -99,10 +124,12 @@ static bool rec_policy_last(const struct fw *fw, const struct fw_sb_rec *rec)
 static void rec_set(struct fw_sb_rec *rec, const struct fw_sandbox *sb, const struct policy *pol)
 {
 	struct fw_ledger pins = rec->pins;
+	uint32_t name_next = rec->name_next;	/* the name is the same: its place in the index too */
 
 	fw_ledger_clear(&pins);
 	memset(rec, 0, sizeof(*rec));
 	rec->pins = pins;
+	rec->name_next = name_next;
 	snprintf(rec->name, sizeof(rec->name), "%s", sb->name);
 	snprintf(rec->ifname, sizeof(rec->ifname), "%s", sb->host_ifname);
 	snprintf(rec->policy, sizeof(rec->policy), "%s", pol->name);
@@ -156,9 +183,15 @@ int fw_new(const struct fw_config *cfg, struct fw_kernel *k, struct fw **ret)
 		return -EINVAL;
 	}
 	fw = calloc(1, sizeof(*fw));
-	if (fw)
+	if (fw) {
 		fw->b = fw_batch_new();
-	if (!fw || !fw->b) {
+		fw->by_name = calloc(FW_NAME_BUCKETS, sizeof(*fw->by_name));
+	}
+	if (!fw || !fw->b || !fw->by_name) {
+		if (fw) {
+			fw_batch_free(fw->b);
+			free(fw->by_name);
+		}
 		free(fw);
 		k->ops->free(k);
 		return -ENOMEM;
@@ -224,6 +257,7 @@ void fw_close(struct fw *fw)
 	for (size_t i = 0; i < fw->n_sbs; i++)
 		fw_ledger_free(&fw->sbs[i].pins);
 	free(fw->sbs);
+	free(fw->by_name);
 	free(fw);
 }
 
@@ -307,7 +341,7 @@ int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct poli
 	rec_set(rec, sb, pol);
 	rec->digest = digest;
 	if (!existed)
-		fw->n_sbs++;
+		fw_sb_index_add(fw, fw->n_sbs++);
 out:
 	sb_arg_done(&a);
 	return r;
@@ -381,8 +415,16 @@ int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb)
 	if (r == -ENOENT)
 		r = 0;
 	if (r == 0 && rec) {
+		size_t i = (size_t)(rec - fw->sbs), last = fw->n_sbs - 1;
+
 		fw_ledger_free(&rec->pins);
-		*rec = fw->sbs[--fw->n_sbs];
+		index_del(fw, i);
+		if (i != last) {	/* the last record moves into the hole */
+			index_del(fw, last);
+			*rec = fw->sbs[last];
+			fw_sb_index_add(fw, i);
+		}
+		fw->n_sbs--;
 	}
 	return r;
 }

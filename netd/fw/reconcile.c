@@ -212,6 +212,7 @@ static int dump_pins(struct fw *fw, struct pin_dump *d)
 struct rc_arg {
 	const struct fw_config *cfg;
 	struct sb_arg *sbs;	/* one per kept sandbox */
+	const char **names;	/* the kept sandboxes' names, sorted (rc_kept()) */
 	struct fw_ledger *leds;	/* one per kept sandbox: its pins found in pin4/6 */
 	uint64_t *digests;	/* one per kept sandbox: of what was rendered for it */
 	size_t n;
@@ -222,12 +223,15 @@ struct rc_arg {
 	size_t n_orphans[2];
 };
 
+static int name_cmp(const void *x, const void *y)
+{
+	return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* Is @owner one of the kept sandboxes?  (A binary search: thousands of them.) */
 static bool rc_kept(const struct rc_arg *a, const char *owner)
 {
-	for (size_t i = 0; i < a->n; i++)
-		if (strcmp(a->sbs[i].sb->name, owner) == 0)
-			return true;
-	return false;
+	return a->n && bsearch(&owner, a->names, a->n, sizeof(*a->names), name_cmp);
 }
 
 static bool rc_policy_used(const struct rc_arg *a, const char *policy)
@@ -320,6 +324,7 @@ static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n, str
 		rec->pins = leds[i];
 		memset(&leds[i], 0, sizeof(leds[i]));
 		rec->digest = digests[i];
+		fw_sb_index_add(fw, fw->n_sbs - 1);
 	}
 	return 0;
 }
@@ -329,7 +334,8 @@ static int rc_args(struct rc_arg *a, const struct fw_restore *sbs, size_t n)
 	a->sbs = calloc(n ? n : 1, sizeof(*a->sbs));
 	a->leds = calloc(n ? n : 1, sizeof(*a->leds));
 	a->digests = calloc(n ? n : 1, sizeof(*a->digests));
-	if (!a->sbs || !a->leds || !a->digests)
+	a->names = calloc(n ? n : 1, sizeof(*a->names));
+	if (!a->sbs || !a->leds || !a->digests || !a->names)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		int r;
@@ -341,7 +347,9 @@ static int rc_args(struct rc_arg *a, const struct fw_restore *sbs, size_t n)
 			return r;
 		a->sbs[i].replace_pins = sbs[i].flush_pins;	/* with no pins: emptied */
 		a->sbs[i].digest_out = &a->digests[i];
+		a->names[i] = sbs[i].sb.name;
 	}
+	qsort(a->names, n, sizeof(*a->names), name_cmp);
 	sb_args_mark_cidr(a->sbs, n);
 	return 0;
 }
@@ -507,6 +515,7 @@ out:
 	free(a.sbs);
 	free(a.leds);
 	free(a.digests);
+	free(a.names);
 	free(found.v);
 	free(pins[0].v);
 	free(pins[1].v);

@@ -119,4 +119,10 @@ has "-f --from-start: the new record too" "files.pythonhosted.org" "$(cat "$WORL
 eq "-f --last 1: the last dns record, then the new one" "2" "$(grep -c '"event":"dns"' "$WORLD_DIR/follow-last.out")"
 ok "netd alive" netd_alive
 netd_down
+# A file whose last record has no newline (cut short, say): still read.
+cut=$WORLD_DIR/cut.jsonl
+head -n 2 "$NETD_AUDIT" >"$cut"
+printf '%s' '{"event":"dns","sandbox":"cut-sb","qname":"last.example","verdict":"deny"}' >>"$cut"
+has "a last line without its newline is read" "last.example" "$(netd audit --file "$cut" --json)"
+eq "... once" "1" "$(netd audit --file "$cut" --json 2>&1 | grep -c last.example)"
 t_summary

@@ -1,7 +1,9 @@
 /*
  * test_pinsrc - the pin-source map a policy reload uses: which pins the new
  * policy keeps (by qname, protocol and port), which it removes, remaining
- * lifetimes, expiry, per-sandbox separation and the entry limit.
+ * lifetimes, expiry, per-sandbox separation and the entry limit; many
+ * sandboxes, each asked about alone (its own list), forgotten, dropped and
+ * swept without touching the others.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -140,6 +142,52 @@ static void test_bad_input(void **state)
 	pinsrc_free(NULL);
 }
 
+static void test_many_sandboxes(void **state)
+{
+	struct policy *p = pol("name: p\negress:\n  - domains: [a.example]\n    ports: [443]\n");
+	struct pinsrc *m;
+	struct fw_pin keep[8], pins[3];
+	struct pinsrc_cut cut[8];
+	char name[32];
+	size_t nk, nc;
+
+	(void)state;
+	assert_int_equal(pinsrc_new(&m), 0);
+	pins[0] = pin4("192.0.2.1", 443, 10000);
+	pins[1] = pin4("192.0.2.2", 443, 10000);
+	pins[2] = pin4("192.0.2.3", 443, 100);	/* expires early */
+	for (int i = 0; i < 500; i++) {
+		snprintf(name, sizeof(name), "sb%d", i);
+		assert_int_equal(pinsrc_note(m, name, "a.example", pins, 3, 0), 0);
+	}
+	assert_int_equal(pinsrc_count(m), 1500);
+	pinsrc_forget(m, "sb7");
+	assert_int_equal(pinsrc_count(m), 1497);
+	assert_int_equal(pinsrc_split(m, "sb7", p, 50, keep, 8, &nk, cut, 8, &nc), 0);
+	assert_int_equal(nk + nc, 0);
+	assert_int_equal(pinsrc_split(m, "sb8", p, 50, keep, 8, &nk, cut, 8, &nc), 0);
+	assert_int_equal(nk, 3);
+	/* After 192.0.2.3 expired: two each; a drop takes one of sb9's only. */
+	assert_int_equal(pinsrc_split(m, "sb9", p, 200, keep, 8, &nk, cut, 8, &nc), 0);
+	assert_int_equal(nk, 2);
+	assert_int_equal(nc, 0);
+	cut[0] = (struct pinsrc_cut){ .addr = pins[0].addr, .proto = IPPROTO_TCP, .port = 443 };
+	pinsrc_drop(m, "sb9", cut, 1);
+	assert_int_equal(pinsrc_split(m, "sb9", p, 200, keep, 8, &nk, cut, 8, &nc), 0);
+	assert_int_equal(nk, 1);
+	assert_true(addr_equal(&keep[0].addr, &pins[1].addr));
+	assert_int_equal(pinsrc_split(m, "sb10", p, 200, keep, 8, &nk, cut, 8, &nc), 0);
+	assert_int_equal(nk, 2);
+	/* Sweeping (notes) frees what expired, lists and all (ASan sees leaks). */
+	for (int i = 0; i < 65536 / 8 + 1; i++)
+		assert_int_equal(pinsrc_note(m, "sweeper", "a.example", pins, 1, 20000), 0);
+	assert_int_equal(pinsrc_count(m), 1);
+	pinsrc_forget(m, "sweeper");
+	assert_int_equal(pinsrc_count(m), 0);
+	pinsrc_free(m);
+	policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -147,6 +195,7 @@ int main(void)
 		cmocka_unit_test(test_shared_address_and_port),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_many_sandboxes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
