@@ -1,15 +1,14 @@
 /*
- * link - named network namespaces, veth pairs, addresses and routes over
- * rtnetlink (libmnl), and the /proc/sys forwarding knobs.
+ * link - named network namespaces, veth pairs, addresses, routes and
+ * permanent neighbour entries over rtnetlink (libmnl, through rtnl.c), and
+ * what the host has (interfaces, addresses, default routes).
  *
  * This is an edge module: it talks to the kernel and never logs; callers log
- * once.  It never execs ip(8).  Work inside another netns is done through a
- * netlink socket opened while the calling thread is briefly setns()ed into
- * that netns: a socket stays bound to the netns it was created in, so the
- * thread returns to its own netns at once and every later request on that
- * socket still lands in the target netns.
+ * once.  It never execs ip(8).  Work inside another netns goes through an
+ * rtnetlink socket opened there (rtnl_open()).
  *
- * Not here: nf_tables (fw.c), running commands in a netns (nsexec.c).
+ * Not here: nf_tables (fw/), running commands in a netns (nsexec.c), the
+ * forwarding sysctls (forwarding.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,11 +30,12 @@
 #include <libmnl/libmnl.h>
 #include <linux/if_addr.h>
 #include <linux/if_link.h>
+#include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 #include <linux/veth.h>
 
 #include "netd/link.h"
-#include "netd/nlbuf.h"
+#include "netd/rtnl.h"
 
 #ifndef NSFS_MAGIC
 #define NSFS_MAGIC 0x6e736673
@@ -44,185 +44,27 @@
 /* `ip netns add` refuses longer names too (NAME_MAX would be the fs limit). */
 #define LINK_NETNS_NAME_MAX 64
 
-/* Receive buffer: the kernel's largest dump skb (32 KiB), so none is cut. */
-#define LINK_NL_RECV_SIZE 32768
 
-/* One rtnetlink conversation: a socket plus its sequence counter. */
-struct nl {
-	struct mnl_socket *sk;
-	unsigned int portid;
-	unsigned int seq;
-};
-
-static void nl_close(struct nl *nl)
-{
-	if (nl->sk)
-		mnl_socket_close(nl->sk);
-	nl->sk = NULL;
-}
-
-static int nl_open_here(struct nl *nl)
-{
-	int r;
-
-	nl->sk = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
-	if (!nl->sk)
-		return -errno;
-	if (mnl_socket_bind(nl->sk, 0, MNL_SOCKET_AUTOPID) < 0) {
-		r = -errno;
-		nl_close(nl);
-		return r;
-	}
-	nl->portid = mnl_socket_get_portid(nl->sk);
-	nl->seq = (unsigned int)time(NULL);
-	return 0;
-}
-
-/*
- * Open an rtnetlink socket in @netns_fd (or in the caller's netns if < 0).
- * The thread's own netns is restored before returning, on every path.
- */
-static int nl_open(struct nl *nl, int netns_fd)
-{
-	int self, r, r2;
-
-	memset(nl, 0, sizeof(*nl));
-	if (netns_fd < 0)
-		return nl_open_here(nl);
-
-	/* thread-self: setns() moves only this thread, so save this thread's. */
-	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (self < 0)
-		return -errno;
-	if (setns(netns_fd, CLONE_NEWNET) < 0) {
-		r = -errno;
-		close(self);
-		return r;
-	}
-	r = nl_open_here(nl);
-	/* Back home before anything else; a failure here is fatal to the op. */
-	if (setns(self, CLONE_NEWNET) < 0) {
-		r2 = -errno;
-		nl_close(nl);
-		close(self);
-		return r2;
-	}
-	close(self);
-	return r;
-}
-
-/*
- * Send @nlh and read replies until the ACK (or NLMSG_DONE for a dump),
- * passing data messages to @cb.  Return: 0; the kernel's -errno; -errno.
- */
-/*
- * A dump the kernel marks NLM_F_DUMP_INTR (the table changed while it was
- * read: sandboxes come and go) fails with EINTR; it is asked again this
- * many times before the error is returned.
- */
-#define LINK_DUMP_TRIES 10
-
-static int nl_talk(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
-{
-	char buf[LINK_NL_RECV_SIZE];
-	unsigned int seq;
-	ssize_t n;
-	int r;
-
-	seq = ++nl->seq;
-	nlh->nlmsg_seq = seq;
-	/* A dump ends in NLMSG_DONE; anything else is asked to ACK. */
-	if ((nlh->nlmsg_flags & NLM_F_DUMP) != NLM_F_DUMP)
-		nlh->nlmsg_flags |= NLM_F_ACK;
-	if (mnl_socket_sendto(nl->sk, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	for (;;) {
-		n = mnl_socket_recvfrom(nl->sk, buf, sizeof(buf));
-		if (n < 0)
-			return -errno;
-		/* -1+errno for NLMSG_ERROR (EBADMSG: a bad length), STOP on ACK/DONE. */
-		r = nlbuf_cb_run(buf, (size_t)n, seq, nl->portid, cb, data);
-		if (r < 0)
-			return errno ? -errno : -EIO;
-		if (r == MNL_CB_STOP)
-			return 0;
-	}
-}
-
-static struct nlmsghdr *nl_req(char *buf, uint16_t type, uint16_t flags)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
-	return nlh;
-}
-
-static int ifname_check(const char *ifname)
-{
-	size_t len;
-
-	if (!ifname)
-		return -EINVAL;
-	len = strnlen(ifname, IFNAMSIZ);
-	if (len == 0 || len >= IFNAMSIZ || strchr(ifname, '/'))
-		return -EINVAL;
-	return 0;
-}
-
-static int link_index_cb(const struct nlmsghdr *nlh, void *data)
-{
-	const struct ifinfomsg *ifi;
-
-	if (nlh->nlmsg_type != RTM_NEWLINK ||
-	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifi))
-		return MNL_CB_OK;
-	ifi = mnl_nlmsg_get_payload(nlh);
-	*(int *)data = ifi->ifi_index;
-	return MNL_CB_OK;
-}
-
-/* Index of @ifname in @nl's netns.  Return: index > 0; -ENODEV; -errno. */
-static int nl_ifindex(struct nl *nl, const char *ifname)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh;
-	struct ifinfomsg *ifi;
-	int index = 0, r;
-
-	r = ifname_check(ifname);
-	if (r < 0)
-		return r;
-	nlh = nl_req(buf, RTM_GETLINK, 0);
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, ifname);
-	r = nl_talk(nl, nlh, link_index_cb, &index);
-	if (r < 0)
-		return r;
-	return index > 0 ? index : -ENODEV;
-}
-
-static int nl_link_up(struct nl *nl, int index)
+static int nl_link_up(struct rtnl *nl, int index)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
 	struct ifinfomsg *ifi;
 
-	nlh = nl_req(buf, RTM_SETLINK, 0);
+	nlh = rtnl_req(buf, RTM_SETLINK, 0);
 	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
 	ifi->ifi_family = AF_UNSPEC;
 	ifi->ifi_index = index;
 	ifi->ifi_flags = IFF_UP;
 	ifi->ifi_change = IFF_UP;
-	return nl_talk(nl, nlh, NULL, NULL);
+	return rtnl_talk(nl, nlh, NULL, NULL);
 }
 
 /*
  * @peer: NULL, or the far end of a point-to-point address (IFA_ADDRESS !=
  * IFA_LOCAL): the kernel then routes @peer (/32, /128) to this interface.
  */
-static int nl_addr_add(struct nl *nl, int index, const struct prefix *p,
+static int nl_addr_add(struct rtnl *nl, int index, const struct prefix *p,
 		       const struct addr *peer)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
@@ -238,7 +80,7 @@ static int nl_addr_add(struct nl *nl, int index, const struct prefix *p,
 	if (p->addr.family == AF_INET6)
 		flags = IFA_F_NODAD;
 
-	nlh = nl_req(buf, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL);
+	nlh = rtnl_req(buf, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL);
 	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
 	ifa->ifa_family = p->addr.family;
 	ifa->ifa_prefixlen = p->plen;
@@ -248,10 +90,32 @@ static int nl_addr_add(struct nl *nl, int index, const struct prefix *p,
 	mnl_attr_put(nlh, IFA_LOCAL, alen, p->addr.a);
 	mnl_attr_put(nlh, IFA_ADDRESS, alen, peer ? peer->a : p->addr.a);
 	mnl_attr_put_u32(nlh, IFA_FLAGS, flags);
-	return nl_talk(nl, nlh, NULL, NULL);
+	return rtnl_talk(nl, nlh, NULL, NULL);
 }
 
-static int nl_default_route_add(struct nl *nl, int index, const struct addr *gw)
+/*
+ * A permanent neighbour entry (ARP / NDP, RFC 4861 7.3.2 PERMANENT): @a is
+ * at @mac on interface @index.  The kernel never ages it out and, unlike
+ * learned entries, never counts it against gc_thresh3, the one neighbour
+ * table limit all namespaces share.
+ */
+static int nl_neigh_add(struct rtnl *nl, int index, const struct addr *a, const uint8_t mac[6])
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	struct ndmsg *ndm;
+
+	nlh = rtnl_req(buf, RTM_NEWNEIGH, NLM_F_CREATE | NLM_F_REPLACE);
+	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
+	ndm->ndm_family = (uint8_t)a->family;
+	ndm->ndm_ifindex = index;
+	ndm->ndm_state = NUD_PERMANENT;
+	mnl_attr_put(nlh, NDA_DST, addr_len(a->family), a->a);
+	mnl_attr_put(nlh, NDA_LLADDR, 6, mac);
+	return rtnl_talk(nl, nlh, NULL, NULL);
+}
+
+static int nl_default_route_add(struct rtnl *nl, int index, const struct addr *gw)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
@@ -260,7 +124,7 @@ static int nl_default_route_add(struct nl *nl, int index, const struct addr *gw)
 
 	if (alen == 0)
 		return -EINVAL;
-	nlh = nl_req(buf, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL);
+	nlh = rtnl_req(buf, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL);
 	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 	rtm->rtm_family = gw->family;
 	rtm->rtm_dst_len = 0;
@@ -270,21 +134,21 @@ static int nl_default_route_add(struct nl *nl, int index, const struct addr *gw)
 	rtm->rtm_type = RTN_UNICAST;
 	mnl_attr_put(nlh, RTA_GATEWAY, alen, gw->a);
 	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)index);
-	return nl_talk(nl, nlh, NULL, NULL);
+	return rtnl_talk(nl, nlh, NULL, NULL);
 }
 
-static int nl_link_delete(struct nl *nl, const char *ifname)
+static int nl_link_delete(struct rtnl *nl, const char *ifname)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
 	struct ifinfomsg *ifi;
 	int r;
 
-	nlh = nl_req(buf, RTM_DELLINK, 0);
+	nlh = rtnl_req(buf, RTM_DELLINK, 0);
 	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
 	ifi->ifi_family = AF_UNSPEC;
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, ifname);
-	r = nl_talk(nl, nlh, NULL, NULL);
+	r = rtnl_talk(nl, nlh, NULL, NULL);
 	return r == -ENODEV ? 0 : r;
 }
 
@@ -439,14 +303,14 @@ int link_netns_open(const char *path)
 
 /* ---- veth ------------------------------------------------------------- */
 
-static int veth_create(struct nl *nl, const struct link_veth *v)
+static int veth_create(struct rtnl *nl, const struct link_veth *v)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
 	struct ifinfomsg *ifi, *peer;
 	struct nlattr *linkinfo, *data, *peer_nest;
 
-	nlh = nl_req(buf, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
+	nlh = rtnl_req(buf, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
 	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
 	ifi->ifi_family = AF_UNSPEC;
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, v->host_ifname);
@@ -464,7 +328,7 @@ static int veth_create(struct nl *nl, const struct link_veth *v)
 	mnl_attr_nest_end(nlh, peer_nest);
 	mnl_attr_nest_end(nlh, data);
 	mnl_attr_nest_end(nlh, linkinfo);
-	return nl_talk(nl, nlh, NULL, NULL);
+	return rtnl_talk(nl, nlh, NULL, NULL);
 }
 
 static bool prefix_given(const struct prefix *p)
@@ -481,19 +345,46 @@ static int prefix_check(const struct prefix *p, int family)
 	return 0;
 }
 
+/*
+ * Each end's address, of each family given, as a permanent neighbour on the
+ * other end: a sandbox that talks takes no learned neighbour entry on
+ * either side, however many sandboxes a host runs (with learned ones, past
+ * about 500 talking sandboxes the machine's table overflowed).
+ */
+static int veth_neighbours(struct rtnl *host, struct rtnl *ns, const struct link_veth *v,
+			   int host_idx, int peer_idx)
+{
+	const struct prefix *far[2][2] = { { &v->peer4, &v->peer6 }, { &v->host4, &v->host6 } };
+	struct rtnl_link hl, pl;
+	int r;
+
+	if ((r = rtnl_link_get(host, v->host_ifname, &hl)) < 0 ||
+	    (r = rtnl_link_get(ns, v->peer_ifname, &pl)) < 0)
+		return r;
+	if (!hl.has_mac || !pl.has_mac)
+		return 0;	/* no Ethernet addresses: nothing to resolve */
+	for (int f = 0; f < 2; f++) {
+		if (prefix_given(far[0][f]) && prefix_given(far[1][f]) &&
+		    ((r = nl_neigh_add(host, host_idx, &far[0][f]->addr, pl.mac)) < 0 ||
+		     (r = nl_neigh_add(ns, peer_idx, &far[1][f]->addr, hl.mac)) < 0))
+			return r;
+	}
+	return 0;
+}
+
 /* Everything after the pair exists; the caller deletes it on failure. */
-static int veth_configure(struct nl *host, struct nl *ns,
+static int veth_configure(struct rtnl *host, struct rtnl *ns,
 			  const struct link_veth *v)
 {
 	int host_idx, peer_idx, lo_idx, r;
 
-	host_idx = nl_ifindex(host, v->host_ifname);
+	host_idx = rtnl_ifindex(host, v->host_ifname);
 	if (host_idx < 0)
 		return host_idx;
-	peer_idx = nl_ifindex(ns, v->peer_ifname);
+	peer_idx = rtnl_ifindex(ns, v->peer_ifname);
 	if (peer_idx < 0)
 		return peer_idx;
-	lo_idx = nl_ifindex(ns, "lo");
+	lo_idx = rtnl_ifindex(ns, "lo");
 	if (lo_idx < 0)
 		return lo_idx;
 
@@ -524,6 +415,8 @@ static int veth_configure(struct nl *host, struct nl *ns,
 	if ((r = nl_link_up(ns, peer_idx)) < 0)
 		return r;
 
+	if ((r = veth_neighbours(host, ns, v, host_idx, peer_idx)) < 0)
+		return r;
 	/* Routes last: the gateway must already be on an up, on-link prefix. */
 	if (prefix_given(&v->host4) && prefix_given(&v->peer4) &&
 	    (r = nl_default_route_add(ns, peer_idx, &v->host4.addr)) < 0)
@@ -536,13 +429,13 @@ static int veth_configure(struct nl *host, struct nl *ns,
 
 int link_veth_setup(const struct link_veth *v)
 {
-	struct nl host = { 0 }, ns = { 0 };
+	struct rtnl host = { 0 }, ns = { 0 };
 	int r;
 
 	if (!v || v->netns_fd < 0)
 		return -EINVAL;
-	if ((r = ifname_check(v->host_ifname)) < 0 ||
-	    (r = ifname_check(v->peer_ifname)) < 0)
+	if ((r = rtnl_ifname_check(v->host_ifname)) < 0 ||
+	    (r = rtnl_ifname_check(v->peer_ifname)) < 0)
 		return r;
 	if ((r = prefix_check(&v->host4, AF_INET)) < 0 ||
 	    (r = prefix_check(&v->peer4, AF_INET)) < 0 ||
@@ -550,10 +443,10 @@ int link_veth_setup(const struct link_veth *v)
 	    (r = prefix_check(&v->peer6, AF_INET6)) < 0)
 		return r;
 
-	r = nl_open(&host, -1);
+	r = rtnl_open(&host, -1);
 	if (r < 0)
 		return r;
-	r = nl_open(&ns, v->netns_fd);
+	r = rtnl_open(&ns, v->netns_fd);
 	if (r < 0)
 		goto out;
 
@@ -566,40 +459,40 @@ int link_veth_setup(const struct link_veth *v)
 		/* Deleting the host end takes the peer in the netns with it. */
 		(void)nl_link_delete(&host, v->host_ifname);
 out:
-	nl_close(&ns);
-	nl_close(&host);
+	rtnl_close(&ns);
+	rtnl_close(&host);
 	return r;
 }
 
 int link_delete(const char *ifname)
 {
-	struct nl nl;
+	struct rtnl nl;
 	int r;
 
-	r = ifname_check(ifname);
+	r = rtnl_ifname_check(ifname);
 	if (r < 0)
 		return r;
-	r = nl_open(&nl, -1);
+	r = rtnl_open(&nl, -1);
 	if (r < 0)
 		return r;
 	r = nl_link_delete(&nl, ifname);
-	nl_close(&nl);
+	rtnl_close(&nl);
 	return r;
 }
 
 int link_exists(const char *ifname)
 {
-	struct nl nl;
+	struct rtnl nl;
 	int r;
 
-	r = ifname_check(ifname);
+	r = rtnl_ifname_check(ifname);
 	if (r < 0)
 		return r;
-	r = nl_open(&nl, -1);
+	r = rtnl_open(&nl, -1);
 	if (r < 0)
 		return r;
-	r = nl_ifindex(&nl, ifname);
-	nl_close(&nl);
+	r = rtnl_ifindex(&nl, ifname);
+	rtnl_close(&nl);
 	if (r == -ENODEV)
 		return 0;
 	return r < 0 ? r : 1;
@@ -662,17 +555,17 @@ static int dump_links(int netns_fd, struct name_list *list)
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
 	struct rtgenmsg *rt;
-	struct nl nl;
+	struct rtnl nl;
 	int r;
 
-	r = nl_open(&nl, netns_fd);
+	r = rtnl_open(&nl, netns_fd);
 	if (r < 0)
 		return r;
-	nlh = nl_req(buf, RTM_GETLINK, NLM_F_DUMP);
+	nlh = rtnl_req(buf, RTM_GETLINK, NLM_F_DUMP);
 	rt = mnl_nlmsg_put_extra_header(nlh, sizeof(*rt));
 	rt->rtgen_family = AF_UNSPEC;
-	r = nl_talk(&nl, nlh, name_list_cb, list);
-	nl_close(&nl);
+	r = rtnl_talk(&nl, nlh, name_list_cb, list);
+	rtnl_close(&nl);
 	return r;
 }
 
@@ -699,7 +592,7 @@ int link_names(char (**ret)[IFNAMSIZ])
 	int r;
 
 	/* A dump the kernel interrupted (the list changed meanwhile) is asked again. */
-	for (int t = 0; t < LINK_DUMP_TRIES; t++) {
+	for (int t = 0; t < RTNL_DUMP_TRIES; t++) {
 		r = link_names_once(ret);
 		if (r != -EINTR)
 			break;
@@ -727,7 +620,7 @@ int link_netns_other_links(int netns_fd, char *first, size_t sz)
 	int r;
 
 	/* A dump the kernel interrupted (the list changed meanwhile) is asked again. */
-	for (int t = 0; t < LINK_DUMP_TRIES; t++) {
+	for (int t = 0; t < RTNL_DUMP_TRIES; t++) {
 		r = link_netns_other_links_once(netns_fd, first, sz);
 		if (r != -EINTR)
 			break;
@@ -812,19 +705,19 @@ int link_default_route_ifname(char *buf, size_t sz)
 	char name[IF_NAMESIZE];
 	struct nlmsghdr *nlh;
 	struct rtmsg *rtm;
-	struct nl nl;
+	struct rtnl nl;
 	int r;
 
 	if (!buf || sz < IF_NAMESIZE)
 		return -EINVAL;
-	r = nl_open(&nl, -1);
+	r = rtnl_open(&nl, -1);
 	if (r < 0)
 		return r;
-	nlh = nl_req(req, RTM_GETROUTE, NLM_F_DUMP);
+	nlh = rtnl_req(req, RTM_GETROUTE, NLM_F_DUMP);
 	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 	rtm->rtm_family = AF_INET;
-	r = nl_talk(&nl, nlh, default_route_cb, &pick);
-	nl_close(&nl);
+	r = rtnl_talk(&nl, nlh, default_route_cb, &pick);
+	rtnl_close(&nl);
 	if (r < 0)
 		return r;
 	if (!pick.found)
@@ -871,21 +764,21 @@ static int link_default_gateways_once(struct addr *out, size_t max)
 	static const int families[] = { AF_INET, AF_INET6 };
 	char req[MNL_SOCKET_BUFFER_SIZE];
 	struct gw_list l = { .out = out, .max = max };
-	struct nl nl;
+	struct rtnl nl;
 	int r = 0;
 
 	for (size_t i = 0; r == 0 && i < 2; i++) {
 		struct nlmsghdr *nlh;
 		struct rtmsg *rtm;
 
-		r = nl_open(&nl, -1);
+		r = rtnl_open(&nl, -1);
 		if (r < 0)
 			return r;
-		nlh = nl_req(req, RTM_GETROUTE, NLM_F_DUMP);
+		nlh = rtnl_req(req, RTM_GETROUTE, NLM_F_DUMP);
 		rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 		rtm->rtm_family = (unsigned char)families[i];
-		r = nl_talk(&nl, nlh, default_gw_cb, &l);
-		nl_close(&nl);
+		r = rtnl_talk(&nl, nlh, default_gw_cb, &l);
+		rtnl_close(&nl);
 	}
 	return r < 0 ? r : (int)l.n;
 }
@@ -895,7 +788,7 @@ int link_default_gateways(struct addr *out, size_t max)
 	int r;
 
 	/* A dump the kernel interrupted (the list changed meanwhile) is asked again. */
-	for (int t = 0; t < LINK_DUMP_TRIES; t++) {
+	for (int t = 0; t < RTNL_DUMP_TRIES; t++) {
 		r = link_default_gateways_once(out, max);
 		if (r != -EINTR)
 			break;
@@ -957,18 +850,18 @@ static int link_local_addrs_once(struct prefix **ret)
 	struct addr_list l = { 0 };
 	struct nlmsghdr *nlh;
 	struct ifaddrmsg *ifa;
-	struct nl nl;
+	struct rtnl nl;
 	int r;
 
 	*ret = NULL;
-	r = nl_open(&nl, -1);
+	r = rtnl_open(&nl, -1);
 	if (r < 0)
 		return r;
-	nlh = nl_req(req, RTM_GETADDR, NLM_F_DUMP);
+	nlh = rtnl_req(req, RTM_GETADDR, NLM_F_DUMP);
 	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
 	ifa->ifa_family = AF_UNSPEC;
-	r = nl_talk(&nl, nlh, local_addr_cb, &l);
-	nl_close(&nl);
+	r = rtnl_talk(&nl, nlh, local_addr_cb, &l);
+	rtnl_close(&nl);
 	/* A partial list would let the host's own address be pinned: refuse. */
 	if (r == 0)
 		r = l.err;
@@ -987,7 +880,7 @@ int link_local_addrs(struct prefix **ret)
 	int r;
 
 	/* A dump the kernel interrupted (the list changed meanwhile) is asked again. */
-	for (int t = 0; t < LINK_DUMP_TRIES; t++) {
+	for (int t = 0; t < RTNL_DUMP_TRIES; t++) {
 		r = link_local_addrs_once(ret);
 		if (r != -EINTR)
 			break;

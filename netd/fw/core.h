@@ -63,6 +63,16 @@ void fw_sb_index_add(struct fw *fw, size_t i);
 /* A fw_sandbox view of @rec (strings borrowed from it). */
 struct fw_sandbox fw_sb_view(const struct fw_sb_rec *rec);
 
+/* One element of a set's elements (its key, @len bytes; ms until it expires, 0: no expiry). */
+typedef void fw_elem_fn(void *arg, const void *key, uint32_t len, uint64_t expires_ms);
+
+/*
+ * fw_elems_each() - @fn for every element in @nlh, one NEWSETELEM message
+ * of a GETSETELEM reply or dump.  Return: MNL_CB_OK; MNL_CB_ERROR (out of
+ * memory, or not a set elements message).
+ */
+int fw_elems_each(const struct nlmsghdr *nlh, fw_elem_fn *fn, void *arg);
+
 /* The base ruleset's render function: @arg is a const struct fw_config *. */
 void fw_render_open(struct bt *bt, const void *arg);
 

@@ -488,9 +488,8 @@ struct lookup_res {
 	uint64_t expires_ms;
 };
 
-static int lookup_cb(const struct nlmsghdr *nlh, void *data)
+int fw_elems_each(const struct nlmsghdr *nlh, fw_elem_fn *fn, void *arg)
 {
-	struct lookup_res *res = data;
 	struct nftnl_set *s = nftnl_set_alloc();
 	struct nftnl_set_elems_iter *it;
 	struct nftnl_set_elem *e;
@@ -502,17 +501,36 @@ static int lookup_cb(const struct nlmsghdr *nlh, void *data)
 		return MNL_CB_ERROR;
 	}
 	it = nftnl_set_elems_iter_create(s);
-	if (it) {
-		e = nftnl_set_elems_iter_next(it);
-		if (e) {
-			res->found = true;
-			if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION))
-				res->expires_ms = nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_EXPIRATION);
-		}
-		nftnl_set_elems_iter_destroy(it);
+	while (it && (e = nftnl_set_elems_iter_next(it))) {
+		uint32_t len = 0;
+		const void *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len);
+
+		if (key)
+			fn(arg, key, len,
+			   nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION) ?
+				   nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_EXPIRATION) : 0);
 	}
+	nftnl_set_elems_iter_destroy(it);
 	nftnl_set_free(s);
 	return MNL_CB_OK;
+}
+
+/* The first element answers the lookup. */
+static void lookup_elem(void *arg, const void *key, uint32_t len, uint64_t expires_ms)
+{
+	struct lookup_res *res = arg;
+
+	(void)key;
+	(void)len;
+	if (res->found)
+		return;
+	res->found = true;
+	res->expires_ms = expires_ms;
+}
+
+static int lookup_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return fw_elems_each(nlh, lookup_elem, data);
 }
 
 /* One get of @s (@elems: its elements, else the set itself). */

@@ -128,8 +128,10 @@ struct pin_dump {
 	int err;
 };
 
-static void pin_dump_add(struct pin_dump *d, const uint8_t *key, uint32_t len, uint64_t left_ms)
+static void pin_dump_add(void *arg, const void *key, uint32_t len, uint64_t left_ms)
 {
+	struct pin_dump *d = arg;
+
 	if (len != 2u * d->f->alen + 8u)
 		return;	/* not a key of this layout */
 	if (d->n == d->cap) {
@@ -150,29 +152,7 @@ static void pin_dump_add(struct pin_dump *d, const uint8_t *key, uint32_t len, u
 
 static int dump_pin_cb(const struct nlmsghdr *nlh, void *data)
 {
-	struct nftnl_set *s = nftnl_set_alloc();
-	struct nftnl_set_elems_iter *it;
-	struct nftnl_set_elem *e;
-
-	if (!s)
-		return MNL_CB_ERROR;
-	if (nftnl_set_elems_nlmsg_parse(nlh, s) < 0) {
-		nftnl_set_free(s);
-		return MNL_CB_ERROR;
-	}
-	it = nftnl_set_elems_iter_create(s);
-	while (it && (e = nftnl_set_elems_iter_next(it))) {
-		uint32_t len = 0;
-		const void *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len);
-		uint64_t left = nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION) ?
-					nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_EXPIRATION) : 0;
-
-		if (key)
-			pin_dump_add(data, key, len, left);
-	}
-	nftnl_set_elems_iter_destroy(it);
-	nftnl_set_free(s);
-	return MNL_CB_OK;
+	return fw_elems_each(nlh, pin_dump_add, data);
 }
 
 /* One dump of @type (family inet) into @l. */

@@ -2,12 +2,14 @@
  * fuzz_link - the rtnetlink dump and event parsers on arbitrary bytes: the
  * link, route and address dump callbacks of netd/link.c (link_names(),
  * link_netns_other_links(), link_default_route_ifname(),
- * link_default_gateways(), link_local_addrs()) and linkwatch's RTM_DELLINK
- * callback (netd/linkwatch.c).  The input is one recv() buffer, run through
- * nlbuf_cb_run() exactly as nl_talk() and linkwatch's reader run it.
+ * link_default_gateways(), link_local_addrs()), rtnl.c's RTM_NEWLINK
+ * callback (an interface's index and MAC, rtnl_link_get()) and linkwatch's
+ * RTM_DELLINK callback (netd/linkwatch.c).  The input is one recv()
+ * buffer, run through nlbuf_cb_run() exactly as rtnl_talk() and
+ * linkwatch's reader run it.
  *
  * The callbacks are static (they are only ever reached through a netlink
- * socket), so this harness includes the two files rather than widen their
+ * socket), so this harness includes the three files rather than widen their
  * interfaces; fuzz_link.mk therefore names only what they link against.
  *
  * Asserts: every name handed out is NUL-terminated within IFNAMSIZ; counts
@@ -16,6 +18,7 @@
  */
 #include "netd/link.c"
 #include "netd/linkwatch.c"
+#include "netd/rtnl.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -61,10 +64,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct addr gws[4];
 	struct gw_list gl = { .out = gws, .max = 4 };
 	struct addr_list al = { 0 };
+	struct rtnl_link link = { 0 };
 	uint32_t *copy;
-	int index = 0;
 
-	if (size > LINK_NL_RECV_SIZE)
+	if (size > RTNL_RECV_SIZE)
 		return 0;
 	/* Netlink messages are 4-byte aligned in a recv() buffer. */
 	copy = malloc(size + 4);
@@ -72,7 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(copy, data, size);
 
-	run(copy, size, link_index_cb, &index);
+	/* Only a 6-byte IFLA_ADDRESS is taken (ASan checks the copy). */
+	run(copy, size, link_id_cb, &link);
 
 	run(copy, size, name_list_cb, &all);
 	if (all.err == 0 && all.n > all.max)

@@ -23,6 +23,20 @@ has "sandbox list --json shows it" "\"name\": \"$SB1\"" "$list"
 SB1_IP=$(netd sandbox show "$SB1" | sed -n 's/.*"ipv4": "\(.*\)".*/\1/p')
 SB1_GW=$(sb_field "$SB1" gateway4)
 eq "sandbox address from the pool" "10.87." "${SB1_IP:0:6}"
+# Both ends know each other permanently: a talking sandbox takes no learned
+# neighbour entry (the machine's table is one, capped by gc_thresh3).
+SB1_HOSTIF=$(sb_field "$SB1" host_ifname)
+SB1_IP6=$(sb_field "$SB1" ipv6)
+SB1_GW6=$(sb_field "$SB1" gateway6)
+neigh_host=$(world_exec host ip neigh show dev "$SB1_HOSTIF" nud permanent)
+has "host: the sandbox's IPv4 address is a permanent neighbour" "$SB1_IP lladdr" "$neigh_host"
+has "host: ... and its IPv6 address" "$SB1_IP6 lladdr" "$neigh_host"
+neigh_sb=$(ip netns exec "$SB1" ip neigh show dev eth0 nud permanent)
+has "sandbox: its IPv4 gateway is a permanent neighbour" "$SB1_GW lladdr" "$neigh_sb"
+has "sandbox: ... and its IPv6 gateway" "$SB1_GW6 lladdr" "$neigh_sb"
+eq "the sandbox's neighbour entry has the MAC of its eth0" \
+	"$(ip netns exec "$SB1" cat /sys/class/net/eth0/address)" \
+	"$(awk -v a="$SB1_IP" '$1 == a {print $3}' <<<"$neigh_host")"
 fail "a second sandbox of the same name is refused" sb_create sb1 python-dev
 fail "an unknown policy is refused" sb_create sbx no-such-policy
 fail "an invalid name is refused" netd sandbox create 'bad/name' --policy python-dev
