@@ -231,21 +231,35 @@ static void netns_identity(struct sandbox *sb)
  * owns are leftovers (a state file lost to a full disk, a crash between
  * steps): delete them, so nothing is attached to the host unmanaged.
  */
+static int ifname_cmp(const void *x, const void *y)
+{
+	return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
 void daemon_orphans_remove(struct daemon *d)
 {
 	char (*names)[IFNAMSIZ];
+	const char **owned_by = NULL;	/* every sandbox's host interface, sorted */
 	int n = link_names(&names);
+	size_t n_owned = 0;
+	struct sandbox *sb;
+	uint32_t cur = 0;
 
 	if (n < 0) {
 		log_warn("cannot list interfaces to find orphaned sandbox veths: %s", strerror(-n));
 		return;
 	}
+	owned_by = calloc(SANDBOX_MAX, sizeof(*owned_by));
+	if (!owned_by) {
+		free(names);
+		return;	/* nothing is deleted when in doubt */
+	}
+	while (n_owned < SANDBOX_MAX && (sb = sandbox_next(d->sandboxes, &cur)))
+		owned_by[n_owned++] = sb->host_ifname;
+	qsort(owned_by, n_owned, sizeof(*owned_by), ifname_cmp);
 	for (int i = 0; i < n; i++) {
 		const char *x = names[i];
 		struct tap_info ti;
-		struct sandbox *sb;
-		uint32_t cur = 0;
-		bool owned = false;
 
 		bool veth = strlen(x) == 7 && strncmp(x, SANDBOX_IFNAME_PREFIX, 2) == 0 &&
 			    strspn(x + 2, "0123456789abcdef") == 5;
@@ -256,9 +270,7 @@ void daemon_orphans_remove(struct daemon *d)
 
 		if (!veth && !tap)
 			continue;
-		while (!owned && (sb = sandbox_next(d->sandboxes, &cur)))
-			owned = strcmp(sb->host_ifname, x) == 0;
-		if (owned)
+		if (n_owned && bsearch(&x, owned_by, n_owned, sizeof(*owned_by), ifname_cmp))
 			continue;
 		log_warn("interface %s looks like a sandbox %s but no sandbox owns it; deleting it", x,
 			 tap ? "tap" : "veth");
@@ -266,6 +278,7 @@ void daemon_orphans_remove(struct daemon *d)
 		audit_write(d->audit, "sandbox", json_pack("{s:s, s:s}", "action", "orphan-removed",
 							   "host_ifname", x));
 	}
+	free(owned_by);
 	free(names);
 }
 
