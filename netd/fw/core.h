@@ -34,6 +34,7 @@ struct fw {
 	struct fw_sb_rec *sbs;
 	size_t n_sbs, cap_sbs;
 	uint32_t *by_name;	/* FW_NAME_BUCKETS heads: record index + 1 (fw_sb_find()) */
+	size_t pins_total;	/* entries of every ledger (an upper bound of pin4 + pin6) */
 	char err[512];
 };
 

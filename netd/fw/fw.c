@@ -268,9 +268,71 @@ const char *fw_last_error(const struct fw *fw)
 
 /* ---- sandboxes ------------------------------------------------------------ */
 
+struct pin_arg {
+	struct addr src[2];
+	const struct fw_pin *pins;	/* to add */
+	size_t n;
+	const struct fw_ledger_pin *old;	/* to remove */
+	size_t n_old;
+};
+
+static void render_pins_fn(struct bt *bt, const void *arg)
+{
+	const struct pin_arg *a = arg;
+
+	render_pins(bt, a->src, a->pins, a->n);
+}
+
+static void render_pins_remove_fn(struct bt *bt, const void *arg)
+{
+	const struct pin_arg *a = arg;
+
+	render_pins_remove(bt, a->src, a->old, a->n_old);
+}
+
 static void render_sandbox_fn(struct bt *bt, const void *arg)
 {
 	render_sandbox(bt, arg);
+}
+
+/* A sandbox's add, after the removal of other records' pins sent from its addresses. */
+struct add_arg {
+	struct sb_arg *a;
+	struct fw_sb_rec *clash[2];	/* other records with its IPv4 / IPv6 address, or NULL */
+};
+
+static void render_add_fn(struct bt *bt, const void *arg)
+{
+	const struct add_arg *x = arg;
+
+	for (int i = 0; i < 2; i++)
+		if (x->clash[i] && (i == 0 || x->clash[1] != x->clash[0])) {
+			const struct addr src[2] = { x->clash[i]->addr4, x->clash[i]->addr6 };
+
+			render_pins_remove(bt, src, x->clash[i]->pins.v, x->clash[i]->pins.n);
+		}
+	render_sandbox(bt, x->a);
+}
+
+/* Another record than @self whose address of @a's family is @a; NULL if none. */
+static struct fw_sb_rec *rec_with_addr(struct fw *fw, const struct fw_sb_rec *self,
+				       const struct addr *a)
+{
+	if (!a->family)
+		return NULL;
+	for (size_t i = 0; i < fw->n_sbs; i++) {
+		const struct addr *b = a->family == AF_INET ? &fw->sbs[i].addr4 : &fw->sbs[i].addr6;
+
+		if (&fw->sbs[i] != self && addr_equal(a, b))
+			return &fw->sbs[i];
+	}
+	return NULL;
+}
+
+/* Forget @n pins of @l in the total (fw->pins_total counts ledger entries). */
+static void total_less(struct fw *fw, size_t n)
+{
+	fw->pins_total = fw->pins_total > n ? fw->pins_total - n : 0;
 }
 
 /* The record of @name, or a new empty slot at the end (not yet counted). */
@@ -308,6 +370,7 @@ int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct poli
 	struct fw_sb_rec *rec = NULL, old_rec;
 	struct fw_sandbox old;
 	uint64_t digest = 0;
+	struct add_arg x;
 	struct sb_arg a;
 	bool existed;
 	int r;
@@ -334,10 +397,24 @@ int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct poli
 	}
 	a.fill_cidr = true;
 	a.digest_out = &digest;
-	r = fw_run(fw, render_sandbox_fn, &a, false);
+	/*
+	 * Pins another record still holds for these addresses (its delete
+	 * failed, say) go in the same batch: a pin is keyed by its source
+	 * address, and this sandbox must never inherit one.
+	 */
+	x = (struct add_arg){ .a = &a, .clash = { rec_with_addr(fw, rec, &sb->addr4),
+						  rec_with_addr(fw, rec, &sb->addr6) } };
+	r = fw_run(fw, render_add_fn, &x, false);
 	if (r < 0)
 		goto out;
+	for (int i = 0; i < 2; i++)
+		if (x.clash[i]) {
+			total_less(fw, x.clash[i]->pins.n);
+			fw_ledger_clear(&x.clash[i]->pins);
+		}
 	/* Recorded only now the kernel has it; an earlier dns_local was removed. */
+	if (existed)
+		total_less(fw, rec->pins.n);	/* the add removed them */
 	rec_set(rec, sb, pol);
 	rec->digest = digest;
 	if (!existed)
@@ -411,12 +488,24 @@ int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb)
 			a.drop_policy = old_rec.policy;
 	}
 	r = fw_run(fw, render_sandbox_fn, &a, false);
-	/* Only the table or its base sets can be missing: nothing left to delete. */
+	/*
+	 * Only the table or its base sets can be missing.  The batch changed
+	 * nothing, though: the pins go on their own (gone with the table if
+	 * that is what is missing), or the record stays.
+	 */
+	if (r == -ENOENT && rec && rec->pins.n) {
+		struct pin_arg pa = { .src = { rec->addr4, rec->addr6 } };
+
+		pa.old = rec->pins.v;
+		pa.n_old = rec->pins.n;
+		r = fw_run(fw, render_pins_remove_fn, &pa, false);
+	}
 	if (r == -ENOENT)
 		r = 0;
 	if (r == 0 && rec) {
 		size_t i = (size_t)(rec - fw->sbs), last = fw->n_sbs - 1;
 
+		total_less(fw, rec->pins.n);
 		fw_ledger_free(&rec->pins);
 		index_del(fw, i);
 		if (i != last) {	/* the last record moves into the hole */
@@ -431,24 +520,12 @@ int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb)
 
 /* ---- pins ----------------------------------------------------------------- */
 
-struct pin_arg {
-	struct addr src[2];
-	const struct fw_pin *pins;
-	size_t n;
-};
-
-static void render_pins_fn(struct bt *bt, const void *arg)
-{
-	const struct pin_arg *a = arg;
-
-	render_pins(bt, a->src, a->pins, a->n);
-}
-
 int fw_pin(struct fw *fw, const char *name, const struct fw_pin *pins, size_t n)
 {
 	struct fw_sb_rec *rec;
 	struct pin_arg a;
 	uint64_t now;
+	size_t k;
 	int r;
 
 	if (fw)
@@ -470,13 +547,30 @@ int fw_pin(struct fw *fw, const char *name, const struct fw_pin *pins, size_t n)
 	if (fw_ledger_live(&rec->pins, pins, n, now) > FW_PIN_SET_SIZE)
 		return -ENOSPC;
 	/*
+	 * All sandboxes together stay under half the shared set's size, so a
+	 * removal (which creates each element before deleting it) always has
+	 * room, whatever the others hold.  Counted on the ledgers' entries; past
+	 * the limit, the lapsed ones are dropped first.
+	 */
+	if (fw->pins_total + n > FW_PINS_TOTAL_MAX) {
+		fw->pins_total = 0;
+		for (size_t i = 0; i < fw->n_sbs; i++) {
+			fw_ledger_prune(&fw->sbs[i].pins, now);
+			fw->pins_total += fw->sbs[i].pins.n;
+		}
+		if (fw->pins_total + n > FW_PINS_TOTAL_MAX)
+			return -ENOSPC;
+	}
+	/*
 	 * Recorded before the batch is sent: a pin the kernel has must be in
 	 * the ledger, or the sandbox's removal would leave it behind; one the
 	 * kernel refused is removed harmlessly later.
 	 */
+	k = rec->pins.n;
 	r = fw_ledger_note(&rec->pins, pins, n, now);
 	if (r < 0)
 		return r;
+	fw->pins_total = fw->pins_total - k + rec->pins.n;
 	a = (struct pin_arg){ .src = { rec->addr4, rec->addr6 }, .pins = pins, .n = n };
 	r = fw_run(fw, render_pins_fn, &a, false);
 	/* The kernel says a set at its size limit is full with ENFILE. */

@@ -104,14 +104,19 @@ int fw_ledger_note(struct fw_ledger *l, const struct fw_pin *pins, size_t n, uin
 		size_t s = find_slot(l, &pins[i]);
 		struct fw_ledger_pin *e;
 
-		if (l->slot[s]) {
+		bool had = l->slot[s] != 0;
+
+		if (had) {
 			e = &l->v[l->slot[s] - 1];
 		} else {
 			e = &l->v[l->n++];
 			l->slot[s] = (uint32_t)l->n;
+			e->expires_ms = 0;
 		}
+		/* The latest expiry either gave: a kernel may keep the longer one. */
+		if (e->expires_ms < now_ms + pins[i].timeout_ms)
+			e->expires_ms = now_ms + pins[i].timeout_ms;
 		e->p = pins[i];
-		e->expires_ms = now_ms + pins[i].timeout_ms;
 	}
 	return 0;
 }
@@ -130,6 +135,12 @@ size_t fw_ledger_live(const struct fw_ledger *l, const struct fw_pin *pins, size
 			live++;
 	}
 	return live;
+}
+
+void fw_ledger_prune(struct fw_ledger *l, uint64_t now_ms)
+{
+	if (l->nslot && prune(l, now_ms))
+		reindex(l, l->nslot);	/* in place: cannot fail */
 }
 
 void fw_ledger_clear(struct fw_ledger *l)

@@ -21,7 +21,7 @@
  * element lapses at about the same moment (its own jiffies), and removing
  * an already-lapsed element is harmless, forgetting a live one is not.
  */
-#define FW_LEDGER_SLACK_MS 5000u
+#define FW_LEDGER_SLACK_MS 60000u
 
 struct fw_ledger_pin {
 	struct fw_pin p;	/* timeout_ms: the last one given */
@@ -37,7 +37,7 @@ struct fw_ledger {
 
 /*
  * fw_ledger_note() - record @pins[0..@n) as given at @now_ms (a pin already
- * there gets the new expiry).  Entries lapsed for FW_LEDGER_SLACK_MS are
+ * there keeps the later of its two expiries).  Entries lapsed for FW_LEDGER_SLACK_MS are
  * dropped first when the ledger would grow.  Return: 0; -ENOMEM (the
  * ledger is unchanged).
  */
@@ -49,6 +49,9 @@ int fw_ledger_note(struct fw_ledger *l, const struct fw_pin *pins, size_t n, uin
  */
 size_t fw_ledger_live(const struct fw_ledger *l, const struct fw_pin *pins, size_t n,
 		      uint64_t now_ms);
+
+/* fw_ledger_prune() - drop the entries lapsed for FW_LEDGER_SLACK_MS at @now_ms. */
+void fw_ledger_prune(struct fw_ledger *l, uint64_t now_ms);
 
 /* fw_ledger_clear() - forget every pin (memory kept). */
 void fw_ledger_clear(struct fw_ledger *l);

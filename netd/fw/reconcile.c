@@ -304,6 +304,7 @@ static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n, str
 		rec->pins = leds[i];
 		memset(&leds[i], 0, sizeof(leds[i]));
 		rec->digest = digests[i];
+		fw->pins_total += rec->pins.n;
 		fw_sb_index_add(fw, fw->n_sbs - 1);
 	}
 	return 0;
@@ -537,6 +538,7 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 	struct fw_ledger *next;	/* the ledgers of replaced pins, made before the batch */
 	uint64_t *digests;
 	uint64_t now = clock_mono_ms();
+	bool sent = false;
 	int r = 0;
 
 	if (fw)
@@ -581,6 +583,7 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 	}
 	if (r == 0) {
 		sb_args_mark_cidr(a.sbs, n);
+		sent = true;
 		r = fw_run(fw, render_update, &a, true);
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -591,9 +594,18 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 			rec->digest = digests[i];
 		}
 		if (rec && u[i].replace_pins) {	/* the kernel has exactly these now */
+			fw->pins_total = fw->pins_total - rec->pins.n + next[i].n;
 			fw_ledger_free(&rec->pins);
 			rec->pins = next[i];
 		} else {
+			/*
+			 * Not committed, or not known to be (a timeout): the
+			 * kernel may have either set, so the ledger keeps both.
+			 */
+			rec = sent && r < 0 && u[i].replace_pins ? fw_sb_find(fw, u[i].sb->name) : NULL;
+			if (rec && fw_ledger_note(&rec->pins, u[i].pins, u[i].n_pins,
+						  clock_mono_ms()) == 0)
+				fw->pins_total += u[i].n_pins;
 			fw_ledger_free(&next[i]);
 		}
 		sb_arg_done(&a.sbs[i]);

@@ -44,7 +44,8 @@
 #define BYTEORDER_BIG_ENDIAN  2
 
 #define FW_PIN_SET_SIZE    65536	/* live pins per sandbox (fw.c counts them); over -> -ENOSPC */
-#define FW_PIN_SET_TOTAL   1048576	/* elements of the shared set pin4 (and pin6); full -> -ENOSPC */
+#define FW_PIN_SET_TOTAL   2097152	/* elements of the shared set pin4 (and pin6) */
+#define FW_PINS_TOTAL_MAX  (FW_PIN_SET_TOTAL / 2)	/* pins of all sandboxes; over -> -ENOSPC */
 #define FW_ELEMS_PER_MSG   32	/* elements per NEWSETELEM message */
 
 #define PRIO_RAW    (-300)

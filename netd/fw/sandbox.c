@@ -688,8 +688,8 @@ void render_sandbox(struct bt *bt, const struct sb_arg *a)
 	digest = sb_digest(bt, a, chain);
 	if (a->digest_out)
 		*a->digest_out = digest;
-	/* Reconciling what this fw rendered last time, unchanged: nothing to send. */
-	if (bt->keep && digest && digest == a->old_digest && !a->replace_pins)
+	/* Reconciling what this fw rendered last time, unchanged: nothing to send (its pins were done above). */
+	if (bt->keep && digest && digest == a->old_digest)
 		return;
 	sb_chain(bt, a, chain);
 	sb_hookup(bt, sb, chain, sb_slow_path(a->pol));

@@ -254,6 +254,15 @@ fw_ok "sandbox a replaced" add a veth-a 10.87.1.2 fd00:87:0:1::2 tcp:198.51.100.
 check_not "a: pins gone after replace" reach "$A" 198.51.100.7 443
 check "a: cidr rule survives replace" reach "$A" 198.51.100.7 9005
 
+# A record fw still has (its delete failed, say) must never hand its pins to
+# a new sandbox given the same address: the add removes them in its batch.
+fw_ok "pin a 198.51.100.9 tcp 443 again" pin a 198.51.100.9 tcp 443 60000
+fw_ok "sandbox c added with a's address" add c veth-c 10.87.1.2 - tcp:192.0.2.0/24:80
+n=$(nft_h -j list set inet netd pin4 | jq '[.nftables[] | select(.set) | .set.elem // [] | .[] |
+	select(.elem.val.concat[0] == "10.87.1.2")] | length')
+if [ "$n" = 0 ]; then ok "c inherits none of a's pins"; else ko "c inherits $n pins of a"; fi
+fw_ok "sandbox c deleted" del c veth-c 10.87.1.2 -
+
 # Delete: chain, sets, map and set elements go; a second delete is fine.
 fw_ok "sandbox a deleted" del a veth-a 10.87.1.2 fd00:87:0:1::2
 check_not "sb-a chain gone" nft_h list chain inet netd sb-a

@@ -114,8 +114,14 @@ reload() {
 		-X POST http://netd/v1/policies/reload
 }
 
+handles() { world_exec host nft -a list chain inet netd "sb-$(sb_name "s$1")" | grep -o 'handle [0-9]*' | tr '\n' ' '; }
+h_first=$(handles 0)
+h_last=$(handles $((N - 1)))
 pol 203.0.113.0/24
 eq "reload adding 203.0.113.0/24 at $N sandboxes: HTTP 200" "200" "$(reload)"
+# A CIDR rule is in the policy's shared set: no sandbox chain is sent again.
+eq "... the first sandbox's chain untouched (same rule handles)" "$h_first" "$(handles 0)"
+eq "... and the last one's" "$h_last" "$(handles $((N - 1)))"
 has "the API's policy has the rule" "203.0.113.0/24" "$(api_policy)"
 # Polled for a few seconds, each miss said on stderr: once (1 run in 3 on a
 # loaded machine) one of the three listed without the element right after
