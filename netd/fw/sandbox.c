@@ -384,7 +384,7 @@ static size_t sni_ports(const struct policy *pol, bool audit, enum policy_l7 mod
  * expires between the SYN and the first payload does not let it by (netd
  * passes connections it is not to check, e.g. through a cidr rule, and
  * sets the bit).  Otherwise, for new connections just before the pin
- * accept: "... ct state new daddr . tcp . P @sb-NAME-pinF queue", so netd
+ * accept: "... ct state new saddr . daddr . tcp . P @pinF queue", so netd
  * sees the SYN and knows where the stream starts.
  */
 static void sb_sni_queue(struct bt *bt, const struct sb_arg *a, const char *chain,
