@@ -271,11 +271,8 @@ static bool allowed(const struct policy *pol, const char *qname, uint8_t proto, 
 	for (size_t i = 0; i < n; i++) {
 		const struct policy_rule *r = &pol->rules[idx[i]];
 
-		if (idx[i] >= pol->n_rules || r->proto != proto)
-			continue;
-		for (size_t k = 0; k < r->n_ports; k++)
-			if (port >= r->ports[k].lo && port <= r->ports[k].hi)
-				return true;
+		if (idx[i] < pol->n_rules && policy_rule_port(r, proto, port))
+			return true;
 	}
 	return false;
 }

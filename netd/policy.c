@@ -24,16 +24,14 @@ bool policy_l7_port(const struct policy *p, uint16_t port, enum policy_l7 mode)
 	for (size_t i = 0; p && i < p->n_rules; i++) {
 		const struct policy_rule *r = &p->rules[i];
 
-		if (r->proto != IPPROTO_TCP || (r->tls_sni != mode && r->http_host != mode))
-			continue;
-		for (size_t k = 0; k < r->n_ports; k++)
-			if (port >= r->ports[k].lo && port <= r->ports[k].hi)
-				return true;
+		if ((r->tls_sni == mode || r->http_host == mode) &&
+		    policy_rule_port(r, IPPROTO_TCP, port))
+			return true;
 	}
 	return false;
 }
 
-static bool rule_port(const struct policy_rule *r, uint8_t proto, uint16_t port)
+bool policy_rule_port(const struct policy_rule *r, uint8_t proto, uint16_t port)
 {
 	if (r->proto != proto)
 		return false;
@@ -53,13 +51,13 @@ bool policy_allows(const struct policy *p, const char *name, const struct addr *
 		return false;
 	n = name ? policy_match(p, name, idx, POLICY_MAX_RULES) : 0;
 	for (size_t i = 0; i < n && i < POLICY_MAX_RULES; i++)
-		if (rule_port(&p->rules[idx[i]], proto, port))
+		if (policy_rule_port(&p->rules[idx[i]], proto, port))
 			return true;
 	for (size_t i = 0; dst && i < p->n_rules; i++)
 		for (size_t c = 0; c < p->rules[i].n_cidrs; c++)
 			if (p->rules[i].cidrs[c].addr.family == dst->family &&
 			    prefix_contains(&p->rules[i].cidrs[c], dst) &&
-			    rule_port(&p->rules[i], proto, port))
+			    policy_rule_port(&p->rules[i], proto, port))
 				return true;
 	return false;
 }

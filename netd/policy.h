@@ -153,7 +153,13 @@ int policy_parse(const char *buf, size_t len, const char *file, struct policy **
 int policy_load_file(const char *path, struct policy **ret, struct diag *err);
 
 /*
- * policy_l7_ports() - does any tcp rule of @p have tls.sni or http.host at
+ * policy_rule_port() - is @r for @proto (IPPROTO_TCP / IPPROTO_UDP) and
+ * does one of its port ranges hold @port (host byte order)?
+ */
+bool policy_rule_port(const struct policy_rule *r, uint8_t proto, uint16_t port);
+
+/*
+ * policy_l7_port() - does any tcp rule of @p have tls.sni or http.host at
  * @mode (POLICY_L7_LOG or POLICY_L7_ENFORCE) exactly, on @port?  For the
  * ruleset: which ports' first payload packets go to netd, and how.
  */

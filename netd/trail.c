@@ -276,11 +276,8 @@ static const char *rule_label(const struct policy *p, const char *name, uint8_t 
 	for (size_t i = 0; i < n && !best; i++) {
 		const struct policy_rule *r = &p->rules[idx[i]];
 
-		if (r->proto != proto)
-			continue;
-		for (size_t k = 0; k < r->n_ports && !best; k++)
-			if (port >= r->ports[k].lo && port <= r->ports[k].hi)
-				best = r;
+		if (policy_rule_port(r, proto, port))
+			best = r;
 	}
 	if (!best && n)
 		best = &p->rules[idx[0]];

@@ -48,13 +48,10 @@ static bool cidr_allows(const struct policy *pol, const struct addr *dst, uint16
 {
 	for (size_t i = 0; i < pol->n_rules; i++) {
 		const struct policy_rule *r = &pol->rules[i];
-		bool port_ok = false;
 
-		if (!r->n_cidrs || r->proto != IPPROTO_TCP)
+		if (!r->n_cidrs || !policy_rule_port(r, IPPROTO_TCP, port))
 			continue;
-		for (size_t k = 0; k < r->n_ports && !port_ok; k++)
-			port_ok = port >= r->ports[k].lo && port <= r->ports[k].hi;
-		for (size_t k = 0; port_ok && k < r->n_cidrs; k++)
+		for (size_t k = 0; k < r->n_cidrs; k++)
 			if (r->cidrs[k].addr.family == dst->family && prefix_contains(&r->cidrs[k], dst))
 				return true;
 	}

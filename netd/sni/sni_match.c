@@ -21,16 +21,6 @@ bool sni_pattern_covers(const char *pat, const char *name)
 	return nl > pl && strcmp(name + nl - pl, pat) == 0;
 }
 
-static bool rule_has_port(const struct policy_rule *r, uint8_t proto, uint16_t port)
-{
-	if (r->proto != proto)
-		return false;
-	for (size_t k = 0; k < r->n_ports; k++)
-		if (port >= r->ports[k].lo && port <= r->ports[k].hi)
-			return true;
-	return false;
-}
-
 bool sni_match(const struct policy *pol, const char *const *pinned, size_t n_pinned,
 	       uint8_t proto, uint16_t port, const char *seen)
 {
@@ -49,7 +39,7 @@ bool sni_match(const struct policy *pol, const char *const *pinned, size_t n_pin
 			if (idx[k] >= pol->n_rules)
 				continue;
 			r = &pol->rules[idx[k]];
-			if (!rule_has_port(r, proto, port) ||
+			if (!policy_rule_port(r, proto, port) ||
 			    (r->max_qname_len && strlen(seen) > r->max_qname_len))
 				continue;
 			for (size_t d = 0; d < r->n_domains; d++)
@@ -78,7 +68,7 @@ void sni_modes(const struct policy *pol, const char *const *pinned, size_t n_pin
 			if (idx[k] >= pol->n_rules)
 				continue;
 			r = &pol->rules[idx[k]];
-			if (!rule_has_port(r, proto, port))
+			if (!policy_rule_port(r, proto, port))
 				continue;
 			if (r->tls_sni > *tls)
 				*tls = (enum policy_l7)r->tls_sni;
