@@ -28,6 +28,7 @@ struct ent;
 struct sbh {
 	struct sbh *next;	/* name hash chain */
 	struct ent *first;
+	size_t n;		/* entries on the list */
 	char name[SANDBOX_NAME_MAX + 1];
 };
 
@@ -89,6 +90,7 @@ static int ent_link(struct pinsrc *m, struct ent *e)
 		h->first->sb_pprev = &e->sb_next;
 	e->sb_pprev = &h->first;
 	h->first = e;
+	h->n++;
 	return 0;
 }
 
@@ -98,6 +100,7 @@ static void ent_unlink(struct pinsrc *m, struct ent *e)
 	*e->sb_pprev = e->sb_next;
 	if (e->sb_next)
 		e->sb_next->sb_pprev = e->sb_pprev;
+	e->head->n--;
 	if (!e->head->first) {
 		struct sbh **pp = sbh_slot(m, e->head->name);
 
@@ -353,4 +356,14 @@ size_t pinsrc_names(const struct pinsrc *m, const char *sandbox, const struct ad
 size_t pinsrc_count(const struct pinsrc *m)
 {
 	return m ? m->n : 0;
+}
+
+size_t pinsrc_count_of(const struct pinsrc *m, const char *sandbox)
+{
+	const struct sbh *h;
+
+	if (!m || !sandbox || strlen(sandbox) > SANDBOX_NAME_MAX)
+		return 0;
+	h = *sbh_slot(m, sandbox);
+	return h ? h->n : 0;
 }

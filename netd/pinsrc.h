@@ -73,4 +73,10 @@ size_t pinsrc_names(const struct pinsrc *m, const char *sandbox, const struct ad
 /* pinsrc_count() - live and expired entries currently held. */
 size_t pinsrc_count(const struct pinsrc *m);
 
+/*
+ * pinsrc_count_of() - the entries (live and expired) held for @sandbox: what
+ * pinsrc_split() can return for it at most.  O(1).
+ */
+size_t pinsrc_count_of(const struct pinsrc *m, const char *sandbox);
+
 #endif

@@ -53,13 +53,77 @@ static const struct policy *new_policy_of(const struct reload_input *in, struct 
 	return p->policies[p->n_policies++];
 }
 
-/* Fill @c for @sb moving from @old (may be NULL) to @np. */
-static int plan_change(const struct reload_input *in, struct reload_change *c,
-		       struct sandbox *sb, const struct policy *old, const struct policy *np,
-		       char *err, size_t errsz)
+/*
+ * What a move from one policy to another means, worked out once per pair
+ * (a reload of one policy shared by 5,000 sandboxes compares two policies,
+ * not 10,000): equal digests, and the items added and removed.
+ */
+struct pair {
+	const struct policy *old, *np;	/* borrowed */
+	bool same;
+	json_t *added, *removed;	/* owned; NULL if same */
+};
+
+struct pairs {
+	struct pair *v;
+	size_t n;
+};
+
+static void pairs_free(struct pairs *ps)
 {
-	size_t cap = pinsrc_count(in->pinsrc) + 1;
+	for (size_t i = 0; i < ps->n; i++) {
+		json_decref(ps->v[i].added);
+		json_decref(ps->v[i].removed);
+	}
+	free(ps->v);
+}
+
+/* The pair (@old, @np), worked out if new.  NULL: out of memory. */
+static const struct pair *pair_of(struct pairs *ps, const struct policy *old,
+				  const struct policy *np)
+{
+	char d1[PVIEW_DIGEST_LEN + 8], d2[PVIEW_DIGEST_LEN + 8];
 	json_t *io, *inew;
+	struct pair *m;
+
+	for (size_t i = 0; i < ps->n; i++)
+		if (ps->v[i].old == old && ps->v[i].np == np)
+			return &ps->v[i];
+	m = reallocarray(ps->v, ps->n + 1, sizeof(*m));
+	if (!m)
+		return NULL;
+	ps->v = m;
+	m = &ps->v[ps->n];
+	*m = (struct pair){ .old = old, .np = np };
+	m->same = old && strcmp(pview_digest(old, d1, sizeof(d1)),
+				pview_digest(np, d2, sizeof(d2))) == 0;
+	if (!m->same) {
+		io = json_object();
+		inew = json_object();
+		if (io && inew) {
+			pview_items(old, io);
+			pview_items(np, inew);
+			m->added = pview_items_minus(inew, io);
+			m->removed = pview_items_minus(io, inew);
+		}
+		json_decref(io);
+		json_decref(inew);
+		if (!m->added || !m->removed) {
+			json_decref(m->added);
+			json_decref(m->removed);
+			return NULL;
+		}
+	}
+	ps->n++;
+	return m;
+}
+
+/* Fill @c for @sb moving as @m says. */
+static int plan_change(const struct reload_input *in, struct reload_change *c,
+		       struct sandbox *sb, const struct pair *m, char *err, size_t errsz)
+{
+	const struct policy *np = m->np;
+	size_t cap = pinsrc_count_of(in->pinsrc, sb->name) + 1;	/* its own entries only */
 	int r;
 
 	c->sb = sb;
@@ -79,16 +143,8 @@ static int plan_change(const struct reload_input *in, struct reload_change *c,
 	}
 	if (c->n_keep > RELOAD_MAX_PINS)
 		c->n_keep = RELOAD_MAX_PINS;	/* the set's size; the rest re-resolve */
-	io = json_object();
-	inew = json_object();
-	if (io && inew) {
-		pview_items(old, io);
-		pview_items(np, inew);
-		c->added = pview_items_minus(inew, io);
-		c->removed = pview_items_minus(io, inew);
-	}
-	json_decref(io);
-	json_decref(inew);
+	c->added = json_incref(m->added);
+	c->removed = json_incref(m->removed);
 	if (!c->added || !c->removed) {
 		snprintf(err, errsz, "out of memory");
 		return -ENOMEM;
@@ -100,6 +156,7 @@ int reload_plan_build(const struct reload_input *in, struct policy **newp, size_
 		      struct reload_plan *out, char *err, size_t errsz)
 {
 	size_t n_sb = sandbox_count(in->sandboxes);
+	struct pairs ps = { 0 };
 	struct sandbox *sb;
 	uint32_t cur = 0;
 	int r = 0;
@@ -118,19 +175,27 @@ int reload_plan_build(const struct reload_input *in, struct policy **newp, size_
 	out->n_policies = n_new;
 	while ((sb = sandbox_next(in->sandboxes, &cur))) {
 		const struct policy *old = find(in->old, in->n_old, sb->policy), *np;
-		char d1[PVIEW_DIGEST_LEN + 8], d2[PVIEW_DIGEST_LEN + 8];
+		const struct pair *m;
 
 		np = new_policy_of(in, out, sb, err, errsz);
-		if (!np)
-			return -ENOMEM;
-		if (old && strcmp(pview_digest(old, d1, sizeof(d1)),
-				  pview_digest(np, d2, sizeof(d2))) == 0)
+		if (!np) {
+			r = -ENOMEM;
+			break;
+		}
+		m = pair_of(&ps, old, np);
+		if (!m) {
+			snprintf(err, errsz, "out of memory");
+			r = -ENOMEM;
+			break;
+		}
+		if (m->same)
 			continue;
-		r = plan_change(in, &out->changes[out->n_changes++], sb, old, np, err, errsz);
+		r = plan_change(in, &out->changes[out->n_changes++], sb, m, err, errsz);
 		if (r < 0)
-			return r;
+			break;
 	}
-	return 0;
+	pairs_free(&ps);
+	return r;
 }
 
 struct policy **reload_plan_take_policies(struct reload_plan *p, size_t *n)

@@ -161,8 +161,11 @@ static void test_many_sandboxes(void **state)
 		assert_int_equal(pinsrc_note(m, name, "a.example", pins, 3, 0), 0);
 	}
 	assert_int_equal(pinsrc_count(m), 1500);
+	assert_int_equal(pinsrc_count_of(m, "sb7"), 3);
 	pinsrc_forget(m, "sb7");
 	assert_int_equal(pinsrc_count(m), 1497);
+	assert_int_equal(pinsrc_count_of(m, "sb7"), 0);
+	assert_int_equal(pinsrc_count_of(m, "sb8"), 3);
 	assert_int_equal(pinsrc_split(m, "sb7", p, 50, keep, 8, &nk, cut, 8, &nc), 0);
 	assert_int_equal(nk + nc, 0);
 	assert_int_equal(pinsrc_split(m, "sb8", p, 50, keep, 8, &nk, cut, 8, &nc), 0);
@@ -173,6 +176,7 @@ static void test_many_sandboxes(void **state)
 	assert_int_equal(nc, 0);
 	cut[0] = (struct pinsrc_cut){ .addr = pins[0].addr, .proto = IPPROTO_TCP, .port = 443 };
 	pinsrc_drop(m, "sb9", cut, 1);
+	assert_int_equal(pinsrc_count_of(m, "sb9"), 2);
 	assert_int_equal(pinsrc_split(m, "sb9", p, 200, keep, 8, &nk, cut, 8, &nc), 0);
 	assert_int_equal(nk, 1);
 	assert_true(addr_equal(&keep[0].addr, &pins[1].addr));
