@@ -3,7 +3,8 @@
  * pintrack.h).  Two chained hash tables: sandboxes by name, and entries by
  * (sandbox, address, protocol, port).  The entry table doubles when it
  * holds twice as many entries as buckets; the caller bounds the total
- * through the per-sandbox limit.
+ * through the per-sandbox limit.  Each sandbox also lists its own entries,
+ * so that forgetting one sandbox costs what it holds, not the whole table.
  */
 #include "dnsproxy/pintrack.h"
 
@@ -14,19 +15,23 @@
 
 #include "common/hash.h"
 
-#define SB_BUCKETS      256
+#define SB_BUCKETS      4096
 #define ENTRY_BUCKETS0  1024
 #define SB_NAME_MAX     128
 
+struct pt_entry;
+
 struct pt_sandbox {
 	struct pt_sandbox *next;
+	struct pt_entry *first;		/* its entries */
 	size_t n_entries;
 	char name[SB_NAME_MAX];
 };
 
 struct pt_entry {
 	struct pt_entry *next;
-	const struct pt_sandbox *sb;
+	struct pt_entry *sb_next, **sb_pprev;	/* its sandbox's list */
+	struct pt_sandbox *sb;
 	struct addr addr;
 	uint8_t proto;
 	uint16_t port;
@@ -204,6 +209,11 @@ int pintrack_commit(struct pintrack *pt, const char *sandbox, const struct fw_pi
 		h = entry_hash(pt, sb, &pins[i]);
 		e->next = pt->buckets[h];
 		pt->buckets[h] = e;
+		e->sb_next = sb->first;
+		if (sb->first)
+			sb->first->sb_pprev = &e->sb_next;
+		e->sb_pprev = &sb->first;
+		sb->first = e;
 		sb->n_entries++;
 		pt->n_entries++;
 		if (pt->n_entries > 2 * pt->n_buckets)
@@ -212,9 +222,19 @@ int pintrack_commit(struct pintrack *pt, const char *sandbox, const struct fw_pi
 	return 0;
 }
 
-/* drop_if() - remove the entries of @only, or (@only NULL) those expired
- * at @now_ms.  Return: removed. */
-static size_t drop_if(struct pintrack *pt, const struct pt_sandbox *only, uint64_t now_ms)
+/* Take @e off its sandbox's list and free it. */
+static void entry_release(struct pintrack *pt, struct pt_entry *e)
+{
+	*e->sb_pprev = e->sb_next;
+	if (e->sb_next)
+		e->sb_next->sb_pprev = e->sb_pprev;
+	e->sb->n_entries--;
+	pt->n_entries--;
+	free(e);
+}
+
+/* drop_expired() - remove the entries expired at @now_ms.  Return: removed. */
+static size_t drop_expired(struct pintrack *pt, uint64_t now_ms)
 {
 	size_t n = 0;
 
@@ -223,16 +243,13 @@ static size_t drop_if(struct pintrack *pt, const struct pt_sandbox *only, uint64
 
 		while (*pp) {
 			struct pt_entry *e = *pp;
-			bool dead = only ? e->sb == only : e->expires_ms <= now_ms;
 
-			if (!dead) {
+			if (e->expires_ms > now_ms) {
 				pp = &e->next;
 				continue;
 			}
 			*pp = e->next;
-			((struct pt_sandbox *)e->sb)->n_entries--;
-			pt->n_entries--;
-			free(e);
+			entry_release(pt, e);
 			n++;
 		}
 	}
@@ -249,7 +266,17 @@ void pintrack_reset(struct pintrack *pt, const char *sandbox)
 	sb = sb_find(pt, sandbox);
 	if (!sb)
 		return;
-	drop_if(pt, sb, 0);
+	/* Each of its entries out of its bucket (chains are short: see grow()). */
+	while (sb->first) {
+		struct pt_entry *e = sb->first;
+		struct fw_pin k = { .addr = e->addr, .proto = e->proto, .port = e->port };
+		struct pt_entry **pp = &pt->buckets[entry_hash(pt, sb, &k)];
+
+		while (*pp != e)
+			pp = &(*pp)->next;
+		*pp = e->next;
+		entry_release(pt, e);
+	}
 	h = name_hash(sandbox) % SB_BUCKETS;
 	for (struct pt_sandbox **pp = &pt->sbs[h]; *pp; pp = &(*pp)->next) {
 		if (*pp == sb) {
@@ -262,7 +289,7 @@ void pintrack_reset(struct pintrack *pt, const char *sandbox)
 
 size_t pintrack_expire(struct pintrack *pt, uint64_t now_ms)
 {
-	return drop_if(pt, NULL, now_ms);
+	return drop_expired(pt, now_ms);
 }
 
 size_t pintrack_live(const struct pintrack *pt, const char *sandbox)
