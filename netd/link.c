@@ -61,6 +61,36 @@ static int nl_link_up(struct rtnl *nl, int index)
 }
 
 /*
+ * No IPv6 link-local address on @index (IN6_ADDR_GEN_MODE_NONE, before it
+ * goes up).  Every address of a netns is walked by the kernel's address
+ * lifetime check (addrconf_verify_rtnl(), under the RTNL) each time one is
+ * added, so thousands of host veths with a link-local each made every
+ * create slower; netd's host ends need none (the gateway's own address,
+ * permanent neighbours, no router advertisements).  A host without IPv6
+ * answers EAFNOSUPPORT: nothing to turn off.
+ */
+static int nl_link_no_ll6(struct rtnl *nl, int index)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlattr *spec, *inet6;
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifi;
+	int r;
+
+	nlh = rtnl_req(buf, RTM_SETLINK, 0);
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = index;
+	spec = mnl_attr_nest_start(nlh, IFLA_AF_SPEC);
+	inet6 = mnl_attr_nest_start(nlh, AF_INET6);
+	mnl_attr_put_u8(nlh, IFLA_INET6_ADDR_GEN_MODE, IN6_ADDR_GEN_MODE_NONE);
+	mnl_attr_nest_end(nlh, inet6);
+	mnl_attr_nest_end(nlh, spec);
+	r = rtnl_talk(nl, nlh, NULL, NULL);
+	return r == -EAFNOSUPPORT ? 0 : r;
+}
+
+/*
  * @peer: NULL, or the far end of a point-to-point address (IFA_ADDRESS !=
  * IFA_LOCAL): the kernel then routes @peer (/32, /128) to this interface.
  */
@@ -410,7 +440,7 @@ static int veth_configure(struct rtnl *host, struct rtnl *ns,
 
 	if ((r = nl_link_up(ns, lo_idx)) < 0)
 		return r;
-	if ((r = nl_link_up(host, host_idx)) < 0)
+	if ((r = nl_link_no_ll6(host, host_idx)) < 0 || (r = nl_link_up(host, host_idx)) < 0)
 		return r;
 	if ((r = nl_link_up(ns, peer_idx)) < 0)
 		return r;

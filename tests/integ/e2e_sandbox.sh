@@ -37,6 +37,11 @@ has "sandbox: ... and its IPv6 gateway" "$SB1_GW6 lladdr" "$neigh_sb"
 eq "the sandbox's neighbour entry has the MAC of its eth0" \
 	"$(ip netns exec "$SB1" cat /sys/class/net/eth0/address)" \
 	"$(awk -v a="$SB1_IP" '$1 == a {print $3}' <<<"$neigh_host")"
+# The host end carries no IPv6 link-local (each one slowed every later create).
+eq "host end: no IPv6 link-local address" "" \
+	"$(world_exec host ip -6 -o addr show dev "$SB1_HOSTIF" scope link)"
+has "host end: its IPv6 gateway address" "$SB1_GW6/" \
+	"$(world_exec host ip -6 -o addr show dev "$SB1_HOSTIF" scope global)"
 fail "a second sandbox of the same name is refused" sb_create sb1 python-dev
 fail "an unknown policy is refused" sb_create sbx no-such-policy
 fail "an invalid name is refused" netd sandbox create 'bad/name' --policy python-dev
