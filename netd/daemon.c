@@ -452,6 +452,7 @@ static void daemon_done(struct daemon *d, struct event *sig[3])
 	linkwatch_free(d->linkwatch);
 	proxy_free(d->proxy);
 	pinsrc_free(d->pinsrc);
+	daemon_pdigest_free(d);
 	d->pinsrc = NULL;
 	trail_free(d->trail);
 	audit_close(d->audit);

@@ -48,6 +48,7 @@ struct proxy_ops;
 struct fw_config;
 struct linkwatch;
 struct policywatch;
+struct pdigest;
 
 #define DAEMON_MAX_POLICIES 1024
 #define NETNS_ETC_DIR "/etc/netns"
@@ -106,6 +107,8 @@ struct daemon {
 	unsigned int fd_limit;	/* RLIMIT_NOFILE after raising it */
 	unsigned int n_dns_listeners;	/* sockets of daemon_dns_direct() */
 	size_t n_restored;	/* sandboxes re-adopted at startup */
+	struct pdigest *pdigests;	/* the policy digest files (pdigest.c) */
+	size_t n_pdigests;
 };
 
 /* ---- policies.c ---- */
@@ -205,6 +208,29 @@ int daemon_resolv_conf_write(const struct sandbox *sb);
 /* daemon_resolv_conf_remove() - remove it and its directory; best effort. */
 void daemon_resolv_conf_remove(const char *name);
 
+/* ---- pdigest.c ---- */
+
+/*
+ * daemon_pdigest_get() - what STATE_DIR/policies/@name.digest says: the
+ * digest (policyview.h) of the rules netd last applied to the sandboxes of
+ * policy @name; read once, then cached.  Return: borrowed until the next
+ * pdigest call; "" if there is no readable file.
+ */
+const char *daemon_pdigest_get(struct daemon *d, const char *name);
+
+/*
+ * daemon_pdigest_save() - record @pol's digest in its file (atomically), if
+ * the file does not already say it.  Call after the commit that applied
+ * @pol.  A deny-all stand-in (no file) is not recorded.  Return: 0; -errno.
+ */
+int daemon_pdigest_save(struct daemon *d, const struct policy *pol);
+
+/* daemon_pdigest_save_all() - daemon_pdigest_save() for every loaded policy; errors logged. */
+void daemon_pdigest_save_all(struct daemon *d);
+
+/* daemon_pdigest_free() - the cache. */
+void daemon_pdigest_free(struct daemon *d);
+
 /* ---- state.c ---- */
 
 /*
@@ -216,14 +242,6 @@ int daemon_write_file_atomic(const char *path, const char *data, size_t len);
 
 /* daemon_state_save() - write @sb's state file atomically.  Return: 0; -errno. */
 int daemon_state_save(struct daemon *d, const struct sandbox *sb);
-
-/*
- * daemon_state_save_many() - the state files of @sbs[0..@n) (a reload), each
- * atomically (temp file, rename) but synced together: one syncfs() and one
- * directory fsync() instead of two fsync()s a file.  Every file is tried.
- * Return: 0; the first -errno.
- */
-int daemon_state_save_many(struct daemon *d, struct sandbox *const *sbs, size_t n);
 
 /* daemon_state_remove() - unlink @name's state file. */
 void daemon_state_remove(struct daemon *d, const char *name);

@@ -606,6 +606,10 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 		sandbox_release(d->sandboxes, sb);
 		return r;
 	}
+	/* Its pins are made under its policy's rules: a restart must know which (pdigest.c). */
+	if ((r = daemon_pdigest_save(d, daemon_policy_find(d, sb->policy))) < 0)
+		log_warn("policy %s: cannot save its digest: %s (a restart will drop its sandboxes' pins)",
+			 sb->policy, strerror(-r));
 	sandbox_insert(d->sandboxes, sb);
 	log_info("sandbox %s created: policy %s, %s, host interface %s", sb->name, sb->policy,
 		 sb->tap ? "tap" : sb->netns_path, sb->host_ifname);

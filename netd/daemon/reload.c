@@ -150,7 +150,6 @@ int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_
 	};
 	struct reload_plan plan = { 0 };
 	json_t *report = json_array();
-	struct sandbox **changed;
 	size_t n_new = 0;
 	int r;
 
@@ -177,8 +176,7 @@ int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_
 	if (r < 0)
 		goto out;
 	reload_swap(d, &plan);
-	/* 4. After the commit: forget and cut what was removed, report; save the states. */
-	changed = calloc(plan.n_changes ? plan.n_changes : 1, sizeof(*changed));
+	/* 4. After the commit: forget and cut what was removed, report; record the digests. */
 	for (size_t i = 0; i < plan.n_changes; i++) {
 		const struct reload_change *c = &plan.changes[i];
 
@@ -186,14 +184,9 @@ int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_
 		/* The proxy re-pins on the next answer instead of trusting its cache. */
 		proxy_sandbox_reset(d->proxy, c->sb->name);
 		report_change(d, c, reload_cut(d, c), report);
-		if (changed)
-			changed[i] = c->sb;
-		else if ((r = daemon_state_save(d, c->sb)) < 0)
-			log_warn("sandbox %s: cannot save state: %s", c->sb->name, strerror(-r));
 	}
-	if (changed && (r = daemon_state_save_many(d, changed, plan.n_changes)) < 0)
-		log_warn("policy reload: cannot save every sandbox's state: %s", strerror(-r));
-	free(changed);
+	/* A sandbox's state file does not change with its policy's rules: one file per policy does. */
+	daemon_pdigest_save_all(d);
 	log_info("policy reload: %zu policies, %zu sandbox(es) changed", d->n_policies,
 		 plan.n_changes);
 	r = 0;

@@ -82,7 +82,7 @@ void daemon_state_remove(struct daemon *d, const char *name)
 }
 
 /* What @sb's state file says (the inverse of restore_one()'s apply). */
-static void state_of(struct daemon *d, const struct sandbox *sb, struct statefile *sf)
+static void state_of(const struct sandbox *sb, struct statefile *sf)
 {
 	memset(sf, 0, sizeof(*sf));
 	snprintf(sf->name, sizeof(sf->name), "%s", sb->name);
@@ -92,7 +92,7 @@ static void state_of(struct daemon *d, const struct sandbox *sb, struct statefil
 	snprintf(sf->ifname, sizeof(sf->ifname), "%s", sb->peer_ifname);
 	sf->slot = sb->slot;
 	sf->created = (int64_t)sb->created;
-	pview_digest(daemon_policy_find(d, sb->policy), sf->digest, sizeof(sf->digest));
+	/* The policy's digest is in its own file (pdigest.c), not in each sandbox's. */
 	sf->ipv6 = sb->addr6.family != 0;
 	sf->mode = sb->mode;
 	if (sb->chained) {
@@ -128,87 +128,13 @@ int daemon_state_save(struct daemon *d, const struct sandbox *sb)
 	char *text;
 	int r;
 
-	state_of(d, sb, &sf);
+	state_of(sb, &sf);
 	text = statefile_format(&sf);
 	if (!text)
 		return -ENOMEM;
 	state_path(d, sb->name, path, sizeof(path));
 	r = daemon_write_file_atomic(path, text, strlen(text));
 	free(text);
-	return r;
-}
-
-/* Write @sb's state to its temp file, not yet synced.  Return: 0; -errno (nothing left behind). */
-static int state_write_tmp(struct daemon *d, const struct sandbox *sb)
-{
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
-	struct statefile sf;
-	char *text;
-	int fd, r = 0;
-
-	state_of(d, sb, &sf);
-	text = statefile_format(&sf);
-	if (!text)
-		return -ENOMEM;
-	state_path(d, sb->name, path, sizeof(path));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		r = -errno;
-	} else {
-		if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
-			r = errno ? -errno : -EIO;
-		close(fd);
-		if (r < 0)
-			unlink(tmp);
-	}
-	free(text);
-	return r;
-}
-
-int daemon_state_save_many(struct daemon *d, struct sandbox *const *sbs, size_t n)
-{
-	char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX + 8];
-	int dfd, r = 0;
-	bool *ok;
-
-	if (n == 0)
-		return 0;
-	ok = calloc(n, sizeof(*ok));
-	if (!ok)
-		return -ENOMEM;
-	snprintf(dir, sizeof(dir), "%s/sandboxes", d->cfg.state_dir);
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		free(ok);
-		return -errno;
-	}
-	/* 1. Every temp file; 2. all of them to disk at once (not one fsync each). */
-	for (size_t i = 0; i < n; i++) {
-		int e = state_write_tmp(d, sbs[i]);
-
-		ok[i] = e == 0;
-		if (e < 0 && r == 0)
-			r = e;
-	}
-	if (syncfs(dfd) < 0 && r == 0)
-		r = -errno;
-	/* 3. The renames, then the directory: a crash leaves each file old or new, never half. */
-	for (size_t i = 0; i < n; i++) {
-		if (!ok[i])
-			continue;
-		state_path(d, sbs[i]->name, path, sizeof(path));
-		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-		if (rename(tmp, path) < 0) {
-			if (r == 0)
-				r = -errno;
-			unlink(tmp);
-		}
-	}
-	if (fsync(dfd) < 0 && r == 0)
-		r = -errno;
-	close(dfd);
-	free(ok);
 	return r;
 }
 
@@ -388,6 +314,7 @@ static int restore_one(struct daemon *d, const char *path, struct restore_set *s
 	struct sandbox *sb;
 	size_t len = 0;
 	char *text = NULL;
+	const char *was;
 	bool flush;
 	int r;
 
@@ -404,7 +331,11 @@ static int restore_one(struct daemon *d, const char *path, struct restore_set *s
 	if (state_apply(d, path, &sf, &sb) < 0)
 		return 0;
 	pol = daemon_policy_find(d, sb->policy);
-	flush = !sf.digest[0] || !pol || strcmp(sf.digest, pview_digest(pol, dig, sizeof(dig))) != 0;
+	/* Under which rules were its pins made?  Its policy's digest file; older netds wrote it here. */
+	was = daemon_pdigest_get(d, sb->policy);
+	if (!was[0])
+		was = sf.digest;
+	flush = !was[0] || !pol || strcmp(was, pview_digest(pol, dig, sizeof(dig))) != 0;
 	/* A tap outlives netd but not a reboot: made again if it is gone. */
 	if (sb->tap && daemon_tap_restore(d, sb) < 0) {
 		log_err("sandbox %s: cannot restore its tap %s; left in place for the next start",
@@ -482,12 +413,11 @@ int daemon_state_restore(struct daemon *d, const struct fw_config *fc)
 			 !info.kept ? ", pins dropped: table replaced" :
 			 k->flush_pins ? ", pins dropped: the policy changed while netd was down" :
 					 ", pins kept");
-		if (sb && k->flush_pins && k->pol->file)
-			daemon_state_save(d, sb);
 		if (sb && sb->tap)	/* its rules are in: now the tap may carry traffic */
 			daemon_tap_up(d, sb);
 	}
 	d->n_restored = set.n;
+	daemon_pdigest_save_all(d);	/* the rules just applied to them */
 out:
 	if (dh)
 		closedir(dh);

@@ -269,12 +269,15 @@ static json_t *addr_json(const struct addr *a)
 
 char *statefile_format(const struct statefile *sf)
 {
-	json_t *obj = json_pack("{s:s, s:s, s:s, s:b, s:s, s:i, s:I, s:s, s:b}", "name", sf->name,
+	json_t *obj = json_pack("{s:s, s:s, s:s, s:b, s:s, s:i, s:I, s:b}", "name", sf->name,
 				"policy", sf->policy, "netns", sf->netns, "netns_owned",
 				sf->netns_owned, "ifname", sf->ifname, "slot", (int)sf->slot,
-				"created", (json_int_t)sf->created, "policy_digest", sf->digest,
-				"ipv6", sf->ipv6);
+				"created", (json_int_t)sf->created, "ipv6", sf->ipv6);
 	char *text;
+
+	/* Older netds kept the policy's digest here; it is in STATE_DIR/policies now. */
+	if (obj && sf->digest[0])
+		json_object_set_new(obj, "policy_digest", json_string(sf->digest));
 
 	/* Only when the sandbox has its own: older files, and readers, unchanged. */
 	if (obj && sf->mode)

@@ -5,13 +5,17 @@
 # resolve afterwards, a denied address must never become reachable (probed
 # while netd is down and while it starts), a sandbox whose netns vanished
 # while netd was down is cleaned up (its chain and its pins in the shared
-# set), and a second instance is refused.
+# set), a second instance is refused, and a restart keeps pins made under
+# the rules a reload applied but drops those of a policy edited while netd
+# was down (the policy digest files, STATE_DIR/policies/NAME.digest).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/world.sh
 . tests/integ/lib_netd.sh
 
 world_up "ndr$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
+NETD_POLICIES=$WORLD_DIR/policies
+mkdir -p "$NETD_POLICIES" && cp policies/*.yaml "$NETD_POLICIES/"
 netd_up || { echo "0 passed, 1 failed"; exit 1; }
 SB1=$(sb_name sb1)
 SB3=$(sb_name sb3)
@@ -122,6 +126,35 @@ mv "$NETD_LOG" "$WORLD_DIR/netd-2.log"
 netd_up || { echo "0 passed, 1 failed"; exit 1; }
 has "pin survived a clean restart" "198.51.100.10" "$(sb_pins "$SB1")"
 eq "sb1 connects after the clean restart" "pypi.org ok" "$(sb_curl sb1 https://pypi.org/simple/)"
+
+# ---- the policy digest: what a restart compares the pins' rules with -----------
+ok "python-dev's digest file" test -s "$WORLD_DIR/state/policies/python-dev.digest"
+hasnt "the sandbox's state file holds no digest" "policy_digest" \
+	"$(cat "$WORLD_DIR/state/sandboxes/$SB1.json")"
+# A reload that changes python-dev but still allows pypi.org: its state files are
+# not rewritten, its digest file is, and a restart keeps the pin.
+digest0=$(cat "$WORLD_DIR/state/policies/python-dev.digest")
+printf '  - cidrs: [203.0.113.99/32]\n    ports: [9999]\n' >>"$NETD_POLICIES/python-dev.yaml"
+ok "reload with a rule added" netd policy reload
+digest1=$(cat "$WORLD_DIR/state/policies/python-dev.digest")
+ok "the reload rewrote the digest file ($digest0 -> $digest1)" test "$digest0" != "$digest1"
+netd_down
+mv "$NETD_LOG" "$WORLD_DIR/netd-3.log"
+netd_up || { echo "0 passed, 1 failed"; exit 1; }
+has "after a reload and a restart: pins kept" "sandbox $SB1 restored (policy python-dev, pins kept)" \
+	"$(cat "$NETD_LOG")"
+has "the pin is still in the kernel" "198.51.100.10" "$(sb_pins "$SB1")"
+# Edited while netd is down: the pins were made under other rules.
+netd_down
+mv "$NETD_LOG" "$WORLD_DIR/netd-4.log"
+printf '  - cidrs: [203.0.113.98/32]\n    ports: [9998]\n' >>"$NETD_POLICIES/python-dev.yaml"
+netd_up || { echo "0 passed, 1 failed"; exit 1; }
+has "edited while down: pins dropped" \
+	"sandbox $SB1 restored (policy python-dev, pins dropped: the policy changed while netd was down)" \
+	"$(cat "$NETD_LOG")"
+hasnt "the pin is gone from the kernel" "198.51.100.10" "$(sb_pins "$SB1")"
+ok "the digest file names the edited policy" test "$(cat "$WORLD_DIR/state/policies/python-dev.digest")" != "$digest1"
+eq "sb1 resolves and connects again" "pypi.org ok" "$(sb_curl sb1 https://pypi.org/simple/)"
 netd_down
 
 world_down
