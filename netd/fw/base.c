@@ -128,6 +128,25 @@ static void base_sets(struct bt *bt, const struct prefix *internal, size_t n_int
 		bt_set(bt, NFT_MSG_NEWSET, &d);
 	}
 	base_set(bt, "sandbox_fwd", TYPE_IFNAME, IFNAMSIZ, NFT_SET_MAP);
+	/*
+	 * What the policy chains (pchain.c) read of each sandbox: its mark by
+	 * source address, then by mark its quota object and its reject rate
+	 * (the packet path's own elements, kept across a restart).
+	 */
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		struct setdef d;
+
+		setdef_mark_map(&d, f);
+		bt_set(bt, NFT_MSG_NEWSET, &d);
+	}
+	{
+		struct setdef d;
+
+		setdef_quota_map(&d);
+		bt_set(bt, NFT_MSG_NEWSET, &d);
+		setdef_by_mark(&d, "sb_reject");
+		bt_set(bt, NFT_MSG_NEWSET, &d);
+	}
 	/* Taps (microVMs): the guest's MAC, beside its addresses. */
 	base_set(bt, "tap_ifs", TYPE_IFNAME, IFNAMSIZ, 0);
 	base_set(bt, "tap_mac", TYPE_IFNAME << TYPE_BITS | TYPE_ETHERADDR, FKEY_IFMAC_LEN, 0);
@@ -448,7 +467,7 @@ static void base_input_tail(struct bt *bt)
  * the first rule it can match, whatever its direction - what the rules
  * below would decide for it too, except where they still have work:
  *  - a sandbox with an egress quota or an SNI/Host check (metered_ifs,
- *    fw/sandbox.c sb_slow_path()): its quota rule counts every packet it
+ *    fw/pchain.c pchain_slow_path()): its quota rule counts every packet it
  *    sends, the check queues the first payload packets of established
  *    connections, so those go on to its chain (replies to it take the fast
  *    path);

@@ -15,7 +15,9 @@
 struct fw_sb_rec {
 	char name[POLICY_NAME_MAX + 1];
 	char ifname[IFNAMSIZ];
-	char policy[POLICY_NAME_MAX + 1];	/* whose sets pc-POLICY-cidr4/6 its chain uses */
+	char policy[POLICY_NAME_MAX + 1];	/* whose chain and sets pc-POLICY-cidr4/6 it uses */
+	char chain[NFT_CHAIN_MAXNAMELEN];	/* the policy chain it jumps to (pchain.c) */
+	uint32_t ct_mark;	/* its mark in sb_mark4/6 (and key in sb_quota); 0: none */
 	struct addr addr4, addr6;
 	struct addr dns4, dns6;
 	bool chained;
@@ -24,6 +26,13 @@ struct fw_sb_rec {
 	struct fw_ledger pins;	/* owned: what is in pin4/6 for it (ledger.h) */
 	uint64_t digest;	/* of its chain and hookup as last rendered (sb_arg.old_digest) */
 	uint32_t name_next;	/* the next record in its name bucket, index + 1; 0: none */
+};
+
+/* A policy chain in the kernel (pctab.c). */
+struct fw_pchain {
+	struct pchain_names nm;
+	uint64_t digest;	/* of its rules as last rendered (pchain_digest()); 0: unknown */
+	size_t refs;		/* records that jump to it */
 };
 
 struct fw {
@@ -35,6 +44,8 @@ struct fw {
 	size_t n_sbs, cap_sbs;
 	uint32_t *by_name;	/* FW_NAME_BUCKETS heads: record index + 1 (fw_sb_find()) */
 	size_t pins_total;	/* entries of every ledger (an upper bound of pin4 + pin6) */
+	struct fw_pchain *pcs;	/* the policy chains in the kernel (pctab.c) */
+	size_t n_pcs;
 	char err[512];
 };
 
@@ -63,6 +74,15 @@ struct fw_sb_rec *fw_sb_find(struct fw *fw, const char *name);
 void fw_sb_index_add(struct fw *fw, size_t i);
 /* A fw_sandbox view of @rec (strings borrowed from it). */
 struct fw_sandbox fw_sb_view(const struct fw_sb_rec *rec);
+
+/* fw_pc_find() - the policy chain named @chain; NULL if fw has none.  Borrowed until the next ref/unref. */
+struct fw_pchain *fw_pc_find(struct fw *fw, const char *chain);
+/* fw_pc_ref() - one more record jumps to chain @nm (added if new; @digest, if not 0, recorded).  Return: 0; -ENOMEM. */
+int fw_pc_ref(struct fw *fw, const struct pchain_names *nm, uint64_t digest);
+/* fw_pc_unref() - one record fewer jumps to @chain; the last one forgets it. */
+void fw_pc_unref(struct fw *fw, const char *chain);
+/* fw_pc_policy_refs() - records that jump to either chain of @policy (so use its CIDR sets). */
+size_t fw_pc_policy_refs(const struct fw *fw, const char *policy);
 
 /* One element of a set's elements (its key, @len bytes; ms until it expires, 0: no expiry). */
 typedef void fw_elem_fn(void *arg, const void *key, uint32_t len, uint64_t expires_ms);

@@ -96,12 +96,14 @@ void bt_flush_chain(struct bt *bt, const char *name)
 	nftnl_rule_free(r);
 }
 
-/* nft's key byte order in the set's userdata (so `nft list` prints the keys). */
-static int set_udata(struct nftnl_set *s, uint32_t byteorder)
+/* nft's key (and map data) byte order in the set's userdata (so `nft list` prints them). */
+static int set_udata(struct nftnl_set *s, uint32_t byteorder, uint32_t data_byteorder)
 {
 	struct nftnl_udata_buf *ud = nftnl_udata_buf_alloc(64);
 
-	if (!ud || !nftnl_udata_put_u32(ud, NFTNL_UDATA_SET_KEYBYTEORDER, byteorder)) {
+	if (!ud || !nftnl_udata_put_u32(ud, NFTNL_UDATA_SET_KEYBYTEORDER, byteorder) ||
+	    (data_byteorder &&
+	     !nftnl_udata_put_u32(ud, NFTNL_UDATA_SET_DATABYTEORDER, data_byteorder))) {
 		nftnl_udata_buf_free(ud);
 		return -ENOMEM;
 	}
@@ -119,12 +121,20 @@ static void set_describe(struct bt *bt, struct nftnl_set *s, const struct setdef
 	nftnl_set_set_u32(s, NFTNL_SET_ID, fw_batch_seq_end(bt->b) + 1);
 	if (d->verdict_map)
 		nftnl_set_set_u32(s, NFTNL_SET_DATA_TYPE, NFT_DATA_VERDICT);
+	if (d->data_len) {
+		nftnl_set_set_u32(s, NFTNL_SET_DATA_TYPE, d->data_type);
+		nftnl_set_set_u32(s, NFTNL_SET_DATA_LEN, d->data_len);
+	}
+	if (d->obj_type)
+		nftnl_set_set_u32(s, NFTNL_SET_OBJ_TYPE, d->obj_type);
 	if (d->concat[0])
 		nftnl_set_set_data(s, NFTNL_SET_DESC_CONCAT, d->concat,
 				   (uint32_t)strnlen((const char *)d->concat, sizeof(d->concat)));
 	if (d->size)
 		nftnl_set_set_u32(s, NFTNL_SET_DESC_SIZE, d->size);
-	if (d->key_byteorder && set_udata(s, d->key_byteorder) < 0)
+	/* A mark is a host-order u32 in the kernel's registers (ct mark set, map data). */
+	if (d->key_byteorder &&
+	    set_udata(s, d->key_byteorder, d->data_type == TYPE_MARK ? BYTEORDER_HOST_ENDIAN : 0) < 0)
 		bt_fail(bt, -ENOMEM);
 }
 
@@ -148,7 +158,8 @@ void bt_set(struct bt *bt, uint16_t type, const struct setdef *d)
 		fw_batch_msg_end(bt->b, nlh, d->name);
 	}
 	nftnl_set_free(s);
-	if (bt->keep && type == NFT_MSG_NEWSET && !(d->flags & NFT_SET_TIMEOUT))
+	/* Pins (timeouts) and what the packet path keeps (dynamic: counts, buckets) stay. */
+	if (bt->keep && type == NFT_MSG_NEWSET && !(d->flags & (NFT_SET_TIMEOUT | NFT_SET_EVAL)))
 		bt_flush_set(bt, d->name);
 }
 
@@ -319,6 +330,35 @@ void elem_remove(struct bt *bt, const char *set, const void *key, size_t len, co
 		elq_add(&q, e);
 		elq_flush(&q);
 	}
+}
+
+struct nftnl_set_elem *elem_new_data(const void *key, size_t len, const void *data, size_t dlen)
+{
+	struct nftnl_set_elem *e = elem_new(key, len);
+
+	if (e)
+		nftnl_set_elem_set(e, NFTNL_SET_ELEM_DATA, data, (uint32_t)dlen);
+	return e;
+}
+
+struct nftnl_set_elem *elem_new_obj(const void *key, size_t len, const char *obj)
+{
+	struct nftnl_set_elem *e = elem_new(key, len);
+
+	if (e)
+		nftnl_set_elem_set_str(e, NFTNL_SET_ELEM_OBJREF, obj);
+	return e;
+}
+
+void elem_remove_data(struct bt *bt, const char *set, struct nftnl_set_elem *created,
+		      const void *key, size_t len)
+{
+	struct elemq q;
+
+	elem_add1(bt, set, created);
+	elq_init(&q, bt, NFT_MSG_DELSETELEM, set);
+	elq_add(&q, elem_new(key, len));
+	elq_flush(&q);
 }
 
 void ifaddr_remove(struct bt *bt, const char *base, const char *ifname, const struct addr *a)

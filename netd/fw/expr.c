@@ -215,6 +215,57 @@ void fx_ct_mark_set(struct rb *rb, uint32_t mark)
 	}
 }
 
+void fx_ct_mark_from_src(struct rb *rb, const struct fw_fam *f, const char *map)
+{
+	struct nftnl_expr *e;
+
+	fx_payload(rb, NFT_PAYLOAD_NETWORK_HEADER, f->saddr_off, f->alen, NFT_REG_1);
+	fx_lookup(rb, map, NFT_REG_1, NFT_REG_1, false);
+	e = fx_new(rb, "ct");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_MARK);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_SREG, NFT_REG_1);
+	}
+}
+
+void fx_ct_mark_key(struct rb *rb)
+{
+	uint32_t mask = ~FW_SNI_DONE_CTMARK, xor = 0;
+	struct nftnl_expr *e = fx_new(rb, "ct");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_MARK);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	}
+	fx_bitwise(rb, NFT_REG_1, &mask, &xor, 4);
+}
+
+void fx_objref_map(struct rb *rb, uint32_t sreg, const char *map)
+{
+	struct nftnl_expr *e = fx_new(rb, "objref");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_SET_SREG, sreg);
+		nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_SET_NAME, map);
+	}
+}
+
+void fx_dynset_add(struct rb *rb, uint32_t sreg, const char *set, struct nftnl_expr *per_elem)
+{
+	struct nftnl_expr *e = per_elem ? fx_new(rb, "dynset") : NULL;
+
+	if (!e) {
+		nftnl_expr_free(per_elem);
+		if (!rb->err)
+			rb->err = -ENOMEM;
+		return;
+	}
+	nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_OP, NFT_DYNSET_OP_ADD);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_DYNSET_SREG_KEY, sreg);
+	nftnl_expr_set_str(e, NFTNL_EXPR_DYNSET_SET_NAME, set);
+	nftnl_expr_set(e, NFTNL_EXPR_DYNSET_EXPR, per_elem, 0);	/* takes it */
+}
+
 void fx_redirect(struct rb *rb, uint16_t port)
 {
 	uint16_t port_be = htons(port);
@@ -557,4 +608,26 @@ void setdef_cidr(struct setdef *d, const char *policy, const struct fw_fam *f)
 	d->concat[0] = f->alen;
 	d->concat[1] = 1;
 	d->concat[2] = 2;
+}
+
+void setdef_mark_map(struct setdef *d, const struct fw_fam *f)
+{
+	setdef_plain(d, fw_fam_name("sb_mark", f).s, f->addr_type, f->alen, NFT_SET_MAP);
+	d->data_type = TYPE_MARK;
+	d->data_len = 4;
+}
+
+void setdef_quota_map(struct setdef *d)
+{
+	setdef_plain(d, "sb_quota", TYPE_MARK, 4, NFT_SET_OBJECT);
+	d->obj_type = NFT_OBJECT_QUOTA;
+	d->key_byteorder = BYTEORDER_HOST_ENDIAN;
+}
+
+void setdef_by_mark(struct setdef *d, const char *name)
+{
+	/* Elements the packet path adds (dynamic); a reconcile keeps them (bt_set()). */
+	setdef_plain(d, name, TYPE_MARK, 4, NFT_SET_EVAL);
+	d->key_byteorder = BYTEORDER_HOST_ENDIAN;
+	d->size = FW_MARK_SET_SIZE;
 }

@@ -114,14 +114,26 @@ struct fw_sandbox fw_sb_view(const struct fw_sb_rec *rec)
 /* Is @rec the only record whose chain uses the sets of its policy? */
 static bool rec_policy_last(const struct fw *fw, const struct fw_sb_rec *rec)
 {
-	for (size_t i = 0; i < fw->n_sbs; i++)
-		if (&fw->sbs[i] != rec && strcmp(fw->sbs[i].policy, rec->policy) == 0)
-			return false;
-	return rec->policy[0] != '\0';
+	return rec->policy[0] != '\0' && fw_pc_policy_refs(fw, rec->policy) <= 1;
 }
 
-/* Fill @rec from @sb under @pol; its ledger is kept (emptied: the add removed its pins). */
-static void rec_set(struct fw_sb_rec *rec, const struct fw_sandbox *sb, const struct policy *pol)
+/* @a's removal half of what @rec jumped to: its chain and mark; the chain goes if @rec was its last user. */
+static void arg_old_chain(struct fw *fw, struct sb_arg *a, const struct fw_sb_rec *rec,
+			  const char *new_chain)
+{
+	const struct fw_pchain *pc = fw_pc_find(fw, rec->chain);
+
+	a->old_chain = rec->chain[0] ? rec->chain : NULL;
+	a->old_mark = rec->ct_mark;
+	if (pc && pc->refs <= 1 && (!new_chain || strcmp(new_chain, rec->chain) != 0)) {
+		a->drop_chain = pc->nm.chain;
+		a->drop_connset = pc->nm.connset;
+	}
+}
+
+/* Fill @rec from @sb under @pol (chain @chain); its ledger is kept (emptied: the add removed its pins). */
+static void rec_set(struct fw_sb_rec *rec, const struct fw_sandbox *sb, const struct policy *pol,
+		    const char *chain)
 {
 	struct fw_ledger pins = rec->pins;
 	uint32_t name_next = rec->name_next;	/* the name is the same: its place in the index too */
@@ -133,6 +145,8 @@ static void rec_set(struct fw_sb_rec *rec, const struct fw_sandbox *sb, const st
 	snprintf(rec->name, sizeof(rec->name), "%s", sb->name);
 	snprintf(rec->ifname, sizeof(rec->ifname), "%s", sb->host_ifname);
 	snprintf(rec->policy, sizeof(rec->policy), "%s", pol->name);
+	snprintf(rec->chain, sizeof(rec->chain), "%s", chain);
+	rec->ct_mark = sb->ct_mark;
 	rec->addr4 = sb->addr4;
 	rec->addr6 = sb->addr6;
 	rec->chained = sb->chained;
@@ -258,6 +272,7 @@ void fw_close(struct fw *fw)
 		fw_ledger_free(&fw->sbs[i].pins);
 	free(fw->sbs);
 	free(fw->by_name);
+	free(fw->pcs);
 	free(fw);
 }
 
@@ -368,11 +383,13 @@ static void arg_old_pins(struct sb_arg *a, const struct fw_sb_rec *rec)
 int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct policy *pol)
 {
 	struct fw_sb_rec *rec = NULL, old_rec;
+	const struct fw_pchain *pc;
+	struct pchain_names nm;
 	struct fw_sandbox old;
-	uint64_t digest = 0;
+	uint64_t digest = 0, cd = 0;
 	struct add_arg x;
 	struct sb_arg a;
-	bool existed;
+	bool existed = false;
 	int r;
 
 	if (fw)
@@ -385,6 +402,7 @@ int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct poli
 		r = rec_slot(fw, sb->name, &rec, &existed);
 	if (r < 0)
 		goto out;
+	pchain_names(&fw->rc, pol, fw_mode_audit(sb->mode, pol), &nm);
 	if (existed) {
 		old_rec = *rec;
 		old = fw_sb_view(&old_rec);
@@ -394,9 +412,16 @@ int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct poli
 		arg_old_pins(&a, rec);
 		if (rec_policy_last(fw, rec))
 			a.drop_policy = old_rec.policy;
+		arg_old_chain(fw, &a, &old_rec, nm.chain);
 	}
 	a.fill_cidr = true;
 	a.digest_out = &digest;
+	/* Its policy's chain: sent only if new or its rules changed. */
+	pc = fw_pc_find(fw, nm.chain);
+	a.render_chain = true;
+	a.chain_exists = pc != NULL;
+	a.chain_old_digest = pc ? pc->digest : 0;
+	a.chain_digest_out = &cd;
 	/*
 	 * Pins another record still holds for these addresses (its delete
 	 * failed, say) go in the same batch: a pin is keyed by its source
@@ -413,9 +438,13 @@ int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct poli
 			fw_ledger_clear(&x.clash[i]->pins);
 		}
 	/* Recorded only now the kernel has it; an earlier dns_local was removed. */
-	if (existed)
+	if (existed) {
 		total_less(fw, rec->pins.n);	/* the add removed them */
-	rec_set(rec, sb, pol);
+		fw_pc_unref(fw, old_rec.chain);
+	}
+	if (fw_pc_ref(fw, &nm, cd) < 0)
+		nm.chain[0] = '\0';	/* not counted: a later delete keeps the chain */
+	rec_set(rec, sb, pol, nm.chain);
 	rec->digest = digest;
 	if (!existed)
 		fw_sb_index_add(fw, fw->n_sbs++);
@@ -486,6 +515,7 @@ int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb)
 		arg_old_pins(&a, rec);
 		if (rec_policy_last(fw, rec))
 			a.drop_policy = old_rec.policy;
+		arg_old_chain(fw, &a, &old_rec, NULL);
 	}
 	r = fw_run(fw, render_sandbox_fn, &a, false);
 	/*
@@ -507,6 +537,7 @@ int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb)
 
 		total_less(fw, rec->pins.n);
 		fw_ledger_free(&rec->pins);
+		fw_pc_unref(fw, rec->chain);
 		index_del(fw, i);
 		if (i != last) {	/* the last record moves into the hole */
 			index_del(fw, last);

@@ -17,17 +17,20 @@
 
 #include <libnftnl/chain.h>
 #include <libnftnl/common.h>
-#include <libnftnl/common.h>
+#include <libnftnl/object.h>
 #include <libnftnl/set.h>
 #include <linux/netfilter.h>
 
 #include "common/clock.h"
 
-/* What the table's dump found: sandbox chains, per-policy CIDR sets, legacy sets. */
+/* What the table's dump found: policy chains and sets, quotas, what older netds made. */
 enum found_kind {
-	FOUND_CHAIN,	/* sb-NAME: owner = the sandbox */
+	FOUND_CHAIN,	/* sb-NAME: a per-sandbox chain of an older netd; owner = the sandbox */
+	FOUND_PCHAIN,	/* pe-/pa-POLICY: a policy chain (pchain.c); owner = the policy */
 	FOUND_PCSET,	/* pc-POLICY-cidr4/6: owner = the policy */
+	FOUND_CONNSET,	/* ce-/ca-POLICY-N: a policy chain's conn-limit set */
 	FOUND_OLDSET,	/* sb-NAME-pin4/cidr4/...: a per-sandbox set of an older netd */
+	FOUND_QUOTA,	/* q-NAME: owner = the sandbox */
 };
 
 struct dump_list {
@@ -53,25 +56,36 @@ static size_t owner_len(const char *obj, size_t n, const char *const *sfx, size_
 	return 0;
 }
 
-static void dump_note(struct dump_list *l, const char *table, const char *obj, bool is_set)
+/* @what: 'c' a chain, 's' a set, 'q' a quota object. */
+static void dump_note(struct dump_list *l, const char *table, const char *obj, char what)
 {
 	static const char *const old_sfx[] = { "-pin4", "-pin6", "-cidr4", "-cidr6" };
 	static const char *const pc_sfx[] = { "-cidr4", "-cidr6" };
-	size_t n = obj ? strlen(obj) : 0, k;
+	size_t n = obj ? strlen(obj) : 0, k = n - 3;
 	enum found_kind kind;
 
 	if (!table || strcmp(table, l->table) != 0 || n <= 3 || n >= sizeof(l->v[0].obj))
 		return;
-	if (strncmp(obj, "sb-", 3) == 0) {
-		kind = is_set ? FOUND_OLDSET : FOUND_CHAIN;
-		k = is_set ? owner_len(obj, n, old_sfx, 4) : n - 3;
-	} else if (is_set && strncmp(obj, "pc-", 3) == 0) {
+	if (what == 'q' && strncmp(obj, "q-", 2) == 0) {
+		kind = FOUND_QUOTA;
+		k = n - 2;
+	} else if (what == 'c' && strncmp(obj, "sb-", 3) == 0) {
+		kind = FOUND_CHAIN;
+	} else if (what == 'c' && (strncmp(obj, "pe-", 3) == 0 || strncmp(obj, "pa-", 3) == 0)) {
+		kind = FOUND_PCHAIN;
+	} else if (what == 's' && strncmp(obj, "sb-", 3) == 0) {
+		kind = FOUND_OLDSET;
+		k = owner_len(obj, n, old_sfx, 4);
+	} else if (what == 's' && strncmp(obj, "pc-", 3) == 0) {
 		kind = FOUND_PCSET;
 		k = owner_len(obj, n, pc_sfx, 2);
+	} else if (what == 's' && (strncmp(obj, "ce-", 3) == 0 || strncmp(obj, "ca-", 3) == 0)) {
+		kind = FOUND_CONNSET;
+		k = 0;	/* judged by its whole name */
 	} else {
 		return;	/* not one of ours */
 	}
-	if (k == 0 || k > POLICY_NAME_MAX)
+	if (k > POLICY_NAME_MAX || (k == 0 && kind != FOUND_CONNSET))
 		return;
 	if (l->n == l->cap) {
 		size_t nc = l->cap ? 2 * l->cap : 64;
@@ -85,7 +99,7 @@ static void dump_note(struct dump_list *l, const char *table, const char *obj, b
 		l->cap = nc;
 	}
 	memcpy(l->v[l->n].obj, obj, n + 1);
-	memcpy(l->v[l->n].owner, obj + 3, k);
+	memcpy(l->v[l->n].owner, obj + (kind == FOUND_QUOTA ? 2 : 3), k);
 	l->v[l->n].owner[k] = '\0';
 	l->v[l->n].kind = kind;
 	l->n++;
@@ -99,7 +113,7 @@ static int dump_chain_cb(const struct nlmsghdr *nlh, void *data)
 		return MNL_CB_ERROR;
 	if (nftnl_chain_nlmsg_parse(nlh, c) == 0 && !nftnl_chain_is_set(c, NFTNL_CHAIN_HOOKNUM))
 		dump_note(data, nftnl_chain_get_str(c, NFTNL_CHAIN_TABLE),
-			  nftnl_chain_get_str(c, NFTNL_CHAIN_NAME), false);
+			  nftnl_chain_get_str(c, NFTNL_CHAIN_NAME), 'c');
 	nftnl_chain_free(c);
 	return MNL_CB_OK;
 }
@@ -112,8 +126,22 @@ static int dump_set_cb(const struct nlmsghdr *nlh, void *data)
 		return MNL_CB_ERROR;
 	if (nftnl_set_nlmsg_parse(nlh, s) == 0)
 		dump_note(data, nftnl_set_get_str(s, NFTNL_SET_TABLE),
-			  nftnl_set_get_str(s, NFTNL_SET_NAME), true);
+			  nftnl_set_get_str(s, NFTNL_SET_NAME), 's');
 	nftnl_set_free(s);
+	return MNL_CB_OK;
+}
+
+static int dump_obj_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nftnl_obj *o = nftnl_obj_alloc();
+
+	if (!o)
+		return MNL_CB_ERROR;
+	if (nftnl_obj_nlmsg_parse(nlh, o) == 0 &&
+	    nftnl_obj_get_u32(o, NFTNL_OBJ_TYPE) == NFT_OBJECT_QUOTA)
+		dump_note(data, nftnl_obj_get_str(o, NFTNL_OBJ_TABLE),
+			  nftnl_obj_get_str(o, NFTNL_OBJ_NAME), 'q');
+	nftnl_obj_free(o);
 	return MNL_CB_OK;
 }
 
@@ -196,6 +224,9 @@ struct rc_arg {
 	struct fw_ledger *leds;	/* one per kept sandbox: its pins found in pin4/6 */
 	uint64_t *digests;	/* one per kept sandbox: of what was rendered for it */
 	size_t n;
+	struct pchain_names *chains;	/* the policy chains the kept sandboxes use */
+	uint64_t *chain_digests;	/* one per chain: of its rules as rendered */
+	size_t n_chains;
 	const struct dump_list *found;	/* NULL: replacing, nothing to remove */
 	/* Pins whose source is no kept sandbox's: removed (keep mode only). */
 	const uint8_t *orphans[2];	/* keys, orphan_stride bytes apart, per family */
@@ -216,42 +247,59 @@ static bool rc_kept(const struct rc_arg *a, const char *owner)
 
 static bool rc_policy_used(const struct rc_arg *a, const char *policy)
 {
-	for (size_t i = 0; i < a->n; i++)
-		if (strcmp(a->sbs[i].pol->name, policy) == 0)
+	for (size_t i = 0; i < a->n_chains; i++)
+		if (strcmp(a->chains[i].chain + 3, policy) == 0)
 			return true;
 	return false;
 }
 
-/* The chains of sandboxes not kept, then their quotas (the chains are gone by then). */
-static void render_stale_chains(struct bt *bt, const struct rc_arg *a)
+/* Is @name a chain (or, @connset, a conn-limit set) a kept sandbox's policy chain uses? */
+static bool rc_chain_used(const struct rc_arg *a, const char *name, bool connset)
 {
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < a->found->n; i++) {
-			const char *obj = a->found->v[i].obj;
-
-			if (a->found->v[i].kind != FOUND_CHAIN || rc_kept(a, a->found->v[i].owner))
-				continue;
-			if (pass == 0) {
-				bt_flush_chain(bt, obj);
-				bt_chain(bt, NFT_MSG_DELCHAIN, obj, -1, 0, NULL);
-			} else {
-				bt_quota_remove(bt, a->found->v[i].owner);
-			}
-		}
+	for (size_t i = 0; i < a->n_chains; i++)
+		if (strcmp(connset ? a->chains[i].connset : a->chains[i].chain, name) == 0)
+			return true;
+	return false;
 }
 
 /*
- * After every kept sandbox is re-rendered (so no rule refers to them any
- * more): the per-sandbox sets of an older netd, and the CIDR sets of
- * policies no kept sandbox has.
+ * Before the kept sandboxes are rendered: the per-sandbox chains of an
+ * older netd (every one: the jumps to them went with the base maps'
+ * flush), then the quotas of sandboxes not kept (nothing refers to them
+ * any more).
+ */
+static void render_stale_chains(struct bt *bt, const struct rc_arg *a)
+{
+	for (size_t i = 0; i < a->found->n; i++)
+		if (a->found->v[i].kind == FOUND_CHAIN) {
+			bt_flush_chain(bt, a->found->v[i].obj);
+			bt_chain(bt, NFT_MSG_DELCHAIN, a->found->v[i].obj, -1, 0, NULL);
+		}
+	for (size_t i = 0; i < a->found->n; i++)
+		if (a->found->v[i].kind == FOUND_QUOTA && !rc_kept(a, a->found->v[i].owner))
+			bt_quota(bt, NFT_MSG_DELOBJ, a->found->v[i].owner, 0);
+}
+
+/*
+ * After every kept sandbox is rendered (so no rule or jump refers to them
+ * any more): the policy chains no kept sandbox uses, then the per-sandbox
+ * sets of an older netd, the CIDR sets of policies no kept sandbox has and
+ * the conn-limit sets no chain uses.
  */
 static void render_stale_sets(struct bt *bt, const struct rc_arg *a)
 {
+	for (size_t i = 0; i < a->found->n; i++)
+		if (a->found->v[i].kind == FOUND_PCHAIN && !rc_chain_used(a, a->found->v[i].obj, false)) {
+			bt_flush_chain(bt, a->found->v[i].obj);
+			bt_chain(bt, NFT_MSG_DELCHAIN, a->found->v[i].obj, -1, 0, NULL);
+		}
 	for (size_t i = 0; i < a->found->n; i++) {
+		enum found_kind k = a->found->v[i].kind;
 		struct setdef d = { 0 };
 
-		if (a->found->v[i].kind == FOUND_CHAIN ||
-		    (a->found->v[i].kind == FOUND_PCSET && rc_policy_used(a, a->found->v[i].owner)))
+		if ((k != FOUND_OLDSET && k != FOUND_PCSET && k != FOUND_CONNSET) ||
+		    (k == FOUND_PCSET && rc_policy_used(a, a->found->v[i].owner)) ||
+		    (k == FOUND_CONNSET && rc_chain_used(a, a->found->v[i].obj, true)))
 			continue;
 		snprintf(d.name, sizeof(d.name), "%s", a->found->v[i].obj);
 		bt_set(bt, NFT_MSG_DELSET, &d);
@@ -260,12 +308,13 @@ static void render_stale_sets(struct bt *bt, const struct rc_arg *a)
 
 /*
  * The whole start-up in one batch: the base ruleset (created, or kept and
- * refilled), the chains of sandboxes that are no longer in the state dir
- * and the pins of no kept sandbox removed, every kept sandbox re-rendered,
- * then the sets nothing refers to any more removed.  The order inside the
- * batch matters: the base sets (vmap included) are emptied first, so no
- * jump refers to a stale chain when it is deleted; a set goes only after
- * the last rule referring to it.
+ * refilled), what an older netd or sandboxes no longer in the state dir
+ * left and the pins of no kept sandbox removed, every kept sandbox
+ * rendered (each policy chain once), then the chains and sets nothing
+ * refers to any more removed.  The order inside the batch matters: the
+ * base sets (vmaps included) are emptied first, so no jump refers to a
+ * stale chain when it is deleted; a set goes only after the last rule
+ * referring to it.
  */
 static void render_reconcile(struct bt *bt, const void *argp)
 {
@@ -286,7 +335,7 @@ static void render_reconcile(struct bt *bt, const void *argp)
 
 /* The records of the kept sandboxes, each with the ledger of its pins now in the kernel. */
 static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n, struct fw_ledger *leds,
-		      const uint64_t *digests)
+		      const uint64_t *digests, const struct rc_arg *a)
 {
 	fw->sbs = calloc(n ? n : 1, sizeof(*fw->sbs));
 	if (!fw->sbs)
@@ -298,6 +347,20 @@ static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n, str
 		snprintf(rec->name, sizeof(rec->name), "%s", sbs[i].sb.name);
 		snprintf(rec->ifname, sizeof(rec->ifname), "%s", sbs[i].sb.host_ifname);
 		snprintf(rec->policy, sizeof(rec->policy), "%s", sbs[i].pol->name);
+		rec->ct_mark = sbs[i].sb.ct_mark;
+		{
+			struct pchain_names nm;
+			uint64_t cd = 0;
+
+			pchain_names(&fw->rc, sbs[i].pol, fw_mode_audit(sbs[i].sb.mode, sbs[i].pol),
+				     &nm);
+			for (size_t k = 0; k < a->n_chains; k++)
+				if (strcmp(a->chains[k].chain, nm.chain) == 0)
+					cd = a->chain_digests[k];
+			if (fw_pc_ref(fw, &nm, cd) < 0)
+				return -ENOMEM;
+			snprintf(rec->chain, sizeof(rec->chain), "%s", nm.chain);
+		}
 		rec->addr4 = sbs[i].sb.addr4;
 		rec->addr6 = sbs[i].sb.addr6;
 		rec->chained = sbs[i].sb.chained;
@@ -310,13 +373,31 @@ static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n, str
 	return 0;
 }
 
-static int rc_args(struct rc_arg *a, const struct fw_restore *sbs, size_t n)
+/*
+ * The index of policy chain @nm in @a->chains, added if new (*@added).
+ * Return: the index; -ENOMEM.
+ */
+static int rc_chain_index(struct rc_arg *a, const struct pchain_names *nm, bool *added)
+{
+	*added = false;
+	for (size_t i = 0; i < a->n_chains; i++)
+		if (strcmp(a->chains[i].chain, nm->chain) == 0)
+			return (int)i;
+	a->chains[a->n_chains] = *nm;
+	*added = true;
+	return (int)a->n_chains++;
+}
+
+static int rc_args(const struct fw_rcfg *rc, struct rc_arg *a, const struct fw_restore *sbs,
+		   size_t n)
 {
 	a->sbs = calloc(n ? n : 1, sizeof(*a->sbs));
 	a->leds = calloc(n ? n : 1, sizeof(*a->leds));
 	a->digests = calloc(n ? n : 1, sizeof(*a->digests));
 	a->names = calloc(n ? n : 1, sizeof(*a->names));
-	if (!a->sbs || !a->leds || !a->digests || !a->names)
+	a->chains = calloc(n ? n : 1, sizeof(*a->chains));
+	a->chain_digests = calloc(n ? n : 1, sizeof(*a->chain_digests));
+	if (!a->sbs || !a->leds || !a->digests || !a->names || !a->chains || !a->chain_digests)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		int r;
@@ -329,6 +410,18 @@ static int rc_args(struct rc_arg *a, const struct fw_restore *sbs, size_t n)
 		a->sbs[i].replace_pins = sbs[i].flush_pins;	/* with no pins: emptied */
 		a->sbs[i].digest_out = &a->digests[i];
 		a->names[i] = sbs[i].sb.name;
+		{
+			struct pchain_names nm;
+			bool added;
+			int k;
+
+			pchain_names(rc, sbs[i].pol, fw_mode_audit(sbs[i].sb.mode, sbs[i].pol), &nm);
+			k = rc_chain_index(a, &nm, &added);
+			/* The first of each chain renders it (created, or kept and refilled). */
+			a->sbs[i].render_chain = added;
+			a->sbs[i].chain_exists = true;
+			a->sbs[i].chain_digest_out = &a->chain_digests[k];
+		}
 	}
 	qsort(a->names, n, sizeof(*a->names), name_cmp);
 	sb_args_mark_cidr(a->sbs, n);
@@ -401,6 +494,25 @@ static int attribute_pins(struct rc_arg *a, struct pin_dump *d, int fam)
 	return 0;
 }
 
+/* Sandboxes not kept, as far as a chain of an older netd or a quota tells (each counted once). */
+static size_t rc_count_stale(const struct rc_arg *a, const struct dump_list *found)
+{
+	const char **who = calloc(found->n ? found->n : 1, sizeof(*who));
+	size_t n = 0, stale = 0;
+
+	if (!who)
+		return 0;
+	for (size_t i = 0; i < found->n; i++)
+		if ((found->v[i].kind == FOUND_CHAIN || found->v[i].kind == FOUND_QUOTA) &&
+		    !rc_kept(a, found->v[i].owner))
+			who[n++] = found->v[i].owner;
+	qsort(who, n, sizeof(*who), name_cmp);
+	for (size_t i = 0; i < n; i++)
+		stale += i == 0 || strcmp(who[i], who[i - 1]) != 0;
+	free(who);
+	return stale;
+}
+
 /* Keep the table: inventory it, then reconcile it in one batch. */
 static int reconcile_keep(struct fw *fw, struct rc_arg *a, struct dump_list *found,
 			  struct pin_dump pins[2], struct fw_reconcile_info *info)
@@ -411,6 +523,8 @@ static int reconcile_keep(struct fw *fw, struct rc_arg *a, struct dump_list *fou
 	r = dump(fw, NFT_MSG_GETCHAIN, dump_chain_cb, found);
 	if (r == 0)
 		r = dump(fw, NFT_MSG_GETSET, dump_set_cb, found);
+	if (r == 0)
+		r = dump(fw, NFT_MSG_GETOBJ, dump_obj_cb, found);
 	for (int i = 0; i < 2 && r == 0; i++) {
 		pins[i].f = &fw_fams[i];
 		r = dump_pins(fw, &pins[i]);
@@ -438,9 +552,7 @@ static int reconcile_keep(struct fw *fw, struct rc_arg *a, struct dump_list *fou
 	for (size_t i = 0; i < a->n; i++)
 		if (a->sbs[i].replace_pins)
 			fw_ledger_clear(&a->leds[i]);	/* replaced by none */
-	for (size_t i = 0; i < found->n; i++)
-		if (found->v[i].kind == FOUND_CHAIN && !rc_kept(a, found->v[i].owner))
-			info->n_stale++;
+	info->n_stale = rc_count_stale(a, found);
 	return 0;
 }
 
@@ -463,7 +575,7 @@ int fw_open_reconcile(const struct fw_config *cfg, const struct fw_restore *sbs,
 		r = fw_new(cfg, k, &fw);
 	if (r < 0)
 		return r;
-	r = rc_args(&a, sbs, n);
+	r = rc_args(&fw->rc, &a, sbs, n);
 	if (r < 0)
 		goto out;
 	r = reconcile_keep(fw, &a, &found, pins, info);
@@ -487,7 +599,7 @@ int fw_open_reconcile(const struct fw_config *cfg, const struct fw_restore *sbs,
 			info->replaced_because[0] = '\0';
 	}
 	if (r == 0)
-		r = sb_records(fw, sbs, n, a.leds, a.digests);
+		r = sb_records(fw, sbs, n, a.leds, a.digests, &a);
 out:
 	for (size_t i = 0; a.sbs && i < n; i++)
 		sb_arg_done(&a.sbs[i]);
@@ -497,6 +609,8 @@ out:
 	free(a.leds);
 	free(a.digests);
 	free(a.names);
+	free(a.chains);
+	free(a.chain_digests);
 	free(found.v);
 	free(pins[0].v);
 	free(pins[1].v);
@@ -532,11 +646,71 @@ static int update_ok(struct fw *fw, const struct fw_update *u)
 	return 0;
 }
 
+/*
+ * The policy chains of a reload's batch: each sandbox's new chain, the
+ * first sandbox of each renders it (only if its rules changed), and a chain
+ * every one of whose sandboxes leaves it in this batch is removed by the
+ * last of them.
+ */
+static void update_chains(struct fw *fw, const struct fw_update *u, size_t n, struct upd_arg *a,
+			  struct pchain_names *nm, uint64_t *cdig)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct fw_sb_rec *rec = fw_sb_find(fw, u[i].sb->name);
+		const struct fw_pchain *pc;
+		bool first = true;
+
+		pchain_names(&fw->rc, u[i].pol, fw_mode_audit(u[i].sb->mode, u[i].pol), &nm[i]);
+		for (size_t j = 0; j < i && first; j++)
+			first = strcmp(nm[j].chain, nm[i].chain) != 0;
+		pc = fw_pc_find(fw, nm[i].chain);
+		a->sbs[i].render_chain = first;
+		a->sbs[i].chain_exists = pc != NULL;
+		a->sbs[i].chain_old_digest = pc ? pc->digest : 0;
+		a->sbs[i].chain_digest_out = &cdig[i];
+		/* A new conn-limit set (N changed): the old one goes after the chain no longer uses it. */
+		if (first && pc && pc->nm.connset[0] && strcmp(pc->nm.connset, nm[i].connset) != 0)
+			a->sbs[i].old_connset = pc->nm.connset;
+		if (rec && rec->chain[0]) {
+			a->sbs[i].old_chain = rec->chain;
+			a->sbs[i].old_mark = rec->ct_mark;
+		}
+	}
+	/* Chains left by all their sandboxes: the last leaver removes it. */
+	for (size_t i = n; i-- > 0;) {
+		const char *old = a->sbs[i].old_chain;
+		const struct fw_pchain *pc = old ? fw_pc_find(fw, old) : NULL;
+		size_t stay, seen_later = 0;
+
+		if (!pc || strcmp(old, nm[i].chain) == 0)
+			continue;
+		for (size_t j = i + 1; j < n; j++)
+			seen_later += a->sbs[j].old_chain && strcmp(a->sbs[j].old_chain, old) == 0 &&
+				      strcmp(nm[j].chain, old) != 0;
+		if (seen_later)
+			continue;	/* a later one is the last */
+		stay = pc->refs;
+		for (size_t j = 0; j < n; j++) {
+			if (a->sbs[j].old_chain && strcmp(a->sbs[j].old_chain, old) == 0 &&
+			    strcmp(nm[j].chain, old) != 0)
+				stay--;
+			if (strcmp(nm[j].chain, old) == 0 &&
+			    (!a->sbs[j].old_chain || strcmp(a->sbs[j].old_chain, old) != 0))
+				stay++;
+		}
+		if (stay == 0) {
+			a->sbs[i].drop_chain = pc->nm.chain;
+			a->sbs[i].drop_connset = pc->nm.connset;
+		}
+	}
+}
+
 int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 {
 	struct upd_arg a = { .n = n };
 	struct fw_ledger *next;	/* the ledgers of replaced pins, made before the batch */
-	uint64_t *digests;
+	struct pchain_names *nm;
+	uint64_t *digests, *cdig;
 	uint64_t now = clock_mono_ms();
 	bool sent = false;
 	int r = 0;
@@ -551,10 +725,14 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 	a.sbs = calloc(n, sizeof(*a.sbs));
 	next = calloc(n, sizeof(*next));
 	digests = calloc(n, sizeof(*digests));
-	if (!a.sbs || !next || !digests) {
+	nm = calloc(n, sizeof(*nm));
+	cdig = calloc(n, sizeof(*cdig));
+	if (!a.sbs || !next || !digests || !nm || !cdig) {
 		free(a.sbs);
 		free(next);
 		free(digests);
+		free(nm);
+		free(cdig);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n && r == 0; i++) {
@@ -583,8 +761,18 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 	}
 	if (r == 0) {
 		sb_args_mark_cidr(a.sbs, n);
+		update_chains(fw, u, n, &a, nm, cdig);
 		sent = true;
 		r = fw_run(fw, render_update, &a, true);
+	}
+	/* Committed: who jumps where now (new refs first, so a kept chain never drops to 0). */
+	for (size_t i = 0; i < n && r == 0; i++) {
+		struct fw_sb_rec *rec = fw_sb_find(fw, u[i].sb->name);
+
+		if (rec && fw_pc_ref(fw, &nm[i], a.sbs[i].render_chain ? cdig[i] : 0) == 0) {
+			fw_pc_unref(fw, rec->chain);
+			snprintf(rec->chain, sizeof(rec->chain), "%s", nm[i].chain);
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct fw_sb_rec *rec = r == 0 ? fw_sb_find(fw, u[i].sb->name) : NULL;
@@ -612,6 +800,8 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 	}
 	free(next);
 	free(digests);
+	free(nm);
+	free(cdig);
 	free(a.sbs);
 	return r == -ENFILE ? -ENOSPC : r;
 }

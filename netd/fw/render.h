@@ -183,6 +183,18 @@ void fx_notrack(struct rb *rb);
 void fx_deny_log(struct rb *rb, const struct fw_rcfg *rc, const char *reason);
 /* ct mark set @mark: ties the connection's conntrack entry to its sandbox (acct.h). */
 void fx_ct_mark_set(struct rb *rb, uint32_t mark);
+/* ct mark set saddr map @map: the sandbox's mark by its (anti-spoofing checked) source. */
+void fx_ct_mark_from_src(struct rb *rb, const struct fw_fam *f, const char *map);
+/* reg 1 = ct mark & ~FW_SNI_DONE_CTMARK: the sandbox's mark, the key of its per-sandbox state. */
+void fx_ct_mark_key(struct rb *rb);
+/* objref: the object that map @map gives for the key in reg @sreg (no element: no match). */
+void fx_objref_map(struct rb *rb, uint32_t sreg, const char *map);
+/*
+ * add @set { reg @sreg EXPR }: the element of that key (made on first use)
+ * evaluates its own copy of @per_elem (connlimit, limit; taken, freed on
+ * failure), and the rule goes on only if that matches.
+ */
+void fx_dynset_add(struct rb *rb, uint32_t sreg, const char *set, struct nftnl_expr *per_elem);
 /* redirect to :@port (host byte order) */
 void fx_redirect(struct rb *rb, uint16_t port);
 /* meta mark |= FW_CHAINED_MARK */
@@ -257,6 +269,8 @@ struct setdef {
 	uint8_t concat[4];	/* field lengths (unpadded), 0-terminated; only for interval+concat */
 	uint32_t size;		/* 0 = unlimited */
 	uint32_t key_byteorder;	/* nft's BYTEORDER_*: 0 = leave unset (concatenations) */
+	uint32_t data_type, data_len;	/* a value map (NFT_SET_MAP): nft datatype, bytes */
+	uint32_t obj_type;	/* an object map (NFT_SET_OBJECT): NFT_OBJECT_* */
 };
 
 /* setdef_plain() - set @name of nft datatype @type, keys of @len bytes, NFT_SET_* @flags. */
@@ -266,6 +280,14 @@ void setdef_plain(struct setdef *d, const char *name, uint32_t type, uint32_t le
 void setdef_pin(struct setdef *d, const struct fw_fam *f);
 /* pc-POLICY-cidr4/6, shared by the sandboxes of @policy (interval): daddr . proto . port */
 void setdef_cidr(struct setdef *d, const char *policy, const struct fw_fam *f);
+/* sb_mark4/6: a sandbox's source address -> its ct mark (acct.h ACCT_MARK) */
+void setdef_mark_map(struct setdef *d, const struct fw_fam *f);
+/* sb_quota: a sandbox's mark -> its quota object q-NAME */
+void setdef_quota_map(struct setdef *d);
+/* Per-sandbox state made by the packet path, keyed by mark (@name: sb_reject, cn-...). */
+void setdef_by_mark(struct setdef *d, const char *name);
+#define FW_MARK_SET_SIZE 32768	/* one element per slot at most (acct.h ACCT_MARK_SLOT_BITS) */
+#define TYPE_MARK 19
 
 /* ---- emit.c: objects into the batch -------------------------------------- */
 
@@ -314,6 +336,12 @@ void elq_flush(struct elemq *q);
 struct nftnl_set_elem *elem_new(const void *key, size_t len);
 /* ... with a verdict: jump @chain */
 struct nftnl_set_elem *elem_new_jump(const void *key, size_t len, const char *chain);
+/* ... with @data (@dlen bytes) / with the object @obj */
+struct nftnl_set_elem *elem_new_data(const void *key, size_t len, const void *data, size_t dlen);
+struct nftnl_set_elem *elem_new_obj(const void *key, size_t len, const char *obj);
+/* elem_remove() of an element of a value or object map: created with its data, then deleted. */
+void elem_remove_data(struct bt *bt, const char *set, struct nftnl_set_elem *created,
+		      const void *key, size_t len);
 /* Add the one element @e to @set in a message of its own. */
 void elem_add1(struct bt *bt, const char *set, struct nftnl_set_elem *e);
 /* NEWSETELEM then DELSETELEM of one element: gone afterwards, never an error. */
@@ -329,6 +357,53 @@ void ifaddr_remove(struct bt *bt, const char *base, const char *ifname, const st
  * refilled.  @internal, @n_internal: the ranges no pin may open.
  */
 void render_base(struct bt *bt, const struct prefix *internal, size_t n_internal);
+
+/* ---- pchain.c: a policy's chain ----------------------------------------- */
+
+/* The names of a policy's chain (pe-/pa-POLICY) and its conn-limit set (ce-/ca-POLICY-N). */
+struct pchain_names {
+	char chain[NFT_CHAIN_MAXNAMELEN];
+	char connset[NFT_SET_MAXNAMELEN];	/* "": no limit */
+	uint32_t conn_limit;			/* N; 0: none */
+};
+
+/* pchain_names() - for @pol in mode @audit (fw_mode_audit()); N from the policy, else @rc's. */
+void pchain_names(const struct fw_rcfg *rc, const struct policy *pol, bool audit,
+		  struct pchain_names *out);
+
+/*
+ * render_pchain() - the chain of @pol in mode @audit, and its conn-limit
+ * set: created with its rules, or (@exists, or reconcile mode) emptied and
+ * refilled in place.
+ */
+void render_pchain(struct bt *bt, const struct policy *pol, bool audit, bool exists);
+
+/* pchain_digest() - the fingerprint of the rules render_pchain() would send (0: failed). */
+uint64_t pchain_digest(struct bt *bt, const struct policy *pol, bool audit);
+
+/* render_pchain_remove() - chain @chain and then set @connset ("" or NULL: none): gone, never an error. */
+void render_pchain_remove(struct bt *bt, const char *chain, const char *connset);
+
+/*
+ * pchain_slow_path() - must every packet a sandbox under @pol sends,
+ * established ones too, reach its chain (the veth goes into metered_ifs,
+ * off base.c's forward fast path)?  Its egress quota counts every packet;
+ * the SNI check queues the first payload packets of established connections.
+ */
+bool pchain_slow_path(const struct policy *pol);
+
+/*
+ * pchain_sni_ports() - the ports whose connections the SNI check (fw.h)
+ * queues in @mode: every tcp port of a rule with tls.sni or http.host at
+ * @mode; a port that enforce and log share is an enforce port.  @audit (an
+ * audit-mode sandbox): nothing is enforced, every checked port goes to the
+ * log queue (which fails open), and netd reports a mismatch that enforce
+ * would have reset as would_deny "sni-mismatch" (daemon/sniglue.c).
+ * @out: 64 slots.  Return: how many.
+ */
+size_t pchain_sni_ports(const struct policy *pol, bool audit, enum policy_l7 mode, uint16_t *out);
+
+/* ---- sandbox.c ----------------------------------------------------------- */
 
 /* One sandbox to render (or, pol NULL, to remove). */
 struct sb_arg {
@@ -346,6 +421,22 @@ struct sb_arg {
 	bool fill_cidr;
 	/* Not NULL: the sandbox was the last of this policy: its sets pc-POLICY-cidr4/6 go. */
 	const char *drop_policy;
+	/*
+	 * The policy chain (pchain.c): render it in this batch (the first
+	 * sandbox of the batch that uses it, when it is new or its rules
+	 * changed), emptying it first if it @chain_exists; not sent again if
+	 * its fingerprint is @chain_old_digest.
+	 */
+	bool render_chain, chain_exists;
+	uint64_t chain_old_digest;	/* of its rules as fw last rendered them (0: unknown) */
+	uint64_t *chain_digest_out;	/* may be NULL: the fingerprint of its rules now */
+	/* What an earlier render of this name jumped to and marked with (NULL, 0: nothing known). */
+	const char *old_chain;
+	uint32_t old_mark;
+	/* Not NULL: the sandbox was the last to use this policy chain (and conn set): both go. */
+	const char *drop_chain, *drop_connset;
+	/* Not NULL (render_chain only): the chain's conn-limit set before this render; it goes. */
+	const char *old_connset;
 	/*
 	 * The pins fw recorded for this name (netd/fw/ledger.h), sent from
 	 * @old_src (by family: [0] IPv4, [1] IPv6): removed from pin4/6 when
@@ -386,8 +477,11 @@ void sb_arg_done(struct sb_arg *a);
  */
 void render_sandbox(struct bt *bt, const struct sb_arg *a);
 
-/* render_sandbox_remove_objects() - chain sb-NAME and its quota. */
-void render_sandbox_remove_objects(struct bt *bt, const char *name);
+/*
+ * render_quota_remove() - sandbox @name's quota object q-NAME and its
+ * sb_quota elements under @marks[0..1] (0: none): gone, never an error.
+ */
+void render_quota_remove(struct bt *bt, const char *name, const uint32_t marks[2]);
 
 /*
  * render_pins() - add @pins[0..@n) to pin4/6, each keyed by the source of

@@ -1,13 +1,16 @@
 /*
- * sandbox - one sandbox's objects in the netd ruleset, rendered: chain
- * sb-NAME, its quota object, its policy's CIDR sets pc-POLICY-cidr4/6
- * (shared by the policy's sandboxes; intervals), and the hookup elements
- * that send its traffic there (sandbox_ifs, sandbox_src4/6, sandbox_fwd;
- * for a chained attachment the chained_* sets of both tables).  Also the
- * pins and dns_local elements.  No set is the sandbox's own: nf_tables
- * finds sets by name in a list, so per-sandbox sets made every create,
- * reload and restart cost grow with the number of sandboxes.  Pure
- * renderer.
+ * sandbox - one sandbox's objects in the netd ruleset, rendered: the jump
+ * to its policy's chain (pchain.c; sandbox_fwd, or chained_fwd4/6 for a
+ * chained attachment), what that chain reads of it (its ct mark by source
+ * address in sb_mark4/6, its quota object q-NAME in sb_quota), its
+ * anti-spoofing and hookup elements (sandbox_ifs, sandbox_src4/6,
+ * metered_ifs; for a chained attachment the chained_* sets of both
+ * tables), its policy's CIDR sets pc-POLICY-cidr4/6 (shared by the
+ * policy's sandboxes; intervals), its pins and dns_local elements.  No set
+ * or chain is the sandbox's own: nf_tables finds sets by name in a list and
+ * validates every chain on each commit that adds a rule or a jump, so
+ * per-sandbox ones made every create, reload and restart cost grow with
+ * the number of sandboxes.  Pure renderer.
  *
  * How a pin is rendered: the proxy's (address, proto, port, TTL) for the
  * sandbox with source address S becomes one element "S . addr . proto .
@@ -59,11 +62,6 @@ void sb_arg_done(struct sb_arg *a)
 	free(a->box[0]);
 	free(a->box[1]);
 	a->box[0] = a->box[1] = NULL;
-}
-
-static void sb_chain_name(char *buf, size_t sz, const char *name)
-{
-	snprintf(buf, sz, "sb-%s", name);
 }
 
 void render_pins(struct bt *bt, const struct addr src[2], const struct fw_pin *pins, size_t n)
@@ -164,7 +162,8 @@ static void unhook_chained(struct bt *bt, const struct fw_sandbox *sb, const cha
 
 		if (ad[i]->family != f->af)
 			continue;
-		elem_remove(bt, fw_fam_name("chained_fwd", f).s, ad[i]->a, f->alen, chain);
+		if (chain)
+			elem_remove(bt, fw_fam_name("chained_fwd", f).s, ad[i]->a, f->alen, chain);
 		elem_remove(bt, fw_fam_name("chained_src", f).s, ad[i]->a, f->alen, NULL);
 	}
 	bt->family = NFPROTO_BRIDGE;
@@ -213,22 +212,58 @@ static void unhook_tap(struct bt *bt, const struct fw_sandbox *sb)
 	tap_elems(bt, sb, false);
 }
 
-/* The removal half: everything @sb's hookup may own, created-then-deleted. */
-static void unhook(struct bt *bt, const struct fw_sandbox *sb, const struct addr *d4,
-		   const struct addr *d6)
+/* @sb's mark elements (source address -> @mark), created-then-deleted; @mark 0: none. */
+static void marks_remove(struct bt *bt, const struct fw_sandbox *sb, uint32_t mark)
 {
-	char chain[NFT_CHAIN_MAXNAMELEN];
+	const struct addr *ad[2] = { &sb->addr4, &sb->addr6 };
+
+	for (int i = 0; i < 2 && mark; i++) {
+		const struct fw_fam *f = &fw_fams[i];
+		struct setdef d;
+
+		if (ad[i]->family != f->af)
+			continue;
+		setdef_mark_map(&d, f);
+		elem_remove_data(bt, d.name, elem_new_data(ad[i]->a, f->alen, &mark, sizeof(mark)),
+				 ad[i]->a, f->alen);
+	}
+}
+
+/* Only @sb's jump to @chain (sandbox_fwd, or chained_fwd4/6), created-then-deleted. */
+static void unhook_jump(struct bt *bt, const struct fw_sandbox *sb, const char *chain)
+{
+	const struct addr *ad[2] = { &sb->addr4, &sb->addr6 };
+	uint8_t key[IFNAMSIZ + 16];
+
+	if (!sb->chained) {
+		elem_remove(bt, "sandbox_fwd", key, fkey_ifname(key, sb->host_ifname), chain);
+		return;
+	}
+	for (int i = 0; i < 2; i++)
+		if (ad[i]->family == fw_fams[i].af)
+			elem_remove(bt, fw_fam_name("chained_fwd", &fw_fams[i]).s, ad[i]->a,
+				    fw_fams[i].alen, chain);
+}
+
+/*
+ * The removal half: everything @sb's hookup may own (its jump to @chain,
+ * NULL: not known, left; its marks @mark), created-then-deleted.
+ */
+static void unhook(struct bt *bt, const struct fw_sandbox *sb, const char *chain, uint32_t mark,
+		   const struct addr *d4, const struct addr *d6)
+{
 	uint8_t key[IFNAMSIZ + 16];
 	size_t len;
 
-	sb_chain_name(chain, sizeof(chain), sb->name);
+	marks_remove(bt, sb, mark);
 	if (sb->chained) {
 		unhook_chained(bt, sb, chain);
 		return;
 	}
 	len = fkey_ifname(key, sb->host_ifname);
 	/* The map element references the chain: it goes first. */
-	elem_remove(bt, "sandbox_fwd", key, len, chain);
+	if (chain)
+		elem_remove(bt, "sandbox_fwd", key, len, chain);
 	elem_remove(bt, "sandbox_ifs", key, len, NULL);
 	elem_remove(bt, "metered_ifs", key, len, NULL);
 	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr4);
@@ -239,15 +274,54 @@ static void unhook(struct bt *bt, const struct fw_sandbox *sb, const struct addr
 	ifaddr_remove(bt, "dns_local", sb->host_ifname, d6);
 }
 
-void render_sandbox_remove_objects(struct bt *bt, const char *name)
+void render_quota_remove(struct bt *bt, const char *name, const uint32_t marks[2])
 {
-	char chain[NFT_CHAIN_MAXNAMELEN];
+	char qname[NFT_OBJ_MAXNAMELEN];
+	struct setdef d;
 
-	sb_chain_name(chain, sizeof(chain), name);
-	bt_flush_chain(bt, chain);
-	bt_chain(bt, NFT_MSG_DELCHAIN, chain, -1, 0, NULL);
-	/* After the chain: its rules referenced the quota. */
-	bt_quota_remove(bt, name);
+	snprintf(qname, sizeof(qname), "q-%s", name);
+	setdef_quota_map(&d);
+	/* The object exists for the elements' creates; they go first, then it. */
+	bt_quota(bt, NFT_MSG_NEWOBJ, name, 1);
+	for (int i = 0; i < 2; i++)
+		if (marks[i] && (i == 0 || marks[1] != marks[0]))
+			elem_remove_data(bt, d.name, elem_new_obj(&marks[i], 4, qname), &marks[i], 4);
+	bt_quota(bt, NFT_MSG_DELOBJ, name, 0);
+}
+
+/*
+ * What the policy chain reads of the sandbox: its marks by source address,
+ * and its quota object and the sb_quota element naming it (a reload that
+ * dropped the quota: both removed).
+ */
+static void sb_objects(struct bt *bt, const struct sb_arg *a)
+{
+	const struct fw_sandbox *sb = a->sb;
+	const struct addr *ad[2] = { &sb->addr4, &sb->addr6 };
+	uint32_t mark = sb->ct_mark;
+	char qname[NFT_OBJ_MAXNAMELEN];
+	struct setdef d;
+
+	for (int i = 0; i < 2 && mark; i++) {
+		const struct fw_fam *f = &fw_fams[i];
+
+		if (ad[i]->family != f->af)
+			continue;
+		setdef_mark_map(&d, f);
+		elem_add1(bt, d.name, elem_new_data(ad[i]->a, f->alen, &mark, sizeof(mark)));
+	}
+	if (!a->pol->egress_bytes || !mark) {
+		const uint32_t marks[2] = { mark, 0 };
+
+		if (bt->keep)
+			render_quota_remove(bt, sb->name, marks);
+		return;
+	}
+	snprintf(qname, sizeof(qname), "q-%s", sb->name);
+	/* NEWOBJ on an existing quota updates its limit and keeps what it has used. */
+	bt_quota(bt, NFT_MSG_NEWOBJ, sb->name, a->pol->egress_bytes);
+	setdef_quota_map(&d);
+	elem_add1(bt, d.name, elem_new_obj(&mark, sizeof(mark), qname));
 }
 
 /*
@@ -309,284 +383,6 @@ static void sb_pins(struct bt *bt, const struct sb_arg *a)
 }
 
 /*
- * Egress byte quota (policy limits.egress_bytes), first in the chain so
- * every packet leaving the sandbox is counted exactly once (one objref per
- * packet: each evaluation adds the packet's length).  Over the quota:
- * "finish" drops only packets of new connections, "cut" every packet.  The
- * quota is evaluated before the ct state test, so established packets are
- * counted even though they do not match.
- */
-static void sb_quota_rule(struct bt *bt, const struct sb_arg *a, const char *chain)
-{
-	char qname[NFT_OBJ_MAXNAMELEN];
-	struct nftnl_expr *e;
-	struct rb rb;
-
-	if (!a->pol->egress_bytes) {
-		/* A reload that dropped the limit: the chain no longer refers to it. */
-		if (bt->keep)
-			bt_quota_remove(bt, a->sb->name);
-		return;
-	}
-	snprintf(qname, sizeof(qname), "q-%s", a->sb->name);
-	bt_quota(bt, NFT_MSG_NEWOBJ, a->sb->name, a->pol->egress_bytes);
-	rb_init(&rb, bt->rc, chain);
-	e = fx_new(&rb, "objref");
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_OBJREF_IMM_TYPE, NFT_OBJECT_QUOTA);
-		nftnl_expr_set_str(e, NFTNL_EXPR_OBJREF_IMM_NAME, qname);
-	}
-	if (!a->pol->quota_cut)
-		fm_ct_new(&rb);
-	fx_counter(&rb);
-	fx_deny_log(&rb, bt->rc, "quota");
-	fx_verdict(&rb, NF_DROP);
-	bt_rule(bt, &rb);
-}
-
-#define FW_SNI_PORTS_MAX 64	/* distinct ports the SNI check queues, per mode */
-
-/*
- * The ports whose connections the SNI check (fw.h) queues in @mode: every
- * tcp port of a rule with tls.sni or http.host at @mode; a port that
- * enforce and log share is an enforce port.  @audit (an audit-mode
- * sandbox, fw_mode_audit()): nothing is enforced, every checked port goes
- * to the log queue (which fails open), and netd reports a mismatch that
- * enforce would have reset as would_deny "sni-mismatch" (daemon/sniglue.c).
- */
-static size_t sni_ports(const struct policy *pol, bool audit, enum policy_l7 mode,
-			uint16_t *out)
-{
-	size_t n = 0;
-
-	if (audit && mode == POLICY_L7_ENFORCE)
-		return 0;
-	for (size_t i = 0; i < pol->n_rules; i++)
-		for (size_t k = 0; k < pol->rules[i].n_ports; k++) {
-			uint16_t port = pol->rules[i].ports[k].lo;
-			bool enf = policy_l7_port(pol, port, POLICY_L7_ENFORCE), dup = false;
-
-			if (audit ? !enf && !policy_l7_port(pol, port, POLICY_L7_LOG)
-				  : !policy_l7_port(pol, port, mode) ||
-				    (mode == POLICY_L7_LOG && enf))
-				continue;
-			for (size_t j = 0; j < n && !dup; j++)
-				dup = out[j] == port;
-			if (!dup && n < FW_SNI_PORTS_MAX)
-				out[n++] = port;
-		}
-	return n;
-}
-
-/*
- * The SNI check's queue rules.  @established: "tcp dport P ct state
- * established ct mark & DONE == 0 queue" - no pin lookup, so a pin that
- * expires between the SYN and the first payload does not let it by (netd
- * passes connections it is not to check, e.g. through a cidr rule, and
- * sets the bit).  Otherwise, for new connections just before the pin
- * accept: "... ct state new saddr . daddr . tcp . P @pinF queue", so netd
- * sees the SYN and knows where the stream starts.
- */
-static void sb_sni_queue(struct bt *bt, const struct sb_arg *a, const char *chain,
-			 bool established)
-{
-	static const enum policy_l7 modes[] = { POLICY_L7_ENFORCE, POLICY_L7_LOG };
-	bool audit = fw_mode_audit(a->sb->mode, a->pol);
-	uint16_t ports[FW_SNI_PORTS_MAX];
-	struct setdef d;
-	struct rb rb;
-
-	for (int m = 0; m < 2; m++) {
-		size_t n = sni_ports(a->pol, audit, modes[m], ports);
-		bool log = modes[m] == POLICY_L7_LOG;
-
-		for (size_t i = 0; i < n; i++)
-			for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
-				if (established && f != FW_FAM_V4)
-					break;	/* one rule for both families */
-				rb_init(&rb, bt->rc, chain);
-				if (!established)
-					fm_nfproto(&rb, f->nfproto);
-				fm_l4proto(&rb, IPPROTO_TCP);
-				fm_dport(&rb, ports[i]);
-				if (established) {
-					fm_ct_est_only(&rb);
-					fm_ct_mark_clear(&rb, FW_SNI_DONE_CTMARK);
-				} else {
-					fm_ct_new(&rb);
-					setdef_pin(&d, f);
-					fm_pin_lookup(&rb, f, d.name);
-				}
-				fx_queue(&rb, log ? FW_SNI_QUEUE_LOG : FW_SNI_QUEUE_ENFORCE, log);
-				bt_rule(bt, &rb);
-			}
-	}
-}
-
-/* "meta mark & FW_SNI_RESET_MARK != 0 counter reject with tcp reset": netd's reset. */
-static void sb_sni_reset(struct bt *bt, const struct sb_arg *a, const char *chain)
-{
-	uint16_t ports[FW_SNI_PORTS_MAX];
-	struct rb rb;
-
-	/* Audit mode too: its log queue's ports (a reset never comes then). */
-	if (!sni_ports(a->pol, false, POLICY_L7_ENFORCE, ports) &&
-	    !sni_ports(a->pol, false, POLICY_L7_LOG, ports))
-		return;
-	rb_init(&rb, bt->rc, chain);
-	fm_l4proto(&rb, IPPROTO_TCP);
-	fm_mark_set(&rb, FW_SNI_RESET_MARK);
-	fx_counter(&rb);
-	fx_reject(&rb, true);
-	bt_rule(bt, &rb);
-}
-
-/*
- * What the policy does not allow, at the end of the chain.  Enforce mode:
- * counted, logged ("not-pinned"), dropped; with on_deny: reject, refused
- * first while under FW_REJECT_RATE (TCP: RST, so connect() fails with
- * ECONNREFUSED; the rest: ICMP/ICMPv6 administratively prohibited,
- * EHOSTUNREACH), then dropped.  Audit mode: counted and accepted, not
- * logged: conntrack confirms the connection and its one conn_open record
- * (trail.c write_open()) is marked would_deny; the rules above still drop
- * internal addresses.
- */
-static void sb_chain_tail(struct bt *bt, const struct sb_arg *a, const char *chain)
-{
-	const struct fw_rcfg *rc = bt->rc;
-	bool audit = fw_mode_audit(a->sb->mode, a->pol);
-	struct rb rb;
-
-	rb_init(&rb, rc, chain);
-	fx_counter(&rb);
-	if (!audit)
-		fx_deny_log(&rb, rc, "not-pinned");
-	if (audit || !a->pol->reject)
-		fx_verdict(&rb, audit ? NF_ACCEPT : NF_DROP);
-	bt_rule(bt, &rb);
-	if (audit || !a->pol->reject)
-		return;
-	rb_init(&rb, rc, chain);
-	fm_l4proto(&rb, IPPROTO_TCP);
-	fx_limit(&rb, FW_REJECT_RATE, FW_REJECT_BURST);
-	fx_reject(&rb, true);
-	bt_rule(bt, &rb);
-	rb_init(&rb, rc, chain);
-	fx_limit(&rb, FW_REJECT_RATE, FW_REJECT_BURST);
-	fx_reject(&rb, false);
-	bt_rule(bt, &rb);
-	rb_init(&rb, rc, chain);
-	fx_verdict(&rb, NF_DROP);
-	bt_rule(bt, &rb);
-}
-
-/*
- * Tracked connections per sandbox (policy limits.connections, else
- * netd.yaml's limits.connections):
- *
- *   ct state new ct count over N counter log prefix "netd:conn-limit" drop
- *
- * after the replies' accept, so only new connections are counted; the
- * expression's list keeps every connection it let through while conntrack
- * still tracks it (a dropped attempt is never confirmed and leaves the list
- * at its next walk).  One list per rule, both families: re-rendering the
- * chain (its policy changed in a reload, a restart) starts a fresh count.
- */
-static void sb_conn_limit_rule(struct bt *bt, const struct sb_arg *a, const char *chain)
-{
-	uint32_t n = a->pol->max_conns ? a->pol->max_conns : bt->rc->conn_limit;
-	struct nftnl_expr *e;
-	struct rb rb;
-
-	if (!n)
-		return;
-	rb_init(&rb, bt->rc, chain);
-	fm_ct_new(&rb);
-	e = fx_new(&rb, "connlimit");
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CONNLIMIT_COUNT, n);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CONNLIMIT_FLAGS, NFT_CONNLIMIT_F_INV);	/* "over" */
-	}
-	fx_counter(&rb);
-	fx_deny_log(&rb, bt->rc, "conn-limit");
-	fx_verdict(&rb, NF_DROP);
-	bt_rule(bt, &rb);
-}
-
-/*
- * The sandbox's chain: SNI reset, quota, SNI queue, replies, conn limit (a
- * host protection: audit mode keeps it), ct mark, CIDR rules, internal
- * drop, SNI queue (new), pins, the tail (sb_chain_tail()).
- */
-static void sb_chain(struct bt *bt, const struct sb_arg *a, const char *chain)
-{
-	const struct fw_sandbox *sb = a->sb;
-	const struct fw_rcfg *rc = bt->rc;
-	struct setdef d;
-	struct rb rb;
-
-	bt_chain(bt, NFT_MSG_NEWCHAIN, chain, -1, 0, NULL);
-	sb_sni_reset(bt, a, chain);
-	sb_quota_rule(bt, a, chain);
-	sb_sni_queue(bt, a, chain, true);
-	rb_init(&rb, rc, chain);
-	fm_ct_est(&rb);
-	fx_verdict(&rb, NF_ACCEPT);
-	bt_rule(bt, &rb);
-	sb_conn_limit_rule(bt, a, chain);
-	/* Every new connection of the sandbox carries its mark (acct.h). */
-	if (sb->ct_mark) {
-		rb_init(&rb, rc, chain);
-		fx_ct_mark_set(&rb, sb->ct_mark);
-		bt_rule(bt, &rb);
-	}
-	/* Explicit CIDR rules win over the internal ranges ... */
-	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
-		setdef_cidr(&d, a->pol->name, f);
-		rb_init(&rb, rc, chain);
-		fm_nfproto(&rb, f->nfproto);
-		fm_tuple_lookup(&rb, f, d.name);
-		fx_verdict(&rb, NF_ACCEPT);
-		bt_rule(bt, &rb);
-	}
-	/* ... but a DNS answer can never open an internal address. */
-	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
-		rb_init(&rb, rc, chain);
-		fm_nfproto(&rb, f->nfproto);
-		fx_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, f->daddr_off, f->alen, NFT_REG_1);
-		fx_lookup(&rb, fw_fam_name("internal", f).s, NFT_REG_1, -1, false);
-		fx_counter(&rb);
-		fx_deny_log(&rb, rc, "internal");
-		fx_verdict(&rb, NF_DROP);
-		bt_rule(bt, &rb);
-	}
-	sb_sni_queue(bt, a, chain, false);
-	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
-		setdef_pin(&d, f);
-		rb_init(&rb, rc, chain);
-		fm_nfproto(&rb, f->nfproto);
-		fm_pin_lookup(&rb, f, d.name);
-		fx_verdict(&rb, NF_ACCEPT);
-		bt_rule(bt, &rb);
-	}
-	sb_chain_tail(bt, a, chain);
-}
-
-/*
- * sb_slow_path() - must every packet a sandbox under @pol sends, established
- * ones too, reach its chain (the veth goes into metered_ifs, off base.c's
- * forward fast path)?  Its egress quota counts every packet; the SNI check
- * queues the first payload packets of established connections.
- */
-static bool sb_slow_path(const struct policy *pol)
-{
-	uint16_t ports[FW_SNI_PORTS_MAX];
-
-	return pol->egress_bytes != 0 || sni_ports(pol, false, POLICY_L7_ENFORCE, ports) ||
-	       sni_ports(pol, false, POLICY_L7_LOG, ports);
-}
-
-/*
  * Hook it up: interface, anti-spoofing sources, then the jump.  A chained
  * attachment: its port and port . source pairs in the bridge table
  * (anti-spoofing, isolation), then its addresses and the address -> chain
@@ -635,9 +431,9 @@ static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *ch
 }
 
 /*
- * The fingerprint of the sandbox's chain and hookup as reconcile mode
- * renders them (fw_batch_digest_begin()): equal fingerprints, equal
- * messages.  0 if the batch failed.
+ * The fingerprint of the sandbox's own elements, objects and hookup as
+ * reconcile mode renders them (fw_batch_digest_begin()): equal
+ * fingerprints, equal messages.  0 if the batch failed.
  */
 static uint64_t sb_digest(struct bt *bt, const struct sb_arg *a, const char *chain)
 {
@@ -645,54 +441,84 @@ static uint64_t sb_digest(struct bt *bt, const struct sb_arg *a, const char *cha
 
 	d.keep = true;
 	fw_batch_digest_begin(d.b);
-	sb_chain(&d, a, chain);
-	sb_hookup(&d, a->sb, chain, sb_slow_path(a->pol));
+	sb_objects(&d, a);
+	sb_hookup(&d, a->sb, chain, pchain_slow_path(a->pol));
 	return fw_batch_digest_end(d.b);
 }
 
 void render_sandbox(struct bt *bt, const struct sb_arg *a)
 {
 	const struct fw_sandbox *sb = a->sb;
-	char chain[NFT_CHAIN_MAXNAMELEN];
+	struct pchain_names nm;
 	uint64_t digest;
 
-	sb_chain_name(chain, sizeof(chain), sb->name);
+	if (a->pol)
+		pchain_names(bt->rc, a->pol, fw_mode_audit(sb->mode, a->pol), &nm);
 	/*
-	 * 1. Make sure the chain exists so the removals below can refer to it.
-	 * (Its dns_local elements are in the record of an earlier add only:
-	 * fw_sandbox_set_dns() adds them.)  Reconciling (bt->keep) skips
-	 * this: the chain (and with fill_cidr the policy's CIDR sets) is
-	 * emptied and refilled in place, the pins are kept unless replaced,
-	 * and the hookup elements are re-added unchanged.
+	 * 1. Make sure the chains exist so the removals below can refer to
+	 * them.  (Its dns_local elements are in the record of an earlier add
+	 * only: fw_sandbox_set_dns() adds them.)  Reconciling (bt->keep)
+	 * skips this: the pins are kept unless replaced, and the sandbox's
+	 * elements are re-added unchanged.
 	 */
 	if (!bt->keep) {
-		bt_chain(bt, NFT_MSG_NEWCHAIN, chain, -1, 0, NULL);
+		const uint32_t marks[2] = { a->old ? a->old_mark : 0, sb->ct_mark };
+
+		if (a->pol)
+			bt_chain(bt, NFT_MSG_NEWCHAIN, nm.chain, -1, 0, NULL);
+		if (a->old && a->old_chain)
+			bt_chain(bt, NFT_MSG_NEWCHAIN, a->old_chain, -1, 0, NULL);
 		/*
 		 * Whatever an earlier add of this name hooked up (its interface
 		 * or addresses may differ), then whatever the new description
 		 * would collide with.  Removing twice is harmless.
 		 */
-		if (a->old)
-			unhook(bt, a->old, &a->old_dns4, &a->old_dns6);
-		unhook(bt, sb, &no_addr, &no_addr);
-		render_sandbox_remove_objects(bt, sb->name);
+		if (a->old && a->old_chain)
+			unhook(bt, a->old, a->old_chain, a->old_mark, &a->old_dns4, &a->old_dns6);
+		unhook(bt, sb, a->pol ? nm.chain : NULL, sb->ct_mark, &no_addr, &no_addr);
+		render_quota_remove(bt, sb->name, marks);
+		/* Its old chain, if it was the last to use it: before the sets its rules refer to. */
+		if (a->drop_chain)
+			render_pchain_remove(bt, a->drop_chain, a->drop_connset);
 		if (a->drop_policy && (!a->pol || strcmp(a->drop_policy, a->pol->name) != 0))
 			sb_policy_sets_remove(bt, a->drop_policy);
 	}
 	sb_pins(bt, a);
-	if (!a->pol)
-		return;
-	/* 2. Build the sandbox afresh: its policy's sets first, then the chain; 3. hook it up. */
-	if (a->fill_cidr)
-		sb_policy_sets(bt, a);
-	digest = sb_digest(bt, a, chain);
-	if (a->digest_out)
-		*a->digest_out = digest;
-	/* Reconciling what this fw rendered last time, unchanged: nothing to send (its pins were done above). */
-	if (bt->keep && digest && digest == a->old_digest)
-		return;
-	sb_chain(bt, a, chain);
-	sb_hookup(bt, sb, chain, sb_slow_path(a->pol));
+	if (a->pol) {
+		/* 2. Its policy's sets and chain (once a batch), 3. its own objects, 4. the jump. */
+		if (a->fill_cidr)
+			sb_policy_sets(bt, a);
+		if (a->render_chain) {
+			bool audit = fw_mode_audit(sb->mode, a->pol);
+			uint64_t cd = pchain_digest(bt, a->pol, audit);
+
+			if (a->chain_digest_out)
+				*a->chain_digest_out = cd;
+			if (!a->chain_exists || !cd || cd != a->chain_old_digest)
+				render_pchain(bt, a->pol, audit, a->chain_exists);
+			if (a->old_connset) {
+				struct setdef d;
+
+				setdef_by_mark(&d, a->old_connset);
+				bt_set(bt, NFT_MSG_NEWSET, &d);
+				bt_set(bt, NFT_MSG_DELSET, &d);
+			}
+		}
+		digest = sb_digest(bt, a, nm.chain);
+		if (a->digest_out)
+			*a->digest_out = digest;
+		/* Reconciling what this fw rendered last time, unchanged: nothing to send. */
+		if (!bt->keep || !digest || digest != a->old_digest) {
+			/* A reload that moved it to the other mode's chain: the old jump out first. */
+			if (bt->keep && a->old_chain && strcmp(a->old_chain, nm.chain) != 0)
+				unhook_jump(bt, sb, a->old_chain);
+			sb_objects(bt, a);
+			sb_hookup(bt, sb, nm.chain, pchain_slow_path(a->pol));
+		}
+	}
+	/* 5. Reconciling: the chain it left, if it was the last to use it (its jumps are gone). */
+	if (bt->keep && a->drop_chain)
+		render_pchain_remove(bt, a->drop_chain, a->drop_connset);
 }
 
 void render_dns(struct bt *bt, const char *ifname, const struct addr old[2],

@@ -193,7 +193,8 @@ eq "netd has no record left" 0 "$(sandboxes | jq '.sandboxes | length')"
 rules=$(hexec nft list ruleset)
 hasnt "no chained address left in table inet netd" "10.88.0." "$rules"
 hasnt "no port left in table bridge netd" "veth" "$(hexec nft list table bridge netd)"
-hasnt "no sandbox chain left" "chain sb-" "$rules"
+hasnt "no policy chain left (gone with its last sandbox)" "chain pe-" "$rules"
+hasnt "no mark element left" "10.88.0." "$(hexec nft list map inet netd sb_mark4)"
 eq "bridge deleted the veths" 0 "$(hexec ip -o link show master $BR 2>/dev/null | wc -l)"
 
 netd_down

@@ -105,7 +105,7 @@ has "the policy came from the conflist" '"policy":"web80"' "$(cat "$NETD_AUDIT")
 # After the container exits, ctr sent DEL (with an empty CNI_NETNS).
 eq "netd has no record left" 0 "$(netd sandbox list --json | jq length)"
 eq "no host veth left" 0 "$(world_exec host ip -o link show | grep -c ' nd[0-9a-f]*@')"
-hasnt "no sandbox chain left" "chain sb-" "$(world_exec host nft list table inet netd)"
+eq "no policy chain left (gone with its last sandbox)" "" "$(policy_chains)"
 hasnt "no pins left" "198.51.100.10" "$(world_exec host nft list table inet netd)"
 
 # ctr_gone ID - a container whose task never started (the CNI ADD failed)

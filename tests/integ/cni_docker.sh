@@ -121,7 +121,7 @@ ok "netd sandbox delete (deny-all)" netd sandbox delete "$(sb_name ddeny)"
 fail "detached container lost eth0" cx dweb ip link show eth0
 ok "docker rm -f" dk rm -f dweb ddeny
 eq "no host veth left" 0 "$(world_exec host ip link show "$HOST_IF" 2>/dev/null | wc -l)"
-hasnt "no sandbox chain left" "chain sb-" "$(world_exec host nft list table inet netd)"
+eq "no policy chain left (gone with its last sandbox)" "" "$(policy_chains)"
 hasnt "no pins left" "198.51.100.10" "$(world_exec host nft list table inet netd)"
 eq "netd has no sandboxes" 0 "$(netd sandbox list --json | jq length)"
 

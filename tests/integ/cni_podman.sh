@@ -97,7 +97,7 @@ printf "GET / HTTP/1.0\r\nHost: pypi.org\r\n\r\n" | nc -w 3 198.51.100.10 443 ||
 no_leftovers() {
 	eq "$1: netd has no record left" 0 "$(netd sandbox list --json | jq length)"
 	eq "$1: no host veth left" 0 "$(world_exec host ip -o link show | grep -c ' nd[0-9a-f]*@')"
-	hasnt "$1: no sandbox chain left" "chain sb-" "$(world_exec host nft list table inet netd)"
+	eq "$1: no policy chain left (gone with its last sandbox)" "" "$(policy_chains)"
 	hasnt "$1: no pins left" "198.51.100.10" "$(world_exec host nft list table inet netd)"
 }
 

@@ -165,7 +165,9 @@ ok "accept failures logged rate-limited ($lines lines)" few "$lines"
 ip netns add "$WORLD_PREFIX-v1"
 ok "sandbox v1 in an attached netns" netd sandbox create "$WORLD_PREFIX-v1" --policy deny-all --netns "/run/netns/$WORLD_PREFIX-v1"
 V1_IF=$(sb_field "$WORLD_PREFIX-v1" host_ifname)
-has "its chain exists" "$WORLD_PREFIX-v1" "$(world_exec host nft list table inet netd)"
+V1_A4=$(sb_field "$WORLD_PREFIX-v1" ipv4)
+eq "it jumps to its policy's chain" "pe-deny-all" "$(sb_jump "$V1_IF")"
+ok "it has its mark" test -n "$(sb_mark "$V1_A4")"
 ip netns delete "$WORLD_PREFIX-v1"	# the netns dies, its veth with it
 gone=0
 for i in $(seq 1 100); do
@@ -174,7 +176,9 @@ for i in $(seq 1 100); do
 done
 eq "the vanished sandbox is retired while netd runs" "1" "$gone"
 has "audit: action vanished" '"action":"vanished"' "$(audit_grep "\"sandbox\":\"$WORLD_PREFIX-v1\"")"
-hasnt "its rules are gone" "$WORLD_PREFIX-v1" "$(world_exec host nft list table inet netd)"
+eq "its jump is gone" "" "$(sb_jump "$V1_IF")"
+eq "its mark is gone" "" "$(sb_mark "$V1_A4")"
+hasnt "its interface is in no set" "$V1_IF" "$(world_exec host nft list table inet netd)"
 ok "its state file is gone" test ! -e "$WORLD_DIR/state/sandboxes/$WORLD_PREFIX-v1.json"
 hasnt "its interface is gone" "$V1_IF" "$(world_exec host ip -o link show)"
 ok "sb1 was left alone" netd sandbox show "$SB1"

@@ -17,7 +17,9 @@ ok "sandbox create" sb_create sb1 python-dev
 has "netns visible to ip netns" "$SB1" "$(ip netns list)"
 has "resolv.conf names the proxy" "nameserver 10.87." "$(cat "/etc/netns/$SB1/resolv.conf" 2>&1)"
 ruleset=$(world_exec host nft list table inet netd 2>&1)
-has "sandbox chain in the table" "chain sb-$SB1" "$ruleset"
+has "its policy's chain in the table" "chain pe-python-dev" "$ruleset"
+eq "its interface jumps to its policy's chain" "pe-python-dev" "$(sb_jump "$(sb_field "$SB1" host_ifname)")"
+hasnt "no chain of its own" "chain sb-" "$ruleset"
 list=$(netd sandbox list --json)
 has "sandbox list --json shows it" "\"name\": \"$SB1\"" "$list"
 SB1_IP=$(netd sandbox show "$SB1" | sed -n 's/.*"ipv4": "\(.*\)".*/\1/p')
@@ -97,7 +99,13 @@ sleep 0.5
 fail "the host's other ports are unreachable from a sandbox (gateway)" sb_exec sb1 curl -sS --connect-timeout 2 "http://$SB1_GW:8081/"
 fail "the host's uplink address is unreachable from a sandbox" sb_exec sb1 curl -sS --connect-timeout 2 "http://192.0.2.1:8081/"
 ok "the proxy port itself is reachable" sb_exec sb1 dig +time=2 +tries=1 -p 5300 "@$SB1_GW" pypi.org
+chain_handles() { world_exec host nft -a list chain inet netd pe-python-dev | grep -o 'handle [0-9]*' | tr '\n' ' '; }
+h_before=$(chain_handles)
 ok "second sandbox" sb_create sb2 python-dev
+# Another sandbox of the policy adds elements only: its chain is not sent again.
+eq "the policy's chain untouched by the second create (same rule handles)" "$h_before" "$(chain_handles)"
+eq "both jump to it" "pe-python-dev pe-python-dev" \
+	"$(sb_jump "$SB1_HOSTIF") $(sb_jump "$(sb_field "$SB2" host_ifname)")"
 SB2_IP=$(netd sandbox show "$SB2" | sed -n 's/.*"ipv4": "\(.*\)".*/\1/p')
 ip netns exec "$SB2" "$WORLD_PYTHON" -m http.server --bind 0.0.0.0 8080 >/dev/null 2>&1 &
 world_pid_track $!
@@ -151,7 +159,8 @@ fail "--netns and --pid together are refused" netd sandbox create "$(sb_name bot
 # ---- delete -------------------------------------------------------------------
 ok "sandbox delete" netd sandbox delete "$SB1"
 hasnt "netns gone" "$SB1 " "$(ip netns list) "
-hasnt "chain and sets gone" "sb-$SB1" "$(world_exec host nft list table inet netd)"
+eq "its jump is gone" "" "$(sb_jump "$SB1_HOSTIF")"
+eq "its mark element is gone" "" "$(sb_mark "$SB1_IP")"
 ok "resolv.conf dir gone" test ! -e "/etc/netns/$SB1"
 ok "state file gone" test ! -e "$WORLD_DIR/state/sandboxes/$SB1.json"
 hasnt "sandbox gone from the list" "\"$SB1\"" "$(netd sandbox list --json)"

@@ -265,8 +265,8 @@ fw_ok "sandbox c deleted" del c veth-c 10.87.1.2 -
 
 # Delete: chain, sets, map and set elements go; a second delete is fine.
 fw_ok "sandbox a deleted" del a veth-a 10.87.1.2 fd00:87:0:1::2
-check_not "sb-a chain gone" nft_h list chain inet netd sb-a
-if nft_h list table inet netd | grep -q 'sb-a\|pc-a-'; then ko "sb-a objects or pc-a sets still there"; else ok "sb-a chain and its policy's sets gone"; fi
+check_not "pe-a chain gone with its last sandbox" nft_h list chain inet netd pe-a
+if nft_h list table inet netd | grep -q 'pe-a\|pc-a-\|ce-a-'; then ko "pe-a chain or policy a's sets still there"; else ok "pe-a chain and its policy's sets gone"; fi
 # Its pins, in the shared sets keyed by its source: none left.
 n=$(for s in pin4 pin6; do nft_h -j list set inet netd $s; done |
 	jq -s '[.[].nftables[] | select(.set) | .set.elem // [] | .[] |
@@ -274,7 +274,7 @@ n=$(for s in pin4 pin6; do nft_h -j list set inet netd $s; done |
 if [ "$n" = 0 ]; then ok "a's pins gone from pin4/pin6"; else ko "a's pins left in pin4/pin6: '$n'"; fi
 if nft_h list set inet netd pin4 | grep -qF "10.87.2.2 . 10.87.1.2 . tcp . 8080"; then ok "b's pin kept"; else ko "b's pin gone with a"; fi
 if nft_h list table inet netd | grep -q 'veth-a'; then ko "veth-a still referenced"; else ok "veth-a elements gone"; fi
-check "sb-b chain untouched" nft_h list chain inet netd sb-b
+check "pe-b chain untouched" nft_h list chain inet netd pe-b
 fw_ok "deleting a again is not an error" del a veth-a 10.87.1.2 fd00:87:0:1::2
 # A big policy: 2000 CIDRs x 2 ports = 4000 interval elements, a batch many
 # times the initial buffer (it must grow, never overrun), added twice.

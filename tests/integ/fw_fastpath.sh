@@ -96,7 +96,7 @@ download sb1 "http://198.51.100.7:8080/bytes/$N" "$WORLD_DIR/a.bin"
 ok "download under way" test -s "$WORLD_DIR/a.bin"
 tr=$(trace "$A1")
 has "sb1's established packets are accepted by the fast-path rule" "$FAST" "$tr"
-hasnt "... and do not walk sb1's chain" "inet netd sb-$SB1 " "$tr"
+hasnt "... and do not walk its policy's chain" "inet netd pe-fp " "$tr"
 wait "$DL_PID"
 eq "the download completes" "$N" "$(size "$WORLD_DIR/a.bin")"
 bin=$(conn_field "$SB1" 8080 bytes_in)
@@ -109,7 +109,7 @@ tr=$(trace "$A2")
 # (the quota rule, first in the chain, does not match under the quota:
 # the trace shows the rule after it accepting)
 has "sb2's established packets go on to its chain" \
-	"inet netd sb-$SB2 rule ct state established,related accept (verdict accept)" "$tr"
+	"inet netd pe-fq rule ct state established,related accept (verdict accept)" "$tr"
 hasnt "... not the fast-path rule" "$FAST" "$tr"
 wait "$DL_PID"
 eq "sb2's download completes" "$N" "$(size "$WORLD_DIR/q.bin")"

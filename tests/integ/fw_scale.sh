@@ -42,14 +42,20 @@ fw() {
 }
 # The sandboxes share policy "many": its CIDR set pc-many-cidr4 is shared too.
 listing() { ip netns exec "$NS" nft list set inet netd pc-many-cidr4; }
+# jump_of I: the chain sandbox I's interface jumps to.
+jump_of() {
+	ip netns exec "$NS" nft list map inet netd sandbox_fwd |
+		grep -oE "\"$(printf 'many%x' "$1")\" : jump [^ ,]+" | awk '{print $4}'
+}
 # with_rule CIDR: how many of sandboxes 0, N/2 and N-1 have CIDR in their
-# CIDR set (their chain looks up pc-many-cidr4, and it holds CIDR).
+# CIDR set (the chain they jump to looks up pc-many-cidr4, and it holds CIDR).
 with_rule() {
-	local c=0 i set
+	local c=0 i set ch
 	set=$(listing)
 	for i in 0 $((N / 2)) $((N - 1)); do
-		grep -qF "$1" <<<"$set" &&
-			ip netns exec "$NS" nft list chain inet netd "sb-many$i" | grep -qF '@pc-many-cidr4' &&
+		ch=$(jump_of "$i")
+		grep -qF "$1" <<<"$set" && [ -n "$ch" ] &&
+			ip netns exec "$NS" nft list chain inet netd "$ch" | grep -qF '@pc-many-cidr4' &&
 			c=$((c + 1))
 	done
 	echo "$c"
@@ -57,35 +63,39 @@ with_rule() {
 
 eq "open" ok "$(fw open netd 5300 eth0 10.88.0.0/16 - 10.0.0.0/8)"
 eq "$N sandboxes added" ok "$(fw addmany many "$N" tcp:192.0.2.0/24:443)"
-eq "sandbox chains in the kernel" "$N" \
-	"$(ip netns exec "$NS" nft list table inet netd | grep -c "^\s*chain sb-many")"
+eq "every interface jumps to the policy's one chain" "$N" \
+	"$(ip netns exec "$NS" nft list map inet netd sandbox_fwd | grep -c ': jump pe-many')"
+eq "no chain of a sandbox's own" 0 "$(ip netns exec "$NS" nft list table inet netd | grep -c '^\s*chain sb-')"
 
-handles() { ip netns exec "$NS" nft -a list chain inet netd "sb-many$1" | grep -o 'handle [0-9]*' | tr '\n' ' '; }
-h0=$(handles 0)
+handles() { ip netns exec "$NS" nft -a list chain inet netd pe-many | grep -o 'handle [0-9]*' | tr '\n' ' '; }
+h0=$(handles)
 r=$(fw updatemany many "$N" tcp:192.0.2.0/24:443 tcp:203.0.113.0/24:8443)
 eq "reload adding a CIDR rule to all $N sandboxes in one batch: applied" ok "$r"
 eq "... and the kernel has it (first, middle, last sandbox)" 3 "$(with_rule 203.0.113.0/24)"
 # Only the policy's shared CIDR set changed: the chains are not sent again.
-eq "... the sandbox chains untouched (same rule handles)" "$h0" "$(handles 0)"
+eq "... the policy chain untouched (same rule handles)" "$h0" "$(handles)"
 
 r=$(fw updatemany many "$N" tcp:192.0.2.0/24:443)
 eq "reload removing it again: applied" ok "$r"
 eq "... and the kernel no longer has it" 0 "$(with_rule 203.0.113.0/24)"
 
 # A reload the kernel rejects at its end: the last sandbox's verdict map
-# element is changed behind fw's back, so re-adding it clashes (EEXIST).
-# (on_deny: reject changes every chain, so every chain and hookup is sent.)
+# element is changed behind fw's back, so moving it clashes (EEXIST).
+# (mode: audit moves every sandbox to the policy's audit chain, so every
+# jump is sent again.)
 last_if=$(printf 'many%x' $((N - 1)))
+ip netns exec "$NS" nft add chain inet netd elsewhere
 ip netns exec "$NS" nft delete element inet netd sandbox_fwd "{ \"$last_if\" }"
-ip netns exec "$NS" nft add element inet netd sandbox_fwd "{ \"$last_if\" : jump sb-many0 }"
-fw opt reject=1 >/dev/null
+ip netns exec "$NS" nft add element inet netd sandbox_fwd "{ \"$last_if\" : jump elsewhere }"
+fw opt audit=1 >/dev/null
 r=$(fw updatemany many "$N" tcp:192.0.2.0/24:443 tcp:198.51.100.0/24:80)
 case "$r" in
 err\ -17*sandbox_fwd*) ok "reload the kernel rejects: EEXIST, naming the message ($r)" ;;
 *) ko "reload the kernel rejects: EEXIST naming the message" "got: $r" ;;
 esac
 eq "... and nothing of it is in the kernel" 0 "$(with_rule 198.51.100.0/24)"
-eq "... the first chain as it was" "$h0" "$(handles 0)"
+eq "... the policy chain as it was" "$h0" "$(handles)"
+eq "... the first sandbox still jumps to it" "pe-many" "$(jump_of 0)"
 
 exec {FW[1]}>&-
 wait "$FW_PID" 2>/dev/null

@@ -154,6 +154,25 @@ sb_pins() {
 		"\(.elem.val.concat[1]) . \(.elem.val.concat[2]) . \(.elem.val.concat[3]) timeout \(.elem.timeout)s expires \(.elem.expires)s"'
 }
 
+# sb_jump IFNAME - the policy chain (pe-/pa-POLICY) that sandbox_fwd sends
+# the traffic of host interface IFNAME to; "" if none.
+sb_jump() {
+	world_exec host nft -j list map inet netd sandbox_fwd 2>/dev/null | jq -r --arg k "$1" \
+		'.nftables[] | select(.map) | .map.elem // [] | .[] | select(.[0] == $k) | .[1].jump.target'
+}
+
+# sb_mark ADDR - the conntrack mark sb_mark4/6 give connections from source
+# ADDR (a sandbox's address), as a number; "" if none.
+sb_mark() {
+	local m
+	for m in sb_mark4 sb_mark6; do
+		world_exec host nft -j list map inet netd "$m" 2>/dev/null
+	done | jq -r --arg a "$1" '.nftables[] | select(.map) | .map.elem // [] | .[] | select(.[0] == $a) | .[1]'
+}
+
+# policy_chains - the policy chains in netd's table, one name a line.
+policy_chains() { world_exec host nft list table inet netd | sed -n 's/^\s*chain \(p[ea]-[^ ]*\) {/\1/p'; }
+
 # sb_create SHORT POLICY [ARGS...]
 sb_create() {
 	local n=$1 p=$2

@@ -68,7 +68,13 @@ download() {
 	done
 }
 exact() { [ "$(stat -c %s "$1" 2>/dev/null)" = "$N" ] && [ "$(tr -d x <"$1" | wc -c)" = 0 ]; }
-table() { world_exec host nft list table inet netd | sed -E 's/counter packets [0-9]+ bytes [0-9]+/counter/; s/ expires [0-9hms.]+//'; }
+# table: the ruleset, less what traffic changes (counters, expiries, the
+# per-sandbox elements the packet path adds to the dynamic sets).
+table() {
+	world_exec host nft list table inet netd |
+		sed -E 's/counter packets [0-9]+ bytes [0-9]+/counter/; s/ expires [0-9hms.]+//' |
+		grep -vE '^\s+(elements = \{ )?0x[0-9a-f]{8} (ct count over|limit rate)'
+}
 
 # ---- a broken file rejects the whole reload --------------------------------------
 before=$(table)

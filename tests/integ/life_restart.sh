@@ -28,6 +28,8 @@ eq "sb1 resolves pypi.org" "198.51.100.10" "$(sb_dig sb1 +short pypi.org A)"
 has "pin in the kernel" "198.51.100.10" "$(sb_pins "$SB1")"
 eq "sb3 resolves api.openai.com" "198.51.100.30" "$(sb_dig sb3 +short api.openai.com A)"
 SB3_A4=$(sb_field "$SB3" ipv4)
+SB3_IF=$(sb_field "$SB3" host_ifname)
+ok "sb3 has its mark" test -n "$(sb_mark "$SB3_A4")"
 has "sb3's pin in the shared set" "198.51.100.30" "$(sb_pins "$SB3" "$SB3_A4" "")"
 # objects: chain and set names of a listing; chain_of NAME: that chain's body.
 objects() { grep -oE '^\s*(chain|set|map) [^ ]+' | sort; }
@@ -56,7 +58,7 @@ ok "download under way before the crash" test -s "$dl"
 kill -9 "$NETD_PID"
 wait "$NETD_PID" 2>/dev/null
 NETD_PID=""
-has "table still there while netd is down" "chain sb-$SB1" "$(world_exec host nft list table inet netd)"
+has "table still there while netd is down" "chain pe-python-dev" "$(world_exec host nft list table inet netd)"
 # Down: nothing answers DNS, so no new name opens.
 st=$(sb_dig sb2 pypi.org A 2>&1 | grep -o 'status: [A-Z]*\|timed out\|no servers' | head -1)
 hasnt "no DNS answer while netd is down" "NOERROR" "$st"
@@ -72,14 +74,16 @@ ok "the download was still on the wire when netd came back ($got of $N bytes)" t
 
 ruleset_after=$(world_exec host nft list table inet netd | sed -E "s/counter packets [0-9]+ bytes [0-9]+/counter/; s/ expires [0-9hms.]+//")
 has "pin survived the crash" "198.51.100.10" "$(sb_pins "$SB1")"
-eq "same chains and sets after the restart, minus the vanished sandbox" \
-	"$(objects <<<"$ruleset_before" | grep -v "sb-$SB3")" "$(objects <<<"$ruleset_after")"
-eq "sb1's chain re-rendered identically" "$(chain_of "sb-$SB1" <<<"$ruleset_before")" \
-	"$(chain_of "sb-$SB1" <<<"$ruleset_after")"
+eq "same chains and sets after the restart" \
+	"$(objects <<<"$ruleset_before")" "$(objects <<<"$ruleset_after")"
+eq "the policy's chain re-rendered identically" "$(chain_of pe-python-dev <<<"$ruleset_before")" \
+	"$(chain_of pe-python-dev <<<"$ruleset_after")"
 for c in prerouting_raw prerouting_nat input forward postrouting_nat; do
 	eq "base chain $c identical" "$(chain_of "$c" <<<"$ruleset_before")" "$(chain_of "$c" <<<"$ruleset_after")"
 done
-hasnt "vanished sandbox's chain removed" "sb-$SB3" "$ruleset_after"
+eq "vanished sandbox's jump removed" "" "$(sb_jump "$SB3_IF")"
+eq "vanished sandbox's mark removed" "" "$(sb_mark "$SB3_A4")"
+eq "sb1 still jumps to its policy's chain" "pe-python-dev" "$(sb_jump "$(sb_field "$SB1" host_ifname)")"
 eq "vanished sandbox's pins removed from the shared set" "" "$(sb_pins "$SB3" "$SB3_A4" "")"
 has "vanished sandbox logged" "sandbox $SB3: its interface" "$(cat "$NETD_LOG")"
 hasnt "vanished sandbox forgotten" "$SB3" "$(netd sandbox list 2>&1)"
@@ -117,7 +121,7 @@ rc=$?
 eq "second netd with its own state dir, socket, port and pool exits 1" "1" "$rc"
 has "second netd in the same netns says why" "another netd is already running in this network namespace" "$out"
 hasnt "the first netd's redirect port is untouched" "5301" "$(world_exec host nft list table inet netd)"
-has "the first netd's table is untouched" "chain sb-$SB1" "$(world_exec host nft list table inet netd)"
+has "the first netd's table is untouched" "chain pe-python-dev" "$(world_exec host nft list table inet netd)"
 ok "first netd still answers" netd_alive
 
 # ---- a clean restart keeps everything too --------------------------------------

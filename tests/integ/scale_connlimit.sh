@@ -64,9 +64,13 @@ B=$(sb_name b)
 A4=$(sb_field "$A" ipv4)
 ok "A has an IPv4 address ($A4)" test -n "$A4"
 
-has "A's chain: ct count over $LIMIT" "ct count over $LIMIT " "$(world_exec host nft list chain inet netd "sb-$A")"
-has "B's chain: the default, ct count over 4096" "ct count over 4096 " \
-	"$(world_exec host nft list chain inet netd "sb-$B")"
+eq "A jumps to its policy's chain" "pe-capped" "$(sb_jump "$(sb_field "$A" host_ifname)")"
+has "A's policy chain: ct count over $LIMIT, per sandbox (by mark)" \
+	"add @ce-capped-$LIMIT { ct mark & 0xffff7fff ct count over $LIMIT }" \
+	"$(world_exec host nft list chain inet netd pe-capped)"
+has "B's policy chain: the default, ct count over 4096" "ct count over 4096 " \
+	"$(world_exec host nft list chain inet netd pe-plain)"
+ok "A has a mark" test -n "$(sb_mark "$A4")"
 eq "A: keep.dt.example resolves (and is pinned)" "$BLACKHOLE" "$(sb_dig a +short keep.dt.example A)"
 eq "A: under the limit, a connect works" "cidr-host ok" "$(sb_curl a http://198.51.100.7:8080/)"
 
@@ -125,10 +129,12 @@ eq "B: 20 more connects work" "20" "$i"
 # ---- a reload changes the limit in the kernel ---------------------------------
 sed -i "s/connections: $LIMIT/connections: 300/" "$WORLD_DIR/policies/capped.yaml"
 ok "policy reload (limit $LIMIT -> 300)" netd policy reload
-has "after the reload: A's chain has ct count over 300" "ct count over 300 " \
-	"$(world_exec host nft list chain inet netd "sb-$A")"
-has "after the reload: B's chain still has the default" "ct count over 4096 " \
-	"$(world_exec host nft list chain inet netd "sb-$B")"
+has "after the reload: A's policy chain has ct count over 300, in a new set" \
+	"add @ce-capped-300 { ct mark & 0xffff7fff ct count over 300 }" \
+	"$(world_exec host nft list chain inet netd pe-capped)"
+fail "... the set of the old limit is gone" world_exec host nft list set inet netd "ce-capped-$LIMIT"
+has "after the reload: B's policy chain still has the default" "ct count over 4096 " \
+	"$(world_exec host nft list chain inet netd pe-plain)"
 ok "netd still answers" netd_alive
 netd_down
 t_summary
