@@ -536,6 +536,10 @@ static void base_forward(struct bt *bt)
 		rb_init(&rb, rc, "forward");
 		fm_addr_in(&rb, f, false, fw_fam_name("chained_fwd", f).s, true);
 		bt_rule(bt, &rb);
+		/* Its chain returned (empty, or missing from the map: cannot happen): still deny. */
+		rb_init(&rb, rc, "forward");
+		fm_addr_in(&rb, f, false, src.s, false);
+		rule_drop(bt, &rb, "no-sandbox-chain");
 	}
 }
 

@@ -45,7 +45,7 @@ struct fw {
 	uint32_t *by_name;	/* FW_NAME_BUCKETS heads: record index + 1 (fw_sb_find()) */
 	size_t pins_total;	/* entries of every ledger (an upper bound of pin4 + pin6) */
 	struct fw_pchain *pcs;	/* the policy chains in the kernel (pctab.c) */
-	size_t n_pcs;
+	size_t n_pcs, cap_pcs;
 	char err[512];
 };
 
@@ -77,6 +77,11 @@ struct fw_sandbox fw_sb_view(const struct fw_sb_rec *rec);
 
 /* fw_pc_find() - the policy chain named @chain; NULL if fw has none.  Borrowed until the next ref/unref. */
 struct fw_pchain *fw_pc_find(struct fw *fw, const char *chain);
+/*
+ * fw_pc_reserve() - room for @extra more chains, so that the fw_pc_ref()s
+ * after a commit cannot fail.  Return: 0; -ENOMEM.
+ */
+int fw_pc_reserve(struct fw *fw, size_t extra);
 /* fw_pc_ref() - one more record jumps to chain @nm (added if new; @digest, if not 0, recorded).  Return: 0; -ENOMEM. */
 int fw_pc_ref(struct fw *fw, const struct pchain_names *nm, uint64_t digest);
 /* fw_pc_unref() - one record fewer jumps to @chain; the last one forgets it. */

@@ -374,6 +374,11 @@ void fm_ct_new(struct rb *rb)
 	fm_ct_state(rb, NF_CT_STATE_BIT(IP_CT_NEW));
 }
 
+void fm_ct_untracked(struct rb *rb)
+{
+	fm_ct_state(rb, NF_CT_STATE_INVALID_BIT | NF_CT_STATE_UNTRACKED_BIT);
+}
+
 void fm_prefix(struct rb *rb, uint32_t off, const struct prefix *p)
 {
 	size_t len = addr_len(p->addr.family);

@@ -177,7 +177,16 @@ int fw_run(struct fw *fw, fw_render_fn *render, const void *arg, bool keep)
 		snprintf(fw->err, sizeof(fw->err), "building batch: %s", strerror(-r));
 		return r;
 	}
-	return fw->k->ops->commit(fw->k, fw->b, fw->err, sizeof(fw->err));
+	r = fw->k->ops->commit(fw->k, fw->b, fw->err, sizeof(fw->err));
+	/*
+	 * Whether the kernel applied it is not known: what fw believes of the
+	 * policy chains may be wrong, so each is sent again (emptied and
+	 * refilled) by the next batch that uses it, never trusted unseen.
+	 */
+	if (r == -ETIMEDOUT)
+		for (size_t i = 0; i < fw->n_pcs; i++)
+			fw->pcs[i].digest = 0;
+	return r;
 }
 
 /* ---- open and close ------------------------------------------------------ */
@@ -310,10 +319,14 @@ static void render_sandbox_fn(struct bt *bt, const void *arg)
 	render_sandbox(bt, arg);
 }
 
-/* A sandbox's add, after the removal of other records' pins sent from its addresses. */
+/*
+ * A sandbox's add, after the removal of what other records (whose delete
+ * failed, say) hold for its addresses (pins, marks) or its mark (quota).
+ */
 struct add_arg {
 	struct sb_arg *a;
 	struct fw_sb_rec *clash[2];	/* other records with its IPv4 / IPv6 address, or NULL */
+	struct fw_sb_rec *mark_clash;	/* another record with its mark, or NULL */
 };
 
 static void render_add_fn(struct bt *bt, const void *arg)
@@ -323,10 +336,26 @@ static void render_add_fn(struct bt *bt, const void *arg)
 	for (int i = 0; i < 2; i++)
 		if (x->clash[i] && (i == 0 || x->clash[1] != x->clash[0])) {
 			const struct addr src[2] = { x->clash[i]->addr4, x->clash[i]->addr6 };
+			struct fw_sandbox v = fw_sb_view(x->clash[i]);
 
 			render_pins_remove(bt, src, x->clash[i]->pins.v, x->clash[i]->pins.n);
+			render_marks_remove(bt, &v, x->clash[i]->ct_mark);
 		}
+	if (x->mark_clash) {
+		const uint32_t marks[2] = { x->mark_clash->ct_mark, 0 };
+
+		render_quota_remove(bt, x->mark_clash->name, marks);
+	}
 	render_sandbox(bt, x->a);
+}
+
+/* Another record than @self with conntrack mark @mark (not 0); NULL if none. */
+static struct fw_sb_rec *rec_with_mark(struct fw *fw, const struct fw_sb_rec *self, uint32_t mark)
+{
+	for (size_t i = 0; mark && i < fw->n_sbs; i++)
+		if (&fw->sbs[i] != self && fw->sbs[i].ct_mark == mark)
+			return &fw->sbs[i];
+	return NULL;
 }
 
 /* Another record than @self whose address of @a's family is @a; NULL if none. */
@@ -395,11 +424,14 @@ int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct poli
 	if (fw)
 		fw->err[0] = '\0';	/* argument errors below are not the kernel's */
 
-	if (!fw || !fw_sb_ok(sb) || !pol)
+	/* The quota is found by the mark: without one it could not apply. */
+	if (!fw || !fw_sb_ok(sb) || !pol || (pol->egress_bytes && !sb->ct_mark))
 		return -EINVAL;
 	r = sb_arg_init(&a, sb, pol);
 	if (r == 0)
 		r = rec_slot(fw, sb->name, &rec, &existed);
+	if (r == 0)
+		r = fw_pc_reserve(fw, 1);
 	if (r < 0)
 		goto out;
 	pchain_names(&fw->rc, pol, fw_mode_audit(sb->mode, pol), &nm);
@@ -422,13 +454,16 @@ int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct poli
 	a.chain_exists = pc != NULL;
 	a.chain_old_digest = pc ? pc->digest : 0;
 	a.chain_digest_out = &cd;
+	if (pc && pc->nm.connset[0] && strcmp(pc->nm.connset, nm.connset) != 0)
+		a.old_connset = pc->nm.connset;	/* N changed: the old counts' set goes */
 	/*
 	 * Pins another record still holds for these addresses (its delete
 	 * failed, say) go in the same batch: a pin is keyed by its source
 	 * address, and this sandbox must never inherit one.
 	 */
 	x = (struct add_arg){ .a = &a, .clash = { rec_with_addr(fw, rec, &sb->addr4),
-						  rec_with_addr(fw, rec, &sb->addr6) } };
+						  rec_with_addr(fw, rec, &sb->addr6) },
+			      .mark_clash = rec_with_mark(fw, rec, sb->ct_mark) };
 	r = fw_run(fw, render_add_fn, &x, false);
 	if (r < 0)
 		goto out;

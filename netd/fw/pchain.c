@@ -278,6 +278,15 @@ static void pc_rules(const struct pc *c)
 	struct rb rb;
 
 	pc_sni_reset(c);
+	/*
+	 * What conntrack does not track has no mark: nothing below that is a
+	 * sandbox's own (its quota above all) could see it.  Dropped.
+	 */
+	pc_rule(c, &rb);
+	fm_ct_untracked(&rb);
+	fx_counter(&rb);
+	fx_verdict(&rb, NF_DROP);
+	bt_rule(c->bt, &rb);
 	pc_mark(c);
 	pc_quota(c);
 	pc_sni_queue(c, true);
@@ -326,7 +335,7 @@ bool pchain_slow_path(const struct policy *pol)
 	       pchain_sni_ports(pol, false, POLICY_L7_LOG, ports);
 }
 
-void render_pchain(struct bt *bt, const struct policy *pol, bool audit, bool exists)
+void render_pchain(struct bt *bt, const struct policy *pol, bool audit)
 {
 	struct pchain_names nm;
 	struct pc c = { .bt = bt, .pol = pol, .audit = audit, .nm = &nm };
@@ -340,7 +349,12 @@ void render_pchain(struct bt *bt, const struct policy *pol, bool audit, bool exi
 		bt_set(bt, NFT_MSG_NEWSET, &d);
 	}
 	bt_chain(bt, NFT_MSG_NEWCHAIN, nm.chain, -1, 0, NULL);
-	if (exists && !bt->keep)	/* reconcile mode flushes it already */
+	/*
+	 * Emptied whether fw knows it or not (reconcile mode flushes it
+	 * already): rules the kernel kept from a batch fw could not confirm
+	 * must not come first.
+	 */
+	if (!bt->keep)
 		bt_flush_chain(bt, nm.chain);
 	pc_rules(&c);
 }

@@ -19,16 +19,27 @@ struct fw_pchain *fw_pc_find(struct fw *fw, const char *chain)
 	return NULL;
 }
 
+int fw_pc_reserve(struct fw *fw, size_t extra)
+{
+	struct fw_pchain *v;
+
+	if (fw->n_pcs + extra <= fw->cap_pcs)
+		return 0;
+	v = reallocarray(fw->pcs, fw->n_pcs + extra, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	fw->pcs = v;
+	fw->cap_pcs = fw->n_pcs + extra;
+	return 0;
+}
+
 int fw_pc_ref(struct fw *fw, const struct pchain_names *nm, uint64_t digest)
 {
 	struct fw_pchain *pc = fw_pc_find(fw, nm->chain);
 
 	if (!pc) {
-		struct fw_pchain *v = reallocarray(fw->pcs, fw->n_pcs + 1, sizeof(*v));
-
-		if (!v)
+		if (fw_pc_reserve(fw, 1) < 0)
 			return -ENOMEM;
-		fw->pcs = v;
 		pc = &fw->pcs[fw->n_pcs++];
 		memset(pc, 0, sizeof(*pc));
 	}

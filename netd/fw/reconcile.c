@@ -64,11 +64,13 @@ static void dump_note(struct dump_list *l, const char *table, const char *obj, c
 	size_t n = obj ? strlen(obj) : 0, k = n - 3;
 	enum found_kind kind;
 
-	if (!table || strcmp(table, l->table) != 0 || n <= 3 || n >= sizeof(l->v[0].obj))
+	if (!table || strcmp(table, l->table) != 0 || n <= 2 || n >= sizeof(l->v[0].obj))
 		return;
 	if (what == 'q' && strncmp(obj, "q-", 2) == 0) {
 		kind = FOUND_QUOTA;
 		k = n - 2;
+	} else if (n <= 3) {
+		return;	/* every other kind has a 3-byte prefix and an owner */
 	} else if (what == 'c' && strncmp(obj, "sb-", 3) == 0) {
 		kind = FOUND_CHAIN;
 	} else if (what == 'c' && (strncmp(obj, "pe-", 3) == 0 || strncmp(obj, "pa-", 3) == 0)) {
@@ -638,6 +640,7 @@ static void render_update(struct bt *bt, const void *argp)
 static int update_ok(struct fw *fw, const struct fw_update *u)
 {
 	if (!u->sb || !fw_name_ok(u->sb->name) || !fw_sb_ok(u->sb) || !u->pol ||
+	    (u->pol->egress_bytes && !u->sb->ct_mark) ||
 	    !fw_sb_find(fw, u->sb->name) || u->n_pins > FW_PIN_SET_SIZE || (u->n_pins && !u->pins))
 		return -EINVAL;
 	for (size_t j = 0; j < u->n_pins; j++)
@@ -759,6 +762,8 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 			snprintf(fw->err, sizeof(fw->err), "sandbox %.64s (%zu of %zu): %s, nothing sent",
 				 u[i].sb && u[i].sb->name ? u[i].sb->name : "?", i + 1, n, strerror(-r));
 	}
+	if (r == 0)
+		r = fw_pc_reserve(fw, n);	/* the refs after the commit cannot fail */
 	if (r == 0) {
 		sb_args_mark_cidr(a.sbs, n);
 		update_chains(fw, u, n, &a, nm, cdig);

@@ -215,6 +215,7 @@ void fm_ifname_eq(struct rb *rb, uint32_t meta_key, const char *name);
 void fm_egress(struct rb *rb, const struct fw_rcfg *rc);
 void fm_ct_est(struct rb *rb);	/* ct state established,related */
 void fm_ct_new(struct rb *rb);	/* ct state new */
+void fm_ct_untracked(struct rb *rb);	/* ct state invalid,untracked: no conntrack entry */
 /* saddr/daddr at network header offset @off in @p */
 void fm_prefix(struct rb *rb, uint32_t off, const struct prefix *p);
 /* daddr . meta l4proto . th dport @set */
@@ -373,10 +374,9 @@ void pchain_names(const struct fw_rcfg *rc, const struct policy *pol, bool audit
 
 /*
  * render_pchain() - the chain of @pol in mode @audit, and its conn-limit
- * set: created with its rules, or (@exists, or reconcile mode) emptied and
- * refilled in place.
+ * set: created, or emptied and refilled in place, with its rules.
  */
-void render_pchain(struct bt *bt, const struct policy *pol, bool audit, bool exists);
+void render_pchain(struct bt *bt, const struct policy *pol, bool audit);
 
 /* pchain_digest() - the fingerprint of the rules render_pchain() would send (0: failed). */
 uint64_t pchain_digest(struct bt *bt, const struct policy *pol, bool audit);
@@ -482,6 +482,9 @@ void render_sandbox(struct bt *bt, const struct sb_arg *a);
  * sb_quota elements under @marks[0..1] (0: none): gone, never an error.
  */
 void render_quota_remove(struct bt *bt, const char *name, const uint32_t marks[2]);
+
+/* render_marks_remove() - @sb's sb_mark4/6 elements (its addresses -> @mark; 0: none): gone, never an error. */
+void render_marks_remove(struct bt *bt, const struct fw_sandbox *sb, uint32_t mark);
 
 /*
  * render_pins() - add @pins[0..@n) to pin4/6, each keyed by the source of

@@ -212,8 +212,7 @@ static void unhook_tap(struct bt *bt, const struct fw_sandbox *sb)
 	tap_elems(bt, sb, false);
 }
 
-/* @sb's mark elements (source address -> @mark), created-then-deleted; @mark 0: none. */
-static void marks_remove(struct bt *bt, const struct fw_sandbox *sb, uint32_t mark)
+void render_marks_remove(struct bt *bt, const struct fw_sandbox *sb, uint32_t mark)
 {
 	const struct addr *ad[2] = { &sb->addr4, &sb->addr6 };
 
@@ -255,7 +254,7 @@ static void unhook(struct bt *bt, const struct fw_sandbox *sb, const char *chain
 	uint8_t key[IFNAMSIZ + 16];
 	size_t len;
 
-	marks_remove(bt, sb, mark);
+	render_marks_remove(bt, sb, mark);
 	if (sb->chained) {
 		unhook_chained(bt, sb, chain);
 		return;
@@ -473,7 +472,7 @@ void render_sandbox(struct bt *bt, const struct sb_arg *a)
 		 * or addresses may differ), then whatever the new description
 		 * would collide with.  Removing twice is harmless.
 		 */
-		if (a->old && a->old_chain)
+		if (a->old)
 			unhook(bt, a->old, a->old_chain, a->old_mark, &a->old_dns4, &a->old_dns6);
 		unhook(bt, sb, a->pol ? nm.chain : NULL, sb->ct_mark, &no_addr, &no_addr);
 		render_quota_remove(bt, sb->name, marks);
@@ -495,7 +494,7 @@ void render_sandbox(struct bt *bt, const struct sb_arg *a)
 			if (a->chain_digest_out)
 				*a->chain_digest_out = cd;
 			if (!a->chain_exists || !cd || cd != a->chain_old_digest)
-				render_pchain(bt, a->pol, audit, a->chain_exists);
+				render_pchain(bt, a->pol, audit);
 			if (a->old_connset) {
 				struct setdef d;
 

@@ -157,10 +157,10 @@ eq "after the flood: sb2 resolves" "198.51.100.10" "$(sb_dig sb2 +short pypi.org
 probe_stop ""
 
 # ---- nf_tables refuses a pin: fail closed ------------------------------------------
-# Take the shared IPv4 pin set away behind netd's back (the sandbox chains
+# Take the shared IPv4 pin set away behind netd's back (the policy chains
 # first, which reference it): the next pin batch fails in the kernel.
 SB1=$(sb_name sb1)
-for c in $(world_exec host nft -j list table inet netd | jq -r '.nftables[] | select(.chain) | .chain.name' | grep '^sb-'); do
+for c in $(world_exec host nft -j list table inet netd | jq -r '.nftables[] | select(.chain) | .chain.name' | grep '^p[ea]-'); do
 	world_exec host nft flush chain inet netd "$c"
 done
 ok "setup: the shared set pin4 deleted behind netd's back" world_exec host nft delete set inet netd pin4

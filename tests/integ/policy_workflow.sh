@@ -139,6 +139,33 @@ eq "an allowed name still connects under reject" "api.openai.com ok" \
 	"$(sb_exec rj curl -sS --cacert "$WORLD_CA" https://api.openai.com/ 2>&1)"
 ok "the rejected connect is audited as a deny, as under drop" \
 	wait_for '"event":"deny"' "\"sandbox\":\"$(sb_name rj)\"" '"dst":"203.0.113.66"' '"reason":"not-pinned"'
+# The reject rate is each sandbox's own: rj spends its whole rate on denied
+# connects, for 4 s without a pause; rj2, under the same policy, is still
+# refused meanwhile (a rate shared by the policy would leave it nothing).
+ok "second sandbox under on_deny: reject" sb_create rj2 rj
+PYFLOOD='import socket, sys, time
+n, end = 0, time.monotonic() + float(sys.argv[3])
+while time.monotonic() < end:
+    socks = []
+    for i in range(100):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setblocking(False)
+        s.connect_ex((sys.argv[1], int(sys.argv[2])))
+        socks.append(s)
+        n += 1
+    for s in socks:
+        s.close()
+print("flooded" if n > 1000 else n)'
+sb_exec rj "$WORLD_PYTHON" -c "$PYFLOOD" 203.0.113.66 443 4 >"$WORLD_DIR/flood.out" 2>&1 &
+FLOOD_PID=$!
+world_pid_track "$FLOOD_PID"
+sleep 1.5
+# (within a second: its SYN is answered, not left for a retransmit after the flood)
+eq "rj2's denied connect is refused while rj floods (its own rate)" "ECONNREFUSED" \
+	"$(sb_exec rj2 "$WORLD_PYTHON" -c "${PYCONN/settimeout(20)/settimeout(1)}" 203.0.113.66 443 2>&1)"
+wait "$FLOOD_PID"
+eq "rj flooded denied connects for 4 s" "flooded" "$(cat "$WORLD_DIR/flood.out")"
+ok "sandbox rj2 deleted" netd sandbox delete "$(sb_name rj2)"
 d=$(sb_dig rj denied.example A)
 has "dig: a denied name is NXDOMAIN" "status: NXDOMAIN" "$d"
 has "dig shows the Extended DNS Error naming the policy" \
