@@ -3,8 +3,9 @@
  * libmnl), on the daemon's libevent loop.  The edge only: ctmsg.c decodes,
  * the daemon turns flows into audit records.
  *
- * Which entries: netd's sandbox chains set a conntrack mark
- * ACCT_MARK(slot) on every new connection they see, so an entry carries
+ * Which entries: netd's policy chains set a conntrack mark
+ * ACCT_MARK(slot) on every new connection of a sandbox (from sb_mark4/6
+ * by its source address; fw.h), so an entry carries
  * its sandbox from the first packet on; entries without netd's mark
  * (the host's own traffic, DNS redirected to the proxy) are ignored.
  *

@@ -3,7 +3,7 @@
  * libmnl, in the caller's netns) whose original direction goes from one
  * sandbox address to an address/protocol/port a policy reload removed.
  * With the entry gone the next packet of the flow is "new" and meets the
- * sandbox's chain, which no longer accepts it: the connection stops.
+ * sandbox's policy chain, which no longer accepts it: the connection stops.
  * Edge module: no logging (the caller logs the count).
  */
 #ifndef NETD_CTCUT_H

@@ -13,7 +13,7 @@
  *   set  dns_local4   { type ifname . ipv4_addr }      where the proxy listens on :53 itself
  *   set  dns_local6   { type ifname . ipv6_addr }      (a sandbox's gateway address)
  *   set  internal4 / internal6 { flags interval }      never reachable through a pin
- *   map  sandbox_fwd  { type ifname : verdict }        iif -> jump sb-NAME
+ *   map  sandbox_fwd  { type ifname : verdict }        iif -> jump pe-/pa-POLICY
  *   set  metered_ifs  { type ifname }                  sandboxes with an egress quota: no fast path
  *   chain prerouting_raw   (filter, prerouting, raw)   drop spoofed sources; udp to
  *                                                      @dns_local4/6 port 53: notrack
@@ -29,18 +29,29 @@
  *   set  pin6 { ipv6 likewise }                   DNS pins of every sandbox: its source . daddr
  *                                                  . proto . port (the anti-spoofing rules
  *                                                  make the source its own)
- *   per policy:
+ *   map  sb_mark4/6 { type addr : mark }           a sandbox's source -> its ct mark (acct.h)
+ *   map  sb_quota   { type mark : quota }          its mark -> its quota object q-NAME
+ *   set  sb_reject  { type mark; flags dynamic }   its mark -> its reject rate (limit)
+ *   per policy (and mode: pe- enforce, pa- audit), shared by its sandboxes:
  *   sets pc-POLICY-cidr4/6 { type addr . inet_proto . inet_service; flags interval }
- *                                                  its CIDR rules, shared by its sandboxes
- *   per sandbox:
- *   chain sb-NAME:  ct established,related accept;
- *                   daddr . l4proto . dport @pc-POLICY-cidr4/6 accept;   (explicit CIDR rules)
- *                   daddr @internal4/6 drop;
- *                   saddr . daddr . l4proto . dport @pin4/6 accept;      (DNS pins, with timeouts)
- *                   drop   (on_deny: reject: limited reject first; mode: audit: log, accept)
- *   No set is a sandbox's own: nf_tables finds sets by name in a list, so
- *   per-sandbox sets made every create, reload and restart slower with
- *   every sandbox (docs/architecture.md, "How a pin is rendered").
+ *                                                  its CIDR rules
+ *   set  ce-/ca-POLICY-N { type mark; flags dynamic }  each sandbox's ct count (limit N)
+ *   chain pe-POLICY: ct state invalid,untracked drop;
+ *                    new: ct mark set saddr map @sb_mark4/6;
+ *                    quota name ct mark map @sb_quota over: drop;   (limits.egress_bytes)
+ *                    ct established,related accept;
+ *                    new: add @ce-POLICY-N { ct mark ct count over N } drop;
+ *                    daddr . l4proto . dport @pc-POLICY-cidr4/6 accept;   (explicit CIDR rules)
+ *                    daddr @internal4/6 drop;
+ *                    saddr . daddr . l4proto . dport @pin4/6 accept;      (DNS pins, with timeouts)
+ *                    drop   (on_deny: reject: reject at each sandbox's own rate first;
+ *                            mode: audit, chain pa-POLICY: count, accept)
+ *   No set or chain is a sandbox's own: nf_tables finds sets by name in a
+ *   list and validates every chain on each commit that adds a rule or a
+ *   jump, so per-sandbox ones made every create, reload and restart slower
+ *   with every sandbox (docs/architecture.md, "How a pin is rendered").
+ *   A sandbox's own state is elements: create and delete add and remove
+ *   elements only.
  *
  * Chained attachments (a bridge port another CNI plugin made; the inet
  * hooks see only the bridge) are matched by source address instead:
@@ -160,7 +171,7 @@ struct fw_restore {
 
 struct fw_reconcile_info {
 	bool kept;		/* the existing table was kept (pins and all) */
-	size_t n_stale;		/* sandbox chains removed: not in @sbs */
+	size_t n_stale;		/* sandboxes not in @sbs whose leftovers (quota, older chain) were removed */
 	char replaced_because[256];	/* non-empty: reconciling failed, table replaced */
 };
 

@@ -150,7 +150,7 @@ static int build_netns(struct daemon *d, struct sandbox *sb, bool create_netns, 
 			 nsfd == -EINVAL ? "not a network namespace" : strerror(-nsfd));
 		return nsfd;
 	}
-	/* Attaching netd's own netns (--pid 1, say) would put the host under a sandbox chain. */
+	/* Attaching netd's own netns (--pid 1, say) would put the host under a policy chain. */
 	if (fstat(nsfd, &target) < 0 || stat("/proc/self/ns/net", &own) < 0 ||
 	    (own.st_dev == target.st_dev && own.st_ino == target.st_ino)) {
 		snprintf(err, errsz, "%s is netd's own network namespace, not a sandbox's",

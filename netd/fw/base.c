@@ -469,15 +469,15 @@ static void base_input_tail(struct bt *bt)
  *  - a sandbox with an egress quota or an SNI/Host check (metered_ifs,
  *    fw/pchain.c pchain_slow_path()): its quota rule counts every packet it
  *    sends, the check queues the first payload packets of established
- *    connections, so those go on to its chain (replies to it take the fast
+ *    connections, so those go on to its policy chain (replies to it take the fast
  *    path);
- *  - a chained attachment (the bridge table's mark): its chain, by address;
+ *  - a chained attachment (the bridge table's mark): its policy chain, by address;
  *  - what the rules above this one drop: a pool source on an interface
  *    that is not a sandbox's (a sandbox deleted, its veth still up), IPv6
  *    when disabled.
  * Conntrack, NAT and the anti-spoofing in prerouting_raw are untouched; a
  * connection whose entry ctcut deletes comes back as "new" and meets its
- * sandbox's chain.  Cheap tests first: ct state fails for every new
+ * policy chain.  Cheap tests first: ct state fails for every new
  * connection's first packet, the mark test costs no lookup.
  */
 static void forward_fast(struct bt *bt)

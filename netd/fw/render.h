@@ -1,6 +1,7 @@
 /*
- * render - fw's renderer, shared by base.c (the base ruleset), sandbox.c
- * (one sandbox's chain, sets and hookup) and reconcile.c: the netd ruleset
+ * render - fw's renderer, shared by base.c (the base ruleset), pchain.c (a
+ * policy's chain), sandbox.c (one sandbox's elements, objects and hookup)
+ * and reconcile.c: the netd ruleset
  * (documented in netd/fw.h) as libnftnl objects appended to a batch
  * (batch.h).  Pure: no socket, no logging, no state but the batch; what was
  * sent before is the caller's to remember (fw.c).

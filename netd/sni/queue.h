@@ -9,7 +9,7 @@
  * of it stays in the kernel; set through ctnetlink on a second socket
  * before the verdict goes out, since setting it with the verdict needs
  * CONFIG_NETFILTER_NETLINK_GLUE_CT, which not every kernel has); drop; reset (NF_REPEAT with the packet mark
- * bit FW_SNI_RESET_MARK: the sandbox chain's first rule then answers it
+ * bit FW_SNI_RESET_MARK: the policy chain's first rule then answers it
  * with a TCP reset).
  */
 #ifndef NETD_SNI_QUEUE_H
