@@ -51,10 +51,7 @@ static int nl_link_up(struct rtnl *nl, int index)
 	struct nlmsghdr *nlh;
 	struct ifinfomsg *ifi;
 
-	nlh = rtnl_req(buf, RTM_SETLINK, 0);
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	ifi->ifi_index = index;
+	nlh = rtnl_link_req(buf, RTM_SETLINK, 0, index, NULL, &ifi);
 	ifi->ifi_flags = IFF_UP;
 	ifi->ifi_change = IFF_UP;
 	return rtnl_talk(nl, nlh, NULL, NULL);
@@ -74,13 +71,9 @@ static int nl_link_no_ll6(struct rtnl *nl, int index)
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlattr *spec, *inet6;
 	struct nlmsghdr *nlh;
-	struct ifinfomsg *ifi;
 	int r;
 
-	nlh = rtnl_req(buf, RTM_SETLINK, 0);
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	ifi->ifi_index = index;
+	nlh = rtnl_link_req(buf, RTM_SETLINK, 0, index, NULL, NULL);
 	spec = mnl_attr_nest_start(nlh, IFLA_AF_SPEC);
 	inet6 = mnl_attr_nest_start(nlh, AF_INET6);
 	mnl_attr_put_u8(nlh, IFLA_INET6_ADDR_GEN_MODE, IN6_ADDR_GEN_MODE_NONE);
@@ -171,13 +164,9 @@ static int nl_link_delete(struct rtnl *nl, const char *ifname)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
-	struct ifinfomsg *ifi;
 	int r;
 
-	nlh = rtnl_req(buf, RTM_DELLINK, 0);
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, ifname);
+	nlh = rtnl_link_req(buf, RTM_DELLINK, 0, 0, ifname, NULL);
 	r = rtnl_talk(nl, nlh, NULL, NULL);
 	return r == -ENODEV ? 0 : r;
 }
@@ -337,13 +326,10 @@ static int veth_create(struct rtnl *nl, const struct link_veth *v)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
-	struct ifinfomsg *ifi, *peer;
+	struct ifinfomsg *peer;
 	struct nlattr *linkinfo, *data, *peer_nest;
 
-	nlh = rtnl_req(buf, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, v->host_ifname);
+	nlh = rtnl_link_req(buf, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0, v->host_ifname, NULL);
 
 	linkinfo = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
 	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "veth");

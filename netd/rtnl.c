@@ -127,6 +127,21 @@ struct nlmsghdr *rtnl_req(char *buf, uint16_t type, uint16_t flags)
 	return nlh;
 }
 
+struct nlmsghdr *rtnl_link_req(char *buf, uint16_t type, uint16_t flags, int index,
+			       const char *ifname, struct ifinfomsg **ret_ifi)
+{
+	struct nlmsghdr *nlh = rtnl_req(buf, type, flags);
+	struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = index;
+	if (ifname)
+		mnl_attr_put_strz(nlh, IFLA_IFNAME, ifname);
+	if (ret_ifi)
+		*ret_ifi = ifi;
+	return nlh;
+}
+
 int rtnl_ifname_check(const char *ifname)
 {
 	size_t len;
@@ -166,17 +181,13 @@ int rtnl_link_get(struct rtnl *nl, const char *ifname, struct rtnl_link *ret)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
-	struct ifinfomsg *ifi;
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
 	r = rtnl_ifname_check(ifname);
 	if (r < 0)
 		return r;
-	nlh = rtnl_req(buf, RTM_GETLINK, 0);
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, ifname);
+	nlh = rtnl_link_req(buf, RTM_GETLINK, 0, 0, ifname, NULL);
 	r = rtnl_talk(nl, nlh, link_id_cb, ret);
 	if (r < 0)
 		return r;

@@ -9,6 +9,8 @@
 
 #include <libmnl/libmnl.h>
 
+struct ifinfomsg;
+
 /* One rtnetlink conversation: a socket plus its sequence counter. */
 struct rtnl {
 	struct mnl_socket *sk;
@@ -41,6 +43,14 @@ int rtnl_talk(struct rtnl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data);
 
 /* rtnl_req() - a request header of @type with NLM_F_REQUEST | @flags in @buf. */
 struct nlmsghdr *rtnl_req(char *buf, uint16_t type, uint16_t flags);
+
+/*
+ * rtnl_link_req() - an RTM_*LINK request in @buf: rtnl_req(), then its
+ * ifinfomsg (AF_UNSPEC, @index; 0: none) and, if @ifname, IFLA_IFNAME.
+ * *@ret_ifi (may be NULL): the ifinfomsg, for flags.  Return: the header.
+ */
+struct nlmsghdr *rtnl_link_req(char *buf, uint16_t type, uint16_t flags, int index,
+			       const char *ifname, struct ifinfomsg **ret_ifi);
 
 /* rtnl_ifname_check() - 0 if @ifname can name an interface (1-15 bytes, no '/'); -EINVAL. */
 int rtnl_ifname_check(const char *ifname);
