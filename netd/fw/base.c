@@ -173,6 +173,7 @@ static void base_chains(struct bt *bt)
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "postrouting_nat", NF_INET_POST_ROUTING, PRIO_SRCNAT, "nat");
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "output_raw", NF_INET_LOCAL_OUT, PRIO_RAW, "filter");
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "chained_in", -1, 0, NULL);
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "sandbox_raw", -1, 0, NULL);
 }
 
 /* A rule of @chain: [@fam's nfproto,] then a counter, a deny log (@reason) and drop. */
@@ -191,41 +192,23 @@ static void rule_accept(struct bt *bt, struct rb *rb)
 	bt_rule(bt, rb);
 }
 
-/* prerouting_raw and output_raw: anti-spoofing, before conntrack sees the packet. */
+/*
+ * prerouting_raw and output_raw: anti-spoofing, before conntrack sees the
+ * packet.  Every packet of every sandbox crosses prerouting_raw, and so does
+ * every reply: one sandbox_ifs lookup sends a sandbox's packets to
+ * sandbox_raw (goto: nothing after it in prerouting_raw concerns them), so
+ * a reply meets that lookup and the chained check only, a sandbox's packet
+ * its own checks only.
+ */
 static void base_raw(struct bt *bt)
 {
 	const struct fw_rcfg *rc = bt->rc;
 	struct rb rb;
 
-	/*
-	 * A tap's guest writes whole frames: one whose Ethernet source is
-	 * not the guest's MAC is a spoof, whatever it carries (and before the
-	 * neighbour discovery exceptions below, which it must not ride).
-	 */
 	rb_init(&rb, rc, "prerouting_raw");
-	fm_ifset(&rb, NFT_META_IIFNAME, "tap_ifs", false);
-	fx_meta(&rb, NFT_META_IIFNAME, REG32(0));
-	fx_payload(&rb, NFT_PAYLOAD_LL_HEADER, 6, 6, REG32(4));
-	fx_lookup(&rb, "tap_mac", REG32(0), -1, true);
-	rule_drop(bt, &rb, "spoof");
-	/* The ICMPv6 exceptions neighbour discovery needs must precede the drop. */
-	for (size_t i = 0; fw_rcfg_v6(rc) && i < 2; i++) {
-		/* Cheap compares before set lookups: every packet of
-		 * every sandbox crosses this chain. */
-		rb_init(&rb, rc, "prerouting_raw");
-		fm_nfproto(&rb, NFPROTO_IPV6);
-		fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
-		fm_prefix(&rb, FW_FAM_V6->saddr_off, &nd_srcs[i]);
-		fm_l4proto(&rb, IPPROTO_ICMPV6);
-		rule_accept(bt, &rb);
-	}
-	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
-		rb_init(&rb, rc, "prerouting_raw");
-		fm_nfproto(&rb, f->nfproto);
-		fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
-		fm_ifaddr_not_in(&rb, f, fw_fam_name("sandbox_src", f).s);
-		rule_drop(bt, &rb, "spoof");
-	}
+	fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
+	fx_goto(&rb, "sandbox_raw");
+	bt_rule(bt, &rb);
 	/*
 	 * A chained container's source address is only believed on a packet
 	 * the bridge table checked at the container's own port (the mark):
@@ -238,6 +221,33 @@ static void base_raw(struct bt *bt)
 		rule_drop(bt, &rb, "spoof");
 	}
 	/*
+	 * sandbox_raw.  A tap's guest writes whole frames: one whose Ethernet
+	 * source is not the guest's MAC is a spoof, whatever it carries (and
+	 * before the neighbour discovery exceptions below, which it must not
+	 * ride).
+	 */
+	rb_init(&rb, rc, "sandbox_raw");
+	fm_ifset(&rb, NFT_META_IIFNAME, "tap_ifs", false);
+	fx_meta(&rb, NFT_META_IIFNAME, REG32(0));
+	fx_payload(&rb, NFT_PAYLOAD_LL_HEADER, 6, 6, REG32(4));
+	fx_lookup(&rb, "tap_mac", REG32(0), -1, true);
+	rule_drop(bt, &rb, "spoof");
+	/* The ICMPv6 exceptions neighbour discovery needs must precede the drop. */
+	for (size_t i = 0; fw_rcfg_v6(rc) && i < 2; i++) {
+		/* Cheap compares before set lookups. */
+		rb_init(&rb, rc, "sandbox_raw");
+		fm_nfproto(&rb, NFPROTO_IPV6);
+		fm_prefix(&rb, FW_FAM_V6->saddr_off, &nd_srcs[i]);
+		fm_l4proto(&rb, IPPROTO_ICMPV6);
+		rule_accept(bt, &rb);
+	}
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		rb_init(&rb, rc, "sandbox_raw");
+		fm_nfproto(&rb, f->nfproto);
+		fm_ifaddr_not_in(&rb, f, fw_fam_name("sandbox_src", f).s);
+		rule_drop(bt, &rb, "spoof");
+	}
+	/*
 	 * A sandbox's UDP query to its gateway's port 53, where the proxy
 	 * listens itself (dns_local4/6): no conntrack entry (and so no
 	 * redirect) for it or for the answer - the busiest flow there is
@@ -245,7 +255,7 @@ static void base_raw(struct bt *bt)
 	 * above; input accepts it by the same set.
 	 */
 	for (size_t i = 0; i < n_fams(bt); i++) {
-		rb_init(&rb, rc, "prerouting_raw");
+		rb_init(&rb, rc, "sandbox_raw");
 		fm_dns_local(&rb, &fw_fams[i], false);
 		fx_notrack(&rb);
 		bt_rule(bt, &rb);

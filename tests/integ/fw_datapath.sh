@@ -203,7 +203,7 @@ check_not "a: other port 198.51.100.7:8443 still unreachable" reach "$A" 198.51.
 check_not "a: other address 198.51.100.8:443 still unreachable" reach "$A" 198.51.100.8 443
 check_not "b: a's pin does not open 198.51.100.7:443 for b" reach "$B" 198.51.100.7 443
 check_not "a: pinned addr from spoofed source 10.87.1.99 dropped" reach "$A" 198.51.100.7 443 10.87.1.99
-c=$(counter prerouting_raw 'ip saddr != @sandbox_src4')
+c=$(counter sandbox_raw 'ip saddr != @sandbox_src4')
 if [ "${c:-0}" -gt 0 ]; then ok "anti-spoof drop counter counted ($c)"; else ko "anti-spoof counter is ${c:-none}"; fi
 
 fw_ok "pin a 2001:db8::7 tcp 443" pin a 2001:db8::7 tcp 443 60000
