@@ -125,11 +125,25 @@ has "the first netd's table is untouched" "chain pe-python-dev" "$(world_exec ho
 ok "first netd still answers" netd_alive
 
 # ---- a clean restart keeps everything too --------------------------------------
+# ... and clears what an older netd (a chain per sandbox) or a sandbox no
+# longer in the state dir left: made here by hand while netd is down.
 netd_down
 mv "$NETD_LOG" "$WORLD_DIR/netd-2.log"
+world_exec host nft add quota inet netd q-gone "{ over 1 mbytes }"
+world_exec host nft add chain inet netd "sb-$SB1"
+world_exec host nft add rule inet netd "sb-$SB1" quota name q-gone drop
+world_exec host nft add chain inet netd pe-gone-policy
+world_exec host nft add set inet netd ce-gone-policy-7 "{ type mark; flags dynamic; }"
 netd_up || { echo "0 passed, 1 failed"; exit 1; }
 has "pin survived a clean restart" "198.51.100.10" "$(sb_pins "$SB1")"
 eq "sb1 connects after the clean restart" "pypi.org ok" "$(sb_curl sb1 https://pypi.org/simple/)"
+after=$(world_exec host nft list table inet netd)
+hasnt "an older netd's sandbox chain is removed" "chain sb-" "$after"
+hasnt "the quota of a sandbox no longer there is removed" "q-gone" "$after"
+hasnt "a policy chain no sandbox uses is removed" "pe-gone-policy" "$after"
+hasnt "a conn-limit set no chain uses is removed" "ce-gone-policy-7" "$after"
+has "sb1's policy chain stays" "chain pe-python-dev" "$after"
+has "restart logged what it removed" "removed the rules of 1 sandbox(es) no longer in" "$(cat "$NETD_LOG")"
 
 # ---- the policy digest: what a restart compares the pins' rules with -----------
 ok "python-dev's digest file" test -s "$WORLD_DIR/state/policies/python-dev.digest"
