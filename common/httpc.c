@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -29,14 +30,77 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
+/* The value of header @name (case-insensitive) in @hdr[0..@n), or NULL. */
+static const char *header_value(const char *hdr, size_t n, const char *name, size_t *ret_len)
+{
+	size_t nl = strlen(name);
+
+	for (const char *p = hdr, *end = hdr + n; p < end;) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		size_t ll = eol ? (size_t)(eol - p) : (size_t)(end - p);
+
+		if (ll > nl && p[nl] == ':' && strncasecmp(p, name, nl) == 0) {
+			const char *v = p + nl + 1;
+
+			while (v < p + ll && (*v == ' ' || *v == '\t'))
+				v++;
+			*ret_len = (size_t)(p + ll - v);
+			return v;
+		}
+		p += ll + 1;
+	}
+	return NULL;
+}
+
+int httpc_parse_reply(const char *reply, size_t len, int *ret_status, json_t **ret_json)
+{
+	const char *hdr_end = NULL, *cl;
+	size_t body_len, cl_len, hlen;
+	int status = 0;
+
+	*ret_status = 0;
+	*ret_json = NULL;
+	/* "HTTP/1." DIGIT SP 3DIGIT */
+	if (len < 12 || memcmp(reply, "HTTP/1.", 7) != 0 || reply[7] < '0' || reply[7] > '9' ||
+	    reply[8] != ' ')
+		return -EBADMSG;
+	for (int i = 9; i < 12; i++) {
+		if (reply[i] < '0' || reply[i] > '9')
+			return -EBADMSG;
+		status = status * 10 + (reply[i] - '0');
+	}
+	if (status < 100 || status > 599 || (len > 12 && reply[12] != ' ' && reply[12] != '\r'))
+		return -EBADMSG;
+	for (size_t i = 12; i + 4 <= len && !hdr_end; i++)
+		if (memcmp(reply + i, "\r\n\r\n", 4) == 0)
+			hdr_end = reply + i;
+	if (!hdr_end)
+		return -EBADMSG;
+	hlen = (size_t)(hdr_end - reply);
+	body_len = len - hlen - 4;
+	cl = header_value(reply, hlen, "Content-Length", &cl_len);
+	if (cl) {
+		size_t v = 0, k = 0;
+
+		while (k < cl_len && cl[k] >= '0' && cl[k] <= '9' && v <= HTTPC_MAX_REPLY)
+			v = v * 10 + (size_t)(cl[k++] - '0');
+		if (k > 0 && v < body_len)
+			body_len = v;
+	}
+	*ret_status = status;
+	if (body_len)
+		*ret_json = json_loadb(hdr_end + 4, body_len, 0, NULL);
+	return 0;
+}
+
 int httpc_request(const char *socket_path, const char *method, const char *path,
 		  const json_t *body, int *ret_status, json_t **ret_json)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	char *text = NULL, *reply = NULL, *hdr_end;
+	char *text = NULL, *reply = NULL;
 	size_t len = 0, cap = 0;
 	char head[1024];
-	int fd = -1, r, status;
+	int fd = -1, r;
 
 	*ret_json = NULL;
 	*ret_status = 0;
@@ -110,19 +174,7 @@ int httpc_request(const char *socket_path, const char *method, const char *path,
 			break;
 		len += (size_t)n;
 	}
-	r = -EBADMSG;
-	if (!reply)
-		goto out;
-	reply[len] = '\0';
-	if (sscanf(reply, "HTTP/1.%*d %d", &status) != 1)
-		goto out;
-	hdr_end = strstr(reply, "\r\n\r\n");
-	if (!hdr_end)
-		goto out;
-	*ret_status = status;
-	if (hdr_end[4])
-		*ret_json = json_loads(hdr_end + 4, 0, NULL);
-	r = 0;
+	r = reply ? httpc_parse_reply(reply, len, ret_status, ret_json) : -EBADMSG;
 out:
 	if (fd >= 0)
 		close(fd);

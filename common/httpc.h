@@ -23,4 +23,15 @@
 int httpc_request(const char *socket_path, const char *method, const char *path,
 		  const json_t *body, int *ret_status, json_t **ret_json);
 
+/*
+ * httpc_parse_reply() - the status line and body of a whole HTTP/1.x reply
+ * of @len bytes at @reply (RFC 9112 section 4: "HTTP/1.x NNN reason"; the
+ * header ends at the first empty line; the body is whatever follows, up to
+ * Content-Length when one is given).  Pure.  @ret_status: 100-599;
+ * @ret_json: the body parsed as JSON (caller decrefs; NULL if empty or not
+ * JSON).  Return: 0; -EBADMSG (no status line, a status out of range, no
+ * end of header).
+ */
+int httpc_parse_reply(const char *reply, size_t len, int *ret_status, json_t **ret_json);
+
 #endif

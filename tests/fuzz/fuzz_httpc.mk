@@ -1,0 +1,1 @@
+fuzz_httpc_SRC := common/httpc.c
