@@ -1,0 +1,1 @@
+fuzz_nlack_SRC := netd/fw/batch.c
