@@ -177,6 +177,14 @@ eq "after a restart c1 is still chained" chained \
 has "after a restart c1 still resolves its names" "pypi.org ok" "$(ccurl c1 https://pypi.org/ 2>&1)"
 has "after a restart c1's denied name is still NXDOMAIN" NXDOMAIN "$(cdig c1 example.com A)"
 fail "after a restart c1 still cannot reach c2" cexec c1 ping -c1 -W2 "$C2"
+# Its policy chain emptied behind netd's back (it then returns): c1 is still
+# denied, not forwarded; the next restart renders the chain again.
+hexec nft flush chain inet netd pe-python-dev
+fail "c1 with its policy chain emptied: its pinned name does not connect (fail closed)" \
+	ccurl c1 https://pypi.org/ --resolve pypi.org:443:198.51.100.10
+netd_down
+netd_up || { t_fail "netd restarts"; t_summary; exit 1; }
+has "after the next restart c1 connects again" "pypi.org ok" "$(ccurl c1 https://pypi.org/ 2>&1)"
 
 # ---- CHECK, DEL (reverse order), GC --------------------------------------------------
 run_plugin CHECK 1 cid-c1 "/run/netns/$(ns c1)" "" "${PREV[c1]}"
