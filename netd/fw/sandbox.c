@@ -445,77 +445,94 @@ static uint64_t sb_digest(struct bt *bt, const struct sb_arg *a, const char *cha
 	return fw_batch_digest_end(d.b);
 }
 
-void render_sandbox(struct bt *bt, const struct sb_arg *a)
+/*
+ * 1. (Not reconciling.)  Whatever an earlier add of this name hooked up
+ * (its interface or addresses may differ), then whatever the new
+ * description would collide with, and its quota; removing twice is
+ * harmless.  The chains are made sure of first, so the removals can refer
+ * to them.  Its dns_local elements are in the record of an earlier add
+ * only (fw_sandbox_set_dns() adds them).  The chain and the policy's sets
+ * it was the last to use go after it (a chain before the sets its rules
+ * refer to).
+ */
+static void sb_unhook_all(struct bt *bt, const struct sb_arg *a, const struct pchain_names *nm)
 {
 	const struct fw_sandbox *sb = a->sb;
-	struct pchain_names nm;
-	uint64_t digest;
+	const uint32_t marks[2] = { a->old ? a->old_mark : 0, sb->ct_mark };
 
 	if (a->pol)
-		pchain_names(bt->rc, a->pol, fw_mode_audit(sb->mode, a->pol), &nm);
-	/*
-	 * 1. Make sure the chains exist so the removals below can refer to
-	 * them.  (Its dns_local elements are in the record of an earlier add
-	 * only: fw_sandbox_set_dns() adds them.)  Reconciling (bt->keep)
-	 * skips this: the pins are kept unless replaced, and the sandbox's
-	 * elements are re-added unchanged.
-	 */
-	if (!bt->keep) {
-		const uint32_t marks[2] = { a->old ? a->old_mark : 0, sb->ct_mark };
+		bt_chain(bt, NFT_MSG_NEWCHAIN, nm->chain, -1, 0, NULL);
+	if (a->old && a->old_chain)
+		bt_chain(bt, NFT_MSG_NEWCHAIN, a->old_chain, -1, 0, NULL);
+	if (a->old)
+		unhook(bt, a->old, a->old_chain, a->old_mark, &a->old_dns4, &a->old_dns6);
+	unhook(bt, sb, a->pol ? nm->chain : NULL, sb->ct_mark, &no_addr, &no_addr);
+	render_quota_remove(bt, sb->name, marks);
+	if (a->drop_chain)
+		render_pchain_remove(bt, a->drop_chain, a->drop_connset);
+	if (a->drop_policy && (!a->pol || strcmp(a->drop_policy, a->pol->name) != 0))
+		sb_policy_sets_remove(bt, a->drop_policy);
+}
 
-		if (a->pol)
-			bt_chain(bt, NFT_MSG_NEWCHAIN, nm.chain, -1, 0, NULL);
-		if (a->old && a->old_chain)
-			bt_chain(bt, NFT_MSG_NEWCHAIN, a->old_chain, -1, 0, NULL);
-		/*
-		 * Whatever an earlier add of this name hooked up (its interface
-		 * or addresses may differ), then whatever the new description
-		 * would collide with.  Removing twice is harmless.
-		 */
-		if (a->old)
-			unhook(bt, a->old, a->old_chain, a->old_mark, &a->old_dns4, &a->old_dns6);
-		unhook(bt, sb, a->pol ? nm.chain : NULL, sb->ct_mark, &no_addr, &no_addr);
-		render_quota_remove(bt, sb->name, marks);
-		/* Its old chain, if it was the last to use it: before the sets its rules refer to. */
-		if (a->drop_chain)
-			render_pchain_remove(bt, a->drop_chain, a->drop_connset);
-		if (a->drop_policy && (!a->pol || strcmp(a->drop_policy, a->pol->name) != 0))
-			sb_policy_sets_remove(bt, a->drop_policy);
+/* 2. Its policy's sets and chain, by the first sandbox of the batch that uses them. */
+static void sb_policy_objects(struct bt *bt, const struct sb_arg *a)
+{
+	bool audit = fw_mode_audit(a->sb->mode, a->pol);
+	uint64_t cd;
+
+	if (a->fill_cidr)
+		sb_policy_sets(bt, a);
+	if (!a->render_chain)
+		return;
+	cd = pchain_digest(bt, a->pol, audit);
+	if (a->chain_digest_out)
+		*a->chain_digest_out = cd;
+	/* Sent only if new or changed (fw's fingerprint of what it sent last). */
+	if (!a->chain_exists || !cd || cd != a->chain_old_digest)
+		render_pchain(bt, a->pol, audit);
+	if (a->old_connset) {	/* N changed: the chain uses a new conn set */
+		struct setdef d;
+
+		setdef_by_mark(&d, a->old_connset);
+		bt_set(bt, NFT_MSG_NEWSET, &d);
+		bt_set(bt, NFT_MSG_DELSET, &d);
 	}
+}
+
+/*
+ * 3. Its own objects and elements, then the jump.  Reconciling what this fw
+ * rendered last time, unchanged: nothing to send.  A reload that moved it
+ * to the other mode's chain takes the old jump out first.
+ */
+static void sb_own(struct bt *bt, const struct sb_arg *a, const struct pchain_names *nm)
+{
+	uint64_t digest = sb_digest(bt, a, nm->chain);
+
+	if (a->digest_out)
+		*a->digest_out = digest;
+	if (bt->keep && digest && digest == a->old_digest)
+		return;
+	if (bt->keep && a->old_chain && strcmp(a->old_chain, nm->chain) != 0)
+		unhook_jump(bt, a->sb, a->old_chain);
+	sb_objects(bt, a);
+	sb_hookup(bt, a->sb, nm->chain, pchain_slow_path(a->pol));
+}
+
+void render_sandbox(struct bt *bt, const struct sb_arg *a)
+{
+	struct pchain_names nm = { 0 };
+
+	if (a->pol)
+		pchain_names(bt->rc, a->pol, fw_mode_audit(a->sb->mode, a->pol), &nm);
+	/* Reconciling (bt->keep) re-adds in place: pins kept unless replaced. */
+	if (!bt->keep)
+		sb_unhook_all(bt, a, &nm);
 	sb_pins(bt, a);
 	if (a->pol) {
-		/* 2. Its policy's sets and chain (once a batch), 3. its own objects, 4. the jump. */
-		if (a->fill_cidr)
-			sb_policy_sets(bt, a);
-		if (a->render_chain) {
-			bool audit = fw_mode_audit(sb->mode, a->pol);
-			uint64_t cd = pchain_digest(bt, a->pol, audit);
-
-			if (a->chain_digest_out)
-				*a->chain_digest_out = cd;
-			if (!a->chain_exists || !cd || cd != a->chain_old_digest)
-				render_pchain(bt, a->pol, audit);
-			if (a->old_connset) {
-				struct setdef d;
-
-				setdef_by_mark(&d, a->old_connset);
-				bt_set(bt, NFT_MSG_NEWSET, &d);
-				bt_set(bt, NFT_MSG_DELSET, &d);
-			}
-		}
-		digest = sb_digest(bt, a, nm.chain);
-		if (a->digest_out)
-			*a->digest_out = digest;
-		/* Reconciling what this fw rendered last time, unchanged: nothing to send. */
-		if (!bt->keep || !digest || digest != a->old_digest) {
-			/* A reload that moved it to the other mode's chain: the old jump out first. */
-			if (bt->keep && a->old_chain && strcmp(a->old_chain, nm.chain) != 0)
-				unhook_jump(bt, sb, a->old_chain);
-			sb_objects(bt, a);
-			sb_hookup(bt, sb, nm.chain, pchain_slow_path(a->pol));
-		}
+		sb_policy_objects(bt, a);
+		sb_own(bt, a, &nm);
 	}
-	/* 5. Reconciling: the chain it left, if it was the last to use it (its jumps are gone). */
+	/* 4. Reconciling: the chain it left, if it was the last to use it (its jumps are gone). */
 	if (bt->keep && a->drop_chain)
 		render_pchain_remove(bt, a->drop_chain, a->drop_connset);
 }

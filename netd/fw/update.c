@@ -1,0 +1,202 @@
+/*
+ * update - a policy reload's transaction (fw_sandboxes_update()): ONE batch
+ * re-rendering many sandboxes in place, each policy chain once (and only if
+ * its rules changed), the pins replaced where asked.  All-or-nothing however
+ * many sandboxes it covers: one batch, one sendmsg(), one nf_tables
+ * transaction (nl.c).  The restart's transaction is reconcile.c.
+ */
+#include "netd/fw/core.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/clock.h"
+
+struct upd_arg {
+	struct sb_arg *sbs;
+	size_t n;
+};
+
+static void render_update(struct bt *bt, const void *argp)
+{
+	const struct upd_arg *a = argp;
+
+	for (size_t i = 0; i < a->n; i++)
+		render_sandbox(bt, &a->sbs[i]);
+}
+
+static int update_ok(struct fw *fw, const struct fw_update *u)
+{
+	if (!u->sb || !fw_name_ok(u->sb->name) || !fw_sb_ok(u->sb) || !u->pol ||
+	    (u->pol->egress_bytes && !u->sb->ct_mark) ||
+	    !fw_sb_find(fw, u->sb->name) || u->n_pins > FW_PIN_SET_SIZE || (u->n_pins && !u->pins))
+		return -EINVAL;
+	for (size_t j = 0; j < u->n_pins; j++)
+		if (!fw_pin_ok(&u->pins[j]))
+			return -EINVAL;
+	return 0;
+}
+
+/*
+ * The policy chains of a reload's batch: each sandbox's new chain, the
+ * first sandbox of each renders it (only if its rules changed), and a chain
+ * every one of whose sandboxes leaves it in this batch is removed by the
+ * last of them.
+ */
+static void update_chains(struct fw *fw, const struct fw_update *u, size_t n, struct upd_arg *a,
+			  struct pchain_names *nm, uint64_t *cdig)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct fw_sb_rec *rec = fw_sb_find(fw, u[i].sb->name);
+		const struct fw_pchain *pc;
+		bool first = true;
+
+		pchain_names(&fw->rc, u[i].pol, fw_mode_audit(u[i].sb->mode, u[i].pol), &nm[i]);
+		for (size_t j = 0; j < i && first; j++)
+			first = strcmp(nm[j].chain, nm[i].chain) != 0;
+		pc = fw_pc_find(fw, nm[i].chain);
+		a->sbs[i].render_chain = first;
+		a->sbs[i].chain_exists = pc != NULL;
+		a->sbs[i].chain_old_digest = pc ? pc->digest : 0;
+		a->sbs[i].chain_digest_out = &cdig[i];
+		/* A new conn-limit set (N changed): the old one goes after the chain no longer uses it. */
+		if (first && pc && pc->nm.connset[0] && strcmp(pc->nm.connset, nm[i].connset) != 0)
+			a->sbs[i].old_connset = pc->nm.connset;
+		if (rec && rec->chain[0]) {
+			a->sbs[i].old_chain = rec->chain;
+			a->sbs[i].old_mark = rec->ct_mark;
+		}
+	}
+	/* Chains left by all their sandboxes: the last leaver removes it. */
+	for (size_t i = n; i-- > 0;) {
+		const char *old = a->sbs[i].old_chain;
+		const struct fw_pchain *pc = old ? fw_pc_find(fw, old) : NULL;
+		size_t stay, seen_later = 0;
+
+		if (!pc || strcmp(old, nm[i].chain) == 0)
+			continue;
+		for (size_t j = i + 1; j < n; j++)
+			seen_later += a->sbs[j].old_chain && strcmp(a->sbs[j].old_chain, old) == 0 &&
+				      strcmp(nm[j].chain, old) != 0;
+		if (seen_later)
+			continue;	/* a later one is the last */
+		stay = pc->refs;
+		for (size_t j = 0; j < n; j++) {
+			if (a->sbs[j].old_chain && strcmp(a->sbs[j].old_chain, old) == 0 &&
+			    strcmp(nm[j].chain, old) != 0)
+				stay--;
+			if (strcmp(nm[j].chain, old) == 0 &&
+			    (!a->sbs[j].old_chain || strcmp(a->sbs[j].old_chain, old) != 0))
+				stay++;
+		}
+		if (stay == 0) {
+			a->sbs[i].drop_chain = pc->nm.chain;
+			a->sbs[i].drop_connset = pc->nm.connset;
+		}
+	}
+}
+
+int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
+{
+	struct upd_arg a = { .n = n };
+	struct fw_ledger *next;	/* the ledgers of replaced pins, made before the batch */
+	struct pchain_names *nm;
+	uint64_t *digests, *cdig;
+	uint64_t now = clock_mono_ms();
+	bool sent = false;
+	int r = 0;
+
+	if (fw)
+		fw->err[0] = '\0';	/* argument errors below are not the kernel's */
+
+	if (!fw || (n && !u))
+		return -EINVAL;
+	if (n == 0)
+		return 0;
+	a.sbs = calloc(n, sizeof(*a.sbs));
+	next = calloc(n, sizeof(*next));
+	digests = calloc(n, sizeof(*digests));
+	nm = calloc(n, sizeof(*nm));
+	cdig = calloc(n, sizeof(*cdig));
+	if (!a.sbs || !next || !digests || !nm || !cdig) {
+		free(a.sbs);
+		free(next);
+		free(digests);
+		free(nm);
+		free(cdig);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const struct fw_sb_rec *rec;
+
+		r = update_ok(fw, &u[i]);
+		if (r == 0)
+			r = sb_arg_init(&a.sbs[i], u[i].sb, u[i].pol);
+		a.sbs[i].replace_pins = u[i].replace_pins;
+		a.sbs[i].pins = u[i].pins;
+		a.sbs[i].n_pins = u[i].n_pins;
+		a.sbs[i].digest_out = &digests[i];
+		rec = r == 0 ? fw_sb_find(fw, u[i].sb->name) : NULL;
+		if (rec)
+			a.sbs[i].old_digest = rec->digest;
+		if (rec && u[i].replace_pins) {
+			a.sbs[i].old_pins = rec->pins.v;
+			a.sbs[i].n_old_pins = rec->pins.n;
+			a.sbs[i].old_src[0] = rec->addr4;
+			a.sbs[i].old_src[1] = rec->addr6;
+			r = fw_ledger_note(&next[i], u[i].pins, u[i].n_pins, now);
+		}
+		if (r < 0)	/* nothing was sent: say which sandbox */
+			snprintf(fw->err, sizeof(fw->err), "sandbox %.64s (%zu of %zu): %s, nothing sent",
+				 u[i].sb && u[i].sb->name ? u[i].sb->name : "?", i + 1, n, strerror(-r));
+	}
+	if (r == 0)
+		r = fw_pc_reserve(fw, n);	/* the refs after the commit cannot fail */
+	if (r == 0) {
+		sb_args_mark_cidr(a.sbs, n);
+		update_chains(fw, u, n, &a, nm, cdig);
+		sent = true;
+		r = fw_run(fw, render_update, &a, true);
+	}
+	/* Committed: who jumps where now (new refs first, so a kept chain never drops to 0). */
+	for (size_t i = 0; i < n && r == 0; i++) {
+		struct fw_sb_rec *rec = fw_sb_find(fw, u[i].sb->name);
+
+		if (rec && fw_pc_ref(fw, &nm[i], a.sbs[i].render_chain ? cdig[i] : 0) == 0) {
+			fw_pc_unref(fw, rec->chain);
+			snprintf(rec->chain, sizeof(rec->chain), "%s", nm[i].chain);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct fw_sb_rec *rec = r == 0 ? fw_sb_find(fw, u[i].sb->name) : NULL;
+
+		if (rec) {
+			snprintf(rec->policy, sizeof(rec->policy), "%s", u[i].pol->name);
+			rec->digest = digests[i];
+		}
+		if (rec && u[i].replace_pins) {	/* the kernel has exactly these now */
+			fw->pins_total = fw->pins_total - rec->pins.n + next[i].n;
+			fw_ledger_free(&rec->pins);
+			rec->pins = next[i];
+		} else {
+			/*
+			 * Not committed, or not known to be (a timeout): the
+			 * kernel may have either set, so the ledger keeps both.
+			 */
+			rec = sent && r < 0 && u[i].replace_pins ? fw_sb_find(fw, u[i].sb->name) : NULL;
+			if (rec && fw_ledger_note(&rec->pins, u[i].pins, u[i].n_pins,
+						  clock_mono_ms()) == 0)
+				fw->pins_total += u[i].n_pins;
+			fw_ledger_free(&next[i]);
+		}
+		sb_arg_done(&a.sbs[i]);
+	}
+	free(next);
+	free(digests);
+	free(nm);
+	free(cdig);
+	free(a.sbs);
+	return r == -ENFILE ? -ENOSPC : r;
+}
