@@ -15,7 +15,8 @@
  *   set  internal4 / internal6 { flags interval }      never reachable through a pin
  *   map  sandbox_fwd  { type ifname : verdict }        iif -> jump pe-/pa-POLICY
  *   set  metered_ifs  { type ifname }                  sandboxes with an egress quota: no fast path
- *   chain prerouting_raw   (filter, prerouting, raw)   drop spoofed sources; udp to
+ *   chain prerouting_raw   (filter, prerouting, raw)   sandbox_ifs -> goto sandbox_raw:
+ *                                                      drop spoofed sources; udp to
  *                                                      @dns_local4/6 port 53: notrack
  *   chain output_raw       (filter, output, raw)       udp from @dns_local4/6 port 53: notrack
  *   chain prerouting_nat   (nat, prerouting, dstnat)   udp/tcp 53 to any address -> redirect to :dns_port
@@ -74,7 +75,8 @@
  *   ipv4_addr }).
  *
  * Per-packet cost is a handful of set/map lookups whatever the number of
- * sandboxes or pins.  Deleting a sandbox deletes its chain and exactly its
+ * sandboxes or pins.  Deleting a sandbox deletes its elements (and its
+ * policy's chain with the policy's last sandbox) and exactly its
  * pin elements (fw records each one it sent: netd/fw/ledger.h), so pins
  * can never outlive it or leak to a later sandbox given the same address.
  */
@@ -221,9 +223,10 @@ void fw_close(struct fw *fw);
 const char *fw_last_error(const struct fw *fw);
 
 /*
- * fw_sandbox_add() - add (or replace) one sandbox: its chain, its pin and
- * CIDR sets filled from @pol's cidr rules, the vmap and anti-spoof
- * elements; one batch.  Replacing drops its old pins.
+ * fw_sandbox_add() - add (or replace) one sandbox: its policy's chain (if
+ * new or changed) and CIDR sets filled from @pol's cidr rules, its mark,
+ * quota, jump and anti-spoof elements; one batch.  Replacing drops its old
+ * pins.  A policy with an egress quota needs @sb->ct_mark (-EINVAL).
  * Return: 0; -errno (nothing changed).
  */
 int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct policy *pol);

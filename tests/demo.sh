@@ -103,7 +103,7 @@ step "Deleting the sandbox"
 show "netd sandbox delete $SB"
 netd sandbox delete "$SB"
 if ip netns list | grep -qw "$SB"; then demo_fail "netns $SB still exists"; fi
-echo "    netns, veth, nftables chain, its pins, state: gone"
+echo "    netns, veth, its nftables elements, its pins, state: gone"
 
 netd_down >/dev/null
 world_down

@@ -24,7 +24,7 @@ struct fw_sb_rec {
 	bool tap;
 	uint8_t mac[6];
 	struct fw_ledger pins;	/* owned: what is in pin4/6 for it (ledger.h) */
-	uint64_t digest;	/* of its chain and hookup as last rendered (sb_arg.old_digest) */
+	uint64_t digest;	/* of its own elements and hookup as last rendered (sb_arg.old_digest) */
 	uint32_t name_next;	/* the next record in its name bucket, index + 1; 0: none */
 };
 

@@ -387,7 +387,7 @@ void render_pchain_remove(struct bt *bt, const char *chain, const char *connset)
 
 /*
  * pchain_slow_path() - must every packet a sandbox under @pol sends,
- * established ones too, reach its chain (the veth goes into metered_ifs,
+ * established ones too, reach its policy chain (the veth goes into metered_ifs,
  * off base.c's forward fast path)?  Its egress quota counts every packet;
  * the SNI check queues the first payload packets of established connections.
  */
@@ -472,9 +472,10 @@ void sb_args_mark_cidr(struct sb_arg *a, size_t n);
 void sb_arg_done(struct sb_arg *a);
 
 /*
- * render_sandbox() - everything of one sandbox: its sets (pins kept unless
- * replaced), its chain, and the hookup elements, after removing what an
- * earlier add of the name hooked up.  Reconcile mode re-renders in place.
+ * render_sandbox() - everything of one sandbox: its pins (kept unless
+ * replaced), its policy's sets and chain (as @a says), its own objects and
+ * elements and the jump, after removing what an earlier add of the name
+ * hooked up.  Reconcile mode re-renders in place.
  */
 void render_sandbox(struct bt *bt, const struct sb_arg *a);
 

@@ -10,7 +10,7 @@
 # Paths, each client -> veth -> "host" netns (forwarding) -> veth -> inet
 # (iperf3 -s on 198.51.100.60):
 #   netd   a netd sandbox; the host runs netd's ruleset (conntrack, NAT,
-#          anti-spoofing, the sandbox's chain), fast path on (the default)
+#          anti-spoofing, its policy's chain), fast path on (the default)
 #   slow   the same ruleset with the fast-path rule deleted by hand (what
 #          dataplane.fast_path: false renders; tests/golden/nov6 shows it)
 #   bare   PREFIX-bc -> PREFIX-bh: no nftables table, so no conntrack hooks

@@ -13,7 +13,7 @@ world_up "ndl$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 faile
 netd_up "audit: { conn_update_interval: 0 }" || { echo "0 passed, 1 failed"; exit 1; }
 ok "sandbox create" sb_create sb1 python-dev
 SB1=$(sb_name sb1)
-A=(netd audit --file "$NETD_AUDIT")
+A=("$NETD_BIN" audit --file "$NETD_AUDIT")	# the binary: a function run with & would leave its child behind
 field() { python3 -c 'import json,sys; v=json.loads(sys.argv[1])[sys.argv[2]]; print("null" if v is None else v)' "$1" "$2"; }
 
 # ---- one denied attempt, its retransmitted SYNs: one record ------------------------------

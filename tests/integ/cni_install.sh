@@ -50,11 +50,10 @@ for d in yaml.safe_load_all(open("deploy/kubernetes/configmap.yaml")):
 ENTRY=$(jq -c . /opt/img/cni/netd-cni.json)
 eq "the shipped entry is chained netd-cni" "netd-cni chained" "$(jq -r '"\(.type) \(.mode)"' <<<"$ENTRY")"
 
-install_cni() {
-	env -i PATH=/opt/img/bin CNI_BIN_DIR=$BIN CNI_CONF_DIR=$CONF NETD_CNI_SRC=/opt/img/netd-cni \
-		NETD_CNI_ENTRY=/opt/img/cni/netd-cni.json CNI_MODE=chained \
-		/opt/img/bin/sh /opt/img/install-cni.sh "$@"
-}
+INSTALL_CNI=(env -i PATH=/opt/img/bin CNI_BIN_DIR=$BIN CNI_CONF_DIR=$CONF NETD_CNI_SRC=/opt/img/netd-cni
+	NETD_CNI_ENTRY=/opt/img/cni/netd-cni.json CNI_MODE=chained
+	/opt/img/bin/sh /opt/img/install-cni.sh)
+install_cni() { "${INSTALL_CNI[@]}" "$@"; }
 ino() { stat -c %i "$1"; }
 tmp_left() { ls -A "$CONF" "$BIN" | grep -c '\.tmp$'; }
 
@@ -116,7 +115,9 @@ eq "no temp file is left" 0 "$(tmp_left)"
 
 # ---- the cluster's CNI rewrites its conflist: --watch puts netd-cni back ---------------
 echo "$ORIG" >$CONF/.x && mv $CONF/.x $CONF/10-flannel.conflist
-install_cni --watch 1 >/opt/watch.log 2>&1 &
+# Not through the function: $! must be the watcher itself, not a subshell
+# that a kill would end while the watcher lives on.
+"${INSTALL_CNI[@]}" --watch 1 >/opt/watch.log 2>&1 &
 wpid=$!
 for _ in $(seq 100); do
 	jq -e '.plugins[-1].type == "netd-cni"' $CONF/10-flannel.conflist >/dev/null 2>&1 && break

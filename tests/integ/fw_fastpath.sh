@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The fast path (dataplane.fast_path, on by default): an established packet
 # of a sandbox without an egress quota is accepted by the first rule of
-# forward and never walks the sandbox's chain (shown by nftables' own
+# forward and never walks its policy's chain (shown by nftables' own
 # trace), while a sandbox with a quota still has every packet counted by
-# its chain.  A flow in the fast path is still cut when its sandbox is
+# its policy's chain.  A flow in the fast path is still cut when its sandbox is
 # deleted and when a reload removes its rule; its conn record counts the
 # bytes sent.  With dataplane.fast_path: false the rule is not there.
 set -uo pipefail
@@ -108,7 +108,7 @@ download sb2 "http://198.51.100.7:8080/bytes/$N" "$WORLD_DIR/q.bin"
 tr=$(trace "$A2")
 # (the quota rule, first in the chain, does not match under the quota:
 # the trace shows the rule after it accepting)
-has "sb2's established packets go on to its chain" \
+has "sb2's established packets go on to its policy's chain" \
 	"inet netd pe-fq rule ct state established,related accept (verdict accept)" "$tr"
 hasnt "... not the fast-path rule" "$FAST" "$tr"
 wait "$DL_PID"

@@ -4,7 +4,7 @@
 # byte-exact, the pin must survive, a sandbox that never resolved before must
 # resolve afterwards, a denied address must never become reachable (probed
 # while netd is down and while it starts), a sandbox whose netns vanished
-# while netd was down is cleaned up (its chain and its pins in the shared
+# while netd was down is cleaned up (its elements and its pins in the shared
 # set), a second instance is refused, and a restart keeps pins made under
 # the rules a reload applied but drops those of a policy edited while netd
 # was down (the policy digest files, STATE_DIR/policies/NAME.digest).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Per-sandbox connection limit (policy limits.connections, netd.yaml
-# limits.connections; nftables "ct count over N" in the sandbox's chain).
+# limits.connections; nftables "ct count over N" in the policy's chain, one
+# count per sandbox by its mark).
 # Sandbox A (limit 100) floods connection attempts to a pinned address
 # that never answers: keep.dt.example (198.51.100.46, pinned through a real
 # DNS answer) is blackholed by an nft drop rule in the world's *inet*
