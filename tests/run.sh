@@ -75,6 +75,30 @@ count() {
 	fi
 }
 
+# leftovers SID - the processes of session SID still alive (a test's own
+# session: setsid in run_integ), zombies aside.
+leftovers() { ps -eo pid=,sid=,stat= | awk -v s="$1" '$2 == s && $3 !~ /^Z/ {print $1}'; }
+
+# run_integ NAME SCRIPT - run() the script in a session of its own; whatever
+# of that session outlives it is a leak: listed, ended by its PID, and a
+# failure of the test (a test must end every process it started).
+run_integ() {
+	local name=$1 script=$2 sid pids sid_file
+	sid_file=$(mktemp)
+	run "$name" setsid -w bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$sid_file" "$script"
+	sid=$(cat "$sid_file")
+	rm -f "$sid_file"
+	[ -n "$sid" ] || return 0
+	pids=$(leftovers "$sid")
+	[ -z "$pids" ] || { sleep 2; pids=$(leftovers "$sid"); }
+	[ -z "$pids" ] && return 0
+	echo "FAIL - $name left processes running:"
+	ps -o pid=,cmd= -p "$(echo $pids | tr ' ' ',')" | sed 's/^/       /'
+	kill $pids 2>/dev/null
+	failed=$((failed + 1))
+	failures+=("$name (left processes)")
+}
+
 run() {			# run NAME CMD...
 	local name=$1 out rc
 	shift
@@ -135,7 +159,7 @@ else
 		[ -x "$t" ] || continue
 		case "$(basename "$t")" in lib*.sh) continue ;; esac
 		want "$t" || continue	# the path, as before: "dns_gso.sh" works
-		run "integ/$(basename "$t" .sh)" "$t"
+		run_integ "integ/$(basename "$t" .sh)" "$t"
 	done
 fi
 
