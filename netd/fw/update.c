@@ -43,11 +43,19 @@ static int update_ok(struct fw *fw, const struct fw_update *u)
  * The policy chains of a reload's batch: each sandbox's new chain, the
  * first sandbox of each renders it (only if its rules changed), and a chain
  * every one of whose sandboxes leaves it in this batch is removed by the
- * last of them.
+ * last of them (one pass over the batch).  Return: 0; -ENOMEM (nothing sent).
  */
-static void update_chains(struct fw *fw, const struct fw_update *u, size_t n, struct upd_arg *a,
-			  struct pchain_names *nm, uint64_t *cdig)
+static int update_chains(struct fw *fw, const struct fw_update *u, size_t n, struct upd_arg *a,
+			 struct pchain_names *nm, uint64_t *cdig)
 {
+	long *stay = calloc(fw->n_pcs ? fw->n_pcs : 1, sizeof(*stay));
+	size_t *last = calloc(fw->n_pcs ? fw->n_pcs : 1, sizeof(*last));
+
+	if (!stay || !last) {
+		free(stay);
+		free(last);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct fw_sb_rec *rec = fw_sb_find(fw, u[i].sb->name);
 		const struct fw_pchain *pc;
@@ -69,33 +77,35 @@ static void update_chains(struct fw *fw, const struct fw_update *u, size_t n, st
 			a->sbs[i].old_mark = rec->ct_mark;
 		}
 	}
-	/* Chains left by all their sandboxes: the last leaver removes it. */
-	for (size_t i = n; i-- > 0;) {
-		const char *old = a->sbs[i].old_chain;
-		const struct fw_pchain *pc = old ? fw_pc_find(fw, old) : NULL;
-		size_t stay, seen_later = 0;
-
-		if (!pc || strcmp(old, nm[i].chain) == 0)
-			continue;
-		for (size_t j = i + 1; j < n; j++)
-			seen_later += a->sbs[j].old_chain && strcmp(a->sbs[j].old_chain, old) == 0 &&
-				      strcmp(nm[j].chain, old) != 0;
-		if (seen_later)
-			continue;	/* a later one is the last */
-		stay = pc->refs;
-		for (size_t j = 0; j < n; j++) {
-			if (a->sbs[j].old_chain && strcmp(a->sbs[j].old_chain, old) == 0 &&
-			    strcmp(nm[j].chain, old) != 0)
-				stay--;
-			if (strcmp(nm[j].chain, old) == 0 &&
-			    (!a->sbs[j].old_chain || strcmp(a->sbs[j].old_chain, old) != 0))
-				stay++;
-		}
-		if (stay == 0) {
-			a->sbs[i].drop_chain = pc->nm.chain;
-			a->sbs[i].drop_connset = pc->nm.connset;
-		}
+	/*
+	 * Chains left by all their sandboxes: the last leaver removes it.  One
+	 * pass: what stays on each chain fw has (few), and its last leaver.
+	 */
+	for (size_t k = 0; k < fw->n_pcs; k++) {
+		stay[k] = (long)fw->pcs[k].refs;
+		last[k] = SIZE_MAX;
 	}
+	for (size_t i = 0; i < n; i++) {
+		const char *old = a->sbs[i].old_chain;
+		const struct fw_pchain *po, *pn;
+
+		if (old && strcmp(old, nm[i].chain) == 0)
+			continue;	/* stays where it is */
+		if (old && (po = fw_pc_find(fw, old))) {
+			stay[po - fw->pcs]--;
+			last[po - fw->pcs] = i;
+		}
+		if ((pn = fw_pc_find(fw, nm[i].chain)))
+			stay[pn - fw->pcs]++;
+	}
+	for (size_t k = 0; k < fw->n_pcs; k++)
+		if (stay[k] <= 0 && last[k] != SIZE_MAX) {
+			a->sbs[last[k]].drop_chain = fw->pcs[k].nm.chain;
+			a->sbs[last[k]].drop_connset = fw->pcs[k].nm.connset;
+		}
+	free(stay);
+	free(last);
+	return 0;
 }
 
 int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
@@ -156,7 +166,9 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 		r = fw_pc_reserve(fw, n);	/* the refs after the commit cannot fail */
 	if (r == 0) {
 		sb_args_mark_cidr(a.sbs, n);
-		update_chains(fw, u, n, &a, nm, cdig);
+		r = update_chains(fw, u, n, &a, nm, cdig);
+	}
+	if (r == 0) {
 		sent = true;
 		r = fw_run(fw, render_update, &a, true);
 	}

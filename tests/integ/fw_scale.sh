@@ -96,6 +96,16 @@ esac
 eq "... and nothing of it is in the kernel" 0 "$(with_rule 198.51.100.0/24)"
 eq "... the policy chain as it was" "$h0" "$(handles)"
 eq "... the first sandbox still jumps to it" "pe-many" "$(jump_of 0)"
+# The element put back as fw had it: the same reload now moves every sandbox
+# to the audit chain, and the last one out removes the enforce chain.
+ip netns exec "$NS" nft delete element inet netd sandbox_fwd "{ \"$last_if\" }"
+ip netns exec "$NS" nft add element inet netd sandbox_fwd "{ \"$last_if\" : jump pe-many }"
+eq "reload moving all $N to mode audit: applied" ok \
+	"$(fw updatemany many "$N" tcp:192.0.2.0/24:443 tcp:198.51.100.0/24:80)"
+eq "... every interface jumps to the audit chain" "$N" \
+	"$(ip netns exec "$NS" nft list map inet netd sandbox_fwd | grep -c ': jump pa-many')"
+eq "... the enforce chain, left by all, is gone (only the audit chain is there)" "pa-many" \
+	"$(ip netns exec "$NS" nft list table inet netd | sed -n 's/^\s*chain \(p[ea]-[^ ]*\) {/\1/p')"
 
 exec {FW[1]}>&-
 wait "$FW_PID" 2>/dev/null
