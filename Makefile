@@ -149,6 +149,11 @@ asan: build/asan/netd $(if $(CNI_SRC),build/asan/netd-cni) $(UNIT_BINS) $(REPLAY
 microvm-guest: ## the microVM test guest: kernel + busybox initramfs (build/microvm/)
 	$(Q)tests/microvm/build.sh build/microvm
 
+# A netd world for that guest (tests/microvm/world.sh): its kernel's
+# netfilter modules, the release netd and the tools its tests use.
+microvm-world: microvm-guest build/netd ## the guest's second initramfs: netd and its tools (build/microvm/world.cpio.gz)
+	$(Q)tests/microvm/world.sh build/microvm build/netd
+
 # ---- libFuzzer ---------------------------------------------------------
 FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -g -O1
 build/fuzz/obj/%.o: %.c
@@ -173,7 +178,7 @@ demo: build/netd ## build, then run the embedded demo world (root)
 
 # test runs every stage in one tests/run.sh, so it ends with one
 # "N passed, N failed" line; each stage alone is below it.
-test: asan microvm-guest ## the whole suite: unit + replay + golden + integ (root, ~13 min)
+test: asan microvm-world ## the whole suite: unit + replay + golden + integ (root, ~13 min)
 	$(Q)tests/run.sh
 
 unit: $(UNIT_BINS) ## unit tests (cmocka), no root
@@ -185,7 +190,7 @@ replay: $(REPLAY_BINS) ## every fuzz target's corpus and crash reproducers, repl
 golden: build/asan/golden/fw_golden ## golden ruleset tests (tests/golden/run.sh)
 	$(Q)tests/run.sh --stage golden
 
-integ: asan microvm-guest ## integration tests in private worlds (root); FILTER=NAME for some
+integ: asan microvm-world ## integration tests in private worlds (root); FILTER=NAME for some
 	$(Q)tests/run.sh --stage integ $(FILTER)
 
 bench: build/netd ## side-by-side benchmark against the peers (root)
@@ -198,7 +203,7 @@ help: ## this list
 	@echo "make [TARGET] [V=1] [CI=true]"
 	@sed -nE 's/^([a-z][a-z_-]*):.*## (.*)$$/  \1\t\2/p' $(firstword $(MAKEFILE_LIST)) | expand -t 12
 
-.PHONY: all asan microvm-guest deps demo test unit replay golden integ fuzz bench clean help image-rootfs
+.PHONY: all asan microvm-guest microvm-world deps demo test unit replay golden integ fuzz bench clean help image-rootfs
 
 # ---- install (docs/install.md) -------------------------------------------
 #   make install [DESTDIR=/tmp/stage] [PREFIX=/usr/local] [sbindir=...]

@@ -1,12 +1,25 @@
 /*
  * mvnet - the few network probes the microVM test guest needs that busybox
- * lacks: a chosen source address, and UDP with exact sizes.  Built static
- * by tests/microvm/build.sh into the initramfs.  Test code only.
+ * lacks: a chosen source address and port, UDP with exact sizes, a TCP
+ * stream whose delivered bytes the receiver confirms.  Built static by
+ * tests/microvm/build.sh into the initramfs.  Test code only.
  *
- *   mvnet tcp [-s SRC] ADDR PORT        connect (3 s); exit 0 if it did
- *   mvnet udp [-s SRC] ADDR PORT SIZE N send N datagrams of SIZE bytes, each
- *                                       awaiting its echo (2 s); print the
+ *   mvnet tcp [-s SRC] [-p SPORT] ADDR PORT        connect (3 s); exit 0 if it did
+ *   mvnet udp [-s SRC] [-p SPORT] ADDR PORT SIZE N send N datagrams of SIZE bytes,
+ *                                       each awaiting its echo (2 s); print the
  *                                       bytes echoed; exit 0 if all came back
+ *   mvnet stream [-s SRC] [-p SPORT] ADDR PORT BYTES SECONDS
+ *                                       send BYTES over TCP, spread over SECONDS,
+ *                                       then read the receiver's count ("sink");
+ *                                       print "sent N" and "acked M"; exit 0 if
+ *                                       M == BYTES, 3 if sending stalled for 3 s
+ *                                       (printing "stalled after N")
+ *   mvnet sink PORT                     TCP receiver on [::]:PORT (v4 and v6):
+ *                                       for each connection, read to EOF, answer
+ *                                       the byte count, close; runs until killed
+ *   mvnet udpecho PORT [ADDR]           UDP echo on ADDR:PORT (default [::], which
+ *                                       answers from the address the route
+ *                                       picks: give ADDR to answer from it)
  * ADDR and SRC are numeric IPv4 or IPv6 addresses.
  */
 #include <arpa/inet.h>
@@ -14,6 +27,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,21 +58,26 @@ static int sockaddr_of(const char *s, int port, struct sockaddr_storage *ss, soc
 	exit(2);
 }
 
+static int sport;	/* -p: the source port; 0: any */
+
 static int open_sock(int type, const char *src, const char *dst, int port,
 		     struct sockaddr_storage *to, socklen_t *tolen)
 {
-	int fam = sockaddr_of(dst, port, to, tolen), fd;
+	int fam = sockaddr_of(dst, port, to, tolen), fd, one = 1;
 
 	fd = socket(fam, type, 0);
 	if (fd < 0) {
 		perror("mvnet: socket");
 		exit(1);
 	}
-	if (src) {
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (src || sport) {
 		struct sockaddr_storage from;
 		socklen_t flen;
 
-		if (sockaddr_of(src, 0, &from, &flen) != fam) {
+		if (!src)
+			src = fam == AF_INET ? "0.0.0.0" : "::";
+		if (sockaddr_of(src, sport, &from, &flen) != fam) {
 			fprintf(stderr, "mvnet: -s and ADDR differ in family\n");
 			exit(2);
 		}
@@ -136,6 +157,148 @@ static int do_udp(const char *src, const char *dst, int port, int size, int n)
 	return ok ? 0 : 1;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Wait for @ev on @fd for up to @ms; 1 if ready. */
+static int wait_fd(int fd, short ev, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = ev };
+
+	return poll(&p, 1, ms) == 1;
+}
+
+static int do_stream(const char *src, const char *dst, int port, long long bytes, double secs)
+{
+	static char buf[16384];
+	struct sockaddr_storage to;
+	socklen_t len, elen = sizeof(int);
+	long long sent = 0;
+	double t0;
+	int fd = open_sock(SOCK_STREAM, src, dst, port, &to, &len), err = 0;
+	char ack[64];
+	ssize_t n;
+
+	memset(buf, 'y', sizeof(buf));
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	if ((connect(fd, (struct sockaddr *)&to, len) < 0 && errno != EINPROGRESS) ||
+	    !wait_fd(fd, POLLOUT, 3000) || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0 ||
+	    err) {
+		fprintf(stderr, "mvnet: connect to %s port %d: %s\n", dst, port,
+			err ? strerror(err) : "timed out");
+		return 1;
+	}
+	t0 = now_s();
+	while (sent < bytes) {
+		/* Paced: no more than the share of @bytes that @secs allow by now. */
+		double due = secs > 0 ? (now_s() - t0) / secs * (double)bytes : (double)bytes;
+		long long want = (long long)due - sent, chunk;
+
+		if (want <= 0) {
+			usleep(10000);
+			continue;
+		}
+		chunk = want < (long long)sizeof(buf) ? want : (long long)sizeof(buf);
+		if (bytes - sent < chunk)
+			chunk = bytes - sent;
+		if (!wait_fd(fd, POLLOUT, 3000)) {
+			printf("stalled after %lld\n", sent);
+			return 3;
+		}
+		n = send(fd, buf, (size_t)chunk, MSG_NOSIGNAL);
+		if (n < 0 && errno == EAGAIN)
+			continue;
+		if (n <= 0) {
+			printf("stalled after %lld (%s)\n", sent, strerror(errno));
+			return 3;
+		}
+		sent += n;
+	}
+	printf("sent %lld\n", sent);
+	shutdown(fd, SHUT_WR);
+	if (!wait_fd(fd, POLLIN, 10000) || (n = recv(fd, ack, sizeof(ack) - 1, 0)) <= 0) {
+		printf("no count from the receiver\n");
+		return 1;
+	}
+	ack[n] = '\0';
+	printf("acked %s\n", ack);
+	return atoll(ack) == bytes ? 0 : 1;
+}
+
+/* A socket on [::]:@port (IPv4 too) of @type. */
+static int listen_any(int type, int port)
+{
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET6, type, 0), zero = 0, one = 1;
+
+	if (fd < 0 || setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 64) < 0)) {
+		perror("mvnet: listen");
+		exit(1);
+	}
+	return fd;
+}
+
+static _Noreturn void do_sink(int port)
+{
+	int lfd = listen_any(SOCK_STREAM, port);
+
+	signal(SIGCHLD, SIG_IGN);	/* children reaped by the kernel */
+	for (;;) {
+		static char buf[65536];
+		long long got = 0;
+		int c = accept(lfd, NULL, NULL);
+		ssize_t n;
+
+		if (c < 0)
+			continue;
+		if (fork() != 0) {
+			close(c);
+			continue;
+		}
+		while ((n = recv(c, buf, sizeof(buf), 0)) > 0)
+			got += n;
+		n = snprintf(buf, sizeof(buf), "%lld", got);
+		send(c, buf, (size_t)n, MSG_NOSIGNAL);
+		close(c);
+		_exit(0);
+	}
+}
+
+static _Noreturn void do_udpecho(int port, const char *addr)
+{
+	static char buf[65536];
+	struct sockaddr_storage a;
+	socklen_t alen;
+	int fd;
+
+	if (addr) {
+		fd = socket(sockaddr_of(addr, port, &a, &alen), SOCK_DGRAM, 0);
+		if (fd < 0 || bind(fd, (struct sockaddr *)&a, alen) < 0) {
+			perror("mvnet: bind");
+			exit(1);
+		}
+	} else {
+		fd = listen_any(SOCK_DGRAM, port);
+	}
+
+	for (;;) {
+		struct sockaddr_storage from;
+		socklen_t flen = sizeof(from);
+		ssize_t n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &flen);
+
+		if (n >= 0)
+			sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&from, flen);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *src = NULL;
@@ -143,15 +306,28 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		goto usage;
-	if (argc > 3 && strcmp(argv[2], "-s") == 0) {
-		src = argv[3];
-		i = 4;
+	while (argc - i >= 2 && (strcmp(argv[i], "-s") == 0 || strcmp(argv[i], "-p") == 0)) {
+		if (argv[i][1] == 's')
+			src = argv[i + 1];
+		else
+			sport = atoi(argv[i + 1]);
+		i += 2;
 	}
 	if (strcmp(argv[1], "tcp") == 0 && argc - i == 2)
 		return do_tcp(src, argv[i], atoi(argv[i + 1]));
 	if (strcmp(argv[1], "udp") == 0 && argc - i == 4)
 		return do_udp(src, argv[i], atoi(argv[i + 1]), atoi(argv[i + 2]), atoi(argv[i + 3]));
+	if (strcmp(argv[1], "stream") == 0 && argc - i == 4)
+		return do_stream(src, argv[i], atoi(argv[i + 1]), atoll(argv[i + 2]),
+				 atof(argv[i + 3]));
+	if (strcmp(argv[1], "sink") == 0 && argc - i == 1)
+		do_sink(atoi(argv[i]));
+	if (strcmp(argv[1], "udpecho") == 0 && (argc - i == 1 || argc - i == 2))
+		do_udpecho(atoi(argv[i]), argc - i == 2 ? argv[i + 1] : NULL);
 usage:
-	fprintf(stderr, "usage: mvnet tcp [-s SRC] ADDR PORT | udp [-s SRC] ADDR PORT SIZE N\n");
+	fprintf(stderr, "usage: mvnet tcp [-s SRC] [-p SPORT] ADDR PORT\n"
+			"       mvnet udp [-s SRC] [-p SPORT] ADDR PORT SIZE N\n"
+			"       mvnet stream [-s SRC] [-p SPORT] ADDR PORT BYTES SECONDS\n"
+			"       mvnet sink PORT | mvnet udpecho PORT [ADDR]\n");
 	return 2;
 }

@@ -4,9 +4,13 @@
 #
 #   tests/microvm/run.sh --tap TAP --script FILE [--ip IP_ARG] [--mac MAC]
 #                        [--append 'ARGS'] [--as UID:GID] [--timeout S]
+#                        [--extra CPIO] [--mem MB]
 #
 #   --tap TAP      the tap device, in the caller's netns (QEMU opens it by name
-#                  through /dev/net/tun: -netdev tap,ifname=TAP,script=no)
+#                  through /dev/net/tun: -netdev tap,ifname=TAP,script=no);
+#                  "none": no NIC at all (a guest whose world is its own)
+#   --extra CPIO   one more initramfs appended (tests/microvm/world.sh)
+#   --mem MB       the guest's memory (default 256)
 #   --script FILE  the guest's test script (busybox sh), packed as /test.sh in
 #                  a second cpio appended to the initramfs
 #   --ip IP_ARG    "ip=GUEST::GW:MASK::eth0:off" (netd's kernel_ip_arg): the
@@ -31,7 +35,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 gdir=${MICROVM_DIR:-$here/../../build/microvm}
-tap="" script="" ipa="" mac="" append="" as="" tmo=180
+tap="" script="" ipa="" mac="" append="" as="" tmo=180 extra="" mem=256
 
 die() { echo "microvm/run: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -44,6 +48,8 @@ while [ $# -gt 0 ]; do
 	--append) append=$2 ;;
 	--as) as=$2 ;;
 	--timeout) tmo=$2 ;;
+	--extra) extra=$2 ;;
+	--mem) mem=$2 ;;
 	*) die "unknown option $1" ;;
 	esac
 	shift 2
@@ -54,6 +60,8 @@ for f in vmlinuz initrd.cpio.gz busybox; do
 	[ -r "$gdir/$f" ] || die "$gdir/$f missing: run make microvm-guest"
 done
 [[ $tmo =~ ^[0-9]+$ ]] || die "bad --timeout '$tmo'"
+[[ $mem =~ ^[0-9]+$ ]] || die "bad --mem '$mem'"
+[ -z "$extra" ] || [ -r "$extra" ] || die "--extra $extra: not readable"
 case $ipa in '' | ip=*) ;; *) die "--ip takes the whole ip=... argument" ;; esac
 
 accel=${MICROVM_ACCEL:-auto}
@@ -73,7 +81,7 @@ chmod 755 "$work"
 mkdir "$work/add"
 install -m 755 "$script" "$work/add/test.sh"
 (cd "$work/add" && echo test.sh | "$gdir/busybox" cpio -o -H newc 2>/dev/null) | gzip -n >"$work/add.cpio.gz"
-cat "$gdir/initrd.cpio.gz" "$work/add.cpio.gz" >"$work/initrd"
+cat "$gdir/initrd.cpio.gz" ${extra:+"$extra"} "$work/add.cpio.gz" >"$work/initrd"
 chmod 644 "$work/initrd"
 # The kernel too: the checkout may sit where the VMM's user cannot read
 # (a clone in /root, mode 0700).
@@ -96,12 +104,13 @@ if [ "$accel" = tcg ]; then
 fi
 nic=virtio-net-device,netdev=n0
 [ -n "$mac" ] && nic+=",mac=$mac"
-qemu=(qemu-system-x86_64 -M "$machine" -accel "$accel" -m 256 -smp 1
+cmdline="console=ttyS0 panic=-1 quiet loglevel=1 $clock $ipa $append"
+[ "$tap" = none ] && cmdline+=" netd.nonet=1"	# init leaves the network alone
+qemu=(qemu-system-x86_64 -M "$machine" -accel "$accel" -m "$mem" -smp 1
 	-no-user-config -nodefaults -display none -serial stdio -monitor none
-	-kernel "$work/vmlinuz" -initrd "$work/initrd"
-	-append "console=ttyS0 panic=-1 quiet loglevel=1 $clock $ipa $append"
-	-no-reboot
-	-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no" -device "$nic")
+	-kernel "$work/vmlinuz" -initrd "$work/initrd" -append "$cmdline" -no-reboot)
+[ "$tap" = none ] ||
+	qemu+=(-netdev "tap,id=n0,ifname=$tap,script=no,downscript=no" -device "$nic")
 
 log=$work/console
 rc=0
