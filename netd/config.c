@@ -655,10 +655,34 @@ static int parse_reload(struct ctx *cx, const struct yamlx_node *n, struct confi
 	return 0;
 }
 
-/* dataplane: { fast_path: true|false } */
+/* dataplane.flowtable: auto, true or false. */
+static int get_flowtable(struct ctx *cx, const struct yamlx_node *n, uint8_t *ret)
+{
+	char q[64];
+	bool b;
+
+	if (yamlx_is_str(n) && n->len == 4 && memcmp(n->str, "auto", 4) == 0) {
+		*ret = CONFIG_FLOWTABLE_AUTO;
+		return 0;
+	}
+	if (yamlx_is_str(n) && ((n->len == 4 && memcmp(n->str, "true", 4) == 0) ||
+				(n->len == 5 && memcmp(n->str, "false", 5) == 0))) {
+		int r = get_bool(cx, n, "dataplane.flowtable", &b);
+
+		*ret = b ? CONFIG_FLOWTABLE_ON : CONFIG_FLOWTABLE_OFF;
+		return r;
+	}
+	if (yamlx_is_str(n))
+		return FAIL(cx, n, "dataplane.flowtable: expected auto, true or false, got '%s'",
+			    yamlx_quote(n->str, n->len, q, sizeof(q)));
+	return FAIL(cx, n, "dataplane.flowtable: expected auto, true or false, got %s",
+		    yamlx_kind(n));
+}
+
+/* dataplane: { fast_path: true|false, flowtable: auto|true|false } */
 static int parse_dataplane(struct ctx *cx, const struct yamlx_node *n, struct config *c)
 {
-	static const char *const names[] = { "fast_path" };
+	static const char *const names[] = { "fast_path", "flowtable" };
 	const struct yamlx_node *v[NAMES_N];
 	int r;
 
@@ -670,8 +694,13 @@ static int parse_dataplane(struct ctx *cx, const struct yamlx_node *n, struct co
 	r = yamlx_fields(n, cx->file, cx->err, "dataplane", names, NAMES_N, NULL, v);
 	if (r < 0)
 		return r;
-	if (v[0])
-		return get_bool(cx, v[0], "dataplane.fast_path", &c->fast_path);
+	if (v[0]) {
+		r = get_bool(cx, v[0], "dataplane.fast_path", &c->fast_path);
+		if (r < 0)
+			return r;
+	}
+	if (v[1])
+		return get_flowtable(cx, v[1], &c->flowtable);
 	return 0;
 }
 

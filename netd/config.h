@@ -18,11 +18,17 @@
  *          upstream_deadline_ms: 2500, never_pin_documentation: false }
  *   log_level: info
  *   audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 }
- *   dataplane: { fast_path: true }           # false: established flows walk every rule
+ *   dataplane: { fast_path: true, flowtable: auto }  # fast_path false: established flows
+ *                                            # walk every rule; flowtable auto|true|false
  *   limits: { connections: 4096 }           # per sandbox, unless its policy says
  */
 #ifndef NETD_CONFIG_H
 #define NETD_CONFIG_H
+
+/* dataplane.flowtable */
+#define CONFIG_FLOWTABLE_AUTO 0
+#define CONFIG_FLOWTABLE_ON   1
+#define CONFIG_FLOWTABLE_OFF  2
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -89,6 +95,9 @@ struct config {
 	/* dataplane: { fast_path: true } - established, unmetered flows are accepted by
 	 * the first rule of forward (netd/fw.h, fw_config.no_fast_path) */
 	bool fast_path;
+	/* dataplane: { flowtable: auto } - established, unmetered flows offloaded to an
+	 * nftables flowtable when the kernel has one (true: required; false: never) */
+	uint8_t flowtable;
 	/* limits: { connections: 4096 } - tracked connections per sandbox when its policy
 	 * sets no limits.connections (nftables "ct count"); 0 = no default limit */
 	uint32_t conn_limit;

@@ -124,7 +124,20 @@ struct fw_config {
 				 * head of forward (docs/architecture-fw.md, "The fast path") */
 	uint32_t conn_limit;	/* tracked connections per sandbox whose policy sets no
 				 * limits.connections ("ct count over N"); 0 = none */
+	uint8_t flowtable;	/* FW_FLOWTABLE_*: the flowtable fast path (config
+				 * dataplane.flowtable); 0 = none, and the kernel is not asked */
 };
+
+/*
+ * The flowtable fast path (docs/architecture.md, "The flowtable"): flowtable
+ * "ft" (hook ingress, flags counter) on the egress interface and the host
+ * ends of unmetered sandboxes (set flow_ifs), fed by `flow add @ft` in
+ * forward.  fw_open() asks the kernel first (a batch it checks and aborts).
+ */
+#define FW_FLOWTABLE_NONE 0	/* no flowtable, no question (tests' stand-in kernels) */
+#define FW_FLOWTABLE_OFF  1	/* none; one an earlier run made is removed */
+#define FW_FLOWTABLE_AUTO 2	/* used if the kernel has it (CONFIG_NF_FLOW_TABLE_INET) */
+#define FW_FLOWTABLE_ON   3	/* required: fw_open() fails with -EOPNOTSUPP without it */
 
 struct fw_sandbox {
 	const char *name;	/* sandbox name, [A-Za-z0-9][A-Za-z0-9_.-]{0,63} */
@@ -221,6 +234,33 @@ void fw_close(struct fw *fw);
  * Borrowed: valid until the next fw_* call on @fw.  NULL-safe.
  */
 const char *fw_last_error(const struct fw *fw);
+
+/*
+ * fw_flowtable_state() - is the flowtable fast path in use (true), and if
+ * not, why (@why, may be NULL: "disabled by configuration", or what the
+ * kernel answered).  Borrowed: valid until fw_close().
+ */
+bool fw_flowtable_state(const struct fw *fw, const char **why);
+
+/*
+ * fw_flowtable_attach() - add the host interface @ifname of sandbox @name to
+ * the flowtable's devices, once it exists (fw_sandbox_add() puts the rules
+ * in place before the interface does).  Nothing for a chained attachment,
+ * a metered sandbox, or when the flowtable is off.  A performance matter
+ * only: every packet is still under the rules without it.
+ * Return: 0; -errno (fw_last_error() says why).
+ */
+int fw_flowtable_attach(struct fw *fw, const char *name);
+
+/*
+ * fw_flowtable_sync() - make the flowtable's devices what set flow_ifs and
+ * the egress interface say, after a restart or a reload: interfaces of
+ * sandboxes that became metered (a quota, an SNI check) leave it, so what
+ * they send meets their quota rule again from the next packet on; missing
+ * ones that exist are added.  One dump of each, one batch.
+ * Return: 0 (also when the flowtable is off); -errno (fw_last_error()).
+ */
+int fw_flowtable_sync(struct fw *fw);
 
 /*
  * fw_sandbox_add() - add (or replace) one sandbox: its policy's chain (if

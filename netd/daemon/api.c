@@ -171,6 +171,17 @@ static void pin_histogram(const struct proxy_stats *ps, FILE *out)
 			  (double)ps->pin_sum_us / 1e6);
 }
 
+/* "dataplane": the fast paths in use, and why the flowtable is not. */
+static json_t *dataplane_json(const struct daemon *d)
+{
+	const char *why = "";
+	bool ft = d->fw && fw_flowtable_state(d->fw, &why);
+
+	return json_pack("{s:b, s:b, s:s, s:I}", "fast_path", d->cfg.fast_path, "flowtable", ft,
+			 "flowtable_off_because", ft ? "" : why, "flowtable_failures",
+			 (json_int_t)d->ft_failures);
+}
+
 static json_t *api_status(void *ctx)
 {
 	struct daemon *d = ctx;
@@ -191,6 +202,8 @@ static json_t *api_status(void *ctx)
 
 	if (o)
 		json_object_set_new(o, "sandboxes_vanished", json_integer((json_int_t)d->vanished));
+	if (o)
+		json_object_set_new(o, "dataplane", dataplane_json(d));
 	if (o && d->trail)
 		json_object_set_new(o, "accounting", trail_stats_json(d->trail));
 	if (o && d->proxy) {
@@ -217,6 +230,12 @@ static void api_metrics(void *ctx, FILE *out)
 	metrics_u64(out, "netd_sandboxes", NULL, sandbox_count(d->sandboxes));
 	metrics_family(out, "netd_policies", "gauge", "Policies loaded.");
 	metrics_u64(out, "netd_policies", NULL, d->n_policies);
+	metrics_family(out, "netd_flowtable_active", "gauge",
+		       "1 if established flows are offloaded to an nftables flowtable.");
+	metrics_u64(out, "netd_flowtable_active", NULL, d->fw && fw_flowtable_state(d->fw, NULL));
+	metrics_family(out, "netd_flowtable_failures_total", "counter",
+		       "Flowtable device changes nf_tables refused (those interfaces take the rules' path).");
+	metrics_u64(out, "netd_flowtable_failures_total", NULL, d->ft_failures);
 	trail_metrics(d->trail, out);
 	for (size_t i = 0; i < n; i++) {
 		if (!c[i].metric)

@@ -55,6 +55,8 @@ static int reload_commit(struct daemon *d, const struct reload_plan *plan, char 
 	r = fw_sandboxes_update(d->fw, up, plan->n_changes);
 	if (r < 0)
 		snprintf(err, errsz, "nf_tables rejected the reload: %s", fw_last_error(d->fw));
+	else	/* a sandbox that became metered leaves the flowtable, and the reverse */
+		daemon_flowtable_sync(d);
 	free(up);
 	free(fv);
 	return r;

@@ -516,6 +516,7 @@ static void base_forward(struct bt *bt)
 		fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
 		rule_drop(bt, &rb, "ipv6-disabled");
 	}
+	render_ft_rules(bt);
 	forward_fast(bt);
 	rb_init(&rb, rc, "forward");
 	fm_ifset(&rb, NFT_META_OIFNAME, "sandbox_ifs", false);
@@ -711,6 +712,7 @@ void render_base(struct bt *bt, const struct prefix *internal, size_t n_internal
 	base_table(bt);
 	base_sets(bt, internal, n_internal);
 	base_chains(bt);
+	render_ft_base(bt);
 	base_raw(bt);
 	base_prerouting_nat(bt);
 	base_input_head(bt);

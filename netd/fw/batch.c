@@ -171,6 +171,16 @@ int fw_batch_close(struct fw_batch *b)
 	return b->err;
 }
 
+int fw_batch_close_check(struct fw_batch *b)
+{
+	if (b->err)
+		return b->err;
+	if (b->last)
+		b->last->nlmsg_flags |= NLM_F_ACK;
+	b->closed = true;
+	return 0;
+}
+
 size_t fw_batch_count(const struct fw_batch *b)
 {
 	return b->n;

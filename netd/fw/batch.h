@@ -76,6 +76,15 @@ int fw_batch_err(const struct fw_batch *b);
  */
 int fw_batch_close(struct fw_batch *b);
 
+/*
+ * fw_batch_close_check() - close without BATCH_END: nfnetlink then checks
+ * every message and aborts the transaction (NFNL_ABORT_VALIDATE, what
+ * `nft --check` relies on), so the answers tell what the kernel would do
+ * and nothing changes.  The last message is acknowledged as by
+ * fw_batch_close().  Return: 0; -errno (fw_batch_err()).
+ */
+int fw_batch_close_check(struct fw_batch *b);
+
 /* fw_batch_count() - messages between BEGIN and END. */
 size_t fw_batch_count(const struct fw_batch *b);
 

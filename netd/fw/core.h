@@ -22,6 +22,7 @@ struct fw_sb_rec {
 	struct addr dns4, dns6;
 	bool chained;
 	bool tap;
+	bool metered;		/* its policy needs every packet it sends (pchain_slow_path()) */
 	uint8_t mac[6];
 	struct fw_ledger pins;	/* owned: what is in pin4/6 for it (ledger.h) */
 	uint64_t digest;	/* of its own elements and hookup as last rendered (sb_arg.old_digest) */
@@ -46,6 +47,8 @@ struct fw {
 	size_t pins_total;	/* entries of every ledger (an upper bound of pin4 + pin6) */
 	struct fw_pchain *pcs;	/* the policy chains in the kernel (pctab.c) */
 	size_t n_pcs, cap_pcs;
+	uint32_t ft_made;	/* flowtable shards the kernel has (bit S: ft-S and fl-S) */
+	char ft_why[320];	/* the flowtable is off: why (fw_flowtable_state()) */
 	char err[512];
 };
 
@@ -56,6 +59,13 @@ typedef void fw_render_fn(struct bt *bt, const void *arg);
  * and commit it.  Return: 0; -errno (fw->err says what and why).
  */
 int fw_run(struct fw *fw, fw_render_fn *render, const void *arg, bool keep);
+
+/*
+ * fw_run_check() - render one batch with @render and have the kernel check
+ * it without applying it (fw_batch_close_check()).  Return: 0 (it would
+ * apply); -errno (fw->err says what and why).
+ */
+int fw_run_check(struct fw *fw, fw_render_fn *render, const void *arg);
 
 /* fw_new() - @cfg checked and copied, no batch sent.  Takes @k.  Return: 0; -errno. */
 int fw_new(const struct fw_config *cfg, struct fw_kernel *k, struct fw **ret);
@@ -98,6 +108,14 @@ typedef void fw_elem_fn(void *arg, const void *key, uint32_t len, uint64_t expir
  * memory, or not a set elements message).
  */
 int fw_elems_each(const struct nlmsghdr *nlh, fw_elem_fn *fn, void *arg);
+
+/*
+ * fw_ft_probe() - ask the kernel whether it has flowtables, with a batch
+ * it checks and aborts (fw_batch_close_check()): a table and a flowtable
+ * in it, never created.  Return: 0 (it has); -errno (its answer; @fw->err
+ * says what failed).
+ */
+int fw_ft_probe(struct fw *fw);
 
 /* The base ruleset's render function: @arg is a const struct fw_config *. */
 void fw_render_open(struct bt *bt, const void *arg);

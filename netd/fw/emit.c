@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <libnftnl/chain.h>
+#include <libnftnl/flowtable.h>
 #include <libnftnl/object.h>
 #include <libnftnl/table.h>
 #include <libnftnl/udata.h>
@@ -73,6 +74,41 @@ void bt_chain(struct bt *bt, uint16_t type, const char *name, int hook, int prio
 	nftnl_chain_free(c);
 	if (bt->keep && type == NFT_MSG_NEWCHAIN)
 		bt_flush_chain(bt, name);
+}
+
+void bt_flowtable(struct bt *bt, uint16_t type, const char *name, const char *const *devs,
+		  size_t n)
+{
+	struct nftnl_flowtable *ft = nftnl_flowtable_alloc();
+	const char *list[FW_FT_DEVS_PER_MSG + 1];
+	struct nlmsghdr *nlh;
+
+	if (!ft || n > FW_FT_DEVS_PER_MSG) {
+		nftnl_flowtable_free(ft);
+		bt_fail(bt, ft ? -E2BIG : -ENOMEM);
+		return;
+	}
+	nftnl_flowtable_set_str(ft, NFTNL_FLOWTABLE_TABLE, bt->rc->table);
+	nftnl_flowtable_set_str(ft, NFTNL_FLOWTABLE_NAME, name);
+	nftnl_flowtable_set_u32(ft, NFTNL_FLOWTABLE_FAMILY, bt_fam(bt));
+	if (type == NFT_MSG_NEWFLOWTABLE) {
+		nftnl_flowtable_set_u32(ft, NFTNL_FLOWTABLE_HOOKNUM, NF_NETDEV_INGRESS);
+		nftnl_flowtable_set_s32(ft, NFTNL_FLOWTABLE_PRIO, FW_FT_PRIO);
+		/* conntrack's counters go on counting what the fast path forwards */
+		nftnl_flowtable_set_u32(ft, NFTNL_FLOWTABLE_FLAGS, NFT_FLOWTABLE_COUNTER);
+	}
+	if (n) {
+		for (size_t i = 0; i < n; i++)
+			list[i] = devs[i];
+		list[n] = NULL;
+		nftnl_flowtable_set_array(ft, NFTNL_FLOWTABLE_DEVICES, list);
+	}
+	nlh = bt_hdr(bt, type, type == NFT_MSG_NEWFLOWTABLE ? NLM_F_CREATE : 0);
+	if (nlh) {
+		nftnl_flowtable_nlmsg_build_payload(nlh, ft);
+		fw_batch_msg_end(bt->b, nlh, name);
+	}
+	nftnl_flowtable_free(ft);
 }
 
 /* Delete every rule of chain @name. */

@@ -266,6 +266,14 @@ void fx_dynset_add(struct rb *rb, uint32_t sreg, const char *set, struct nftnl_e
 	nftnl_expr_set(e, NFTNL_EXPR_DYNSET_EXPR, per_elem, 0);	/* takes it */
 }
 
+void fx_flow_add(struct rb *rb, const char *ft)
+{
+	struct nftnl_expr *e = fx_new(rb, "flow_offload");
+
+	if (e)
+		nftnl_expr_set_str(e, NFTNL_EXPR_FLOW_TABLE_NAME, ft);
+}
+
 void fx_redirect(struct rb *rb, uint16_t port)
 {
 	uint16_t port_be = htons(port);

@@ -151,14 +151,17 @@ static void rec_set(struct fw_sb_rec *rec, const struct fw_sandbox *sb, const st
 	rec->addr6 = sb->addr6;
 	rec->chained = sb->chained;
 	rec->tap = sb->tap;
+	rec->metered = pchain_slow_path(pol);
 	memcpy(rec->mac, sb->mac, sizeof(rec->mac));
 }
 
 /* ---- one transaction --------------------------------------------------------- */
 
-int fw_run(struct fw *fw, fw_render_fn *render, const void *arg, bool keep)
+/* fw_run(), or with @check a batch the kernel checks and aborts (fw_run_check()). */
+static int run(struct fw *fw, fw_render_fn *render, const void *arg, bool keep, bool check)
 {
-	struct bt bt = { .b = fw->b, .rc = &fw->rc, .keep = keep };
+	/* Reconciling renders every shard in use afresh; otherwise those made are not sent again. */
+	struct bt bt = { .b = fw->b, .rc = &fw->rc, .keep = keep, .ft_done = keep ? 0 : fw->ft_made };
 	int r;
 
 	fw->err[0] = '\0';
@@ -166,7 +169,7 @@ int fw_run(struct fw *fw, fw_render_fn *render, const void *arg, bool keep)
 		fw->seq = 0;
 	fw_batch_begin(fw->b, fw->seq + 1);
 	render(&bt, arg);
-	r = fw_batch_close(fw->b);
+	r = check ? fw_batch_close_check(fw->b) : fw_batch_close(fw->b);
 	fw->seq = fw_batch_seq_end(fw->b);
 	if (r == -E2BIG) {
 		snprintf(fw->err, sizeof(fw->err), "batch of %zu messages: larger than one sendmsg() "
@@ -183,18 +186,57 @@ int fw_run(struct fw *fw, fw_render_fn *render, const void *arg, bool keep)
 	 * policy chains may be wrong, so each is sent again (emptied and
 	 * refilled) by the next batch that uses it, never trusted unseen.
 	 */
-	if (r == -ETIMEDOUT)
+	if (r == 0 && !check)
+		fw->ft_made |= bt.ft_done;
+	if (r == -ETIMEDOUT) {
 		for (size_t i = 0; i < fw->n_pcs; i++)
 			fw->pcs[i].digest = 0;
+		fw->ft_made = 0;
+	}
 	return r;
 }
 
+int fw_run(struct fw *fw, fw_render_fn *render, const void *arg, bool keep)
+{
+	return run(fw, render, arg, keep, false);
+}
+
+int fw_run_check(struct fw *fw, fw_render_fn *render, const void *arg)
+{
+	return run(fw, render, arg, false, true);
+}
+
 /* ---- open and close ------------------------------------------------------ */
+
+/*
+ * The flowtable fast path by @mode (FW_FLOWTABLE_*): the kernel asked
+ * unless NONE.  Return: 0; -EOPNOTSUPP (ON, and the kernel has none).
+ */
+static int ft_setup(struct fw *fw, uint8_t mode)
+{
+	int r;
+
+	snprintf(fw->ft_why, sizeof(fw->ft_why), "disabled by configuration");
+	if (mode == FW_FLOWTABLE_NONE)
+		return 0;
+	r = fw_ft_probe(fw);
+	fw->rc.ft_kernel = r == 0;
+	if (r < 0)
+		snprintf(fw->ft_why, sizeof(fw->ft_why), "the kernel has no flowtables "
+			 "(CONFIG_NF_FLOW_TABLE_INET, nft_flow_offload): %.200s", fw->err);
+	if (r < 0 && mode == FW_FLOWTABLE_ON)
+		return -EOPNOTSUPP;
+	fw->rc.flowtable = r == 0 && mode != FW_FLOWTABLE_OFF;
+	fw->rc.ft_uplink = fw->rc.egress[0] && if_nametoindex(fw->rc.egress) != 0;
+	fw->err[0] = '\0';
+	return 0;
+}
 
 int fw_new(const struct fw_config *cfg, struct fw_kernel *k, struct fw **ret)
 {
 	const char *table = cfg->table && cfg->table[0] ? cfg->table : FW_TABLE_DEFAULT;
 	struct fw *fw;
+	int r;
 
 	*ret = NULL;
 	if (strlen(table) >= NFT_TABLE_MAXNAMELEN || cfg->dns_port == 0 ||
@@ -229,6 +271,11 @@ int fw_new(const struct fw_config *cfg, struct fw_kernel *k, struct fw **ret)
 	fw->rc.pool4 = cfg->pool4;
 	fw->rc.pool6 = cfg->pool6;
 	fw->rc.fast_path = !cfg->no_fast_path;
+	r = ft_setup(fw, cfg->flowtable);
+	if (r < 0) {
+		fw_close(fw);
+		return r;
+	}
 	*ret = fw;
 	return 0;
 }

@@ -109,6 +109,9 @@ struct fw_rcfg {
 	char egress[IFNAMSIZ];	/* "" = any non-sandbox interface */
 	struct prefix pool4, pool6;	/* family 0: none (pool6: IPv6 disabled) */
 	bool fast_path;		/* the established-flow rule at the head of forward */
+	bool flowtable;		/* the flowtable fast path is in use (flowtable.c) */
+	bool ft_kernel;		/* the kernel has flowtables (so a leftover one can be removed) */
+	bool ft_uplink;		/* @egress exists: a device of every flowtable */
 	uint32_t conn_limit;	/* default per-sandbox "ct count" limit; 0 = none */
 };
 
@@ -135,6 +138,8 @@ struct bt {
 	 * of chained attachments is written.
 	 */
 	uint8_t family;
+	/* Flowtable shards made sure of (bit S: ft-S, fl-S): in this batch, or known to exist. */
+	uint32_t ft_done;
 };
 
 static inline void bt_fail(struct bt *bt, int err)
@@ -359,6 +364,57 @@ void ifaddr_remove(struct bt *bt, const char *base, const char *ifname, const st
  * refilled.  @internal, @n_internal: the ranges no pin may open.
  */
 void render_base(struct bt *bt, const struct prefix *internal, size_t n_internal);
+
+/* ---- flowtable.c: the flowtable fast path ---------------------------------- */
+
+/*
+ * Flowtables are sharded: nf_tables reports a flowtable in one netlink
+ * message, so one with thousands of devices could not be listed (by nft,
+ * or by fw_flowtable_sync()'s dump).  A sandbox's host interface is a
+ * device of shard ft-S, S from its mark's slot bits; map flow_fwd sends its
+ * established packets (iifname, and oifname for replies) to chain fl-S,
+ * whose one rule is `flow add @ft-S`.  The egress interface is a device of
+ * every shard (a reply arrives there), so a reply meets one flowtable lookup
+ * per shard in use: FW_FT_SHARD_DEVS keeps that at 5 for 5,000 sandboxes.
+ */
+#define FW_FT_SHARD_DEVS  1024	/* sandboxes per shard; 20 KiB of names in a dump */
+#define FW_FT_SHARDS      32	/* FW_MARK_SET_SIZE / FW_FT_SHARD_DEVS */
+#define FW_FT_DEVS_PER_MSG 256	/* the kernel's NFT_NETDEVICE_MAX (nf_tables_api.c) */
+#define FW_FT_PRIO        0	/* hook ingress priority filter */
+
+/* fw_ft_shard() - the shard of a sandbox with mark @mark (0: no mark, shard 0). */
+static inline unsigned fw_ft_shard(uint32_t mark)
+{
+	return ((mark & 0x7fffu) / FW_FT_SHARD_DEVS) % FW_FT_SHARDS;
+}
+
+/* fw_ft_name() - shard @shard's flowtable "ft-S"; fw_fl_name(): its chain "fl-S". */
+struct fw_name fw_ft_name(unsigned shard);
+struct fw_name fw_fl_name(unsigned shard);
+
+/*
+ * render_ft_base() - with the base ruleset: map flow_fwd, created or kept
+ * (the shards follow with their first sandbox); with the flowtable off, in
+ * reconcile mode, map and shards removed if the kernel has flowtables
+ * (what an earlier run may have left).
+ */
+void render_ft_base(struct bt *bt);
+/*
+ * render_ft_unused() - reconcile mode, at the end of a restart's batch:
+ * the shards no sandbox of it made sure of (render_ft_shard()) removed.
+ */
+void render_ft_unused(struct bt *bt);
+/* render_ft_rules() - forward's two `ct state established [io]ifname vmap @flow_fwd` rules. */
+void render_ft_rules(struct bt *bt);
+/* render_ft_shard() - shard @shard's flowtable and chain, made sure of once per batch. */
+void render_ft_shard(struct bt *bt, unsigned shard);
+
+/* bt_flowtable() - NEWFLOWTABLE (created, or devices added) / DELFLOWTABLE (@n devices removed;
+ * 0: the flowtable) of flowtable @name: hook ingress, flags counter. */
+void bt_flowtable(struct bt *bt, uint16_t type, const char *name, const char *const *devs,
+		  size_t n);
+/* flow add @ft: offload the packet's connection into flowtable @ft. */
+void fx_flow_add(struct rb *rb, const char *ft);
 
 /* ---- pchain.c: a policy's chain ----------------------------------------- */
 

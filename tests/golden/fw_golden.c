@@ -14,12 +14,15 @@
  *   pin NAME ADDR PROTO PORT TIMEOUT_MS
  *   lookup NAME ADDR PROTO PORT
  *   addmany PREFIX N RULE       N sandboxes PREFIX0..: veth PREFIX%x, 10.88.x.y
+ *                               (with opt ct_mark=M: marks M, M+1, ...)
  *   updatemany PREFIX N [RULE]  all of them reloaded in one batch
+ *   ftsync                      fw_flowtable_sync()
+ *   ftattach NAME               fw_flowtable_attach()
  *   opt KEY=VALUE               for the commands after it: log_group=N, fast_path=0|1,
  *                               conn_limit=N (open), ct_mark=N, chained=0|1,
  *                               quota=BYTES, quota_cut=0|1, conns=N,
  *                               tap=0|1 (MAC 02:00:5e:00:53:01), audit=0|1, reject=0|1,
- *                               mode=0|1|2 (add)
+ *                               mode=0|1|2 (add), flowtable=0..3 (open: FW_FLOWTABLE_*)
  *   close
  *
  * `fw_golden --fake OUT` runs on tests/golden/fake_nft.c instead of the
@@ -50,7 +53,7 @@ static struct fw_kernel *g_fake;	/* --fake: the model g_fw commits to */
 static const char *g_fake_out;
 static struct {
 	unsigned long log_group, ct_mark, chained, quota, quota_cut, tap, no_fast_path,
-		conn_limit, conns;
+		conn_limit, conns, flowtable;
 	unsigned long audit, reject, mode;	/* policy mode/on_deny, fw_sandbox.mode */
 } g_opt;
 
@@ -219,7 +222,8 @@ static int do_many(char **t, int n)
 			snprintf(m->name, sizeof(m->name), "%s%zu", t[1], i);
 			snprintf(m->ifname, sizeof(m->ifname), "%.8s%zx", t[1], i & 0xffff);
 			snprintf(a4, sizeof(a4), "10.88.%zu.%zu", i / 250, i % 250 + 1);
-			m->sb = (struct fw_sandbox){ .name = m->name, .host_ifname = m->ifname };
+			m->sb = (struct fw_sandbox){ .name = m->name, .host_ifname = m->ifname,
+						     .ct_mark = g_opt.ct_mark ? (uint32_t)(g_opt.ct_mark + i) : 0 };
 			addr_parse(a4, &m->sb.addr4);
 			r = fw_sandbox_add(g_fw, &m->sb, &pol);
 			g_n_many += r == 0;
@@ -258,6 +262,7 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 		cfg.log_group = (uint16_t)g_opt.log_group;
 		cfg.no_fast_path = g_opt.no_fast_path != 0;
 		cfg.conn_limit = (uint32_t)g_opt.conn_limit;
+		cfg.flowtable = (uint8_t)g_opt.flowtable;
 		fw_close(g_fw);
 		g_fw = NULL;
 #ifndef FW_GOLDEN_KERNEL_ONLY
@@ -306,6 +311,8 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 			g_opt.conn_limit = v;
 		else if (strcmp(t[1], "conns") == 0)
 			g_opt.conns = v;
+		else if (strcmp(t[1], "flowtable") == 0)
+			g_opt.flowtable = v;
 		else
 			return -EINVAL;
 		return 0;
@@ -361,6 +368,10 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 			*found = r;
 		return r < 0 ? r : 0;
 	}
+	if (strcmp(t[0], "ftsync") == 0 && n == 1)
+		return fw_flowtable_sync(g_fw);
+	if (strcmp(t[0], "ftattach") == 0 && n == 2)
+		return fw_flowtable_attach(g_fw, t[1]);
 	if (strcmp(t[0], "close") == 0) {
 		fw_close(g_fw);
 		g_fw = NULL;

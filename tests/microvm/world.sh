@@ -10,15 +10,17 @@
 # appends it; the tools are under /opt/w (bin, and the libraries at their
 # usual paths, which the dynamic loader searches).
 #
-#   tests/microvm/world.sh OUTDIR NETD
+#   tests/microvm/world.sh OUTDIR NETD [PROGRAM...]
 #
 # OUTDIR is build/microvm (tests/microvm/build.sh made the kernel there);
 # NETD the netd binary to put in (the release build: ASan in a TCG guest
-# is slow and wants more memory than the guest has).  Leaves
+# is slow and wants more memory than the guest has); PROGRAMs more of the
+# project's own (the fw driver, build/test/fw_golden).  Leaves
 # OUTDIR/world.cpio.gz; rebuilt only when an input changed.
 set -euo pipefail
 out=${1:?OUTDIR}
 netd_bin=${2:?NETD}
+shift 2
 die() { echo "microvm/world: $*" >&2; exit 1; }
 [ -d "$out" ] && out=$(cd "$out" && pwd)
 [ -r "$out/kernel-release" ] && [ -x "$out/busybox" ] || die "$out has no guest: run make microvm-guest"
@@ -34,6 +36,10 @@ for t in "${tools[@]}"; do
 	paths+=("$(readlink -f "$p")")
 done
 paths+=("$(readlink -f "$netd_bin")")
+for p in "$@"; do
+	[ -x "$p" ] || die "$p: no such program"
+	paths+=("$(readlink -f "$p")")
+done
 
 stamp="$kdeb $(sha256sum "$0" "${paths[@]}" | cut -c1-16 | tr '\n' ' ')"
 if [ -e "$out/world.cpio.gz" ] && [ "$(cat "$out/world.stamp" 2>/dev/null)" = "$stamp" ]; then

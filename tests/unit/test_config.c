@@ -561,10 +561,25 @@ static void test_dataplane(void **state)
 	assert_false(c.fast_path);
 	assert_int_equal(cparse(&c, "dataplane: { fast_path: true }\n", "d.yaml", &err), 0);
 	assert_true(c.fast_path);
+	assert_int_equal(c.flowtable, CONFIG_FLOWTABLE_AUTO);
 	assert_int_equal(cparse(&c, "dataplane: { fast_path: false, flowtable: true }\n", "d.yaml", &err),
-			 -EINVAL);
-	assert_non_null(strstr(err.msg, "dataplane: unknown key 'flowtable' (allowed: fast_path)"));
-	assert_true(c.fast_path);
+			 0);
+	assert_false(c.fast_path);
+	assert_int_equal(c.flowtable, CONFIG_FLOWTABLE_ON);
+	assert_int_equal(cparse(&c, "dataplane: { flowtable: false }\n", "d.yaml", &err), 0);
+	assert_int_equal(c.flowtable, CONFIG_FLOWTABLE_OFF);
+	assert_int_equal(cparse(&c, "dataplane: { flowtable: auto }\n", "d.yaml", &err), 0);
+	assert_int_equal(c.flowtable, CONFIG_FLOWTABLE_AUTO);
+	/* A bad value: a clear error at its line, the last good value kept. */
+	assert_int_equal(cparse(&c, "dataplane:\n  flowtable: yes\n", "d.yaml", &err), -EINVAL);
+	assert_int_equal(err.line, 2);
+	assert_non_null(strstr(err.msg, "dataplane.flowtable: expected auto, true or false, got 'yes'"));
+	assert_int_equal(c.flowtable, CONFIG_FLOWTABLE_AUTO);
+	assert_int_equal(cparse(&c, "dataplane: { flowtable: [auto] }\n", "d.yaml", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "dataplane.flowtable: expected auto, true or false, got a list"));
+	assert_int_equal(cparse(&c, "dataplane: { fast_path: true, nope: 1 }\n", "d.yaml", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "dataplane: unknown key 'nope' (allowed: fast_path, flowtable)"));
+	c.fast_path = true;
 	assert_int_equal(cparse(&c, "dataplane: off\n", "d.yaml", &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "dataplane: expected a mapping"));
 	assert_true(c.fast_path);
