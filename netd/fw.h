@@ -21,7 +21,9 @@
  *   chain output_raw       (filter, output, raw)       udp from @dns_local4/6 port 53: notrack
  *   chain prerouting_nat   (nat, prerouting, dstnat)   udp/tcp 53 to any address -> redirect to :dns_port
  *   chain input            (filter, input)             sandbox -> host: only the proxy port (+ ICMPv6 ND)
- *   chain forward          (filter, forward)           fast path (first): established, not
+ *   chain forward          (filter, forward)           flowtable (first, dataplane.flowtable):
+ *                                                      ct established [io]ifname vmap @flow_fwd;
+ *                                                      fast path: established, not
  *                                                      metered -> accept; to a sandbox:
  *                                                      established only; from a sandbox:
  *                                                      iifname vmap @sandbox_fwd
@@ -47,6 +49,10 @@
  *                    saddr . daddr . l4proto . dport @pin4/6 accept;      (DNS pins, with timeouts)
  *                    drop   (on_deny: reject: reject at each sandbox's own rate first;
  *                            mode: audit, chain pa-POLICY: count, accept)
+ *   flowtable fast path (netd/fw/flowtable.c), where the kernel has flowtables:
+ *   map  flow_fwd { type ifname : verdict }        unmetered sandbox iface -> jump fl-S
+ *   chain fl-S: flow add @ft-S
+ *   flowtable ft-S { hook ingress; counter; devices = egress iface + <= 1,024 sandbox ifaces }
  *   No set or chain is a sandbox's own: nf_tables finds sets by name in a
  *   list and validates every chain on each commit that adds a rule or a
  *   jump, so per-sandbox ones made every create, reload and restart slower

@@ -167,6 +167,10 @@ have=1
 echo
 echo "Data-plane benchmark: $(nproc) CPUs, $(uname -r), iperf $(iperf3 --version | awk 'NR == 1 {print $2}'), " \
 	"$ROUNDS rounds x ${SECS}s, paths alternating (order rotated each round), $NPINS pins"
+# With the flowtable on, "netd" is its path (and "fast off" too: deleting
+# the forward rule leaves offloaded flows offloaded); off, the rules'.
+echo "netd's flowtable (dataplane.flowtable: auto): $(netd status |
+	jq -r '.dataplane | if .flowtable then "on" else "off, " + .flowtable_off_because end')"
 for count in $COUNTS; do
 	for ((i = have; i < count; i++)); do
 		# (under load the CLI may give up on an answer netd still sends:
