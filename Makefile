@@ -132,16 +132,6 @@ build/asan/integ/%: build/asan/obj/tests/integ/%.o build/asan/libnetd.a
 
 # The connection-burst load generator is built plain -O2, no sanitizers:
 # it must outrun the daemon under test, and it uses nothing of netd's.
-# The fw driver without sanitizers, for the microVM guest's world
-# (tests/microvm/world.sh), where ASan would be slow and short of memory.
-build/libnetd.a: $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
-	@$(if $(Q),echo "  AR      $@")
-	$(Q)rm -f $@ && ar qcs $@ $^
-build/test/fw_golden: build/obj/tests/golden/fw_golden.o build/obj/tests/golden/fake_nft.o build/libnetd.a
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
-
 build/test/acct_burst: tests/integ/acct_burst.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
@@ -160,9 +150,10 @@ microvm-guest: ## the microVM test guest: kernel + busybox initramfs (build/micr
 	$(Q)tests/microvm/build.sh build/microvm
 
 # A netd world for that guest (tests/microvm/world.sh): its kernel's
-# netfilter modules, the release netd and the tools its tests use.
-microvm-world: microvm-guest build/netd build/test/fw_golden ## the guest's second initramfs: netd and its tools (build/microvm/world.cpio.gz)
-	$(Q)tests/microvm/world.sh build/microvm build/netd build/test/fw_golden
+# netfilter modules, the sanitizer builds of netd and the fw driver, and
+# the tools its tests use.
+microvm-world: microvm-guest build/asan/netd build/asan/golden/fw_golden ## the guest's second initramfs: netd and its tools (build/microvm/world.cpio.gz)
+	$(Q)tests/microvm/world.sh build/microvm build/asan/netd build/asan/golden/fw_golden
 
 # ---- libFuzzer ---------------------------------------------------------
 FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -g -O1

@@ -198,7 +198,7 @@ static int ctcut_do(struct dump_ctx *cp)
 	size_t bufsz = 32768;	/* one dump skb (libmnl's MNL_SOCKET_DUMP_SIZE) */
 	char *buf = NULL;
 	uint32_t portid, seq = (uint32_t)time(NULL);
-	int r = 0, deleted = 0;
+	int r = 0, deleted = 0, busy = 0;
 
 	if (src->family != AF_INET && src->family != AF_INET6)
 		return -EINVAL;
@@ -238,10 +238,11 @@ static int ctcut_do(struct dump_ctx *cp)
 		if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
 			continue;
 		/* -ENOENT: it ended by itself meanwhile. */
-		if (ct_wait(nl, buf, bufsz, seq, portid, NULL, NULL) == 0)
-			deleted++;
+		r = ct_wait(nl, buf, bufsz, seq, portid, NULL, NULL);
+		deleted += r == 0;
+		busy += r == -EBUSY;
 	}
-	r = deleted;
+	r = busy ? -EBUSY : deleted;
 out:
 	if (nl)
 		mnl_socket_close(nl);

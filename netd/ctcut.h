@@ -21,7 +21,10 @@
  * @src -> cut[i].addr, protocol cut[i].proto, destination port cut[i].port,
  * for any i < @n.  One dump, then one delete per matching entry; an entry
  * that vanished meanwhile is not an error.
- * Return: number of entries deleted; -errno (dump failed: nothing cut).
+ * Return: number of entries deleted; -EBUSY (the kernel refused to delete
+ * some: offloaded to a flowtable, and its ctnetlink predates "netfilter:
+ * ctnetlink: Support offloaded conntrack entry deletion", Linux 6.4; the
+ * others were deleted); -errno (dump failed: nothing cut).
  */
 int ctcut_run(const struct addr *src, const struct pinsrc_cut *cut, size_t n);
 
@@ -29,7 +32,8 @@ int ctcut_run(const struct addr *src, const struct pinsrc_cut *cut, size_t n);
  * ctcut_source() - delete every conntrack entry whose original source is
  * @src (any protocol, any destination): a deleted sandbox's flows must not
  * carry over to the next sandbox given the same address.
- * Return: number of entries deleted (at most CTCUT_MAX); -errno.
+ * Return: number of entries deleted (at most CTCUT_MAX); -EBUSY as for
+ * ctcut_run(); -errno.
  */
 int ctcut_source(const struct addr *src);
 

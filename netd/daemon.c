@@ -315,8 +315,6 @@ static int startup_restore(struct daemon *d)
 			     d->cfg.flowtable == CONFIG_FLOWTABLE_OFF   ? FW_FLOWTABLE_OFF :
 									  FW_FLOWTABLE_AUTO,
 	};
-	const char *why;
-
 	if (d->cfg.pool6_enabled)
 		fc.pool6 = d->cfg.pool6;
 	if (daemon_state_restore(d, &fc) < 0)
@@ -324,13 +322,7 @@ static int startup_restore(struct daemon *d)
 	/* Before the control socket opens, so no new ADD can race with them. */
 	daemon_tombstones_process(d);
 	daemon_orphans_remove(d);
-	if (fw_flowtable_state(d->fw, &why)) {
-		log_info("flowtable fast path: on (egress %s)",
-			 d->egress_ifname[0] ? d->egress_ifname : "none: sandbox side only");
-		daemon_flowtable_sync(d);	/* the restored interfaces, taps made again */
-	} else {
-		log_info("flowtable fast path: off, %s", why);
-	}
+	daemon_flowtable_report(d);
 	return 0;
 }
 

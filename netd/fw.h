@@ -22,7 +22,7 @@
  *   chain prerouting_nat   (nat, prerouting, dstnat)   udp/tcp 53 to any address -> redirect to :dns_port
  *   chain input            (filter, input)             sandbox -> host: only the proxy port (+ ICMPv6 ND)
  *   chain forward          (filter, forward)           flowtable (first, dataplane.flowtable):
- *                                                      ct established [io]ifname vmap @flow_fwd;
+ *                                                      established reply to a sandbox: flow add @ft;
  *                                                      fast path: established, not
  *                                                      metered -> accept; to a sandbox:
  *                                                      established only; from a sandbox:
@@ -49,10 +49,8 @@
  *                    saddr . daddr . l4proto . dport @pin4/6 accept;      (DNS pins, with timeouts)
  *                    drop   (on_deny: reject: reject at each sandbox's own rate first;
  *                            mode: audit, chain pa-POLICY: count, accept)
- *   flowtable fast path (netd/fw/flowtable.c), where the kernel has flowtables:
- *   map  flow_fwd { type ifname : verdict }        unmetered sandbox iface -> jump fl-S
- *   chain fl-S: flow add @ft-S
- *   flowtable ft-S { hook ingress; counter; devices = egress iface + <= 1,024 sandbox ifaces }
+ *   flowtable ft { hook ingress; counter; devices = { egress iface } }   (netd/fw/flowtable.c,
+ *                                                  where the kernel has flowtables)
  *   No set or chain is a sandbox's own: nf_tables finds sets by name in a
  *   list and validates every chain on each commit that adds a rule or a
  *   jump, so per-sandbox ones made every create, reload and restart slower
@@ -136,9 +134,9 @@ struct fw_config {
 
 /*
  * The flowtable fast path (docs/architecture.md, "The flowtable"): flowtable
- * "ft" (hook ingress, flags counter) on the egress interface and the host
- * ends of unmetered sandboxes (set flow_ifs), fed by `flow add @ft` in
- * forward.  fw_open() asks the kernel first (a batch it checks and aborts).
+ * "ft" (hook ingress, flags counter) whose one device is the egress
+ * interface, fed by `flow add @ft` in forward for replies to sandboxes.
+ * fw_open() asks the kernel first (a batch it checks and aborts).
  */
 #define FW_FLOWTABLE_NONE 0	/* no flowtable, no question (tests' stand-in kernels) */
 #define FW_FLOWTABLE_OFF  1	/* none; one an earlier run made is removed */
@@ -249,24 +247,13 @@ const char *fw_last_error(const struct fw *fw);
 bool fw_flowtable_state(const struct fw *fw, const char **why);
 
 /*
- * fw_flowtable_attach() - add the host interface @ifname of sandbox @name to
- * the flowtable's devices, once it exists (fw_sandbox_add() puts the rules
- * in place before the interface does).  Nothing for a chained attachment,
- * a metered sandbox, or when the flowtable is off.  A performance matter
- * only: every packet is still under the rules without it.
+ * fw_flowtable_refresh() - the egress interface back among flowtable ft's
+ * devices, if the flowtable is on and the interface exists (the kernel
+ * drops a device that goes away, and one that comes back under its name is
+ * not the same device).  Nothing if it is there already.
  * Return: 0; -errno (fw_last_error() says why).
  */
-int fw_flowtable_attach(struct fw *fw, const char *name);
-
-/*
- * fw_flowtable_sync() - make the flowtable's devices what set flow_ifs and
- * the egress interface say, after a restart or a reload: interfaces of
- * sandboxes that became metered (a quota, an SNI check) leave it, so what
- * they send meets their quota rule again from the next packet on; missing
- * ones that exist are added.  One dump of each, one batch.
- * Return: 0 (also when the flowtable is off); -errno (fw_last_error()).
- */
-int fw_flowtable_sync(struct fw *fw);
+int fw_flowtable_refresh(struct fw *fw);
 
 /*
  * fw_sandbox_add() - add (or replace) one sandbox: its policy's chain (if

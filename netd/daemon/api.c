@@ -234,7 +234,7 @@ static void api_metrics(void *ctx, FILE *out)
 		       "1 if established flows are offloaded to an nftables flowtable.");
 	metrics_u64(out, "netd_flowtable_active", NULL, d->fw && fw_flowtable_state(d->fw, NULL));
 	metrics_family(out, "netd_flowtable_failures_total", "counter",
-		       "Flowtable device changes nf_tables refused (those interfaces take the rules' path).");
+		       "Egress interface additions to the flowtable nf_tables refused.");
 	metrics_u64(out, "netd_flowtable_failures_total", NULL, d->ft_failures);
 	trail_metrics(d->trail, out);
 	for (size_t i = 0; i < n; i++) {

@@ -1,43 +1,38 @@
 /*
  * flowglue - the daemon's side of the flowtable fast path (netd/fw.h,
- * docs/architecture.md "The flowtable"): when a sandbox's interface joins
- * its shard, when every shard is squared with the sandboxes, and what is
- * said and counted when nf_tables refuses.  A refusal costs speed, never
- * safety: every packet of an interface outside the flowtable still meets
- * the rules.
+ * docs/architecture.md "The flowtable"): what start-up says about it, and
+ * the egress interface put back among its devices at each reload.  A
+ * refusal costs speed, never safety: only replies take the flowtable, and
+ * without it they take the rules' path.
  */
 #include "netd/daemon/internal.h"
 
+#include <net/if.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "netd/fw.h"
 
-void daemon_flowtable_attach(struct daemon *d, const struct sandbox *sb)
+void daemon_flowtable_report(const struct daemon *d)
 {
-	int r;
+	const char *why;
 
-	if (!fw_flowtable_state(d->fw, NULL))
-		return;
-	r = fw_flowtable_attach(d->fw, sb->name);
-	if (r < 0) {
-		d->ft_failures++;
-		log_warn("sandbox %s: %s stays out of the flowtable (its packets take the rules' "
-			 "path): %s", sb->name, sb->host_ifname, fw_last_error(d->fw)[0] ?
-			 fw_last_error(d->fw) : strerror(-r));
-	}
+	if (!fw_flowtable_state(d->fw, &why))
+		log_info("flowtable fast path: off, %s", why);
+	else if (if_nametoindex(d->egress_ifname) == 0)
+		log_warn("flowtable fast path: on, but egress interface %s does not exist (yet): "
+			 "it joins the flowtable at the next reload", d->egress_ifname);
+	else
+		log_info("flowtable fast path: on (replies arriving on %s)", d->egress_ifname);
 }
 
-void daemon_flowtable_sync(struct daemon *d)
+void daemon_flowtable_refresh(struct daemon *d)
 {
-	int r;
+	int r = fw_flowtable_refresh(d->fw);
 
-	if (!fw_flowtable_state(d->fw, NULL))
-		return;
-	r = fw_flowtable_sync(d->fw);
 	if (r < 0) {
 		d->ft_failures++;
-		log_warn("flowtable devices: %s", fw_last_error(d->fw)[0] ? fw_last_error(d->fw) :
-			 strerror(-r));
+		log_warn("flowtable: cannot add egress interface %s: %s", d->egress_ifname,
+			 fw_last_error(d->fw)[0] ? fw_last_error(d->fw) : strerror(-r));
 	}
 }

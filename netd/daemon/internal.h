@@ -102,7 +102,7 @@ struct daemon {
 	struct pinsrc *pinsrc;	/* pin -> qnames, for reloads (netd/pinsrc.h) */
 	uint64_t reloads, reloads_rejected;
 	uint64_t vanished;	/* sandboxes retired because their interface vanished */
-	uint64_t ft_failures;	/* flowtable device changes nf_tables refused (flowglue.c) */
+	uint64_t ft_failures;	/* egress interface additions nf_tables refused (flowglue.c) */
 	struct audit_who who;	/* caches of the DNS audit (dnsglue.c) */
 	struct audit_what what;
 	unsigned int fd_limit;	/* RLIMIT_NOFILE after raising it */
@@ -171,14 +171,13 @@ void daemon_fw_view(const struct sandbox *sb, struct fw_sandbox *out);
 void daemon_dns_direct(struct daemon *d, struct sandbox *sb);
 
 /*
- * daemon_flowtable_attach() - @sb's interface, now that it exists, into
- * its flowtable shard (fw_flowtable_attach(); best effort: logged).
- * daemon_flowtable_sync() - every shard squared with the sandboxes after
- * a restart or a reload (fw_flowtable_sync(); best effort: logged).
- * Both count failures in d->ft_failures (netd_flowtable_failures_total).
+ * daemon_flowtable_report() - log whether the flowtable fast path is on, and
+ * if not why.  daemon_flowtable_refresh() - the egress interface back among
+ * its devices (fw_flowtable_refresh(); best effort: logged, counted in
+ * d->ft_failures, netd_flowtable_failures_total).
  */
-void daemon_flowtable_attach(struct daemon *d, const struct sandbox *sb);
-void daemon_flowtable_sync(struct daemon *d);
+void daemon_flowtable_report(const struct daemon *d);
+void daemon_flowtable_refresh(struct daemon *d);
 
 /* daemon_audit_sandbox() - one "sandbox" audit record: @action on @sb. */
 void daemon_audit_sandbox(struct daemon *d, const struct sandbox *sb, const char *action);

@@ -280,7 +280,6 @@ static int sandbox_build(struct daemon *d, struct sandbox *sb, const struct poli
 		goto fail_ns;
 	}
 	close(nsfd);
-	daemon_flowtable_attach(d, sb);
 	daemon_dns_direct(d, sb);
 	return 0;
 fail_ns:

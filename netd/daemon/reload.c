@@ -55,8 +55,6 @@ static int reload_commit(struct daemon *d, const struct reload_plan *plan, char 
 	r = fw_sandboxes_update(d->fw, up, plan->n_changes);
 	if (r < 0)
 		snprintf(err, errsz, "nf_tables rejected the reload: %s", fw_last_error(d->fw));
-	else	/* a sandbox that became metered leaves the flowtable, and the reverse */
-		daemon_flowtable_sync(d);
 	free(up);
 	free(fv);
 	return r;
@@ -76,7 +74,12 @@ static int reload_cut(struct daemon *d, const struct reload_change *c)
 		if (!src->family)
 			continue;
 		k = ctcut_run(src, c->cut, c->n_cut);
-		if (k < 0)
+		if (k == -EBUSY)
+			log_warn("sandbox %s: cannot cut connections to removed names: the kernel "
+				 "refuses to delete conntrack entries offloaded to the flowtable "
+				 "(ctnetlink before Linux 6.4): set dataplane.flowtable: false",
+				 c->sb->name);
+		else if (k < 0)
 			log_warn("sandbox %s: cannot cut connections to removed names: %s",
 				 c->sb->name, strerror(-k));
 		else
@@ -203,6 +206,7 @@ out:
 		d->reloads++;
 		if (d->trail)
 			daemon_grace_update(d);
+		daemon_flowtable_refresh(d);	/* an egress interface that went and came back */
 		*ret_report = report;
 	}
 	return r;

@@ -395,10 +395,12 @@ int daemon_state_restore(struct daemon *d, const struct fw_config *fc)
 	if (r < 0)
 		goto out;
 	r = fw_open_reconcile(fc, set.keep, set.n, &d->fw, &info);
-	if (r == -EOPNOTSUPP && fc->flowtable == FW_FLOWTABLE_ON) {
-		log_err("dataplane.flowtable: true, but this kernel has no nftables flowtables "
-			"(CONFIG_NF_FLOW_TABLE_INET, CONFIG_NFT_FLOW_OFFLOAD); set it to auto to run "
-			"without the flowtable fast path");
+	if (fc->flowtable == FW_FLOWTABLE_ON && (r == -EOPNOTSUPP || r == -ENODEV)) {
+		log_err("dataplane.flowtable: true, but %s; set it to auto to run without the "
+			"flowtable fast path", r == -ENODEV ? "netd knows no egress interface "
+			"(egress_interface, or a default route) to put in it" :
+			"this kernel has no nftables flowtables (CONFIG_NF_FLOW_TABLE_INET, "
+			"CONFIG_NFT_FLOW_OFFLOAD)");
 		goto out;
 	}
 	if (r < 0) {

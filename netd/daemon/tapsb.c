@@ -154,7 +154,6 @@ int daemon_tap_build(struct daemon *d, struct sandbox *sb, const struct policy *
 		fw_sandbox_del(d->fw, &fv);
 		return r;
 	}
-	daemon_flowtable_attach(d, sb);
 	daemon_dns_direct(d, sb);
 	return 0;
 }

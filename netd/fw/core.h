@@ -22,7 +22,6 @@ struct fw_sb_rec {
 	struct addr dns4, dns6;
 	bool chained;
 	bool tap;
-	bool metered;		/* its policy needs every packet it sends (pchain_slow_path()) */
 	uint8_t mac[6];
 	struct fw_ledger pins;	/* owned: what is in pin4/6 for it (ledger.h) */
 	uint64_t digest;	/* of its own elements and hookup as last rendered (sb_arg.old_digest) */
@@ -47,7 +46,6 @@ struct fw {
 	size_t pins_total;	/* entries of every ledger (an upper bound of pin4 + pin6) */
 	struct fw_pchain *pcs;	/* the policy chains in the kernel (pctab.c) */
 	size_t n_pcs, cap_pcs;
-	uint32_t ft_made;	/* flowtable shards the kernel has (bit S: ft-S and fl-S) */
 	char ft_why[320];	/* the flowtable is off: why (fw_flowtable_state()) */
 	char err[512];
 };

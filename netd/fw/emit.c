@@ -80,10 +80,10 @@ void bt_flowtable(struct bt *bt, uint16_t type, const char *name, const char *co
 		  size_t n)
 {
 	struct nftnl_flowtable *ft = nftnl_flowtable_alloc();
-	const char *list[FW_FT_DEVS_PER_MSG + 1];
+	const char *list[2] = { n ? devs[0] : NULL, NULL };
 	struct nlmsghdr *nlh;
 
-	if (!ft || n > FW_FT_DEVS_PER_MSG) {
+	if (!ft || n > 1) {
 		nftnl_flowtable_free(ft);
 		bt_fail(bt, ft ? -E2BIG : -ENOMEM);
 		return;
@@ -97,12 +97,8 @@ void bt_flowtable(struct bt *bt, uint16_t type, const char *name, const char *co
 		/* conntrack's counters go on counting what the fast path forwards */
 		nftnl_flowtable_set_u32(ft, NFTNL_FLOWTABLE_FLAGS, NFT_FLOWTABLE_COUNTER);
 	}
-	if (n) {
-		for (size_t i = 0; i < n; i++)
-			list[i] = devs[i];
-		list[n] = NULL;
+	if (n)
 		nftnl_flowtable_set_array(ft, NFTNL_FLOWTABLE_DEVICES, list);
-	}
 	nlh = bt_hdr(bt, type, type == NFT_MSG_NEWFLOWTABLE ? NLM_F_CREATE : 0);
 	if (nlh) {
 		nftnl_flowtable_nlmsg_build_payload(nlh, ft);

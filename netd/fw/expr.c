@@ -498,6 +498,18 @@ void fm_ct_est_only(struct rb *rb)
 	fm_ct_state(rb, NF_CT_STATE_BIT(IP_CT_ESTABLISHED));
 }
 
+void fm_ct_reply(struct rb *rb)
+{
+	uint8_t reply = IP_CT_DIR_REPLY;
+	struct nftnl_expr *e = fx_new(rb, "ct");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_DIRECTION);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	}
+	fx_cmp(rb, NFT_REG_1, NFT_CMP_EQ, &reply, 1);
+}
+
 void fm_ct_mark_clear(struct rb *rb, uint32_t bit)
 {
 	uint32_t xor = 0, zero = 0;

@@ -1,115 +1,57 @@
 /*
  * flowtable - the flowtable fast path's part of the ruleset (render.h,
- * "flowtable.c"): the shards ft-S with their chains fl-S, map flow_fwd and
- * forward's two rules that feed it.  Pure renderer: appends to a batch.
+ * "flowtable.c"): flowtable ft on the egress interface and the rule in
+ * forward that feeds it.  Pure renderer: appends to a batch.
  *
- * A connection is offloaded by `flow add @ft-S` (nft_flow_offload: TCP once
- * established, UDP, after conntrack confirmed it) when a packet of it
- * crosses forward from or to a sandbox in flow_fwd; from then on the
- * kernel's ingress hook of ft-S forwards its packets on the devices of ft-S
- * before prerouting: no conntrack lookup, no chain.  The flowtable's
- * counter flag keeps conntrack's byte and packet counts exact, so the
- * audit trail and the metrics see every packet.  What must see every packet
- * stays out: a metered sandbox (quota, SNI check) has no flow_fwd element
- * and its interface is no device (fw_flowtable_sync()), chained
- * attachments arrive on a bridge, which is none either.
+ * A sandbox's connection is offloaded by `flow add @ft` (nft_flow_offload:
+ * TCP once established, UDP, after conntrack confirmed it) when one of its
+ * replies crosses forward towards the sandbox's interface; from then on
+ * the kernel's ingress hook of ft forwards the connection's replies as they
+ * arrive on the egress interface, NAT undone, before prerouting: no
+ * conntrack lookup, no chain.  The flowtable's counter flag keeps
+ * conntrack's byte and packet counts exact, so the audit trail and the
+ * metrics see every packet.  The sandbox's own interface is no device of
+ * ft, so what it sends crosses every rule as without the flowtable.
  */
 #include "netd/fw/render.h"
 
 #include <linux/netfilter.h>
 
-struct fw_name fw_ft_name(unsigned shard)
-{
-	struct fw_name n;
-
-	snprintf(n.s, sizeof(n.s), "ft-%u", shard);
-	return n;
-}
-
-struct fw_name fw_fl_name(unsigned shard)
-{
-	struct fw_name n;
-
-	snprintf(n.s, sizeof(n.s), "fl-%u", shard);
-	return n;
-}
-
-void render_ft_shard(struct bt *bt, unsigned shard)
+void render_ft_uplink(struct bt *bt)
 {
 	const char *up[1] = { bt->rc->egress };
-	struct fw_name ft = fw_ft_name(shard), fl = fw_fl_name(shard);
-	struct rb rb;
 
-	if (!bt->rc->flowtable || (bt->ft_done & (1u << shard)))
-		return;
-	bt->ft_done |= 1u << shard;
-	/* Created, or its devices kept (NEWFLOWTABLE on one that exists adds what is new). */
-	bt_flowtable(bt, NFT_MSG_NEWFLOWTABLE, ft.s, up, bt->rc->ft_uplink ? 1 : 0);
-	bt_chain(bt, NFT_MSG_NEWCHAIN, fl.s, -1, 0, NULL);
-	if (!bt->keep)	/* reconcile mode flushed it already */
-		bt_flush_chain(bt, fl.s);
-	rb_init(&rb, bt->rc, fl.s);
-	fx_flow_add(&rb, ft.s);
-	bt_rule(bt, &rb);
-}
-
-/* Created (or kept) then deleted: gone afterwards, never an error. */
-static void ft_shard_remove(struct bt *bt, unsigned shard)
-{
-	struct fw_name ft = fw_ft_name(shard), fl = fw_fl_name(shard);
-
-	bt_chain(bt, NFT_MSG_NEWCHAIN, fl.s, -1, 0, NULL);
-	if (!bt->keep)
-		bt_flush_chain(bt, fl.s);
-	bt_chain(bt, NFT_MSG_DELCHAIN, fl.s, -1, 0, NULL);
-	bt_flowtable(bt, NFT_MSG_NEWFLOWTABLE, ft.s, NULL, 0);
-	bt_flowtable(bt, NFT_MSG_DELFLOWTABLE, ft.s, NULL, 0);
+	bt_flowtable(bt, NFT_MSG_NEWFLOWTABLE, FW_FT_NAME, up, bt->rc->ft_uplink ? 1 : 0);
 }
 
 void render_ft_base(struct bt *bt)
 {
 	const struct fw_rcfg *rc = bt->rc;
-	struct setdef d;
 
-	if (!rc->flowtable && !(bt->keep && rc->ft_kernel))
-		return;
-	setdef_plain(&d, "flow_fwd", TYPE_IFNAME, IFNAMSIZ, NFT_SET_MAP);
-	d.verdict_map = true;
-	/* In reconcile mode, the map's elements go (flushed) before the chains they jump to. */
-	bt_set(bt, NFT_MSG_NEWSET, &d);
-	if (rc->flowtable)
-		return;
-	for (unsigned s = 0; s < FW_FT_SHARDS; s++)
-		ft_shard_remove(bt, s);
-	bt_set(bt, NFT_MSG_DELSET, &d);
-}
-
-void render_ft_unused(struct bt *bt)
-{
-	if (!bt->rc->flowtable || !bt->keep)
-		return;
-	for (unsigned s = 0; s < FW_FT_SHARDS; s++)
-		if (!(bt->ft_done & (1u << s)))
-			ft_shard_remove(bt, s);
+	if (rc->flowtable) {
+		render_ft_uplink(bt);
+	} else if (bt->keep && rc->ft_kernel) {
+		/* Created (or kept) then deleted: gone afterwards, never an error. */
+		bt_flowtable(bt, NFT_MSG_NEWFLOWTABLE, FW_FT_NAME, NULL, 0);
+		bt_flowtable(bt, NFT_MSG_DELFLOWTABLE, FW_FT_NAME, NULL, 0);
+	}
 }
 
 void render_ft_rules(struct bt *bt)
 {
-	static const uint32_t keys[2] = { NFT_META_IIFNAME, NFT_META_OIFNAME };
 	struct rb rb;
 
 	if (!bt->rc->flowtable)
 		return;
 	/*
-	 * From a sandbox (iifname) and, for replies, to one (oifname): ct
-	 * state first (a compare), then one lookup.  A miss goes on to the
-	 * rules below; fl-S returns here when it is done.
+	 * A reply to a sandbox: compares first (state, direction), one lookup
+	 * last, so what a sandbox sends costs two compares here.  Chained
+	 * attachments' replies go to a bridge, not one of sandbox_ifs.
 	 */
-	for (int i = 0; i < 2; i++) {
-		rb_init(&rb, bt->rc, "forward");
-		fm_ct_est_only(&rb);
-		fx_meta(&rb, keys[i], NFT_REG_1);
-		fx_lookup(&rb, "flow_fwd", NFT_REG_1, NFT_REG_VERDICT, false);
-		bt_rule(bt, &rb);
-	}
+	rb_init(&rb, bt->rc, "forward");
+	fm_ct_est_only(&rb);
+	fm_ct_reply(&rb);
+	fm_ifset(&rb, NFT_META_OIFNAME, "sandbox_ifs", false);
+	fx_flow_add(&rb, FW_FT_NAME);
+	bt_rule(bt, &rb);
 }

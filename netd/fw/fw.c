@@ -151,7 +151,6 @@ static void rec_set(struct fw_sb_rec *rec, const struct fw_sandbox *sb, const st
 	rec->addr6 = sb->addr6;
 	rec->chained = sb->chained;
 	rec->tap = sb->tap;
-	rec->metered = pchain_slow_path(pol);
 	memcpy(rec->mac, sb->mac, sizeof(rec->mac));
 }
 
@@ -160,8 +159,7 @@ static void rec_set(struct fw_sb_rec *rec, const struct fw_sandbox *sb, const st
 /* fw_run(), or with @check a batch the kernel checks and aborts (fw_run_check()). */
 static int run(struct fw *fw, fw_render_fn *render, const void *arg, bool keep, bool check)
 {
-	/* Reconciling renders every shard in use afresh; otherwise those made are not sent again. */
-	struct bt bt = { .b = fw->b, .rc = &fw->rc, .keep = keep, .ft_done = keep ? 0 : fw->ft_made };
+	struct bt bt = { .b = fw->b, .rc = &fw->rc, .keep = keep };
 	int r;
 
 	fw->err[0] = '\0';
@@ -186,13 +184,9 @@ static int run(struct fw *fw, fw_render_fn *render, const void *arg, bool keep, 
 	 * policy chains may be wrong, so each is sent again (emptied and
 	 * refilled) by the next batch that uses it, never trusted unseen.
 	 */
-	if (r == 0 && !check)
-		fw->ft_made |= bt.ft_done;
-	if (r == -ETIMEDOUT) {
+	if (r == -ETIMEDOUT)
 		for (size_t i = 0; i < fw->n_pcs; i++)
 			fw->pcs[i].digest = 0;
-		fw->ft_made = 0;
-	}
 	return r;
 }
 
@@ -210,7 +204,8 @@ int fw_run_check(struct fw *fw, fw_render_fn *render, const void *arg)
 
 /*
  * The flowtable fast path by @mode (FW_FLOWTABLE_*): the kernel asked
- * unless NONE.  Return: 0; -EOPNOTSUPP (ON, and the kernel has none).
+ * unless NONE.  Return: 0; -EOPNOTSUPP (ON, and the kernel has none);
+ * -ENODEV (ON, and no egress interface is known); the probe's -errno (ON).
  */
 static int ft_setup(struct fw *fw, uint8_t mode)
 {
@@ -221,14 +216,27 @@ static int ft_setup(struct fw *fw, uint8_t mode)
 		return 0;
 	r = fw_ft_probe(fw);
 	fw->rc.ft_kernel = r == 0;
-	if (r < 0)
+	if (mode == FW_FLOWTABLE_OFF) {
+		fw->err[0] = '\0';
+		return 0;
+	}
+	if (r == -ENOENT || r == -EOPNOTSUPP) {
 		snprintf(fw->ft_why, sizeof(fw->ft_why), "the kernel has no flowtables "
-			 "(CONFIG_NF_FLOW_TABLE_INET, nft_flow_offload): %.200s", fw->err);
-	if (r < 0 && mode == FW_FLOWTABLE_ON)
-		return -EOPNOTSUPP;
-	fw->rc.flowtable = r == 0 && mode != FW_FLOWTABLE_OFF;
-	fw->rc.ft_uplink = fw->rc.egress[0] && if_nametoindex(fw->rc.egress) != 0;
+			 "(CONFIG_NF_FLOW_TABLE_INET, CONFIG_NFT_FLOW_OFFLOAD): %.200s", fw->err);
+		r = -EOPNOTSUPP;
+	} else if (r < 0) {
+		snprintf(fw->ft_why, sizeof(fw->ft_why), "the flowtable probe failed: %.200s",
+			 fw->err);
+	} else if (!fw->rc.egress[0]) {
+		snprintf(fw->ft_why, sizeof(fw->ft_why), "no egress interface (egress_interface, "
+			 "or a default route): no device for the flowtable");
+		r = -ENODEV;
+	}
 	fw->err[0] = '\0';
+	if (r < 0)
+		return mode == FW_FLOWTABLE_ON ? r : 0;
+	fw->rc.flowtable = true;
+	fw->rc.ft_uplink = if_nametoindex(fw->rc.egress) != 0;
 	return 0;
 }
 

@@ -330,7 +330,6 @@ static void render_reconcile(struct bt *bt, const void *argp)
 	}
 	for (size_t i = 0; i < a->n; i++)
 		render_sandbox(bt, &a->sbs[i]);
-	render_ft_unused(bt);
 	if (a->found)
 		render_stale_sets(bt, a);
 }
@@ -368,7 +367,6 @@ static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n, str
 		rec->chained = sbs[i].sb.chained;
 		rec->tap = sbs[i].sb.tap;
 		memcpy(rec->mac, sbs[i].sb.mac, sizeof(rec->mac));
-		rec->metered = pchain_slow_path(sbs[i].pol);
 		rec->pins = leds[i];
 		memset(&leds[i], 0, sizeof(leds[i]));
 		rec->digest = digests[i];

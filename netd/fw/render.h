@@ -138,8 +138,6 @@ struct bt {
 	 * of chained attachments is written.
 	 */
 	uint8_t family;
-	/* Flowtable shards made sure of (bit S: ft-S, fl-S): in this batch, or known to exist. */
-	uint32_t ft_done;
 };
 
 static inline void bt_fail(struct bt *bt, int err)
@@ -368,53 +366,36 @@ void render_base(struct bt *bt, const struct prefix *internal, size_t n_internal
 /* ---- flowtable.c: the flowtable fast path ---------------------------------- */
 
 /*
- * Flowtables are sharded: nf_tables reports a flowtable in one netlink
- * message, so one with thousands of devices could not be listed (by nft,
- * or by fw_flowtable_sync()'s dump).  A sandbox's host interface is a
- * device of shard ft-S, S from its mark's slot bits; map flow_fwd sends its
- * established packets (iifname, and oifname for replies) to chain fl-S,
- * whose one rule is `flow add @ft-S`.  The egress interface is a device of
- * every shard (a reply arrives there), so a reply meets one flowtable lookup
- * per shard in use: FW_FT_SHARD_DEVS keeps that at 5 for 5,000 sandboxes.
+ * One flowtable, "ft", whose one device is the egress interface: the
+ * replies of sandboxes' connections arrive there, and the kernel forwards
+ * those of offloaded connections straight to the sandbox's interface.  What
+ * a sandbox sends never takes it (its interface is no device), so it meets
+ * every rule: anti-spoofing, the tap's MAC, its quota, the SNI check.
  */
-#define FW_FT_SHARD_DEVS  1024	/* sandboxes per shard; 20 KiB of names in a dump */
-#define FW_FT_SHARDS      32	/* FW_MARK_SET_SIZE / FW_FT_SHARD_DEVS */
-#define FW_FT_DEVS_PER_MSG 256	/* the kernel's NFT_NETDEVICE_MAX (nf_tables_api.c) */
-#define FW_FT_PRIO        0	/* hook ingress priority filter */
-
-/* fw_ft_shard() - the shard of a sandbox with mark @mark (0: no mark, shard 0). */
-static inline unsigned fw_ft_shard(uint32_t mark)
-{
-	return ((mark & 0x7fffu) / FW_FT_SHARD_DEVS) % FW_FT_SHARDS;
-}
-
-/* fw_ft_name() - shard @shard's flowtable "ft-S"; fw_fl_name(): its chain "fl-S". */
-struct fw_name fw_ft_name(unsigned shard);
-struct fw_name fw_fl_name(unsigned shard);
+#define FW_FT_NAME "ft"
+#define FW_FT_PRIO 0	/* hook ingress priority filter */
 
 /*
- * render_ft_base() - with the base ruleset: map flow_fwd, created or kept
- * (the shards follow with their first sandbox); with the flowtable off, in
- * reconcile mode, map and shards removed if the kernel has flowtables
- * (what an earlier run may have left).
+ * render_ft_base() - with the base ruleset: flowtable ft, created or kept,
+ * with the egress interface if it exists (@bt->rc->ft_uplink); with the
+ * flowtable off, in reconcile mode, one an earlier run made removed (when
+ * the kernel has flowtables).  After the base chains (their rules, which
+ * refer to it, are flushed first in reconcile mode).
  */
 void render_ft_base(struct bt *bt);
-/*
- * render_ft_unused() - reconcile mode, at the end of a restart's batch:
- * the shards no sandbox of it made sure of (render_ft_shard()) removed.
- */
-void render_ft_unused(struct bt *bt);
-/* render_ft_rules() - forward's two `ct state established [io]ifname vmap @flow_fwd` rules. */
+/* render_ft_rules() - forward's `ct state established ct direction reply oifname @sandbox_ifs flow add @ft`. */
 void render_ft_rules(struct bt *bt);
-/* render_ft_shard() - shard @shard's flowtable and chain, made sure of once per batch. */
-void render_ft_shard(struct bt *bt, unsigned shard);
+/* render_ft_uplink() - the egress interface added to ft's devices (NEWFLOWTABLE: kept if there). */
+void render_ft_uplink(struct bt *bt);
 
-/* bt_flowtable() - NEWFLOWTABLE (created, or devices added) / DELFLOWTABLE (@n devices removed;
- * 0: the flowtable) of flowtable @name: hook ingress, flags counter. */
+/* bt_flowtable() - NEWFLOWTABLE (created, or devices added) / DELFLOWTABLE of flowtable
+ * @name (hook ingress, flags counter) with @n devices @devs (@n <= 1). */
 void bt_flowtable(struct bt *bt, uint16_t type, const char *name, const char *const *devs,
 		  size_t n);
 /* flow add @ft: offload the packet's connection into flowtable @ft. */
 void fx_flow_add(struct rb *rb, const char *ft);
+/* ct direction reply: the packet goes the way the connection's replies do. */
+void fm_ct_reply(struct rb *rb);
 
 /* ---- pchain.c: a policy's chain ----------------------------------------- */
 

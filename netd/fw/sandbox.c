@@ -265,8 +265,6 @@ static void unhook(struct bt *bt, const struct fw_sandbox *sb, const char *chain
 		elem_remove(bt, "sandbox_fwd", key, len, chain);
 	elem_remove(bt, "sandbox_ifs", key, len, NULL);
 	elem_remove(bt, "metered_ifs", key, len, NULL);
-	if (bt->rc->flowtable)
-		elem_remove(bt, "flow_fwd", key, len, fw_fl_name(fw_ft_shard(mark)).s);
 	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr4);
 	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr6);
 	if (sb->tap)
@@ -423,13 +421,6 @@ static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *ch
 		elem_add1(bt, "metered_ifs", elem_new(key, fkey_ifname(key, sb->host_ifname)));
 	else if (bt->keep)	/* a reload that dropped the quota or the check */
 		elem_remove(bt, "metered_ifs", key, fkey_ifname(key, sb->host_ifname), NULL);
-	/* The flowtable: everything else of netd's own (flowtable.c; its device: ftdev.c). */
-	if (bt->rc->flowtable && !metered)
-		elem_add1(bt, "flow_fwd", elem_new_jump(key, fkey_ifname(key, sb->host_ifname),
-							fw_fl_name(fw_ft_shard(sb->ct_mark)).s));
-	else if (bt->rc->flowtable && bt->keep)	/* a reload that gave it a quota or a check */
-		elem_remove(bt, "flow_fwd", key, fkey_ifname(key, sb->host_ifname),
-			    fw_fl_name(fw_ft_shard(sb->ct_mark)).s);
 	for (int i = 0; i < 2; i++)
 		if (ad[i]->family == fw_fams[i].af)
 			elem_add1(bt, fw_fam_name("sandbox_src", &fw_fams[i]).s,
@@ -533,12 +524,6 @@ void render_sandbox(struct bt *bt, const struct sb_arg *a)
 
 	if (a->pol)
 		pchain_names(bt->rc, a->pol, fw_mode_audit(a->sb->mode, a->pol), &nm);
-	/* The flowtable shards its flow_fwd elements (old and new) jump to exist first. */
-	if (!a->sb->chained) {
-		render_ft_shard(bt, fw_ft_shard(a->sb->ct_mark));
-		if (a->old)
-			render_ft_shard(bt, fw_ft_shard(a->old_mark));
-	}
 	/* Reconciling (bt->keep) re-adds in place: pins kept unless replaced. */
 	if (!bt->keep)
 		sb_unhook_all(bt, a, &nm);

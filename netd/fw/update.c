@@ -186,7 +186,6 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 
 		if (rec) {
 			snprintf(rec->policy, sizeof(rec->policy), "%s", u[i].pol->name);
-			rec->metered = pchain_slow_path(u[i].pol);
 			rec->digest = digests[i];
 		}
 		if (rec && u[i].replace_pins) {	/* the kernel has exactly these now */

@@ -16,8 +16,7 @@
  *   addmany PREFIX N RULE       N sandboxes PREFIX0..: veth PREFIX%x, 10.88.x.y
  *                               (with opt ct_mark=M: marks M, M+1, ...)
  *   updatemany PREFIX N [RULE]  all of them reloaded in one batch
- *   ftsync                      fw_flowtable_sync()
- *   ftattach NAME               fw_flowtable_attach()
+ *   ftrefresh                   fw_flowtable_refresh()
  *   opt KEY=VALUE               for the commands after it: log_group=N, fast_path=0|1,
  *                               conn_limit=N (open), ct_mark=N, chained=0|1,
  *                               quota=BYTES, quota_cut=0|1, conns=N,
@@ -368,10 +367,8 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 			*found = r;
 		return r < 0 ? r : 0;
 	}
-	if (strcmp(t[0], "ftsync") == 0 && n == 1)
-		return fw_flowtable_sync(g_fw);
-	if (strcmp(t[0], "ftattach") == 0 && n == 2)
-		return fw_flowtable_attach(g_fw, t[1]);
+	if (strcmp(t[0], "ftrefresh") == 0 && n == 1)
+		return fw_flowtable_refresh(g_fw);
 	if (strcmp(t[0], "close") == 0) {
 		fw_close(g_fw);
 		g_fw = NULL;

@@ -3,14 +3,17 @@
 # that has nftables flowtables: Debian's own cloud kernel, booted as the
 # microVM test guest with a whole netd world inside it
 # (tests/microvm/world.sh, tests/microvm/flowtable-guest.sh: netd, its
-# sandboxes and the servers all run in the guest's namespaces).  There:
-# TCP (IPv4, IPv6) and UDP flows are offloaded ([OFFLOAD] in conntrack)
-# and their conn records count every byte; a spoofed copy of an offloaded
-# flow from another sandbox does not ride it; a metered sandbox is never
-# offloaded and its quota still cuts; deleting a sandbox, and a reload
-# that removes the rule, cut an offloaded flow while the flows still
-# allowed run on; a reload that gives a sandbox a quota takes it off the
-# flowtable without cutting it; a restart keeps the devices.
+# sandboxes and the servers all run in the guest's namespaces; netd is the
+# ASan+UBSan build).  There: one flowtable, its one device the egress
+# interface; downloads (IPv4, IPv6), an upload's replies and UDP are
+# offloaded ([OFFLOAD] in conntrack) and conn records count every byte
+# that crossed; a spoofed copy of an offloaded flow from another sandbox
+# does not ride it; a metered sandbox's quota counts every byte it sends
+# and cuts; deleting a sandbox, and a reload that removes the name, cut an
+# offloaded download while one still allowed runs on; a reload that gives a
+# sandbox a quota does not cut it; a restart keeps the flowtable; the egress
+# interface deleted and made again is put back by a reload; 1,100
+# sandboxes leave the flowtable as it was.
 #
 # On this machine's kernel (it may have no flowtables): netd with
 # dataplane.flowtable: auto says why it runs without, renders none, and

@@ -39,13 +39,20 @@ I ip addr add $S4/24 dev d0
 I ip -6 addr add $S6/64 dev d0 nodad
 H ip route add default via 192.0.2.2
 H ip -6 route add default via 2001:db8:1::2
-# The servers: a TCP receiver per test port, a UDP echo, DNS for big.test.
-# What reaches them is counted there too (table inet seen), so a conn
-# record can be checked against the packets that really crossed.
+# The servers: TCP receivers (uploads) and senders (downloads) on their own
+# ports, a UDP echo, DNS for big.test.  What they receive and send is
+# counted there too (table inet seen), so a conn record can be checked
+# against the packets that really crossed.
 PIDS=""
-PORTS="5001 5002 5003 5004 5005 5006 5007 5008"
-for p in $PORTS; do
+SINKS="5001 5008" SOURCES="5002 6001 6003 6004 6005 6006 6007"
+for p in $SINKS; do
 	I /bin/mvnet sink $p </dev/null >/dev/null 2>&1 &
+	PIDS="$PIDS $!"
+done
+for p in $SOURCES; do
+	case $p in 6001) n=8000000 s=4 ;; 6003) n=4000000 s=3 ;; 6004) n=20000000 s=10 ;;
+	5002) n=30000000 s=12 ;; 6006) n=6000000 s=8 ;; *) n=4000000 s=3 ;; esac
+	I /bin/mvnet source $p $n $s </dev/null >/dev/null 2>&1 &
 	PIDS="$PIDS $!"
 done
 I /bin/mvnet udpecho 7 $S4 </dev/null >/dev/null 2>&1 &
@@ -56,10 +63,13 @@ I dnsmasq -k --no-resolv --no-hosts --bind-interfaces --listen-address=192.0.2.2
 PIDS="$PIDS $!"
 I nft add table inet seen
 I nft add chain inet seen in '{ type filter hook prerouting priority -300; }'
-for p in $PORTS; do I nft add rule inet seen in tcp dport $p counter; done
+I nft add chain inet seen out '{ type filter hook output priority -300; }'
+for p in $SINKS; do I nft add rule inet seen in tcp dport $p counter; done
+for p in $SOURCES; do I nft add rule inet seen out tcp sport $p counter; done
+# seen_bytes PORT: bytes that crossed the server's end of the connections on PORT
 seen_bytes() {
-	I nft list chain inet seen in |
-		sed -n "s/.*dport $1 counter packets [0-9]* bytes \([0-9]*\).*/\1/p"
+	I nft list table inet seen |
+		sed -n "s/.*[sd]port $1 counter packets [0-9]* bytes \([0-9]*\).*/\1/p"
 }
 
 # policy NAME [LIMITS_LINE]: the servers' ports by address, and big.test by name.
@@ -68,7 +78,7 @@ policy() {
 		echo "name: $1"
 		echo "egress:"
 		echo "  - cidrs: [$S4/32, $S6/128]"
-		echo "    ports: [5001, 5003, 5004, 5005, 5006, 5007, 5008]"
+		echo "    ports: [5001, 5008, 6001, 6003, 6004, 6005, 6006, 6007]"
 		echo "    protocol: tcp"
 		echo "  - cidrs: [$S4/32, $S6/128]"
 		echo "    ports: [7]"
@@ -96,11 +106,13 @@ policy later
 	echo "dataplane: { flowtable: true }"
 } >"$W/netd.yaml"
 export NETD_SOCKET=$W/netd.sock
+# netd is the ASan+UBSan build; a guest has no use for its leak check at exit
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 netd_start() {
 	nsenter --net=/run/netns/host /opt/w/bin/netd run --config "$W/netd.yaml" \
 		</dev/null >>"$W/netd.log" 2>&1 &
 	NETD=$!
-	for i in $(seq 100); do netd status >/dev/null 2>&1 && break; sleep 0.1; done
+	for i in $(seq 300); do netd status >/dev/null 2>&1 && break; sleep 0.1; done
 }
 netd_start
 
@@ -111,7 +123,6 @@ has() {
 	for w; do echo "$t" | grep -qw -- "$w" || { echo "no '$w' in: $t"; return 1; }; done
 }
 lacks() { ! echo "$1" | grep -qw -- "$2"; }
-ft_devs() { H nft list flowtable inet netd ft-0 | grep devices; }
 
 check "netd started with dataplane.flowtable: true" netd status
 check "status: dataplane.flowtable is true" has "$(netd status)" '"flowtable": true'
@@ -127,14 +138,15 @@ A4=$(field a ipv4) A6=$(field a ipv6) B4=$(field b ipv4) C4=$(field c ipv4)
 D4=$(field d ipv4) M4=$(field m ipv4)
 
 # ---- the ruleset ---------------------------------------------------------------
-ft=$(H nft list flowtable inet netd ft-0)
-check "flowtable ft-0: hook ingress, the counter flag" has "$ft" ingress counter
-check "its devices: the egress interface and each unmetered sandbox's" \
-	has "$(ft_devs)" eth0 "$(ifn a)" "$(ifn b)" "$(ifn c)" "$(ifn d)"
-check "a metered sandbox's interface is not one of them" lacks "$(ft_devs)" "$(ifn m)"
-fwd=$(H nft list map inet netd flow_fwd)
-check "flow_fwd: the unmetered sandboxes jump to fl-0" has "$fwd" "$(ifn a)" "$(ifn c)" fl-0
-check "flow_fwd: not the metered one" lacks "$fwd" "$(ifn m)"
+ft=$(H nft list flowtable inet netd ft)
+check "flowtable ft: hook ingress, the counter flag" has "$ft" ingress counter
+devs=$(echo "$ft" | grep devices)
+check "its one device is the egress interface" has "$devs" eth0
+for sb in a m; do
+	check "no sandbox's interface is one ($sb: $(ifn $sb))" lacks "$devs" "$(ifn $sb)"
+done
+check "forward offloads replies to sandboxes" \
+	has "$(H nft list chain inet netd forward | grep 'flow add @ft')" 'ct direction reply' sandbox_ifs
 
 # offloaded SRC PROTO DPORT: conntrack shows [OFFLOAD] on SRC's entry to DPORT within 5 s
 offloaded() {
@@ -148,14 +160,15 @@ offloaded() {
 	H conntrack -L -f $fam -p "$2" --orig-src "$1" 2>&1 | head -n 3
 	return 1
 }
-# conn_bytes SRC DPORT: bytes_out of the audit conn record of SRC's connection to DPORT (waits 20 s)
-conn_bytes() {
+# conn_field SRC DPORT FIELD: FIELD (bytes_in, bytes_out) of the audit conn record of
+# SRC's connection to DPORT (waits 20 s for it)
+conn_field() {
 	local i l
 	for i in $(seq 200); do
 		l=$(grep '"event":"conn"' "$W/audit.jsonl" 2>/dev/null | grep "\"src\":\"$1\"" |
 			grep "\"dport\":$2," | tail -n 1)
 		if [ -n "$l" ]; then
-			echo "$l" | sed -n 's/.*"bytes_out":\([0-9]*\).*/\1/p'
+			echo "$l" | sed -n "s/.*\"$3\":\([0-9]*\).*/\1/p"
 			return 0
 		fi
 		sleep 0.1
@@ -168,22 +181,29 @@ within_1pct() {
 	[ "${d#-}" -le $(($2 / 100)) ]
 }
 
-# ---- 1. TCP is offloaded, and its conn record counts every byte that crossed ----
-X a /bin/mvnet stream $S4 5001 8000000 4 >"$W/s1" 2>&1 &
+# ---- 1. a download is offloaded, and its conn record counts every byte ---------
+X a /bin/mvnet pull $S4 6001 8000000 >"$W/p1" 2>&1 &
 P=$!
-check "IPv4 TCP: the connection is offloaded ([OFFLOAD] in conntrack)" offloaded "$A4" tcp 5001
+check "IPv4 download: the connection is offloaded ([OFFLOAD] in conntrack)" offloaded "$A4" tcp 6001
 wait $P
-check "IPv4 TCP: all 8,000,000 bytes arrive (the receiver's count)" test $? = 0
-b=$(conn_bytes "$A4" 5001) s=$(seen_bytes 5001)
-check "IPv4 TCP: its conn record's bytes_out ($b) is what reached the server ($s) within 1%" \
+check "IPv4 download: all 8,000,000 bytes arrive ($(cat "$W/p1"))" test $? = 0
+b=$(conn_field "$A4" 6001 bytes_in) s=$(seen_bytes 6001)
+check "IPv4 download: its conn record's bytes_in ($b) is what the server sent ($s) within 1%" \
 	within_1pct "$b" "$s"
-X a /bin/mvnet stream $S6 5003 4000000 3 >"$W/s2" 2>&1 &
+X a /bin/mvnet pull $S6 6003 4000000 >"$W/p2" 2>&1 &
 P=$!
-check "IPv6 TCP: the connection is offloaded" offloaded "$A6" tcp 5003
+check "IPv6 download: the connection is offloaded" offloaded "$A6" tcp 6003
 wait $P
-check "IPv6 TCP: all bytes arrive" test $? = 0
-b=$(conn_bytes "$A6" 5003) s=$(seen_bytes 5003)
-check "IPv6 TCP: bytes_out ($b) = what reached the server ($s) within 1%" within_1pct "$b" "$s"
+check "IPv6 download: all bytes arrive" test $? = 0
+b=$(conn_field "$A6" 6003 bytes_in) s=$(seen_bytes 6003)
+check "IPv6 download: bytes_in ($b) = what the server sent ($s) within 1%" within_1pct "$b" "$s"
+X a /bin/mvnet stream $S4 5001 4000000 3 >"$W/s1" 2>&1 &
+P=$!
+check "upload: offloaded too (its replies, the ACKs)" offloaded "$A4" tcp 5001
+wait $P
+check "upload: all bytes arrive" test $? = 0
+b=$(conn_field "$A4" 5001 bytes_out) s=$(seen_bytes 5001)
+check "upload: bytes_out ($b) = what reached the server ($s) within 1%" within_1pct "$b" "$s"
 
 # ---- 2. UDP, and a spoofed copy of an offloaded flow from another sandbox --------
 check "UDP: 20 echoes from c, source port 40000" X c /bin/mvnet udp -p 40000 $S4 7 64 20
@@ -205,109 +225,104 @@ check "a packet from a with c's offloaded tuple does not ride c's flow (c's pack
 check "the anti-spoofing rule dropped the 3 ($d0 -> $d1)" test $((${d1:-0} - ${d0:-0})) -ge 3
 X a ip addr del "$C4/32" dev eth0
 
-# ---- 3. a metered sandbox is never offloaded; its quota still cuts -----------
+# ---- 3. a metered sandbox: its quota counts every byte it sends, and cuts ---------
+qused() { H nft list quota inet netd "q-$1" | sed -n 's/.*used \([0-9]*\) bytes.*/\1/p'; }
 X m /bin/mvnet stream $S4 5008 1000000 3 >"$W/s3" 2>&1 &
 P=$!
-sleep 2
-check_fail "metered: its connection is not offloaded" offloaded "$M4" tcp 5008
+check "metered: its connection's replies are offloaded" offloaded "$M4" tcp 5008
 wait $P
 check "metered: 1,000,000 bytes under its 3M quota arrive" test $? = 0
+u=$(qused m) s=$(seen_bytes 5008)
+check "metered: its quota counted what reached the server ($u, $s bytes)" within_1pct "$u" "$s"
 X m /bin/mvnet stream $S4 5008 6000000 3 >"$W/s4" 2>&1
 rc=$?
 check "metered: a stream past the quota is cut ($(tr '\n' ' ' <"$W/s4"))" test "$rc" = 3
 
 # ---- 4. deleting a sandbox cuts its offloaded flow --------------------------------
-X c /bin/mvnet stream $S4 5004 20000000 10 >"$W/s5" 2>&1 &
+X c /bin/mvnet pull $S4 6004 20000000 >"$W/p5" 2>&1 &
 P=$!
-check "delete: c's long stream is offloaded" offloaded "$C4" tcp 5004
+check "delete: c's long download is offloaded" offloaded "$C4" tcp 6004
 netd sandbox delete c >/dev/null
 wait $P
 rc=$?
-check "delete: the stream stops ($(tr '\n' ' ' <"$W/s5"))" test "$rc" != 0
+check "delete: the download stops ($(tr '\n' ' ' <"$W/p5"))" test "$rc" != 0
 
 # ---- 5. a reload that removes the name cuts the offloaded flow; another stays --
 check "reload: a resolves big.test through netd" X a nslookup big.test 10.87.0.1
-X a /bin/mvnet stream $S4 5002 30000000 12 >"$W/s6" 2>&1 &
+X a /bin/mvnet pull $S4 5002 30000000 >"$W/p6" 2>&1 &
 P6=$!
-X a /bin/mvnet stream $S4 5005 6000000 8 >"$W/s7" 2>&1 &
+X a /bin/mvnet pull $S4 6005 4000000 >"$W/p7" 2>&1 &
 P7=$!
-check "reload: the stream to big.test is offloaded" offloaded "$A4" tcp 5002
+check "reload: the download from big.test is offloaded" offloaded "$A4" tcp 5002
 sed -i '/domains: \[big.test\]/,+2d' "$W/policies/open.yaml"
 out=$(netd policy reload 2>&1)
 check "reload: it cuts a's connection to big.test" has "$out" '"connections_cut":1'
 wait $P6
 rc6=$?
-check "reload: the stream to the removed name stops ($(tr '\n' ' ' <"$W/s6"))" test "$rc6" != 0
+check "reload: the download from the removed name stops ($(tr '\n' ' ' <"$W/p6"))" test "$rc6" != 0
 wait $P7
-check "reload: the stream to the address still allowed runs to its end" test $? = 0
+check "reload: the download from the address still allowed runs to its end" test $? = 0
 
-# ---- 6. a reload that gives a sandbox a quota takes it off the flowtable ------
-X b /bin/mvnet stream $S4 5006 8000000 8 >"$W/s8" 2>&1 &
+# ---- 6. a reload that gives a sandbox a quota: its offloaded download runs on -----
+X b /bin/mvnet pull $S4 6006 6000000 >"$W/p8" 2>&1 &
 P=$!
-check "quota later: b's stream is offloaded" offloaded "$B4" tcp 5006
+check "quota later: b's download is offloaded" offloaded "$B4" tcp 6006
 echo 'limits: { egress_bytes: 1G, on_exceed: cut }' >>"$W/policies/later.yaml"
 check "quota later: netd policy reload" netd policy reload
-check "quota later: b's interface left the flowtable" lacks "$(ft_devs)" "$(ifn b)"
-qused() { H nft list quota inet netd q-b | sed -n 's/.*used \([0-9]*\) bytes.*/\1/p'; }
 sleep 1
-u1=$(qused)
+u1=$(qused b)
 sleep 1
-u2=$(qused)
-check "quota later: its quota counts what it sends now ($u1 -> $u2 bytes)" \
+u2=$(qused b)
+check "quota later: its quota counts what it sends from then on ($u1 -> $u2 bytes)" \
 	test -n "$u1" -a -n "$u2" -a "${u2:-0}" -gt "${u1:-0}"
 wait $P
-check "quota later: the reload did not cut the stream" test $? = 0
+check "quota later: the reload did not cut the download" test $? = 0
 
-# ---- 7. a restart keeps the flowtable and its devices -----------------------------
+# ---- 7. a restart keeps the flowtable -------------------------------------------
 kill -TERM $NETD
 wait $NETD
 netd_start
-check "restart: the flowtable has a's and d's interfaces again" has "$(ft_devs)" eth0 "$(ifn a)" "$(ifn d)"
-check "restart: not b's (metered now)" lacks "$(ft_devs)" "$(ifn b)"
-X d /bin/mvnet stream $S4 5007 4000000 3 >"$W/s9" 2>&1 &
+check "restart: the flowtable is there with its device" has "$(H nft list flowtable inet netd ft)" eth0
+X d /bin/mvnet pull $S4 6007 4000000 >"$W/p9" 2>&1 &
 P=$!
-check "restart: a new connection is offloaded" offloaded "$D4" tcp 5007
+check "restart: a new connection is offloaded" offloaded "$D4" tcp 6007
 wait $P
 check "restart: its bytes arrive" test $? = 0
+
+# ---- 8. the egress interface goes and comes back ---------------------------------
+H ip link del eth0
+H ip link add eth0 type veth peer name wan0 netns inet
+H ip link set eth0 up && I ip link set wan0 up
+H ip addr add 192.0.2.1/24 dev eth0
+I ip addr add 192.0.2.2/24 dev wan0
+H ip route add default via 192.0.2.2
+check_fail "gone and back: the kernel dropped it from the flowtable" \
+	has "$(H nft list flowtable inet netd ft)" eth0
+check "gone and back: a reload puts it back" netd policy reload
+check "gone and back: ... it is a device again" has "$(H nft list flowtable inet netd ft)" eth0
 
 kill -TERM $NETD
 wait $NETD
 check "netd exited cleanly" test $? = 0
+check_fail "netd ran clean under ASan/UBSan" grep -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$W/netd.log"
 kill $PIDS 2>/dev/null
 
-# ---- 8. at size: 1,100 sandboxes, two shards (the fw driver, a netns of its own) --
-# Marks 1..1100 (slot + 1, as netd gives them): shard 0 takes 1..1023, shard
-# 1 the other 77.  Their interfaces are dummies; ftsync registers them.
+# ---- 9. at size: 1,100 sandboxes (the fw driver, a netns of its own) ------------
+# The flowtable is the same whatever the number of sandboxes: one device,
+# one rule; a create adds no device.
 N=1100
 ip netns add fws
-for ((i = 0; i < N; i++)); do printf 'link add s%x type dummy\n' $i; done >"$W/links"
-ip -n fws -batch "$W/links" || die "dummies"
+ip -n fws link add up0 type dummy
 drv() { ip netns exec fws /opt/w/bin/fw_golden; }
-out=$(printf '%s\n' "opt flowtable=3" "open netd 5300 - 10.88.0.0/16 -" "opt ct_mark=1" \
-	"addmany s $N tcp:198.51.100.0/24:443" ftsync | drv)
-check "at size: $N sandboxes added and synced ($(echo $out))" test "$(echo $out)" = "ok ok ok ok ok"
+out=$(printf '%s\n' "opt flowtable=3" "open netd 5300 up0 10.88.0.0/16 -" \
+	"addmany s $N tcp:198.51.100.0/24:443" ftrefresh | drv 2>&1)
+check "at size: $N sandboxes added ($(echo $out))" test "$(echo $out)" = "ok ok ok ok"
+check "at size: the ruleset lists" ip netns exec fws nft list ruleset
 fts=$(ip netns exec fws nft list flowtables)
-check "at size: nft can list the flowtables (each fits a dump)" test -n "$fts"
-check "at size: ... and the whole ruleset" ip netns exec fws nft list ruleset
-# ndevs FT: how many devices flowtable FT of the fws world has, from a dump
-# (`nft list flowtable inet netd FT` is one GET, whose answer must fit a
-# page: the kernel cannot send one for a flowtable of ~180 devices or more)
-ndevs() {
-	ip netns exec fws nft list flowtables | tr -d ' \t\n' |
-		sed -n "s/.*flowtable$1{\([^}]*\)}.*/\1/p" |
-		sed -n 's/.*devices={\(.*\)/\1/p' | tr ',' '\n' | grep -c .
-}
-n0=$(ndevs ft-0) n1=$(ndevs ft-1)
-check "at size: ft-0 has 1,023 devices, ft-1 the other 77 ($n0, $n1)" test "$n0" = 1023 -a "$n1" = 77
-fl1=$(ip netns exec fws nft list map inet netd flow_fwd | grep -o 'jump fl-1' | wc -l)
-check "at size: flow_fwd sends those 77 to fl-1 ($fl1)" test "$fl1" = 77
-out=$(printf '%s\n' "opt flowtable=3" "open netd 5300 - 10.88.0.0/16 -" "opt ct_mark=1" \
-	"addmany s $N tcp:198.51.100.0/24:443" "opt quota=1000000" \
-	"updatemany s $N tcp:198.51.100.0/24:443" ftsync | drv)
-check "at size: a reload giving all $N a quota, synced ($(echo $out))" test "$(echo $out)" = "ok ok ok ok ok ok ok"
-n0=$(ndevs ft-0)
-check "at size: ... takes every sandbox's interface out of the flowtable ($n0 left)" test "$n0" = 0
+check "at size: one flowtable, its one device the egress interface" \
+	test "$(echo "$fts" | grep -c 'flowtable ')" = 1 -a -n "$(echo "$fts" | grep 'devices = { up0 }')"
 ip netns del fws
+
 if [ "$MVTEST_FAILS" != 0 ]; then
 	echo "--- netd's log (tail):"
 	tail -n 40 "$W/netd.log"

@@ -17,6 +17,12 @@
  *   mvnet sink PORT                     TCP receiver on [::]:PORT (v4 and v6):
  *                                       for each connection, read to EOF, answer
  *                                       the byte count, close; runs until killed
+ *   mvnet source PORT BYTES SECONDS     TCP sender on [::]:PORT: to each connection,
+ *                                       BYTES spread over SECONDS, then close
+ *   mvnet pull [-s SRC] [-p SPORT] ADDR PORT BYTES
+ *                                       connect and read to EOF; print "got N";
+ *                                       exit 0 if N == BYTES, 3 if nothing came
+ *                                       for 3 s (printing "stalled after N")
  *   mvnet udpecho PORT [ADDR]           UDP echo on ADDR:PORT (default [::], which
  *                                       answers from the address the route
  *                                       picks: give ADDR to answer from it)
@@ -89,30 +95,14 @@ static int open_sock(int type, const char *src, const char *dst, int port,
 	return fd;
 }
 
+static int tcp_connect(const char *src, const char *dst, int port);
+
 static int do_tcp(const char *src, const char *dst, int port)
 {
-	struct sockaddr_storage to;
-	struct pollfd p;
-	socklen_t len;
-	int fd = open_sock(SOCK_STREAM, src, dst, port, &to, &len), err = 0;
-	socklen_t elen = sizeof(err);
+	int fd = tcp_connect(src, dst, port);
 
-	fcntl(fd, F_SETFL, O_NONBLOCK);
-	if (connect(fd, (struct sockaddr *)&to, len) < 0 && errno != EINPROGRESS) {
-		perror("mvnet: connect");
+	if (fd < 0)
 		return 1;
-	}
-	p.fd = fd;
-	p.events = POLLOUT;
-	if (poll(&p, 1, 3000) != 1) {
-		fprintf(stderr, "mvnet: connect to %s port %d: timed out\n", dst, port);
-		return 1;
-	}
-	getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
-	if (err) {
-		fprintf(stderr, "mvnet: connect to %s port %d: %s\n", dst, port, strerror(err));
-		return 1;
-	}
 	printf("connected\n");
 	close(fd);
 	return 0;
@@ -173,31 +163,18 @@ static int wait_fd(int fd, short ev, int ms)
 	return poll(&p, 1, ms) == 1;
 }
 
-static int do_stream(const char *src, const char *dst, int port, long long bytes, double secs)
+/* Send @bytes on @fd spread over @secs.  Return: 0; 3 if a send stalled for 3 s. */
+static int send_paced(int fd, long long bytes, double secs, long long *ret_sent)
 {
 	static char buf[16384];
-	struct sockaddr_storage to;
-	socklen_t len, elen = sizeof(int);
+	double t0 = now_s();
 	long long sent = 0;
-	double t0;
-	int fd = open_sock(SOCK_STREAM, src, dst, port, &to, &len), err = 0;
-	char ack[64];
-	ssize_t n;
 
 	memset(buf, 'y', sizeof(buf));
-	fcntl(fd, F_SETFL, O_NONBLOCK);
-	if ((connect(fd, (struct sockaddr *)&to, len) < 0 && errno != EINPROGRESS) ||
-	    !wait_fd(fd, POLLOUT, 3000) || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0 ||
-	    err) {
-		fprintf(stderr, "mvnet: connect to %s port %d: %s\n", dst, port,
-			err ? strerror(err) : "timed out");
-		return 1;
-	}
-	t0 = now_s();
 	while (sent < bytes) {
-		/* Paced: no more than the share of @bytes that @secs allow by now. */
 		double due = secs > 0 ? (now_s() - t0) / secs * (double)bytes : (double)bytes;
 		long long want = (long long)due - sent, chunk;
+		ssize_t n;
 
 		if (want <= 0) {
 			usleep(10000);
@@ -206,18 +183,50 @@ static int do_stream(const char *src, const char *dst, int port, long long bytes
 		chunk = want < (long long)sizeof(buf) ? want : (long long)sizeof(buf);
 		if (bytes - sent < chunk)
 			chunk = bytes - sent;
-		if (!wait_fd(fd, POLLOUT, 3000)) {
-			printf("stalled after %lld\n", sent);
-			return 3;
-		}
+		if (!wait_fd(fd, POLLOUT, 3000))
+			break;
 		n = send(fd, buf, (size_t)chunk, MSG_NOSIGNAL);
 		if (n < 0 && errno == EAGAIN)
 			continue;
-		if (n <= 0) {
-			printf("stalled after %lld (%s)\n", sent, strerror(errno));
-			return 3;
-		}
+		if (n <= 0)
+			break;
 		sent += n;
+	}
+	*ret_sent = sent;
+	return sent == bytes ? 0 : 3;
+}
+
+/* A non-blocking TCP socket connected to @dst port @port (3 s), from @src; -1 (said why). */
+static int tcp_connect(const char *src, const char *dst, int port)
+{
+	struct sockaddr_storage to;
+	socklen_t len, elen = sizeof(int);
+	int fd = open_sock(SOCK_STREAM, src, dst, port, &to, &len), err = 0;
+
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	if ((connect(fd, (struct sockaddr *)&to, len) < 0 && errno != EINPROGRESS) ||
+	    !wait_fd(fd, POLLOUT, 3000) || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0 ||
+	    err) {
+		fprintf(stderr, "mvnet: connect to %s port %d: %s\n", dst, port,
+			err ? strerror(err) : "timed out");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int do_stream(const char *src, const char *dst, int port, long long bytes, double secs)
+{
+	long long sent = 0;
+	int fd = tcp_connect(src, dst, port);
+	char ack[64];
+	ssize_t n;
+
+	if (fd < 0)
+		return 1;
+	if (send_paced(fd, bytes, secs, &sent) != 0) {
+		printf("stalled after %lld\n", sent);
+		return 3;
 	}
 	printf("sent %lld\n", sent);
 	shutdown(fd, SHUT_WR);
@@ -272,6 +281,53 @@ static _Noreturn void do_sink(int port)
 	}
 }
 
+static _Noreturn void do_source(int port, long long bytes, double secs)
+{
+	int lfd = listen_any(SOCK_STREAM, port);
+
+	signal(SIGCHLD, SIG_IGN);
+	for (;;) {
+		long long sent;
+		int c = accept(lfd, NULL, NULL);
+
+		if (c < 0)
+			continue;
+		if (fork() != 0) {
+			close(c);
+			continue;
+		}
+		fcntl(c, F_SETFL, O_NONBLOCK);
+		send_paced(c, bytes, secs, &sent);
+		close(c);
+		_exit(0);
+	}
+}
+
+static int do_pull(const char *src, const char *dst, int port, long long bytes)
+{
+	static char buf[65536];
+	long long got = 0;
+	int fd = tcp_connect(src, dst, port);
+	ssize_t n;
+
+	if (fd < 0)
+		return 1;
+	for (;;) {
+		if (!wait_fd(fd, POLLIN, 3000)) {
+			printf("stalled after %lld\n", got);
+			return 3;
+		}
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0 && errno == EAGAIN)
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	printf("got %lld\n", got);
+	return got == bytes ? 0 : 1;
+}
+
 static _Noreturn void do_udpecho(int port, const char *addr)
 {
 	static char buf[65536];
@@ -320,6 +376,10 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "stream") == 0 && argc - i == 4)
 		return do_stream(src, argv[i], atoi(argv[i + 1]), atoll(argv[i + 2]),
 				 atof(argv[i + 3]));
+	if (strcmp(argv[1], "source") == 0 && argc - i == 3)
+		do_source(atoi(argv[i]), atoll(argv[i + 1]), atof(argv[i + 2]));
+	if (strcmp(argv[1], "pull") == 0 && argc - i == 3)
+		return do_pull(src, argv[i], atoi(argv[i + 1]), atoll(argv[i + 2]));
 	if (strcmp(argv[1], "sink") == 0 && argc - i == 1)
 		do_sink(atoi(argv[i]));
 	if (strcmp(argv[1], "udpecho") == 0 && (argc - i == 1 || argc - i == 2))
@@ -328,6 +388,7 @@ usage:
 	fprintf(stderr, "usage: mvnet tcp [-s SRC] [-p SPORT] ADDR PORT\n"
 			"       mvnet udp [-s SRC] [-p SPORT] ADDR PORT SIZE N\n"
 			"       mvnet stream [-s SRC] [-p SPORT] ADDR PORT BYTES SECONDS\n"
-			"       mvnet sink PORT | mvnet udpecho PORT [ADDR]\n");
+			"       mvnet pull [-s SRC] [-p SPORT] ADDR PORT BYTES\n"
+			"       mvnet sink PORT | mvnet source PORT BYTES SECONDS | mvnet udpecho PORT [ADDR]\n");
 	return 2;
 }

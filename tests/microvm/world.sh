@@ -13,9 +13,8 @@
 #   tests/microvm/world.sh OUTDIR NETD [PROGRAM...]
 #
 # OUTDIR is build/microvm (tests/microvm/build.sh made the kernel there);
-# NETD the netd binary to put in (the release build: ASan in a TCG guest
-# is slow and wants more memory than the guest has); PROGRAMs more of the
-# project's own (the fw driver, build/test/fw_golden).  Leaves
+# NETD the netd binary to put in (make's: the ASan+UBSan build, as every
+# test runs it); PROGRAMs more of the project's own (the fw driver).  Leaves
 # OUTDIR/world.cpio.gz; rebuilt only when an input changed.
 set -euo pipefail
 out=${1:?OUTDIR}
