@@ -194,7 +194,7 @@ golden: build/asan/golden/fw_golden ## golden ruleset tests (tests/golden/run.sh
 integ: asan microvm-world ## integration tests in private worlds (root); FILTER=NAME for some
 	$(Q)tests/run.sh --stage integ $(FILTER)
 
-bench: build/netd ## side-by-side benchmark against the peers (root)
+bench: build/netd microvm-world ## side-by-side benchmark against the peers (root)
 	$(Q)tests/bench/run.sh
 
 clean: ## remove build/

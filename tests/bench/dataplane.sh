@@ -15,7 +15,9 @@
 #          dataplane.fast_path: false renders; tests/golden/nov6 shows it)
 #   bare   PREFIX-bc -> PREFIX-bh: no nftables table, so no conntrack hooks
 # Tests: TCP 1 stream, TCP 8 streams (Gbit/s received), UDP with 64-byte
-# payloads at full speed (packets/s received).  Each round runs every
+# payloads at full speed (packets/s received), all uploads; then TCP 1
+# stream and 64-byte UDP downloads (tcp1r, udp64r: iperf3 -R), the
+# direction the flowtable offloads where the kernel has one.  Each round runs every
 # (test, path) pair once, the paths' order rotated each round; the median
 # of BENCH_DP_ROUNDS rounds of BENCH_DP_SECONDS seconds is printed, with
 # the ratio to bare.  The pins are written into the shared pin sets
@@ -144,13 +146,15 @@ one() {
 	tcp1) args=() ;;
 	tcp8) args=(-P 8) ;;
 	udp64) args=(-u -l 64 -b 0) ;;
+	tcp1r) args=(-R) ;;		# downloads: the server sends, replies cross the host
+	udp64r) args=(-R -u -l 64 -b 0) ;;
 	esac
 	for try in 1 2 3; do
 		out=$(ip netns exec "$ns" iperf3 -c "$SRV" -t "$SECS" -J "${args[@]}" 2>/dev/null) &&
 			break
 		sleep 1
 	done
-	if [ "$2" = udp64 ]; then
+	if [[ $2 == udp64* ]]; then
 		jq -r '.end.sum | if .seconds > 0 then ((.packets - .lost_packets) / .seconds | floor) else "-" end' <<<"$out" 2>/dev/null || echo -
 	else
 		jq -r '.end.sum_received.bits_per_second / 1e9 | . * 100 | floor / 100' <<<"$out" 2>/dev/null || echo -
@@ -161,7 +165,7 @@ median() { tr ' ' '\n' <<<"$1" | grep -v '^-*$' | sort -g | awk '{a[NR] = $1} EN
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a != "-" && b != "-" && b > 0) printf "%.2f", a / b; else print "-"}'; }
 
 PATHS=(bare netd slow)
-TESTS=(tcp1 tcp8 udp64)
+TESTS=(tcp1 tcp8 udp64 tcp1r udp64r)
 declare -A R
 have=1
 echo
@@ -198,7 +202,7 @@ for count in $COUNTS; do
 		f=$(median "${R[$count,$t,netd]}")
 		s=$(median "${R[$count,$t,slow]}")
 		u=Gbit/s
-		[ "$t" = udp64 ] && u=pkt/s
+		[[ $t == udp64* ]] && u=pkt/s
 		printf '  %-6s %12s %12s %7s %12s %7s   %s;%s /%s /%s\n' "$t" "$b" "$f" "$(ratio "$f" "$b")" "$s" \
 			"$(ratio "$s" "$b")" "$u" "${R[$count,$t,bare]}" "${R[$count,$t,netd]}" "${R[$count,$t,slow]}"
 	done

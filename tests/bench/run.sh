@@ -335,6 +335,8 @@ fi
 netd_down >/dev/null
 # ---- the data plane (tests/bench/dataplane.sh; BENCH_DATAPLANE=0 skips it) ----
 [ "${BENCH_DATAPLANE:-1}" = 0 ] || NETD_BIN=$NETD_BIN tests/bench/dataplane.sh
+# ---- the flowtable's, where a kernel has it (tests/bench/dataplane_guest.sh; BENCH_DATAPLANE=0 skips it) ----
+[ "${BENCH_DATAPLANE:-1}" = 0 ] || tests/bench/dataplane_guest.sh
 
 # ---- the SNI check's cost per new connection (tests/bench/sni.sh; BENCH_SNI=0 skips it) ----
 [ "${BENCH_SNI:-1}" = 0 ] || NETD_BIN=$NETD_BIN tests/bench/sni.sh
