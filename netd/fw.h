@@ -141,7 +141,7 @@ struct fw_config {
 #define FW_FLOWTABLE_NONE 0	/* no flowtable, no question (tests' stand-in kernels) */
 #define FW_FLOWTABLE_OFF  1	/* none; one an earlier run made is removed */
 #define FW_FLOWTABLE_AUTO 2	/* used if the kernel has it (CONFIG_NF_FLOW_TABLE_INET) */
-#define FW_FLOWTABLE_ON   3	/* required: fw_open() fails with -EOPNOTSUPP without it */
+#define FW_FLOWTABLE_ON   3	/* required: fw_open() fails without it (-EOPNOTSUPP; -ENODEV: no egress) */
 
 struct fw_sandbox {
 	const char *name;	/* sandbox name, [A-Za-z0-9][A-Za-z0-9_.-]{0,63} */

@@ -111,7 +111,7 @@ struct fw_rcfg {
 	bool fast_path;		/* the established-flow rule at the head of forward */
 	bool flowtable;		/* the flowtable fast path is in use (flowtable.c) */
 	bool ft_kernel;		/* the kernel has flowtables (so a leftover one can be removed) */
-	bool ft_uplink;		/* @egress exists: a device of every flowtable */
+	bool ft_uplink;		/* @egress exists (when last looked): the flowtable's device */
 	uint32_t conn_limit;	/* default per-sandbox "ct count" limit; 0 = none */
 };
 
