@@ -95,8 +95,8 @@ struct config {
 	/* dataplane: { fast_path: true } - established, unmetered flows are accepted by
 	 * the first rule of forward (netd/fw.h, fw_config.no_fast_path) */
 	bool fast_path;
-	/* dataplane: { flowtable: auto } - established, unmetered flows offloaded to an
-	 * nftables flowtable when the kernel has one (true: required; false: never) */
+	/* dataplane: { flowtable: auto } - replies of established connections offloaded to
+	 * an nftables flowtable on the egress interface (true: required; false: never) */
 	uint8_t flowtable;
 	/* limits: { connections: 4096 } - tracked connections per sandbox when its policy
 	 * sets no limits.connections (nftables "ct count"); 0 = no default limit */

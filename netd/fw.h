@@ -21,7 +21,8 @@
  *   chain output_raw       (filter, output, raw)       udp from @dns_local4/6 port 53: notrack
  *   chain prerouting_nat   (nat, prerouting, dstnat)   udp/tcp 53 to any address -> redirect to :dns_port
  *   chain input            (filter, input)             sandbox -> host: only the proxy port (+ ICMPv6 ND)
- *   chain forward          (filter, forward)           flowtable (first, dataplane.flowtable):
+ *   chain forward          (filter, forward)           after the pool drops: flowtable
+ *                                                      (dataplane.flowtable):
  *                                                      established reply to a sandbox: flow add @ft;
  *                                                      fast path: established, not
  *                                                      metered -> accept; to a sandbox:
@@ -125,7 +126,7 @@ struct fw_config {
 	size_t n_internal;
 	uint16_t log_group;	/* nflog group for deny events ("log group N prefix netd:REASON"); 0 = none */
 	bool no_fast_path;	/* config dataplane.fast_path: false - no fast-path rule at the
-				 * head of forward (docs/architecture-fw.md, "The fast path") */
+				 * head of forward (docs/architecture.md, "The fast path") */
 	uint32_t conn_limit;	/* tracked connections per sandbox whose policy sets no
 				 * limits.connections ("ct count over N"); 0 = none */
 	uint8_t flowtable;	/* FW_FLOWTABLE_*: the flowtable fast path (config
@@ -140,7 +141,8 @@ struct fw_config {
  */
 #define FW_FLOWTABLE_NONE 0	/* no flowtable, no question (tests' stand-in kernels) */
 #define FW_FLOWTABLE_OFF  1	/* none; one an earlier run made is removed */
-#define FW_FLOWTABLE_AUTO 2	/* used if the kernel has it (CONFIG_NF_FLOW_TABLE_INET) */
+#define FW_FLOWTABLE_AUTO 2	/* used if the kernel has it (flowtables, flow_offload)
+				 * and an egress interface is known */
 #define FW_FLOWTABLE_ON   3	/* required: fw_open() fails without it (-EOPNOTSUPP; -ENODEV: no egress) */
 
 struct fw_sandbox {
@@ -250,7 +252,7 @@ bool fw_flowtable_state(const struct fw *fw, const char **why);
  * fw_flowtable_refresh() - the egress interface back among flowtable ft's
  * devices, if the flowtable is on and the interface exists (the kernel
  * drops a device that goes away, and one that comes back under its name is
- * not the same device).  Nothing if it is there already.
+ * not the same device).  One batch; the kernel keeps a device it has.
  * Return: 0; -errno (fw_last_error() says why).
  */
 int fw_flowtable_refresh(struct fw *fw);

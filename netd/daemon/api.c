@@ -231,10 +231,10 @@ static void api_metrics(void *ctx, FILE *out)
 	metrics_family(out, "netd_policies", "gauge", "Policies loaded.");
 	metrics_u64(out, "netd_policies", NULL, d->n_policies);
 	metrics_family(out, "netd_flowtable_active", "gauge",
-		       "1 if established flows are offloaded to an nftables flowtable.");
+		       "1 if the replies of sandboxes' connections are offloaded to an nftables flowtable.");
 	metrics_u64(out, "netd_flowtable_active", NULL, d->fw && fw_flowtable_state(d->fw, NULL));
 	metrics_family(out, "netd_flowtable_failures_total", "counter",
-		       "Egress interface additions to the flowtable nf_tables refused.");
+		       "Re-adds of the egress interface to the flowtable (at reloads) nf_tables refused.");
 	metrics_u64(out, "netd_flowtable_failures_total", NULL, d->ft_failures);
 	trail_metrics(d->trail, out);
 	for (size_t i = 0; i < n; i++) {

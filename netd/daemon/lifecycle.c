@@ -645,6 +645,8 @@ void daemon_sandbox_teardown(struct daemon *d, struct sandbox *sb)
 
 		if (a->family && (r = ctcut_source(a)) < 0)
 			log_warn("sandbox %s: cannot flush its conntrack entries: %s", sb->name,
+				 r == -EBUSY ? "the kernel refuses to delete those offloaded to the "
+				 "flowtable (ctnetlink before Linux 6.4): set dataplane.flowtable: false" :
 				 strerror(-r));
 	}
 	proxy_sandbox_reset(d->proxy, sb->name);

@@ -77,7 +77,8 @@ static int reload_cut(struct daemon *d, const struct reload_change *c)
 		if (k == -EBUSY)
 			log_warn("sandbox %s: cannot cut connections to removed names: the kernel "
 				 "refuses to delete conntrack entries offloaded to the flowtable "
-				 "(ctnetlink before Linux 6.4): set dataplane.flowtable: false",
+				 "(ctnetlink before Linux 6.4 and its backports): set "
+				 "dataplane.flowtable: false",
 				 c->sb->name);
 		else if (k < 0)
 			log_warn("sandbox %s: cannot cut connections to removed names: %s",

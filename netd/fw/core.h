@@ -109,8 +109,8 @@ int fw_elems_each(const struct nlmsghdr *nlh, fw_elem_fn *fn, void *arg);
 
 /*
  * fw_ft_probe() - ask the kernel whether it has flowtables, with a batch
- * it checks and aborts (fw_batch_close_check()): a table and a flowtable
- * in it, never created.  Return: 0 (it has); -errno (its answer; @fw->err
+ * it checks and aborts (fw_batch_close_check()): a table, a flowtable and
+ * a chain with a `flow add` rule in it, never created.  Return: 0 (it has); -errno (its answer; @fw->err
  * says what failed).
  */
 int fw_ft_probe(struct fw *fw);
