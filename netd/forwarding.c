@@ -31,9 +31,14 @@ int forwarding_enable(int ipv6)
 {
 	int r;
 
-	/* /proc/sys/net is per netns: this is the caller's netns only. */
-	r = sysctl_write("/proc/sys/net/ipv4/ip_forward", "1\n");
+	/*
+	 * /proc/sys/net is per netns: this is the caller's netns only.  One
+	 * byte, no newline: some 6.1 kernels (Debian's 6.1.0-50, seen in the
+	 * microVM guest) answer a write to ipv6 .../forwarding with 1 however
+	 * long it was, so "1\n" read as a short write.
+	 */
+	r = sysctl_write("/proc/sys/net/ipv4/ip_forward", "1");
 	if (r < 0 || !ipv6)
 		return r;
-	return sysctl_write("/proc/sys/net/ipv6/conf/all/forwarding", "1\n");
+	return sysctl_write("/proc/sys/net/ipv6/conf/all/forwarding", "1");
 }

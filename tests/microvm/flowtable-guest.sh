@@ -23,7 +23,11 @@ I() { ip netns exec inet "$@"; }
 netd() { H /opt/w/bin/netd "$@"; }
 # X SB CMD...: CMD inside sandbox SB (its netns, as netd made it).
 X() { local n=$1; shift; ip netns exec "$n" "$@"; }
-die() { echo "MVTEST FAIL - $*"; exit 1; }
+die() {
+	echo "MVTEST FAIL - $*"
+	[ -e "$W/netd.log" ] && tail -n 30 "$W/netd.log" | sed "s/^/    log: /"
+	exit 1
+}
 
 # ---- the world -------------------------------------------------------------
 ip netns add host && ip netns add inet || die "netns"
