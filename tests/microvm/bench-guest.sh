@@ -26,7 +26,8 @@ mkdir -p "$W/policies" "$W/state"
 [ -e /etc/resolv.conf ] || : >/etc/resolv.conf
 H() { ip netns exec host "$@"; }
 I() { ip netns exec inet "$@"; }
-netd() { H /opt/w/bin/netd "$@"; }
+# shellcheck source=guest-netd.sh
+. /opt/w/lib/netd.sh
 say() { echo "BENCH $*"; }
 
 ip netns add host && ip netns add hostb && ip netns add inet && ip netns add bc || exit 1
@@ -63,22 +64,8 @@ I iperf3 -s -D -B $SRV -p 5201 >/dev/null 2>&1
 	echo "    ports: [5201]"
 	echo "    protocol: udp"
 } >"$W/policies/dp.yaml"
-{
-	echo "socket: $W/netd.sock"
-	echo "state_dir: $W/state"
-	echo "policy_dir: $W/policies"
-	echo "audit_log: $W/audit.jsonl"
-	echo "upstream: [192.0.2.2]"
-	echo "egress_interface: eth0"
-	echo "pool: { ipv4: 10.87.0.0/16, ipv6: \"fd00:87::/48\" }"
-	echo "log_level: warn"
-	echo "dataplane: { flowtable: true }"
-} >"$W/netd.yaml"
-export NETD_SOCKET=$W/netd.sock
-nsenter --net=/run/netns/host /opt/w/bin/netd run --config "$W/netd.yaml" \
-	</dev/null >"$W/netd.log" 2>&1 &
-NETD=$!
-for i in $(seq 300); do netd status >/dev/null 2>&1 && break; sleep 0.1; done
+guest_netd_config warn
+guest_netd_start
 netd sandbox create c --policy dp >/dev/null || { echo "BENCH FAIL - no sandbox"; tail "$W/netd.log"; exit 1; }
 
 # ft_rule on|off: forward's flow-add rule there or deleted by hand

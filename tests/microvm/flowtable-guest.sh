@@ -20,7 +20,8 @@ mkdir -p "$W/policies" "$W/state"
 [ -e /etc/resolv.conf ] || : >/etc/resolv.conf
 H() { ip netns exec host "$@"; }
 I() { ip netns exec inet "$@"; }
-netd() { H /opt/w/bin/netd "$@"; }
+# shellcheck source=guest-netd.sh
+. /opt/w/lib/netd.sh
 # X SB CMD...: CMD inside sandbox SB (its netns, as netd made it).
 X() { local n=$1; shift; ip netns exec "$n" "$@"; }
 die() {
@@ -97,28 +98,10 @@ policy open
 policy keep
 policy metered "limits: { egress_bytes: 3M, on_exceed: cut }"
 policy later
-{
-	echo "socket: $W/netd.sock"
-	echo "state_dir: $W/state"
-	echo "policy_dir: $W/policies"
-	echo "audit_log: $W/audit.jsonl"
-	echo "upstream: [192.0.2.2]"
-	echo "egress_interface: eth0"
-	echo "pool: { ipv4: 10.87.0.0/16, ipv6: \"fd00:87::/48\" }"
-	echo "log_level: debug"
-	echo "audit: { conn_update_interval: 1 }"
-	echo "dataplane: { flowtable: true }"
-} >"$W/netd.yaml"
-export NETD_SOCKET=$W/netd.sock
+guest_netd_config debug
 # netd is the ASan+UBSan build; a guest has no use for its leak check at exit
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
-netd_start() {
-	nsenter --net=/run/netns/host /opt/w/bin/netd run --config "$W/netd.yaml" \
-		</dev/null >>"$W/netd.log" 2>&1 &
-	NETD=$!
-	for i in $(seq 300); do netd status >/dev/null 2>&1 && break; sleep 0.1; done
-}
-netd_start
+guest_netd_start
 
 # has TEXT WORD...: every WORD is a word of TEXT; lacks TEXT WORD: it is not.
 has() {
@@ -283,7 +266,7 @@ check "quota later: the reload did not cut the download" test $? = 0
 # ---- 7. a restart keeps the flowtable -------------------------------------------
 kill -TERM $NETD
 wait $NETD
-netd_start
+guest_netd_start
 check "restart: the flowtable is there with its device" has "$(H nft list flowtable inet netd ft)" eth0
 X d /bin/mvnet pull $S4 6007 4000000 >"$W/p9" 2>&1 &
 P=$!

@@ -22,6 +22,7 @@ netd_bin=${2:?NETD}
 shift 2
 die() { echo "microvm/world: $*" >&2; exit 1; }
 [ -d "$out" ] && out=$(cd "$out" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
 [ -r "$out/kernel-release" ] && [ -x "$out/busybox" ] || die "$out has no guest: run make microvm-guest"
 [ -x "$netd_bin" ] || die "$netd_bin: no such program (make)"
 krel=$(cat "$out/kernel-release")
@@ -40,7 +41,7 @@ for p in "$@"; do
 	paths+=("$(readlink -f "$p")")
 done
 
-stamp="$kdeb $(sha256sum "$0" "${paths[@]}" | cut -c1-16 | tr '\n' ' ')"
+stamp="$kdeb $(sha256sum "$0" "$here/guest-netd.sh" "${paths[@]}" | cut -c1-16 | tr '\n' ' ')"
 if [ -e "$out/world.cpio.gz" ] && [ "$(cat "$out/world.stamp" 2>/dev/null)" = "$stamp" ]; then
 	echo "microvm/world: $out/world.cpio.gz up to date"
 	exit 0
@@ -81,6 +82,9 @@ ldd "${paths[@]}" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ 
 	esac
 done
 [ -e "$r/lib64/ld-linux-x86-64.so.2" ] || die "no dynamic loader found by ldd"
+# What the guest scripts share (netd's config and start).
+mkdir -p "$r/opt/w/lib"
+cp "$here/guest-netd.sh" "$r/opt/w/lib/netd.sh"
 # Names netd and the tools look up.
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$r/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$r/etc/group"
