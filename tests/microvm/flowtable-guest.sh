@@ -292,6 +292,19 @@ check "netd exited cleanly" test $? = 0
 check_fail "netd ran clean under ASan/UBSan" grep -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$W/netd.log"
 kill $PIDS 2>/dev/null
 
+# ---- 8b. flowtable: true with no egress interface known: netd refuses to start ----
+ip netns add noup
+mkdir -p "$W/noup"
+sed -e '/^egress_interface:/d' -e "s|$W/netd.sock|$W/noup/s|" -e "s|$W/state|$W/noup/state|" \
+	-e "s|$W/audit.jsonl|$W/noup/a|" "$W/netd.yaml" >"$W/noup/netd.yaml"
+timeout 20 nsenter --net=/run/netns/noup /opt/w/bin/netd run --config "$W/noup/netd.yaml" \
+	</dev/null >"$W/noup/log" 2>&1
+rc=$?
+check "no egress interface, flowtable: true: netd refuses to start (exit $rc)" \
+	test "$rc" != 0 -a "$rc" != 124
+check "... and says what is missing" grep -q "knows no egress interface" "$W/noup/log"
+ip netns del noup
+
 # ---- 9. at size: 1,100 sandboxes (the fw driver, a netns of its own) ------------
 # The flowtable is the same whatever the number of sandboxes: one device,
 # one rule; a create adds no device.
