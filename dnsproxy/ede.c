@@ -12,13 +12,15 @@
 
 #define OPT_RR_LEN 11	/* root owner, TYPE, CLASS, TTL, RDLEN (RFC 6891 6.1.2) */
 
-char *ede_policy_text(char *buf, size_t sz, const char *policy, const char *reason)
+char *ede_policy_text(char *buf, size_t sz, const char *reason)
 {
 	int head;
 
 	if (sz > EDE_TEXT_MAX + 1)
 		sz = EDE_TEXT_MAX + 1;
-	head = snprintf(buf, sz, "netd: blocked by policy %s: ", policy ? policy : "(none)");
+	/* Not the policy's name: that is the operator's (it may name a customer
+	 * or a project); the sandbox learns why, the audit record says which. */
+	head = snprintf(buf, sz, "netd: blocked by the sandbox's policy: ");
 	/* The audit log's reason in words: "not-in-policy" -> "not in policy". */
 	if (head >= 0 && (size_t)head < sz)
 		snprintf(buf + head, sz - (size_t)head, "%s", reason ? reason : "not-in-policy");

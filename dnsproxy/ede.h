@@ -1,7 +1,7 @@
 /*
  * ede - Extended DNS Errors (RFC 8914) on the answers netd's policy denies:
  * INFO-CODE 15 "Blocked" (RFC 8914 4.16: the operator's security policy
- * blocks the name) and an EXTRA-TEXT naming the policy and the reason,
+ * blocks the name) and an EXTRA-TEXT giving the reason (not the policy's name),
  * so an agent sees *why* at once instead of retrying elsewhere.  Only when
  * the query carried an OPT RR: without EDNS there is nowhere to put it
  * (RFC 8914 2, RFC 6891 7).  Pure: buffers in, bytes out.
@@ -20,12 +20,14 @@
 #define EDE_OPTION_MAX   (4 + 2 + EDE_TEXT_MAX)	/* code, length, INFO-CODE, text */
 
 /*
- * ede_policy_text() - the EXTRA-TEXT for a query policy @policy denied for
- * @reason (the audit log's reason: "not-in-policy" -> "not in policy").
- * Only printable ASCII is kept (others become '?'); at most EDE_TEXT_MAX
- * bytes.  @buf: >= EDE_TEXT_MAX + 1 bytes.  Return: @buf.
+ * ede_policy_text() - the EXTRA-TEXT for a query the sandbox's policy denied
+ * for @reason (the audit log's reason: "not-in-policy" -> "not in policy").
+ * The policy is not named: the sandbox learns why, not the operator's
+ * name for its policy (the audit record has it).  Only printable ASCII is
+ * kept (others become '?'); at most EDE_TEXT_MAX bytes.  @buf: >=
+ * EDE_TEXT_MAX + 1 bytes.  Return: @buf.
  */
-char *ede_policy_text(char *buf, size_t sz, const char *policy, const char *reason);
+char *ede_policy_text(char *buf, size_t sz, const char *reason);
 
 /*
  * ede_build_response() - wire_build_response(@rcode, no TC) for @query,

@@ -117,7 +117,7 @@ static void reply_audit(struct proxy *p, const struct request *rq, const struct 
 
 /*
  * reply_deny() - a policy denial: @v->rcode with an RFC 8914 Extended DNS
- * Error (15 Blocked, naming the policy and the reason) when the client
+ * Error (15 Blocked, with the reason; not the policy's name) when the client
  * sent EDNS, and audit @v.  The audit record is the same either way.
  */
 static void reply_deny(struct proxy *p, const struct request *rq, const struct verdict *v)
@@ -125,7 +125,7 @@ static void reply_deny(struct proxy *p, const struct request *rq, const struct v
 	uint8_t msg[WIRE_HDR_LEN + WIRE_NAME_MAX + 4 + 11 + EDE_OPTION_MAX];
 	char text[EDE_TEXT_MAX + 1];
 	int n = ede_build_response(rq->msg, rq->len, rq->q, v->rcode, EDE_INFO_BLOCKED,
-				   ede_policy_text(text, sizeof(text), v->policy, v->reason),
+				   ede_policy_text(text, sizeof(text), v->reason),
 				   msg, sizeof(msg));
 
 	if (n < 0)

@@ -168,8 +168,10 @@ eq "rj flooded denied connects for 4 s" "flooded" "$(cat "$WORLD_DIR/flood.out")
 ok "sandbox rj2 deleted" netd sandbox delete "$(sb_name rj2)"
 d=$(sb_dig rj denied.example A)
 has "dig: a denied name is NXDOMAIN" "status: NXDOMAIN" "$d"
-has "dig shows the Extended DNS Error naming the policy" \
-	"EDE: 15 (Blocked): (netd: blocked by policy rj: not in policy)" "$d"
+has "dig shows the Extended DNS Error with the reason" \
+	"EDE: 15 (Blocked): (netd: blocked by the sandbox's policy: not in policy)" "$d"
+hasnt "the Extended DNS Error does not name the policy (the sandbox need not learn it)" "rj" \
+	"$(grep EDE <<<"$d")"
 hasnt "no EDE without EDNS" "EDE" "$(sb_dig rj +noedns denied.example A)"
 eq "except: api.openai.com is inside *.openai.com" "198.51.100.30" "$(sb_dig rj +short api.openai.com A)"
 has "except: ttl0.openai.com (exact) is denied" "status: NXDOMAIN" "$(sb_dig rj ttl0.openai.com A)"

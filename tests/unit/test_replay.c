@@ -344,13 +344,13 @@ static void test_denied(void **state)
 	assert_string_equal(find(EV_AUDIT, 0, NULL)->reason, "not-in-policy");
 }
 
-/* Denied with EDNS: the answer carries EDE 15 naming the policy (RFC 8914). */
+/* Denied with EDNS: the answer carries EDE 15 with the reason, not the policy (RFC 8914). */
 static void test_denied_ede(void **state)
 {
 	uint8_t q[512];
 	size_t qlen = query(q, 0x3334, "other.example.com", WIRE_TYPE_A);
 	static const uint8_t opt[] = { 0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0 };
-	static const char text[] = "netd: blocked by policy allow: not in policy";
+	static const char text[] = "netd: blocked by the sandbox's policy: not in policy";
 	const uint8_t ede[] = { 0, 15, 0, (uint8_t)(2 + strlen(text)), 0, 15 };
 	const struct ev *rep;
 
