@@ -47,8 +47,10 @@ struct event_base;
 struct acct;
 
 #define ACCT_MARK_BASE 0x6e640000u	/* "nd" in the upper 16 bits */
-#define ACCT_MARK_MASK 0xffff0000u
-/* Bit 15 is the SNI check's "done" bit (fw.h FW_SNI_DONE_CTMARK), not the slot's. */
+#define ACCT_MARK_MASK 0xfffc0000u
+/* Bit 15 is the SNI check's "done" bit (fw.h FW_SNI_DONE_CTMARK), not the
+ * slot's; bits 16 and 17 its "watched" bits (FW_SNI_WATCH_*), which is why
+ * the mask leaves them out ("nd" has them clear). */
 #define ACCT_MARK_SLOT_BITS 0x7fffu
 /* The mark of sandbox slot @slot (slot < SANDBOX_MAX = 16384 < 0x7fff). */
 #define ACCT_MARK(slot) (ACCT_MARK_BASE | (((uint32_t)(slot) + 1) & ACCT_MARK_SLOT_BITS))

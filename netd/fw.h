@@ -113,6 +113,19 @@
 #define FW_SNI_QUEUE_LOG     4101
 #define FW_SNI_DONE_CTMARK   0x00008000u
 #define FW_SNI_RESET_MARK    0x00400000u
+/*
+ * Watched: set with the SYN's queue rule (and again on a SYN that reuses an
+ * established entry), so that forward queues the server's replies of a
+ * connection not yet done to the same queue: netd sets the done bit only
+ * once the server acknowledged the bytes it read (netd/sni/flow.h).  A SYN
+ * on an established entry (conntrack reuses an entry the server reset)
+ * clears the done bit, so the new connection is checked from its start.
+ * The three bits are outside what ACCT_MARK() uses (acct.h); the rules that
+ * key on a sandbox's mark mask them off (fx_ct_mark_key()).
+ */
+#define FW_SNI_WATCH_ENFORCE 0x00010000u
+#define FW_SNI_WATCH_LOG     0x00020000u
+#define FW_SNI_CTMARK_BITS   (FW_SNI_DONE_CTMARK | FW_SNI_WATCH_ENFORCE | FW_SNI_WATCH_LOG)
 
 struct fw;
 

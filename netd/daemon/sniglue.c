@@ -21,6 +21,7 @@
 #include "netd/audit.h"
 #include "netd/fw.h"
 #include "netd/pinsrc.h"
+#include "netd/sandbox.h"
 #include "netd/sni/flow.h"
 #include "netd/sni/queue.h"
 #include "netd/sni/sni_match.h"
@@ -116,28 +117,82 @@ static enum sniq_verdict settle(struct daemon *d, struct judge *j, const struct 
 	v = sni_decide(j->mode, res, matched);
 	if (v.audit)
 		sni_audit(d, j, p, res, v.accept);
-	sniflow_settle(sni.flows, p, v.accept, now);
+	/* Accepted on what netd read: watched until the server acknowledged
+	 * those bytes (flow.h), so no segment it discarded decided. */
+	if (sniflow_settle(sni.flows, p, v.accept, now))
+		return SNIQ_ACCEPT;
 	return v.accept ? SNIQ_ACCEPT_DONE : SNIQ_RESET;
 }
 
-static enum sniq_verdict judge(struct daemon *d, const struct sniflow_pkt *p, bool enforce_q)
+/* Why a flow was settled undecided or taken away from its parse, for the audit record. */
+static const char *step_detail(enum sniflow_step step, const struct sniflow_pkt *p)
+{
+	switch (step) {
+	case SNIFLOW_UNKNOWN:
+		return "no-syn";
+	case SNIFLOW_FULL:
+		return "table-full";
+	case SNIFLOW_LATE:
+		return "deadline";
+	case SNIFLOW_TOO_MANY:
+		return "packets";
+	case SNIFLOW_REWRITTEN:
+		return "rewritten";
+	case SNIFLOW_UNMODELLED:
+		return p->urg ? "urgent" : "tcp-option";
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * A flow without room in the table: nothing was read, so what this one
+ * segment says (if it says it whole) is the name the record shows.
+ */
+static void parse_alone(const struct sniflow_pkt *p, struct sni_result *res)
+{
+	if (p->len && sni_parse(p->payload, p->len, res) != SNI_MORE)
+		return;
+	*res = (struct sni_result){ .status = SNI_MORE };
+}
+
+/* Which names pinned @p's destination, and how strictly it is checked. */
+static void judge_modes(struct daemon *d, struct judge *j, const struct sniflow_pkt *p,
+			uint64_t now)
+{
+	struct sniflow_meta meta = { 0 };
+
+	/* As at the SYN if we saw it (a pin may have expired since; the
+	 * connection was admitted by it). */
+	if (sniflow_meta(sni.flows, p, &meta) && meta.tagged) {
+		j->tls = (enum policy_l7)meta.tag[0];
+		j->http = (enum policy_l7)meta.tag[1];
+	} else {
+		meta.start_ms = now;
+	}
+	j->n_names = pinsrc_names(d->pinsrc, j->sb->name, &p->dst, IPPROTO_TCP, p->dport,
+				  meta.start_ms, j->names);
+	if (meta.tagged)
+		return;
+	if (j->n_names)
+		sni_modes(j->pol, j->names, j->n_names, IPPROTO_TCP, p->dport, &j->tls, &j->http);
+	else	/* pinned by nothing netd knows of (a reused entry): the port's strictest */
+		sni_modes_port(j->pol, IPPROTO_TCP, p->dport, &j->tls, &j->http);
+}
+
+/* A packet from a sandbox (@j->sb) on a checked port. */
+static enum sniq_verdict judge(struct daemon *d, struct judge *j, const struct sniflow_pkt *p)
 {
 	uint64_t now = clock_mono_ms();
 	struct sni_result res = { .status = SNI_MORE };
-	struct sniflow_meta meta = { 0 };
 	enum sniflow_step step;
-	struct judge j = { 0 };
 
-	j.sb = sandbox_by_addr(d->sandboxes, &p->src);
-	j.pol = j.sb ? daemon_policy_find(d, j.sb->policy) : NULL;
-	if (!j.pol)	/* no sandbox of ours sent it: only the queue's own rule applies */
-		return enforce_q ? SNIQ_RESET : SNIQ_ACCEPT_DONE;
-	j.audit = fw_mode_audit(j.sb->mode, j.pol);
-	if (cidr_allows(j.pol, &p->dst, p->dport)) {
+	j->audit = fw_mode_audit(j->sb->mode, j->pol);
+	if (cidr_allows(j->pol, &p->dst, p->dport)) {
 		sniflow_settle(sni.flows, p, true, now);
 		return SNIQ_ACCEPT_DONE;
 	}
-	step = sniflow_packet(sni.flows, p, now, SNI_DEADLINE_MS, &res);
+	step = sniflow_packet(sni.flows, p, j->sb->slot, now, SNI_DEADLINE_MS, &res);
 	switch (step) {
 	case SNIFLOW_DROP:
 		return SNIQ_DROP;
@@ -145,39 +200,47 @@ static enum sniq_verdict judge(struct daemon *d, const struct sniflow_pkt *p, bo
 		return SNIQ_ACCEPT_DONE;
 	case SNIFLOW_REJECTED:
 		return SNIQ_RESET;
+	case SNIFLOW_FULL:
+		parse_alone(p, &res);
+		break;
 	default:
 		break;
 	}
-	/* Which names pinned it, and how strictly: as at the SYN if we saw it
-	 * (a pin may have expired since; the connection was admitted by it). */
-	if (sniflow_meta(sni.flows, p, &meta) && meta.tagged) {
-		j.tls = (enum policy_l7)meta.tag[0];
-		j.http = (enum policy_l7)meta.tag[1];
-	} else {
-		meta.start_ms = now;
-	}
-	j.n_names = pinsrc_names(d->pinsrc, j.sb->name, &p->dst, IPPROTO_TCP, p->dport,
-				 meta.start_ms, j.names);
-	if (!meta.tagged)
-		sni_modes(j.pol, j.names, j.n_names, IPPROTO_TCP, p->dport, &j.tls, &j.http);
+	judge_modes(d, j, p, now);
 	if (step == SNIFLOW_ACCEPT) {
 		if (!(p->syn && !p->ack))
 			return SNIQ_ACCEPT;
-		if (j.tls == POLICY_L7_OFF && j.http == POLICY_L7_OFF) {
+		if (j->tls == POLICY_L7_OFF && j->http == POLICY_L7_OFF) {
 			/* Pinned only by rules that check nothing: settled at the SYN.
 			 * Its conntrack entry is not confirmed yet (ctnetlink cannot
 			 * find it), so the done bit goes on with its next packet. */
 			sniflow_settle(sni.flows, p, true, now);
 			return SNIQ_ACCEPT;
 		}
-		sniflow_tag(sni.flows, p, (uint8_t)j.tls, (uint8_t)j.http);
+		sniflow_tag(sni.flows, p, (uint8_t)j->tls, (uint8_t)j->http);
 		return SNIQ_ACCEPT;
 	}
-	if (step == SNIFLOW_UNKNOWN)
-		j.detail = "no-syn";
-	else if (step == SNIFLOW_LATE)
-		j.detail = "deadline";
-	return settle(d, &j, p, &res, step == SNIFLOW_DECIDED, now);
+	j->detail = step_detail(step, p);
+	if (step == SNIFLOW_FULL && !p->len &&
+	    (j->audit || sni_mode_for(SNI_PROTO_UNKNOWN, j->tls, j->http) != POLICY_L7_ENFORCE))
+		return SNIQ_ACCEPT;	/* passes anyway: judged (and named) on its first data, alone */
+	return settle(d, j, p, &res,
+		      step == SNIFLOW_DECIDED || (step == SNIFLOW_FULL && res.status != SNI_MORE), now);
+}
+
+/*
+ * A packet from a server to a sandbox (@sb) of a connection still watched
+ * (fw.h FW_SNI_WATCH_*): once it acknowledges what the check read, the
+ * connection leaves the queue.  Replies never carry a sandbox's bytes out,
+ * so they always pass.
+ */
+static enum sniq_verdict judge_reply(const struct sniflow_pkt *p, struct sniq_tuple *orig)
+{
+	enum sniflow_step step = sniflow_reply(sni.flows, p, clock_mono_ms());
+
+	*orig = (struct sniq_tuple){ .src = p->dst, .dst = p->src, .sport = p->dport,
+				     .dport = p->sport };
+	return step == SNIFLOW_CONFIRMED || step == SNIFLOW_ACCEPTED ? SNIQ_ACCEPT_DONE : SNIQ_ACCEPT;
 }
 
 static void on_packet(void *ctx, struct sniq *q, const struct sniq_packet *qp)
@@ -185,19 +248,30 @@ static void on_packet(void *ctx, struct sniq *q, const struct sniq_packet *qp)
 	struct daemon *d = ctx;
 	bool enforce_q = q == sni.q[0];
 	struct sniflow_pkt p;
+	struct sniq_tuple t = { 0 };
+	struct judge j = { 0 };
 	enum sniq_verdict v;
 	int r;
 
-	if (sniflow_pkt_parse(qp->ip, qp->len, &p) < 0)
-		v = enforce_q ? SNIQ_DROP : SNIQ_ACCEPT;	/* fragments, IPv6 options: fail closed */
-	else
-		v = judge(d, &p, enforce_q);
-	{
-		struct sniq_tuple t = { .src = p.src, .dst = p.dst, .sport = p.sport,
-					.dport = p.dport };
-
-		r = sniq_verdict(q, qp, v, &t);
+	if (sniflow_pkt_parse(qp->ip, qp->len, &p) < 0) {
+		v = enforce_q ? SNIQ_DROP : SNIQ_ACCEPT;	/* fragments, ESP: fail closed */
+	} else if ((j.sb = sandbox_by_addr(d->sandboxes, &p.src))) {
+		j.pol = daemon_policy_find(d, j.sb->policy);
+		t = (struct sniq_tuple){ .src = p.src, .dst = p.dst, .sport = p.sport,
+					 .dport = p.dport };
+		if (!j.pol)	/* no policy of ours: only the queue's own rule applies */
+			v = enforce_q ? SNIQ_RESET : SNIQ_ACCEPT_DONE;
+		else
+			v = judge(d, &j, &p);
+	} else if (sandbox_by_addr(d->sandboxes, &p.dst)) {
+		v = judge_reply(&p, &t);
+	} else {
+		/* no sandbox of ours sent or gets it: only the queue's own rule applies */
+		v = enforce_q ? SNIQ_RESET : SNIQ_ACCEPT_DONE;
+		t = (struct sniq_tuple){ .src = p.src, .dst = p.dst, .sport = p.sport,
+					 .dport = p.dport };
 	}
+	r = sniq_verdict(q, qp, v, &t);
 	/* -ENOENT: the connection is gone already (a RST crossed it). */
 	if (r < 0 && r != -ENOENT)
 		log_warn("SNI check: verdict on packet %u: %s", qp->id, strerror(-r));
@@ -235,7 +309,7 @@ int daemon_sni_start(struct daemon *d)
 {
 	static const struct timeval every = { .tv_sec = SNI_SWEEP_S };
 	static const uint16_t nums[2] = { FW_SNI_QUEUE_ENFORCE, FW_SNI_QUEUE_LOG };
-	int r = sniflow_new(&sni.flows);
+	int r = sniflow_new(SANDBOX_MAX, &sni.flows);
 
 	if (r < 0)
 		return r;

@@ -503,12 +503,35 @@ static void forward_fast(struct bt *bt)
 	rule_accept(bt, &rb);
 }
 
+/*
+ * forward, first: a server's reply in a connection the SNI check still
+ * watches (fw.h FW_SNI_WATCH_*, done bit clear) goes to the check's queue
+ * of the same mode, so netd sees what the server acknowledged.  Cheapest
+ * test first: the mark, which every other packet fails.  An accept
+ * verdict from the queue ends forward for the packet, so neither the fast
+ * path nor the flowtable takes the connection before netd is done.
+ */
+static void forward_sni_replies(struct bt *bt)
+{
+	static const uint32_t watch[2] = { FW_SNI_WATCH_ENFORCE, FW_SNI_WATCH_LOG };
+	struct rb rb;
+
+	for (int i = 0; i < 2; i++) {
+		rb_init(&rb, bt->rc, "forward");
+		fm_ct_mark_masked(&rb, FW_SNI_CTMARK_BITS, watch[i]);
+		fm_ct_reply(&rb);
+		fx_queue(&rb, i ? FW_SNI_QUEUE_LOG : FW_SNI_QUEUE_ENFORCE, i == 1);
+		bt_rule(bt, &rb);
+	}
+}
+
 /* forward: into a sandbox only replies; out of one via its own chain. */
 static void base_forward(struct bt *bt)
 {
 	const struct fw_rcfg *rc = bt->rc;
 	struct rb rb;
 
+	forward_sni_replies(bt);
 	if (!fw_rcfg_v6(rc)) {
 		/* nfproto first: a compare, where iifname is a lookup. */
 		rb_init(&rb, rc, "forward");

@@ -230,7 +230,7 @@ void fx_ct_mark_from_src(struct rb *rb, const struct fw_fam *f, const char *map)
 
 void fx_ct_mark_key(struct rb *rb)
 {
-	uint32_t mask = ~FW_SNI_DONE_CTMARK, xor = 0;
+	uint32_t mask = ~FW_SNI_CTMARK_BITS, xor = 0;
 	struct nftnl_expr *e = fx_new(rb, "ct");
 
 	if (e) {
@@ -510,17 +510,48 @@ void fm_ct_reply(struct rb *rb)
 	fx_cmp(rb, NFT_REG_1, NFT_CMP_EQ, &reply, 1);
 }
 
-void fm_ct_mark_clear(struct rb *rb, uint32_t bit)
+void fm_ct_mark_masked(struct rb *rb, uint32_t mask, uint32_t value)
 {
-	uint32_t xor = 0, zero = 0;
+	uint32_t xor = 0;
 	struct nftnl_expr *e = fx_new(rb, "ct");
 
 	if (e) {
 		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_MARK);
 		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
 	}
-	fx_bitwise(rb, NFT_REG_1, &bit, &xor, 4);
-	fx_cmp(rb, NFT_REG_1, NFT_CMP_EQ, &zero, 4);
+	fx_bitwise(rb, NFT_REG_1, &mask, &xor, 4);
+	fx_cmp(rb, NFT_REG_1, NFT_CMP_EQ, &value, 4);
+}
+
+void fm_ct_mark_clear(struct rb *rb, uint32_t bit)
+{
+	fm_ct_mark_masked(rb, bit, 0);
+}
+
+void fx_ct_mark_bits(struct rb *rb, uint32_t clear, uint32_t set)
+{
+	uint32_t mask = ~(clear | set);
+	struct nftnl_expr *e = fx_new(rb, "ct");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_MARK);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	}
+	fx_bitwise(rb, NFT_REG_1, &mask, &set, 4);
+	e = fx_new(rb, "ct");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_MARK);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_SREG, NFT_REG_1);
+	}
+}
+
+void fm_tcp_syn_only(struct rb *rb)
+{
+	uint8_t mask = 0x17, syn = 0x02;	/* fin|syn|rst|ack; syn (RFC 9293 3.1) */
+
+	fx_payload(rb, NFT_PAYLOAD_TRANSPORT_HEADER, 13, 1, NFT_REG_1);
+	fx_bitwise(rb, NFT_REG_1, &mask, &(uint8_t){ 0 }, 1);
+	fx_cmp(rb, NFT_REG_1, NFT_CMP_EQ, &syn, 1);
 }
 
 void fm_mark_set(struct rb *rb, uint32_t bit)

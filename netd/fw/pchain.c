@@ -117,13 +117,18 @@ size_t pchain_sni_ports(const struct policy *pol, bool audit, enum policy_l7 mod
 }
 
 /*
- * The SNI check's queue rules.  @established: "tcp dport P ct state
- * established ct mark & DONE == 0 queue" - no pin lookup, so a pin that
- * expires between the SYN and the first payload does not let it by (netd
- * passes connections it is not to check, e.g. through a cidr rule, and
- * sets the bit).  Otherwise, for new connections just before the pin
- * accept: "... ct state new saddr . daddr . tcp . P @pinF queue", so netd
- * sees the SYN and knows where the stream starts.
+ * The SNI check's queue rules.  @established: first "tcp dport P tcp flags
+ * & (fin|syn|rst|ack) == syn ct state established ct mark set ct mark &
+ * ~DONE | WATCH": a new connection that reuses an established entry (the
+ * server reset the old one; conntrack keeps it for 10 s) starts unchecked
+ * otherwise; then "tcp dport P ct state established ct mark & DONE == 0
+ * queue" - no pin lookup, so a pin that expires between the SYN and the
+ * first payload does not let it by (netd passes connections it is not to
+ * check, e.g. through a cidr rule, and sets the bit).  Otherwise, for new
+ * connections just before the pin accept: "... ct state new saddr . daddr
+ * . tcp . P @pinF ct mark set ct mark | WATCH queue", so netd sees the SYN
+ * and knows where the stream starts, and forward queues the server's
+ * replies until netd is done (fw.h).
  */
 static void pc_sni_queue(const struct pc *c, bool established)
 {
@@ -135,11 +140,21 @@ static void pc_sni_queue(const struct pc *c, bool established)
 	for (int m = 0; m < 2; m++) {
 		size_t n = pchain_sni_ports(c->pol, c->audit, modes[m], ports);
 		bool log = modes[m] == POLICY_L7_LOG;
+		uint32_t watch = log ? FW_SNI_WATCH_LOG : FW_SNI_WATCH_ENFORCE;
 
 		for (size_t i = 0; i < n; i++)
 			for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
 				if (established && f != FW_FAM_V4)
 					break;	/* one rule for both families */
+				if (established) {
+					pc_rule(c, &rb);
+					fm_l4proto(&rb, IPPROTO_TCP);
+					fm_dport(&rb, ports[i]);
+					fm_tcp_syn_only(&rb);
+					fm_ct_est_only(&rb);
+					fx_ct_mark_bits(&rb, FW_SNI_CTMARK_BITS, watch);
+					bt_rule(c->bt, &rb);
+				}
 				pc_rule(c, &rb);
 				if (!established)
 					fm_nfproto(&rb, f->nfproto);
@@ -152,6 +167,7 @@ static void pc_sni_queue(const struct pc *c, bool established)
 					fm_ct_new(&rb);
 					setdef_pin(&d, f);
 					fm_pin_lookup(&rb, f, d.name);
+					fx_ct_mark_bits(&rb, FW_SNI_CTMARK_BITS, watch);
 				}
 				fx_queue(&rb, log ? FW_SNI_QUEUE_LOG : FW_SNI_QUEUE_ENFORCE, log);
 				bt_rule(c->bt, &rb);

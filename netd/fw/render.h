@@ -189,7 +189,7 @@ void fx_deny_log(struct rb *rb, const struct fw_rcfg *rc, const char *reason);
 void fx_ct_mark_set(struct rb *rb, uint32_t mark);
 /* ct mark set saddr map @map: the sandbox's mark by its (anti-spoofing checked) source. */
 void fx_ct_mark_from_src(struct rb *rb, const struct fw_fam *f, const char *map);
-/* reg 1 = ct mark & ~FW_SNI_DONE_CTMARK: the sandbox's mark, the key of its per-sandbox state. */
+/* reg 1 = ct mark & ~FW_SNI_CTMARK_BITS: the sandbox's mark, the key of its per-sandbox state. */
 void fx_ct_mark_key(struct rb *rb);
 /* objref: the object that map @map gives for the key in reg @sreg (no element: no match). */
 void fx_objref_map(struct rb *rb, uint32_t sreg, const char *map);
@@ -243,6 +243,12 @@ void fx_queue(struct rb *rb, uint16_t num, bool bypass);
 void fm_ct_est_only(struct rb *rb);
 /* ct mark & @bit == 0 */
 void fm_ct_mark_clear(struct rb *rb, uint32_t bit);
+/* ct mark & @mask == @value */
+void fm_ct_mark_masked(struct rb *rb, uint32_t mask, uint32_t value);
+/* ct mark set ct mark & ~(@clear | @set) | @set: bits of the mark alone */
+void fx_ct_mark_bits(struct rb *rb, uint32_t clear, uint32_t set);
+/* tcp flags & (fin|syn|rst|ack) == syn: a connection's first SYN (after fm_l4proto TCP) */
+void fm_tcp_syn_only(struct rb *rb);
 /* meta mark & @bit != 0 */
 void fm_mark_set(struct rb *rb, uint32_t bit);
 /* bridge family: ether type == @ethertype (host byte order) */

@@ -1,7 +1,8 @@
 /*
  * sniflow - the SNI check's per-connection table.  See flow.h.  A chained
- * hash over the 4-tuple; the 16 KiB stream buffer exists only while a flow
- * is undecided.
+ * hash over the 4-tuple; settled flows also sit on a list, oldest first,
+ * from which the table takes room when it is full.  The 16 KiB stream
+ * buffer exists only while a flow is under check.
  */
 #include "netd/sni/flow.h"
 
@@ -13,68 +14,232 @@
 #include "common/hash.h"
 
 #define SNIFLOW_BUCKETS 4096u
+#define SNIFLOW_EXT_MAX 8	/* IPv6 extension headers walked */
 
-enum fstate { F_OPEN, F_ACCEPTED, F_REJECTED };
+/*
+ * F_OPEN: reading the stream; F_CONFIRM: accepted, waiting until the server
+ * acknowledged the bytes read (isn + 1 + st->len); F_ACCEPTED, F_REJECTED:
+ * settled.
+ */
+enum fstate { F_OPEN, F_CONFIRM, F_ACCEPTED, F_REJECTED };
 
 struct flow {
-	struct flow *next;
+	struct flow *next;		/* bucket chain */
+	struct flow *lru_prev, *lru_next;	/* settled flows, oldest first */
 	struct addr src, dst;
 	uint16_t sport, dport;
 	enum fstate state;
+	uint32_t owner;
 	uint32_t isn, next_seq;
 	uint64_t start_ms;	/* the SYN, or when it was settled */
 	unsigned int n_pkts;
 	uint8_t tag[2];
 	bool tagged;
-	struct sni_stream *st;	/* F_OPEN only */
+	struct sni_stream *st;	/* F_OPEN, F_CONFIRM: every byte read */
 };
 
 struct sniflow_tab {
 	struct flow *b[SNIFLOW_BUCKETS];
+	struct flow *lru_head, *lru_tail;
+	uint16_t *open;		/* [owner]: flows in F_OPEN or F_CONFIRM */
+	uint32_t n_owners;
 	size_t n;
 };
 
+static bool is_open(const struct flow *f)
+{
+	return f->state == F_OPEN || f->state == F_CONFIRM;
+}
+
 /* Not keyed: a sandbox choosing its ports can lengthen one chain, but never
  * beyond SNIFLOW_MAX entries in all. */
-static uint32_t bucket(const struct sniflow_pkt *p)
+static uint32_t bucket_of(const struct addr *src, const struct addr *dst, uint16_t sport,
+			  uint16_t dport)
 {
 	uint32_t h = FNV32_INIT;
 
-	h = fnv32_add(h, p->src.a, addr_len(p->src.family));
-	h = fnv32_add(h, p->dst.a, addr_len(p->dst.family));
-	h = fnv32_add(h, &p->sport, sizeof(p->sport));
-	h = fnv32_add(h, &p->dport, sizeof(p->dport));
+	h = fnv32_add(h, src->a, addr_len(src->family));
+	h = fnv32_add(h, dst->a, addr_len(dst->family));
+	h = fnv32_add(h, &sport, sizeof(sport));
+	h = fnv32_add(h, &dport, sizeof(dport));
 	return h & (SNIFLOW_BUCKETS - 1);
 }
 
-static struct flow **find(struct sniflow_tab *t, const struct sniflow_pkt *p)
+static struct flow **find_tuple(struct sniflow_tab *t, const struct addr *src,
+				const struct addr *dst, uint16_t sport, uint16_t dport)
 {
-	struct flow **pp = &t->b[bucket(p)];
+	struct flow **pp = &t->b[bucket_of(src, dst, sport, dport)];
 
 	for (; *pp; pp = &(*pp)->next) {
 		const struct flow *f = *pp;
 
-		if (f->sport == p->sport && f->dport == p->dport && addr_equal(&f->src, &p->src) &&
-		    addr_equal(&f->dst, &p->dst))
+		if (f->sport == sport && f->dport == dport && addr_equal(&f->src, src) &&
+		    addr_equal(&f->dst, dst))
 			break;
 	}
 	return pp;
+}
+
+static struct flow **find(struct sniflow_tab *t, const struct sniflow_pkt *p)
+{
+	return find_tuple(t, &p->src, &p->dst, p->sport, p->dport);
+}
+
+static void lru_remove(struct sniflow_tab *t, struct flow *f)
+{
+	if (f->lru_prev)
+		f->lru_prev->lru_next = f->lru_next;
+	else if (t->lru_head == f)
+		t->lru_head = f->lru_next;
+	if (f->lru_next)
+		f->lru_next->lru_prev = f->lru_prev;
+	else if (t->lru_tail == f)
+		t->lru_tail = f->lru_prev;
+	f->lru_prev = f->lru_next = NULL;
+}
+
+/* Move @f to state @s, keeping the owner counts and the settled list right. */
+static void set_state(struct sniflow_tab *t, struct flow *f, enum fstate s)
+{
+	bool was_open = is_open(f);
+
+	f->state = s;
+	if (was_open && !is_open(f)) {
+		if (f->owner < t->n_owners && t->open[f->owner])
+			t->open[f->owner]--;
+		f->lru_prev = t->lru_tail;
+		f->lru_next = NULL;
+		if (t->lru_tail)
+			t->lru_tail->lru_next = f;
+		else
+			t->lru_head = f;
+		t->lru_tail = f;
+	} else if (!was_open && is_open(f)) {
+		lru_remove(t, f);
+		if (f->owner < t->n_owners)
+			t->open[f->owner]++;
+	}
+	if (!is_open(f)) {
+		free(f->st);
+		f->st = NULL;
+	}
 }
 
 static void flow_unlink(struct sniflow_tab *t, struct flow **pp)
 {
 	struct flow *f = *pp;
 
+	if (is_open(f)) {
+		if (f->owner < t->n_owners && t->open[f->owner])
+			t->open[f->owner]--;
+	} else {
+		lru_remove(t, f);
+	}
 	*pp = f->next;
 	free(f->st);
 	free(f);
 	t->n--;
 }
 
+/* Room for one more flow: forget the oldest settled one if the table is full. */
+static bool make_room(struct sniflow_tab *t)
+{
+	struct flow *old = t->lru_head;
+
+	if (t->n < SNIFLOW_MAX)
+		return true;
+	if (!old)
+		return false;
+	flow_unlink(t, find_tuple(t, &old->src, &old->dst, old->sport, old->dport));
+	return true;
+}
+
+/* A new flow in slot *@pp (empty), settled list or owner count not yet. */
+static struct flow *flow_add(struct sniflow_tab *t, struct flow **pp, const struct sniflow_pkt *p)
+{
+	struct flow *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->src = p->src;
+	f->dst = p->dst;
+	f->sport = p->sport;
+	f->dport = p->dport;
+	f->state = F_REJECTED;	/* a settled state: set_state() counts from here */
+	*pp = f;
+	t->n++;
+	return f;
+}
+
+/* The TCP options (RFC 9293 3.1): note TCP-MD5 (19), TCP-AO (29) and lists that do not parse. */
+static bool odd_options(const uint8_t *o, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		if (o[i] == 0)
+			return false;	/* end of option list */
+		if (o[i] == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= len || o[i + 1] < 2 || o[i + 1] > len - i)
+			return true;
+		if (o[i] == 19 || o[i] == 29)
+			return true;
+		i += o[i + 1];
+	}
+	return false;
+}
+
+/*
+ * The IPv6 extension headers (RFC 8200 4) from @*nh at @ip[@*hl]: on return
+ * *@nh is the upper-layer protocol and *@hl where it starts.  Return: 0;
+ * -EPROTO (a fragment, ESP, no next header, too many); -EBADMSG (short).
+ */
+static int ipv6_skip_ext(const uint8_t *ip, size_t tot, uint8_t *nh, size_t *hl)
+{
+	for (int i = 0; i < SNIFLOW_EXT_MAX; i++) {
+		const uint8_t *h = ip + *hl;
+		size_t el;
+
+		switch (*nh) {
+		case 0:		/* hop-by-hop options */
+		case 43:	/* routing */
+		case 60:	/* destination options */
+			if (tot - *hl < 8)
+				return -EBADMSG;
+			el = ((size_t)h[1] + 1) * 8;
+			break;
+		case 51:	/* AH (RFC 4302 2.2): 4-octet units, minus 2 */
+			if (tot - *hl < 8)
+				return -EBADMSG;
+			el = ((size_t)h[1] + 2) * 4;
+			break;
+		case 44:	/* fragment: only a whole packet's (offset 0, no M) */
+			if (tot - *hl < 8)
+				return -EBADMSG;
+			if ((h[2] << 8 | h[3]) != 0)
+				return -EPROTO;
+			el = 8;
+			break;
+		default:
+			return 0;
+		}
+		if (el > tot - *hl)
+			return -EBADMSG;
+		*nh = h[0];
+		*hl += el;
+	}
+	return -EPROTO;
+}
+
 int sniflow_pkt_parse(const uint8_t *ip, size_t len, struct sniflow_pkt *out)
 {
-	size_t hl, tot;
+	size_t hl, tot, thl;
 	const uint8_t *th;
+	uint8_t nh;
+	int r;
 
 	memset(out, 0, sizeof(*out));
 	if (len < 1)
@@ -97,8 +262,11 @@ int sniflow_pkt_parse(const uint8_t *ip, size_t len, struct sniflow_pkt *out)
 		tot = 40 + ((size_t)ip[4] << 8 | ip[5]);
 		if (tot > len)
 			return -EBADMSG;
-		if (ip[6] != 6)
-			return -EPROTO;	/* an extension header, or not TCP */
+		nh = ip[6];
+		if ((r = ipv6_skip_ext(ip, tot, &nh, &hl)) < 0)
+			return r;
+		if (nh != 6)
+			return -EPROTO;
 		out->src.family = out->dst.family = AF_INET6;
 		memcpy(out->src.a, ip + 8, 16);
 		memcpy(out->dst.a, ip + 24, 16);
@@ -106,24 +274,41 @@ int sniflow_pkt_parse(const uint8_t *ip, size_t len, struct sniflow_pkt *out)
 		return -EBADMSG;
 	}
 	th = ip + hl;
-	if (tot - hl < 20 || (size_t)(th[12] >> 4) * 4 < 20 || (size_t)(th[12] >> 4) * 4 > tot - hl)
+	if (tot - hl < 20)
+		return -EBADMSG;
+	thl = (size_t)(th[12] >> 4) * 4;
+	if (thl < 20 || thl > tot - hl)
 		return -EBADMSG;
 	out->sport = (uint16_t)(th[0] << 8 | th[1]);
 	out->dport = (uint16_t)(th[2] << 8 | th[3]);
 	out->seq = (uint32_t)th[4] << 24 | (uint32_t)th[5] << 16 | (uint32_t)th[6] << 8 | th[7];
+	out->ack_seq = (uint32_t)th[8] << 24 | (uint32_t)th[9] << 16 | (uint32_t)th[10] << 8 | th[11];
 	out->fin = th[13] & 0x01;
 	out->syn = th[13] & 0x02;
 	out->rst = th[13] & 0x04;
 	out->ack = th[13] & 0x10;
-	out->payload = th + (th[12] >> 4) * 4;
-	out->len = tot - hl - (size_t)(th[12] >> 4) * 4;
+	out->urg = th[13] & 0x20;
+	out->odd_opt = odd_options(th + 20, thl - 20);
+	out->payload = th + thl;
+	out->len = tot - hl - thl;
 	return 0;
 }
 
-int sniflow_new(struct sniflow_tab **ret)
+int sniflow_new(uint32_t n_owners, struct sniflow_tab **ret)
 {
-	*ret = calloc(1, sizeof(**ret));
-	return *ret ? 0 : -ENOMEM;
+	struct sniflow_tab *t = calloc(1, sizeof(*t));
+
+	*ret = NULL;
+	if (!t)
+		return -ENOMEM;
+	t->open = calloc(n_owners ? n_owners : 1, sizeof(*t->open));
+	if (!t->open) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->n_owners = n_owners;
+	*ret = t;
+	return 0;
 }
 
 void sniflow_free(struct sniflow_tab *t)
@@ -133,12 +318,36 @@ void sniflow_free(struct sniflow_tab *t)
 	for (uint32_t i = 0; i < SNIFLOW_BUCKETS; i++)
 		while (t->b[i])
 			flow_unlink(t, &t->b[i]);
+	free(t->open);
 	free(t);
+}
+
+/* (Re)start flow @f at the SYN @p: a new connection, or one that reuses a settled flow's tuple. */
+static void flow_start(struct sniflow_tab *t, struct flow *f, const struct sniflow_pkt *p,
+		       uint32_t owner, uint64_t now_ms)
+{
+	if (is_open(f) && f->owner != owner) {
+		set_state(t, f, F_REJECTED);	/* count it off its old owner */
+		lru_remove(t, f);
+	} else if (!is_open(f)) {
+		lru_remove(t, f);
+	}
+	free(f->st);	/* the 16 KiB buffer comes with the first payload byte */
+	f->st = NULL;
+	if (!is_open(f) && owner < t->n_owners)
+		t->open[owner]++;
+	f->owner = owner;
+	f->state = F_OPEN;
+	f->isn = p->seq;
+	f->next_seq = p->seq + 1;	/* the SYN takes one sequence number */
+	f->start_ms = now_ms;
+	f->n_pkts = 0;
+	f->tagged = false;
 }
 
 /* A SYN: start @pp's flow (new, or a settled one reused by a new connection). */
 static enum sniflow_step on_syn(struct sniflow_tab *t, struct flow **pp,
-				const struct sniflow_pkt *p, uint64_t now_ms)
+				const struct sniflow_pkt *p, uint32_t owner, uint64_t now_ms)
 {
 	struct flow *f = *pp;
 
@@ -148,36 +357,25 @@ static enum sniflow_step on_syn(struct sniflow_tab *t, struct flow **pp,
 		/* Another ISN mid-check: bytes of the first one may have reached the
 		 * server already, so the new start would not be where the server
 		 * reads from.  No real client does this. */
-		free(f->st);
-		f->st = NULL;
-		f->state = F_REJECTED;
+		set_state(t, f, F_REJECTED);
 		f->start_ms = now_ms;
 		return SNIFLOW_REJECTED;
 	}
-	if (f && f->state == F_OPEN)
-		return SNIFLOW_ACCEPT;	/* a retransmitted SYN */
+	if (f && is_open(f) && f->isn == p->seq)
+		return SNIFLOW_ACCEPT;	/* a retransmitted SYN (its data is compared) */
+	if ((!f || !is_open(f) || f->owner != owner) && owner < t->n_owners &&
+	    t->open[owner] >= SNIFLOW_OPEN_PER_OWNER)
+		return SNIFLOW_FULL;	/* its share: another sandbox's stays free */
 	if (!f) {
-		if (t->n >= SNIFLOW_MAX)
-			return SNIFLOW_UNKNOWN;
-		f = calloc(1, sizeof(*f));
-		if (!f)
-			return SNIFLOW_UNKNOWN;
-		f->src = p->src;
-		f->dst = p->dst;
-		f->sport = p->sport;
-		f->dport = p->dport;
-		f->next = NULL;
-		*pp = f;
-		t->n++;
+		if (!make_room(t))
+			return SNIFLOW_FULL;
+		pp = find(t, p);	/* make_room() may have changed this chain */
+		if (!(f = flow_add(t, pp, p)))
+			return SNIFLOW_FULL;
 	}
-	free(f->st);	/* the 16 KiB buffer comes with the first payload byte */
-	f->st = NULL;
-	f->state = F_OPEN;
-	f->isn = p->seq;
-	f->next_seq = p->seq + 1;	/* the SYN takes one sequence number */
-	f->start_ms = now_ms;
-	f->n_pkts = 0;
-	f->tagged = false;
+	/* F_ACCEPTED or F_CONFIRM with a new ISN: a new connection on the same
+	 * tuple (conntrack reuses an entry the server reset); checked afresh. */
+	flow_start(t, f, p, owner, now_ms);
 	return SNIFLOW_ACCEPT;
 }
 
@@ -205,35 +403,71 @@ void sniflow_tag(struct sniflow_tab *t, const struct sniflow_pkt *p, uint8_t a, 
 	}
 }
 
-enum sniflow_step sniflow_packet(struct sniflow_tab *t, const struct sniflow_pkt *p,
-				 uint64_t now_ms, uint32_t deadline_ms, struct sni_result *res)
+/*
+ * Do @p's bytes that the check already read (stream offsets below
+ * st->len) equal what it read?  Offsets are from isn + 1; a SYN's data
+ * starts there.
+ */
+static bool same_bytes(const struct flow *f, const struct sniflow_pkt *p)
 {
-	struct flow **pp = find(t, p), *f;
-	enum sniflow_step s;
+	int32_t off = (int32_t)((p->syn ? p->seq + 1 : p->seq) - (f->isn + 1));
+	size_t from = 0, n;
+
+	if (!f->st || !p->len)
+		return true;
+	if (off < 0) {
+		/* Starts before the stream: the server trims what precedes it. */
+		if ((size_t)-(int64_t)off >= p->len)
+			return true;
+		from = (size_t)-(int64_t)off;
+		off = 0;
+	}
+	if ((size_t)off >= f->st->len)
+		return true;
+	n = p->len - from;
+	if (n > f->st->len - (size_t)off)
+		n = f->st->len - (size_t)off;
+	return memcmp(p->payload + from, f->st->buf + off, n) == 0;
+}
+
+static void result_so_far(const struct flow *f, struct sni_result *res)
+{
+	if (f->st)
+		*res = f->st->res;
+	else
+		*res = (struct sni_result){ .status = SNI_MORE };
+}
+
+/* A segment of a flow under check (F_OPEN or F_CONFIRM). */
+static enum sniflow_step on_segment(struct sniflow_tab *t, struct flow **pp,
+				    const struct sniflow_pkt *p, uint64_t now_ms,
+				    uint32_t deadline_ms, struct sni_result *res)
+{
+	struct flow *f = *pp;
 	int32_t off;
 	size_t skip;
 
-	if (p->syn && !p->ack) {
-		s = on_syn(t, pp, p, now_ms);
-		if (s != SNIFLOW_ACCEPT || !p->len)
-			return s;
-		/* TCP Fast Open: data in the SYN is the stream's first bytes. */
-	}
-	f = *pp;
-	if (!f)
-		return SNIFLOW_UNKNOWN;
-	if (f->state != F_OPEN)
-		return f->state == F_ACCEPTED ? SNIFLOW_ACCEPTED : SNIFLOW_REJECTED;
-	if (++f->n_pkts > SNIFLOW_PACKETS_MAX || now_ms >= f->start_ms + deadline_ms) {
-		if (f->st)
-			*res = f->st->res;
-		else
-			*res = (struct sni_result){ .status = SNI_MORE };
-		return SNIFLOW_LATE;
-	}
 	if (p->rst) {
 		flow_unlink(t, pp);	/* the client gave up; nothing reached a verdict */
 		return SNIFLOW_ACCEPT;
+	}
+	if (now_ms >= f->start_ms + deadline_ms) {
+		result_so_far(f, res);
+		return SNIFLOW_LATE;
+	}
+	if (!same_bytes(f, p)) {
+		result_so_far(f, res);
+		return SNIFLOW_REWRITTEN;
+	}
+	if (p->urg || p->odd_opt) {
+		result_so_far(f, res);
+		return SNIFLOW_UNMODELLED;
+	}
+	if (f->state == F_CONFIRM)
+		return SNIFLOW_ACCEPT;	/* what follows what decided is not looked at */
+	if (++f->n_pkts > SNIFLOW_PACKETS_MAX) {
+		result_so_far(f, res);
+		return SNIFLOW_TOO_MANY;
 	}
 	if (!p->len)
 		return SNIFLOW_ACCEPT;
@@ -242,40 +476,93 @@ enum sniflow_step sniflow_packet(struct sniflow_tab *t, const struct sniflow_pkt
 		return SNIFLOW_DROP;	/* a gap: the server must not see bytes we did not */
 	skip = (size_t)-(int64_t)off;
 	if (skip >= p->len)
-		return SNIFLOW_ACCEPT;	/* a retransmission of bytes already read */
+		return SNIFLOW_ACCEPT;	/* a retransmission of bytes already read (the same) */
 	if (!f->st) {
 		f->st = malloc(sizeof(*f->st));
 		if (!f->st)
-			return SNIFLOW_UNKNOWN;	/* out of memory: the caller fails it closed */
+			return SNIFLOW_FULL;	/* out of memory: the caller fails it closed */
 		sni_stream_init(f->st);
 	}
+	/* The stream keeps SNI_STREAM_MAX bytes; one that fills it has decided
+	 * (too long), so what it kept is all the server needed to be checked. */
 	f->next_seq += (uint32_t)(p->len - skip);
 	if (sni_stream_feed(f->st, p->payload + skip, p->len - skip, res) == SNI_MORE)
 		return SNIFLOW_ACCEPT;
 	return SNIFLOW_DECIDED;
 }
 
-void sniflow_settle(struct sniflow_tab *t, const struct sniflow_pkt *p, bool accepted,
+enum sniflow_step sniflow_packet(struct sniflow_tab *t, const struct sniflow_pkt *p,
+				 uint32_t owner, uint64_t now_ms, uint32_t deadline_ms,
+				 struct sni_result *res)
+{
+	struct flow **pp = find(t, p), *f;
+	enum sniflow_step s;
+
+	if (p->syn && !p->ack) {
+		s = on_syn(t, pp, p, owner, now_ms);
+		if (s != SNIFLOW_ACCEPT || !p->len)
+			return s;
+		pp = find(t, p);
+		/* TCP Fast Open: data in the SYN is the stream's first bytes; the
+		 * server may not take them, so they count only once acknowledged. */
+	}
+	f = *pp;
+	if (!f)	/* no room for its SYN (its owner is still at its share), or unseen */
+		return (owner < t->n_owners && t->open[owner] >= SNIFLOW_OPEN_PER_OWNER) ||
+				       (t->n >= SNIFLOW_MAX && !t->lru_head) ?
+			       SNIFLOW_FULL :
+			       SNIFLOW_UNKNOWN;
+	if (!is_open(f))
+		return f->state == F_ACCEPTED ? SNIFLOW_ACCEPTED : SNIFLOW_REJECTED;
+	return on_segment(t, pp, p, now_ms, deadline_ms, res);
+}
+
+enum sniflow_step sniflow_reply(struct sniflow_tab *t, const struct sniflow_pkt *p,
+				uint64_t now_ms)
+{
+	struct flow *f = *find_tuple(t, &p->dst, &p->src, p->dport, p->sport);
+
+	if (!f)
+		return SNIFLOW_ACCEPT;
+	if (f->state == F_ACCEPTED)
+		return SNIFLOW_ACCEPTED;
+	if (f->state != F_CONFIRM || !p->ack || !f->st)
+		return SNIFLOW_ACCEPT;
+	/* Every byte read is below isn + 1 + st->len (mod 2^32). */
+	if ((int32_t)(p->ack_seq - (f->isn + 1 + (uint32_t)f->st->len)) < 0)
+		return SNIFLOW_ACCEPT;
+	set_state(t, f, F_ACCEPTED);
+	f->start_ms = now_ms;
+	return SNIFLOW_CONFIRMED;
+}
+
+bool sniflow_settle(struct sniflow_tab *t, const struct sniflow_pkt *p, bool accepted,
 		    uint64_t now_ms)
 {
 	struct flow **pp = find(t, p), *f = *pp;
 
 	if (!f) {
-		if (t->n >= SNIFLOW_MAX || !(f = calloc(1, sizeof(*f))))
-			return;	/* its next packet is SNIFLOW_UNKNOWN again: same verdict */
-		f->src = p->src;
-		f->dst = p->dst;
-		f->sport = p->sport;
-		f->dport = p->dport;
-		*pp = f;
-		t->n++;
+		if (!make_room(t))
+			return false;	/* its next packet is SNIFLOW_UNKNOWN again: same verdict */
+		pp = find(t, p);
+		if (!(f = flow_add(t, pp, p)))
+			return false;
+		lru_remove(t, f);	/* flow_add() leaves it on no list */
+		f->state = F_OPEN;	/* so that set_state() below files it as settled */
+		f->owner = UINT32_MAX;
 	}
-	free(f->st);
-	f->st = NULL;
-	/* A rejected flow is never turned into an accepted one. */
-	if (f->state != F_REJECTED)
-		f->state = accepted ? F_ACCEPTED : F_REJECTED;
 	f->start_ms = now_ms;
+	/* A rejected flow is never turned into an accepted one. */
+	if (f->state == F_REJECTED)
+		return false;
+	if (accepted && f->state == F_OPEN && f->st && f->st->len) {
+		f->state = F_CONFIRM;	/* still open: it keeps its share and its bytes */
+		return true;
+	}
+	if (accepted && f->state == F_CONFIRM)
+		return true;
+	set_state(t, f, accepted ? F_ACCEPTED : F_REJECTED);
+	return false;
 }
 
 size_t sniflow_sweep(struct sniflow_tab *t, uint64_t now_ms, uint32_t deadline_ms)
@@ -284,11 +571,11 @@ size_t sniflow_sweep(struct sniflow_tab *t, uint64_t now_ms, uint32_t deadline_m
 
 	for (uint32_t i = 0; i < SNIFLOW_BUCKETS; i++)
 		for (struct flow **pp = &t->b[i]; *pp;) {
-			/* An undecided flow past its deadline goes too (its memory
+			/* An unsettled flow past its deadline goes too (its memory
 			 * is what a sandbox opening connections and sending
 			 * nothing would pin): its next packet is SNIFLOW_UNKNOWN,
 			 * which the caller fails closed like SNIFLOW_LATE. */
-			uint64_t keep = (*pp)->state == F_OPEN ? deadline_ms : SNIFLOW_KEEP_MS;
+			uint64_t keep = is_open(*pp) ? deadline_ms : SNIFLOW_KEEP_MS;
 
 			if (now_ms >= (*pp)->start_ms + keep) {
 				flow_unlink(t, pp);
@@ -303,4 +590,9 @@ size_t sniflow_sweep(struct sniflow_tab *t, uint64_t now_ms, uint32_t deadline_m
 size_t sniflow_count(const struct sniflow_tab *t)
 {
 	return t ? t->n : 0;
+}
+
+size_t sniflow_open_count(const struct sniflow_tab *t, uint32_t owner)
+{
+	return t && owner < t->n_owners ? t->open[owner] : 0;
 }

@@ -10,7 +10,24 @@
  * the table was full or swept, a picked-up connection) has an unknown
  * start and is reported SNIFLOW_UNKNOWN: the caller fails it closed under
  * enforce.  A segment beyond a gap is dropped (the client retransmits in
- * order); bytes already seen are not looked at again.
+ * order).
+ *
+ * Why until the server acknowledged: what decides is what the server read,
+ * not what netd read.  A segment the server discards (a TCP-MD5 or TCP-AO
+ * option it has no key for, an old timestamp, a hop limit that ends on the
+ * way, data in a SYN it does not take) can name an allowed site while its
+ * retransmission names another.  So every byte the check read is kept, a
+ * segment that covers read bytes must carry the same bytes
+ * (SNIFLOW_REWRITTEN otherwise), and an accepted flow stays watched
+ * (sniflow_settle() says so) until a reply from the server acknowledges
+ * every byte that was read (sniflow_reply(): SNIFLOW_CONFIRMED).  Urgent
+ * data (which the server's socket takes out of the stream) and options the
+ * check does not model are SNIFLOW_UNMODELLED.
+ *
+ * Shares: each sandbox (an "owner", a small integer the caller picks) holds
+ * at most SNIFLOW_OPEN_PER_OWNER flows still being checked; settled flows
+ * are remembered only while there is room (the oldest goes first), so one
+ * sandbox can never take the table from another.
  */
 #ifndef NETD_SNI_FLOW_H
 #define NETD_SNI_FLOW_H
@@ -22,25 +39,34 @@
 #include "common/addr.h"
 #include "netd/sni/sni.h"
 
-#define SNIFLOW_MAX        4096	/* undecided and recently decided flows */
+#define SNIFLOW_MAX        16384	/* flows held, checked and settled */
+#define SNIFLOW_OPEN_PER_OWNER 256	/* flows one owner has under check at a time */
 #define SNIFLOW_PACKETS_MAX 64	/* queued packets per flow before it is "too long" */
-#define SNIFLOW_KEEP_MS    60000	/* a settled flow is remembered this long */
+#define SNIFLOW_KEEP_MS    60000	/* a settled flow is remembered at most this long */
 
-/* One TCP segment from the sandbox, as the queue saw it (borrowed). */
+/* One TCP segment, as the queue saw it (borrowed). */
 struct sniflow_pkt {
 	struct addr src, dst;
 	uint16_t sport, dport;	/* host byte order */
 	uint32_t seq;		/* host byte order */
+	uint32_t ack_seq;	/* the acknowledgment number, host byte order (if ack) */
 	bool syn, fin, rst, ack;
+	bool urg;		/* URG: urgent data, which leaves the server's byte stream */
+	bool odd_opt;		/* a TCP option the check does not model: TCP-MD5
+				 * (RFC 2385, kind 19), TCP-AO (RFC 5925, kind 29),
+				 * or an option list that does not parse */
 	const uint8_t *payload;
 	size_t len;
 };
 
 /*
  * sniflow_pkt_parse() - an IPv4 (RFC 791) or IPv6 (RFC 8200) packet carrying
- * TCP (RFC 9293 3.1) into *@out (payload points into @ip).  IP fragments,
- * IPv6 extension headers and anything but TCP are -EPROTO (the caller
- * fails them closed under enforce); short or inconsistent lengths -EBADMSG.
+ * TCP (RFC 9293 3.1) into *@out (payload points into @ip).  IPv6 extension
+ * headers are walked as the kernel does (hop-by-hop, routing, destination
+ * options, AH; a fragment header of a whole packet), at most 8 of them.
+ * IP fragments, ESP, "no next header" and anything but TCP are -EPROTO (the
+ * caller fails them closed under enforce); short or inconsistent lengths
+ * -EBADMSG.
  */
 int sniflow_pkt_parse(const uint8_t *ip, size_t len, struct sniflow_pkt *out);
 
@@ -49,11 +75,20 @@ enum sniflow_step {
 	SNIFLOW_DROP,		/* out of order: drop it, the client sends it again */
 	SNIFLOW_DECIDED,	/* the stream just decided (*res): caller judges,
 				 * then sniflow_settle() */
-	SNIFLOW_LATE,		/* undecided at the deadline or after
-				 * SNIFLOW_PACKETS_MAX packets (*res: so far) */
-	SNIFLOW_UNKNOWN,	/* no SYN seen for it, or no room for it */
+	SNIFLOW_LATE,		/* undecided (or unacknowledged) at the deadline
+				 * (*res: so far) */
+	SNIFLOW_TOO_MANY,	/* undecided after SNIFLOW_PACKETS_MAX packets (*res: so far) */
+	SNIFLOW_REWRITTEN,	/* bytes the check read came again, different
+				 * (*res: as read) */
+	SNIFLOW_UNMODELLED,	/* urgent data or an option the check does not
+				 * model (p->urg, p->odd_opt) before the server
+				 * acknowledged (*res: as read) */
+	SNIFLOW_UNKNOWN,	/* no SYN seen for it */
+	SNIFLOW_FULL,		/* no room: its owner's share (or the table) is full */
 	SNIFLOW_ACCEPTED,	/* settled before as accepted */
 	SNIFLOW_REJECTED,	/* settled before as rejected: reset again */
+	SNIFLOW_CONFIRMED,	/* sniflow_reply(): the server acknowledged every
+				 * byte read; the flow is settled as accepted */
 };
 
 struct sniflow_tab;
@@ -65,19 +100,36 @@ struct sniflow_meta {
 	bool tagged;
 };
 
-/* sniflow_new() - an empty table; caller frees with sniflow_free().  Return: 0; -ENOMEM. */
-int sniflow_new(struct sniflow_tab **ret);
+/*
+ * sniflow_new() - an empty table for owners 0..@n_owners-1; caller frees
+ * with sniflow_free().  Return: 0; -ENOMEM.
+ */
+int sniflow_new(uint32_t n_owners, struct sniflow_tab **ret);
 
 /* sniflow_free() - NULL-safe. */
 void sniflow_free(struct sniflow_tab *t);
 
 /*
- * sniflow_packet() - one segment at @now_ms; @deadline_ms after its SYN a
- * flow must have decided.  @res is filled for SNIFLOW_DECIDED and
- * SNIFLOW_LATE.  A SYN starts (or restarts) the flow's state; a RST ends it.
+ * sniflow_packet() - one segment from the sandbox (@owner's) at @now_ms;
+ * @deadline_ms after its SYN a flow must have decided and been
+ * acknowledged.  @res is filled for SNIFLOW_DECIDED, _LATE, _TOO_MANY,
+ * _REWRITTEN and _UNMODELLED.  A SYN starts (or restarts) the flow's
+ * state - also the SYN of a new connection that reuses a settled flow's
+ * tuple; a RST ends it.
  */
 enum sniflow_step sniflow_packet(struct sniflow_tab *t, const struct sniflow_pkt *p,
-				 uint64_t now_ms, uint32_t deadline_ms, struct sni_result *res);
+				 uint32_t owner, uint64_t now_ms, uint32_t deadline_ms,
+				 struct sni_result *res);
+
+/*
+ * sniflow_reply() - one segment from the server to the sandbox (its source
+ * is the flow's destination).  Return: SNIFLOW_CONFIRMED if it
+ * acknowledges every byte the check read of an accepted flow (the caller
+ * stops watching the connection), SNIFLOW_ACCEPTED for a flow settled as
+ * accepted before, SNIFLOW_ACCEPT otherwise (pass it).
+ */
+enum sniflow_step sniflow_reply(struct sniflow_tab *t, const struct sniflow_pkt *p,
+				uint64_t now_ms);
 
 /*
  * sniflow_meta() - @p's flow's meta data into *@ret.  Return: false if the
@@ -89,24 +141,32 @@ bool sniflow_meta(struct sniflow_tab *t, const struct sniflow_pkt *p, struct sni
 void sniflow_tag(struct sniflow_tab *t, const struct sniflow_pkt *p, uint8_t a, uint8_t b);
 
 /*
- * sniflow_settle() - the caller's verdict on @p's flow after SNIFLOW_DECIDED,
- * SNIFLOW_LATE or SNIFLOW_UNKNOWN: later packets of it (already queued when
- * the verdict went out) get SNIFLOW_ACCEPTED / SNIFLOW_REJECTED for
- * SNIFLOW_KEEP_MS.  Its stream buffer is freed.
+ * sniflow_settle() - the caller's verdict on @p's flow after SNIFLOW_DECIDED
+ * (or any step that ends a check): later packets of it (already queued
+ * when the verdict went out) get SNIFLOW_ACCEPTED / SNIFLOW_REJECTED while
+ * it is remembered.  An accepted flow whose bytes were read stays watched
+ * until the server acknowledged them (sniflow_reply()); its bytes are kept
+ * until then, otherwise its stream buffer is freed.
+ * Return: true if the flow waits for that acknowledgment (the caller must
+ * keep the connection queued), false if it is settled.
  */
-void sniflow_settle(struct sniflow_tab *t, const struct sniflow_pkt *p, bool accepted,
+bool sniflow_settle(struct sniflow_tab *t, const struct sniflow_pkt *p, bool accepted,
 		    uint64_t now_ms);
 
 /*
  * sniflow_sweep() - forget settled flows older than SNIFLOW_KEEP_MS and
- * undecided ones older than @deadline_ms (their next packet is then
+ * unsettled ones older than @deadline_ms (their next packet is then
  * SNIFLOW_UNKNOWN, which fails closed).  Return: how many were dropped.
  * Memory: a flow's 16 KiB stream buffer exists only from its first payload
- * byte until it is decided or swept.
+ * byte until the server acknowledged what was read, or it is swept; at
+ * most SNIFLOW_OPEN_PER_OWNER per owner.
  */
 size_t sniflow_sweep(struct sniflow_tab *t, uint64_t now_ms, uint32_t deadline_ms);
 
 /* sniflow_count() - flows held. */
 size_t sniflow_count(const struct sniflow_tab *t);
+
+/* sniflow_open_count() - flows @owner has under check (not settled). */
+size_t sniflow_open_count(const struct sniflow_tab *t, uint32_t owner);
 
 #endif

@@ -78,6 +78,22 @@ void sni_modes(const struct policy *pol, const char *const *pinned, size_t n_pin
 	}
 }
 
+void sni_modes_port(const struct policy *pol, uint8_t proto, uint16_t port,
+		    enum policy_l7 *tls, enum policy_l7 *http)
+{
+	*tls = *http = POLICY_L7_OFF;
+	for (size_t i = 0; pol && i < pol->n_rules; i++) {
+		const struct policy_rule *r = &pol->rules[i];
+
+		if (!r->n_domains || !policy_rule_port(r, proto, port))
+			continue;
+		if (r->tls_sni > *tls)
+			*tls = (enum policy_l7)r->tls_sni;
+		if (r->http_host > *http)
+			*http = (enum policy_l7)r->http_host;
+	}
+}
+
 enum policy_l7 sni_mode_for(enum sni_proto proto, enum policy_l7 tls, enum policy_l7 http)
 {
 	if (proto == SNI_PROTO_TLS)

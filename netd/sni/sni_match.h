@@ -54,6 +54,16 @@ void sni_modes(const struct policy *pol, const char *const *pinned, size_t n_pin
 	       uint8_t proto, uint16_t port, enum policy_l7 *tls, enum policy_l7 *http);
 
 /*
+ * sni_modes_port() - the strictest tls.sni (*@tls) and http.host (*@http) of
+ * every domain rule of @pol for @proto/@port, whatever pinned what: for a
+ * connection on a checked port whose pinning names are unknown (a new
+ * connection that reuses a conntrack entry after its pin expired), which
+ * is then checked rather than waved through.
+ */
+void sni_modes_port(const struct policy *pol, uint8_t proto, uint16_t port,
+		    enum policy_l7 *tls, enum policy_l7 *http);
+
+/*
  * sni_mode_for() - the mode that applies to what the stream turned out to
  * be: a TLS stream is judged by tls.sni, an HTTP/1 one by http.host - each
  * falling back to the other if it is off, so that plain HTTP on a port where

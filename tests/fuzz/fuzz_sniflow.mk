@@ -1,0 +1,1 @@
+fuzz_sniflow_SRC := netd/sni/flow.c netd/sni/sni.c common/addr.c
