@@ -202,6 +202,42 @@ static void test_shared_address(void **state)
 	free(out);
 }
 
+/*
+ * Issue 30, finding 6: five names resolved (to two addresses) and two
+ * connections made by address, with no name ("domain": null).  The
+ * per-address credit in render_dest() gives port 443 to every name that
+ * resolved to a connected address, and collapse() then folded the five
+ * siblings into "*.dt.example": a wildcard no connection asked for.  A
+ * connection by address never contributes to a wildcard.
+ */
+static void test_no_wildcard_from_addresses(void **state)
+{
+	static const char log[] =
+		DNS("2026-11-30T07:00:00Z", "a.dt.example", "\"198.51.100.40\"")
+		DNS("2026-11-30T07:00:01Z", "b.dt.example", "\"198.51.100.40\"")
+		DNS("2026-11-30T07:00:02Z", "c.dt.example", "\"198.51.100.40\"")
+		DNS("2026-11-30T07:00:03Z", "d.dt.example", "\"198.51.100.46\"")
+		DNS("2026-11-30T07:00:04Z", "e.dt.example", "\"198.51.100.46\"")
+		CONN("2026-11-30T07:00:05Z", "tcp", "198.51.100.40", 443, "null", 1, 2)
+		CONN("2026-11-30T07:00:06Z", "tcp", "198.51.100.46", 443, "null", 1, 2);
+	struct suggest_filter f = { .sandbox = "agent" };
+	struct policy *p;
+	char *out;
+
+	(void)state;
+	out = run(&f, log, "a", &p);
+	if (strstr(out, "\"*."))
+		printf("got:\n%s\n", out);
+	assert_null(strstr(out, "\"*."));
+	assert_int_equal(matches(p, "zzz.dt.example"), 0);
+	assert_int_equal(matches(p, "a.dt.example"), 1);
+	assert_int_equal(matches(p, "e.dt.example"), 1);
+	/* the addresses are accounted for by the names: no CIDR rule either */
+	assert_null(strstr(out, "/32\""));
+	policy_free(p);
+	free(out);
+}
+
 #define UPD(ev, ts, sport, out) "{\"ts\":\"" ts "\",\"event\":\"" ev "\"," SB ",\"proto\":\"tcp\"," \
 	"\"src\":\"10.87.0.2\",\"sport\":" #sport ",\"dst\":\"203.0.113.9\",\"dport\":443,\"domain\":null," \
 	"\"bytes_out\":" #out ",\"bytes_in\":0}\n"
@@ -353,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_agent),
 		cmocka_unit_test(test_wildcards),
 		cmocka_unit_test(test_shared_address),
+		cmocka_unit_test(test_no_wildcard_from_addresses),
 		cmocka_unit_test(test_live_flows),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_enforce_denials),
