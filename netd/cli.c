@@ -50,7 +50,7 @@ static const char usage_text[] =
 	"                                          run COMMAND inside sandbox NAME (as root\n"
 	"                                          with every capability unless told otherwise)\n"
 	"  policy check FILE...                    validate policy files (no daemon needed)\n"
-	"  policy suggest --sandbox S | --policy P [--since T] [--file AUDIT]... [--name NEW]\n"
+	"  policy suggest --sandbox S | --policy P [--since T] [--file AUDIT]... [--name NEW] [--wildcards]\n"
 	"                                          a policy from what the audit log shows used\n"
 	"  policy list [--json]\n"
 	"  policy show NAME\n"

@@ -82,16 +82,19 @@ static const struct help helps[] = {
 	  "needed.  Exit status 6 if any file is invalid.\n" },
 	{ "policy suggest",
 	  "usage: netd policy suggest --sandbox NAME | --policy NAME [--since T]\n"
-	  "                           [--file AUDIT]... [--name NEW]\n"
+	  "                           [--file AUDIT]... [--name NEW] [--wildcards]\n"
 	  "Write (stdout) a policy allowing what the audit log shows sandbox NAME (or\n"
-	  "every sandbox under policy NAME) used: exact names with the ports seen, a\n"
-	  "'*.' wildcard only for several siblings under one registrable domain, /32 and\n"
-	  "/128 rules only for connections made without a name; counts and bytes in\n"
-	  "comments.  No daemon needed; the output always passes `netd policy check`.\n"
+	  "every sandbox under policy NAME) used, and nothing more: exact names with the\n"
+	  "ports seen, /32 and /128 rules only for connections made without a name;\n"
+	  "counts and bytes in comments.  No daemon needed; the output always passes\n"
+	  "`netd policy check`.\n"
 	  "  --since T    records from T on: RFC 3339 UTC, or N[smhd] ago\n"
 	  "  --file AUDIT the audit log (repeat for rotated files, oldest first); default\n"
 	  "               $NETD_AUDIT_LOG, else /var/log/netd/audit.jsonl\n"
-	  "  --name NEW   the policy's name (default NAME-suggested)\n" },
+	  "  --name NEW   the policy's name (default NAME-suggested)\n"
+	  "  --wildcards  widen: 3 or more names below one registrable domain, each\n"
+	  "               connected to by name on the same ports, become '*.DOMAIN'\n"
+	  "               (never over a public suffix; connections by address never count)\n" },
 	{ "policy list",
 	  "usage: netd policy list [--json]\n"
 	  "List the daemon's loaded policies.\n" },

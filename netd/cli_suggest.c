@@ -28,8 +28,9 @@
 
 static const char suggest_usage[] =
 	"usage: netd policy suggest --sandbox NAME | --policy NAME [--since T]\n"
-	"                           [--file AUDIT]... [--name NEW]\n"
+	"                           [--file AUDIT]... [--name NEW] [--wildcards]\n"
 	"  writes a policy allowing what the audit log shows was used (stdout)\n"
+	"  --wildcards: fold 3 or more sibling names connected to by name into *.DOMAIN\n"
 	"  T: RFC 3339 UTC (2026-11-30T06:00:00Z, or a prefix of it) or N[smhd] ago\n"
 	"  AUDIT: default the log `netd audit` reads: $NETD_AUDIT_LOG, else the running\n"
 	"  daemon's, else the config's audit_log, else " SUGGEST_DEFAULT_LOG "\n";
@@ -70,13 +71,13 @@ static int read_log(struct suggest *s, const char *path, unsigned long *bad)
 }
 
 /* Render, check that it parses as a policy, print.  Return: exit status. */
-static int emit(struct suggest *s, const char *name, const char *source)
+static int emit(struct suggest *s, const char *name, const char *source, unsigned int flags)
 {
 	struct policy *p = NULL;
 	struct diag err = { 0 };
 	char msg[1024], *out;
 	size_t len;
-	int r = suggest_render(s, name, source, &out, &len);
+	int r = suggest_render(s, name, source, flags, &out, &len);
 
 	if (r < 0) {
 		fprintf(stderr, "netd: policy suggest: %s\n", strerror(-r));
@@ -105,6 +106,7 @@ int cli_suggest(int argc, char **argv, const char *socket_path)
 		{ "since", required_argument, NULL, 't' },
 		{ "file", required_argument, NULL, 'f' },
 		{ "name", required_argument, NULL, 'n' },
+		{ "wildcards", no_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -115,6 +117,7 @@ int cli_suggest(int argc, char **argv, const char *socket_path)
 	struct suggest *s;
 	unsigned long bad = 0;
 	size_t n_files = 0;
+	unsigned int flags = 0;
 	int c, rc;
 
 	optind = 1;
@@ -123,6 +126,7 @@ int cli_suggest(int argc, char **argv, const char *socket_path)
 		case 's': flt.sandbox = optarg; break;
 		case 'p': flt.policy = optarg; break;
 		case 'n': name = optarg; break;
+		case 'w': flags |= SUGGEST_WILDCARDS; break;
 		case 'f':
 			if (n_files == SUGGEST_FILES_MAX) {
 				fprintf(stderr, "netd: policy suggest: at most %d --file\n",
@@ -195,7 +199,7 @@ int cli_suggest(int argc, char **argv, const char *socket_path)
 	if (bad)
 		fprintf(stderr, "netd: policy suggest: skipped %lu line%s that %s not a JSON object\n",
 			bad, bad == 1 ? "" : "s", bad == 1 ? "is" : "are");
-	rc = emit(s, name, source);
+	rc = emit(s, name, source, flags);
 	suggest_free(s);
 	return rc;
 }

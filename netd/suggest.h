@@ -13,10 +13,14 @@
  *     connections attributed to it and of connections to an address it
  *     resolved to (the pin is per address, so that grants nothing more).
  * Output, byte-for-byte the same for the same records (sorted, no clock):
- *   - one domain rule per (protocol, port set): exact names, or "*.REG"
- *     where SUGGEST_WILD_MIN or more names below one registrable domain
- *     (the Public Suffix List, as policy_registrable_domain() has it) share
- *     that port set; never a wildcard over a public suffix;
+ *   - one domain rule per (protocol, port set) of exact names: a
+ *     suggestion opens nothing more than what was seen.  Only when asked
+ *     (SUGGEST_WILDCARDS), "*.REG" where SUGGEST_WILD_MIN or more names
+ *     below one registrable domain (the Public Suffix List, as
+ *     policy_registrable_domain() has it) share that port set, counting
+ *     only names whose every port came from connections made to that name
+ *     (a connection by address, credited to the names that resolved to
+ *     the address, never counts); never a wildcard over a public suffix;
  *   - /32 or /128 CIDR rules only for connections no name accounts for,
  *     never for an address in the never-pin table (common/special.h);
  *   - a comment on every line with counts and bytes, and the things seen
@@ -35,6 +39,9 @@
 #include <jansson.h>
 
 #define SUGGEST_WILD_MIN   3	/* names below one registrable domain before "*." */
+
+/* suggest_render() flags */
+#define SUGGEST_WILDCARDS  (1u << 0)	/* fold siblings into "*.REG" (--wildcards) */
 #define SUGGEST_MAX_NAMES  4096	/* distinct names kept */
 #define SUGGEST_MAX_DESTS  16384	/* distinct (domain, proto, dst, port) kept */
 #define SUGGEST_MAX_FLOWS  65536	/* live flows (conn_update without conn) kept */
@@ -68,9 +75,11 @@ int suggest_add(struct suggest *s, const json_t *rec);
  * suggest_render() - the policy YAML, named @name (policy_name_valid()),
  * with @source (the files read, for the header comment; printable ASCII
  * kept, the rest as '?') into *@ret (NUL-terminated, @ret_len bytes;
- * caller frees with free()).  Return: 0; -EINVAL (bad @name); -ENOMEM.
+ * caller frees with free()).  @flags: 0 (exact names only) or
+ * SUGGEST_WILDCARDS (siblings connected to by name may become "*.REG").
+ * Return: 0; -EINVAL (bad @name or unknown @flags); -ENOMEM.
  */
-int suggest_render(const struct suggest *s, const char *name, const char *source, char **ret,
-		   size_t *ret_len);
+int suggest_render(const struct suggest *s, const char *name, const char *source,
+		   unsigned int flags, char **ret, size_t *ret_len);
 
 #endif

@@ -2,7 +2,8 @@
  * suggest_render - audit records -> a suggested policy (netd/suggest.h),
  * second half: from the tables suggest_add() filled (netd/suggest_int.h),
  * the names and addresses each connection accounts for, the wildcards
- * siblings collapse to, and the YAML, every part sorted.  Pure: memory in,
+ * siblings collapse to (only when asked: SUGGEST_WILDCARDS), and the
+ * YAML, every part sorted.  Pure: memory in,
  * a string out (open_memstream).
  */
 #include "netd/suggest.h"
@@ -48,6 +49,14 @@ static int pset_add(struct sg_pset *p, uint8_t proto, uint16_t port)
 	return 0;
 }
 
+static bool pset_has(const struct sg_pset *p, uint32_t x)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i] == x)
+			return true;
+	return false;
+}
+
 /* One line of a rule: a name, a wildcard or an address, for one protocol. */
 struct sg_item {
 	char pat[POLICY_NAME_MAX + 260];	/* "api.example.com", "*.example.com", "198.51.100.7/32" */
@@ -57,6 +66,8 @@ struct sg_item {
 	const char *reg;	/* registrable domain (names only), borrowed; NULL = none */
 	bool cidr;
 	ssize_t ni;		/* names only: index into the names */
+	bool by_name;		/* names only: every port came from connections made to
+				 * this name (not only to an address it resolved to) */
 	struct addr addr;	/* cidr: the address */
 	uint64_t conns, out, in, queries;
 	bool counted;		/* some of @conns came with byte counts */
@@ -66,7 +77,9 @@ struct sg_item {
 
 struct sg_render {
 	const struct suggest *s;
-	struct sg_pset *npset;	/* per name */
+	unsigned int flags;	/* SUGGEST_WILDCARDS */
+	struct sg_pset *npset;	/* per name: every port it is given */
+	struct sg_pset *nnamed;	/* per name: ports of connections made to the name */
 	uint64_t (*nstat)[4];	/* per name: conns, bytes out, bytes in, counted */
 	struct sg_pset *cpset;	/* per CIDR candidate */
 	struct sg_item *citem;	/* per CIDR candidate: address and counts */
@@ -130,7 +143,8 @@ static int render_dest(struct sg_render *rd, const struct sg_dest *d)
 
 	addr_format(&d->dst, key, sizeof(key));
 	if (d->name >= 0) {
-		if (pset_add(&rd->npset[d->name], d->proto, d->port) < 0)
+		if (pset_add(&rd->npset[d->name], d->proto, d->port) < 0 ||
+		    pset_add(&rd->nnamed[d->name], d->proto, d->port) < 0)
 			return -ENOMEM;
 		rd->nstat[d->name][0] += d->conns;
 		rd->nstat[d->name][1] += d->bytes_out;
@@ -198,12 +212,25 @@ static void items_from(struct sg_render *rd, const struct sg_pset *p, const stru
 	}
 }
 
-/* Runs of >= SUGGEST_WILD_MIN names strictly below one registrable domain,
- * same protocol and ports, become one "*.REG" item. */
+/* May @m stand in a wildcard over its registrable domain @reg? */
+static bool wild_member(const struct sg_item *m, const char *reg)
+{
+	/* A connection by address is credited to every name that resolved
+	 * to the address (render_dest()); such a name was not seen used, so
+	 * it never widens the suggestion (issue 30).  The registrable domain
+	 * itself stays exact: a wildcard does not cover it. */
+	return m->by_name && strcmp(m->pat, reg) != 0;
+}
+
+/* Only with SUGGEST_WILDCARDS: runs of >= SUGGEST_WILD_MIN names strictly
+ * below one registrable domain, connected to by name, same protocol and
+ * ports, become one "*.REG" item; the other names of the run stay exact. */
 static void collapse(struct sg_render *rd)
 {
 	size_t w = 0;
 
+	if (!(rd->flags & SUGGEST_WILDCARDS))
+		return;
 	qsort(rd->items, rd->n_items, sizeof(*rd->items), item_reg_cmp);
 	for (size_t i = 0; i < rd->n_items;) {
 		struct sg_item *a = &rd->items[i];
@@ -213,7 +240,7 @@ static void collapse(struct sg_render *rd)
 		while (j < rd->n_items && !rd->items[j].cidr && a->reg && rd->items[j].reg &&
 		       strcmp(rd->items[j].reg, a->reg) == 0 && rd->items[j].proto == a->proto &&
 		       ports_cmp(&rd->items[j], a) == 0) {
-			below += strcmp(rd->items[j].pat, a->reg) != 0;
+			below += wild_member(&rd->items[j], a->reg);
 			j++;
 		}
 		snprintf(pat, sizeof(pat), "*.%s", a->reg ? a->reg : "");
@@ -230,7 +257,7 @@ static void collapse(struct sg_render *rd)
 			for (size_t k = i; k < j; k++) {
 				struct sg_item *m = &rd->items[k];
 
-				if (strcmp(m->pat, a->reg) == 0) {	/* the domain itself stays exact */
+				if (!wild_member(m, a->reg)) {
 					rd->items[w++] = *m;
 					continue;
 				}
@@ -401,6 +428,9 @@ static void render_done(struct sg_render *rd)
 {
 	for (size_t i = 0; rd->npset && i < rd->s->n_names; i++)
 		free(rd->npset[i].v);
+	for (size_t i = 0; rd->nnamed && i < rd->s->n_names; i++)
+		free(rd->nnamed[i].v);
+	free(rd->nnamed);
 	for (size_t i = 0; rd->cpset && i < rd->n_cidr; i++)
 		free(rd->cpset[i].v);
 	free(rd->npset);
@@ -418,10 +448,11 @@ static int render_plan(struct sg_render *rd)
 	size_t nd = s->n_dests + s->n_flows, max_items;
 
 	rd->npset = calloc(s->n_names + 1, sizeof(*rd->npset));
+	rd->nnamed = calloc(s->n_names + 1, sizeof(*rd->nnamed));
 	rd->nstat = calloc(s->n_names + 1, sizeof(*rd->nstat));
 	rd->cpset = calloc(nd + 1, sizeof(*rd->cpset));
 	rd->citem = calloc(nd + 1, sizeof(*rd->citem));
-	if (!rd->npset || !rd->nstat || !rd->cpset || !rd->citem)
+	if (!rd->npset || !rd->nnamed || !rd->nstat || !rd->cpset || !rd->citem)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n_dests; i++)
 		if (render_dest(rd, &s->dests[i]) < 0)
@@ -440,9 +471,19 @@ static int render_plan(struct sg_render *rd)
 				     .counted = rd->nstat[i][3] != 0,
 				     .queries = s->names[i].queries };
 
+		size_t first = rd->n_items;
+
 		snprintf(t.pat, sizeof(t.pat), "%s", s->names[i].name);
 		t.reg = policy_registrable_domain(s->names[i].name);
 		items_from(rd, &rd->npset[i], &t);
+		for (size_t k = first; k < rd->n_items; k++) {
+			struct sg_item *it = &rd->items[k];
+
+			it->by_name = true;
+			for (size_t q = 0; q < it->n_ports; q++)
+				if (!pset_has(&rd->nnamed[i], it->ports[q]))
+					it->by_name = false;
+		}
 	}
 	collapse(rd);
 	for (size_t i = 0; i < rd->n_cidr; i++)
@@ -451,16 +492,16 @@ static int render_plan(struct sg_render *rd)
 	return 0;
 }
 
-int suggest_render(const struct suggest *s, const char *name, const char *source, char **ret,
-		   size_t *ret_len)
+int suggest_render(const struct suggest *s, const char *name, const char *source,
+		   unsigned int flags, char **ret, size_t *ret_len)
 {
-	struct sg_render rd = { .s = s };
+	struct sg_render rd = { .s = s, .flags = flags };
 	FILE *f;
 	int r;
 
 	*ret = NULL;
 	*ret_len = 0;
-	if (!policy_name_valid(name))
+	if (!policy_name_valid(name) || (flags & ~SUGGEST_WILDCARDS))
 		return -EINVAL;
 	r = render_plan(&rd);
 	if (r < 0) {

@@ -15,7 +15,10 @@
 #      denied UDP send gets the ICMP error (EHOSTUNREACH), dig shows the
 #      Extended DNS Error (only with EDNS); except: with a wildcard and an
 #      exact name, and in `netd policy check`;
-#   5. `sandbox create --mode audit` over an enforcing policy.
+#   5. `sandbox create --mode audit` over an enforcing policy;
+#   6. issue 30: three names resolved to one address and two connections
+#      made to that address by its number: the suggestion lists the names
+#      and no "*.dt.example", with or without --wildcards.
 # Errnos are asserted, never times.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -39,6 +42,7 @@ egress:
     ports: [80]
 YAML
 printf 'name: strict\negress:\n  - {domains: [pypi.org], ports: [443]}\n' >"$POL/strict.yaml"
+printf 'name: probe\nmode: audit\negress: []\n' >"$POL/probe.yaml"
 NETD_POLICIES=$POL netd_up || { echo "0 passed, 1 failed"; exit 1; }
 AG=$(sb_name ag)
 
@@ -193,6 +197,21 @@ has "sandbox list shows audit for it" "audit" "$(netd sandbox list | grep -F "$(
 ok "a name outside its policy resolves in audit mode" sb_curl sa -o /dev/null https://api.openai.com/
 has "... and is marked would_deny" '"would_deny":"not-in-policy"' \
 	"$(audit_grep "\"sandbox\":\"$(sb_name sa)\"" '"qname":"api.openai.com"')"
+
+# ---- 6. connections by address never widen a suggestion (issue 30) ------------------
+ok "sandbox create under a second audit policy" sb_create ad probe
+for n in www multi cache; do	# all three are 198.51.100.40 in the world
+	eq "$n.dt.example resolves in audit mode" "198.51.100.40" "$(sb_dig ad +short $n.dt.example A)"
+done
+ok "a connection by address" sb_curl ad -o /dev/null http://198.51.100.40/
+ok "a second connection by address" sb_curl ad -o /dev/null http://198.51.100.40/
+ok "their conn_open records are in the log" \
+	wait_for '"event":"conn_open"' "\"sandbox\":\"$(sb_name ad)\"" '"dst":"198.51.100.40"'
+for flag in "" --wildcards; do
+	out=$(netd policy suggest --sandbox "$(sb_name ad)" --file "$NETD_AUDIT" --name probe $flag 2>&1)
+	hasnt "suggest ${flag:-(default)}: no wildcard from connections by address" '"*.dt.example"' "$out"
+	has "suggest ${flag:-(default)}: the names are listed exactly" '"multi.dt.example"' "$out"
+done
 
 netd_down
 t_summary

@@ -1,7 +1,8 @@
 /*
  * test_suggest - `netd policy suggest`'s core on synthetic audit logs:
- * the exact YAML for a small agent workload, wildcards only for several
- * siblings under one registrable domain (never over a public suffix),
+ * the exact YAML for a small agent workload, wildcards only when asked
+ * and only for several siblings under one registrable domain connected to
+ * by name (never over a public suffix, never from connections by address),
  * CIDR rules only for nameless connections (never a never-pin address),
  * the names that share an address, live flows counted once, filters,
  * hostile names, and the same bytes for the same records in any order.
@@ -21,9 +22,9 @@
 #include "netd/policy.h"
 #include "netd/suggest.h"
 
-/* Feed @log (JSON lines) to a collector for @f; render as @name; parse it back. */
-static char *run(const struct suggest_filter *f, const char *log, const char *name,
-		 struct policy **ret)
+/* Feed @log (JSON lines) to a collector for @f; render as @name with @flags; parse it back. */
+static char *run_flags(const struct suggest_filter *f, const char *log, const char *name,
+		       unsigned int flags, struct policy **ret)
 {
 	struct suggest *s;
 	char *out, *copy = strdup(log), *save = NULL;
@@ -42,12 +43,19 @@ static char *run(const struct suggest_filter *f, const char *log, const char *na
 		json_decref(rec);
 	}
 	free(copy);
-	assert_int_equal(suggest_render(s, name, "audit.jsonl", &out, &len), 0);
+	assert_int_equal(suggest_render(s, name, "audit.jsonl", flags, &out, &len), 0);
 	assert_int_equal(strlen(out), len);
 	suggest_free(s);
 	if (policy_parse(out, len, "suggested.yaml", ret, &err) != 0)
 		fail_msg("suggestion does not parse: %s\n%s", diag_format(&err, msg, sizeof(msg)), out);
 	return out;
+}
+
+/* As `netd policy suggest` by default: exact names only. */
+static char *run(const struct suggest_filter *f, const char *log, const char *name,
+		 struct policy **ret)
+{
+	return run_flags(f, log, name, 0, ret);
 }
 
 static size_t matches(const struct policy *p, const char *qname)
@@ -131,7 +139,8 @@ static void test_agent(void **state)
 	free(out);
 }
 
-/* Several siblings under one registrable domain, same ports: one wildcard. */
+/* Several siblings under one registrable domain, same ports: one wildcard,
+ * with SUGGEST_WILDCARDS (--wildcards) only. */
 static void test_wildcards(void **state)
 {
 	static const char log[] =
@@ -157,7 +166,16 @@ static void test_wildcards(void **state)
 	char *out;
 
 	(void)state;
+	/* By default a suggestion opens nothing more than what was seen. */
 	out = run(&f, log, "w", &p);
+	assert_null(strstr(out, "\"*."));
+	assert_int_equal(matches(p, "zzz.example.com"), 0);
+	assert_int_equal(matches(p, "a.example.com"), 1);
+	assert_int_equal(matches(p, "x.a.github.io"), 1);
+	policy_free(p);
+	free(out);
+
+	out = run_flags(&f, log, "w", SUGGEST_WILDCARDS, &p);
 	assert_non_null(strstr(out, "      - \"*.example.com\"  # 3 conns, 3 B out, 6 B in, 0 queries; "
 				    "3 names: a.example.com b.example.com c.d.example.com\n"));
 	assert_non_null(strstr(out, "      - \"example.com\"  "));
@@ -234,6 +252,51 @@ static void test_no_wildcard_from_addresses(void **state)
 	assert_int_equal(matches(p, "e.dt.example"), 1);
 	/* the addresses are accounted for by the names: no CIDR rule either */
 	assert_null(strstr(out, "/32\""));
+	policy_free(p);
+	free(out);
+
+	/* Even when asked to widen: a name credited only through an address
+	 * it resolved to was not seen used, and never counts for a wildcard. */
+	out = run_flags(&f, log, "a", SUGGEST_WILDCARDS, &p);
+	if (strstr(out, "\"*."))
+		printf("got:\n%s\n", out);
+	assert_null(strstr(out, "\"*."));
+	assert_int_equal(matches(p, "zzz.dt.example"), 0);
+	assert_int_equal(matches(p, "c.dt.example"), 1);
+	policy_free(p);
+	free(out);
+}
+
+/* With SUGGEST_WILDCARDS, only names connected to by name (their conn's
+ * "domain"), on every port of their line, make and join a wildcard. */
+static void test_wildcard_members_by_name(void **state)
+{
+	static const char log[] =
+		DNS("2026-11-30T07:00:00Z", "a.example.com", "\"198.51.100.1\"")
+		DNS("2026-11-30T07:00:00Z", "b.example.com", "\"198.51.100.2\"")
+		DNS("2026-11-30T07:00:00Z", "c.example.com", "\"198.51.100.3\"")
+		DNS("2026-11-30T07:00:00Z", "d.example.com", "\"198.51.100.3\"")
+		CONN("2026-11-30T07:00:01Z", "tcp", "198.51.100.1", 443, "\"a.example.com\"", 1, 2)
+		CONN("2026-11-30T07:00:02Z", "tcp", "198.51.100.2", 443, "\"b.example.com\"", 1, 2)
+		CONN("2026-11-30T07:00:03Z", "tcp", "198.51.100.3", 443, "\"c.example.com\"", 1, 2)
+		/* d.example.com only shares c's address: credited, but not a member */
+		CONN("2026-11-30T07:00:04Z", "tcp", "198.51.100.3", 443, "null", 1, 2)
+		/* e: by name on 443, and 8080 only through an address: not a member */
+		DNS("2026-11-30T07:00:05Z", "e.example.com", "\"198.51.100.5\"")
+		CONN("2026-11-30T07:00:06Z", "tcp", "198.51.100.5", 443, "\"e.example.com\"", 1, 2)
+		CONN("2026-11-30T07:00:07Z", "tcp", "198.51.100.5", 8080, "null", 1, 2);
+	struct suggest_filter f = { .sandbox = "agent" };
+	struct policy *p;
+	char *out;
+
+	(void)state;
+	out = run_flags(&f, log, "m", SUGGEST_WILDCARDS, &p);
+	assert_non_null(strstr(out, "      - \"*.example.com\"  # 3 conns, 3 B out, 6 B in, 3 queries; "
+				    "3 names: a.example.com b.example.com c.example.com\n"));
+	assert_non_null(strstr(out, "      - \"d.example.com\"  "));
+	assert_non_null(strstr(out, "      - \"e.example.com\"  "));
+	assert_non_null(strstr(out, "    ports: [443, 8080]\n"));
+	assert_int_equal(matches(p, "e.example.com"), 2);	/* its own line + the wildcard */
 	policy_free(p);
 	free(out);
 }
@@ -351,8 +414,9 @@ static void test_filters(void **state)
 	policy_free(p);
 	free(out);
 	assert_int_equal(suggest_new(&f, &s), 0);
-	assert_int_equal(suggest_render(s, "-bad", "", &out, &len), -EINVAL);
-	assert_int_equal(suggest_render(s, "ok", "", &out, &len), 0);
+	assert_int_equal(suggest_render(s, "-bad", "", 0, &out, &len), -EINVAL);
+	assert_int_equal(suggest_render(s, "ok", "", 1u << 7, &out, &len), -EINVAL);
+	assert_int_equal(suggest_render(s, "ok", "", 0, &out, &len), 0);
 	free(out);
 	suggest_free(s);
 }
@@ -390,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_wildcards),
 		cmocka_unit_test(test_shared_address),
 		cmocka_unit_test(test_no_wildcard_from_addresses),
+		cmocka_unit_test(test_wildcard_members_by_name),
 		cmocka_unit_test(test_live_flows),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_enforce_denials),
