@@ -62,6 +62,14 @@ bool policy_allows(const struct policy *p, const char *name, const struct addr *
 	return false;
 }
 
+size_t policy_l7_gaps(const struct policy *p, struct policy_l7_gap *out, size_t max)
+{
+	(void)p;
+	(void)out;
+	(void)max;
+	return 0;	/* not implemented yet */
+}
+
 size_t policy_except_shadows(const struct policy *p, size_t rule, size_t ex, uint16_t *out,
 			     size_t max)
 {

@@ -63,9 +63,16 @@ enum policy_l7 {
 	POLICY_L7_ENFORCE,	/* a mismatch is reset and audited */
 };
 
+/* Where a value is in the policy file, 1-based. */
+struct policy_pos {
+	unsigned int line, col;
+};
+
 struct policy_rule {
 	char **domains;		/* owned; normalized pattern strings */
 	size_t n_domains;
+	struct policy_pos *domain_pos;	/* owned; where each domain is (n_domains
+					 * entries); NULL: not parsed from a file */
 	char **excepts;		/* owned; normalized patterns taken back from domains */
 	size_t n_excepts;
 	struct prefix *cidrs;	/* owned */
@@ -82,6 +89,7 @@ struct policy_rule {
 	uint8_t tls_sni;	/* enum policy_l7; domain rules, protocol tcp only */
 	uint8_t http_host;	/* enum policy_l7; the same */
 	unsigned int line;	/* where the rule starts in the file, 1-based */
+	unsigned int col;	/* ... and its column, 1-based (0: not known) */
 };
 
 struct policy {
@@ -164,6 +172,48 @@ bool policy_rule_port(const struct policy_rule *r, uint8_t proto, uint16_t port)
  * ruleset: which ports' first payload packets go to netd, and how.
  */
 bool policy_l7_port(const struct policy *p, uint16_t port, enum policy_l7 mode);
+
+/*
+ * The SNI/Host check follows the rules that pinned an address
+ * (docs/sni.md): when a rule without the check (or with a weaker one) pins
+ * an address a checked rule's names are also served from, whichever
+ * rule's answer pinned it decides whether the check runs there.  Which
+ * names share an address is not in the file; what is:
+ */
+enum policy_l7_gap_kind {
+	/* Two tcp domain rules share a port; a name only the weaker rule
+	 * allows and a name of the checked rule are under one registrable
+	 * domain (or one pattern covers the other): likely one front end. */
+	POLICY_GAP_RELATED,
+	/* The same, but no such pair of names: they share an address only if
+	 * both sites sit behind one CDN or load balancer; the file cannot say. */
+	POLICY_GAP_PORT,
+	/* A cidr rule gives the port: its addresses are accepted before the
+	 * check (netd/fw/pchain.c), even when a checked rule's name pinned them. */
+	POLICY_GAP_CIDR,
+};
+
+struct policy_l7_gap {
+	enum policy_l7_gap_kind kind;
+	size_t checked, other;	/* indexes into p->rules: the stricter rule, the other */
+	size_t cd, od;		/* RELATED: checked->domains[cd], other->domains[od];
+				 * PORT: od is a name only @other allows; CIDR: od is
+				 * other->cidrs[0]; cd is 0 unless RELATED */
+	uint16_t port;		/* the first tcp port (host order) both give */
+};
+
+/*
+ * policy_l7_gaps() - the pairs of rules through which one address could be
+ * reached on a tcp port where one of them checks tls.sni or http.host
+ * more strictly than the other (compared as the check reads them: a TLS
+ * stream by tls.sni, else http.host; HTTP by http.host, else tls.sni),
+ * for `netd policy check`'s warnings.  Rules whose every name the checked
+ * rule also allows add nothing (the strictest rule of a pinned name
+ * applies) and are not listed.  Pure; no resolution.
+ * @out, @max: filled in rule order (checked, then other).
+ * Return: the number of pairs (may exceed @max; only @max were stored).
+ */
+size_t policy_l7_gaps(const struct policy *p, struct policy_l7_gap *out, size_t max);
 
 /* policy_l7_str() - "off", "log", "enforce". */
 const char *policy_l7_str(enum policy_l7 m);

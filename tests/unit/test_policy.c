@@ -698,6 +698,116 @@ static void test_except(void **state)
 	policy_free(p);
 }
 
+/* gaps(): the pairs policy_l7_gaps() finds, as "KIND:checked:other:cd:od:port;..." */
+static void expect_gaps(const char *yaml, const char *want)
+{
+	struct policy *p = parse_ok(yaml);
+	struct policy_l7_gap g[8];
+	char got[512] = "";
+	size_t n = policy_l7_gaps(p, g, 8);
+	static const char *const kind[] = { "RELATED", "PORT", "CIDR" };
+
+	for (size_t i = 0; i < n && i < 8; i++) {
+		size_t l = strlen(got);
+
+		snprintf(got + l, sizeof(got) - l, "%s:%zu:%zu:%zu:%zu:%u;", kind[g[i].kind],
+			 g[i].checked, g[i].other, g[i].cd, g[i].od, g[i].port);
+	}
+	if (strcmp(got, want) != 0)
+		print_error("policy:\n%s\nwant %s\ngot  %s\n", yaml, want, got);
+	assert_string_equal(got, want);
+	policy_free(p);
+}
+
+/*
+ * Issue 30, finding 5: the SNI check follows the rule that pinned the
+ * address (sni_modes() over the pinned names' rules), so a name under a
+ * rule without the check that resolves to an address of a checked rule's
+ * name turns the check off there, whichever was resolved last.  `netd
+ * policy check` says so, from what the file can tell: policy_l7_gaps().
+ */
+static void test_l7_gaps(void **state)
+{
+	struct policy *p;
+
+	(void)state;
+	/* The finding: www.example.com checked, example.com (same registrable
+	 * domain, often the same front end) not, both on 443. */
+	expect_gaps(HDR "  - domains: [www.example.com]\n"	/* 0 */
+		    "    ports: [443]\n"
+		    "    tls: { sni: enforce }\n"
+		    "  - domains: [example.com]\n"		/* 1 */
+		    "    ports: [443]\n",
+		    "RELATED:0:1:0:0:443;");
+	/* Where each domain is, for the warning's file:line:col. */
+	p = parse_ok(HDR "  - domains: [www.example.com]\n    ports: [443]\n"
+		     "  - domains:\n      - a.example.com\n      - \"*.example.org\"\n    ports: [443]\n");
+	assert_int_equal(p->rules[0].line, 3);
+	assert_int_equal(p->rules[0].col, 5);
+	assert_int_equal(p->rules[0].domain_pos[0].line, 3);
+	assert_int_equal(p->rules[0].domain_pos[0].col, 16);
+	assert_int_equal(p->rules[1].domain_pos[1].line, 7);
+	assert_int_equal(p->rules[1].domain_pos[1].col, 9);
+	policy_free(p);
+	/* Nothing to say: every name of rule 1 is rule 0's too (the strictest
+	 * rule of a pinned name applies); rule 2 shares no port; rule 3 checks
+	 * the Host, which TLS falls back to: as strict as rule 0. */
+	expect_gaps(HDR "  - domains: [\"*.example.com\"]\n"	/* 0 */
+		    "    ports: [443]\n"
+		    "    tls: { sni: enforce }\n"
+		    "  - domains: [api.example.com, \"*.x.example.com\"]\n"	/* 1 */
+		    "    ports: [443]\n"
+		    "  - domains: [example.com]\n"		/* 2 */
+		    "    ports: [80]\n"
+		    "  - domains: [example.com]\n"		/* 3 */
+		    "    ports: [443]\n"
+		    "    http: { host: enforce }\n",
+		    "");
+	/* A name the checked rule's except takes back is not covered by it. */
+	expect_gaps(HDR "  - domains: [\"*.example.com\"]\n"	/* 0 */
+		    "    except: [uploads.example.com]\n"
+		    "    ports: [443]\n"
+		    "    tls: { sni: enforce }\n"
+		    "  - domains: [uploads.example.com]\n"	/* 1 */
+		    "    ports: [443]\n",
+		    "RELATED:0:1:0:0:443;");
+	/* The related pair is named; log is weaker than enforce. */
+	expect_gaps(HDR "  - domains: [a.example.org, \"*.cdn.example.net\"]\n"	/* 0 */
+		    "    ports: [443]\n"
+		    "    tls: { sni: enforce }\n"
+		    "  - domains: [pypi.org, static.example.net]\n"	/* 1 */
+		    "    ports: [443]\n"
+		    "    tls: { sni: log }\n",
+		    "RELATED:0:1:1:1:443;");
+	/* Unrelated names on a shared port: the file cannot tell (PORT); a
+	 * cidr rule on the port is never checked (CIDR); udp is not checked. */
+	expect_gaps(HDR "  - domains: [api.openai.com]\n"	/* 0 */
+		    "    ports: [443]\n"
+		    "    tls: { sni: log }\n"
+		    "  - domains: [pypi.org]\n"		/* 1 */
+		    "    ports: [8443, 443]\n"
+		    "  - cidrs: [198.51.100.0/24]\n"	/* 2 */
+		    "    ports: [\"400-500\"]\n"
+		    "  - cidrs: [203.0.113.0/24]\n"	/* 3 */
+		    "    ports: [443]\n"
+		    "    protocol: udp\n",
+		    "PORT:0:1:0:0:443;CIDR:0:2:0:0:443;");
+	/* No check anywhere: nothing. */
+	expect_gaps(HDR "  - domains: [www.example.com]\n    ports: [443]\n"
+		    "  - domains: [example.com]\n    ports: [443]\n", "");
+	/* The count goes on past @max. */
+	p = parse_ok(HDR "  - domains: [www.example.com]\n    ports: [443]\n    tls: { sni: enforce }\n"
+		     "  - domains: [example.com]\n    ports: [443]\n"
+		     "  - domains: [pypi.org]\n    ports: [443]\n");
+	{
+		struct policy_l7_gap g[1];
+
+		assert_int_equal(policy_l7_gaps(p, g, 1), 2);
+		assert_int_equal(g[0].other, 1);
+	}
+	policy_free(p);
+}
+
 /* mode: enforce|audit and on_deny: drop|reject (issue 17); both default off. */
 static void test_mode_on_deny(void **state)
 {
@@ -992,6 +1102,7 @@ int main(void)
 		cmocka_unit_test(test_name_valid),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_except),
+		cmocka_unit_test(test_l7_gaps),
 		cmocka_unit_test(test_mode_on_deny),
 		cmocka_unit_test(test_match_many_rules),
 		cmocka_unit_test(test_shipped_policies),
