@@ -521,6 +521,82 @@ static void warn_never_pin(const char *file, const struct policy *p)
 		}
 }
 
+/* "tls.sni enforce, http.host off" for rule @r, in @buf. */
+static const char *l7_desc(const struct policy_rule *r, char *buf, size_t sz)
+{
+	snprintf(buf, sz, "tls.sni %s, http.host %s", policy_l7_str((enum policy_l7)r->tls_sni),
+		 policy_l7_str((enum policy_l7)r->http_host));
+	return buf;
+}
+
+/* Where domain @d of rule @r is: its own position, else the rule's. */
+static struct policy_pos domain_at(const struct policy_rule *r, size_t d)
+{
+	if (r->domain_pos && d < r->n_domains)
+		return r->domain_pos[d];
+	return (struct policy_pos){ .line = r->line, .col = r->col };
+}
+
+/*
+ * `policy check`: a checked rule and one that checks less which can admit
+ * one address on one tcp port (policy_l7_gaps(), docs/sni.md "What the
+ * check proves").  Warnings and notes on stderr; the exit status stays 0:
+ * the policy is valid, the operator decides.
+ */
+static void warn_l7_gaps(const char *file, const struct policy *p)
+{
+	size_t n = policy_l7_gaps(p, NULL, 0);
+	struct policy_l7_gap *g = n ? calloc(n, sizeof(*g)) : NULL;
+
+	if (!g)
+		return;
+	n = policy_l7_gaps(p, g, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct policy_rule *c = &p->rules[g[i].checked], *o = &p->rules[g[i].other];
+		struct policy_pos cp = domain_at(c, g[i].cd), op = domain_at(o, g[i].od);
+		char cm[64], om[64], pfx[PREFIX_STRLEN];
+		const char *reg;
+
+		l7_desc(c, cm, sizeof(cm));
+		l7_desc(o, om, sizeof(om));
+		switch (g[i].kind) {
+		case POLICY_GAP_RELATED:
+			reg = policy_registrable_domain(o->domains[g[i].od][0] == '*'
+							? o->domains[g[i].od] + 2
+							: o->domains[g[i].od]);
+			fprintf(stderr, "%s:%u:%u: warning: egress[%zu].domains[%zu] %s (%s) and "
+				"egress[%zu].domains[%zu] %s at %s:%u:%u (%s) share tcp port %u and "
+				"are likely one site's (%s%s): if they resolve to one address, "
+				"whichever rule's answer pinned it decides whether the check runs "
+				"there; put the same tls/http check on both rules (docs/sni.md)\n",
+				file, op.line, op.col, g[i].other, g[i].od, o->domains[g[i].od], om,
+				g[i].checked, g[i].cd, c->domains[g[i].cd], file, cp.line, cp.col, cm,
+				g[i].port, reg ? "both under " : "one under the other", reg ? reg : "");
+			break;
+		case POLICY_GAP_PORT:
+			fprintf(stderr, "%s:%u:%u: note: egress[%zu] (%s) shares tcp port %u with "
+				"egress[%zu] at %s:%u:%u (%s): if a name of egress[%zu] such as %s is "
+				"served from an address of egress[%zu]'s names (one CDN or load "
+				"balancer), whichever rule's answer pinned it decides whether the "
+				"check runs there; the file cannot tell, netd does not resolve "
+				"(docs/sni.md)\n", file, o->line, o->col, g[i].other, om, g[i].port,
+				g[i].checked, file, c->line, c->col, cm, g[i].other,
+				o->domains[g[i].od], g[i].checked);
+			break;
+		case POLICY_GAP_CIDR:
+			prefix_format(&o->cidrs[0], pfx, sizeof(pfx));
+			fprintf(stderr, "%s:%u:%u: warning: egress[%zu] (cidrs %s%s) gives tcp port "
+				"%u, where egress[%zu] at %s:%u:%u checks (%s): connections to its "
+				"addresses are accepted before the check, even where egress[%zu]'s "
+				"names pinned them; narrow its ports or addresses (docs/sni.md)\n",
+				file, o->line, o->col, g[i].other, pfx, o->n_cidrs > 1 ? ", ..." : "",
+				g[i].port, g[i].checked, file, c->line, c->col, cm, g[i].checked);
+			break;
+		}
+	}
+	free(g);
+}
+
 /* `policy check`: each rule's except list, and the excepts another rule undoes. */
 static void show_excepts(const char *file, const struct policy *p)
 {
@@ -591,6 +667,7 @@ static int cmd_policy(int argc, char **argv)
 			       p->n_rules == 1 ? "" : "s");
 			warn_never_pin(argv[i], p);
 			show_excepts(argv[i], p);
+			warn_l7_gaps(argv[i], p);
 			seen[n_seen++] = p;
 		}
 		for (size_t k = 0; k < n_seen; k++)

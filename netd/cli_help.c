@@ -79,7 +79,10 @@ static const struct help helps[] = {
 	{ "policy check",
 	  "usage: netd policy check FILE...\n"
 	  "Validate policy files as the daemon would (errors as FILE:LINE:COL); no daemon\n"
-	  "needed.  Exit status 6 if any file is invalid.\n" },
+	  "needed.  Exit status 6 if any file is invalid.  Warnings and notes on stderr\n"
+	  "(a CIDR rule over never-pin addresses, an except another rule allows, a rule\n"
+	  "without the tls/http check that can pin an address of a checked rule's names)\n"
+	  "leave the exit status at 0.\n" },
 	{ "policy suggest",
 	  "usage: netd policy suggest --sandbox NAME | --policy NAME [--since T]\n"
 	  "                           [--file AUDIT]... [--name NEW] [--wildcards]\n"

@@ -62,12 +62,149 @@ bool policy_allows(const struct policy *p, const char *name, const struct addr *
 	return false;
 }
 
+/* The mode a TLS stream (@http false) or an HTTP/1 one gets from rule @r
+ * alone: its own key, else the other (sni_mode_for(), netd/sni/). */
+static enum policy_l7 l7_eff(const struct policy_rule *r, bool http)
+{
+	uint8_t own = http ? r->http_host : r->tls_sni, other = http ? r->tls_sni : r->http_host;
+
+	return (enum policy_l7)(own != POLICY_L7_OFF ? own : other);
+}
+
+/* Is @o's check weaker than @c's for either kind of stream? */
+static bool l7_weaker(const struct policy_rule *o, const struct policy_rule *c)
+{
+	return l7_eff(o, false) < l7_eff(c, false) || l7_eff(o, true) < l7_eff(c, true);
+}
+
+/* Does rule @r allow every name pattern @pat (normalized) matches? */
+static bool rule_covers(const struct policy_rule *r, const char *pat)
+{
+	const char *t = pat[0] == '*' ? pat + 2 : pat;	/* the name, or the wildcard's suffix */
+	bool in = false;
+
+	for (size_t d = 0; d < r->n_domains && !in; d++) {
+		const char *dn = r->domains[d];
+
+		if (dn[0] != '*')
+			in = pat[0] != '*' && strcmp(dn, pat) == 0;
+		else
+			in = policy_name_below(t, dn + 2) ||
+			     (pat[0] == '*' && strcmp(t, dn + 2) == 0);
+	}
+	for (size_t e = 0; e < r->n_excepts && in; e++) {
+		const char *ex = r->excepts[e], *xt = ex[0] == '*' ? ex + 2 : ex;
+
+		if (pat[0] != '*')	/* a name: taken back if an except covers it */
+			in = !(ex[0] == '*' ? policy_name_below(t, xt) : strcmp(ex, t) == 0);
+		else	/* a subtree: taken back in part if an except meets it */
+			in = !(strcmp(xt, t) == 0 || policy_name_below(xt, t) ||
+			       (ex[0] == '*' && policy_name_below(t, xt)));
+	}
+	return in;
+}
+
+/* Is every name @pat matches allowed on tcp @port by a rule at least as strict as @c? */
+static bool checked_anyway(const struct policy *p, const char *pat, uint16_t port,
+			   const struct policy_rule *c)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct policy_rule *r = &p->rules[i];
+
+		if (!l7_weaker(r, c) && policy_rule_port(r, IPPROTO_TCP, port) && rule_covers(r, pat))
+			return true;
+	}
+	return false;
+}
+
+/* Are the names of patterns @a and @b likely one site's: one registrable
+ * domain, or (no list data, or a public suffix) one under the other? */
+static bool names_related(const char *a, const char *b)
+{
+	const char *ta = a[0] == '*' ? a + 2 : a, *tb = b[0] == '*' ? b + 2 : b;
+	const char *ra = policy_registrable_domain(ta), *rb = policy_registrable_domain(tb);
+
+	if (ra && rb)
+		return strcmp(ra, rb) == 0;
+	return strcmp(ta, tb) == 0 || policy_name_below(ta, tb) || policy_name_below(tb, ta);
+}
+
+/* The gap between checked rule @ci and rule @oi on tcp @port, if any, in *@g.
+ * Return: found. */
+static bool l7_gap_port(const struct policy *p, size_t ci, size_t oi, uint16_t port,
+			struct policy_l7_gap *g)
+{
+	const struct policy_rule *c = &p->rules[ci], *o = &p->rules[oi];
+	bool port_only = false;
+
+	*g = (struct policy_l7_gap){ .kind = POLICY_GAP_CIDR, .checked = ci, .other = oi,
+				     .port = port };
+	if (o->n_cidrs)
+		return true;	/* accepted before the check looks */
+	if (!l7_weaker(o, c))
+		return false;
+	for (size_t od = 0; od < o->n_domains; od++) {
+		/* A name a rule as strict also allows gets its check when it pins. */
+		if (checked_anyway(p, o->domains[od], port, c))
+			continue;
+		if (!port_only) {
+			port_only = true;
+			g->kind = POLICY_GAP_PORT;
+			g->od = od;
+		}
+		for (size_t cd = 0; cd < c->n_domains; cd++)
+			if (names_related(c->domains[cd], o->domains[od])) {
+				g->kind = POLICY_GAP_RELATED;
+				g->cd = cd;
+				g->od = od;
+				return true;
+			}
+	}
+	return port_only;
+}
+
+/* The gap between checked rule @ci and rule @oi on the first tcp port of
+ * @ci's that has one (a RELATED one on any port before a PORT one). */
+static bool l7_gap(const struct policy *p, size_t ci, size_t oi, struct policy_l7_gap *g)
+{
+	const struct policy_rule *c = &p->rules[ci];
+	struct policy_l7_gap x;
+	bool found = false;
+
+	for (size_t k = 0; k < c->n_ports; k++) {
+		if (!policy_rule_port(&p->rules[oi], IPPROTO_TCP, c->ports[k].lo) ||
+		    !l7_gap_port(p, ci, oi, c->ports[k].lo, &x))
+			continue;
+		if (!found || (x.kind == POLICY_GAP_RELATED && g->kind != POLICY_GAP_RELATED))
+			*g = x;
+		found = true;
+		if (g->kind != POLICY_GAP_PORT)
+			break;
+	}
+	return found;
+}
+
 size_t policy_l7_gaps(const struct policy *p, struct policy_l7_gap *out, size_t max)
 {
-	(void)p;
-	(void)out;
-	(void)max;
-	return 0;	/* not implemented yet */
+	size_t n = 0;
+
+	for (size_t ci = 0; p && ci < p->n_rules; ci++) {
+		const struct policy_rule *c = &p->rules[ci];
+
+		/* Checked rules are tcp domain rules (the parser refuses others). */
+		if (c->tls_sni == POLICY_L7_OFF && c->http_host == POLICY_L7_OFF)
+			continue;
+		for (size_t oi = 0; oi < p->n_rules; oi++) {
+			struct policy_l7_gap g;
+
+			if (oi == ci || !l7_gap(p, ci, oi, &g))
+				continue;
+			if (n < max)
+				out[n] = g;
+			n++;
+		}
+	}
+	return n;
 }
 
 size_t policy_except_shadows(const struct policy *p, size_t rule, size_t ex, uint16_t *out,
@@ -111,6 +248,7 @@ void policy_free(struct policy *p)
 		for (size_t d = 0; d < rule->n_domains; d++)
 			free(rule->domains[d]);
 		free(rule->domains);
+		free(rule->domain_pos);
 		for (size_t d = 0; d < rule->n_excepts; d++)
 			free(rule->excepts[d]);
 		free(rule->excepts);

@@ -210,7 +210,8 @@ struct policy_l7_gap {
  * for `netd policy check`'s warnings.  Rules whose every name the checked
  * rule also allows add nothing (the strictest rule of a pinned name
  * applies) and are not listed.  Pure; no resolution.
- * @out, @max: filled in rule order (checked, then other).
+ * @out, @max: filled in rule order (checked, then other); @out may be NULL
+ *             when @max is 0 (to count).
  * Return: the number of pairs (may exceed @max; only @max were stored).
  */
 size_t policy_l7_gaps(const struct policy *p, struct policy_l7_gap *out, size_t max);

@@ -79,9 +79,11 @@ static int check_list(struct ctx *cx, const struct yamlx_node *n, const char *wh
 	return 0;
 }
 
-/* domains: / except: -> @ret/@n_ret (normalized copies; freed with the policy). */
+/* domains: / except: -> @ret/@n_ret (normalized copies; freed with the policy);
+ * @ret_pos (may be NULL): where each one is. */
 static int parse_patterns(struct ctx *cx, const struct yamlx_node *n, const char *where,
-			  const char *key, bool narrow, char ***ret, size_t *n_ret)
+			  const char *key, bool narrow, char ***ret, size_t *n_ret,
+			  struct policy_pos **ret_pos)
 {
 	char w[64], q[300], why[400], buf[DNS_NAME_MAX + 2];
 	int r;
@@ -94,8 +96,16 @@ static int parse_patterns(struct ctx *cx, const struct yamlx_node *n, const char
 	*ret = calloc(n->n_kids, sizeof(**ret));
 	if (!*ret)
 		return -ENOMEM;
+	if (ret_pos) {
+		*ret_pos = calloc(n->n_kids, sizeof(**ret_pos));
+		if (!*ret_pos)
+			return -ENOMEM;
+	}
 	for (size_t i = 0; i < n->n_kids; i++) {
 		const struct yamlx_node *d = n->kids[i];
+
+		if (ret_pos)
+			(*ret_pos)[i] = (struct policy_pos){ .line = d->line, .col = d->col };
 
 		if (!yamlx_is_str(d))
 			return FAIL(cx, d, "%s[%zu]: expected a domain name, got %s", w, i,
@@ -315,6 +325,7 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 
 	snprintf(where, sizeof(where), "egress[%zu]", idx);
 	rule->line = n->line;
+	rule->col = n->col;
 	rule->proto = IPPROTO_TCP;
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "%s: expected a mapping with 'domains' or 'cidrs' and 'ports', "
@@ -334,7 +345,7 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 	if (!v[2])
 		return FAIL(cx, n, "%s: missing required key 'ports'", where);
 	r = v[0] ? parse_patterns(cx, v[0], where, "domains", false, &rule->domains,
-				  &rule->n_domains)
+				  &rule->n_domains, &rule->domain_pos)
 		 : parse_cidrs(cx, v[1], where, rule);
 	if (r < 0)
 		return r;
@@ -343,7 +354,7 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 			return FAIL(cx, k[7], "%s.except: only a 'domains' rule has names to take "
 				    "back", where);
 		r = parse_patterns(cx, v[7], where, "except", true, &rule->excepts,
-				   &rule->n_excepts);
+				   &rule->n_excepts, NULL);
 		if (r < 0)
 			return r;
 		r = check_excepts(cx, v[0], v[7], where, rule);

@@ -8,7 +8,8 @@
  * address, and no accepted wildcard covers a public suffix (libpsl, the
  * same data the parser uses).  And `except:` (issue 17): no excepted name
  * ("x.T" for "*.T") ever matches the rule that excepts it, and every
- * except lies strictly below one of its rule's wildcards.
+ * except lies strictly below one of its rule's wildcards.  And
+ * policy_l7_gaps() (issue 30) answers in range.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -169,6 +170,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(name, data, size);
 		name[size] = '\0';
 		check_ascending(out, policy_match(p, name, out, POLICY_MAX_RULES), POLICY_MAX_RULES);
+	}
+	/* policy check's SNI gap pairs (issue 30): indexes in range, a checked
+	 * rule on one side, the same count with and without room, a position
+	 * for every domain. */
+	{
+		struct policy_l7_gap g[16];
+		size_t ng = policy_l7_gaps(p, g, 16);
+
+		if (policy_l7_gaps(p, NULL, 0) != ng)
+			abort();
+		for (size_t i = 0; i < ng && i < 16; i++) {
+			const struct policy_rule *c = &p->rules[g[i].checked], *o;
+
+			if (g[i].checked >= p->n_rules || g[i].other >= p->n_rules ||
+			    g[i].checked == g[i].other || (!c->tls_sni && !c->http_host))
+				abort();
+			o = &p->rules[g[i].other];
+			if (g[i].cd >= (c->n_domains ? c->n_domains : 1) ||
+			    g[i].od >= (o->n_domains ? o->n_domains : 1) ||
+			    !policy_rule_port(o, IPPROTO_TCP, g[i].port))
+				abort();
+		}
+		for (size_t k = 0; k < p->n_rules; k++)
+			for (size_t d = 0; d < p->rules[k].n_domains; d++)
+				if (!p->rules[k].domain_pos || !p->rules[k].domain_pos[d].line)
+					abort();
 	}
 	policy_free(p);
 	return 0;

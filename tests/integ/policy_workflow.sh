@@ -14,7 +14,8 @@
 #   4. on_deny: reject: a denied TCP connect fails with ECONNREFUSED, a
 #      denied UDP send gets the ICMP error (EHOSTUNREACH), dig shows the
 #      Extended DNS Error (only with EDNS); except: with a wildcard and an
-#      exact name, and in `netd policy check`;
+#      exact name, and in `netd policy check`; policy check's warning
+#      for a checked and an unchecked rule on one port (issue 30);
 #   5. `sandbox create --mode audit` over an enforcing policy;
 #   6. issue 30: three names resolved to one address and two connections
 #      made to that address by its number: the suggestion lists the names
@@ -190,6 +191,18 @@ printf 'name: typo\negress:\n  - domains: ["*.openai.com"]\n    except: [api.ope
 has "policy check: an except outside the rule's wildcards is an error at FILE:LINE:COL" \
 	"$WORLD_DIR/typo.yaml:4:14: egress[0].except[0]: 'api.openai.org' is not inside any wildcard" \
 	"$(netd policy check "$WORLD_DIR/typo.yaml" 2>&1)"
+
+# Issue 30, finding 5: a rule without the SNI check beside a checked one on its port.
+printf 'name: web\negress:\n  - domains: [www.example.com]\n    ports: [443]\n    tls: { sni: enforce }\n  - domains: [example.com]\n    ports: [443]\n' \
+	>"$WORLD_DIR/web.yaml"
+out=$(netd policy check "$WORLD_DIR/web.yaml" 2>&1)
+eq "policy check: a checked and an unchecked rule that can pin one address: exit 0" "0" "$?"
+has "... a warning at the unchecked domain's FILE:LINE:COL" \
+	"$WORLD_DIR/web.yaml:6:15: warning: egress[1].domains[0] example.com (tls.sni off, http.host off)" "$out"
+has "... naming the checked one at its FILE:LINE:COL" \
+	"egress[0].domains[0] www.example.com at $WORLD_DIR/web.yaml:3:15 (tls.sni enforce, http.host off)" "$out"
+has "... saying what decides and what to do" \
+	"whichever rule's answer pinned it decides whether the check runs there; put the same tls/http check on both rules" "$out"
 
 # ---- 5. --mode audit at create time -------------------------------------------------
 ok "sandbox create --mode audit over an enforcing policy" sb_create sa strict --mode audit

@@ -745,7 +745,7 @@ static void test_l7_gaps(void **state)
 	assert_int_equal(p->rules[0].line, 3);
 	assert_int_equal(p->rules[0].col, 5);
 	assert_int_equal(p->rules[0].domain_pos[0].line, 3);
-	assert_int_equal(p->rules[0].domain_pos[0].col, 16);
+	assert_int_equal(p->rules[0].domain_pos[0].col, 15);
 	assert_int_equal(p->rules[1].domain_pos[1].line, 7);
 	assert_int_equal(p->rules[1].domain_pos[1].col, 9);
 	policy_free(p);
@@ -792,6 +792,17 @@ static void test_l7_gaps(void **state)
 		    "    ports: [443]\n"
 		    "    protocol: udp\n",
 		    "PORT:0:1:0:0:443;CIDR:0:2:0:0:443;");
+	/* Each shared port on its own: rule 2 checks example.com's 443 as
+	 * strictly, not 8443, where rule 1's pin of it turns the check off. */
+	expect_gaps(HDR "  - domains: [www.example.com]\n"	/* 0 */
+		    "    ports: [443, 8443]\n"
+		    "    tls: { sni: enforce }\n"
+		    "  - domains: [example.com]\n"		/* 1 */
+		    "    ports: [443, 8443]\n"
+		    "  - domains: [example.com]\n"		/* 2 */
+		    "    ports: [443]\n"
+		    "    tls: { sni: enforce }\n",
+		    "RELATED:0:1:0:0:8443;");
 	/* No check anywhere: nothing. */
 	expect_gaps(HDR "  - domains: [www.example.com]\n    ports: [443]\n"
 		    "  - domains: [example.com]\n    ports: [443]\n", "");
