@@ -440,11 +440,56 @@ static int cmd_sandbox(int argc, char **argv)
 	return usage();
 }
 
+/* "paths" members of /v1/status that `netd exec` hides, and the client's socket. */
+static const char *const exec_hide_keys[] = { "config", "socket", "state_dir", "policy_dir",
+					      "audit_log" };
+#define EXEC_MAX_HIDE (sizeof(exec_hide_keys) / sizeof(exec_hide_keys[0]) + 1)
+
+/*
+ * The paths netd uses, as the daemon reports them (it read its config; we
+ * did not), plus the socket this client reached it on, into @hide
+ * (NULL-terminated, EXEC_MAX_HIDE + 1 entries, pointing into @buf).
+ * Return: 0; -EIO (API failure, printed; status in api_exit); -EPROTO (no
+ * "paths" in the answer, printed).
+ */
+static int exec_hidden_paths(const char *hide[], char buf[][PATH_MAX])
+{
+	json_t *reply = api("GET", "/v1/status", NULL, NULL), *paths;
+	size_t n = 0;
+
+	if (!reply)
+		return -EIO;
+	paths = json_object_get(reply, "paths");
+	if (!json_is_object(paths)) {
+		json_decref(reply);
+		fprintf(stderr, "netd: exec: the daemon did not say where its files are (/v1/status "
+			"has no \"paths\"), so the command could reach them: not running it\n");
+		return -EPROTO;
+	}
+	for (size_t k = 0; k < sizeof(exec_hide_keys) / sizeof(exec_hide_keys[0]); k++) {
+		const char *p = json_string_value(json_object_get(paths, exec_hide_keys[k]));
+
+		if (!p || !*p)
+			continue;
+		snprintf(buf[n], PATH_MAX, "%s", p);
+		hide[n] = buf[n];
+		n++;
+	}
+	json_decref(reply);
+	if (!realpath(socket_path, buf[n]))
+		snprintf(buf[n], PATH_MAX, "%s", socket_path);
+	hide[n] = buf[n];
+	hide[++n] = NULL;
+	return 0;
+}
+
 static int cmd_exec(int argc, char **argv)
 {
 	static const char exec_usage[] =
 		"netd: usage: netd exec [--user USER[:GROUP]] [--no-caps] NAME -- COMMAND [ARG...]\n";
 	char path[512], netns[PATH_MAX];
+	static char hide_buf[EXEC_MAX_HIDE][PATH_MAX];
+	const char *hide[EXEC_MAX_HIDE + 1];
 	struct nsexec_cred cred = { 0 };
 	const char *name = NULL;
 	json_t *reply;
@@ -476,6 +521,13 @@ static int cmd_exec(int argc, char **argv)
 		fputs(exec_usage, stderr);
 		return 2;
 	}
+	/* uid 0 owns the host's files, netd's policies among them, with or without capabilities. */
+	if (cred.no_caps && (!cred.set_user || cred.uid == 0)) {
+		fprintf(stderr, "netd: --no-caps needs --user with a non-root user (uid 0 owns the "
+			"host's files, netd's among them, with or without capabilities): e.g. "
+			"netd exec --user nobody --no-caps %s -- ...\n", name);
+		return 2;
+	}
 	if (!policy_name_valid(name)) {
 		fprintf(stderr, "netd: invalid sandbox name \"%s\"\n", name);
 		return CLI_REJECTED;
@@ -492,8 +544,14 @@ static int cmd_exec(int argc, char **argv)
 	}
 	snprintf(netns, sizeof(netns), "%s", str(reply, "netns"));
 	json_decref(reply);
+	r = exec_hidden_paths(hide, hide_buf);
+	if (r < 0)
+		return r == -EPROTO ? CLI_FAILED : api_exit;
 	/* netd writes /etc/netns/NAME/resolv.conf for every sandbox, attached ones too. */
-	r = nsexec_run(netns, name, cred.set_user || cred.no_caps ? &cred : NULL, argv + i + 1);
+	r = nsexec_run(netns, name, cred.set_user || cred.no_caps ? &cred : NULL, hide,
+		       argv + i + 1);
+	if (r >= 0)
+		return r;	/* the command's own status */
 	fprintf(stderr, "netd: exec %s in sandbox %s: %s\n", argv[i + 1], name, strerror(-r));
 	return r == -ENOENT ? 127 : 126;
 }

@@ -223,6 +223,9 @@ static int startup_config(struct daemon *d, const char *config_path, const char 
 			log_err("%s", diag_format(&err, msg, sizeof(msg)));
 			return -1;
 		}
+		/* Reported in /v1/status for `netd exec`, which hides it. */
+		if (!realpath(config_path, d->config_file))
+			snprintf(d->config_file, sizeof(d->config_file), "%s", config_path);
 	}
 	/* pool.node_block4/6: this node's block of the pools (NETD_NODE_IP). */
 	if (config_pool_for_node(&d->cfg, getenv("NETD_NODE_IP"), &err) < 0) {

@@ -7,6 +7,8 @@
 #include "netd/daemon/internal.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -182,6 +184,35 @@ static json_t *dataplane_json(const struct daemon *d)
 			 (json_int_t)d->ft_failures);
 }
 
+/* One "paths" member: @path made absolute if it exists (netd's cwd is not the client's). */
+static void path_json(json_t *o, const char *key, const char *path)
+{
+	char abs[PATH_MAX];
+
+	if (!path || !*path)
+		return;
+	json_object_set_new(o, key, json_string(realpath(path, abs) ? abs : path));
+}
+
+/*
+ * "paths": where this daemon keeps its config, control socket, state,
+ * policies and audit log.  `netd exec` hides each from the command it runs
+ * (netd/nsexec.h), taking them from here so it hides what the daemon uses.
+ */
+static json_t *paths_json(const struct daemon *d)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	path_json(o, "config", d->config_file);
+	path_json(o, "socket", d->cfg.socket);
+	path_json(o, "state_dir", d->cfg.state_dir);
+	path_json(o, "policy_dir", d->cfg.policy_dir);
+	path_json(o, "audit_log", d->cfg.audit_log);
+	return o;
+}
+
 static json_t *api_status(void *ctx)
 {
 	struct daemon *d = ctx;
@@ -204,6 +235,8 @@ static json_t *api_status(void *ctx)
 		json_object_set_new(o, "sandboxes_vanished", json_integer((json_int_t)d->vanished));
 	if (o)
 		json_object_set_new(o, "dataplane", dataplane_json(d));
+	if (o)
+		json_object_set_new(o, "paths", paths_json(d));
 	if (o && d->trail)
 		json_object_set_new(o, "accounting", trail_stats_json(d->trail));
 	if (o && d->proxy) {

@@ -28,6 +28,7 @@
 #ifndef NETD_DAEMON_INTERNAL_H
 #define NETD_DAEMON_INTERNAL_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -98,6 +99,7 @@ struct daemon {
 	int lock_fd;
 	int netns_lock_fd;	/* abstract unix socket: one netd per netns */
 	time_t started;
+	char config_file[PATH_MAX];	/* the config file read at startup, absolute; "" = none */
 	uint64_t dns_allowed, dns_denied, dns_failed;
 	struct pinsrc *pinsrc;	/* pin -> qnames, for reloads (netd/pinsrc.h) */
 	uint64_t reloads, reloads_rejected;

@@ -132,8 +132,9 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "exec") == 0 && argc >= 6 && strcmp(argv[4], "--") == 0) {
 		const char *name = strcmp(argv[3], "-") == 0 ? NULL : argv[3];
 
-		/* Returns only on failure. */
-		return report(nsexec_run(argv[2], name, NULL, &argv[5]));
+		int r = nsexec_run(argv[2], name, NULL, NULL, &argv[5]);
+
+		return r >= 0 ? r : report(r);	/* the command's status, or why it did not run */
 	}
 	return usage();
 }

@@ -4,9 +4,10 @@
 # Teredo address or the 6to4 form of the metadata service is answered but
 # never pinned, and each refused address is logged with name and address;
 # `netd policy check` warns about a CIDR rule over never-pin space; a
-# command under `netd exec --no-caps` / `--user` cannot reconfigure the
-# sandbox's interfaces or open a raw socket (and still resolves and
-# connects through netd).  No traffic is sent to any refused address.
+# command under `netd exec --user nobody --no-caps` / `--user` cannot
+# reconfigure the sandbox's interfaces or open a raw socket (and still
+# resolves and connects through netd); `--no-caps` for uid 0 is refused
+# (tests/integ/sec_exec.sh has why).  No traffic is sent to any refused address.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/world.sh
@@ -54,7 +55,7 @@ has "policy check warns with FILE:LINE about the WireServer" \
 hasnt "no warning for a documentation block (off by default)" "cidrs[1]" "$out"
 
 # ---- netd exec: capabilities ----------------------------------------------------
-nocaps() { timeout "$T_TIMEOUT" "$NETD_BIN" exec --no-caps "$SB1" -- "$@"; }
+nocaps() { timeout "$T_TIMEOUT" "$NETD_BIN" exec --user nobody --no-caps "$SB1" -- "$@"; }
 asuser() { timeout "$T_TIMEOUT" "$NETD_BIN" exec --user nobody "$SB1" -- "$@"; }
 RAW=("$WORLD_PYTHON" -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); print("raw ok")')
 
@@ -69,7 +70,8 @@ has "--no-caps: no effective capability" "CapEff:	0000000000000000" "$st"
 has "--no-caps: no permitted capability" "CapPrm:	0000000000000000" "$st"
 has "--no-caps: empty bounding set" "CapBnd:	0000000000000000" "$st"
 has "--no-caps: no_new_privs" "NoNewPrivs:	1" "$st"
-eq "--no-caps: still uid 0" "0" "$(nocaps id -u)"
+eq "--no-caps: runs as the --user" "$(id -u nobody)" "$(nocaps id -u)"
+fail "--no-caps without --user: refused" "$NETD_BIN" exec --no-caps "$SB1" -- true
 eq "--no-caps: DNS through netd still works" "198.51.100.10" "$(nocaps dig +time=4 +tries=2 +short pypi.org A)"
 eq "--no-caps: allowed connection still works" "pypi.org ok" \
 	"$(nocaps curl -sS --fail --cacert "$WORLD_CA" --connect-timeout 3 --max-time 10 https://pypi.org/simple/)"
@@ -84,8 +86,9 @@ fail "--user nobody: a raw socket is refused" asuser "${RAW[@]}"
 has "--user nobody: no effective capability" "CapEff:	0000000000000000" "$(asuser cat /proc/self/status)"
 eq "--user nobody:root sets the group" "0" \
 	"$(timeout "$T_TIMEOUT" "$NETD_BIN" exec --user nobody:root --no-caps "$SB1" -- id -g)"
-eq "--user 0:0 --no-caps: numeric ids" "0 0" \
-	"$(timeout "$T_TIMEOUT" "$NETD_BIN" exec --user 0:0 --no-caps "$SB1" -- sh -c 'echo $(id -u) $(id -g)')"
+eq "--user 65534:65534 --no-caps: numeric ids" "65534 65534" \
+	"$(timeout "$T_TIMEOUT" "$NETD_BIN" exec --user 65534:65534 --no-caps "$SB1" -- sh -c 'echo $(id -u) $(id -g)')"
+fail "--user 0:0 --no-caps: refused (uid 0)" "$NETD_BIN" exec --user 0:0 --no-caps "$SB1" -- true
 out=$("$NETD_BIN" exec --user no-such-user-xyz "$SB1" -- true 2>&1)
 rc=$?
 eq "--user with an unknown user: usage error" "2" "$rc"
