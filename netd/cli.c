@@ -48,7 +48,7 @@ static const char usage_text[] =
 	"  sandbox delete NAME\n"
 	"  exec [--user USER[:GROUP]] [--no-caps] NAME -- COMMAND [ARG...]\n"
 	"                                          run COMMAND inside sandbox NAME (as root\n"
-	"                                          with every capability unless told otherwise)\n"
+	"                                          without CAP_SYS_ADMIN unless told otherwise)\n"
 	"  policy check FILE...                    validate policy files (no daemon needed)\n"
 	"  policy suggest --sandbox S | --policy P [--since T] [--file AUDIT]... [--name NEW] [--wildcards]\n"
 	"                                          a policy from what the audit log shows used\n"

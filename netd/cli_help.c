@@ -63,11 +63,15 @@ static const struct help helps[] = {
 	  "Delete sandbox NAME: its rules, pins, veth or tap and (if netd made it) its netns.\n" },
 	{ "exec",
 	  "usage: netd exec [--user USER[:GROUP]] [--no-caps] NAME -- COMMAND [ARG...]\n"
-	  "Run COMMAND inside sandbox NAME's network namespace, with its resolv.conf,\n"
-	  "as root with the caller's capabilities; --user USER[:GROUP] runs it as that\n"
-	  "user, --no-caps without any capability (and no_new_privs).\n"
-	  "Once COMMAND runs, the exit status is COMMAND's; 126 if it cannot run, 127 if\n"
-	  "it is not found.  The statuses below are netd's own, before COMMAND runs.\n" },
+	  "Run COMMAND inside sandbox NAME's network namespace, with its resolv.conf, in\n"
+	  "its own PID and mount namespaces that hide netd's socket, config, policies,\n"
+	  "state and audit log; as root with a container's capabilities (CAP_NET_ADMIN,\n"
+	  "CAP_NET_RAW, never CAP_SYS_ADMIN).  Root there is not a boundary: it can still\n"
+	  "write the host's files.  --user USER[:GROUP] runs it as that user; --no-caps\n"
+	  "(with a non-root --user only) without any capability (and no_new_privs).\n"
+	  "Once COMMAND runs, the exit status is COMMAND's (128 + N if signal N ended it);\n"
+	  "126 if it cannot run, 127 if it is not found.  The statuses below are netd's\n"
+	  "own, before COMMAND runs.\n" },
 	{ "policy",
 	  "usage: netd policy check|suggest|list|show|reload ...\n"
 	  "  check FILE...   validate policy files (no daemon needed)\n"
