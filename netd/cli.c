@@ -445,6 +445,14 @@ static const char *const exec_hide_keys[] = { "config", "socket", "state_dir", "
 					      "audit_log" };
 #define EXEC_MAX_HIDE (sizeof(exec_hide_keys) / sizeof(exec_hide_keys[0]) + 1)
 
+static bool path_listed(const char *const list[], size_t n, const char *path)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(list[i], path) == 0)
+			return true;
+	return false;
+}
+
 /*
  * The paths netd uses, as the daemon reports them (it read its config; we
  * did not), plus the socket this client reached it on, into @hide
@@ -469,7 +477,7 @@ static int exec_hidden_paths(const char *hide[], char buf[][PATH_MAX])
 	for (size_t k = 0; k < sizeof(exec_hide_keys) / sizeof(exec_hide_keys[0]); k++) {
 		const char *p = json_string_value(json_object_get(paths, exec_hide_keys[k]));
 
-		if (!p || !*p)
+		if (!p || !*p || path_listed(hide, n, p))
 			continue;
 		snprintf(buf[n], PATH_MAX, "%s", p);
 		hide[n] = buf[n];
@@ -478,8 +486,11 @@ static int exec_hidden_paths(const char *hide[], char buf[][PATH_MAX])
 	json_decref(reply);
 	if (!realpath(socket_path, buf[n]))
 		snprintf(buf[n], PATH_MAX, "%s", socket_path);
-	hide[n] = buf[n];
-	hide[++n] = NULL;
+	if (!path_listed(hide, n, buf[n])) {
+		hide[n] = buf[n];
+		n++;
+	}
+	hide[n] = NULL;
 	return 0;
 }
 

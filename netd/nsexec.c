@@ -361,15 +361,21 @@ static void forward_signal(int sig, siginfo_t *si, void *uctx)
 		kill((pid_t)fwd_pid, sig);
 }
 
-/* Forward fwd_sigs to @to from now on, then restore the signal mask @mask. */
+/*
+ * Forward fwd_sigs to @to from now on, except those the caller ignores
+ * (`nohup netd exec ...`: the command ignores them too), then restore the
+ * signal mask @mask.
+ */
 static void forward_signals(pid_t to, const sigset_t *mask)
 {
 	struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
+	struct sigaction old;
 
 	sigemptyset(&sa.sa_mask);
 	fwd_pid = to;
 	for (size_t i = 0; i < sizeof(fwd_sigs) / sizeof(fwd_sigs[0]); i++)
-		sigaction(fwd_sigs[i], &sa, NULL);
+		if (sigaction(fwd_sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(fwd_sigs[i], &sa, NULL);
 	sigprocmask(SIG_SETMASK, mask, NULL);
 }
 
@@ -390,14 +396,15 @@ static _Noreturn void child_fail(int err_fd, int err)
 	_exit(err == -ENOENT ? 127 : 126);
 }
 
-/* PID 2: the caller's signal mask and dispositions back, @cred, exec. */
+/*
+ * PID 2: the caller's signal mask back (its dispositions are still the
+ * caller's: forked before the init sets its handlers), @cred, exec.
+ */
 static _Noreturn void run_command(const struct nsexec_cred *cred, char *const argv[],
 				  const sigset_t *mask, int err_fd)
 {
 	int r;
 
-	for (size_t i = 0; i < sizeof(fwd_sigs) / sizeof(fwd_sigs[0]); i++)
-		signal(fwd_sigs[i], SIG_DFL);
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	/* Last: the mounts before need CAP_SYS_ADMIN. */
 	r = drop_cred(cred);

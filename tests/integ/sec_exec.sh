@@ -120,21 +120,30 @@ eq "a command killed by SIGTERM: 128+15" "143" "$?"
 eq "stdin passes through" "hello" "$(echo hello | sb_exec sb1 cat)"
 sb_exec sb1 no-such-command-xyz 2>/dev/null
 eq "a command that does not exist: 127" "127" "$?"
-"$NETD_BIN" exec "$SB1" -- sleep 60 &
-xpid=$!
-world_pid_track "$xpid"
-for ((i = 0; i < 100; i++)); do
-	[ -n "$(ip netns pids "$SB1" 2>/dev/null)" ] && break
-	sleep 0.1
-done
-kill -TERM "$xpid"
-for ((i = 0; i < 100; i++)); do
-	kill -0 "$xpid" 2>/dev/null || break
-	sleep 0.1
-done
-fail "SIGTERM to netd exec ends the command" kill -0 "$xpid"
-wait "$xpid" 2>/dev/null
-eq "... with 128+15" "143" "$?"
+# term_ends DESC EXEC_ARGS...: SIGTERM to a backgrounded netd exec ends its command, 128+15.
+term_ends() {
+	local desc=$1 xpid i
+	shift
+	"$NETD_BIN" exec "$@" -- sleep 60 &
+	xpid=$!
+	world_pid_track "$xpid"
+	for ((i = 0; i < 100; i++)); do
+		[ -n "$(ip netns pids "$SB1" 2>/dev/null)" ] && break
+		sleep 0.1
+	done
+	kill -TERM "$xpid"
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$xpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	fail "$desc: SIGTERM to netd exec ends the command" kill -0 "$xpid"
+	wait "$xpid" 2>/dev/null
+	eq "$desc: ... with 128+15" "143" "$?"
+}
+term_ends "plain exec" "$SB1"
+term_ends "--user nobody --no-caps" --user nobody --no-caps "$SB1"
+eq "a signal the caller ignores stays ignored (nohup)" "alive" \
+	"$(trap '' HUP; "$NETD_BIN" exec "$SB1" -- sh -c 'kill -HUP $$; echo alive' 2>&1)"
 eq "nothing left in the sandbox's netns" "" "$(ip netns pids "$SB1" 2>/dev/null)"
 
 ok "sandbox delete" netd sandbox delete "$SB1"
