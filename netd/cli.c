@@ -46,9 +46,9 @@ static const char usage_text[] =
 	"  sandbox list [--json]\n"
 	"  sandbox show NAME [--json]\n"
 	"  sandbox delete NAME\n"
-	"  exec [--user USER[:GROUP]] [--no-caps] NAME -- COMMAND [ARG...]\n"
+	"  exec [--user USER[:GROUP]] [--no-caps | --net-admin] NAME -- COMMAND [ARG...]\n"
 	"                                          run COMMAND inside sandbox NAME (as root\n"
-	"                                          without CAP_SYS_ADMIN unless told otherwise)\n"
+	"                                          with a container's capabilities)\n"
 	"  policy check FILE...                    validate policy files (no daemon needed)\n"
 	"  policy suggest --sandbox S | --policy P [--since T] [--file AUDIT]... [--name NEW] [--wildcards]\n"
 	"                                          a policy from what the audit log shows used\n"
@@ -497,7 +497,8 @@ static int exec_hidden_paths(const char *hide[], char buf[][PATH_MAX])
 static int cmd_exec(int argc, char **argv)
 {
 	static const char exec_usage[] =
-		"netd: usage: netd exec [--user USER[:GROUP]] [--no-caps] NAME -- COMMAND [ARG...]\n";
+		"netd: usage: netd exec [--user USER[:GROUP]] [--no-caps | --net-admin] NAME -- "
+		"COMMAND [ARG...]\n";
 	char path[512], netns[PATH_MAX];
 	static char hide_buf[EXEC_MAX_HIDE][PATH_MAX];
 	const char *hide[EXEC_MAX_HIDE + 1];
@@ -512,6 +513,8 @@ static int cmd_exec(int argc, char **argv)
 	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--no-caps") == 0) {
 			cred.no_caps = true;
+		} else if (strcmp(argv[i], "--net-admin") == 0) {
+			cred.net_admin = true;
 		} else if (strcmp(argv[i], "--user") == 0 && i + 1 < argc) {
 			r = nsexec_parse_user(argv[++i], &cred);
 			if (r < 0) {
@@ -539,6 +542,10 @@ static int cmd_exec(int argc, char **argv)
 			"netd exec --user nobody --no-caps %s -- ...\n", name);
 		return 2;
 	}
+	if (cred.no_caps && cred.net_admin) {
+		fputs("netd: --net-admin and --no-caps contradict each other\n", stderr);
+		return 2;
+	}
 	if (!policy_name_valid(name)) {
 		fprintf(stderr, "netd: invalid sandbox name \"%s\"\n", name);
 		return CLI_REJECTED;
@@ -559,8 +566,8 @@ static int cmd_exec(int argc, char **argv)
 	if (r < 0)
 		return r == -EPROTO ? CLI_FAILED : api_exit;
 	/* netd writes /etc/netns/NAME/resolv.conf for every sandbox, attached ones too. */
-	r = nsexec_run(netns, name, cred.set_user || cred.no_caps ? &cred : NULL, hide,
-		       argv + i + 1);
+	r = nsexec_run(netns, name, cred.set_user || cred.no_caps || cred.net_admin ? &cred : NULL,
+		       hide, argv + i + 1);
 	if (r >= 0)
 		return r;	/* the command's own status */
 	fprintf(stderr, "netd: exec %s in sandbox %s: %s\n", argv[i + 1], name, strerror(-r));

@@ -62,13 +62,15 @@ static const struct help helps[] = {
 	  "usage: netd sandbox delete NAME\n"
 	  "Delete sandbox NAME: its rules, pins, veth or tap and (if netd made it) its netns.\n" },
 	{ "exec",
-	  "usage: netd exec [--user USER[:GROUP]] [--no-caps] NAME -- COMMAND [ARG...]\n"
+	  "usage: netd exec [--user USER[:GROUP]] [--no-caps | --net-admin] NAME -- COMMAND [ARG...]\n"
 	  "Run COMMAND inside sandbox NAME's network namespace, with its resolv.conf, in\n"
 	  "its own PID and mount namespaces that hide netd's socket, config, policies,\n"
-	  "state and audit log; as root with a container's capabilities (CAP_NET_ADMIN,\n"
-	  "CAP_NET_RAW, never CAP_SYS_ADMIN).  Root there is not a boundary: it can still\n"
-	  "write the host's files.  --user USER[:GROUP] runs it as that user; --no-caps\n"
-	  "(with a non-root --user only) without any capability (and no_new_privs).\n"
+	  "state and audit log; as root with a container's capabilities (CAP_NET_RAW;\n"
+	  "never CAP_SYS_ADMIN).  Root there is not a boundary: it can still write the\n"
+	  "host's files.  --user USER[:GROUP] runs it as that user; --no-caps (with a\n"
+	  "non-root --user only) without any capability (and no_new_privs).\n"
+	  "--net-admin adds CAP_NET_ADMIN, to change the sandbox's interfaces and routes;\n"
+	  "it also reaches netd's own interfaces (through the veth's netns id).\n"
 	  "Once COMMAND runs, the exit status is COMMAND's (128 + N if signal N ended it);\n"
 	  "126 if it cannot run, 127 if it is not found.  The statuses below are netd's\n"
 	  "own, before COMMAND runs.\n" },

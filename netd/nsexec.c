@@ -163,19 +163,25 @@ int nsexec_parse_user(const char *spec, struct nsexec_cred *ret)
 /*
  * The bounding set of every command not under --no-caps: Docker's default
  * set without CAP_MKNOD (there is no device cgroup here to stop what a new
- * device node would open), plus CAP_NET_ADMIN and CAP_NET_RAW, which the
- * sandbox's own interfaces, routes, nftables and raw sockets need.  Gone in
- * particular: CAP_SYS_ADMIN (setns() into any other netns, mount and umount,
- * so the hiding below stays), CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH
+ * device node would open).  CAP_NET_RAW is in it (raw and packet sockets
+ * are per netns).  Gone in particular: CAP_SYS_ADMIN (setns() into any
+ * other netns, mount and umount, so the covers below stay), CAP_NET_ADMIN
+ * unless --net-admin, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH
  * (open_by_handle_at() reaches files past any mount), CAP_SYS_MODULE,
  * CAP_SYS_RAWIO, CAP_BPF, CAP_PERFMON.
+ *
+ * Why not CAP_NET_ADMIN: the kernel gives the sandbox's netns an id for
+ * the netns its veth's peer is in, netd's own, and rtnetlink acts on the
+ * netns an id names (IFLA_TARGET_NETNSID) for anyone with CAP_NET_ADMIN in
+ * the user namespace owning it, the initial one here: list, create and
+ * delete netd's interfaces, no setns() needed.
  */
 #define CAPBIT(c) (1ULL << (c))
 #define NSEXEC_DEFAULT_CAPS                                                                     \
 	(CAPBIT(CAP_CHOWN) | CAPBIT(CAP_DAC_OVERRIDE) | CAPBIT(CAP_FOWNER) | CAPBIT(CAP_FSETID) | \
 	 CAPBIT(CAP_KILL) | CAPBIT(CAP_SETGID) | CAPBIT(CAP_SETUID) | CAPBIT(CAP_SETPCAP) |       \
-	 CAPBIT(CAP_NET_BIND_SERVICE) | CAPBIT(CAP_NET_ADMIN) | CAPBIT(CAP_NET_RAW) |             \
-	 CAPBIT(CAP_SYS_CHROOT) | CAPBIT(CAP_AUDIT_WRITE) | CAPBIT(CAP_SETFCAP))
+	 CAPBIT(CAP_NET_BIND_SERVICE) | CAPBIT(CAP_NET_RAW) | CAPBIT(CAP_SYS_CHROOT) |            \
+	 CAPBIT(CAP_AUDIT_WRITE) | CAPBIT(CAP_SETFCAP))
 
 static int capset_zero(void)
 {
@@ -256,6 +262,9 @@ static int drop_cred(const struct nsexec_cred *cred)
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg;
 	int r;
+
+	if (cred && cred->net_admin && !none)
+		keep |= CAPBIT(CAP_NET_ADMIN);
 
 	/* No setuid or file-capability program may give any back. */
 	if (none && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -469,7 +478,8 @@ int nsexec_run(const char *netns_path, const char *netns_name, const struct nsex
 			   strcmp(netns_name, "..") == 0))
 		return -EINVAL;
 	/* uid 0 owns the host's files (netd's among them) with or without capabilities. */
-	if (cred && cred->no_caps && (!cred->set_user || cred->uid == 0))
+	if (cred && cred->no_caps &&
+	    (!cred->set_user || cred->uid == 0 || cred->net_admin))
 		return -EINVAL;
 
 	fd = link_netns_open(netns_path);

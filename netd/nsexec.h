@@ -23,6 +23,10 @@ struct nsexec_cred {
 	bool no_caps;		/* --no-caps: empty bounding, ambient, inheritable,
 				 * permitted and effective sets; no_new_privs.
 				 * Only with set_user and uid != 0. */
+	bool net_admin;		/* --net-admin: CAP_NET_ADMIN in the bounding set
+				 * too (not with no_caps).  It reaches netd's
+				 * interfaces through the netns id of the veth's
+				 * peer (IFLA_TARGET_NETNSID): not a boundary. */
 };
 
 /*
@@ -43,10 +47,10 @@ int nsexec_parse_user(const char *spec, struct nsexec_cred *ret);
  *   over /etc/FILE (resolv.conf in particular); files whose /etc/FILE does
  *   not exist are skipped, as ip(8) does.  May be NULL.
  * @cred: the user and capabilities to exec with.  NULL: root, with a
- *   container's capabilities (Docker's default set without CAP_MKNOD, plus
- *   CAP_NET_ADMIN and CAP_NET_RAW; never CAP_SYS_ADMIN, CAP_SYS_PTRACE or
- *   CAP_DAC_READ_SEARCH).  @cred->no_caps needs @cred->set_user with a
- *   uid other than 0.
+ *   container's capabilities (Docker's default set without CAP_MKNOD:
+ *   CAP_NET_RAW, but never CAP_NET_ADMIN unless @cred->net_admin, and never
+ *   CAP_SYS_ADMIN, CAP_SYS_PTRACE or CAP_DAC_READ_SEARCH).  @cred->no_caps
+ *   needs @cred->set_user with a uid other than 0, and no net_admin.
  * @hide: NULL-terminated absolute paths (netd's config, control socket,
  *   state_dir, policy_dir, audit log) to cover in the command's mount
  *   namespace: an empty read-only tmpfs over a directory, /dev/null bound
@@ -67,9 +71,9 @@ int nsexec_parse_user(const char *spec, struct nsexec_cred *ret);
  * single-threaded process (setns is refused otherwise).  The caller is
  * left in the sandbox's netns, and should only report and exit.
  * Return: the command's exit status (0-255; 128 + N if signal N ended it);
- * -EINVAL (bad args, not a netns, no_caps for uid 0); -ENOENT (no such
- * command, no such netns); -EPERM (credentials could not be dropped);
- * -errno.
+ * -EINVAL (bad args, not a netns, no_caps for uid 0 or with net_admin);
+ * -ENOENT (no such command, no such netns); -EPERM (credentials could not
+ * be dropped); -errno.
  */
 int nsexec_run(const char *netns_path, const char *netns_name, const struct nsexec_cred *cred,
 	       const char *const hide[], char *const argv[]);

@@ -59,8 +59,10 @@ nocaps() { timeout "$T_TIMEOUT" "$NETD_BIN" exec --user nobody --no-caps "$SB1" 
 asuser() { timeout "$T_TIMEOUT" "$NETD_BIN" exec --user nobody "$SB1" -- "$@"; }
 RAW=("$WORLD_PYTHON" -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); print("raw ok")')
 
-ok "plain exec: root in the sandbox can change a link (what --no-caps takes away)" \
-	sb_exec sb1 ip link set lo mtu 65000
+fail "plain exec: root in the sandbox cannot change a link (no CAP_NET_ADMIN)" \
+	sb_exec sb1 ip link set lo mtu 60000
+ok "--net-admin: root in the sandbox can change a link (what --no-caps takes away)" \
+	timeout "$T_TIMEOUT" "$NETD_BIN" exec --net-admin "$SB1" -- ip link set lo mtu 65000
 eq "plain exec: root can open a raw socket" "raw ok" "$(sb_exec sb1 "${RAW[@]}" 2>&1)"
 fail "--no-caps: ip link set is refused" nocaps ip link set lo mtu 60000
 fail "--no-caps: ip addr add is refused" nocaps ip addr add 10.87.250.9/32 dev eth0
