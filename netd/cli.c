@@ -445,6 +445,7 @@ static const char *const exec_hide_keys[] = { "config", "socket", "state_dir", "
 					      "audit_log" };
 #define EXEC_MAX_HIDE (sizeof(exec_hide_keys) / sizeof(exec_hide_keys[0]) + 1)
 
+/* Is @path one of the first @n entries of @list? */
 static bool path_listed(const char *const list[], size_t n, const char *path)
 {
 	for (size_t i = 0; i < n; i++)
