@@ -45,16 +45,6 @@ conn() {
 # queued N - packets queue N has seen so far (its last packet id).
 queued() { world_exec host awk -v q="$1" '$1 == q { print $7 }' /proc/net/netfilter/nfnetlink_queue; }
 
-# wait_record FILTER... - until a record matches every FILTER; prints it.
-wait_record() {
-	local i out
-	for ((i = 0; i < 100; i++)); do
-		out=$(audit_grep "$@")
-		[ -n "$out" ] && { printf '%s\n' "$out"; return 0; }
-		sleep 0.1
-	done
-	return 1
-}
 
 for sb in e1 l1 a1; do
 	eq "$sb: example.com pins $A" "$A" "$(sb_dig "$sb" +short example.com)"
@@ -65,7 +55,7 @@ has "enforce: SNI example.com passes" "ok HTTP/1.1 200" "$(conn e1 443 tls examp
 has "enforce: curl to https://example.com/ passes" "example.com ok" \
 	"$(sb_curl e1 https://example.com/)"
 eq "enforce: SNI denied.example is reset" "reset" "$(conn e1 443 tls denied.example)"
-rec=$(wait_record '"event":"sni"' '"name":"denied.example"' '"sandbox":"'"$(sb_name e1)"'"')
+rec=$(audit_wait 10 '"event":"sni"' '"name":"denied.example"' '"sandbox":"'"$(sb_name e1)"'"')
 has "enforce: audited as sni-mismatch" '"reason":"sni-mismatch"' "$rec"
 has "enforce: audited as reset" '"action":"reset"' "$rec"
 has "enforce: audit names who pinned it" '"pinned_by":["example.com"]' "$rec"
@@ -78,14 +68,14 @@ eq "enforce: split ClientHello with SNI denied.example is reset" "reset" \
 	"$(conn e1 443 split denied.example)"
 eq "enforce: no SNI is reset" "reset" "$(conn e1 443 nosni)"
 has "enforce: no SNI audited" '"status":"no-name"' \
-	"$(wait_record '"event":"sni"' '"status":"no-name"' '"action":"reset"')"
+	"$(audit_wait 10 '"event":"sni"' '"status":"no-name"' '"action":"reset"')"
 has "enforce: HTTP Host example.com passes" "example.com ok" "$(conn e1 80 http example.com)"
 eq "enforce: HTTP Host denied.example is reset" "reset" "$(conn e1 80 http denied.example)"
 has "enforce: HTTP mismatch audited" '"proto":"http"' \
-	"$(wait_record '"event":"sni"' '"name":"denied.example"' '"proto":"http"' '"action":"reset"')"
+	"$(audit_wait 10 '"event":"sni"' '"name":"denied.example"' '"proto":"http"' '"action":"reset"')"
 eq "enforce: garbage is reset" "reset" "$(conn e1 443 garbage)"
 has "enforce: garbage audited" '"status":"garbage"' \
-	"$(wait_record '"event":"sni"' '"status":"garbage"' '"action":"reset"')"
+	"$(audit_wait 10 '"event":"sni"' '"status":"garbage"' '"action":"reset"')"
 has "enforce: after all that, example.com still passes" "ok HTTP/1.1 200" \
 	"$(conn e1 443 tls example.com)"
 
@@ -110,7 +100,7 @@ ok "enforce: checked connections' conntrack marks have the done bit" test "$(don
 
 # ---- log ---------------------------------------------------------------------
 has "log: SNI denied.example passes" "ok HTTP/1.1 200" "$(conn l1 443 tls denied.example)"
-rec=$(wait_record '"event":"sni"' '"name":"denied.example"' '"sandbox":"'"$(sb_name l1)"'"')
+rec=$(audit_wait 10 '"event":"sni"' '"name":"denied.example"' '"sandbox":"'"$(sb_name l1)"'"')
 has "log: audited as sni-mismatch" '"reason":"sni-mismatch"' "$rec"
 has "log: audited as logged" '"action":"logged"' "$rec"
 has "log: HTTP Host denied.example passes" "denied.example ok" "$(conn l1 80 http denied.example)"
@@ -120,7 +110,7 @@ hasnt "log: nothing matching was audited" '"name":"example.com"' "$(audit_grep '
 # ---- audit mode ----------------------------------------------------------------
 has "audit mode: SNI denied.example passes under tls.sni enforce" "ok HTTP/1.1 200" \
 	"$(conn a1 443 tls denied.example)"
-rec=$(wait_record '"event":"sni"' '"name":"denied.example"' '"sandbox":"'"$(sb_name a1)"'"')
+rec=$(audit_wait 10 '"event":"sni"' '"name":"denied.example"' '"sandbox":"'"$(sb_name a1)"'"')
 has "audit mode: audited as logged" '"action":"logged"' "$rec"
 has "audit mode: the rule's mode is enforce" '"mode":"enforce"' "$rec"
 has "audit mode: marked would_deny sni-mismatch" '"would_deny":"sni-mismatch"' "$rec"

@@ -54,16 +54,6 @@ for ((i = 0; i < 100; i++)); do [ -e "$REC" ] && break; sleep 0.1; done
 forge() {
 	timeout "${FORGE_TIMEOUT:-30}" ip netns exec "$(sb_name "$1")" "$WORLD_PYTHON" tests/integ/sni_forge.py "${@:2}"
 }
-# wait_record FILTER... - until a record matches every FILTER; prints it.
-wait_record() {
-	local i out
-	for ((i = 0; i < 100; i++)); do
-		out=$(audit_grep "$@")
-		[ -n "$out" ] && { printf '%s\n' "$out"; return 0; }
-		sleep 0.1
-	done
-	return 1
-}
 # leaked - connections whose bytes at the server named denied.example.
 leaked() { grep -c 'denied.example' "$REC" || true; }
 # no_kernel_rst SHORT - what root in the sandbox does to speak TCP by hand:
@@ -84,7 +74,7 @@ done
 out=$(forge e1 reuse "$A" 8443 45001 example.com denied.example)
 has "reuse: the first connection reached the server" "example.com" "$(cat "$REC")"
 eq "reuse: the second ClientHello (denied.example) never reached the server" 0 "$(leaked)"
-rec=$(wait_record '"event":"sni"' '"name":"denied.example"' '"sandbox":"'"$(sb_name e1)"'"' '"dport":8443')
+rec=$(audit_wait 10 '"event":"sni"' '"name":"denied.example"' '"sandbox":"'"$(sb_name e1)"'"' '"dport":8443')
 has "reuse: the new connection was judged and reset ($out)" '"action":"reset"' "$rec"
 
 # ---- 2: a first segment the server discards (TCP-MD5) -------------------------
@@ -93,19 +83,19 @@ out=$(forge e1 md5 "$A" 8443 example.com denied.example)
 eq "md5: the connection is reset" "reset" "$out"
 eq "md5: denied.example never reached the server" 0 "$(leaked)"
 has "md5: audited: an option the check does not model" '"detail":"tcp-option"' \
-	"$(wait_record '"event":"sni"' '"detail":"tcp-option"')"
+	"$(audit_wait 10 '"event":"sni"' '"detail":"tcp-option"')"
 
 # ---- 3: TCP Fast Open data the server did not take ---------------------------
 out=$(forge e1 tfo "$A" 8443 example.com denied.example)
 eq "tfo: the connection is reset" "reset" "$out"
 eq "tfo: denied.example never reached the server" 0 "$(leaked)"
 has "tfo: audited: read bytes sent again, different" '"detail":"rewritten"' \
-	"$(wait_record '"event":"sni"' '"detail":"rewritten"')"
+	"$(audit_wait 10 '"event":"sni"' '"detail":"rewritten"')"
 
 # ---- 8: the packet bound -------------------------------------------------------
 eq "dribble: 80 one-byte segments are reset" "reset" "$(forge e1 dribble "$A" 8443 80)"
 has "dribble: audited as the packet bound, not the deadline" '"detail":"packets"' \
-	"$(wait_record '"event":"sni"' '"detail":"packets"')"
+	"$(audit_wait 10 '"event":"sni"' '"detail":"packets"')"
 hasnt "dribble: nothing was audited as the deadline" '"detail":"deadline"' "$(audit_grep '"event":"sni"')"
 
 # ---- 7: one sandbox fills the table -------------------------------------------
@@ -126,7 +116,7 @@ has "flood: another sandbox's HTTPS to the checked name passes" "example.com ok"
 wait "$flood_pid"
 has "flood: it ran" "flooded 4200" "$(cat "$WORLD_DIR/flood.out")"
 has "flood: the flooder's attempts past its share were refused and audited" '"detail":"table-full"' \
-	"$(wait_record '"event":"sni"' '"detail":"table-full"' '"sandbox":"'"$(sb_name e1)"'"')"
+	"$(audit_wait 10 '"event":"sni"' '"detail":"table-full"' '"sandbox":"'"$(sb_name e1)"'"')"
 has "flood: afterwards the flooder itself passes again" "example.com ok" \
 	"$(sleep 6; sb_curl e1 https://example.com/)"
 
@@ -135,13 +125,13 @@ eq "l1: files.pythonhosted.org pins 2001:db8:20::20" "2001:db8:20::20" \
 	"$(sb_dig l1 +short AAAA files.pythonhosted.org | tail -n 1)"
 out=$(forge l1 dstopt 2001:db8:20::20 443 denied.example)
 eq "log, IPv6 Destination Options on every packet: passes" "answered" "$out"
-rec=$(wait_record '"event":"sni"' '"sandbox":"'"$(sb_name l1)"'"' '"dst":"2001:db8:20::20"')
+rec=$(audit_wait 10 '"event":"sni"' '"sandbox":"'"$(sb_name l1)"'"' '"dst":"2001:db8:20::20"')
 has "log, IPv6 Destination Options: audited with the name" '"name":"denied.example"' "$rec"
 
 flood_start l1 "$WORLD_DIR/flood2.out"
 out=$(timeout 20 ip netns exec "$(sb_name l1)" "$WORLD_PYTHON" tests/integ/sni_client.py "$A" 443 tls denied.example)
 has "log, share full: SNI denied.example passes (log)" "ok HTTP/1.1 200" "$out"
-rec=$(wait_record '"event":"sni"' '"sandbox":"'"$(sb_name l1)"'"' '"detail":"table-full"' '"dport":443')
+rec=$(audit_wait 10 '"event":"sni"' '"sandbox":"'"$(sb_name l1)"'"' '"detail":"table-full"' '"dport":443')
 has "log, share full: the record names the site" '"name":"denied.example"' "$rec"
 wait "$flood_pid"
 
