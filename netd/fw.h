@@ -116,8 +116,9 @@
 /*
  * Watched: set with the SYN's queue rule (and again on a SYN that reuses an
  * established entry), so that forward queues the server's replies of a
- * connection not yet done to the same queue: netd sets the done bit only
- * once the server acknowledged the bytes it read (netd/sni/flow.h).  A SYN
+ * connection not yet done to the same queue: netd sets the done bit (and
+ * clears these) only once the server acknowledged the bytes it read
+ * (netd/sni/flow.h).  A SYN
  * on an established entry (conntrack reuses an entry the server reset)
  * clears the done bit, so the new connection is checked from its start.
  * The three bits are outside what ACCT_MARK() uses (acct.h); the rules that
@@ -152,7 +153,9 @@ struct fw_config {
  * interface, fed by `flow add @ft` in forward for replies to sandboxes.
  * fw_open() asks the kernel first (a batch it checks and aborts).
  */
-#define FW_FLOWTABLE_NONE 0	/* no flowtable, no question (tests' stand-in kernels) */
+#define FW_FLOWTABLE_NONE 0	/* no flowtable, and no question asked: not of the
+				 * flowtable nor of the SNI check's queue rules
+				 * (taken as there) - tests' stand-in kernels */
 #define FW_FLOWTABLE_OFF  1	/* none; one an earlier run made is removed */
 #define FW_FLOWTABLE_AUTO 2	/* used if the kernel has it (flowtables, flow_offload)
 				 * and an egress interface is known */
@@ -163,7 +166,8 @@ struct fw_sandbox {
 	const char *host_ifname;	/* host side interface (veth), <= 15 bytes */
 	struct addr addr4;	/* family 0 if none */
 	struct addr addr6;	/* family 0 if none */
-	uint32_t ct_mark;	/* set on every new connection of the sandbox (acct.h ACCT_MARK); 0 = none */
+	uint32_t ct_mark;	/* set on every new connection of the sandbox (acct.h ACCT_MARK); 0 = none;
+				 * never with a bit of FW_SNI_CTMARK_BITS (-EINVAL) */
 	bool chained;		/* a chained CNI attachment: @host_ifname is a bridge port
 				 * someone else made; matched by address (chained_* sets,
 				 * table bridge NAME), needs addr4 or addr6 */
@@ -253,6 +257,14 @@ void fw_close(struct fw *fw);
  * Borrowed: valid until the next fw_* call on @fw.  NULL-safe.
  */
 const char *fw_last_error(const struct fw *fw);
+
+/*
+ * fw_sni_replies() - does forward queue the SNI check's server replies
+ * (the kernel took a queue rule when fw_open() asked)?  Without them the
+ * check cannot wait for a server's acknowledgment (netd/sni/flow.h) and
+ * settles on what it read.
+ */
+bool fw_sni_replies(const struct fw *fw);
 
 /*
  * fw_flowtable_state() - is the flowtable fast path in use (true), and if

@@ -118,8 +118,10 @@ static enum sniq_verdict settle(struct daemon *d, struct judge *j, const struct 
 	if (v.audit)
 		sni_audit(d, j, p, res, v.accept);
 	/* Accepted on what netd read: watched until the server acknowledged
-	 * those bytes (flow.h), so no segment it discarded decided. */
-	if (sniflow_settle(sni.flows, p, v.accept, now))
+	 * those bytes (flow.h), so no segment it discarded decided.  Without
+	 * the replies (fw_sni_replies()) no acknowledgment ever comes: done
+	 * now, as on what was read. */
+	if (sniflow_settle(sni.flows, p, v.accept, now) && fw_sni_replies(d->fw))
 		return SNIQ_ACCEPT;
 	return v.accept ? SNIQ_ACCEPT_DONE : SNIQ_RESET;
 }
@@ -323,6 +325,10 @@ int daemon_sni_start(struct daemon *d)
 		if (!sni.ev[i] || event_add(sni.ev[i], NULL) < 0)
 			return -ENOMEM;
 	}
+	if (!fw_sni_replies(d->fw))
+		log_warn("SNI check: the kernel takes no queue rule (neither nft_queue nor a "
+			 "loaded xt_NFQUEUE): a policy with tls.sni or http.host cannot be "
+			 "loaded (docs/sni.md)");
 	sni.sweep = event_new(d->base, -1, EV_PERSIST, on_sweep, d);
 	if (!sni.sweep || event_add(sni.sweep, &every) < 0)
 		return -ENOMEM;

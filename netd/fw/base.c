@@ -174,6 +174,7 @@ static void base_chains(struct bt *bt)
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "output_raw", NF_INET_LOCAL_OUT, PRIO_RAW, "filter");
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "chained_in", -1, 0, NULL);
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "sandbox_raw", -1, 0, NULL);
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "sni_reply", -1, 0, NULL);
 }
 
 /* A rule of @chain: [@fam's nfproto,] then a counter, a deny log (@reason) and drop. */
@@ -505,10 +506,17 @@ static void forward_fast(struct bt *bt)
 
 /*
  * forward, first: a server's reply in a connection the SNI check still
- * watches (fw.h FW_SNI_WATCH_*, done bit clear) goes to the check's queue
- * of the same mode, so netd sees what the server acknowledged.  Cheapest
- * test first: the mark, which every other packet fails.  An accept
- * verdict from the queue ends forward for the packet, so neither the fast
+ * watches (fw.h FW_SNI_WATCH_*; netd clears them with the done bit) goes
+ * to the check's queue of the same mode, so netd sees what the server
+ * acknowledged:
+ *
+ *   forward:   ct mark & 0x30000 != 0 jump sni_reply
+ *   sni_reply: ct mark & 0x38000 == WATCH_ENFORCE ct direction reply queue num 4100
+ *              ct mark & 0x38000 == WATCH_LOG ct direction reply queue num 4101 bypass
+ *
+ * One rule for every other packet, the mark test, which costs no lookup.
+ * The sandbox's own packets return (its policy chain queues them).  An
+ * accept from the queue ends forward for the packet, so neither the fast
  * path nor the flowtable takes the connection before netd is done.
  */
 static void forward_sni_replies(struct bt *bt)
@@ -516,8 +524,12 @@ static void forward_sni_replies(struct bt *bt)
 	static const uint32_t watch[2] = { FW_SNI_WATCH_ENFORCE, FW_SNI_WATCH_LOG };
 	struct rb rb;
 
+	rb_init(&rb, bt->rc, "forward");
+	fm_ct_mark_any(&rb, FW_SNI_WATCH_ENFORCE | FW_SNI_WATCH_LOG);
+	fx_jump(&rb, "sni_reply");
+	bt_rule(bt, &rb);
 	for (int i = 0; i < 2; i++) {
-		rb_init(&rb, bt->rc, "forward");
+		rb_init(&rb, bt->rc, "sni_reply");
 		fm_ct_mark_masked(&rb, FW_SNI_CTMARK_BITS, watch[i]);
 		fm_ct_reply(&rb);
 		fx_queue(&rb, i ? FW_SNI_QUEUE_LOG : FW_SNI_QUEUE_ENFORCE, i == 1);
@@ -531,7 +543,8 @@ static void base_forward(struct bt *bt)
 	const struct fw_rcfg *rc = bt->rc;
 	struct rb rb;
 
-	forward_sni_replies(bt);
+	if (rc->sni_queue)
+		forward_sni_replies(bt);
 	if (!fw_rcfg_v6(rc)) {
 		/* nfproto first: a compare, where iifname is a lookup. */
 		rb_init(&rb, rc, "forward");

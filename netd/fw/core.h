@@ -108,6 +108,16 @@ typedef void fw_elem_fn(void *arg, const void *key, uint32_t len, uint64_t expir
 int fw_elems_each(const struct nlmsghdr *nlh, fw_elem_fn *fn, void *arg);
 
 /*
+ * fw_sni_queue_probe() - ask the kernel whether a table of ours may hold a
+ * queue rule as fw->rc.queue_native says to write it (nftables' "queue", or
+ * the xtables NFQUEUE target through nft_compat), with a batch it checks
+ * and aborts (ftdev.c).  Without either, forward queues no replies and a
+ * policy with tls.sni/http.host cannot be loaded.  Return: 0; -errno
+ * (fw->err says what the kernel said).
+ */
+int fw_sni_queue_probe(struct fw *fw);
+
+/*
  * fw_ft_probe() - ask the kernel whether it has flowtables, with a batch
  * it checks and aborts (fw_batch_close_check()): a table, a flowtable and
  * a chain with a `flow add` rule in it, never created.  Return: 0 (it has); -errno (its answer; @fw->err

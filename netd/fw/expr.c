@@ -52,6 +52,7 @@ void rb_init(struct rb *rb, const struct fw_rcfg *rc, const char *chain)
 	nftnl_rule_set_str(rb->r, NFTNL_RULE_TABLE, rc->table);
 	nftnl_rule_set_str(rb->r, NFTNL_RULE_CHAIN, chain);
 	nftnl_rule_set_u32(rb->r, NFTNL_RULE_FAMILY, NFPROTO_INET);
+	rb->queue_native = rc->queue_native;
 }
 
 struct nftnl_expr *fx_new(struct rb *rb, const char *name)
@@ -139,15 +140,26 @@ void fx_verdict(struct rb *rb, int verdict)
 	}
 }
 
-void fx_goto(struct rb *rb, const char *chain)
+/* verdict @verdict (NFT_GOTO, NFT_JUMP) to @chain */
+static void fx_to_chain(struct rb *rb, int verdict, const char *chain)
 {
 	struct nftnl_expr *e = fx_new(rb, "immediate");
 
 	if (e) {
 		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)NFT_GOTO);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)verdict);
 		nftnl_expr_set_str(e, NFTNL_EXPR_IMM_CHAIN, chain);
 	}
+}
+
+void fx_goto(struct rb *rb, const char *chain)
+{
+	fx_to_chain(rb, NFT_GOTO, chain);
+}
+
+void fx_jump(struct rb *rb, const char *chain)
+{
+	fx_to_chain(rb, NFT_JUMP, chain);
 }
 
 void fx_limit(struct rb *rb, uint64_t per_s, uint32_t burst)
@@ -200,6 +212,28 @@ void fx_deny_log(struct rb *rb, const struct fw_rcfg *rc, const char *reason)
 	}
 }
 
+/* reg @dreg = ct @key (NFT_CT_*). */
+static void fx_ct_load(struct rb *rb, uint32_t key, uint32_t dreg)
+{
+	struct nftnl_expr *e = fx_new(rb, "ct");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, key);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, dreg);
+	}
+}
+
+/* ct @key (NFT_CT_*) = reg @sreg. */
+static void fx_ct_store(struct rb *rb, uint32_t key, uint32_t sreg)
+{
+	struct nftnl_expr *e = fx_new(rb, "ct");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, key);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_SREG, sreg);
+	}
+}
+
 void fx_ct_mark_set(struct rb *rb, uint32_t mark)
 {
 	struct nftnl_expr *e = fx_new(rb, "immediate");
@@ -208,35 +242,21 @@ void fx_ct_mark_set(struct rb *rb, uint32_t mark)
 		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
 		nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, &mark, sizeof(mark));
 	}
-	e = fx_new(rb, "ct");
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_MARK);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_SREG, NFT_REG_1);
-	}
+	fx_ct_store(rb, NFT_CT_MARK, NFT_REG_1);
 }
 
 void fx_ct_mark_from_src(struct rb *rb, const struct fw_fam *f, const char *map)
 {
-	struct nftnl_expr *e;
-
 	fx_payload(rb, NFT_PAYLOAD_NETWORK_HEADER, f->saddr_off, f->alen, NFT_REG_1);
 	fx_lookup(rb, map, NFT_REG_1, NFT_REG_1, false);
-	e = fx_new(rb, "ct");
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_MARK);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_SREG, NFT_REG_1);
-	}
+	fx_ct_store(rb, NFT_CT_MARK, NFT_REG_1);
 }
 
 void fx_ct_mark_key(struct rb *rb)
 {
 	uint32_t mask = ~FW_SNI_CTMARK_BITS, xor = 0;
-	struct nftnl_expr *e = fx_new(rb, "ct");
 
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_MARK);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
-	}
+	fx_ct_load(rb, NFT_CT_MARK, NFT_REG_1);
 	fx_bitwise(rb, NFT_REG_1, &mask, &xor, 4);
 }
 
@@ -362,12 +382,8 @@ void fm_egress(struct rb *rb, const struct fw_rcfg *rc)
 static void fm_ct_state(struct rb *rb, uint32_t mask)
 {
 	uint32_t zero = 0;
-	struct nftnl_expr *e = fx_new(rb, "ct");
 
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
-	}
+	fx_ct_load(rb, NFT_CT_STATE, NFT_REG_1);
 	fx_bitwise(rb, NFT_REG_1, &mask, &zero, 4);
 	fx_cmp(rb, NFT_REG_1, NFT_CMP_NEQ, &zero, 4);
 }
@@ -476,8 +492,18 @@ void fm_not_marked_chained(struct rb *rb)
 void fx_queue(struct rb *rb, uint16_t num, bool bypass)
 {
 	struct xt_NFQ_info_v3 *info;
-	struct nftnl_expr *e = fx_new(rb, "target");
+	struct nftnl_expr *e;
 
+	if (rb->queue_native) {
+		e = fx_new(rb, "queue");
+		if (e) {
+			nftnl_expr_set_u16(e, NFTNL_EXPR_QUEUE_NUM, num);
+			nftnl_expr_set_u16(e, NFTNL_EXPR_QUEUE_TOTAL, 1);
+			nftnl_expr_set_u16(e, NFTNL_EXPR_QUEUE_FLAGS, bypass ? NFT_QUEUE_FLAG_BYPASS : 0);
+		}
+		return;
+	}
+	e = fx_new(rb, "target");
 	if (!e)
 		return;
 	info = calloc(1, sizeof(*info));
@@ -501,26 +527,27 @@ void fm_ct_est_only(struct rb *rb)
 void fm_ct_reply(struct rb *rb)
 {
 	uint8_t reply = IP_CT_DIR_REPLY;
-	struct nftnl_expr *e = fx_new(rb, "ct");
 
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_DIRECTION);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
-	}
+	fx_ct_load(rb, NFT_CT_DIRECTION, NFT_REG_1);
 	fx_cmp(rb, NFT_REG_1, NFT_CMP_EQ, &reply, 1);
 }
 
 void fm_ct_mark_masked(struct rb *rb, uint32_t mask, uint32_t value)
 {
 	uint32_t xor = 0;
-	struct nftnl_expr *e = fx_new(rb, "ct");
 
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_MARK);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
-	}
+	fx_ct_load(rb, NFT_CT_MARK, NFT_REG_1);
 	fx_bitwise(rb, NFT_REG_1, &mask, &xor, 4);
 	fx_cmp(rb, NFT_REG_1, NFT_CMP_EQ, &value, 4);
+}
+
+void fm_ct_mark_any(struct rb *rb, uint32_t bits)
+{
+	uint32_t xor = 0, zero = 0;
+
+	fx_ct_load(rb, NFT_CT_MARK, NFT_REG_1);
+	fx_bitwise(rb, NFT_REG_1, &bits, &xor, 4);
+	fx_cmp(rb, NFT_REG_1, NFT_CMP_NEQ, &zero, 4);
 }
 
 void fm_ct_mark_clear(struct rb *rb, uint32_t bit)
@@ -531,18 +558,10 @@ void fm_ct_mark_clear(struct rb *rb, uint32_t bit)
 void fx_ct_mark_bits(struct rb *rb, uint32_t clear, uint32_t set)
 {
 	uint32_t mask = ~(clear | set);
-	struct nftnl_expr *e = fx_new(rb, "ct");
 
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_MARK);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
-	}
+	fx_ct_load(rb, NFT_CT_MARK, NFT_REG_1);
 	fx_bitwise(rb, NFT_REG_1, &mask, &set, 4);
-	e = fx_new(rb, "ct");
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_MARK);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_SREG, NFT_REG_1);
-	}
+	fx_ct_store(rb, NFT_CT_MARK, NFT_REG_1);
 }
 
 void fm_tcp_syn_only(struct rb *rb)

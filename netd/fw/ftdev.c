@@ -1,8 +1,9 @@
 /*
- * ftdev - what fw asks of the kernel for the flowtable fast path
- * (flowtable.c renders it): whether the kernel has flowtables at all (a
- * batch it checks and aborts), and the egress interface back among the
- * flowtable's devices after it went and came back.
+ * ftdev - what fw asks of the kernel at fw_open(), with batches it checks
+ * and aborts: whether it has flowtables at all (the fast path, which
+ * flowtable.c renders) and whether it takes the SNI check's queue rules
+ * (the replies forward queues, base.c); and the egress interface back among
+ * the flowtable's devices after it went and came back.
  */
 #include "netd/fw/core.h"
 
@@ -10,6 +11,8 @@
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <linux/netfilter.h>
 
 /* A table of its own with one flowtable: never created (fw_run_check()). */
 static void render_probe(struct bt *bt, const void *arg)
@@ -28,6 +31,33 @@ static void render_probe(struct bt *bt, const void *arg)
 	rb_init(&rb, &rc, "probe");
 	fx_flow_add(&rb, FW_FT_NAME);
 	bt_rule(&p, &rb);
+}
+
+/* A table of its own with one queue rule: never created (fw_run_check()). */
+static void render_queue_probe(struct bt *bt, const void *arg)
+{
+	struct fw_rcfg rc = *bt->rc;
+	struct bt p = *bt;
+	struct rb rb;
+
+	(void)arg;
+	snprintf(rc.table, sizeof(rc.table), "%.200s-qprobe", bt->rc->table);	/* same queue_native */
+	p.rc = &rc;
+	bt_table(&p, NFT_MSG_NEWTABLE, NLM_F_CREATE);
+	bt_chain(&p, NFT_MSG_NEWCHAIN, "probe", NF_INET_FORWARD, PRIO_FILTER, "filter");
+	rb_init(&rb, &rc, "probe");
+	fx_queue(&rb, FW_SNI_QUEUE_LOG, true);
+	bt_rule(&p, &rb);
+}
+
+int fw_sni_queue_probe(struct fw *fw)
+{
+	return fw_run_check(fw, render_queue_probe, NULL);
+}
+
+bool fw_sni_replies(const struct fw *fw)
+{
+	return fw && fw->rc.sni_queue;
 }
 
 int fw_ft_probe(struct fw *fw)

@@ -59,7 +59,8 @@ bool fw_sb_ok(const struct fw_sandbox *sb)
 	return sb && fw_name_ok(sb->name) && ifname_ok(sb->host_ifname) &&
 	       (sb->addr4.family == 0 || sb->addr4.family == AF_INET) &&
 	       (sb->addr6.family == 0 || sb->addr6.family == AF_INET6) &&
-	       (!sb->chained || sb->addr4.family || sb->addr6.family);
+	       (!sb->chained || sb->addr4.family || sb->addr6.family) &&
+	       !(sb->ct_mark & FW_SNI_CTMARK_BITS);
 }
 
 bool fw_pin_ok(const struct fw_pin *p)
@@ -284,6 +285,23 @@ int fw_new(const struct fw_config *cfg, struct fw_kernel *k, struct fw **ret)
 		fw_close(fw);
 		return r;
 	}
+	/*
+	 * The queue rules: nftables' own "queue" first (loaded on demand), else
+	 * the xtables target (the kernel does not load it for an inet table).
+	 * A stand-in kernel (FW_FLOWTABLE_NONE) is asked nothing: xtables.
+	 */
+	if (cfg->flowtable == FW_FLOWTABLE_NONE) {
+		fw->rc.sni_queue = true;
+	} else {
+		fw->rc.queue_native = true;
+		if (fw_sni_queue_probe(fw) < 0) {
+			fw->rc.queue_native = false;
+			fw->rc.sni_queue = fw_sni_queue_probe(fw) == 0;
+		} else {
+			fw->rc.sni_queue = true;
+		}
+	}
+	fw->err[0] = '\0';
 	*ret = fw;
 	return 0;
 }

@@ -112,6 +112,12 @@ struct fw_rcfg {
 	bool flowtable;		/* the flowtable fast path is in use (flowtable.c) */
 	bool ft_kernel;		/* the kernel has flowtables (so a leftover one can be removed) */
 	bool ft_uplink;		/* @egress exists (when last looked): the flowtable's device */
+	bool sni_queue;		/* the kernel takes a queue rule in the table (probed):
+				 * forward queues the SNI check's replies (base.c) */
+	bool queue_native;	/* ... as nftables' own "queue" (nft_queue), which the
+				 * kernel loads on demand; else the xtables NFQUEUE
+				 * target (nft_compat), which it does not load for an
+				 * inet table: it must be built in or loaded already */
 	uint32_t conn_limit;	/* default per-sandbox "ct count" limit; 0 = none */
 };
 
@@ -151,6 +157,7 @@ static inline void bt_fail(struct bt *bt, int err)
 struct rb {
 	struct nftnl_rule *r;
 	int err;
+	bool queue_native;	/* from fw_rcfg: how fx_queue() queues */
 };
 
 /*
@@ -175,6 +182,8 @@ void fx_lookup(struct rb *rb, const char *set, uint32_t sreg, int dreg, bool inv
 void fx_verdict(struct rb *rb, int verdict);
 /* goto @chain */
 void fx_goto(struct rb *rb, const char *chain);
+/* jump @chain (its end returns here) */
+void fx_jump(struct rb *rb, const char *chain);
 /* limit rate @per_s/second burst @burst packets: matches while under it */
 void fx_limit(struct rb *rb, uint64_t per_s, uint32_t burst);
 /* reject with tcp reset (@tcp_rst; match TCP first), else with icmpx admin-prohibited */
@@ -243,6 +252,8 @@ void fx_queue(struct rb *rb, uint16_t num, bool bypass);
 void fm_ct_est_only(struct rb *rb);
 /* ct mark & @bit == 0 */
 void fm_ct_mark_clear(struct rb *rb, uint32_t bit);
+/* ct mark & @bits != 0 */
+void fm_ct_mark_any(struct rb *rb, uint32_t bits);
 /* ct mark & @mask == @value */
 void fm_ct_mark_masked(struct rb *rb, uint32_t mask, uint32_t value);
 /* ct mark set ct mark & ~(@clear | @set) | @set: bits of the mark alone */

@@ -174,8 +174,9 @@ int sniq_receive(struct sniq *q, unsigned int max_msgs,
 
 /*
  * IPCTNL_MSG_CT_NEW without NLM_F_CREATE on @t's entry: an update.  ct mark
- * = (ct mark & ~DONE) ^ DONE (ctnetlink_change_mark()): only our bit
- * changes, the sandbox's accounting mark stays.
+ * = (ct mark & ~(DONE | WATCH_*)) ^ DONE (ctnetlink_change_mark()): the done
+ * bit on, the watched bits off (forward stops looking at its replies), the
+ * sandbox's accounting mark untouched.
  */
 static int ct_mark_done(struct sniq *q, const struct sniq_tuple *t)
 {
@@ -205,7 +206,7 @@ static int ct_mark_done(struct sniq *q, const struct sniq_tuple *t)
 	mnl_attr_nest_end(nlh, proto);
 	mnl_attr_nest_end(nlh, orig);
 	mnl_attr_put_u32(nlh, CTA_MARK, htonl(FW_SNI_DONE_CTMARK));
-	mnl_attr_put_u32(nlh, CTA_MARK_MASK, htonl(FW_SNI_DONE_CTMARK));
+	mnl_attr_put_u32(nlh, CTA_MARK_MASK, htonl(FW_SNI_CTMARK_BITS));
 	if (mnl_socket_sendto(q->ct, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
 	n = mnl_socket_recvfrom(q->ct, ack, sizeof(ack));

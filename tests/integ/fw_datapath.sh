@@ -250,7 +250,7 @@ got=$(fw lookup nosuch 198.51.100.7 tcp 443)
 case $got in "err -2 "*) ok "lookup for unknown sandbox: -ENOENT" ;; *) ko "lookup unknown sandbox: $got" ;; esac
 
 # Replacing a sandbox drops its pins.  (From here a has a conntrack mark.)
-fw_ok "opt ct_mark" opt ct_mark=0x10005
+fw_ok "opt ct_mark" opt ct_mark=0x40005
 fw_ok "sandbox a replaced" add a veth-a 10.87.1.2 fd00:87:0:1::2 tcp:198.51.100.7/32:9000-9010
 check_not "a: pins gone after replace" reach "$A" 198.51.100.7 443
 check "a: cidr rule survives replace" reach "$A" 198.51.100.7 9005
@@ -259,14 +259,14 @@ check "a: cidr rule survives replace" reach "$A" 198.51.100.7 9005
 # a new sandbox given the same address: the add removes them in its batch.
 fw_ok "pin a 198.51.100.9 tcp 443 again" pin a 198.51.100.9 tcp 443 60000
 # (and its mark element for that address, which c's own would clash with)
-fw_ok "opt ct_mark (c's)" opt ct_mark=0x10006
+fw_ok "opt ct_mark (c's)" opt ct_mark=0x40006
 fw_ok "sandbox c added with a's address" add c veth-c 10.87.1.2 - tcp:192.0.2.0/24:80
 n=$(nft_h -j list set inet netd pin4 | jq '[.nftables[] | select(.set) | .set.elem // [] | .[] |
 	select(.elem.val.concat[0] == "10.87.1.2")] | length')
 if [ "$n" = 0 ]; then ok "c inherits none of a's pins"; else ko "c inherits $n pins of a"; fi
 m=$(nft_h -j list map inet netd sb_mark4 | jq -r '.nftables[] | select(.map) | .map.elem // [] | .[] |
 	select(.[0] == "10.87.1.2") | .[1]')
-if [ "$m" = $((0x10006)) ]; then ok "the address carries c's mark"; else ko "the address carries mark '$m', not c's"; fi
+if [ "$m" = $((0x40006)) ]; then ok "the address carries c's mark"; else ko "the address carries mark '$m', not c's"; fi
 fw_ok "opt ct_mark 0" opt ct_mark=0
 fw_ok "sandbox c deleted" del c veth-c 10.87.1.2 -
 

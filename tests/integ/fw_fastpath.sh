@@ -48,8 +48,8 @@ A2=$(netd sandbox show "$SB2" | sed -n 's/.*"ipv4": "\([^"]*\)".*/\1/p')
 FAST='inet netd forward rule ct state established,related meta mark & 0x00800000 == 0x00000000 iifname != @metered_ifs accept (verdict accept)'
 N=4000000
 
-has "forward starts with the fast-path rule" "iifname != @metered_ifs accept" \
-	"$(world_exec host nft list chain inet netd forward | sed -n 4,6p)"
+has "forward starts with the fast-path rule (after the pool drops and the SNI reply jump)" "iifname != @metered_ifs accept" \
+	"$(world_exec host nft list chain inet netd forward | sed -n 4,7p)"
 has "the quota sandbox is metered" "$(sb_field "$SB2" host_ifname)" \
 	"$(world_exec host nft list set inet netd metered_ifs)"
 hasnt "the other is not" "$(sb_field "$SB1" host_ifname)" \

@@ -67,7 +67,7 @@ ok "A has an IPv4 address ($A4)" test -n "$A4"
 
 eq "A jumps to its policy's chain" "pe-capped" "$(sb_jump "$(sb_field "$A" host_ifname)")"
 has "A's policy chain: ct count over $LIMIT, per sandbox (by mark)" \
-	"add @ce-capped-$LIMIT { ct mark & 0xffff7fff ct count over $LIMIT }" \
+	"add @ce-capped-$LIMIT { ct mark & 0xfffc7fff ct count over $LIMIT }" \
 	"$(world_exec host nft list chain inet netd pe-capped)"
 has "B's policy chain: the default, ct count over 4096" "ct count over 4096 " \
 	"$(world_exec host nft list chain inet netd pe-plain)"
@@ -131,7 +131,7 @@ eq "B: 20 more connects work" "20" "$i"
 sed -i "s/connections: $LIMIT/connections: 300/" "$WORLD_DIR/policies/capped.yaml"
 ok "policy reload (limit $LIMIT -> 300)" netd policy reload
 has "after the reload: A's policy chain has ct count over 300, in a new set" \
-	"add @ce-capped-300 { ct mark & 0xffff7fff ct count over 300 }" \
+	"add @ce-capped-300 { ct mark & 0xfffc7fff ct count over 300 }" \
 	"$(world_exec host nft list chain inet netd pe-capped)"
 fail "... the set of the old limit is gone" world_exec host nft list set inet netd "ce-capped-$LIMIT"
 has "after the reload: B's policy chain still has the default" "ct count over 4096 " \
