@@ -1,0 +1,1 @@
+test_nlbuf_SRC :=
