@@ -1,5 +1,5 @@
 /*
- * rtnl - one rtnetlink conversation (see rtnl.c).  Internal to netd/link.c.
+ * rtnl - one rtnetlink conversation (see rtnl.c).  Used by netd/link.c and netd/tap.c.
  */
 #ifndef NETD_RTNL_H
 #define NETD_RTNL_H

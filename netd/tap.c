@@ -3,9 +3,8 @@
  * static configuration.  See tap.h.
  *
  * The device side speaks /dev/net/tun ioctls (linux/if_tun.h) and, for
- * deleting and inspecting a tap, one rtnetlink request each over libmnl.
- * (link.c is netd's general rtnetlink module; these two requests are kept
- * here so the tap's whole life is in one file and needs nothing else.)
+ * deleting, addressing and inspecting a tap, one rtnetlink request each
+ * through rtnl.c (the conversation link.c uses too).
  */
 #include "netd/tap.h"
 
@@ -32,6 +31,7 @@
 
 #include "common/hash.h"
 #include "common/ifname.h"
+#include "netd/rtnl.h"
 
 #define TUN_DEV "/dev/net/tun"
 
@@ -106,80 +106,23 @@ out:
 
 /* ---- rtnetlink: delete and inspect ------------------------------------ */
 
-struct nl_req {
-	struct mnl_socket *nl;
-	uint32_t seq, portid;
-};
-
-static int nl_open(struct nl_req *q)
-{
-	q->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
-	if (!q->nl)
-		return -errno;
-	if (mnl_socket_bind(q->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		int r = -errno;
-
-		mnl_socket_close(q->nl);
-		q->nl = NULL;
-		return r;
-	}
-	q->portid = mnl_socket_get_portid(q->nl);
-	q->seq = (uint32_t)time(NULL);
-	return 0;
-}
-
-/* nl_talk() - send @nlh, run @cb over the replies until the ACK/DONE. */
-static int nl_talk(struct nl_req *q, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	ssize_t n;
-	int r;
-
-	nlh->nlmsg_seq = ++q->seq;
-	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	for (;;) {
-		n = mnl_socket_recvfrom(q->nl, buf, sizeof(buf));
-		if (n < 0)
-			return -errno;
-		r = mnl_cb_run(buf, (size_t)n, q->seq, q->portid, cb, data);
-		if (r < 0)
-			return -errno;
-		if (r == MNL_CB_STOP)
-			return 0;
-	}
-}
-
-static struct nlmsghdr *link_req(char *buf, uint16_t type, uint16_t flags, const char *ifname)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct ifinfomsg *ifi;
-
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, ifname);
-	return nlh;
-}
-
 int tap_delete(const char *ifname)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nl_req q;
+	struct rtnl q;
 	int r;
 
 	if (!ifname_ok(ifname))
 		return -EINVAL;
-	r = nl_open(&q);
+	r = rtnl_open(&q, -1);
 	if (r < 0)
 		return r;
-	r = nl_talk(&q, link_req(buf, RTM_DELLINK, NLM_F_ACK, ifname), NULL, NULL);
-	mnl_socket_close(q.nl);
+	r = rtnl_talk(&q, rtnl_link_req(buf, RTM_DELLINK, NLM_F_ACK, 0, ifname, NULL), NULL, NULL);
+	rtnl_close(&q);
 	return r == -ENODEV ? 0 : r;
 }
 
-static int addr_add(struct nl_req *q, unsigned ifindex, const struct prefix *p)
+static int addr_add(struct rtnl *q, unsigned ifindex, const struct prefix *p)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
@@ -197,7 +140,7 @@ static int addr_add(struct nl_req *q, unsigned ifindex, const struct prefix *p)
 		ifa->ifa_flags = IFA_F_NODAD;	/* the only other node is the guest */
 	mnl_attr_put(nlh, IFA_LOCAL, addr_len(p->addr.family), p->addr.a);
 	mnl_attr_put(nlh, IFA_ADDRESS, addr_len(p->addr.family), p->addr.a);
-	return nl_talk(q, nlh, NULL, NULL);
+	return rtnl_talk(q, nlh, NULL, NULL);
 }
 
 int tap_configure(const char *ifname, const struct prefix *host4, const struct prefix *host6)
@@ -206,7 +149,7 @@ int tap_configure(const char *ifname, const struct prefix *host4, const struct p
 	const struct prefix *p[2] = { host4, host6 };
 	struct nlmsghdr *nlh;
 	struct ifinfomsg *ifi;
-	struct nl_req q;
+	struct rtnl q;
 	unsigned ifindex;
 	int r = 0;
 
@@ -215,24 +158,19 @@ int tap_configure(const char *ifname, const struct prefix *host4, const struct p
 	ifindex = if_nametoindex(ifname);
 	if (!ifindex)
 		return -errno;
-	r = nl_open(&q);
+	r = rtnl_open(&q, -1);
 	if (r < 0)
 		return r;
 	for (int i = 0; i < 2 && r == 0; i++)
 		if (p[i] && p[i]->addr.family)
 			r = addr_add(&q, ifindex, p[i]);
 	if (r == 0) {
-		nlh = mnl_nlmsg_put_header(buf);
-		nlh->nlmsg_type = RTM_NEWLINK;
-		nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-		ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-		ifi->ifi_family = AF_UNSPEC;
-		ifi->ifi_index = (int)ifindex;
+		nlh = rtnl_link_req(buf, RTM_NEWLINK, NLM_F_ACK, (int)ifindex, NULL, &ifi);
 		ifi->ifi_flags = IFF_UP;
 		ifi->ifi_change = IFF_UP;
-		r = nl_talk(&q, nlh, NULL, NULL);
+		r = rtnl_talk(&q, nlh, NULL, NULL);
 	}
-	mnl_socket_close(q.nl);
+	rtnl_close(&q);
 	return r;
 }
 
@@ -311,17 +249,17 @@ int tap_query(const char *ifname, struct tap_info *ret)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct query_ctx c = { .info = ret };
-	struct nl_req q;
+	struct rtnl q;
 	int r;
 
 	if (!ifname_ok(ifname) || !ret)
 		return -EINVAL;
 	memset(ret, 0, sizeof(*ret));
-	r = nl_open(&q);
+	r = rtnl_open(&q, -1);
 	if (r < 0)
 		return r;
-	r = nl_talk(&q, link_req(buf, RTM_GETLINK, NLM_F_ACK, ifname), query_cb, &c);
-	mnl_socket_close(q.nl);
+	r = rtnl_talk(&q, rtnl_link_req(buf, RTM_GETLINK, NLM_F_ACK, 0, ifname, NULL), query_cb, &c);
+	rtnl_close(&q);
 	if (r < 0)
 		return r;
 	if (!c.found)
