@@ -26,6 +26,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/nlbuf.h"
 
 #define ACCT_RCVBUF_DEFAULT (8u << 20)	/* bytes */
 #define ACCT_DUMP_TIMEOUT_S 5
@@ -159,9 +160,9 @@ static int dump_live(struct acct *a, bool report, bool update_due, uint64_t *ret
 	if (mnl_socket_sendto(a->dump, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
 	for (;;) {
-		n = mnl_socket_recvfrom(a->dump, a->buf, sizeof(a->buf));
+		n = nlbuf_recv(mnl_socket_get_fd(a->dump), a->buf, sizeof(a->buf), 0);
 		if (n < 0) {
-			r = -errno;
+			r = (int)n;
 			break;
 		}
 		r = ct_walk(a->buf, (size_t)n, seq, msg_cb, &ra);
@@ -197,12 +198,16 @@ int acct_poll(struct acct *a)
 	int handled = 0;
 
 	for (int i = 0; i < ACCT_POLL_BATCH; i++) {
-		ssize_t n = recv(mnl_socket_get_fd(a->ev), a->buf, sizeof(a->buf), MSG_DONTWAIT);
+		ssize_t n = nlbuf_recv(mnl_socket_get_fd(a->ev), a->buf, sizeof(a->buf), MSG_DONTWAIT);
 
+		if (n == -EMSGSIZE) {
+			a->st.bad++;	/* not read, as a bad length is not walked */
+			continue;
+		}
 		if (n < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			if (n == -EAGAIN || n == -EWOULDBLOCK)
 				break;
-			if (errno == ENOBUFS) {
+			if (n == -ENOBUFS) {
 				/* The kernel could not queue an event to us. */
 				a->st.enobufs++;
 				log_warn("conntrack: event receive buffer overrun (ENOBUFS, %llu so far); resyncing",
@@ -210,7 +215,7 @@ int acct_poll(struct acct *a)
 				resync(a);
 				continue;
 			}
-			return -errno;
+			return (int)n;
 		}
 		/* Events are not replies: seq 0, portid 0 (the kernel). */
 		if (ct_walk(a->buf, (size_t)n, 0, msg_cb, &ra) == -EBADMSG)
@@ -300,11 +305,11 @@ static int get_entry(struct acct *a, const struct ct_flow *f, struct ct_flow *ou
 	if (mnl_socket_sendto(a->dump, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
 	for (int i = 0; i < 8 && !ga.found; i++) {
-		ssize_t n = mnl_socket_recvfrom(a->dump, a->buf, sizeof(a->buf));
+		ssize_t n = nlbuf_recv(mnl_socket_get_fd(a->dump), a->buf, sizeof(a->buf), 0);
 		int r;
 
 		if (n < 0)
-			return -errno;
+			return (int)n;
 		r = ct_walk(a->buf, (size_t)n, seq, get_cb, &ga);
 		if (r < 0)
 			return r;
@@ -413,10 +418,10 @@ static void on_upd(evutil_socket_t fd, short what, void *arg)
 
 	(void)what;
 	for (int i = 0; i < ACCT_POLL_BATCH; i++) {
-		ssize_t n = recv(fd, a->ubuf, sizeof(a->ubuf), MSG_DONTWAIT);
+		ssize_t n = nlbuf_recv(fd, a->ubuf, sizeof(a->ubuf), MSG_DONTWAIT);
 
 		if (n < 0) {
-			if (errno == ENOBUFS) {
+			if (n == -ENOBUFS || n == -EMSGSIZE) {
 				/* Best effort: these events are gone; the DESTROY
 				 * socket (reliable) still reports every end. */
 				a->st.closing_lost++;

@@ -6,7 +6,7 @@
  */
 #include "netd/ctcut.h"
 #include "netd/ctmsg.h"
-#include "netd/nlbuf.h"
+#include "common/nlbuf.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -152,19 +152,13 @@ static int ct_wait(struct mnl_socket *nl, char *buf, size_t sz, uint32_t seq, ui
 
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t n;
 		int r;
 
 		if (poll(&p, 1, CTCUT_WAIT_MS) <= 0)
 			return -ETIMEDOUT;
-		n = mnl_socket_recvfrom(nl, buf, sz);
-		if (n < 0)
-			return -errno;
-		r = nlbuf_cb_run(buf, (size_t)n, seq, portid, cb, data);	/* EBADMSG: bad length */
-		if (r < 0)
-			return errno ? -errno : -EIO;
-		if (r == MNL_CB_STOP)
-			return 0;
+		r = nlbuf_recv_run(fd, buf, sz, 0, seq, portid, cb, data);	/* EBADMSG: bad length */
+		if (r <= 0)
+			return r;
 	}
 }
 

@@ -2,7 +2,7 @@
  * linkwatch - RTM_DELLINK events over libmnl, read on libevent.
  */
 #include "netd/linkwatch.h"
-#include "netd/nlbuf.h"
+#include "common/nlbuf.h"
 
 #include <errno.h>
 #include <net/if.h>
@@ -61,26 +61,25 @@ static int msg_cb(const struct nlmsghdr *nlh, void *data)
 static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
 	struct linkwatch *w = arg;
-	char buf[MNL_SOCKET_BUFFER_SIZE];
+	char buf[MNL_SOCKET_BUFFER_SIZE] __attribute__((aligned(4)));
 
 	(void)fd;
 	(void)what;
 	/* Bounded per wakeup, so a storm of events cannot starve the loop. */
 	for (int i = 0; i < 64; i++) {
-		ssize_t n = mnl_socket_recvfrom(w->nl, buf, sizeof(buf));
+		ssize_t n = nlbuf_recv(mnl_socket_get_fd(w->nl), buf, sizeof(buf), MSG_DONTWAIT);
 
-		if (n < 0 && errno == ENOBUFS) {
-			w->ops->lost(w->ctx);	/* overrun: the kernel dropped some; read on */
+		/* ENOBUFS: overrun, the kernel dropped some; EMSGSIZE: one over
+		 * the buffer is not read; EBADMSG: a buffer with a bad length is
+		 * not walked.  Events lost either way: recheck, read on.
+		 * Multicast notifications carry seq 0 and the kernel's portid 0. */
+		if (n == -ENOBUFS || n == -EMSGSIZE ||
+		    (n >= 0 && nlbuf_walk(buf, (size_t)n, 0, 0, msg_cb, w) == -EBADMSG)) {
+			w->ops->lost(w->ctx);
 			continue;
 		}
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0)
 			return;	/* EAGAIN: drained */
-		/* Multicast notifications carry seq 0 and the kernel's portid 0.
-		 * A buffer with a bad length is not walked: events lost, recheck. */
-		if (nlbuf_cb_run(buf, (size_t)n, 0, 0, msg_cb, w) < 0 && errno == EBADMSG)
-			w->ops->lost(w->ctx);
 	}
 }
 

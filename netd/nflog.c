@@ -18,7 +18,7 @@
 
 #include "common/log.h"
 #include "common/tbucket.h"
-#include "netd/nlbuf.h"
+#include "common/nlbuf.h"
 
 #define NFLOG_RCVBUF      (4u << 20)	/* bytes */
 #define NFLOG_COPY_RANGE  128	/* bytes of each packet: the headers */
@@ -92,10 +92,14 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 
 	(void)what;
 	for (int i = 0; i < NFLOG_POLL_BATCH; i++) {
-		ssize_t len = recv(fd, n->buf, sizeof(n->buf), MSG_DONTWAIT);
+		ssize_t len = nlbuf_recv(fd, n->buf, sizeof(n->buf), MSG_DONTWAIT);
 
+		if (len == -EMSGSIZE) {
+			n->st.bad++;	/* not read, as a bad length is not walked */
+			continue;
+		}
 		if (len < 0) {
-			if (errno == ENOBUFS) {
+			if (len == -ENOBUFS) {
 				/* Logged packets were dropped before reaching us: count, say so. */
 				n->st.enobufs++;
 				log_warn("nflog: receive buffer overrun (ENOBUFS, %llu so far): deny events lost",
@@ -135,7 +139,6 @@ static int config_req(struct nflog *n, uint16_t family, uint16_t res_id,
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct nfgenmsg *nfg;
 	uint32_t seq = ++n->seq;
-	ssize_t len;
 	int r;
 
 	nlh->nlmsg_type = (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_CONFIG;
@@ -148,16 +151,11 @@ static int config_req(struct nflog *n, uint16_t family, uint16_t res_id,
 	fill(nlh, arg);
 	if (mnl_socket_sendto(n->nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
-	for (;;) {
-		len = mnl_socket_recvfrom(n->nl, n->buf, sizeof(n->buf));
-		if (len < 0)
-			return -errno;
-		r = nlbuf_cb_run(n->buf, (size_t)len, seq, n->portid, NULL, NULL);
-		if (r < 0)
-			return -errno;
-		if (r == MNL_CB_STOP)
-			return 0;
-	}
+	do
+		r = nlbuf_recv_run(mnl_socket_get_fd(n->nl), n->buf, sizeof(n->buf), 0, seq, n->portid,
+				   NULL, NULL);
+	while (r > 0);
+	return r;
 }
 
 static void fill_bind(struct nlmsghdr *nlh, const void *arg)

@@ -2,7 +2,9 @@
  * rtnl - one rtnetlink conversation (libmnl) in the caller's netns or in
  * another one: open, send a request and read its replies, look up an
  * interface.  Shared by link.c (netns, veth, addresses, routes,
- * neighbours) and its host inspection calls.  Never logs, never execs.
+ * neighbours, and its host inspection calls) and tap.c (a tap's delete,
+ * addresses, query).  Replies are read through nlbuf_recv_run() (nlbuf.h).
+ * Never logs, never execs.
  *
  * A socket opened for another netns is made while the calling thread is
  * briefly setns()ed into it: a socket stays bound to the netns it was
@@ -23,7 +25,7 @@
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 
-#include "netd/nlbuf.h"
+#include "common/nlbuf.h"
 
 /* Receive buffer: the kernel's largest dump skb (32 KiB), so none is cut. */
 #define RTNL_RECV_SIZE 32768
@@ -93,9 +95,8 @@ int rtnl_open(struct rtnl *nl, int netns_fd)
 
 int rtnl_talk(struct rtnl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 {
-	char buf[RTNL_RECV_SIZE];
+	char buf[RTNL_RECV_SIZE] __attribute__((aligned(4)));
 	unsigned int seq;
-	ssize_t n;
 	int r;
 
 	seq = ++nl->seq;
@@ -105,17 +106,13 @@ int rtnl_talk(struct rtnl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 		nlh->nlmsg_flags |= NLM_F_ACK;
 	if (mnl_socket_sendto(nl->sk, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
-	for (;;) {
-		n = mnl_socket_recvfrom(nl->sk, buf, sizeof(buf));
-		if (n < 0)
-			return -errno;
-		/* -1+errno for NLMSG_ERROR (EBADMSG: a bad length), STOP on ACK/DONE. */
-		r = nlbuf_cb_run(buf, (size_t)n, seq, nl->portid, cb, data);
-		if (r < 0)
-			return errno ? -errno : -EIO;
-		if (r == MNL_CB_STOP)
-			return 0;
-	}
+	/* 1 until the ACK or DONE; -EBADMSG for a bad length, -EMSGSIZE for
+	 * a datagram over RTNL_RECV_SIZE. */
+	do
+		r = nlbuf_recv_run(mnl_socket_get_fd(nl->sk), buf, sizeof(buf), 0, seq, nl->portid,
+				   cb, data);
+	while (r > 0);
+	return r;
 }
 
 struct nlmsghdr *rtnl_req(char *buf, uint16_t type, uint16_t flags)

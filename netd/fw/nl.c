@@ -38,7 +38,7 @@
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netlink.h>
 
-#include "netd/nlbuf.h"
+#include "common/nlbuf.h"
 
 #ifndef NETLINK_CAP_ACK
 #define NETLINK_CAP_ACK 10
@@ -74,11 +74,9 @@ static void nl_drain(struct nl_kernel *nl)
 	int fd = mnl_socket_get_fd(nl->sk);
 
 	for (;;) {
-		ssize_t n = recv(fd, nl->rbuf, NL_DUMP_BUF, MSG_DONTWAIT);
+		ssize_t n = nlbuf_recv(fd, nl->rbuf, NL_DUMP_BUF, MSG_DONTWAIT);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno != ENOBUFS)
+		if (n < 0 && n != -ENOBUFS && n != -EMSGSIZE)
 			return;
 	}
 }
@@ -96,7 +94,7 @@ static void acks_parse(struct acks *a, const char *buf, size_t len)
 {
 	int rem = (int)len;
 
-	/* A length libmnl would misread (netd/nlbuf.h): the batch's outcome is unknown. */
+	/* A length libmnl would misread (common/nlbuf.h): the batch's outcome is unknown. */
 	if (nlbuf_check(buf, len) < 0) {
 		if (!a->err)
 			a->err = -EBADMSG;
@@ -129,20 +127,24 @@ static int acks_read(struct nl_kernel *nl, struct acks *a)
 	int fd = mnl_socket_get_fd(nl->sk);
 
 	for (;;) {
-		ssize_t n = recv(fd, nl->rbuf, NL_DUMP_BUF, MSG_DONTWAIT);
+		ssize_t n = nlbuf_recv(fd, nl->rbuf, NL_DUMP_BUF, MSG_DONTWAIT);
 
 		if (n >= 0) {
 			acks_parse(a, nl->rbuf, (size_t)n);
 			continue;
 		}
-		if (errno == EINTR)
-			continue;
-		if (errno == ENOBUFS) {
+		if (n == -ENOBUFS) {
 			a->overflow = true;	/* keep reading what did fit */
 			continue;
 		}
-		if (errno != EAGAIN)
-			return -errno;
+		if (n == -EMSGSIZE) {
+			/* Replies not read: as a bad length, the outcome is unknown. */
+			if (!a->err)
+				a->err = -EMSGSIZE;
+			continue;
+		}
+		if (n != -EAGAIN)
+			return (int)n;
 		/* Queue empty: decided once an error, an overflow or the ack was seen. */
 		if (a->err || a->overflow || a->acked)
 			return 0;
@@ -272,19 +274,13 @@ static int nl_talk(struct fw_kernel *k, struct nlmsghdr *req, mnl_cb_t cb, void 
 		return -errno;
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t n;
 
 		if (poll(&p, 1, NL_ACK_WAIT_MS) <= 0)
 			return -ETIMEDOUT;
-		n = mnl_socket_recvfrom(nl->sk, nl->rbuf, NL_DUMP_BUF);
-		if (n < 0)
-			return -errno;	/* ENOBUFS in a dump: never a partial answer */
-		errno = 0;
-		r = nlbuf_cb_run(nl->rbuf, (size_t)n, seq, nl->portid, cb, data);
-		if (r < 0)
-			return errno ? -errno : -EIO;
-		if (r == MNL_CB_STOP)
-			return 0;
+		/* -ENOBUFS in a dump: never a partial answer. */
+		r = nlbuf_recv_run(fd, nl->rbuf, NL_DUMP_BUF, 0, seq, nl->portid, cb, data);
+		if (r <= 0)
+			return r;
 	}
 }
 

@@ -21,6 +21,7 @@
 #include <linux/netfilter/nfnetlink_queue.h>
 
 #include "netd/fw.h"
+#include "common/nlbuf.h"
 
 #define SNIQ_BUF (0xffff + 4096)	/* one whole packet + its attributes */
 #define SNIQ_RCVBUF (4 * 1024 * 1024)
@@ -39,17 +40,15 @@ static int cfg_send(struct sniq *q, struct nlmsghdr *nlh)
 {
 	char ack[8192] __attribute__((aligned(8)));
 	uint32_t seq = nlh->nlmsg_seq;
-	ssize_t n;
+	int r;
 
 	nlh->nlmsg_flags |= NLM_F_ACK;
 	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
-	n = mnl_socket_recvfrom(q->nl, ack, sizeof(ack));
-	if (n < 0)
-		return -errno;
-	if (mnl_cb_run(ack, (size_t)n, seq, q->portid, NULL, NULL) < 0)
-		return -errno;
-	return 0;
+	/* One datagram holds the ack; anything but the ack or an error (a
+	 * bad length among them: -EBADMSG) is not taken for success. */
+	r = nlbuf_recv_run(sniq_fd(q), ack, sizeof(ack), 0, seq, q->portid, NULL, NULL);
+	return r > 0 ? -EBADMSG : r;
 }
 
 int sniq_open(uint16_t num, uint32_t maxlen, bool fail_open, struct sniq **ret)
@@ -157,17 +156,17 @@ int sniq_receive(struct sniq *q, unsigned int max_msgs,
 	unsigned int n = 0;
 
 	while (n < max_msgs) {
-		ssize_t len = mnl_socket_recvfrom(q->nl, q->buf, sizeof(q->buf));
+		ssize_t len = nlbuf_recv(sniq_fd(q), q->buf, sizeof(q->buf), MSG_DONTWAIT);
 
-		if (len < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-				break;
-			return -errno;
-		}
+		if (len == -EAGAIN || len == -EWOULDBLOCK)
+			break;
+		if (len < 0)
+			return (int)len;	/* -ENOBUFS; -EMSGSIZE: over SNIQ_BUF */
 		n++;
-		/* portid 0: packets come from the kernel, not as a reply to us. */
-		if (mnl_cb_run(q->buf, (size_t)len, 0, 0, msg_cb, &arg) < 0 && errno != EINTR)
-			continue;	/* an error message (a late verdict's ack): nothing to do */
+		/* portid 0: packets come from the kernel, not as a reply to us.
+		 * An error message (a late verdict's ack) or a buffer with a bad
+		 * length (-EBADMSG, not walked): nothing to give a verdict on. */
+		(void)nlbuf_walk(q->buf, (size_t)len, 0, 0, msg_cb, &arg);
 	}
 	return (int)n;
 }
@@ -181,11 +180,11 @@ int sniq_receive(struct sniq *q, unsigned int max_msgs,
 static int ct_mark_done(struct sniq *q, const struct sniq_tuple *t)
 {
 	char buf[512] __attribute__((aligned(8))), ack[4096] __attribute__((aligned(8)));
+	int r;
 	bool v4 = t->src.family == AF_INET;
 	struct nlattr *orig, *ip, *proto;
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct nfgenmsg *nfg;
-	ssize_t n;
 
 	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_NEW;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
@@ -209,12 +208,10 @@ static int ct_mark_done(struct sniq *q, const struct sniq_tuple *t)
 	mnl_attr_put_u32(nlh, CTA_MARK_MASK, htonl(FW_SNI_CTMARK_BITS));
 	if (mnl_socket_sendto(q->ct, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
-	n = mnl_socket_recvfrom(q->ct, ack, sizeof(ack));
-	if (n < 0)
-		return -errno;
-	if (mnl_cb_run(ack, (size_t)n, q->ct_seq, q->ct_portid, NULL, NULL) < 0)
-		return -errno;
-	return 0;
+	/* One datagram, the ack or the error (-ENOENT: gone); no ack is no success. */
+	r = nlbuf_recv_run(mnl_socket_get_fd(q->ct), ack, sizeof(ack), 0, q->ct_seq, q->ct_portid,
+			   NULL, NULL);
+	return r > 0 ? -EBADMSG : r;
 }
 
 int sniq_verdict(struct sniq *q, const struct sniq_packet *p, enum sniq_verdict v,

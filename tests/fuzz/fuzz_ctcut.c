@@ -1,7 +1,7 @@
 /*
  * fuzz_ctcut - the conntrack dump parser of a policy reload's connection
  * cut (netd/ctcut.c: dump_cb(), parse_ip(), parse_proto(), hit_add()) on
- * arbitrary bytes, run through nlbuf_cb_run() as ct_wait() runs a recv()
+ * arbitrary bytes, run through nlbuf_walk() as ct_wait() runs a recv()
  * buffer.  Once for ctcut_run() (a list of cut destinations) and once for
  * ctcut_source() (every entry from the source).
  *
@@ -76,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		c = (struct dump_ctx){ .src = pass & 2 ? &v6 : &v4, .cut = cuts,
 				       .n = sizeof(cuts) / sizeof(cuts[0]), .all = pass & 1,
 				       .hits = hits };
-		(void)nlbuf_cb_run(copy, size, 0, 0, dump_cb, &c);	/* as ct_wait() */
+		(void)nlbuf_walk(copy, size, 0, 0, dump_cb, &c);	/* as ct_wait() */
 		hits_check(&c);
 	}
 	free(copy);

@@ -5,14 +5,16 @@
  * link_default_gateways(), link_local_addrs()), rtnl.c's RTM_NEWLINK
  * callback (an interface's index and MAC, rtnl_link_get()) and linkwatch's
  * RTM_DELLINK callback (netd/linkwatch.c).  The input is one recv()
- * buffer, run through nlbuf_cb_run() exactly as rtnl_talk() and
- * linkwatch's reader run it.
+ * buffer, run through nlbuf_walk() (common/nlbuf.c) exactly as rtnl_talk()
+ * (through nlbuf_recv_run()) and linkwatch's reader run it.
  *
  * The callbacks are static (they are only ever reached through a netlink
  * socket), so this harness includes the three files rather than widen their
  * interfaces; fuzz_link.mk therefore names only what they link against.
  *
- * Asserts: every name handed out is NUL-terminated within IFNAMSIZ; counts
+ * Asserts: nlbuf_walk() says -EBADMSG for every buffer nlbuf_check()
+ * rejects, and otherwise 1 (more), 0 (done) or -errno;
+ * every name handed out is NUL-terminated within IFNAMSIZ; counts
  * never exceed what was stored; a gateway or local address has the family
  * and length of an IPv4/IPv6 address.
  */
@@ -50,7 +52,10 @@ static void names_check(const struct name_list *l)
 static void run(const void *buf, size_t len, mnl_cb_t cb, void *data)
 {
 	/* seq 0 and portid 0: libmnl checks neither, as for a multicast event. */
-	(void)nlbuf_cb_run(buf, len, 0, 0, cb, data);
+	int r = nlbuf_walk(buf, len, 0, 0, cb, data);
+
+	if ((nlbuf_check(buf, len) < 0 && r != -EBADMSG) || r > 1 || r < -4095)
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

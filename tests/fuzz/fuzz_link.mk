@@ -1,1 +1,1 @@
-fuzz_link_SRC := common/addr.c
+fuzz_link_SRC := common/addr.c common/nlbuf.c

@@ -1,1 +1,1 @@
-fuzz_nlack_SRC := netd/fw/batch.c
+fuzz_nlack_SRC := netd/fw/batch.c common/nlbuf.c

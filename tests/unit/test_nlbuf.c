@@ -6,7 +6,7 @@
  * ack, as an error and cut short, and replies to another port id or
  * sequence number.  Each case is one datagram sent on a SOCK_SEQPACKET
  * socketpair (datagram boundaries and MSG_TRUNC as on a netlink socket)
- * and read back by recv_run(), the path under test.
+ * and read back by nlbuf_recv_run() (common/nlbuf.c).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -23,33 +23,17 @@
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 
+#include "common/nlbuf.h"
+
 #define SEQ 1000u
 #define PORTID 4242u
 #define BUF_SIZE 8192
 
-/*
- * The path under test: the receive step of tap.c's nl_talk() and
- * sni/queue.c's cfg_send() as they are today (mnl_socket_recvfrom(), whose
- * MSG_TRUNC check says ENOSPC, then mnl_cb_run() with no length check).
- * Return: 1 more to read; 0 done; -errno.
- */
+/* The path under test: every netlink receive of netd goes through it. */
 static int recv_run(int fd, void *buf, size_t size, uint32_t seq, uint32_t portid,
 		    mnl_cb_t cb, void *data)
 {
-	struct iovec iov = { .iov_base = buf, .iov_len = size };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t n = recvmsg(fd, &msg, 0);
-	int r;
-
-	if (n < 0)
-		return -errno;
-	if (msg.msg_flags & MSG_TRUNC)
-		return -ENOSPC;
-	errno = 0;
-	r = mnl_cb_run(buf, (size_t)n, seq, portid, cb, data);
-	if (r < 0)
-		return errno ? -errno : -EIO;
-	return r == MNL_CB_STOP ? 0 : 1;
+	return nlbuf_recv_run(fd, buf, size, 0, seq, portid, cb, data);
 }
 
 struct world {
@@ -254,7 +238,7 @@ static void test_other_portid_seq(void **state)
 }
 
 /* nlmsg_len over INT_MAX: libmnl's int compare takes it as negative and
- * steps outside the buffer (netd/nlbuf.h).  Last: on the old path ASan
+ * steps outside the buffer (common/nlbuf.h).  Last: on the old path ASan
  * stops the binary here. */
 static void test_len_huge(void **state)
 {

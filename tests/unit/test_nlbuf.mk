@@ -1,1 +1,1 @@
-test_nlbuf_SRC :=
+test_nlbuf_SRC := common/nlbuf.c
