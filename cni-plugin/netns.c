@@ -19,6 +19,8 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
+#include "common/nlbuf.h"
+
 const char *cni_json_str(json_t *o, const char *key)
 {
 	json_t *v = json_object_get(o, key);
@@ -124,7 +126,7 @@ static int probe_link_peer(void *arg)
 		struct ifinfomsg ifi;
 		char attrs[64];
 	} req = { 0 };
-	char buf[8192];
+	char buf[8192] __attribute__((aligned(4)));
 	struct rtattr *rta;
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	size_t nlen = strlen(p->ifname) + 1;
@@ -150,9 +152,14 @@ static int probe_link_peer(void *arg)
 		r = -errno;
 		goto out;
 	}
-	n = recv(fd, buf, sizeof(buf), 0);
+	/* One datagram, whole (-EMSGSIZE), every length in it checked. */
+	n = nlbuf_recv(fd, buf, sizeof(buf), 0);
 	if (n < 0) {
-		r = -errno;
+		r = (int)n;
+		goto out;
+	}
+	if (nlbuf_check(buf, (size_t)n) < 0) {
+		r = -EBADMSG;
 		goto out;
 	}
 	for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n);
@@ -163,6 +170,10 @@ static int probe_link_peer(void *arg)
 		if (nh->nlmsg_type == NLMSG_ERROR) {
 			struct nlmsgerr *e = NLMSG_DATA(nh);
 
+			if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(*e))) {
+				r = -EBADMSG;
+				break;
+			}
 			r = e->error ? e->error : -ENOENT;
 			break;
 		}
