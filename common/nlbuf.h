@@ -25,6 +25,9 @@
 #include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 
+/* The largest errno the kernel returns (its MAX_ERRNO). */
+#define NLBUF_ERRNO_MAX 4095
+
 /*
  * nlbuf_check() - are the @len bytes at @buf (a recv() buffer, 4-byte
  * aligned) whole netlink messages: every nlmsg_len at least a header and
@@ -66,7 +69,8 @@ ssize_t nlbuf_recv(int fd, void *buf, size_t size, int flags);
  * error.  @buf, @len: borrowed for the call.
  * Return: 1 if more replies are to come; 0 when done (the ACK, NLMSG_DONE
  * or @cb's MNL_CB_STOP); -EBADMSG if a length is out of bounds or an
- * NLMSG_ERROR is cut short; -ESRCH for another port id, -EPROTO for
+ * NLMSG_ERROR is cut short or its error is no errno (not 1..4095 either
+ * sign); -ESRCH for another port id, -EPROTO for
  * another sequence number (libmnl's codes); -EINTR for a dump the kernel
  * marked interrupted; the kernel's -errno from NLMSG_ERROR; the errno @cb
  * set with MNL_CB_ERROR (-EIO if none).
@@ -80,8 +84,12 @@ static inline int nlbuf_walk(const void *buf, size_t len, uint32_t seq, uint32_t
 		return -EBADMSG;
 	errno = 0;
 	r = mnl_cb_run(buf, len, seq, portid, cb, data);
+	if (r < 0 && errno == 0)
+		return -EIO;
+	/* libmnl sets errno from an NLMSG_ERROR's error as it stands; one
+	 * that is no errno (the kernel's are 1..4095) is a malformed reply. */
 	if (r < 0)
-		return errno ? -errno : -EIO;
+		return errno > 0 && errno <= NLBUF_ERRNO_MAX ? -errno : -EBADMSG;
 	return r == MNL_CB_STOP ? 0 : 1;
 }
 

@@ -54,7 +54,7 @@ static void run(const void *buf, size_t len, mnl_cb_t cb, void *data)
 	/* seq 0 and portid 0: libmnl checks neither, as for a multicast event. */
 	int r = nlbuf_walk(buf, len, 0, 0, cb, data);
 
-	if ((nlbuf_check(buf, len) < 0 && r != -EBADMSG) || r > 1 || r < -4095)
+	if ((nlbuf_check(buf, len) < 0 && r != -EBADMSG) || r > 1 || r < -NLBUF_ERRNO_MAX)
 		abort();
 }
 

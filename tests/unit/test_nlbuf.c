@@ -213,6 +213,10 @@ static void test_error_and_ack(void **state)
 	put_err(w, -EEXIST, SEQ, PORTID);
 	send_dgram(w, 0);
 	assert_int_equal(run(w), -EEXIST);
+	/* An error that is no errno (the kernel's are 1..4095). */
+	put_err(w, -100000, SEQ, PORTID);
+	send_dgram(w, 0);
+	assert_int_equal(run(w), -EBADMSG);
 	/* An NLMSG_ERROR too short for its struct nlmsgerr. */
 	put(w, NLMSG_ERROR, 0, SEQ, PORTID, 2, 0);
 	send_dgram(w, 0);
