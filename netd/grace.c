@@ -7,14 +7,6 @@
 #include <string.h>
 #include <sys/socket.h>
 
-static bool port_in(const struct policy_rule *r, uint16_t port)
-{
-	for (size_t i = 0; i < r->n_ports; i++)
-		if (port >= r->ports[i].lo && port <= r->ports[i].hi)
-			return true;
-	return false;
-}
-
 uint32_t grace_timeout_s(const struct policy *p, const char *name, const struct addr *dst,
 			 uint8_t proto, uint16_t port, uint32_t global_s)
 {
@@ -25,16 +17,8 @@ uint32_t grace_timeout_s(const struct policy *p, const char *name, const struct 
 	if (!p || !name || !dst || (proto != IPPROTO_TCP && proto != IPPROTO_UDP))
 		return 0;
 	/* Traffic a CIDR rule allows needs no pin, and gets none. */
-	for (size_t i = 0; i < p->n_rules; i++) {
-		const struct policy_rule *r = &p->rules[i];
-
-		if (r->proto != proto || !port_in(r, port))
-			continue;
-		for (size_t j = 0; j < r->n_cidrs; j++)
-			if (r->cidrs[j].addr.family == dst->family &&
-			    prefix_contains(&r->cidrs[j], dst))
-				return 0;
-	}
+	if (policy_cidr_allows(p, dst, proto, port))
+		return 0;
 	n = policy_match(p, name, idx, POLICY_MAX_RULES);
 	if (n > POLICY_MAX_RULES)
 		n = POLICY_MAX_RULES;
@@ -42,7 +26,7 @@ uint32_t grace_timeout_s(const struct policy *p, const char *name, const struct 
 		const struct policy_rule *r = &p->rules[idx[i]];
 		uint32_t g;
 
-		if (r->proto != proto || !port_in(r, port))
+		if (!policy_rule_port(r, proto, port))
 			continue;
 		g = r->idle_grace_set ? r->idle_grace_s : global_s;
 		if (g > best)

@@ -41,6 +41,18 @@ bool policy_rule_port(const struct policy_rule *r, uint8_t proto, uint16_t port)
 	return false;
 }
 
+bool policy_cidr_allows(const struct policy *p, const struct addr *dst, uint8_t proto,
+			uint16_t port)
+{
+	for (size_t i = 0; p && dst && i < p->n_rules; i++)
+		for (size_t c = 0; c < p->rules[i].n_cidrs; c++)
+			if (p->rules[i].cidrs[c].addr.family == dst->family &&
+			    prefix_contains(&p->rules[i].cidrs[c], dst) &&
+			    policy_rule_port(&p->rules[i], proto, port))
+				return true;
+	return false;
+}
+
 bool policy_allows(const struct policy *p, const char *name, const struct addr *dst,
 		   uint8_t proto, uint16_t port)
 {
@@ -53,13 +65,7 @@ bool policy_allows(const struct policy *p, const char *name, const struct addr *
 	for (size_t i = 0; i < n && i < POLICY_MAX_RULES; i++)
 		if (policy_rule_port(&p->rules[idx[i]], proto, port))
 			return true;
-	for (size_t i = 0; dst && i < p->n_rules; i++)
-		for (size_t c = 0; c < p->rules[i].n_cidrs; c++)
-			if (p->rules[i].cidrs[c].addr.family == dst->family &&
-			    prefix_contains(&p->rules[i].cidrs[c], dst) &&
-			    policy_rule_port(&p->rules[i], proto, port))
-				return true;
-	return false;
+	return policy_cidr_allows(p, dst, proto, port);
 }
 
 /* The mode a TLS stream (@http false) or an HTTP/1 one gets from rule @r

@@ -167,6 +167,14 @@ int policy_load_file(const char *path, struct policy **ret, struct diag *err);
 bool policy_rule_port(const struct policy_rule *r, uint8_t proto, uint16_t port);
 
 /*
+ * policy_cidr_allows() - does a `cidrs` rule of @p allow @proto to @dst
+ * port @port (host byte order)?  Such traffic needs no pin: no grace, no
+ * SNI check.  NULL @p or @dst: false.
+ */
+bool policy_cidr_allows(const struct policy *p, const struct addr *dst, uint8_t proto,
+			uint16_t port);
+
+/*
  * policy_l7_port() - does any tcp rule of @p have tls.sni or http.host at
  * @mode (POLICY_L7_LOG or POLICY_L7_ENFORCE) exactly, on @port?  For the
  * ruleset: which ports' first payload packets go to netd, and how.

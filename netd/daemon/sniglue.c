@@ -44,21 +44,6 @@ struct sni_state {
 
 static struct sni_state sni;
 
-/* Does a cidr rule of @pol allow tcp to @dst:@port?  Then the check is not for it. */
-static bool cidr_allows(const struct policy *pol, const struct addr *dst, uint16_t port)
-{
-	for (size_t i = 0; i < pol->n_rules; i++) {
-		const struct policy_rule *r = &pol->rules[i];
-
-		if (!r->n_cidrs || !policy_rule_port(r, IPPROTO_TCP, port))
-			continue;
-		for (size_t k = 0; k < r->n_cidrs; k++)
-			if (r->cidrs[k].addr.family == dst->family && prefix_contains(&r->cidrs[k], dst))
-				return true;
-	}
-	return false;
-}
-
 struct judge {
 	const struct sandbox *sb;
 	const struct policy *pol;
@@ -190,7 +175,7 @@ static enum sniq_verdict judge(struct daemon *d, struct judge *j, const struct s
 	enum sniflow_step step;
 
 	j->audit = fw_mode_audit(j->sb->mode, j->pol);
-	if (cidr_allows(j->pol, &p->dst, p->dport)) {
+	if (policy_cidr_allows(j->pol, &p->dst, IPPROTO_TCP, p->dport)) {	/* not for the check */
 		sniflow_settle(sni.flows, p, true, now);
 		return SNIQ_ACCEPT_DONE;
 	}

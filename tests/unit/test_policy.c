@@ -856,6 +856,13 @@ static void test_mode_on_deny(void **state)
 		assert_false(policy_allows(p, NULL, &in, IPPROTO_UDP, 8081));
 		assert_false(policy_allows(p, NULL, &in, IPPROTO_TCP, 8000));
 		assert_false(policy_allows(NULL, "a.example.com", &out, IPPROTO_TCP, 443));
+		/* the CIDR half alone: the grace and the SNI check ask it (one answer) */
+		assert_true(policy_cidr_allows(p, &in, IPPROTO_UDP, 8000));
+		assert_false(policy_cidr_allows(p, &in, IPPROTO_TCP, 8000));
+		assert_false(policy_cidr_allows(p, &in, IPPROTO_UDP, 7999));
+		assert_false(policy_cidr_allows(p, &out, IPPROTO_UDP, 8000));
+		assert_false(policy_cidr_allows(p, NULL, IPPROTO_UDP, 8000));
+		assert_false(policy_cidr_allows(NULL, &in, IPPROTO_UDP, 8000));
 	}
 	policy_free(p);
 }
