@@ -25,6 +25,7 @@
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 
+#include "common/ifname.h"
 #include "common/nlbuf.h"
 
 /* Receive buffer: the kernel's largest dump skb (32 KiB), so none is cut. */
@@ -141,14 +142,7 @@ struct nlmsghdr *rtnl_link_req(char *buf, uint16_t type, uint16_t flags, int ind
 
 int rtnl_ifname_check(const char *ifname)
 {
-	size_t len;
-
-	if (!ifname)
-		return -EINVAL;
-	len = strnlen(ifname, IFNAMSIZ);
-	if (len == 0 || len >= IFNAMSIZ || strchr(ifname, '/'))
-		return -EINVAL;
-	return 0;
+	return ifname && strnlen(ifname, IFNAMSIZ) < IFNAMSIZ && ifname_valid(ifname) ? 0 : -EINVAL;
 }
 
 static int link_attr_cb(const struct nlattr *attr, void *data)

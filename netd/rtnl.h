@@ -52,7 +52,7 @@ struct nlmsghdr *rtnl_req(char *buf, uint16_t type, uint16_t flags);
 struct nlmsghdr *rtnl_link_req(char *buf, uint16_t type, uint16_t flags, int index,
 			       const char *ifname, struct ifinfomsg **ret_ifi);
 
-/* rtnl_ifname_check() - 0 if @ifname can name an interface (1-15 bytes, no '/'); -EINVAL. */
+/* rtnl_ifname_check() - 0 if @ifname can name an interface (common/ifname.h ifname_valid(): one rule for all of netd); -EINVAL. */
 int rtnl_ifname_check(const char *ifname);
 
 struct rtnl_link {

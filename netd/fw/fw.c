@@ -21,6 +21,7 @@
 
 #include "common/clock.h"
 #include "common/hash.h"
+#include "common/ifname.h"
 
 #define FW_TABLE_DEFAULT "netd"
 #define FW_PINS_PER_CALL 4096	/* pins per fw_pin() call */
@@ -47,16 +48,10 @@ bool fw_name_ok(const char *s)
 	return true;
 }
 
-static bool ifname_ok(const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-
-	return n > 0 && n < IFNAMSIZ;
-}
-
 bool fw_sb_ok(const struct fw_sandbox *sb)
 {
-	return sb && fw_name_ok(sb->name) && ifname_ok(sb->host_ifname) &&
+	return sb && fw_name_ok(sb->name) && sb->host_ifname &&
+	       ifname_valid(sb->host_ifname) &&
 	       (sb->addr4.family == 0 || sb->addr4.family == AF_INET) &&
 	       (sb->addr6.family == 0 || sb->addr6.family == AF_INET6) &&
 	       (!sb->chained || sb->addr4.family || sb->addr6.family) &&
