@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "cni-plugin/chain.h"
+#include "common/fsutil.h"
 
 static bool conf_name(const char *n)
 {
@@ -69,55 +70,23 @@ static json_t *load(const char *path)
 	return o;
 }
 
-/*
- * Replace @path by @o: temp file in the same directory (same filesystem,
- * so rename(2) is atomic), same mode, fsync, rename, fsync the directory.
- */
-static int write_atomic(const char *dir, const char *path, const json_t *o)
+/* Replace @path by @o, atomically (fs_write_atomic()), keeping its mode. */
+static int write_atomic(const char *path, const json_t *o)
 {
-	char tmp[PATH_MAX];
-	char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER), *line;
 	struct stat st;
-	size_t len, off = 0;
-	int fd, dfd, r = 0;
+	int r;
 
 	if (!text)
 		return -ENOMEM;
-	len = strlen(text);
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.netd-cni-XXXXXX.tmp", dir) >= sizeof(tmp)) {
+	line = realloc(text, strlen(text) + 2);
+	if (!line) {
 		free(text);
-		return -ENAMETOOLONG;
+		return -ENOMEM;
 	}
-	fd = mkstemps(tmp, 4);
-	if (fd < 0) {
-		free(text);
-		return -errno;
-	}
-	if (fchmod(fd, stat(path, &st) == 0 ? (st.st_mode & 07777) : 0644) < 0)
-		r = -errno;
-	while (r == 0 && off < len) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			r = n < 0 ? -errno : -EIO;
-		else
-			off += (size_t)n;
-	}
-	if (r == 0 && (write(fd, "\n", 1) != 1 || fsync(fd) < 0))
-		r = -errno;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	free(text);
-	if (r == 0 && (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		fsync(dfd);	/* the rename itself; best effort */
-		close(dfd);
-	}
+	strcat(line, "\n");
+	r = fs_write_atomic(path, line, strlen(line), stat(path, &st) == 0 ? (st.st_mode & 07777) : 0644);
+	free(line);
 	return r;
 }
 
@@ -163,7 +132,7 @@ int install_main(int argc, char **argv)
 	else if (r == 0)
 		printf("netd-cni: %s: %s\n", path, chain ? "netd-cni already chained" :
 							   "netd-cni not in it");
-	else if ((r = write_atomic(argv[2], path, conf)) < 0)
+	else if ((r = write_atomic(path, conf)) < 0)
 		fprintf(stderr, "netd-cni: writing %s: %s\n", path, strerror(-r));
 	else
 		printf("netd-cni: %s: netd-cni %s\n", path, chain ? "chained" : "removed");

@@ -27,6 +27,7 @@
 #include "cni-plugin/install.h"
 #include "cni-plugin/ipam.h"
 #include "cni-plugin/netns.h"
+#include "common/fsutil.h"
 #include "common/httpc.h"
 
 #define POLICY_PATH_MAX 128
@@ -479,11 +480,11 @@ static bool opted_in(const struct cni_conf *c)
 static int tombstone_write(const struct cni_conf *c, const char *name, const char *cid,
 			   const char *ifn, struct cni_err *err)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	char path[PATH_MAX];
 	json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "sandbox", name, "network", c->name,
 			      "containerID", cid, "ifname", ifn);
 	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	int fd, r = 0;
+	int r = 0;
 
 	json_decref(o);
 	if (!text)
@@ -494,19 +495,7 @@ static int tombstone_write(const struct cni_conf *c, const char *name, const cha
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/%s", c->tombstone_dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-	if (fd < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text) || fsync(fd) < 0)
-		r = errno ? -errno : -EIO;
-	close(fd);
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
+	r = fs_write_atomic(path, text, strlen(text), 0640);
 out:
 	free(text);
 	if (r < 0)

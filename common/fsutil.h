@@ -1,10 +1,11 @@
 /*
  * fsutil.h - small file-system helpers shared by the daemon, the control
- * socket and the audit log.
+ * socket, the audit log and netd-cni.
  */
 #ifndef NETD_COMMON_FSUTIL_H
 #define NETD_COMMON_FSUTIL_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 /*
@@ -20,5 +21,14 @@ int fs_mkdir_p(const char *dir, mode_t mode);
  * Return: as fs_mkdir_p().
  */
 int fs_mkdir_parent(const char *path, mode_t mode);
+
+/*
+ * fs_write_atomic() - replace @path by @data (@len bytes) with mode @mode:
+ * a temp file beside it (DIR/.NAME.XXXXXX.tmp, same filesystem), written whole,
+ * fsync'ed, renamed over @path, and the directory fsync'ed, so a crash
+ * leaves the old file or the new one, never half of one, and two writers
+ * never share a temp file.  Return: 0; -errno (the temp file is removed).
+ */
+int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
 
 #endif

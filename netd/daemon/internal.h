@@ -245,13 +245,6 @@ void daemon_pdigest_free(struct daemon *d);
 
 /* ---- state.c ---- */
 
-/*
- * daemon_write_file_atomic() - @data (@len bytes) to @path through a temp
- * file, fsync and rename (then fsync of the directory), so a crash never
- * leaves half a file.  Return: 0; -errno.
- */
-int daemon_write_file_atomic(const char *path, const char *data, size_t len);
-
 /* daemon_state_save() - write @sb's state file atomically.  Return: 0; -errno. */
 int daemon_state_save(struct daemon *d, const struct sandbox *sb);
 

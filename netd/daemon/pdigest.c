@@ -108,7 +108,7 @@ int daemon_pdigest_save(struct daemon *d, const struct policy *pol)
 	memcpy(text, dig, PVIEW_DIGEST_LEN - 1);
 	text[PVIEW_DIGEST_LEN - 1] = '\n';
 	text[PVIEW_DIGEST_LEN] = '\0';
-	r = daemon_write_file_atomic(path, text, strlen(text));
+	r = fs_write_atomic(path, text, strlen(text), 0644);
 	if (r < 0)
 		return r;
 	p->read = true;

@@ -28,7 +28,7 @@ int daemon_resolv_conf_write(const struct sandbox *sb)
 		n += snprintf(text + n, sizeof(text) - (size_t)n, "nameserver %s\n",
 			      addr_format(&sb->gw6, a6, sizeof(a6)));
 	snprintf(path, sizeof(path), "%s/resolv.conf", dir);
-	return daemon_write_file_atomic(path, text, (size_t)n);
+	return fs_write_atomic(path, text, (size_t)n, 0644);
 }
 
 void daemon_resolv_conf_remove(const char *name)

@@ -20,6 +20,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "common/fsutil.h"
 #include "common/log.h"
 #include "netd/audit.h"
 #include "netd/daemon/policyview.h"
@@ -27,46 +28,6 @@
 #include "netd/fw.h"
 #include "netd/link.h"
 #include "netd/tap.h"
-
-/* Atomic write: temp file, fsync, rename, so a crash never leaves half a file. */
-int daemon_write_file_atomic(const char *path, const char *data, size_t len)
-{
-	char tmp[PATH_MAX];
-	int fd, r = 0;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, data, len) != (ssize_t)len || fsync(fd) < 0)
-		r = errno ? -errno : -EIO;
-	close(fd);
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0) {
-		unlink(tmp);
-		return r;
-	}
-	/* The rename itself must reach the disk before we report success. */
-	{
-		char dir[PATH_MAX];
-		char *slash;
-		int dfd;
-
-		snprintf(dir, sizeof(dir), "%s", path);
-		slash = strrchr(dir, '/');
-		if (slash && slash != dir) {
-			*slash = '\0';
-			dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			if (dfd >= 0) {
-				fsync(dfd);
-				close(dfd);
-			}
-		}
-	}
-	return 0;
-}
 
 static void state_path(const struct daemon *d, const char *name, char *buf, size_t sz)
 {
@@ -133,7 +94,7 @@ int daemon_state_save(struct daemon *d, const struct sandbox *sb)
 	if (!text)
 		return -ENOMEM;
 	state_path(d, sb->name, path, sizeof(path));
-	r = daemon_write_file_atomic(path, text, strlen(text));
+	r = fs_write_atomic(path, text, strlen(text), 0644);
 	free(text);
 	return r;
 }

@@ -1,0 +1,1 @@
+test_fsutil_SRC := common/fsutil.c
