@@ -21,30 +21,40 @@ bool sni_pattern_covers(const char *pat, const char *name)
 	return nl > pl && strcmp(name + nl - pl, pat) == 0;
 }
 
+/*
+ * The rules of @pol for @proto/@port that a policy_match() of @name finds
+ * (at most SNI_MATCH_RULES), into @out.  Return: how many.
+ */
+static size_t pinned_rules(const struct policy *pol, const char *name, uint8_t proto,
+			   uint16_t port, const struct policy_rule **out)
+{
+	uint16_t idx[SNI_MATCH_RULES];
+	size_t n = policy_match(pol, name, idx, SNI_MATCH_RULES), m = 0;
+
+	if (n > SNI_MATCH_RULES)
+		n = SNI_MATCH_RULES;
+	for (size_t k = 0; k < n; k++)
+		if (idx[k] < pol->n_rules && policy_rule_port(&pol->rules[idx[k]], proto, port))
+			out[m++] = &pol->rules[idx[k]];
+	return m;
+}
+
 bool sni_match(const struct policy *pol, const char *const *pinned, size_t n_pinned,
 	       uint8_t proto, uint16_t port, const char *seen)
 {
-	uint16_t idx[SNI_MATCH_RULES];
+	const struct policy_rule *rs[SNI_MATCH_RULES];
 
 	if (!pol || !seen || !seen[0])
 		return false;
 	for (size_t i = 0; i < n_pinned; i++) {
-		size_t n = policy_match(pol, pinned[i], idx, SNI_MATCH_RULES);
+		size_t n = pinned_rules(pol, pinned[i], proto, port, rs);
 
-		if (n > SNI_MATCH_RULES)
-			n = SNI_MATCH_RULES;
 		for (size_t k = 0; k < n; k++) {
-			const struct policy_rule *r;
-
-			if (idx[k] >= pol->n_rules)
+			if (rs[k]->max_qname_len && strlen(seen) > rs[k]->max_qname_len)
 				continue;
-			r = &pol->rules[idx[k]];
-			if (!policy_rule_port(r, proto, port) ||
-			    (r->max_qname_len && strlen(seen) > r->max_qname_len))
-				continue;
-			for (size_t d = 0; d < r->n_domains; d++)
-				if (sni_pattern_covers(r->domains[d], pinned[i]) &&
-				    sni_pattern_covers(r->domains[d], seen))
+			for (size_t d = 0; d < rs[k]->n_domains; d++)
+				if (sni_pattern_covers(rs[k]->domains[d], pinned[i]) &&
+				    sni_pattern_covers(rs[k]->domains[d], seen))
 					return true;
 		}
 	}
@@ -54,26 +64,17 @@ bool sni_match(const struct policy *pol, const char *const *pinned, size_t n_pin
 void sni_modes(const struct policy *pol, const char *const *pinned, size_t n_pinned,
 	       uint8_t proto, uint16_t port, enum policy_l7 *tls, enum policy_l7 *http)
 {
-	uint16_t idx[SNI_MATCH_RULES];
+	const struct policy_rule *rs[SNI_MATCH_RULES];
 
 	*tls = *http = POLICY_L7_OFF;
 	for (size_t i = 0; pol && i < n_pinned; i++) {
-		size_t n = policy_match(pol, pinned[i], idx, SNI_MATCH_RULES);
+		size_t n = pinned_rules(pol, pinned[i], proto, port, rs);
 
-		if (n > SNI_MATCH_RULES)
-			n = SNI_MATCH_RULES;
 		for (size_t k = 0; k < n; k++) {
-			const struct policy_rule *r;
-
-			if (idx[k] >= pol->n_rules)
-				continue;
-			r = &pol->rules[idx[k]];
-			if (!policy_rule_port(r, proto, port))
-				continue;
-			if (r->tls_sni > *tls)
-				*tls = (enum policy_l7)r->tls_sni;
-			if (r->http_host > *http)
-				*http = (enum policy_l7)r->http_host;
+			if (rs[k]->tls_sni > *tls)
+				*tls = (enum policy_l7)rs[k]->tls_sni;
+			if (rs[k]->http_host > *http)
+				*http = (enum policy_l7)rs[k]->http_host;
 		}
 	}
 }
