@@ -134,6 +134,42 @@ static int get_uint(struct ctx *cx, const struct yamlx_node *n, const char *wher
 	return 0;
 }
 
+/* get_uint() of @n, if present, into the uint32_t *@ret (@hi <= UINT32_MAX). */
+static int get_u32(struct ctx *cx, const struct yamlx_node *n, const char *where,
+		   unsigned long lo, unsigned long hi, uint32_t *ret)
+{
+	unsigned long x;
+	int r;
+
+	if (!n)
+		return 0;
+	if ((r = get_uint(cx, n, where, lo, hi, &x)) < 0)
+		return r;
+	*ret = (uint32_t)x;
+	return 0;
+}
+
+/*
+ * A section of netd.yaml that is a mapping of @names: absent or null is
+ * nothing to do (0, defaults stay); anything but a mapping is an error
+ * that shows @example; unknown keys are errors (yamlx_fields()).  @v gets
+ * one node (or NULL) a name.  Return: 1 (read); 0 (absent); -EINVAL.
+ */
+static int section(struct ctx *cx, const struct yamlx_node *n, const char *name,
+		   const char *example, const char *const *names, size_t n_names,
+		   const struct yamlx_node **v)
+{
+	int r;
+
+	if (yamlx_is_null(n))
+		return 0;
+	if (n->type != YAMLX_MAP)
+		return FAIL(cx, n, "%s: expected a mapping, got %s (e.g. %s)", name, yamlx_kind(n),
+			    example);
+	r = yamlx_fields(n, cx->file, cx->err, name, names, n_names, NULL, v);
+	return r < 0 ? r : 1;
+}
+
 /* true or false, nothing else. */
 static int get_bool(struct ctx *cx, const struct yamlx_node *n, const char *where, bool *ret)
 {
@@ -282,13 +318,9 @@ static int parse_pool(struct ctx *cx, const struct yamlx_node *n, struct config 
 	unsigned long x;
 	int r;
 
-	if (yamlx_is_null(n))
-		return 0;
-	if (n->type != YAMLX_MAP)
-		return FAIL(cx, n, "pool: expected a mapping, got %s (e.g. pool: { ipv4: "
-			    "10.87.0.0/16, ipv6: \"fd00:87::/48\" })", yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "pool", names, NAMES_N, NULL, v);
-	if (r < 0)
+	r = section(cx, n, "pool", "pool: { ipv4: 10.87.0.0/16, ipv6: \"fd00:87::/48\" }", names,
+		    NAMES_N, v);
+	if (r <= 0)
 		return r;
 	if (v[2]) {
 		if ((r = get_uint(cx, v[2], "pool.node_block4", 9, 28, &x)) < 0)
@@ -382,13 +414,8 @@ static int parse_dns(struct ctx *cx, const struct yamlx_node *n, struct config *
 	char q[300];
 	int r;
 
-	if (yamlx_is_null(n))
-		return 0;
-	if (n->type != YAMLX_MAP)
-		return FAIL(cx, n, "dns: expected a mapping, got %s (e.g. dns: { port: 5300 })",
-			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "dns", names, NAMES_N, NULL, v);
-	if (r < 0)
+	r = section(cx, n, "dns", "dns: { port: 5300 }", names, NAMES_N, v);
+	if (r <= 0)
 		return r;
 	for (size_t i = 4; i < 9; i++) {
 		char key[32];
@@ -532,13 +559,8 @@ static int parse_audit(struct ctx *cx, const struct yamlx_node *n, struct config
 	unsigned long x;
 	int r;
 
-	if (yamlx_is_null(n))
-		return 0;
-	if (n->type != YAMLX_MAP)
-		return FAIL(cx, n, "audit: expected a mapping, got %s (e.g. audit: { keep: 5 })",
-			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "audit", names, NAMES_N, NULL, v);
-	if (r < 0)
+	r = section(cx, n, "audit", "audit: { keep: 5 }", names, NAMES_N, v);
+	if (r <= 0)
 		return r;
 	if (v[0]) {
 		r = get_uint(cx, v[0], "audit.rotate_size", 0, 1ul << 40, &x);
@@ -546,25 +568,13 @@ static int parse_audit(struct ctx *cx, const struct yamlx_node *n, struct config
 			return r;
 		c->audit_rotate_bytes = x;
 	}
-	if (v[1]) {
-		r = get_uint(cx, v[1], "audit.keep", 1, 1000, &x);
-		if (r < 0)
-			return r;
-		c->audit_keep = (uint32_t)x;
-	}
-	if (v[2]) {
-		r = get_uint(cx, v[2], "audit.conn_update_interval", 0, 86400, &x);
-		if (r < 0)
-			return r;
-		c->conn_update_interval_s = (uint32_t)x;
-	}
-	if (v[3]) {
-		/* The kernel's floor is ~2 KiB; tests shrink it to provoke ENOBUFS. */
-		r = get_uint(cx, v[3], "audit.conntrack_rcvbuf", 4096, 1ul << 30, &x);
-		if (r < 0)
-			return r;
-		c->conntrack_rcvbuf_bytes = (uint32_t)x;
-	}
+	if ((r = get_u32(cx, v[1], "audit.keep", 1, 1000, &c->audit_keep)) < 0 ||
+	    (r = get_u32(cx, v[2], "audit.conn_update_interval", 0, 86400,
+			 &c->conn_update_interval_s)) < 0 ||
+	    /* The kernel's floor is ~2 KiB; tests shrink it to provoke ENOBUFS. */
+	    (r = get_u32(cx, v[3], "audit.conntrack_rcvbuf", 4096, 1ul << 30,
+			 &c->conntrack_rcvbuf_bytes)) < 0)
+		return r;
 	if (v[4])
 		return get_bool(cx, v[4], "audit.conn_open", &c->conn_open);
 	return 0;
@@ -615,24 +625,12 @@ static int parse_limits(struct ctx *cx, const struct yamlx_node *n, struct confi
 {
 	static const char *const names[] = { "connections" };
 	const struct yamlx_node *v[NAMES_N];
-	unsigned long x;
 	int r;
 
-	if (yamlx_is_null(n))
-		return 0;
-	if (n->type != YAMLX_MAP)
-		return FAIL(cx, n, "limits: expected a mapping, got %s (e.g. limits: { connections: 4096 })",
-			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "limits", names, NAMES_N, NULL, v);
-	if (r < 0)
+	r = section(cx, n, "limits", "limits: { connections: 4096 }", names, NAMES_N, v);
+	if (r <= 0)
 		return r;
-	if (v[0]) {
-		r = get_uint(cx, v[0], "limits.connections", 0, CONFIG_CONN_LIMIT_MAX, &x);
-		if (r < 0)
-			return r;
-		c->conn_limit = (uint32_t)x;
-	}
-	return 0;
+	return get_u32(cx, v[0], "limits.connections", 0, CONFIG_CONN_LIMIT_MAX, &c->conn_limit);
 }
 
 /* reload: { cut_removed: true|false } */
@@ -642,13 +640,8 @@ static int parse_reload(struct ctx *cx, const struct yamlx_node *n, struct confi
 	const struct yamlx_node *v[NAMES_N];
 	int r;
 
-	if (yamlx_is_null(n))
-		return 0;
-	if (n->type != YAMLX_MAP)
-		return FAIL(cx, n, "reload: expected a mapping, got %s (e.g. reload: { cut_removed: false })",
-			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "reload", names, NAMES_N, NULL, v);
-	if (r < 0)
+	r = section(cx, n, "reload", "reload: { cut_removed: false }", names, NAMES_N, v);
+	if (r <= 0)
 		return r;
 	if (v[0])
 		return get_bool(cx, v[0], "reload.cut_removed", &c->reload_cut_removed);
@@ -686,13 +679,8 @@ static int parse_dataplane(struct ctx *cx, const struct yamlx_node *n, struct co
 	const struct yamlx_node *v[NAMES_N];
 	int r;
 
-	if (yamlx_is_null(n))
-		return 0;
-	if (n->type != YAMLX_MAP)
-		return FAIL(cx, n, "dataplane: expected a mapping, got %s (e.g. dataplane: { fast_path: false })",
-			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "dataplane", names, NAMES_N, NULL, v);
-	if (r < 0)
+	r = section(cx, n, "dataplane", "dataplane: { fast_path: false }", names, NAMES_N, v);
+	if (r <= 0)
 		return r;
 	if (v[0]) {
 		r = get_bool(cx, v[0], "dataplane.fast_path", &c->fast_path);
