@@ -451,7 +451,7 @@ static enum sniflow_step on_segment(struct sniflow_tab *t, struct flow **pp,
 		flow_unlink(t, pp);	/* the client gave up; nothing reached a verdict */
 		return SNIFLOW_ACCEPT;
 	}
-	if (now_ms >= f->start_ms + deadline_ms) {
+	if (now_ms >= f->start_ms + (f->state == F_CONFIRM ? SNIFLOW_CONFIRM_MS : deadline_ms)) {
 		result_so_far(f, res);
 		return SNIFLOW_LATE;
 	}
@@ -575,7 +575,9 @@ size_t sniflow_sweep(struct sniflow_tab *t, uint64_t now_ms, uint32_t deadline_m
 			 * is what a sandbox opening connections and sending
 			 * nothing would pin): its next packet is SNIFLOW_UNKNOWN,
 			 * which the caller fails closed like SNIFLOW_LATE. */
-			uint64_t keep = is_open(*pp) ? deadline_ms : SNIFLOW_KEEP_MS;
+			uint64_t keep = (*pp)->state == F_OPEN	  ? deadline_ms :
+					(*pp)->state == F_CONFIRM ? SNIFLOW_CONFIRM_MS :
+								    SNIFLOW_KEEP_MS;
 
 			if (now_ms >= (*pp)->start_ms + keep) {
 				flow_unlink(t, pp);

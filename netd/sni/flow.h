@@ -43,6 +43,8 @@
 #define SNIFLOW_OPEN_PER_OWNER 256	/* flows one owner has under check at a time */
 #define SNIFLOW_PACKETS_MAX 64	/* queued packets per flow before it is "too long" */
 #define SNIFLOW_KEEP_MS    60000	/* a settled flow is remembered at most this long */
+#define SNIFLOW_CONFIRM_MS 30000	/* from the decision to the server's acknowledgment
+				 * (a lossy path's retransmissions take seconds) */
 
 /* One TCP segment, as the queue saw it (borrowed). */
 struct sniflow_pkt {
@@ -111,8 +113,9 @@ void sniflow_free(struct sniflow_tab *t);
 
 /*
  * sniflow_packet() - one segment from the sandbox (@owner's) at @now_ms;
- * @deadline_ms after its SYN a flow must have decided and been
- * acknowledged.  @res is filled for SNIFLOW_DECIDED, _LATE, _TOO_MANY,
+ * @deadline_ms after its SYN a flow must have decided, and
+ * SNIFLOW_CONFIRM_MS after that the server must have acknowledged it
+ * (SNIFLOW_LATE otherwise).  @res is filled for SNIFLOW_DECIDED, _LATE, _TOO_MANY,
  * _REWRITTEN and _UNMODELLED.  A SYN starts (or restarts) the flow's
  * state - also the SYN of a new connection that reuses a settled flow's
  * tuple; a RST ends it.
@@ -154,9 +157,10 @@ bool sniflow_settle(struct sniflow_tab *t, const struct sniflow_pkt *p, bool acc
 		    uint64_t now_ms);
 
 /*
- * sniflow_sweep() - forget settled flows older than SNIFLOW_KEEP_MS and
- * unsettled ones older than @deadline_ms (their next packet is then
- * SNIFLOW_UNKNOWN, which fails closed).  Return: how many were dropped.
+ * sniflow_sweep() - forget settled flows older than SNIFLOW_KEEP_MS,
+ * undecided ones older than @deadline_ms and accepted ones still waiting
+ * for the server's acknowledgment after SNIFLOW_CONFIRM_MS (their next
+ * packet is then SNIFLOW_UNKNOWN, which fails closed).  Return: how many were dropped.
  * Memory: a flow's 16 KiB stream buffer exists only from its first payload
  * byte until the server acknowledged what was read, or it is swept; at
  * most SNIFLOW_OPEN_PER_OWNER per owner.

@@ -166,8 +166,12 @@ static void test_unknown_late_and_limits(void **state)
 		assert_true(sniflow_sweep(t, DL - 1, DL) == 0);
 		assert_true(sniflow_sweep(t, DL, DL) > 0);	/* the undecided ones */
 		assert_true(sniflow_count(t) > 0 && sniflow_count(t) < before);
-		/* 2005 was never acknowledged: unsettled, swept at the deadline */
-		assert_int_equal(step(t, pkt(2005, 11, NULL, 0), DL + 1, &r), SNIFLOW_UNKNOWN);
+		/* 2005 was never acknowledged: waits SNIFLOW_CONFIRM_MS, then goes */
+		assert_int_equal(step(t, pkt(2005, 11, NULL, 0), DL + 1, &r), SNIFLOW_ACCEPT);
+		assert_int_equal(step(t, pkt(2005, 11, NULL, 0), SNIFLOW_CONFIRM_MS, &r), SNIFLOW_LATE);
+		assert_true(sniflow_sweep(t, SNIFLOW_CONFIRM_MS, DL) > 0);
+		assert_int_equal(step(t, pkt(2005, 11, NULL, 0), SNIFLOW_CONFIRM_MS + 1, &r),
+				 SNIFLOW_UNKNOWN);
 		assert_int_equal(step(t, pkt(2001, 11, NULL, 0), DL + 1, &r), SNIFLOW_REJECTED);
 		assert_true(sniflow_sweep(t, SNIFLOW_KEEP_MS + 10, DL) > 0);
 		assert_int_equal(sniflow_count(t), 0);
