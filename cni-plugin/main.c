@@ -380,7 +380,7 @@ static void add_view(const struct add_op *op, json_t *reply, struct add_view *v)
 	a->gateway4 = cni_json_str(reply, "gateway4");
 	a->ipv6 = cni_json_str(reply, "ipv6");
 	a->gateway6 = cni_json_str(reply, "gateway6");
-	a->plen4 = 30;	/* netd's point-to-point links (netd/sandbox.h) */
+	a->plen4 = 30;	/* netd's point-to-point links (netd/model/sandbox.h) */
 	a->plen6 = 126;
 	if (op->c->ipam_type) {
 		/* What the IPAM plugin chose (netd echoes it: same addresses). */

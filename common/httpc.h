@@ -1,5 +1,5 @@
 /*
- * httpc - the tiny HTTP/1.1 client for netd's control socket (netd/ctl.h
+ * httpc - the tiny HTTP/1.1 client for netd's control socket (netd/api/ctl.h
  * describes the API), shared by the CLI and netd-cni.  Blocking, one
  * request per connection, bounded in time and size; no libevent, so the
  * plugin does not link the daemon.

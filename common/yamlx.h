@@ -1,7 +1,7 @@
 /*
  * yamlx - load one YAML document (libyaml event API) into a small tree of
  * scalars, sequences and mappings, each node carrying its 1-based
- * line:column, for the schema checkers in netd/policy.c and netd/config.c.
+ * line:column, for the schema checkers in netd/model/policy.c and netd/model/config.c.
  *
  * What it is not: a general YAML library.  Aliases are refused (a "billion
  * laughs" document cannot expand), a stream may hold at most one document,

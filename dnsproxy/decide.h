@@ -17,7 +17,7 @@
 
 /*
  * The policy as the decision sees it: a narrow view that netd implements
- * over its own policies (netd/policy_dns.h), so the proxy never includes
+ * over its own policies (netd/model/policy_dns.h), so the proxy never includes
  * netd's headers.  What one rule contributes to a decision:
  */
 struct decide_rule {

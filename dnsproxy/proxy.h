@@ -142,7 +142,7 @@ void proxy_listen_del(struct proxy *p, int id);
 
 /*
  * proxy_pin_extend() - pin @pins (@n <= 64) for @sandbox outside any DNS
- * answer (the idle grace, netd/grace.h), through the same tracking as an
+ * answer (the idle grace, netd/trail/grace.h), through the same tracking as an
  * answer's pins: only pins that would last longer than what is already
  * committed go to the kernel (ops->pin, synchronous), so a pin is never
  * shortened, and the sandbox's pin limit (dns.max_pins) holds.

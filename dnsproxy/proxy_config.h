@@ -1,6 +1,6 @@
 /*
  * proxy_config - what the DNS proxy is configured with, declared on the
- * proxy's side: netd/config.c parses netd.yaml's dns: section and upstream
+ * proxy's side: netd/model/config.c parses netd.yaml's dns: section and upstream
  * list into its own struct config (whose upstream[] is this file's
  * struct upstream_server), and the daemon fills a struct proxy_config from
  * it.  The limits and defaults the parser checks against live here too, so

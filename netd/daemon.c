@@ -12,7 +12,7 @@
  * The audit log gets a "netd" record at start (version, what was
  * restored) and at stop.
  */
-#include "netd/forwarding.h"
+#include "netd/link/forwarding.h"
 #include "netd/daemon.h"
 
 #include <errno.h>
@@ -38,18 +38,18 @@
 #include "common/special.h"
 #include "dnsproxy/decide.h"
 #include "dnsproxy/proxy.h"
-#include "netd/audit.h"
-#include "netd/ctl.h"
-#include "netd/metrics_http.h"
+#include "netd/trail/audit.h"
+#include "netd/api/ctl.h"
+#include "netd/api/metrics_http.h"
 #include "netd/daemon/internal.h"
 #include "netd/fw.h"
-#include "netd/link.h"
-#include "netd/linkwatch.h"
-#include "netd/opsig.h"
-#include "netd/pinsrc.h"
-#include "netd/policywatch.h"
-#include "netd/sdnotify.h"
-#include "netd/trail.h"
+#include "netd/link/link.h"
+#include "netd/link/linkwatch.h"
+#include "netd/daemon/opsig.h"
+#include "netd/trail/pinsrc.h"
+#include "netd/daemon/policywatch.h"
+#include "netd/daemon/sdnotify.h"
+#include "netd/trail/trail.h"
 
 /* SIGHUP: the same reload as POST /v1/policies/reload; the outcome is logged. */
 static void on_sighup(evutil_socket_t sig, short what, void *arg)
@@ -60,7 +60,7 @@ static void on_sighup(evutil_socket_t sig, short what, void *arg)
 
 	(void)sig;
 	(void)what;
-	/* Not the audit log: that is SIGUSR1 (netd/opsig.c), so logrotate never reloads. */
+	/* Not the audit log: that is SIGUSR1 (netd/daemon/opsig.c), so logrotate never reloads. */
 	sdnotify_reloading();
 	log_info("SIGHUP: reloading policies from %s", d->cfg.policy_dir);
 	if (daemon_policy_reload(d, &report, err, sizeof(err)) == 0)
@@ -329,7 +329,7 @@ static int startup_restore(struct daemon *d)
 	return 0;
 }
 
-/* Conntrack accounting and the idle grace (netd/trail.h).  Return: 0; -1 (logged). */
+/* Conntrack accounting and the idle grace (netd/trail/trail.h).  Return: 0; -1 (logged). */
 static int startup_trail(struct daemon *d)
 {
 	struct trail_config tc = {

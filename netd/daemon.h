@@ -4,13 +4,13 @@
  * control socket, and ties them together on one libevent loop.  Its parts
  * live in netd/daemon/ (see netd/daemon/internal.h and
  * docs/architecture.md); the control API reaches them only through
- * struct ctl_ops (netd/ctl.h).
+ * struct ctl_ops (netd/api/ctl.h).
  */
 #ifndef NETD_DAEMON_H
 #define NETD_DAEMON_H
 
 #ifndef NETD_VERSION
-#define NETD_VERSION "0.1.0"	/* also printed by `netd --version` (netd/cli.c) */
+#define NETD_VERSION "0.1.0"	/* also printed by `netd --version` (netd/cli/cli.c) */
 #endif
 
 /*

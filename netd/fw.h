@@ -94,7 +94,7 @@
 
 #include "common/addr.h"
 #include "common/pin.h"	/* struct fw_pin */
-#include "netd/policy.h"
+#include "netd/model/policy.h"
 
 /*
  * The SNI/Host check (netd/sni/, docs/sni.md).  For a sandbox whose policy

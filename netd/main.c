@@ -1,8 +1,8 @@
 /*
  * netd - network egress policy controller and DNS-filtering proxy.
- * Entry point only; see netd/cli.c.
+ * Entry point only; see netd/cli/cli.c.
  */
-#include "netd/cli.h"
+#include "netd/cli/cli.h"
 
 int main(int argc, char **argv)
 {

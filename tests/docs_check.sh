@@ -20,7 +20,7 @@
 #             netd/fw/ builds nf_tables messages
 #   pure      the files the "Pure modules" line of docs/architecture.md lists
 #             open no file or socket, log nothing, read no clock, use no event loop
-#   config    the keys netd/config.c accepts (its names[] arrays) are exactly
+#   config    the keys netd/model/config.c accepts (its names[] arrays) are exactly
 #             the keys of docs/configuration.md's table
 #   front     README.md is at most 300 lines with `make deps` and `make test`
 #             in its first 25; docs/README.md links every docs/*.md page
@@ -95,8 +95,8 @@ check("common: common/ includes only common/ headers",
        for h in hs if not h.startswith("common/")])
 
 # -- ctl: the control API reaches the daemon only through struct ctl_ops
-CTL = ("netd/ctl.c", "netd/ctl.h", "netd/ctlreq.c", "netd/ctlreq.h")
-check("ctl: netd/ctl* include nothing of netd/daemon*",
+CTL = ("netd/api/ctl.c", "netd/api/ctl.h", "netd/api/ctlreq.c", "netd/api/ctlreq.h")
+check("ctl: netd/api/ctl* include nothing of netd/daemon*",
       [f"{f} includes {h}" for f in CTL for h in includes.get(f, [])
        if h.startswith("netd/daemon")])
 
@@ -188,8 +188,8 @@ for f in pure:
             bad.append(f"{f} {what} {hit.strip()}")
 check("pure: the pure modules do no I/O, logging or clock reads", bad)
 
-# -- config keys: netd/config.c's names[] vs docs/configuration.md's table
-src = read("netd/config.c")
+# -- config keys: netd/model/config.c's names[] vs docs/configuration.md's table
+src = read("netd/model/config.c")
 accepted = set()
 sections = {}
 for fn, body in re.findall(r"^static int (parse_\w+)\([^)]*\)\s*\{(.*?)^\}", src, re.M | re.S):
@@ -208,10 +208,10 @@ for line in conf.splitlines():
     if line.startswith("| `"):
         first = line.split("|")[1]
         documented.update(re.findall(r"`([a-z0-9_.]+)`", first))
-bad = [] if top else ["found no names[] in netd/config.c's parse_doc()"]
-bad += [f"{k}: accepted by netd/config.c, not in {CONF}'s table" for k in sorted(accepted - documented)]
-bad += [f"{k}: in {CONF}'s table, not accepted by netd/config.c" for k in sorted(documented - accepted)]
-check(f"config: netd/config.c's keys = {CONF}'s table ({len(accepted)} keys)", bad)
+bad = [] if top else ["found no names[] in netd/model/config.c's parse_doc()"]
+bad += [f"{k}: accepted by netd/model/config.c, not in {CONF}'s table" for k in sorted(accepted - documented)]
+bad += [f"{k}: in {CONF}'s table, not accepted by netd/model/config.c" for k in sorted(documented - accepted)]
+check(f"config: netd/model/config.c's keys = {CONF}'s table ({len(accepted)} keys)", bad)
 
 # -- the example config names every key (commented out, with its default)
 EXAMPLE = "deploy/netd.yaml.example"
@@ -228,8 +228,8 @@ for line in ex.splitlines():
         seen.add(key)
     elif section:
         seen.add(f"{section}.{key}")
-bad = [f"{k}: accepted by netd/config.c, not in {EXAMPLE}" for k in sorted(accepted - seen)]
-check(f"example: {EXAMPLE} shows every key netd/config.c accepts", bad)
+bad = [f"{k}: accepted by netd/model/config.c, not in {EXAMPLE}" for k in sorted(accepted - seen)]
+check(f"example: {EXAMPLE} shows every key netd/model/config.c accepts", bad)
 
 # -- the front door and the table of contents
 readme = read("README.md").splitlines()

@@ -1,5 +1,5 @@
 /*
- * api - the daemon's side of the control API (netd/ctl.h's ops): JSON
+ * api - the daemon's side of the control API (netd/api/ctl.h's ops): JSON
  * views of sandboxes and policies, GET /v1/status and /v1/metrics, and the
  * calls that change state, which go to lifecycle.c and reload.c.  Shapes
  * JSON only; it decides nothing.
@@ -13,12 +13,12 @@
 #include <time.h>
 
 #include "dnsproxy/proxy.h"
-#include "netd/audit.h"
+#include "netd/trail/audit.h"
 #include "netd/daemon/policyview.h"
 #include "netd/fw.h"
-#include "netd/metrics.h"
-#include "netd/trail.h"
-#include "netd/version.h"
+#include "netd/common/metrics.h"
+#include "netd/trail/trail.h"
+#include "netd/common/version.h"
 
 json_t *daemon_json_addr(const struct addr *a)
 {
@@ -197,7 +197,7 @@ static void path_json(json_t *o, const char *key, const char *path)
 /*
  * "paths": where this daemon keeps its config, control socket, state,
  * policies and audit log.  `netd exec` hides each from the command it runs
- * (netd/nsexec.h), taking them from here so it hides what the daemon uses.
+ * (netd/link/nsexec.h), taking them from here so it hides what the daemon uses.
  */
 static json_t *paths_json(const struct daemon *d)
 {

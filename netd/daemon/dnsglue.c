@@ -7,7 +7,7 @@
  * rate limited per sandbox (common/tbucket.h) and what was left out is
  * counted in a "dns_suppressed" record.
  */
-#include "netd/policy_dns.h"
+#include "netd/model/policy_dns.h"
 #include "netd/daemon/internal.h"
 
 #include <errno.h>
@@ -19,10 +19,10 @@
 #include "common/tbucket.h"
 #include "dnsproxy/proxy.h"
 #include "dnsproxy/wire.h"
-#include "netd/audit.h"
+#include "netd/trail/audit.h"
 #include "netd/fw.h"
-#include "netd/pinsrc.h"
-#include "netd/trail.h"
+#include "netd/trail/pinsrc.h"
+#include "netd/trail/trail.h"
 
 #define DNS_DENY_AUDIT_RATE  20	/* denied-query records per second per sandbox */
 #define DNS_DENY_AUDIT_BURST 100

@@ -1,6 +1,6 @@
 /*
- * graceglue - the daemon's side of the idle grace (netd/grace.h,
- * netd/trail.h): which policy a sandbox runs under, and the pin itself,
+ * graceglue - the daemon's side of the idle grace (netd/trail/grace.h,
+ * netd/trail/trail.h): which policy a sandbox runs under, and the pin itself,
  * which goes through the proxy's pin tracking.  No policy of its own.
  */
 #include "netd/daemon/internal.h"
@@ -10,8 +10,8 @@
 #include "common/log.h"
 #include "dnsproxy/proxy.h"
 #include "netd/fw.h"
-#include "netd/grace.h"
-#include "netd/trail.h"
+#include "netd/trail/grace.h"
+#include "netd/trail/trail.h"
 
 const struct policy *daemon_trail_policy(void *ctx, const char *name)
 {
@@ -19,7 +19,7 @@ const struct policy *daemon_trail_policy(void *ctx, const char *name)
 }
 
 /*
- * The idle grace's pin (trail.h, netd/grace.h): the kernel's own element
+ * The idle grace's pin (trail.h, netd/trail/grace.h): the kernel's own element
  * is asked first (it may hold more than the proxy tracked, after a
  * restart), then the pin goes through the proxy's pin tracking, so a grace
  * never shortens a longer pin (an add SETS the timeout), a later shorter

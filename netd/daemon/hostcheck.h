@@ -5,8 +5,8 @@
  * netd's upstream resolver (every uncached query of every sandbox would
  * then be REFUSED), the host's own addresses or its router, loopback; a
  * host_ifname must not be the egress interface or lo.  Pure: the caller
- * gathers the facts (netd/link.h) and the registry checks (other
- * sandboxes, netd's pool) stay with the registry (netd/sandbox.h).
+ * gathers the facts (netd/link/link.h) and the registry checks (other
+ * sandboxes, netd's pool) stay with the registry (netd/model/sandbox.h).
  */
 #ifndef NETD_DAEMON_HOSTCHECK_H
 #define NETD_DAEMON_HOSTCHECK_H

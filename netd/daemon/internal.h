@@ -17,13 +17,13 @@
  *   daemon/tombstones.c      CNI DELs that arrived while netd was down
  *   daemon/dnsglue.c         the DNS proxy's ops and its audit records
  *   daemon/graceglue.c       the idle grace's pin and policy lookups
- *   daemon/vanish.c          sandboxes whose interface vanished (netd/linkwatch.c)
+ *   daemon/vanish.c          sandboxes whose interface vanished (netd/link/linkwatch.c)
  *   daemon/sniglue.c         the SNI/Host check's queues, verdicts and audit (docs/sni.md)
  *   daemon/tapsb.c           microVM sandboxes: netd's tap instead of a veth
  *
  * Dependencies point one way: the pure files (policyview, hostcheck,
  * statefile, reload_plan) include no daemon state; the others include
- * this header; netd/ctl.c sees none of it (it calls struct ctl_ops).
+ * this header; netd/api/ctl.c sees none of it (it calls struct ctl_ops).
  */
 #ifndef NETD_DAEMON_INTERNAL_H
 #define NETD_DAEMON_INTERNAL_H
@@ -38,10 +38,10 @@
 #include <jansson.h>
 
 #include "common/addr.h"
-#include "netd/config.h"
-#include "netd/ctl.h"
-#include "netd/policy.h"
-#include "netd/sandbox.h"
+#include "netd/model/config.h"
+#include "netd/api/ctl.h"
+#include "netd/model/policy.h"
+#include "netd/model/sandbox.h"
 
 struct fw_sandbox;
 struct fw_pin;
@@ -101,7 +101,7 @@ struct daemon {
 	time_t started;
 	char config_file[PATH_MAX];	/* the config file read at startup, absolute; "" = none */
 	uint64_t dns_allowed, dns_denied, dns_failed;
-	struct pinsrc *pinsrc;	/* pin -> qnames, for reloads (netd/pinsrc.h) */
+	struct pinsrc *pinsrc;	/* pin -> qnames, for reloads (netd/trail/pinsrc.h) */
 	uint64_t reloads, reloads_rejected;
 	uint64_t vanished;	/* sandboxes retired because their interface vanished */
 	uint64_t ft_failures;	/* egress interface additions nf_tables refused (flowglue.c) */
@@ -133,7 +133,7 @@ const struct policy *daemon_policy_deny_all(struct daemon *d, const char *name);
 
 /* ---- api.c ---- */
 
-/* The control API's calls into the daemon (netd/ctl.h); ctx is the daemon. */
+/* The control API's calls into the daemon (netd/api/ctl.h); ctx is the daemon. */
 extern const struct ctl_ops daemon_ctl_ops;
 
 /* daemon_sandbox_json() - a new JSON object describing @sb (caller decrefs). */
@@ -277,7 +277,7 @@ int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_
 
 /*
  * daemon_policy_watch() - policy_watch: true: watch cfg.policy_dir
- * (netd/policywatch.h) into d->pwatch; each change runs
+ * (netd/daemon/policywatch.h) into d->pwatch; each change runs
  * daemon_policy_reload(), its outcome logged.  Return: 0; -errno (logged).
  */
 int daemon_policy_watch(struct daemon *d);

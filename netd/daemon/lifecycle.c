@@ -27,14 +27,14 @@
 #include "common/ifname.h"
 #include "common/log.h"
 #include "dnsproxy/proxy.h"
-#include "netd/acct.h"
-#include "netd/audit.h"
-#include "netd/ctcut.h"
+#include "netd/trail/acct.h"
+#include "netd/trail/audit.h"
+#include "netd/trail/ctcut.h"
 #include "netd/daemon/hostcheck.h"
 #include "netd/fw.h"
-#include "netd/link.h"
-#include "netd/pinsrc.h"
-#include "netd/trail.h"
+#include "netd/link/link.h"
+#include "netd/trail/pinsrc.h"
+#include "netd/trail/trail.h"
 
 void daemon_fw_view(const struct sandbox *sb, struct fw_sandbox *out)
 {

@@ -1,7 +1,7 @@
 /*
  * policies - the daemon's loaded policy set: a policy_dir read whole (all
  * or nothing), lookups by name, and the deny-all stand-in for a sandbox
- * whose policy file is gone (fail closed).  Parsing is netd/policy.c's.
+ * whose policy file is gone (fail closed).  Parsing is netd/model/policy.c's.
  */
 #include "netd/daemon/internal.h"
 

@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "netd/policy.h"
+#include "netd/model/policy.h"
 
 #define PVIEW_DIGEST_LEN 17	/* 16 hex digits and the NUL */
 

@@ -23,12 +23,12 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "dnsproxy/proxy.h"
-#include "netd/audit.h"
-#include "netd/ctcut.h"
+#include "netd/trail/audit.h"
+#include "netd/trail/ctcut.h"
 #include "netd/daemon/reload_plan.h"
 #include "netd/fw.h"
-#include "netd/pinsrc.h"
-#include "netd/policywatch.h"
+#include "netd/trail/pinsrc.h"
+#include "netd/daemon/policywatch.h"
 
 /* 3. Commit @plan in one batch.  Return: 0; -errno (nothing changed, @err filled). */
 static int reload_commit(struct daemon *d, const struct reload_plan *plan, char *err,

@@ -16,9 +16,9 @@
 
 #include <jansson.h>
 
-#include "netd/pinsrc.h"
-#include "netd/policy.h"
-#include "netd/sandbox.h"
+#include "netd/trail/pinsrc.h"
+#include "netd/model/policy.h"
+#include "netd/model/sandbox.h"
 
 #define RELOAD_MAX_PINS 65536	/* pins kept per sandbox: a pin set's size; the rest re-resolve */
 

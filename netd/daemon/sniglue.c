@@ -2,7 +2,7 @@
  * sniglue - the daemon's side of the SNI/Host check (docs/sni.md): the two
  * netfilter queues (netd/sni/queue.h) on the event loop, and for each
  * queued packet: which sandbox and policy, the flow's stream so far
- * (netd/sni/flow.h), which names pinned the destination (netd/pinsrc.h),
+ * (netd/sni/flow.h), which names pinned the destination (netd/trail/pinsrc.h),
  * the match and the verdict (netd/sni/sni_match.h), and the audit record
  * of every mismatch.  Every packet gets its verdict before the callback
  * returns: netd never holds one, so it cannot stall a sandbox.
@@ -18,10 +18,10 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/tbucket.h"
-#include "netd/audit.h"
+#include "netd/trail/audit.h"
 #include "netd/fw.h"
-#include "netd/pinsrc.h"
-#include "netd/sandbox.h"
+#include "netd/trail/pinsrc.h"
+#include "netd/model/sandbox.h"
 #include "netd/sni/flow.h"
 #include "netd/sni/queue.h"
 #include "netd/sni/sni_match.h"

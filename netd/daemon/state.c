@@ -22,12 +22,12 @@
 
 #include "common/fsutil.h"
 #include "common/log.h"
-#include "netd/audit.h"
+#include "netd/trail/audit.h"
 #include "netd/daemon/policyview.h"
 #include "netd/daemon/statefile.h"
 #include "netd/fw.h"
-#include "netd/link.h"
-#include "netd/tap.h"
+#include "netd/link/link.h"
+#include "netd/link/tap.h"
 
 static void state_path(const struct daemon *d, const char *name, char *buf, size_t sz)
 {

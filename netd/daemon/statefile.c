@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "netd/policy.h"
+#include "netd/model/policy.h"
 
 static int bad(char *err, size_t errsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

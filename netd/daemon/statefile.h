@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "common/addr.h"
-#include "netd/sandbox.h"
+#include "netd/model/sandbox.h"
 
 #define STATEFILE_MAX_LEN 65536	/* bytes: a state file is a few hundred */
 

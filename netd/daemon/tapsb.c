@@ -1,6 +1,6 @@
 /*
  * tapsb - sandboxes that are microVMs: the sandbox's interface is a
- * persistent tap netd creates in its own netns (netd/tap.c) for the VMM to
+ * persistent tap netd creates in its own netns (netd/link/tap.c) for the VMM to
  * open, instead of a veth into a netns.  Everything else is a veth
  * sandbox's: the same chain, sets, pins, redirect, accounting and quota
  * (fw.h: the tap is in sandbox_ifs like a veth), plus the guest's MAC
@@ -24,7 +24,7 @@
 #include "common/log.h"
 #include "dnsproxy/proxy.h"
 #include "netd/fw.h"
-#include "netd/tap.h"
+#include "netd/link/tap.h"
 
 /* The MTU of @ifname in netd's netns, or 0 if it cannot be read. */
 static unsigned link_mtu(const char *ifname)

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "netd/link.h"
-#include "netd/linkwatch.h"
+#include "netd/link/link.h"
+#include "netd/link/linkwatch.h"
 
 /* Retire @sb if its interface is really gone.  Return: true if retired. */
 static bool vanish_check(struct daemon *d, struct sandbox *sb)

@@ -29,7 +29,7 @@
 #include "netd/fw.h"
 #include "netd/fw/batch.h"
 #include "netd/fw/ledger.h"
-#include "netd/ruleset.h"
+#include "netd/fw/ruleset.h"
 
 /* nft's datatype ids (nftables include/datatype.h), so `nft list` prints keys. */
 #define TYPE_IPADDR        7

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "netd/policy.h"
+#include "netd/model/policy.h"
 #include "netd/sni/sni.h"
 
 /*

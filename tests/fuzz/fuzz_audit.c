@@ -1,12 +1,12 @@
 /*
- * fuzz_audit - `netd audit` on an arbitrary audit log (netd/cli_audit.c):
+ * fuzz_audit - `netd audit` on an arbitrary audit log (netd/cli/cli_audit.c):
  * the line splitter (feed(), with overlong lines skipped), the JSON record
  * filter (cli_audit_match()), the table and summary builders and their
  * printers, and cli_audit_time() on the first line as a --since argument.
  * The log is a file anyone with write access to it (or a bug in the
  * writer) controls; it is not trusted.
  *
- * The reader is static, so this harness includes netd/cli_audit.c;
+ * The reader is static, so this harness includes netd/cli/cli_audit.c;
  * fuzz_audit.mk names what it links against.  Output goes to /dev/null.
  *
  * Input: byte 0 picks the mode and the filters (bit 0 --json, bit 1
@@ -18,7 +18,7 @@
  * of RFC 3339 characters only; the reader never holds more than
  * AUDIT_LINE_MAX bytes of a line; ASan/UBSan and LeakSanitizer do the rest.
  */
-#include "netd/cli_audit.c"
+#include "netd/cli/cli_audit.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

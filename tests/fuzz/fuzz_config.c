@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "netd/config.h"
+#include "netd/model/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

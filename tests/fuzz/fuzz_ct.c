@@ -1,6 +1,6 @@
 /*
  * fuzz_ct - the kernel message decoders of the audit trail (ctnetlink
- * entries and nfnetlink_log packets, netd/ctmsg.c) on arbitrary bytes,
+ * entries and nfnetlink_log packets, netd/trail/ctmsg.c) on arbitrary bytes,
  * then the record bodies built from whatever parsed.  The input is a
  * stream of netlink messages, walked the way acct.c/nflog.c walk a recv()
  * buffer.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "netd/ctmsg.h"
+#include "netd/trail/ctmsg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

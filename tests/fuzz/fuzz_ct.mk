@@ -1,1 +1,1 @@
-fuzz_ct_SRC := netd/ctmsg.c common/addr.c
+fuzz_ct_SRC := netd/trail/ctmsg.c common/addr.c

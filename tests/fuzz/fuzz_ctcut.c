@@ -1,19 +1,19 @@
 /*
  * fuzz_ctcut - the conntrack dump parser of a policy reload's connection
- * cut (netd/ctcut.c: dump_cb(), parse_ip(), parse_proto(), hit_add()) on
+ * cut (netd/trail/ctcut.c: dump_cb(), parse_ip(), parse_proto(), hit_add()) on
  * arbitrary bytes, run through nlbuf_walk() as ct_wait() runs a recv()
  * buffer.  Once for ctcut_run() (a list of cut destinations) and once for
  * ctcut_source() (every entry from the source).
  *
  * The callbacks are static (only a ctnetlink socket reaches them), so this
- * harness includes netd/ctcut.c; fuzz_ctcut.mk names what it links against.
+ * harness includes netd/trail/ctcut.c; fuzz_ctcut.mk names what it links against.
  *
  * Asserts: at most CTCUT_MAX hits; each kept tuple is a whole attribute of
  * at most CTCUT_TUPLE_MAX bytes whose original source, parsed again from
  * the copy, is the sandbox address; with a cut list, its protocol, port
  * and destination are on the list.
  */
-#include "netd/ctcut.c"
+#include "netd/trail/ctcut.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,1 +1,1 @@
-fuzz_ctcut_SRC := common/addr.c netd/ctmsg.c common/nlbuf.c
+fuzz_ctcut_SRC := common/addr.c netd/trail/ctmsg.c common/nlbuf.c

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "netd/ctlreq.h"
+#include "netd/api/ctlreq.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,1 +1,1 @@
-fuzz_ctlpath_SRC := netd/ctlreq.c common/log.c
+fuzz_ctlpath_SRC := netd/api/ctlreq.c common/log.c

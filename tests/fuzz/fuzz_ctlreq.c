@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "netd/ctl.h"
-#include "netd/ctlreq.h"
-#include "netd/tap.h"
+#include "netd/api/ctl.h"
+#include "netd/api/ctlreq.h"
+#include "netd/link/tap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,1 +1,1 @@
-fuzz_ctlreq_SRC := netd/ctlreq.c common/log.c
+fuzz_ctlreq_SRC := netd/api/ctlreq.c common/log.c

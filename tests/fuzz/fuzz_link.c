@@ -1,10 +1,10 @@
 /*
  * fuzz_link - the rtnetlink dump and event parsers on arbitrary bytes: the
- * link, route and address dump callbacks of netd/link.c (link_names(),
+ * link, route and address dump callbacks of netd/link/link.c (link_names(),
  * link_netns_other_links(), link_default_route_ifname(),
  * link_default_gateways(), link_local_addrs()), rtnl.c's RTM_NEWLINK
  * callback (an interface's index and MAC, rtnl_link_get()) and linkwatch's
- * RTM_DELLINK callback (netd/linkwatch.c).  The input is one recv()
+ * RTM_DELLINK callback (netd/link/linkwatch.c).  The input is one recv()
  * buffer, run through nlbuf_walk() (common/nlbuf.c) exactly as rtnl_talk()
  * (through nlbuf_recv_run()) and linkwatch's reader run it.
  *
@@ -18,9 +18,9 @@
  * never exceed what was stored; a gateway or local address has the family
  * and length of an IPv4/IPv6 address.
  */
-#include "netd/link.c"
-#include "netd/linkwatch.c"
-#include "netd/rtnl.c"
+#include "netd/link/link.c"
+#include "netd/link/linkwatch.c"
+#include "netd/link/rtnl.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "netd/metrics_http.h"
+#include "netd/api/metrics_http.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,1 +1,1 @@
-fuzz_metrics_http_SRC := netd/metrics_http.c common/log.c
+fuzz_metrics_http_SRC := netd/api/metrics_http.c common/log.c

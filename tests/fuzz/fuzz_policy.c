@@ -21,7 +21,7 @@
 
 #include <libpsl.h>
 
-#include "netd/policy.h"
+#include "netd/model/policy.h"
 
 /* The last label of @s is digits, or 0x and hex digits (an IPv4 number). */
 static bool last_numeric(const char *s)

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "netd/daemon/statefile.h"
-#include "netd/policy.h"
+#include "netd/model/policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

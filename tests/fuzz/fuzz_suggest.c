@@ -12,8 +12,8 @@
 
 #include <jansson.h>
 
-#include "netd/policy.h"
-#include "netd/suggest.h"
+#include "netd/model/policy.h"
+#include "netd/cli/suggest.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -27,7 +27,7 @@
  * `fw_golden --fake OUT` runs on tests/golden/fake_nft.c instead of the
  * kernel (no root, no netns) and prints both tables into OUT at the end.
  *
- * The policy is built by hand from the public struct (netd/policy.h); no
+ * The policy is built by hand from the public struct (netd/model/policy.h); no
  * policy_* function is called, so policy.c is not linked.
  */
 #include <errno.h>

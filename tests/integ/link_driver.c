@@ -1,5 +1,5 @@
 /*
- * link_driver - command-line front to netd/link.c and netd/nsexec.c for
+ * link_driver - command-line front to netd/link/link.c and netd/link/nsexec.c for
  * tests/integ/link_netlink.sh.  Prints "ok ..." or "err ERRNAME" and exits
  * 0 or 1 (exec: the command's own status).  Test code only.
  */
@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "common/addr.h"
-#include "netd/forwarding.h"
-#include "netd/link.h"
-#include "netd/nsexec.h"
+#include "netd/link/forwarding.h"
+#include "netd/link/link.h"
+#include "netd/link/nsexec.h"
 
 static int report(int r)
 {

@@ -1,5 +1,5 @@
 #!/bin/bash
-# link_netlink.sh - integration test of netd/link.c and netd/nsexec.c.
+# link_netlink.sh - integration test of netd/link/link.c and netd/link/nsexec.c.
 #
 # Everything happens in a private world: a throwaway "host" netns
 # (ndlink-PID) in which the driver runs via nsenter --net (which keeps the

@@ -21,8 +21,8 @@
 #include "common/special.h"
 #include "dnsproxy/decide.h"
 #include "dnsproxy/proxy.h"
-#include "netd/policy.h"
-#include "netd/policy_dns.h"
+#include "netd/model/policy.h"
+#include "netd/model/policy_dns.h"
 
 struct harness {
 	struct addr sandbox;

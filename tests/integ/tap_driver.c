@@ -1,5 +1,5 @@
 /*
- * tap_driver - command-line front to netd/tap.c for tests/integ/microvm_boot.sh:
+ * tap_driver - command-line front to netd/link/tap.c for tests/integ/microvm_boot.sh:
  *   tap_driver create IF UID[:GID] QUEUES MTU | delete IF | query IF
  * Prints "ok ..." (query: its fields) or "err ERRNAME"; exits 0 or 1.
  * Test code only.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "netd/tap.h"
+#include "netd/link/tap.h"
 
 static int report(int r)
 {

@@ -24,7 +24,7 @@
 
 #include <jansson.h>
 
-#include "netd/audit.h"
+#include "netd/trail/audit.h"
 
 static char dir[] = "/tmp/netd-audit-full.XXXXXX";
 

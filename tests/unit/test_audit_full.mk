@@ -1,1 +1,1 @@
-test_audit_full_SRC := netd/audit.c common/log.c common/fsutil.c
+test_audit_full_SRC := netd/trail/audit.c common/log.c common/fsutil.c

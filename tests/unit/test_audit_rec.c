@@ -1,6 +1,6 @@
 /*
  * test_audit_rec - the audit trail's record bodies and the kernel message
- * decoders behind them (netd/ctmsg.c), and the pinned-name map.  Messages
+ * decoders behind them (netd/trail/ctmsg.c), and the pinned-name map.  Messages
  * are built here with libmnl the way the kernel lays them out.
  */
 #include <arpa/inet.h>
@@ -19,9 +19,9 @@
 #include <linux/netfilter/nfnetlink_conntrack.h>
 #include <linux/netfilter/nfnetlink_log.h>
 
-#include "netd/acct.h"
-#include "netd/ctmsg.h"
-#include "netd/pinmap.h"
+#include "netd/trail/acct.h"
+#include "netd/trail/ctmsg.h"
+#include "netd/trail/pinmap.h"
 
 static char buf[4096];
 

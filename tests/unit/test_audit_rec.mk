@@ -1,1 +1,1 @@
-test_audit_rec_SRC := netd/ctmsg.c netd/pinmap.c common/addr.c
+test_audit_rec_SRC := netd/trail/ctmsg.c netd/trail/pinmap.c common/addr.c

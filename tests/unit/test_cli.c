@@ -1,7 +1,7 @@
 /*
  * test_cli - the command line's pure parts: tables sized from their
- * content (netd/cli_table.c), the exit status for each HTTP status, and
- * which words ask for help (netd/cli_help.c).
+ * content (netd/cli/cli_table.c), the exit status for each HTTP status, and
+ * which words ask for help (netd/cli/cli_help.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,8 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "netd/cli_help.h"
-#include "netd/cli_table.h"
+#include "netd/cli/cli_help.h"
+#include "netd/cli/cli_table.h"
 
 /* Print @t into a string (caller frees). */
 static char *render(struct cli_table *t)

@@ -1,1 +1,1 @@
-test_cli_SRC := netd/cli_table.c netd/cli_help.c
+test_cli_SRC := netd/cli/cli_table.c netd/cli/cli_help.c

@@ -1,5 +1,5 @@
 /*
- * test_cli_audit - `netd audit`'s record filters (netd/cli_audit.c):
+ * test_cli_audit - `netd audit`'s record filters (netd/cli/cli_audit.c):
  * --verdict (what a record without a "verdict" counts as), --reason,
  * --dst ADDR|CIDR (dst, and a DNS record's answers), --port.
  */
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "netd/cli_audit.h"
+#include "netd/cli/cli_audit.h"
 
 static json_t *rec(const char *text)
 {

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "common/log.h"
-#include "netd/config.h"
+#include "netd/model/config.h"
 
 static int cparse(struct config *c, const char *yaml, const char *file, struct diag *err)
 {

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "common/log.h"
-#include "netd/config.h"
+#include "netd/model/config.h"
 
 #define EXAMPLE "deploy/netd.yaml.example"
 
@@ -136,7 +136,7 @@ static void uncommented_parses_with_the_defaults(void **state)
 
 static void every_key_is_there(void **state)
 {
-	/* netd/config.c's schema: parse_doc(), parse_pool(), parse_dns(),
+	/* netd/model/config.c's schema: parse_doc(), parse_pool(), parse_dns(),
 	 * parse_audit(), parse_reload(), parse_limits().  A new key belongs here and there. */
 	static const char *const keys[] = {
 		"socket:", "state_dir:", "policy_dir:", "audit_log:", "upstream:",

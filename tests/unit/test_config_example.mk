@@ -1,1 +1,1 @@
-test_config_example_SRC := netd/config.c common/yamlx.c common/addr.c common/diag.c
+test_config_example_SRC := netd/model/config.c common/yamlx.c common/addr.c common/diag.c

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "netd/ctlreq.h"
+#include "netd/api/ctlreq.h"
 
 static void test_good(void **state)
 {

@@ -1,1 +1,1 @@
-test_ctlpath_SRC := netd/ctlreq.c common/log.c
+test_ctlpath_SRC := netd/api/ctlreq.c common/log.c

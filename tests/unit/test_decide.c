@@ -17,8 +17,8 @@
 
 #include "common/special.h"
 #include "dnsproxy/decide.h"
-#include "netd/policy.h"
-#include "netd/policy_dns.h"
+#include "netd/model/policy.h"
+#include "netd/model/policy_dns.h"
 
 /* The decision's view of a netd policy, for a struct decide_ctx (lives
  * as long as the enclosing block). */

@@ -1,5 +1,5 @@
 /*
- * test_flowtab - the per-flow fold table (netd/flowtab.c): live deltas add
+ * test_flowtab - the per-flow fold table (netd/trail/flowtab.c): live deltas add
  * up to the final counters exactly, a close is recorded once, a late
  * DESTROY reports only what came after the close, a full table degrades
  * to "record at DESTROY" without double counting, and deletion keeps
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "netd/flowtab.h"
+#include "netd/trail/flowtab.h"
 
 static struct ct_flow flow(uint32_t id, uint64_t out, uint64_t in)
 {

@@ -1,1 +1,1 @@
-test_flowtab_SRC := netd/flowtab.c netd/ctmsg.c common/addr.c
+test_flowtab_SRC := netd/trail/flowtab.c netd/trail/ctmsg.c common/addr.c

@@ -1,5 +1,5 @@
 /*
- * Unit tests for netd/ruleset.c: the interval arithmetic behind fw's
+ * Unit tests for netd/fw/ruleset.c: the interval arithmetic behind fw's
  * CIDR and internal sets (disjoint, merged, bounded).
  */
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include <malloc.h>
 
-#include "netd/ruleset.h"
+#include "netd/fw/ruleset.h"
 
 static struct prefix P(const char *s)
 {

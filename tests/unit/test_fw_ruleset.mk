@@ -1,1 +1,1 @@
-test_fw_ruleset_SRC := netd/ruleset.c common/addr.c
+test_fw_ruleset_SRC := netd/fw/ruleset.c common/addr.c

@@ -1,6 +1,6 @@
 /*
  * test_grace - the idle grace's pure parts: which grace a closed flow gets
- * (netd/grace.c), the served-id table, the closing TCP states (acct.c)
+ * (netd/trail/grace.c), the served-id table, the closing TCP states (acct.c)
  * and the TCP state ctmsg.c decodes from a conntrack message.
  */
 #include <arpa/inet.h>
@@ -19,10 +19,10 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
 
-#include "netd/acct.h"
-#include "netd/ctmsg.h"
-#include "netd/grace.h"
-#include "netd/policy.h"
+#include "netd/trail/acct.h"
+#include "netd/trail/ctmsg.h"
+#include "netd/trail/grace.h"
+#include "netd/model/policy.h"
 
 static struct policy *parse(const char *yaml)
 {

@@ -1,7 +1,7 @@
 /*
  * test_metrics - the exposition writer (HELP/TYPE, label escaping, the
  * histogram's cumulative buckets), the /proc/self/stat parser, the
- * metrics_listen request classifier, and deny folding (netd/denyfold.c).
+ * metrics_listen request classifier, and deny folding (netd/trail/denyfold.c).
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -13,9 +13,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "netd/denyfold.h"
-#include "netd/metrics.h"
-#include "netd/metrics_http.h"
+#include "netd/trail/denyfold.h"
+#include "netd/common/metrics.h"
+#include "netd/api/metrics_http.h"
 
 static char *capture(void (*fn)(FILE *))
 {

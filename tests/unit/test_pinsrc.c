@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "netd/pinsrc.h"
+#include "netd/trail/pinsrc.h"
 
 static struct policy *pol(const char *yaml)
 {

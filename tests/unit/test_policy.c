@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "netd/policy.h"
+#include "netd/model/policy.h"
 
 static struct policy *parse_ok(const char *yaml)
 {

@@ -1,1 +1,1 @@
-test_policy_SRC := netd/policy.c netd/policy_parse.c netd/policy_names.c netd/policy_index.c common/yamlx.c common/addr.c common/diag.c
+test_policy_SRC := netd/model/policy.c netd/model/policy_parse.c netd/model/policy_names.c netd/model/policy_index.c common/yamlx.c common/addr.c common/diag.c

@@ -21,8 +21,8 @@
 
 #include "dnsproxy/replay.h"
 #include "dnsproxy/wire.h"
-#include "netd/policy.h"
-#include "netd/policy_dns.h"
+#include "netd/model/policy.h"
+#include "netd/model/policy_dns.h"
 
 #define MAX_EV 64
 

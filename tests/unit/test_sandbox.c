@@ -1,4 +1,4 @@
-/* Unit tests for netd/sandbox.c: pool slots, addresses, lookups. */
+/* Unit tests for netd/model/sandbox.c: pool slots, addresses, lookups. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "netd/sandbox.h"
+#include "netd/model/sandbox.h"
 
 static struct sandbox_table *table(const char *p4, const char *p6)
 {

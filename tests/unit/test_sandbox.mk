@@ -1,1 +1,1 @@
-test_sandbox_SRC := netd/sandbox.c common/addr.c
+test_sandbox_SRC := netd/model/sandbox.c common/addr.c

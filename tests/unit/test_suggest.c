@@ -19,8 +19,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "netd/policy.h"
-#include "netd/suggest.h"
+#include "netd/model/policy.h"
+#include "netd/cli/suggest.h"
 
 /* Feed @log (JSON lines) to a collector for @f; render as @name with @flags; parse it back. */
 static char *run_flags(const struct suggest_filter *f, const char *log, const char *name,

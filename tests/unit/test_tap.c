@@ -1,8 +1,8 @@
 /*
- * test_tap - the pure parts of netd/tap.c: the taps' names, the guest's
+ * test_tap - the pure parts of netd/link/tap.c: the taps' names, the guest's
  * MAC, the kernel ip= argument, the MTU choice and the owner syntax; and
  * tap_create()'s refusals that come before any system call; and the API's
- * "kind": "tap" requests (netd/ctlreq.c).
+ * "kind": "tap" requests (netd/api/ctlreq.c).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,8 +16,8 @@
 #include <cmocka.h>
 
 #include "common/addr.h"
-#include "netd/ctlreq.h"
-#include "netd/tap.h"
+#include "netd/api/ctlreq.h"
+#include "netd/link/tap.h"
 
 static struct addr a4(const char *s)
 {

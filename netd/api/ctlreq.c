@@ -1,0 +1,312 @@
+/*
+ * ctlreq - control API request bodies (JSON, jansson) to structs.  No
+ * logging, no daemon state.
+ */
+#include "netd/api/ctlreq.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "netd/link/tap.h"
+
+static int bad(char *err, size_t errsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int bad(char *err, size_t errsz, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errsz, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* Keys of @obj must all be in @allowed (NULL-terminated); @what names @obj. */
+static int keys_known(json_t *obj, const char *const *allowed, const char *what,
+		      const char *list, char *err, size_t errsz)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(obj, key, v) {
+		size_t i;
+		char q[128];
+
+		for (i = 0; allowed[i] && strcmp(allowed[i], key) != 0; i++)
+			;
+		if (!allowed[i])
+			return bad(err, errsz, "unknown key \"%s%s\" (allowed: %s)", what,
+				   log_quote(key, strlen(key), q, sizeof(q)), list);
+	}
+	return 0;
+}
+
+/* Optional string member: 0 (set or left NULL); -EINVAL if another type. */
+static int member_string(json_t *obj, const char *key, const char *what, const char **out,
+			 char *err, size_t errsz)
+{
+	json_t *v = json_object_get(obj, key);
+
+	*out = NULL;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return bad(err, errsz, "\"%s%s\" must be a string", what, key);
+	/* A NUL inside would cut the value short without anyone noticing. */
+	if (strlen(json_string_value(v)) != json_string_length(v))
+		return bad(err, errsz, "\"%s%s\" must not contain NUL", what, key);
+	*out = json_string_value(v);
+	return 0;
+}
+
+/* Optional integer member in [@min, @max]: 0 (set, *@set = true, or absent). */
+static int member_uint(json_t *obj, const char *key, const char *what, json_int_t min,
+		       json_int_t max, uint32_t *out, bool *set, char *err, size_t errsz)
+{
+	json_t *v = json_object_get(obj, key);
+
+	*set = false;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
+		return bad(err, errsz, "\"%s%s\" must be an integer from %lld to %lld", what, key,
+			   (long long)min, (long long)max);
+	*out = (uint32_t)json_integer_value(v);
+	*set = true;
+	return 0;
+}
+
+/*
+ * "kind": "tap" and its "tap" object (daemon.h).  "kind" may also be
+ * "interface" (the default); "chained" is what "attach" makes, so it is not
+ * asked for by name.
+ */
+static int tap_request(json_t *obj, struct sandbox_request *sr, char *err, size_t errsz)
+{
+	static const char *const keys[] = { "name", "owner", "group", "queues", "mtu", NULL };
+	const char *kind = NULL;
+	json_t *t = json_object_get(obj, "tap");
+	uint32_t queues = 0, mtu = 0;
+	bool owner_set, set;
+	int r;
+
+	r = member_string(obj, "kind", "", &kind, err, errsz);
+	if (r < 0)
+		return r;
+	if (kind && strcmp(kind, "tap") != 0 && strcmp(kind, "interface") != 0)
+		return bad(err, errsz, "\"kind\" must be \"interface\" or \"tap\"");
+	sr->tap = kind && strcmp(kind, "tap") == 0;
+	if (!sr->tap) {
+		if (t && !json_is_null(t))
+			return bad(err, errsz, "\"tap\" needs \"kind\": \"tap\"");
+		return 0;
+	}
+	if (sr->netns || sr->ifname || sr->attach_host_ifname || sr->addr_ipv4 || sr->addr_ipv6)
+		return bad(err, errsz, "a tap sandbox takes no \"netns\", \"ifname\", \"attach\" "
+			   "or \"addresses\"");
+	if (!t || !json_is_object(t))
+		return bad(err, errsz, "\"kind\": \"tap\" needs a \"tap\" object with \"owner\" "
+			   "(the UID whose VMM opens it; a tap is never ownerless)");
+	r = keys_known(t, keys, "tap.", "name, owner, group, queues, mtu", err, errsz);
+	if (r < 0)
+		return r;
+	/* (uid_t)-1 means "no owner" to the kernel: refused like a missing one. */
+	if ((r = member_string(t, "name", "tap.", &sr->tap_name, err, errsz)) < 0 ||
+	    (r = member_uint(t, "owner", "tap.", 0, 4294967294LL, &sr->tap_owner, &owner_set, err,
+			     errsz)) < 0 ||
+	    (r = member_uint(t, "group", "tap.", 0, 4294967294LL, &sr->tap_group,
+			     &sr->tap_group_set, err, errsz)) < 0 ||
+	    (r = member_uint(t, "queues", "tap.", 1, TAP_QUEUES_MAX, &queues, &set, err, errsz)) < 0 ||
+	    (r = member_uint(t, "mtu", "tap.", TAP_MTU_MIN, TAP_MTU_MAX, &mtu, &set, err, errsz)) < 0)
+		return r;
+	if (!owner_set)
+		return bad(err, errsz, "\"tap.owner\" is required: the UID whose VMM opens the tap "
+			   "(a tap is never ownerless)");
+	sr->tap_queues = queues;
+	sr->tap_mtu = mtu;
+	return 0;
+}
+
+int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, json_t **ret_obj,
+		   char *err, size_t errsz)
+{
+	static const char *const top[] = { "name", "policy", "netns", "ifname", "attach",
+					    "addresses", "kind", "tap", "mode", NULL };
+	static const char *const att[] = { "host_ifname", "ipv4", "ipv6", NULL };
+	static const char *const adr[] = { "ipv4", "gateway4", "ipv6", "gateway6", NULL };
+	json_error_t jerr;
+	json_t *obj, *v;
+	int r;
+
+	memset(sr, 0, sizeof(*sr));
+	*ret_obj = NULL;
+	obj = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!obj)
+		return bad(err, errsz, "request body is not valid JSON: line %d column %d: %s",
+			   jerr.line, jerr.column, jerr.text);
+	if (!json_is_object(obj)) {
+		r = bad(err, errsz, "request body must be a JSON object");
+		goto fail;
+	}
+	r = keys_known(obj, top, "", "name, policy, netns, ifname, attach, addresses, kind, tap, "
+		       "mode", err, errsz);
+	if (r < 0)
+		goto fail;
+	if ((r = member_string(obj, "name", "", &sr->name, err, errsz)) < 0 ||
+	    (r = member_string(obj, "policy", "", &sr->policy, err, errsz)) < 0 ||
+	    (r = member_string(obj, "netns", "", &sr->netns, err, errsz)) < 0 ||
+	    (r = member_string(obj, "ifname", "", &sr->ifname, err, errsz)) < 0 ||
+	    (r = member_string(obj, "mode", "", &sr->mode, err, errsz)) < 0)
+		goto fail;
+	if (sr->mode && strcmp(sr->mode, "audit") != 0 && strcmp(sr->mode, "enforce") != 0) {
+		r = bad(err, errsz, "\"mode\" must be \"audit\" or \"enforce\"");
+		goto fail;
+	}
+	if (!sr->name || !sr->policy) {
+		r = bad(err, errsz, "\"name\" and \"policy\" are required");
+		goto fail;
+	}
+	/* A chained CNI attachment (ctlreq.h). */
+	v = json_object_get(obj, "attach");
+	if (v && !json_is_null(v)) {
+		if (!json_is_object(v)) {
+			r = bad(err, errsz, "\"attach\" must be an object");
+			goto fail;
+		}
+		r = keys_known(v, att, "attach.", "host_ifname, ipv4, ipv6", err, errsz);
+		if (r < 0)
+			goto fail;
+		if ((r = member_string(v, "host_ifname", "attach.", &sr->attach_host_ifname, err,
+				       errsz)) < 0 ||
+		    (r = member_string(v, "ipv4", "attach.", &sr->attach_ipv4, err, errsz)) < 0 ||
+		    (r = member_string(v, "ipv6", "attach.", &sr->attach_ipv6, err, errsz)) < 0)
+			goto fail;
+		if (!sr->attach_host_ifname || (!sr->attach_ipv4 && !sr->attach_ipv6)) {
+			r = bad(err, errsz, "\"attach\" needs \"host_ifname\" and \"ipv4\" or \"ipv6\"");
+			goto fail;
+		}
+	}
+	/* Interface mode with an IPAM plugin's addresses (ctlreq.h). */
+	v = json_object_get(obj, "addresses");
+	if (v && !json_is_null(v)) {
+		if (!json_is_object(v)) {
+			r = bad(err, errsz, "\"addresses\" must be an object");
+			goto fail;
+		}
+		r = keys_known(v, adr, "addresses.", "ipv4, gateway4, ipv6, gateway6", err, errsz);
+		if (r < 0)
+			goto fail;
+		if ((r = member_string(v, "ipv4", "addresses.", &sr->addr_ipv4, err, errsz)) < 0 ||
+		    (r = member_string(v, "gateway4", "addresses.", &sr->addr_gateway4, err,
+				       errsz)) < 0 ||
+		    (r = member_string(v, "ipv6", "addresses.", &sr->addr_ipv6, err, errsz)) < 0 ||
+		    (r = member_string(v, "gateway6", "addresses.", &sr->addr_gateway6, err,
+				       errsz)) < 0)
+			goto fail;
+		if ((!sr->addr_ipv4 && !sr->addr_ipv6) || !sr->addr_ipv4 != !sr->addr_gateway4 ||
+		    !sr->addr_ipv6 != !sr->addr_gateway6) {
+			r = bad(err, errsz, "\"addresses\" needs \"ipv4\" with \"gateway4\" and/or "
+				"\"ipv6\" with \"gateway6\"");
+			goto fail;
+		}
+		if (sr->attach_host_ifname) {
+			r = bad(err, errsz, "\"addresses\" and \"attach\" exclude each other");
+			goto fail;
+		}
+	}
+	r = tap_request(obj, sr, err, errsz);
+	if (r < 0)
+		goto fail;
+	*ret_obj = obj;
+	return 0;
+fail:
+	memset(sr, 0, sizeof(*sr));
+	json_decref(obj);
+	return r;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Decode the segment @s/@len into @out (CTLREQ_SEG_MAX + 1 bytes). */
+static int segment_decode(const char *s, size_t len, char *out, char *err, size_t errsz)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '%') {
+			int hi, lo;
+
+			if (i + 2 >= len)	/* both digits must be there */
+				return bad(err, errsz, "bad percent-encoding in the path");
+			hi = hexval(s[i + 1]);
+			lo = hexval(s[i + 2]);
+			if (hi < 0 || lo < 0)
+				return bad(err, errsz, "bad percent-encoding in the path");
+			c = (unsigned char)(hi << 4 | lo);
+			i += 2;
+		}
+		if (c == '\0')
+			return bad(err, errsz, "a NUL (%%00) in the path");
+		if (c == '/')
+			return bad(err, errsz, "a '/' (%%2F) inside a path segment");
+		if (c < 0x20 || c == 0x7f)
+			return bad(err, errsz, "a control character in the path");
+		if (n == CTLREQ_SEG_MAX) {
+			snprintf(err, errsz, "a path segment over %d bytes", CTLREQ_SEG_MAX);
+			return -ENAMETOOLONG;
+		}
+		out[n++] = (char)c;
+	}
+	out[n] = '\0';
+	if (strcmp(out, ".") == 0 || strcmp(out, "..") == 0)
+		return bad(err, errsz, "\".\" or \"..\" as a path segment");
+	return 0;
+}
+
+int ctlreq_path(const char *raw, struct ctlreq_path *out, char *err, size_t errsz)
+{
+	size_t len = raw ? strlen(raw) : 0;
+	const char *p;
+
+	memset(out, 0, sizeof(*out));
+	if (!raw || raw[0] != '/')
+		return bad(err, errsz, "the path must start with '/'");
+	if (len > CTLREQ_PATH_MAX) {
+		snprintf(err, errsz, "path over %d bytes", CTLREQ_PATH_MAX);
+		return -ENAMETOOLONG;
+	}
+	for (p = raw + 1;; ) {
+		const char *end = strchr(p, '/');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		int r;
+
+		if (out->n == CTLREQ_SEGS_MAX) {
+			memset(out, 0, sizeof(*out));
+			return bad(err, errsz, "more than %d path segments", CTLREQ_SEGS_MAX);
+		}
+		r = segment_decode(p, n, out->seg[out->n], err, errsz);
+		if (r < 0) {
+			memset(out, 0, sizeof(*out));
+			return r;
+		}
+		out->n++;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	return 0;
+}

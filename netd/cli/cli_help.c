@@ -1,0 +1,224 @@
+/*
+ * cli_help - help texts for every `netd` command and subcommand, and the
+ * exit statuses they share.  Only text and lookup: no daemon, no I/O but
+ * the FILE the caller names.  Keep in step with docs/man/netd.8.
+ */
+#include "netd/cli/cli_help.h"
+
+#include <string.h>
+
+struct help {
+	const char *topic;	/* "sandbox create"; a bare "sandbox" covers the group */
+	const char *text;
+};
+
+static const struct help helps[] = {
+	{ "run",
+	  "usage: netd run [--config FILE]\n"
+	  "Run the daemon in the foreground (needs root, or CAP_NET_ADMIN and CAP_SYS_ADMIN).\n"
+	  "  --config FILE   the config (netd.yaml(5)); default /etc/netd/netd.yaml if present\n"
+	  "Signals: SIGHUP reloads policy_dir (all or nothing); SIGUSR1 reopens the audit\n"
+	  "log (logrotate); SIGTERM/SIGINT stop (the kernel keeps the rules).\n"
+	  "Under systemd (Type=notify) it reports READY=1, RELOADING=1 and STOPPING=1.\n" },
+	{ "sandbox",
+	  "usage: netd sandbox create|list|show|delete ...\n"
+	  "  create NAME --policy P [--netns PATH | --pid PID] [--ifname IF] [--mode M] [--json]\n"
+	  "  create NAME --policy P --tap [--tap-name TAP] [--tap-owner UID[:GID]]\n"
+	  "         [--tap-queues N] [--tap-mtu N] [--mode M] [--json]\n"
+	  "  list [--json]\n"
+	  "  show NAME [--json]\n"
+	  "  delete NAME\n"
+	  "`netd sandbox SUBCOMMAND --help` for each.\n" },
+	{ "sandbox create",
+	  "usage: netd sandbox create NAME --policy P [--netns PATH | --pid PID] [--ifname IF]\n"
+	  "                           [--mode audit|enforce] [--json]\n"
+	  "Create sandbox NAME under policy P: a new network namespace /run/netns/NAME,\n"
+	  "or attach an existing one (--netns PATH, or --pid PID for /proc/PID/ns/net),\n"
+	  "with a veth to the host, an address from the pool and DNS through netd.\n"
+	  "  --policy P     a policy in policy_dir (netd policy list)\n"
+	  "  --netns PATH   attach this network namespace instead of making one\n"
+	  "  --pid PID      attach the network namespace of process PID\n"
+	  "  --ifname IF    the interface name inside the sandbox (default eth0)\n"
+	  "  --mode M       audit: deny nothing, mark what enforce would deny in the audit\n"
+	  "                 log; enforce: enforce even if the policy says mode: audit.\n"
+	  "                 Default: the policy's mode (docs/policy-workflow.md)\n"
+	  "  --json         print the daemon's record as JSON\n"
+	  "A microVM's sandbox (docs/microvm.md): --tap makes a persistent tap in netd's\n"
+	  "namespace instead, for the VMM (Firecracker, QEMU, Cloud Hypervisor) to open.\n"
+	  "  --tap               a tap, not a veth; no namespace\n"
+	  "  --tap-name TAP      its name (default ndt + 4 hex digits)\n"
+	  "  --tap-owner U[:G]   the user (and group; numbers or names) whose VMM may\n"
+	  "                      open it (default: the user running this command)\n"
+	  "  --tap-queues N      multi-queue tap, N queues (1-256; default 1)\n"
+	  "  --tap-mtu N         the tap's and guest's MTU (default 1500 or the uplink's)\n" },
+	{ "sandbox list",
+	  "usage: netd sandbox list [--json]\n"
+	  "List sandboxes with their addresses, DNS and traffic counters.\n"
+	  "  --json   a JSON array instead of the table\n" },
+	{ "sandbox show",
+	  "usage: netd sandbox show NAME [--json]\n"
+	  "Print sandbox NAME's record as JSON (--json changes nothing).\n" },
+	{ "sandbox delete",
+	  "usage: netd sandbox delete NAME\n"
+	  "Delete sandbox NAME: its rules, pins, veth or tap and (if netd made it) its netns.\n" },
+	{ "exec",
+	  "usage: netd exec [--user USER[:GROUP]] [--no-caps | --net-admin] NAME -- COMMAND [ARG...]\n"
+	  "Run COMMAND inside sandbox NAME's network namespace, with its resolv.conf, in\n"
+	  "its own PID and mount namespaces that hide netd's socket, config, policies,\n"
+	  "state and audit log; as root with a container's capabilities (CAP_NET_RAW;\n"
+	  "never CAP_SYS_ADMIN).  Root there is not a boundary: it can still write the\n"
+	  "host's files.  --user USER[:GROUP] runs it as that user; --no-caps (with a\n"
+	  "non-root --user only) without any capability (and no_new_privs).\n"
+	  "--net-admin adds CAP_NET_ADMIN, to change the sandbox's interfaces and routes;\n"
+	  "it also reaches netd's own interfaces (through the veth's netns id).\n"
+	  "Once COMMAND runs, the exit status is COMMAND's (128 + N if signal N ended it);\n"
+	  "126 if it cannot run, 127 if it is not found.  The statuses below are netd's\n"
+	  "own, before COMMAND runs.\n" },
+	{ "policy",
+	  "usage: netd policy check|suggest|list|show|reload ...\n"
+	  "  check FILE...   validate policy files (no daemon needed)\n"
+	  "  suggest ...     a policy from what the audit log shows was used\n"
+	  "  list [--json]\n"
+	  "  show NAME\n"
+	  "  reload          re-read policy_dir (all or nothing)\n"
+	  "`netd policy SUBCOMMAND --help` for each; the format is netd-policy(5).\n" },
+	{ "policy check",
+	  "usage: netd policy check FILE...\n"
+	  "Validate policy files as the daemon would (errors as FILE:LINE:COL); no daemon\n"
+	  "needed.  Exit status 6 if any file is invalid.  Warnings and notes on stderr\n"
+	  "(a CIDR rule over never-pin addresses, an except another rule allows, a rule\n"
+	  "without the tls/http check that can pin an address of a checked rule's names)\n"
+	  "leave the exit status at 0.\n" },
+	{ "policy suggest",
+	  "usage: netd policy suggest --sandbox NAME | --policy NAME [--since T]\n"
+	  "                           [--file AUDIT]... [--name NEW] [--wildcards]\n"
+	  "Write (stdout) a policy allowing what the audit log shows sandbox NAME (or\n"
+	  "every sandbox under policy NAME) used, and nothing more: exact names with the\n"
+	  "ports seen, /32 and /128 rules only for connections made without a name;\n"
+	  "counts and bytes in comments.  No daemon needed; the output always passes\n"
+	  "`netd policy check`.\n"
+	  "  --since T    records from T on: RFC 3339 UTC, or N[smhd] ago\n"
+	  "  --file AUDIT the audit log (repeat for rotated files, oldest first); default\n"
+	  "               $NETD_AUDIT_LOG, else /var/log/netd/audit.jsonl\n"
+	  "  --name NEW   the policy's name (default NAME-suggested)\n"
+	  "  --wildcards  widen: 3 or more names below one registrable domain, each\n"
+	  "               connected to by name on the same ports, become '*.DOMAIN'\n"
+	  "               (never over a public suffix; connections by address never count)\n" },
+	{ "policy list",
+	  "usage: netd policy list [--json]\n"
+	  "List the daemon's loaded policies.\n" },
+	{ "policy show",
+	  "usage: netd policy show NAME\n"
+	  "Print loaded policy NAME as JSON.\n" },
+	{ "policy reload",
+	  "usage: netd policy reload\n"
+	  "Re-read policy_dir: every file valid, or nothing changes (exit status 6 and the\n"
+	  "first error).  Prints what changed for each sandbox.  Same as SIGHUP.\n" },
+	{ "status",
+	  "usage: netd status\n"
+	  "Print the daemon's status as JSON (uptime, counts, audit log path and counters).\n" },
+	{ "audit",
+	  "usage: netd audit [--file PATH] [-f [--from-start]] [--sandbox NAME] [--event EVENT]\n"
+	  "                  [--domain NAME|*.SUFFIX] [--verdict V] [--reason R]\n"
+	  "                  [--dst ADDR|CIDR] [--port N] [--since T] [--until T] [--last N]\n"
+	  "                  [--json | --summary [--json]]\n"
+	  "Read the audit log (JSON Lines).  Without --file: $NETD_AUDIT_LOG, else the\n"
+	  "running daemon's log (asked over the control socket), else the config's\n"
+	  "audit_log, else /var/log/netd/audit.jsonl.\n"
+	  "  -f, --follow     keep reading as records are written, from the end like\n"
+	  "                   tail -f (follows rotation); --from-start replays the log first\n"
+	  "  --event EVENT    dns, dns_suppressed, conn, conn_open, conn_update, conn_late,\n"
+	  "                   deny, deny_suppressed, sni, sni_suppressed, sandbox,\n"
+	  "                   policy_reload, netd\n"
+	  "  --verdict, --reason, --dst, --port: only records with that value\n"
+	  "  --last N         only the last N matching records\n"
+	  "  --summary        per (sandbox, domain): connections, bytes, denials\n"
+	  "  T: RFC 3339 UTC (2026-11-30T06:00:00Z, or a prefix of it) or N[smhd] ago\n" },
+	{ "help",
+	  "usage: netd help [COMMAND [SUBCOMMAND]]\n"
+	  "Print the overview, or one command's help.\n" },
+};
+
+static const char exit_codes[] =
+	"Exit status:\n"
+	"  0  success\n"
+	"  1  failure (I/O error, daemon-side error)\n"
+	"  2  usage: bad command line\n"
+	"  3  not found: no such sandbox or policy\n"
+	"  4  conflict: it already exists, or is busy\n"
+	"  5  the daemon is unreachable on the control socket\n"
+	"  6  rejected: invalid input (bad name, bad policy file, refused request)\n";
+
+int cli_exit_from_http(int status)
+{
+	if (status >= 200 && status <= 299)
+		return CLI_OK;
+	switch (status) {
+	case 404:
+		return CLI_NOT_FOUND;
+	case 409:
+		return CLI_CONFLICT;
+	case 400:
+	case 413:
+	case 422:
+		return CLI_REJECTED;
+	default:
+		return CLI_FAILED;
+	}
+}
+
+bool cli_help_wanted(int argc, char *const *argv)
+{
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return false;
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return true;
+	}
+	return false;
+}
+
+static const struct help *find(const char *cmd, const char *sub)
+{
+	const struct help *group = NULL;
+	size_t cl = strlen(cmd);
+
+	for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++) {
+		const char *t = helps[i].topic;
+
+		if (strncmp(t, cmd, cl) != 0 || (t[cl] != '\0' && t[cl] != ' '))
+			continue;
+		if (t[cl] == '\0')
+			group = &helps[i];
+		else if (sub && strcmp(t + cl + 1, sub) == 0)
+			return &helps[i];
+	}
+	return group;
+}
+
+int cli_help_print(int argc, char *const *argv, FILE *out)
+{
+	const struct help *h;
+
+	if (argc < 1)
+		return CLI_USAGE;
+	h = find(argv[0], argc > 1 && argv[1][0] != '-' ? argv[1] : NULL);
+	if (!h) {
+		fprintf(stderr, "netd: no help for unknown command '%s' (netd --help)\n", argv[0]);
+		return CLI_USAGE;
+	}
+	fputs(h->text, out);
+	fputc('\n', out);
+	cli_help_exit_codes(out);
+	return CLI_OK;
+}
+
+void cli_help_exit_codes(FILE *out)
+{
+	fputs(exit_codes, out);
+}
+
+const char *cli_help_topic(size_t i)
+{
+	return i < sizeof(helps) / sizeof(helps[0]) ? helps[i].topic : NULL;
+}

@@ -1,0 +1,150 @@
+/*
+ * config - the daemon's configuration file (netd.yaml).  Pure parser.
+ * Every key has a default; an unknown key is an error with file:line:col.
+ *
+ *   socket: /run/netd/netd.sock
+ *   state_dir: /var/lib/netd
+ *   policy_dir: /etc/netd/policies
+ *   audit_log: /var/log/netd/audit.jsonl
+ *   upstream: [192.0.2.53, "2001:db8::53"]   # default: /etc/resolv.conf nameservers
+ *   egress_interface: eth0                   # default: the default route's interface
+ *   pool: { ipv4: 10.87.0.0/16, ipv6: "fd00:87::/48" }   # ipv6: "" disables IPv6
+ *   # one block per node, picked by the node's address (NETD_NODE_IP):
+ *   pool: { ipv4: 10.87.0.0/16, node_block4: 24, ipv6: "fd00:87::/48", node_block6: 64 }
+ *   policy_watch: false                      # true: reload when policy_dir changes
+ *   dns: { port: 5300, min_ttl: 5, max_ttl: 3600, deny_rcode: nxdomain,
+ *          qps: 1000, burst: 2000, max_outstanding: 256, max_pins: 16384,
+ *          max_pins_per_name: 64, cache_size: 10000, idle_grace: 0, udp_gso: true,
+ *          upstream_deadline_ms: 2500, never_pin_documentation: false }
+ *   log_level: info
+ *   audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 }
+ *   dataplane: { fast_path: true, flowtable: auto }  # fast_path false: established flows
+ *                                            # walk every rule; flowtable auto|true|false
+ *   limits: { connections: 4096 }           # per sandbox, unless its policy says
+ */
+#ifndef NETD_CONFIG_H
+#define NETD_CONFIG_H
+
+/* dataplane.flowtable */
+#define CONFIG_FLOWTABLE_AUTO 0
+#define CONFIG_FLOWTABLE_ON   1
+#define CONFIG_FLOWTABLE_OFF  2
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/addr.h"
+#include "common/diag.h"
+#include "dnsproxy/proxy_config.h"	/* struct upstream_server, the dns: limits */
+
+#define CONFIG_MAX_UPSTREAM 8
+#define CONFIG_FILE_MAX     (1u << 20)	/* bytes */
+#define CONFIG_MAX_TTL_S    604800	/* one week: the largest min_ttl/max_ttl */
+#define CONFIG_IDLE_GRACE_MAX_S 86400	/* one day: the largest dns.idle_grace */
+#define CONFIG_CONN_LIMIT_DEFAULT 4096	/* limits.connections */
+#define CONFIG_CONN_LIMIT_MAX (1u << 20)	/* = POLICY_CONNS_MAX */
+
+struct config {
+	char *socket;		/* owned */
+	char *state_dir;	/* owned */
+	char *policy_dir;	/* owned */
+	char *audit_log;	/* owned */
+	struct upstream_server upstream[CONFIG_MAX_UPSTREAM];
+	unsigned int n_upstream;	/* 0 = take /etc/resolv.conf at startup */
+	char egress_interface[16];	/* "" = the default route's interface */
+	struct prefix pool4;	/* plen 8..28 */
+	struct prefix pool6;	/* plen 0 and family 0 = IPv6 disabled; else /8../64 */
+	bool pool6_enabled;
+	/* pool.node_block4/6: this node uses one block of that length of the
+	 * pool, chosen by config_pool_for_node(); 0 = the whole pool. */
+	uint8_t node_block4, node_block6;
+	bool policy_watch;	/* reload policies when policy_dir changes (netd/daemon/policywatch.h) */
+	uint16_t dns_port;	/* the proxy's listening port in the host netns */
+	uint32_t min_ttl_s;	/* pins last at least this long (seconds) */
+	uint32_t max_ttl_s;	/* ... and at most this long */
+	uint8_t deny_rcode;	/* 3 = NXDOMAIN (default) or 5 = REFUSED */
+	/* DNS abuse limits (dns: section); 0 = the proxy's default. */
+	uint32_t dns_qps;	/* queries/s per sandbox address (token bucket) */
+	uint32_t dns_burst;	/* ... bucket depth */
+	uint32_t dns_max_outstanding;	/* upstream queries in flight per sandbox address */
+	uint32_t dns_max_pins;	/* live pins per sandbox */
+	uint32_t dns_max_pins_per_name;	/* addresses one answer may pin */
+	uint32_t dns_cache_size;	/* answer cache entries; 0 = no cache */
+	uint32_t dns_idle_grace_s;	/* re-pin a name's address for this long after a
+					 * connection to it closed (netd/trail/grace.h); 0 = off */
+	bool dns_udp_gso;	/* grouped UDP replies on gateway sockets (UDP_SEGMENT) */
+	uint32_t dns_upstream_deadline_ms;	/* a client's SERVFAIL at the latest this long
+						 * after its query went upstream (ms) */
+	bool dns_never_pin_doc;	/* dns.never_pin_documentation: the documentation blocks
+				 * (RFC 5737, 3849, 9637) are never pinned either; default false */
+	int log_level;		/* enum log_level */
+	/* audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 } */
+	uint64_t audit_rotate_bytes;	/* rotate the audit log at this size; 0 = never */
+	uint32_t audit_keep;		/* rotated files kept (audit.jsonl.1 .. .N) */
+	uint32_t conn_update_interval_s;	/* conn_update lines for longer connections; 0 = none */
+	uint32_t conntrack_rcvbuf_bytes;	/* audit.conntrack_rcvbuf: conntrack event socket
+						 * receive buffer; 0 = acct's default (8 MiB) */
+	bool conn_open;		/* audit.conn_open: a conn_open record per allowed
+				 * connection (default true) */
+	/* metrics_listen: ADDR:PORT ("127.0.0.1:9153", "[::1]:9153") serving GET
+	 * /metrics over TCP; family 0 = off (the default) */
+	struct addr metrics_addr;
+	uint16_t metrics_port;
+	/* reload: { cut_removed: true } - a reload that removes a name also cuts live connections to it */
+	bool reload_cut_removed;
+	/* dataplane: { fast_path: true } - established, unmetered flows are accepted by
+	 * the first rule of forward (netd/fw.h, fw_config.no_fast_path) */
+	bool fast_path;
+	/* dataplane: { flowtable: auto } - replies of established connections offloaded to
+	 * an nftables flowtable on the egress interface (true: required; false: never) */
+	uint8_t flowtable;
+	/* limits: { connections: 4096 } - tracked connections per sandbox when its policy
+	 * sets no limits.connections (nftables "ct count"); 0 = no default limit */
+	uint32_t conn_limit;
+};
+
+/* config_init() - fill @c with the defaults (documented in docs/configuration.md). */
+int config_init(struct config *c);
+
+/*
+ * config_parse() - parse YAML @buf/@len on top of the values already in
+ * @c (call config_init() first).  @file names the input in diagnostics.
+ * Return: 0; -EINVAL with @err filled (unknown key, wrong type, duplicate
+ * key, bad address/prefix, min_ttl > max_ttl, ...); -ENOMEM.
+ */
+int config_parse(struct config *c, const char *buf, size_t len, const char *file,
+		 struct diag *err);
+
+/* config_load_file() - read @path and config_parse() it. -errno if unreadable. */
+int config_load_file(struct config *c, const char *path, struct diag *err);
+
+/*
+ * config_read_resolv_conf() - if @c has no upstream servers yet
+ * (n_upstream == 0), take them from the "nameserver ADDR" lines of @path
+ * (resolv.conf(5), normally "/etc/resolv.conf"), port 53, in file order, at
+ * most CONFIG_MAX_UPSTREAM.  Lines whose address does not parse (e.g. a
+ * link-local one with "%zone") are skipped.  Reads at most CONFIG_FILE_MAX
+ * bytes.  Return: the number of servers taken (0 if @c already had some or
+ * the file names none); -errno if @path is unreadable.
+ */
+int config_read_resolv_conf(struct config *c, const char *path);
+
+/*
+ * config_pool_for_node() - narrow pool4 (and pool6) to this node's block
+ * when pool.node_block4 (node_block6) is set: block number = the low
+ * (node_block - pool length) bits of @node_ip, the node's IPv4 address
+ * (e.g. 10.87.0.0/16, /24 blocks, node 192.168.1.23 -> 10.87.23.0/24).
+ * Distinct nodes get distinct blocks as long as their addresses differ in
+ * those bits - true for every pair of nodes in one subnet no larger than
+ * the number of blocks (a /24 of nodes with 256 blocks).
+ * @node_ip: text, or NULL/"" if unknown.  Idempotent only once: call after
+ * loading the file.  @err: why, on failure.
+ * Return: 1 narrowed; 0 no node_block set (nothing to do); -EINVAL
+ * (node_block set but @node_ip missing or not IPv4).
+ */
+int config_pool_for_node(struct config *c, const char *node_ip, struct diag *err);
+
+/* config_done() - free what @c owns; @c may be re-initialised afterwards. */
+void config_done(struct config *c);
+
+#endif

@@ -1,0 +1,321 @@
+/*
+ * policy - egress policies: the YAML schema (files under policies/), its parser
+ * and the qname matcher.  Pure: reads a buffer or a file, never logs.
+ *
+ *   name: python-dev                 # [a-z0-9][a-z0-9_.-]{0,63}
+ *   description: "..."               # optional
+ *   mode: enforce                    # optional: enforce (default) | audit
+ *   on_deny: drop                    # optional: drop (default) | reject
+ *   egress:                          # list; empty list = deny all
+ *     - domains: [pypi.org, "*.pythonhosted.org"]
+ *       except: [uploads.pythonhosted.org, "*.user.pythonhosted.org"]
+ *       ports: [443]                 # single ports for domain rules
+ *       protocol: tcp                # tcp (default) | udp
+ *       min_ttl: 60                  # optional: pins last at least 60 s
+ *       max_qname_length: 64         # optional: longer names are denied
+ *       idle_grace: 30               # optional: overrides dns.idle_grace (0 = off)
+ *       tls: { sni: enforce }        # optional: off (default) | log | enforce
+ *       http: { host: log }          # optional: the same for a plain-HTTP Host
+ *     - cidrs: [198.51.100.7/32]
+ *       ports: [8080, "9000-9010"]   # ranges allowed for cidr rules
+ *
+ * A rule has exactly one of domains/cidrs.  Exact names match only
+ * themselves; "*.example.com" matches any name at any depth below
+ * example.com but not example.com itself.  Names are stored lower-case,
+ * without trailing dot, in A-label (punycode) form; non-ASCII is an error.
+ *
+ * `except:` (domain rules only) takes names back from its own rule: the
+ * same pattern forms, each inside one of the rule's wildcards (an except
+ * no wildcard of the rule covers, one that equals a wildcard, and an
+ * exact domain of the rule inside an except are errors).  Another rule
+ * that allows the name still allows it.
+ */
+#ifndef NETD_POLICY_H
+#define NETD_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/addr.h"	/* struct prefix, struct port_range */
+#include "common/diag.h"
+
+#define POLICY_NAME_MAX     64	/* bytes, without NUL */
+#define POLICY_MAX_RULES    256
+#define POLICY_MAX_ITEMS    1024	/* domains or cidrs per rule */
+#define POLICY_MAX_PORTS    64	/* port entries per rule */
+#define POLICY_FILE_MAX     (1u << 20)	/* bytes */
+#define POLICY_DESCRIPTION_MAX 1024	/* bytes */
+#define POLICY_MIN_TTL_MAX  604800	/* seconds: a rule's min_ttl, one week at most */
+#define POLICY_IDLE_GRACE_MAX 86400	/* seconds: a rule's idle_grace, one day at most */
+#define POLICY_EGRESS_MAX   (1ull << 50)	/* bytes: limits.egress_bytes, 1 PiB at most */
+#define POLICY_CONNS_MAX    (1u << 20)	/* limits.connections: tracked connections per sandbox */
+
+/*
+ * tls.sni / http.host of a domain rule: does a new TCP connection to an
+ * address it pinned have to name (in its TLS server_name or HTTP Host) a
+ * name of the rule that pinned it?  docs/sni.md.  Ordered: a larger value
+ * is stricter.
+ */
+enum policy_l7 {
+	POLICY_L7_OFF = 0,	/* not looked at */
+	POLICY_L7_LOG,		/* looked at; a mismatch is audited, the connection passes */
+	POLICY_L7_ENFORCE,	/* a mismatch is reset and audited */
+};
+
+/* Where a value is in the policy file, 1-based. */
+struct policy_pos {
+	unsigned int line, col;
+};
+
+struct policy_rule {
+	char **domains;		/* owned; normalized pattern strings */
+	size_t n_domains;
+	struct policy_pos *domain_pos;	/* owned; where each domain is (n_domains
+					 * entries); NULL: not parsed from a file */
+	char **excepts;		/* owned; normalized patterns taken back from domains */
+	size_t n_excepts;
+	struct prefix *cidrs;	/* owned */
+	size_t n_cidrs;
+	struct port_range *ports;	/* owned */
+	size_t n_ports;
+	uint8_t proto;		/* IPPROTO_TCP or IPPROTO_UDP */
+	uint32_t min_ttl_s;	/* domain rules: pins last at least this (s); 0 = the
+				 * global dns.min_ttl only; <= POLICY_MIN_TTL_MAX */
+	uint16_t max_qname_len;	/* domain rules: names longer than this (presentation
+				 * form, no trailing dot) do not match; 0 = no cap */
+	bool idle_grace_set;	/* domain rules: idle_grace given; overrides dns.idle_grace */
+	uint32_t idle_grace_s;	/* ... seconds (0 = off), <= POLICY_IDLE_GRACE_MAX */
+	uint8_t tls_sni;	/* enum policy_l7; domain rules, protocol tcp only */
+	uint8_t http_host;	/* enum policy_l7; the same */
+	unsigned int line;	/* where the rule starts in the file, 1-based */
+	unsigned int col;	/* ... and its column, 1-based (0: not known) */
+};
+
+struct policy {
+	char *name;		/* owned */
+	char *description;	/* owned, may be NULL */
+	char *file;		/* owned, the path it was read from, may be NULL */
+	unsigned int name_line, name_col;	/* where `name:`'s value is, 1-based */
+	struct policy_rule *rules;	/* owned */
+	size_t n_rules;
+	void *index;		/* owned: the name-matcher index (opaque) */
+	/*
+	 * limits: { egress_bytes: 500M, on_exceed: finish|cut }.  Bytes the
+	 * sandbox may send (IP packets leaving it, headers included, all
+	 * connections together; K/M/G = 2^10/2^20/2^30); 0 = no limit.  Over it,
+	 * new connections are refused; with on_exceed: cut, packets of existing
+	 * ones are dropped too (default finish: they may complete).
+	 */
+	uint64_t egress_bytes;
+	bool quota_cut;
+	/*
+	 * limits: { connections: N }: at most N tracked connections of the
+	 * sandbox at once (nftables "ct count over N", all protocols and both
+	 * families together); over it new connections are dropped (deny
+	 * record reason "conn-limit").  0 = not given: netd.yaml's
+	 * limits.connections applies.  1..POLICY_CONNS_MAX.
+	 */
+	uint32_t max_conns;
+	/*
+	 * mode: audit -> nothing the policy would deny is denied: every name
+	 * resolves, every connection passes (never-pin addresses, spoofing
+	 * and the other base-chain rules still hold), and the audit log marks
+	 * what enforce mode would have denied ("would_deny").
+	 */
+	bool audit;
+	/*
+	 * on_deny: reject -> a connection the policy denies is refused at once
+	 * (TCP RST; ICMP/ICMPv6 administratively prohibited for the rest),
+	 * rate limited per sandbox (over the rate: dropped); denied DNS
+	 * answers carry an Extended DNS Error either way.  Default drop.
+	 */
+	bool reject;
+};
+
+/*
+ * policy_parse_size() - "500M" -> 524288000: decimal digits with an
+ * optional K, M or G suffix (binary: 2^10, 2^20, 2^30; case-insensitive).
+ * @s, @len: the text, not NUL-terminated.  Return: 0 and *@ret;
+ * -EINVAL if malformed; -ERANGE if above POLICY_EGRESS_MAX or zero.
+ */
+int policy_parse_size(const char *s, size_t len, uint64_t *ret);
+
+/*
+ * policy_parse() - parse one policy document.
+ * @buf, @len: YAML text (not retained; need not be NUL-terminated).
+ * @file: name used in diagnostics and stored in the policy (copied).
+ * @ret: on success a new policy; caller frees with policy_free().
+ * @err: on failure, FILE:LINE:COL and a message (unknown key, wrong type,
+ *       duplicate key, bad CIDR, bad pattern, bad port, ...).
+ * Return: 0; -EINVAL (bad input, @err filled); -ENOMEM.
+ */
+int policy_parse(const char *buf, size_t len, const char *file, struct policy **ret,
+		 struct diag *err);
+
+/*
+ * policy_load_file() - read @path (at most POLICY_FILE_MAX bytes) and
+ * policy_parse() it.  Return: as policy_parse(); -errno if unreadable
+ * (@err filled too).
+ */
+int policy_load_file(const char *path, struct policy **ret, struct diag *err);
+
+/*
+ * policy_rule_port() - is @r for @proto (IPPROTO_TCP / IPPROTO_UDP) and
+ * does one of its port ranges hold @port (host byte order)?
+ */
+bool policy_rule_port(const struct policy_rule *r, uint8_t proto, uint16_t port);
+
+/*
+ * policy_cidr_allows() - does a `cidrs` rule of @p allow @proto to @dst
+ * port @port (host byte order)?  Such traffic needs no pin: no grace, no
+ * SNI check.  NULL @p or @dst: false.
+ */
+bool policy_cidr_allows(const struct policy *p, const struct addr *dst, uint8_t proto,
+			uint16_t port);
+
+/*
+ * policy_l7_port() - does any tcp rule of @p have tls.sni or http.host at
+ * @mode (POLICY_L7_LOG or POLICY_L7_ENFORCE) exactly, on @port?  For the
+ * ruleset: which ports' first payload packets go to netd, and how.
+ */
+bool policy_l7_port(const struct policy *p, uint16_t port, enum policy_l7 mode);
+
+/*
+ * The SNI/Host check follows the rules that pinned an address
+ * (docs/sni.md): when a rule without the check (or with a weaker one) pins
+ * an address a checked rule's names are also served from, whichever
+ * rule's answer pinned it decides whether the check runs there.  Which
+ * names share an address is not in the file; what is:
+ */
+enum policy_l7_gap_kind {
+	/* Two tcp domain rules share a port; a name only the weaker rule
+	 * allows and a name of the checked rule are under one registrable
+	 * domain (or one pattern covers the other): likely one front end. */
+	POLICY_GAP_RELATED,
+	/* The same, but no such pair of names: they share an address only if
+	 * both sites sit behind one CDN or load balancer; the file cannot say. */
+	POLICY_GAP_PORT,
+	/* A cidr rule gives the port: its addresses are accepted before the
+	 * check (netd/fw/pchain.c), even when a checked rule's name pinned them. */
+	POLICY_GAP_CIDR,
+};
+
+struct policy_l7_gap {
+	enum policy_l7_gap_kind kind;
+	size_t checked, other;	/* indexes into p->rules: the stricter rule, the other */
+	size_t cd, od;		/* RELATED: checked->domains[cd], other->domains[od];
+				 * PORT: od is a name only @other allows; CIDR: od is
+				 * other->cidrs[0]; cd is 0 unless RELATED */
+	uint16_t port;		/* the first tcp port (host order) both give */
+};
+
+/*
+ * policy_l7_gaps() - the pairs of rules through which one address could be
+ * reached on a tcp port where one of them checks tls.sni or http.host
+ * more strictly than the other (compared as the check reads them: a TLS
+ * stream by tls.sni, else http.host; HTTP by http.host, else tls.sni),
+ * for `netd policy check`'s warnings.  Rules whose every name the checked
+ * rule also allows add nothing (the strictest rule of a pinned name
+ * applies) and are not listed.  Pure; no resolution.
+ * @out, @max: filled in rule order (checked, then other); @out may be NULL
+ *             when @max is 0 (to count).
+ * Return: the number of pairs (may exceed @max; only @max were stored).
+ */
+size_t policy_l7_gaps(const struct policy *p, struct policy_l7_gap *out, size_t max);
+
+/* policy_l7_str() - "off", "log", "enforce". */
+const char *policy_l7_str(enum policy_l7 m);
+
+/* policy_free() - free @p and everything it owns; NULL-safe. */
+void policy_free(struct policy *p);
+
+/*
+ * policy_match() - which domain rules allow @qname: a domain of the rule
+ * matches it and no except of the same rule does.
+ * @qname: lower-case presentation form without trailing dot, as produced
+ *         by wire_parse_query(); names with bytes outside [a-z0-9-_] in a
+ *         label never match (the caller has already refused them).
+ * @out, @max: filled with indexes into p->rules, ascending.
+ * Cost: O(number of labels) hash lookups (twice that when a rule has an
+ * except), independent of policy size.
+ * Return: number of matching rules (0 = denied); may exceed @max, in which
+ *         case only @max were stored.
+ */
+size_t policy_match(const struct policy *p, const char *qname, uint16_t *out, size_t max);
+
+/*
+ * policy_allows() - would enforce mode let a connection to @dst (may be
+ * NULL), @proto, @port (host order) through, reached by @name (the name it
+ * was pinned for; NULL = none)?  A domain rule matching @name with that
+ * protocol and port, or a CIDR rule containing @dst with them.  For audit
+ * mode's would_deny marks.  Pure.
+ */
+bool policy_allows(const struct policy *p, const char *name, const struct addr *dst,
+		   uint8_t proto, uint16_t port);
+
+/*
+ * policy_except_shadows() - the other rules that still allow some name
+ * that except @ex of rule @rule takes back (an exact except: the rules
+ * matching it; "*.T": rules with a domain inside T's subtree, or a
+ * wildcard around it), for `netd policy check`'s warning.
+ * @out, @max: rule indexes, ascending.  Return: the count (may exceed @max).
+ */
+size_t policy_except_shadows(const struct policy *p, size_t rule, size_t ex, uint16_t *out,
+			     size_t max);
+
+/*
+ * policy_registrable_domain() - the registrable domain ("eTLD+1") of @name
+ * (lower case, no trailing dot) by the Public Suffix List data the parser
+ * checks wildcards against: "a.b.example.co.uk" -> "example.co.uk".
+ * Return: a pointer into @name; NULL if @name is a public suffix itself or
+ * no list data is available.
+ */
+const char *policy_registrable_domain(const char *name);
+
+/*
+ * policy_pattern_check() - would @pattern ("a.example.com", "*.example.com")
+ * be accepted in a rule's domains as it is: valid, already normalized
+ * (lower case, no trailing dot), not an address, no wildcard over a public
+ * suffix.  @why (@whysz bytes) says why not.  Return: 0; -EINVAL.
+ */
+int policy_pattern_check(const char *pattern, char *why, size_t whysz);
+
+/* A domain pattern's longest presentation form, no trailing dot (RFC 1035 3.1). */
+#define POLICY_PATTERN_MAX 253
+
+/*
+ * policy_pattern_norm() - (internal to netd/model/policy*.c) normalize domain
+ * pattern @in (@len bytes) into @out (>= POLICY_PATTERN_MAX + 2 bytes):
+ * lower case, trailing dot stripped, checked as policy_pattern_check()
+ * does.  @narrow: an except pattern (a wildcard over a public suffix is
+ * fine there).  @why (@whysz bytes) says what is wrong.
+ * Return: 0; -EINVAL.  Implemented in netd/model/policy_names.c.
+ */
+int policy_pattern_norm(const char *in, size_t len, char *out, char *why, size_t whysz,
+			bool narrow);
+
+/*
+ * policy_name_below() - (internal to netd/model/policy*.c) is @name strictly below
+ * @suffix ("a.b.example.com" below "example.com")?  Both normalized.
+ */
+bool policy_name_below(const char *name, const char *suffix);
+
+/*
+ * policy_index_build() - (internal to netd/model/policy*.c: policy_parse() calls
+ * it) index @p's domains and excepts into p->index, owned by @p and freed
+ * by policy_free(); the index borrows the validated, normalized patterns.
+ * Implemented in netd/model/policy_index.c.  Return: 0; -ENOMEM.
+ */
+int policy_index_build(struct policy *p);
+
+/* policy_index_free() - free an index from policy_index_build(); NULL-safe. */
+void policy_index_free(void *index);
+
+/*
+ * policy_name_valid() - true if @name is a valid policy (or sandbox) name:
+ * [A-Za-z0-9][A-Za-z0-9_.-]{0,63}.
+ */
+bool policy_name_valid(const char *name);
+
+#endif

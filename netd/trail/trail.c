@@ -1,0 +1,891 @@
+/*
+ * trail - conn/deny records and their counters.  Ordering: a pin's name is
+ * recorded (trail_pinned(), from the proxy's audit callback) before the
+ * DNS answer leaves, so every connection made with that answer finds its
+ * name here when it opens and when it ends.  Counters: every byte the
+ * kernel counts for a flow is folded into the sandbox's and the rule's
+ * counters exactly once (flowtab.h), so they grow while flows are live
+ * and agree with the records.
+ */
+#include "netd/trail/trail.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <net/if.h>
+
+#include "common/clock.h"
+#include "common/hash.h"
+#include "common/log.h"
+#include "netd/trail/acct.h"
+#include "netd/trail/audit.h"
+#include "netd/trail/ctmsg.h"
+#include "netd/trail/denyfold.h"
+#include "netd/trail/flowtab.h"
+#include "netd/trail/grace.h"
+#include "netd/common/metrics.h"
+#include "netd/trail/nflog.h"
+#include "netd/trail/pinmap.h"
+
+#include <event2/event.h>
+
+#define TRAIL_PINMAP_ENTRIES 16384
+#define TRAIL_DOMAIN_SLOTS   8192	/* per (sandbox, domain) counters; power of two */
+#define TRAIL_DOMAIN_OTHER   "(other)"	/* where counters go once the table is full */
+#define TRAIL_IFCACHE        1024
+#define TRAIL_FLOWS          65536	/* flows tracked for folding (flowtab.h) */
+#define TRAIL_DENY_TICK_MS   500	/* pending deny records are checked this often */
+
+/* Deny reasons (the nflog prefixes, fw.c), for the reason label; last = other. */
+static const char *const deny_reasons[] = { "not-pinned", "internal", "to-host",
+	"sandbox-to-sandbox", "spoof", "ipv6-disabled", "quota", "conn-limit", "other" };
+#define N_DENY_REASONS (sizeof(deny_reasons) / sizeof(deny_reasons[0]))
+
+/* DNS decision reasons (docs/audit.md), for the reason label; last = other. */
+static const char *const dns_reasons[] = { "policy", "not-in-policy", "qname-too-long",
+	"bad-name", "bad-class", "rate-limit", "overload", "pin-limit", "name-pin-limit",
+	"too-many-pins", "pin-failed", "bad-answer", "answer-loop", "answer-too-large",
+	"no-memory", "upstream-timeout", "upstream-failure", "audit-mode", "badvers",
+	"qtype-meta", "qtype-zone-transfer", "qtype-obsolete", "formerr", "notimp", "other" };
+#define N_DNS_REASONS (sizeof(dns_reasons) / sizeof(dns_reasons[0]))
+static const char *const dns_rcodes[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
+	"NOTIMP", "REFUSED", "OTHER" };
+#define N_DNS_RCODES (sizeof(dns_rcodes) / sizeof(dns_rcodes[0]))
+
+struct totals {
+	uint64_t conns, bytes_out, bytes_in;
+	uint64_t denied[N_DENY_REASONS];	/* packets, by reason */
+};
+
+/* A sandbox's DNS decisions, [allowed][reason][rcode]; allocated on its first. */
+struct dns_ctr {
+	uint64_t n[2][N_DNS_REASONS][N_DNS_RCODES];
+};
+
+struct dom_ctr {
+	bool used;
+	uint32_t slot;
+	char domain[PINMAP_NAME_MAX + 1];
+	struct totals t;
+};
+
+struct trail {
+	struct trail_config cfg;
+	struct audit *audit;
+	struct sandbox_table *sbs;
+	trail_policy_fn policy;
+	void *ctx;
+	struct acct *acct;
+	struct nflog *nflog;
+	struct pinmap *pins;
+	struct totals *per_slot;	/* SANDBOX_MAX */
+	struct dns_ctr **dns;		/* SANDBOX_MAX, each NULL until used */
+	struct flowtab *flows;		/* what each live flow has been counted as */
+	struct denyfold *denies;	/* deny records being folded */
+	struct event *deny_tick;
+	uint64_t conn_late;		/* conn_late records: packets after a close */
+	struct dom_ctr *dom;		/* TRAIL_DOMAIN_SLOTS */
+	size_t n_dom;
+	struct { uint32_t ifindex; int32_t slot; } ifcache[TRAIL_IFCACHE];
+	uint64_t unattributed;	/* flows/denies whose sandbox was already gone */
+	bool grace_on;		/* trail_set_grace() */
+	int64_t gone_slot;	/* the slot trail_sandbox_gone() drains: no grace, -1 = none */
+	struct grace_seen *seen;	/* TCP closes already served */
+	struct {
+		uint64_t repinned;	/* grace pins sent to the kernel */
+		uint64_t covered;	/* a longer pin was already there */
+		uint64_t none;		/* closed with a name but no grace (policy, rule) */
+		uint64_t failed;	/* the pin batch failed */
+	} grace;
+};
+
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The sandbox in @slot, by its pool address (sandbox.h: .2 of the slot's /30). */
+static struct sandbox *by_slot(const struct trail *t, int64_t slot)
+{
+	struct addr a = t->cfg.pool4.addr;
+	struct sandbox *sb;
+
+	if (slot < 0 || slot >= SANDBOX_MAX || a.family != AF_INET)
+		return NULL;
+	{
+		uint32_t v = (uint32_t)a.a[0] << 24 | (uint32_t)a.a[1] << 16 |
+			     (uint32_t)a.a[2] << 8 | a.a[3];
+
+		v += (uint32_t)slot * 4 + 2;
+		a.a[0] = (uint8_t)(v >> 24);
+		a.a[1] = (uint8_t)(v >> 16);
+		a.a[2] = (uint8_t)(v >> 8);
+		a.a[3] = (uint8_t)v;
+	}
+	sb = sandbox_by_addr(t->sbs, &a);
+	return sb && sb->slot == (uint32_t)slot ? sb : NULL;
+}
+
+/* "the name the address was pinned for in that sandbox; the CIDR rule if none" */
+static const char *domain_of(const struct trail *t, const struct sandbox *sb,
+			     const struct addr *dst, char *buf, size_t sz)
+{
+	const char *name = pinmap_get(t->pins, sb->slot, dst);
+	const struct policy *p;
+
+	if (name)
+		return name;
+	p = t->policy(t->ctx, sb->policy);
+	for (size_t i = 0; p && i < p->n_rules; i++)
+		for (size_t j = 0; j < p->rules[i].n_cidrs; j++)
+			if (p->rules[i].cidrs[j].addr.family == dst->family &&
+			    prefix_contains(&p->rules[i].cidrs[j], dst))
+				return prefix_format(&p->rules[i].cidrs[j], buf, sz);
+	return NULL;
+}
+
+static struct totals *dom_ctr(struct trail *t, uint32_t slot, const char *domain)
+{
+	uint64_t h = fnv64_add(fnv64_add(FNV64_INIT, domain, strlen(domain)), &slot, sizeof(slot));
+	for (size_t i = 0; i < TRAIL_DOMAIN_SLOTS; i++) {
+		struct dom_ctr *c = &t->dom[(h + i) & (TRAIL_DOMAIN_SLOTS - 1)];
+
+		if (c->used && c->slot == slot && strcmp(c->domain, domain) == 0)
+			return &c->t;
+		if (!c->used) {
+			/* Keep room for every sandbox's "(other)". */
+			if (t->n_dom >= TRAIL_DOMAIN_SLOTS * 3 / 4 &&
+			    strcmp(domain, TRAIL_DOMAIN_OTHER) != 0)
+				return dom_ctr(t, slot, TRAIL_DOMAIN_OTHER);
+			if (t->n_dom >= TRAIL_DOMAIN_SLOTS - 1)
+				return NULL;
+			c->used = true;
+			c->slot = slot;
+			snprintf(c->domain, sizeof(c->domain), "%s", domain);
+			t->n_dom++;
+			return &c->t;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * A connection of @sb closed: re-pin its (dst, proto, dport) for the
+ * grace if pinmap has a name for dst and the current policy still allows
+ * that name there (netd/trail/grace.h).  Only flows the kernel accepted end, so
+ * only addresses a connection was really using get a grace: a deny never
+ * becomes an allow here.
+ */
+static void grace_flow(struct trail *t, const struct sandbox *sb, const struct ct_flow *f)
+{
+	const char *name;
+	uint32_t g;
+	struct fw_pin pin;
+	char abuf[ADDR_STRLEN];
+	int r;
+
+	if (!t->grace_on || !t->cfg.grace_pin || (int64_t)sb->slot == t->gone_slot ||
+	    (f->proto != IPPROTO_TCP && f->proto != IPPROTO_UDP))
+		return;
+	name = pinmap_get(t->pins, sb->slot, &f->dst);
+	if (!name)
+		return;		/* not reached through a name (CIDR rule, or forgotten) */
+	g = grace_timeout_s(t->policy(t->ctx, sb->policy), name, &f->dst, f->proto, f->dport,
+			    t->cfg.idle_grace_s);
+	if (!g) {
+		t->grace.none++;
+		return;
+	}
+	pin = (struct fw_pin){ .addr = f->dst, .proto = f->proto, .port = f->dport,
+			       .timeout_ms = g * 1000u };
+	r = t->cfg.grace_pin(t->ctx, sb->name, &pin);
+	if (r < 0) {
+		t->grace.failed++;
+		log_warn("idle grace: pinning %s %s/%u for sandbox %s failed: %s",
+			 addr_format(&f->dst, abuf, sizeof(abuf)),
+			 f->proto == IPPROTO_TCP ? "tcp" : "udp", f->dport, sb->name, strerror(-r));
+	} else if (r > 0) {
+		t->grace.repinned++;
+		log_debug("idle grace: %s %s/%u (%s) pinned %u s for sandbox %s",
+			  addr_format(&f->dst, abuf, sizeof(abuf)),
+			  f->proto == IPPROTO_TCP ? "tcp" : "udp", f->dport, name, g, sb->name);
+	} else {
+		t->grace.covered++;
+	}
+}
+
+/* A marked TCP entry reached a closing state (acct.h): its first one starts the grace. */
+static void on_closing(void *ctx, const struct ct_flow *f)
+{
+	struct trail *t = ctx;
+	struct sandbox *sb = by_slot(t, ACCT_MARK_SLOT(f->mark));
+
+	if (!sb || !t->grace_on || grace_seen_has(t->seen, f->id))
+		return;
+	grace_seen_mark(t->seen, f->id);
+	grace_flow(t, sb, f);
+}
+
+/*
+ * Audit mode (netd/fw.h fw_mode_audit()): mark @rec with what enforce mode
+ * would have done to the connection, as the policy stands now.  A name the
+ * policy does not list: "not-in-policy"; no name and no CIDR rule, or a
+ * port no rule gives: "not-pinned" (the reason a "deny" record would say).
+ * Return: true if @rec was marked (it is not in enforce mode, nor when the
+ * policy allows the connection).
+ */
+static bool mark_would_deny(const struct trail *t, const struct sandbox *sb,
+			    const struct addr *dst, uint8_t proto, uint16_t dport,
+			    const char *domain, json_t *rec)
+{
+	const struct policy *p = t->policy(t->ctx, sb->policy);
+	const char *name = domain && !strchr(domain, '/') ? domain : NULL;
+	uint16_t idx[1];
+
+	if (!rec || !fw_mode_audit(sb->mode, p) || policy_allows(p, name, dst, proto, dport))
+		return false;
+	json_object_set_new(rec, "would_deny", json_string(
+		name && !policy_match(p, name, idx, 1) ? "not-in-policy" : "not-pinned"));
+	return true;
+}
+
+/*
+ * The rule pattern that allows @name on @proto/@port under @p ("pypi.org",
+ * "*.pythonhosted.org"): the per-domain counters' key, bounded by the
+ * policy's size, unlike the names a wildcard matches.  The most specific
+ * pattern of the first matching rule that allows the port; "(other)" if
+ * no rule allows the name any more (a reload).
+ */
+static const char *rule_label(const struct policy *p, const char *name, uint8_t proto,
+			      uint16_t port)
+{
+	uint16_t idx[16];
+	size_t n = p ? policy_match(p, name, idx, 16) : 0;
+	const struct policy_rule *best = NULL;
+	const char *pat = NULL;
+	size_t nl = strlen(name);
+
+	if (n > 16)
+		n = 16;
+	for (size_t i = 0; i < n && !best; i++) {
+		const struct policy_rule *r = &p->rules[idx[i]];
+
+		if (policy_rule_port(r, proto, port))
+			best = r;
+	}
+	if (!best && n)
+		best = &p->rules[idx[0]];
+	for (size_t k = 0; best && k < best->n_domains; k++) {
+		const char *d = best->domains[k];
+		size_t dl = strlen(d);
+
+		if (strcmp(d, name) == 0)
+			return d;	/* exact beats any wildcard */
+		if (dl > 2 && d[0] == '*' && d[1] == '.' && nl > dl - 1 &&
+		    strcmp(name + nl - (dl - 1), d + 1) == 0 && (!pat || dl > strlen(pat)))
+			pat = d;
+	}
+	return pat ? pat : TRAIL_DOMAIN_OTHER;
+}
+
+/* The per-domain counters' key for a flow of @sb to @dst whose domain_of() is @domain. */
+static const char *domain_key(const struct trail *t, const struct sandbox *sb,
+			      const struct ct_flow *f, const char *domain)
+{
+	if (!domain)
+		return "";
+	if (!pinmap_get(t->pins, sb->slot, &f->dst))
+		return domain;	/* a CIDR rule, already a pattern */
+	return rule_label(t->policy(t->ctx, sb->policy), domain, f->proto, f->dport);
+}
+
+/* Add @c to @sb's counters and its rule's; @ended: one more connection. */
+static void fold(struct trail *t, const struct sandbox *sb, const struct ct_flow *f,
+		 const char *domain, const struct flow_ctr *c, bool ended)
+{
+	struct totals *s = &t->per_slot[sb->slot], *d;
+
+	if (flowtab_ctr_zero(c) && !ended)
+		return;
+	s->conns += ended;
+	s->bytes_out += c->bytes_out;
+	s->bytes_in += c->bytes_in;
+	d = dom_ctr(t, sb->slot, domain_key(t, sb, f, domain));
+	if (d) {
+		d->conns += ended;
+		d->bytes_out += c->bytes_out;
+		d->bytes_in += c->bytes_in;
+	}
+}
+
+/*
+ * The record of a flow; @c: the counters it reports (NULL: @f's own).  An
+ * audit-mode sandbox's records of a flow enforce mode would have dropped
+ * carry would_deny.
+ */
+static void write_conn(struct trail *t, const char *event, const struct sandbox *sb,
+		       const struct ct_flow *f, const char *domain, const struct flow_ctr *c)
+{
+	struct ct_flow g = *f;
+	json_t *rec;
+
+	if (c) {
+		g.bytes_out = c->bytes_out;
+		g.bytes_in = c->bytes_in;
+		g.packets_out = c->packets_out;
+		g.packets_in = c->packets_in;
+	}
+	rec = ct_conn_json(&g, sb->name, sb->policy, domain, real_ns());
+	mark_would_deny(t, sb, &f->dst, f->proto, f->dport, domain, rec);
+	audit_write(t->audit, event, rec);
+}
+
+/*
+ * A connection conntrack confirmed: its one conn_open record, if
+ * audit.conn_open asks for them - and always when it is one an audit-mode
+ * sandbox's enforce mode would have dropped, marked would_deny (the chain
+ * accepted it without logging: this is the record of it, in place of the
+ * deny record enforce mode would have written).
+ */
+static void write_open(struct trail *t, const struct sandbox *sb, const struct ct_flow *f,
+		       const char *domain)
+{
+	json_t *rec = ct_open_json(f, sb->name, sb->policy, domain, f->start_ns);
+
+	if (!mark_would_deny(t, sb, &f->dst, f->proto, f->dport, domain, rec) &&
+	    !t->cfg.conn_open) {
+		json_decref(rec);
+		return;
+	}
+	audit_write(t->audit, "conn_open", rec);
+}
+
+/*
+ * A flow event (acct.h).  Every byte is folded once (flowtab.h): live
+ * dumps fold what grew, the close folds the rest and writes `conn`, and
+ * the DESTROY folds what came after and writes `conn` only if the close
+ * did not (UDP, ICMP, a lost update, a full table) - or `conn_late` with
+ * the packets after the close if there were any.
+ */
+static void on_flow(void *ctx, enum acct_kind kind, const struct ct_flow *f)
+{
+	struct trail *t = ctx;
+	struct sandbox *sb = by_slot(t, ACCT_MARK_SLOT(f->mark));
+	struct flow_ctr c = { 0 }, late = { 0 };
+	char cbuf[PREFIX_STRLEN];
+	const char *domain;
+	bool recorded = false;
+	int r = 0;
+
+	/* The table first: it must forget a flow even if its sandbox is gone. */
+	if (kind == ACCT_LIVE || kind == ACCT_UPDATE)
+		r = flowtab_live(t->flows, f, &c);
+	else if (kind == ACCT_CLOSE)
+		r = flowtab_close(t->flows, f, &c);
+	else if (kind == ACCT_END)
+		recorded = flowtab_end(t->flows, f, &c, &late);
+	if (!sb) {
+		/* Deleted before its last connection ended: nothing to name it by. */
+		if (kind == ACCT_END)
+			t->unattributed++;
+		return;
+	}
+	domain = domain_of(t, sb, &f->dst, cbuf, sizeof(cbuf));
+	switch (kind) {
+	case ACCT_OPEN:
+		write_open(t, sb, f, domain);
+		return;
+	case ACCT_LIVE:
+	case ACCT_UPDATE:
+		fold(t, sb, f, domain, &c, false);
+		/* No interim record after the final one (a TIME_WAIT entry). */
+		if (kind == ACCT_UPDATE && r != 2)
+			write_conn(t, "conn_update", sb, f, domain, NULL);
+		return;
+	case ACCT_CLOSE:
+		if (r < 0)
+			return;	/* table full: the DESTROY writes it */
+		fold(t, sb, f, domain, &c, r == 1);
+		if (r == 1)
+			write_conn(t, "conn", sb, f, domain, NULL);
+		return;
+	case ACCT_END:
+		fold(t, sb, f, domain, &c, !recorded);
+		if (!recorded) {
+			write_conn(t, "conn", sb, f, domain, NULL);
+		} else if (!flowtab_ctr_zero(&late)) {
+			t->conn_late++;
+			write_conn(t, "conn_late", sb, f, domain, &late);
+		}
+		/* TCP: the grace began at its close, unless that update was lost
+		 * (then it begins now, late rather than never). */
+		if (t->grace_on && !(f->proto == IPPROTO_TCP && grace_seen_take(t->seen, f->id)))
+			grace_flow(t, sb, f);
+		return;
+	}
+}
+
+static int32_t slot_of_ifindex(struct trail *t, uint32_t ifindex)
+{
+	size_t i = ifindex % TRAIL_IFCACHE;
+	char name[IF_NAMESIZE];
+	unsigned int slot;
+	char extra;
+
+	if (!ifindex)
+		return -1;
+	if (t->ifcache[i].ifindex == ifindex)
+		return t->ifcache[i].slot;
+	if (!if_indextoname(ifindex, name))
+		return -1;
+	/* netd's host-side veths are "nd%05x" of the slot (sandbox.c). */
+	if (strncmp(name, SANDBOX_IFNAME_PREFIX, strlen(SANDBOX_IFNAME_PREFIX)) != 0 ||
+	    sscanf(name + strlen(SANDBOX_IFNAME_PREFIX), "%x%c", &slot, &extra) != 1 ||
+	    slot >= SANDBOX_MAX) {
+		/* Any other name (a microVM's tap, ndtXXXX or its own): the
+		 * sandbox whose interface it is; found once, then cached. */
+		uint32_t cur = 0;
+		struct sandbox *sb;
+
+		while ((sb = sandbox_next(t->sbs, &cur)) && strcmp(sb->host_ifname, name) != 0)
+			;
+		if (!sb || !sb->tap)
+			return -1;
+		slot = sb->slot;
+	}
+	t->ifcache[i].ifindex = ifindex;
+	t->ifcache[i].slot = (int32_t)slot;
+	return (int32_t)slot;
+}
+
+static size_t deny_reason_index(const char *why)
+{
+	for (size_t i = 0; i + 1 < N_DENY_REASONS; i++)
+		if (strcmp(deny_reasons[i], why) == 0)
+			return i;
+	return N_DENY_REASONS - 1;
+}
+
+/* Write one folded deny record (denyfold.h); its sandbox may be gone. */
+static void write_deny(struct trail *t, const struct denyfold_rec *r)
+{
+	struct sandbox *sb = by_slot(t, r->slot);
+	char cbuf[PREFIX_STRLEN];
+
+	if (!sb) {
+		t->unattributed++;
+		return;
+	}
+	audit_write(t->audit, "deny",
+		    ct_deny_json(&r->pkt, sb->name, sb->policy,
+				 domain_of(t, sb, &r->pkt.dst, cbuf, sizeof(cbuf)), r->reason,
+				 r->suppressed, &r->span));
+}
+
+/* Write the pending deny records that are due (@slot >= 0: all of that slot; @all: all). */
+static void deny_flush(struct trail *t, int64_t slot, bool all)
+{
+	struct denyfold_rec r;
+
+	while (t->denies && denyfold_take(t->denies, clock_mono_ms(), slot, all, &r))
+		write_deny(t, &r);
+}
+
+static void on_deny_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	deny_flush(arg, -1, false);
+}
+
+/*
+ * A dropped packet.  Counted at once (metrics); recorded folded: a packet
+ * that continues a pending attempt only raises its count, and only a new
+ * attempt passes the rate limit (so "count" + "suppressed" over the
+ * records add up to the packets, as before folding).
+ */
+static void on_deny(void *ctx, const struct ct_logpkt *p, const char *reason)
+{
+	struct trail *t = ctx;
+	int32_t in = slot_of_ifindex(t, p->indev);
+	struct sandbox *sb = by_slot(t, in);
+	uint64_t suppressed = 0, now = clock_mono_ms(), now_r = real_ns();
+	const char *why = reason;
+	struct denyfold_rec ev;
+
+	if (!sb) {
+		t->unattributed++;
+		return;
+	}
+	/* Dropped on its way into another sandbox. */
+	if (strcmp(reason, "to-sandbox") == 0)
+		why = "sandbox-to-sandbox";
+	t->per_slot[sb->slot].denied[deny_reason_index(why)]++;
+	if (denyfold_join(t->denies, sb->slot, p, why, now, now_r))
+		return;
+	if (!nflog_admit(t->nflog, sb->slot, now, &suppressed))
+		return;
+	if (denyfold_add(t->denies, sb->slot, p, why, suppressed, now, now_r, &ev))
+		write_deny(t, &ev);
+}
+
+static void on_suppressed(void *ctx, uint32_t slot, uint64_t n)
+{
+	struct trail *t = ctx;
+	struct sandbox *sb = by_slot(t, slot);
+
+	if (!sb)
+		return;
+	audit_write(t->audit, "deny_suppressed",
+		    json_pack("{s:s, s:s, s:I}", "sandbox", sb->name, "policy", sb->policy,
+			      "suppressed", (json_int_t)n));
+}
+
+static const struct acct_ops trail_acct_ops = { .flow = on_flow, .closing = on_closing };
+static const struct nflog_ops trail_nflog_ops = { .packet = on_deny,
+						  .suppressed = on_suppressed };
+
+int trail_new(struct event_base *base, const struct trail_config *cfg, struct audit *audit,
+	      struct sandbox_table *sbs, trail_policy_fn policy, void *ctx, struct trail **ret)
+{
+	struct trail *t = calloc(1, sizeof(*t));
+	struct acct_config ac = { .update_interval_s = cfg->update_interval_s,
+				  .rcvbuf_bytes = cfg->rcvbuf_bytes,
+				  .no_close = cfg->close_at_destroy };
+	int r;
+
+	if (!t)
+		return -ENOMEM;
+	t->cfg = *cfg;
+	t->gone_slot = -1;
+	t->audit = audit;
+	t->sbs = sbs;
+	t->policy = policy;
+	t->ctx = ctx;
+	t->per_slot = calloc(SANDBOX_MAX, sizeof(*t->per_slot));
+	t->dom = calloc(TRAIL_DOMAIN_SLOTS, sizeof(*t->dom));
+	r = -ENOMEM;
+	t->seen = calloc(1, sizeof(*t->seen));
+	t->dns = calloc(SANDBOX_MAX, sizeof(*t->dns));
+	if (!t->per_slot || !t->dom || !t->seen || !t->dns ||
+	    pinmap_new(TRAIL_PINMAP_ENTRIES, &t->pins) < 0 ||
+	    flowtab_new(TRAIL_FLOWS, &t->flows) < 0 || denyfold_new(&t->denies) < 0)
+		goto fail;
+	{
+		struct timeval tv = { .tv_usec = TRAIL_DENY_TICK_MS * 1000 };
+
+		t->deny_tick = event_new(base, -1, EV_PERSIST, on_deny_tick, t);
+		if (!t->deny_tick || event_add(t->deny_tick, &tv) < 0)
+			goto fail;
+	}
+	/* Counters exist only for entries created after this. */
+	r = acct_sysctl_enable();
+	if (r < 0) {
+		log_err("conntrack: cannot enable accounting (nf_conntrack_acct): %s", strerror(-r));
+		goto fail;
+	}
+	r = acct_new(base, &ac, &trail_acct_ops, t, &t->acct);
+	if (r < 0) {
+		log_err("conntrack: cannot subscribe to events: %s", strerror(-r));
+		goto fail;
+	}
+	if (cfg->log_group) {
+		struct nflog_config nc = { .group = cfg->log_group };
+
+		r = nflog_new(base, &nc, &trail_nflog_ops, t, &t->nflog);
+		if (r < 0) {
+			log_err("nflog group %u: %s", cfg->log_group,
+				r == -EBUSY ? "another listener has it" : strerror(-r));
+			goto fail;
+		}
+	}
+	*ret = t;
+	return 0;
+fail:
+	trail_free(t);
+	return r;
+}
+
+void trail_free(struct trail *t)
+{
+	if (!t)
+		return;
+	acct_free(t->acct);
+	deny_flush(t, -1, true);	/* pending attempts are written, not lost */
+	nflog_free(t->nflog);
+	if (t->deny_tick)
+		event_free(t->deny_tick);
+	denyfold_free(t->denies);
+	flowtab_free(t->flows);
+	pinmap_free(t->pins);
+	for (size_t i = 0; t->dns && i < SANDBOX_MAX; i++)
+		free(t->dns[i]);
+	free(t->dns);
+	free(t->per_slot);
+	free(t->dom);
+	free(t->seen);
+	free(t);
+}
+
+void trail_pinned(struct trail *t, const struct sandbox *sb, const char *qname,
+		  const struct addr *addrs, size_t n)
+{
+	if (!t || !sb || !qname)
+		return;
+	for (size_t i = 0; i < n; i++)
+		pinmap_set(t->pins, sb->slot, &addrs[i], qname);
+}
+
+int trail_set_grace(struct trail *t, bool on)
+{
+	if (!t)
+		return -EINVAL;
+	/* Closing states are always watched now (conn records at the close). */
+	t->grace_on = on;
+	return 0;
+}
+
+static size_t dns_reason_index(const char *reason)
+{
+	for (size_t i = 0; reason && i + 1 < N_DNS_REASONS; i++)
+		if (strcmp(dns_reasons[i], reason) == 0)
+			return i;
+	return N_DNS_REASONS - 1;
+}
+
+void trail_dns_decided(struct trail *t, const struct sandbox *sb, bool allowed,
+		       const char *reason, uint8_t rcode)
+{
+	struct dns_ctr **c;
+
+	if (!t || !sb || sb->slot >= SANDBOX_MAX)
+		return;
+	c = &t->dns[sb->slot];
+	if (!*c && !(*c = calloc(1, sizeof(**c))))
+		return;	/* out of memory: this query goes uncounted */
+	(*c)->n[allowed][dns_reason_index(reason)][rcode < N_DNS_RCODES - 1 ? rcode :
+						   N_DNS_RCODES - 1]++;
+}
+
+void trail_sandbox_gone(struct trail *t, const struct sandbox *sb)
+{
+	if (!t || !sb || sb->slot >= SANDBOX_MAX)
+		return;
+	/* Its connections still end later: read what the kernel has now
+	 * (records only: its pins are gone, so no grace). */
+	t->gone_slot = sb->slot;
+	if (t->acct)
+		acct_poll(t->acct);
+	t->gone_slot = -1;
+	deny_flush(t, sb->slot, false);	/* while it still has a name */
+	free(t->dns[sb->slot]);
+	t->dns[sb->slot] = NULL;
+	pinmap_forget(t->pins, sb->slot);
+	nflog_forget(t->nflog, sb->slot);
+	memset(&t->per_slot[sb->slot], 0, sizeof(t->per_slot[sb->slot]));
+	for (size_t i = 0; i < TRAIL_DOMAIN_SLOTS; i++)
+		if (t->dom[i].used && t->dom[i].slot == sb->slot) {
+			/* Tombstone-free: linear probing stays valid with a zeroed, used entry. */
+			memset(&t->dom[i].t, 0, sizeof(t->dom[i].t));
+			t->dom[i].slot = UINT32_MAX;
+		}
+	memset(t->ifcache, 0, sizeof(t->ifcache));
+}
+
+json_t *trail_sandbox_json(const struct trail *t, const struct sandbox *sb)
+{
+	const struct totals *s;
+
+	if (!t || sb->slot >= SANDBOX_MAX)
+		return json_object();
+	s = &t->per_slot[sb->slot];
+	{
+		uint64_t denied = 0;
+
+		for (size_t i = 0; i < N_DENY_REASONS; i++)
+			denied += s->denied[i];
+		return json_pack("{s:I, s:I, s:I, s:I}", "conns", (json_int_t)s->conns,
+				 "bytes_out", (json_int_t)s->bytes_out, "bytes_in",
+				 (json_int_t)s->bytes_in, "denied", (json_int_t)denied);
+	}
+}
+
+json_t *trail_stats_json(const struct trail *t)
+{
+	struct acct_stats a;
+	struct nflog_stats n;
+
+	acct_get_stats(t ? t->acct : NULL, &a);
+	nflog_get_stats(t ? t->nflog : NULL, &n);
+	return json_pack("{s:{s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:I, "
+			 "s:{s:b, s:I, s:I, s:I, s:I, s:I, s:I}}", "conntrack",
+			 "ended", (json_int_t)a.ended, "updates", (json_int_t)a.updates,
+			 "enobufs", (json_int_t)a.enobufs, "resyncs", (json_int_t)a.resyncs,
+			 "bad", (json_int_t)a.bad, "nflog", "packets", (json_int_t)n.packets,
+			 "suppressed", (json_int_t)n.suppressed, "enobufs",
+			 (json_int_t)n.enobufs, "unattributed",
+			 (json_int_t)(t ? t->unattributed : 0), "idle_grace",
+			 "on", t && t->grace_on,
+			 "repinned", (json_int_t)(t ? t->grace.repinned : 0),
+			 "covered", (json_int_t)(t ? t->grace.covered : 0),
+			 "no_grace", (json_int_t)(t ? t->grace.none : 0),
+			 "failed", (json_int_t)(t ? t->grace.failed : 0),
+			 "closing_events", (json_int_t)a.closing,
+			 "closing_lost", (json_int_t)a.closing_lost);
+}
+
+json_t *trail_conn_stats_json(const struct trail *t)
+{
+	struct acct_stats a;
+
+	acct_get_stats(t ? t->acct : NULL, &a);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "opened", (json_int_t)a.opened,
+			 "closed", (json_int_t)a.closed, "close_gone", (json_int_t)a.close_gone,
+			 "conn_late", (json_int_t)(t ? t->conn_late : 0), "flows_tracked",
+			 (json_int_t)(t ? flowtab_count(t->flows) : 0), "deny_pending",
+			 (json_int_t)(t ? denyfold_pending(t->denies) : 0));
+}
+
+/* One per-sandbox counter family: @field of struct totals. */
+static void sandbox_family(const struct trail *t, FILE *out, const char *name, const char *help,
+			   size_t field)
+{
+	uint32_t cur = 0;
+	struct sandbox *sb;
+
+	metrics_family(out, name, "counter", help);
+	while ((sb = sandbox_next(t->sbs, &cur))) {
+		const char *l[] = { "sandbox", sb->name, NULL };
+		uint64_t v;
+
+		memcpy(&v, (const char *)&t->per_slot[sb->slot] + field, sizeof(v));
+		metrics_u64(out, name, l, v);
+	}
+}
+
+static void domain_family(const struct trail *t, FILE *out, const char *name, const char *help,
+			  size_t field)
+{
+	metrics_family(out, name, "counter", help);
+	for (size_t i = 0; i < TRAIL_DOMAIN_SLOTS; i++) {
+		const struct dom_ctr *c = &t->dom[i];
+		struct sandbox *sb = c->used ? by_slot(t, c->slot) : NULL;
+		const char *l[] = { "sandbox", sb ? sb->name : "", "domain", c->domain, NULL };
+		uint64_t v;
+
+		if (!sb)
+			continue;
+		memcpy(&v, (const char *)&c->t + field, sizeof(v));
+		metrics_u64(out, name, l, v);
+	}
+}
+
+static void denied_family(const struct trail *t, FILE *out)
+{
+	static const char name[] = "netd_sandbox_denied_total";
+	uint32_t cur = 0;
+	struct sandbox *sb;
+
+	metrics_family(out, name, "counter",
+		       "Packets of the sandbox that netd's rules dropped, by reason.");
+	while ((sb = sandbox_next(t->sbs, &cur)))
+		for (size_t i = 0; i < N_DENY_REASONS; i++) {
+			const char *l[] = { "sandbox", sb->name, "reason", deny_reasons[i], NULL };
+
+			metrics_u64(out, name, l, t->per_slot[sb->slot].denied[i]);
+		}
+}
+
+static void dns_family(const struct trail *t, FILE *out)
+{
+	static const char name[] = "netd_dns_queries_total";
+	uint32_t cur = 0;
+	struct sandbox *sb;
+
+	metrics_family(out, name, "counter",
+		       "DNS queries of the sandbox decided by the proxy, by verdict, reason and rcode.");
+	while ((sb = sandbox_next(t->sbs, &cur))) {
+		const struct dns_ctr *c = t->dns[sb->slot];
+
+		for (int v = 0; c && v < 2; v++)
+			for (size_t r = 0; r < N_DNS_REASONS; r++)
+				for (size_t k = 0; k < N_DNS_RCODES; k++) {
+					const char *l[] = { "sandbox", sb->name, "verdict",
+							    v ? "allow" : "deny", "reason",
+							    dns_reasons[r], "rcode", dns_rcodes[k],
+							    NULL };
+
+					if (c->n[v][r][k])	/* only combinations seen */
+						metrics_u64(out, name, l, c->n[v][r][k]);
+				}
+	}
+}
+
+static void counter(FILE *out, const char *name, const char *help, uint64_t v)
+{
+	metrics_family(out, name, "counter", help);
+	metrics_u64(out, name, NULL, v);
+}
+
+static void gauge(FILE *out, const char *name, const char *help, uint64_t v)
+{
+	metrics_family(out, name, "gauge", help);
+	metrics_u64(out, name, NULL, v);
+}
+
+void trail_metrics(const struct trail *t, FILE *out)
+{
+	struct acct_stats a;
+	struct nflog_stats n;
+
+	if (!t)
+		return;
+	sandbox_family(t, out, "netd_sandbox_conns_total",
+		       "Connections of the sandbox that ended (one conn record each).",
+		       offsetof(struct totals, conns));
+	sandbox_family(t, out, "netd_sandbox_bytes_out_total",
+		       "Bytes the sandbox sent (IP packets, headers included), live connections included.",
+		       offsetof(struct totals, bytes_out));
+	sandbox_family(t, out, "netd_sandbox_bytes_in_total",
+		       "Bytes the sandbox received (IP packets, headers included), live connections included.",
+		       offsetof(struct totals, bytes_in));
+	denied_family(t, out);
+	domain_family(t, out, "netd_domain_conns_total",
+		      "Connections that ended, by sandbox and the policy rule (domain pattern or CIDR) that allowed them.",
+		      offsetof(struct totals, conns));
+	domain_family(t, out, "netd_domain_bytes_out_total",
+		      "Bytes sent, by sandbox and the policy rule (domain pattern or CIDR) that allowed them.",
+		      offsetof(struct totals, bytes_out));
+	domain_family(t, out, "netd_domain_bytes_in_total",
+		      "Bytes received, by sandbox and the policy rule (domain pattern or CIDR) that allowed them.",
+		      offsetof(struct totals, bytes_in));
+	dns_family(t, out);
+	acct_get_stats(t->acct, &a);
+	nflog_get_stats(t->nflog, &n);
+	counter(out, "netd_conntrack_enobufs_total",
+		"Conntrack DESTROY event socket overruns (each followed by a resync).", a.enobufs);
+	counter(out, "netd_conntrack_resyncs_total", "Conntrack resync dumps done.", a.resyncs);
+	counter(out, "netd_conntrack_closing_lost_total",
+		"Overruns of the best-effort NEW/UPDATE event socket (those records come at DESTROY).",
+		a.closing_lost);
+	counter(out, "netd_conn_late_total",
+		"conn_late records: packets counted after a connection's conn record.", t->conn_late);
+	gauge(out, "netd_conntrack_flows_tracked", "Live flows whose counters are being folded.",
+	      flowtab_count(t->flows));
+	counter(out, "netd_idle_grace_repins_total", "Idle-grace pins sent to the kernel.",
+		t->grace.repinned);
+	counter(out, "netd_deny_suppressed_total",
+		"Dropped packets left out of the audit log by the deny record rate limit.",
+		n.suppressed);
+	counter(out, "netd_nflog_enobufs_total",
+		"nflog socket overruns (dropped packets not seen by netd).", n.enobufs);
+	counter(out, "netd_audit_written_total", "Audit records written.", audit_written(t->audit));
+	counter(out, "netd_audit_dropped_total", "Audit records that could not be written.",
+		audit_dropped(t->audit));
+}
