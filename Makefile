@@ -39,6 +39,7 @@ LIB_SRC  := $(wildcard common/*.c dnsproxy/*.c dnsproxy/*/*.c netd/*.c netd/*/*.
 LIB_SRC  := $(filter-out netd/main.c,$(LIB_SRC))
 MAIN_SRC := netd/main.c
 CNI_SRC  := $(wildcard cni-plugin/*.c)
+CNI_LIB_SRC := $(filter-out cni-plugin/main.c,$(CNI_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 
@@ -91,17 +92,18 @@ build/asan/netd: $(patsubst %.c,build/asan/obj/%.o,$(MAIN_SRC) $(LIB_SRC))
 build/asan/netd-cni: $(patsubst %.c,build/asan/obj/%.o,$(CNI_SRC) $(filter common/%,$(LIB_SRC)))
 	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
 
-# Each test names the sources it links in tests/unit/NAME.mk as NAME_SRC
-# (pure modules link only themselves and common/).
--include $(wildcard tests/unit/*.mk tests/fuzz/*.mk)
-.SECONDEXPANSION:
-build/asan/unit/%: build/asan/obj/tests/unit/%.o $$(call asan_objs,$$($$*_SRC))
+# Unit tests and replayed fuzz targets link the library archives below, as
+# the golden and integration helpers do: the linker takes only the members a
+# test needs, so no test keeps a list of sources and a file that moves needs
+# no edit here.  That a pure module's test needs no I/O is docs_check's
+# "pure" rule (on includes and calls), not the link line's.
+build/asan/unit/%: build/asan/obj/tests/unit/%.o build/asan/libcni.a build/asan/libnetd.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS) -lcmocka
 
 # Fuzz targets replayed through a plain main() (tests/fuzz/replay.c).
-build/asan/replay/%: build/asan/obj/tests/fuzz/%.o build/asan/obj/tests/fuzz/replay.o $$(call asan_objs,$$($$*_SRC))
+build/asan/replay/%: build/asan/obj/tests/fuzz/%.o build/asan/obj/tests/fuzz/replay.o build/asan/libcni.a build/asan/libnetd.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
 
@@ -114,6 +116,11 @@ REPLAY_BINS := $(patsubst tests/fuzz/%.c,build/asan/replay/%,$(FUZZ_SRC))
 # keep working when files move.  (ar q: members with the same basename in
 # different folders are all kept.)
 build/asan/libnetd.a: $(call asan_objs,$(LIB_SRC))
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar qcs $@ $^
+
+# netd-cni's library code (all of cni-plugin/ but its main), for the tests.
+build/asan/libcni.a: $(call asan_objs,$(CNI_LIB_SRC))
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar qcs $@ $^
 
@@ -161,7 +168,14 @@ build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(CPPFLAGS) -std=gnu11 -Wall -Wextra -Wno-unused-parameter -MMD -MP $(FUZZ_FLAGS) -c -o $@ $<
 
-build/fuzz/%: build/fuzz/obj/tests/fuzz/%.o $$(call fuzz_objs,$$($$*_SRC))
+# The same two archives, built by clang with the fuzzer's instrumentation.
+build/fuzz/libnetd.a: $(call fuzz_objs,$(LIB_SRC))
+	$(Q)rm -f $@ && ar qcs $@ $^
+
+build/fuzz/libcni.a: $(call fuzz_objs,$(CNI_LIB_SRC))
+	$(Q)rm -f $@ && ar qcs $@ $^
+
+build/fuzz/%: build/fuzz/obj/tests/fuzz/%.o build/fuzz/libcni.a build/fuzz/libnetd.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CLANG) -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS)
 

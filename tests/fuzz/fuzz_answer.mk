@@ -1,1 +1,0 @@
-fuzz_answer_SRC := dnsproxy/wire.c dnsproxy/wire_svcb.c common/addr.c

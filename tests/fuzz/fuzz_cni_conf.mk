@@ -1,1 +1,0 @@
-fuzz_cni_conf_SRC := cni-plugin/cni.c

@@ -1,1 +1,0 @@
-fuzz_cni_ipam_SRC := cni-plugin/cni.c

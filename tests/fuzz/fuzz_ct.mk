@@ -1,1 +1,0 @@
-fuzz_ct_SRC := netd/trail/ctmsg.c common/addr.c

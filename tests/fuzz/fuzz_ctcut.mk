@@ -1,1 +1,0 @@
-fuzz_ctcut_SRC := common/addr.c netd/trail/ctmsg.c common/nlbuf.c

@@ -1,1 +1,0 @@
-fuzz_httpc_SRC := common/httpc.c

@@ -1,1 +1,0 @@
-fuzz_link_SRC := common/addr.c common/nlbuf.c

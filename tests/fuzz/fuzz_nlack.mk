@@ -1,1 +1,0 @@
-fuzz_nlack_SRC := netd/fw/batch.c common/nlbuf.c

@@ -1,1 +1,0 @@
-fuzz_query_SRC := dnsproxy/wire.c dnsproxy/wire_svcb.c common/addr.c

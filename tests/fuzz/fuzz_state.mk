@@ -1,1 +1,0 @@
-fuzz_state_SRC := netd/daemon/statefile.c netd/model/policy.c netd/model/policy_parse.c netd/model/policy_names.c netd/model/policy_index.c common/yamlx.c common/addr.c common/diag.c

@@ -1,1 +1,0 @@
-test_addr_SRC := common/addr.c

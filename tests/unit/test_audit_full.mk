@@ -1,1 +1,0 @@
-test_audit_full_SRC := netd/trail/audit.c common/log.c common/fsutil.c

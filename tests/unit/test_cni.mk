@@ -1,1 +1,0 @@
-test_cni_SRC := cni-plugin/cni.c cni-plugin/chain.c

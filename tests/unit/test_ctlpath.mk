@@ -1,1 +1,0 @@
-test_ctlpath_SRC := netd/api/ctlreq.c common/log.c

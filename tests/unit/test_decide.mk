@@ -1,1 +1,0 @@
-test_decide_SRC := common/special.c dnsproxy/decide.c dnsproxy/wire.c dnsproxy/wire_svcb.c common/addr.c netd/model/policy.c netd/model/policy_parse.c netd/model/policy_names.c netd/model/policy_index.c netd/model/policy_dns.c common/yamlx.c common/diag.c

@@ -1,1 +1,0 @@
-test_fsutil_SRC := common/fsutil.c

@@ -1,1 +1,0 @@
-test_fw_ruleset_SRC := netd/fw/ruleset.c common/addr.c

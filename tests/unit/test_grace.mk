@@ -1,1 +1,0 @@
-test_grace_SRC := netd/trail/grace.c netd/trail/acct.c netd/trail/ctmsg.c netd/model/policy.c netd/model/policy_parse.c netd/model/policy_names.c netd/model/policy_index.c common/log.c common/yamlx.c common/addr.c common/diag.c common/nlbuf.c

@@ -1,1 +1,0 @@
-test_hostcheck_SRC := netd/daemon/hostcheck.c common/addr.c

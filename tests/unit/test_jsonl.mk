@@ -1,1 +1,0 @@
-test_jsonl_SRC := common/jsonl.c

@@ -1,1 +1,0 @@
-test_ledger_SRC := netd/fw/ledger.c common/addr.c

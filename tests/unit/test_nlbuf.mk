@@ -1,1 +1,0 @@
-test_nlbuf_SRC := common/nlbuf.c

@@ -1,1 +1,0 @@
-test_pintrack_SRC := dnsproxy/pintrack.c common/addr.c

@@ -1,1 +1,0 @@
-test_refuselog_SRC := dnsproxy/refuselog.c dnsproxy/decide.c dnsproxy/wire.c dnsproxy/wire_svcb.c common/special.c common/addr.c common/log.c netd/model/policy.c netd/model/policy_parse.c netd/model/policy_names.c netd/model/policy_index.c common/yamlx.c common/diag.c

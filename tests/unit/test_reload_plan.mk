@@ -1,1 +1,0 @@
-test_reload_plan_SRC := netd/daemon/reload_plan.c netd/daemon/policyview.c netd/model/sandbox.c netd/trail/pinsrc.c netd/model/policy.c netd/model/policy_parse.c netd/model/policy_names.c netd/model/policy_index.c common/yamlx.c common/addr.c common/diag.c

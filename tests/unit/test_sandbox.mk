@@ -1,1 +1,0 @@
-test_sandbox_SRC := netd/model/sandbox.c common/addr.c

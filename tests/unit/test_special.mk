@@ -1,1 +1,0 @@
-test_special_SRC := common/special.c common/addr.c

@@ -1,1 +1,0 @@
-test_suggest_SRC := netd/cli/suggest.c netd/cli/suggest_render.c netd/model/policy.c netd/model/policy_parse.c netd/model/policy_names.c netd/model/policy_index.c common/special.c common/yamlx.c common/addr.c common/diag.c

@@ -1,1 +1,0 @@
-test_wire_SRC := dnsproxy/wire.c dnsproxy/wire_svcb.c common/addr.c
