@@ -18,6 +18,9 @@
 #   nftables  netd/fw/nl.c is the only file that opens a netlink socket among
 #             the files that speak nf_tables (NFT_MSG_*), and no file outside
 #             netd/fw/ builds nf_tables messages
+#   layers    no #include points up the layers docs/architecture.md's
+#             "**Layers**" list draws (across one or down is fine); every
+#             product file is in a layer
 #   pure      the files the "Pure modules" line of docs/architecture.md lists
 #             open no file or socket, log nothing, read no clock, use no event loop
 #   config    the keys netd/model/config.c accepts (its names[] arrays) are exactly
@@ -142,6 +145,40 @@ def cycles():
 
 
 check("cycles: no include cycle between modules (netd/ctl <-> netd/daemon among them)", cycles())
+
+# -- layers: an include points across its layer or down, never up
+def parse_layers(text):
+    m = re.search(r"^\*\*Layers\*\*.*?\n\n((?:\d+\. [^\n]*\n)+)", text, re.M | re.S)
+    if not m:
+        return []
+    return [re.findall(r"`([^`]+)`", line) for line in m.group(1).splitlines()]
+
+
+def layer_of(path, layers):
+    best, depth = None, -1		# the longest prefix names the layer
+    for i, prefixes in enumerate(layers):
+        for p in prefixes:
+            hit = path.startswith(p) if p.endswith("/") else path == p
+            if hit and len(p) > depth:
+                best, depth = i, len(p)
+    return best
+
+
+layers = parse_layers(arch)
+bad = [] if layers else [f"{ARCH} has no \"**Layers**\" list (1. `folder/` ...)"]
+for f in product if layers else []:
+    lf = layer_of(f, layers)
+    if lf is None:
+        bad.append(f"{f} is in no layer of {ARCH}'s **Layers** list")
+        continue
+    for h in includes[f]:
+        lh = layer_of(h, layers)
+        if lh is None:
+            bad.append(f"{f} includes {h}, which is in no layer")
+        elif lh < lf:
+            bad.append(f"{f} (layer {lf + 1}) includes {h} (layer {lh + 1}): "
+                       "an include may not point up the layers")
+check("layers: no include points up the layers of " + ARCH, bad)
 
 # -- internal headers stay inside their module
 bad = []

@@ -128,6 +128,10 @@ if stage unit; then
 	if want docs_check; then
 		run unit/docs_check tests/docs_check.sh
 	fi
+	# ... and that its layers rule fails an upward include (in a copy).
+	if want docs_check_layers; then
+		run unit/docs_check_layers tests/docs_check_layers.sh
+	fi
 fi
 if stage replay; then
 	for t in build/asan/replay/fuzz_*; do
