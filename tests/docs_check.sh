@@ -10,7 +10,7 @@
 #   ctl       netd/ctl.[ch] and netd/ctlreq.[ch] include nothing of the daemon
 #             (they reach it only through struct ctl_ops)
 #   cycles    no include cycle between modules (a module: netd/daemon.[ch] +
-#             netd/daemon/, netd/fw.h + netd/fw/, each other netd/STEM.[ch],
+#             netd/daemon/, netd/fw.h + netd/fw/, each other netd/DIR/STEM.[ch],
 #             dnsproxy/, common/, cni-plugin/)
 #   internal  netd/daemon/internal.h is included only by the daemon's files;
 #             dnsproxy/proxy_int.h only by the proxy's own .c files;

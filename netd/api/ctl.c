@@ -1,4 +1,10 @@
 /*
+ * netd/api/ - the sockets clients talk to: the control API on its unix
+ * socket (ctl.c; requests decoded by ctlreq.c, pure) and GET /metrics over
+ * TCP (metrics_http.c).  Nothing here includes the daemon: it reaches it
+ * through struct ctl_ops.
+ */
+/*
  * ctl - control API server (evhttp on a unix socket).  Routing and JSON
  * shaping only: every state change goes through struct ctl_ops, and every
  * byte of a request is decoded by ctlreq (pure, fuzzed).

@@ -1,4 +1,11 @@
 /*
+ * netd/cli/ - the `netd` command: argv to subcommand (cli.c), help texts
+ * and exit statuses (cli_help.c), tables (cli_table.c), `netd audit`
+ * (cli_audit.c), `netd policy suggest` (cli_suggest.c over suggest.c and
+ * suggest_render.c, pure).  Every command but `run`, `policy check` and
+ * `exec`'s last step is a client of the control socket.
+ */
+/*
  * cli - `netd` subcommands.  Output for humans by default, JSON with
  * --json; errors on stderr with the exit statuses of enum cli_exit
  * (netd/cli/cli_help.h): 2 usage, 3 not found, 4 conflict, 5 daemon

@@ -1,4 +1,9 @@
 /*
+ * netd/common/ - what several rooms of netd use and none owns: the metrics
+ * writer (metrics.c) and the version (version.h).  What other folders use
+ * too is the top-level common/.
+ */
+/*
  * metrics - exposition format writer and process metrics.  See metrics.h.
  */
 #include "netd/common/metrics.h"

@@ -1,4 +1,11 @@
 /*
+ * netd/daemon/ - the jobs of `netd run` besides startup (netd/daemon.c),
+ * one a file: sandbox lifecycle, reload and its plan, the state dir, the
+ * ops of the control API, the DNS proxy and the SNI check, signals
+ * (opsig.c), systemd's notify (sdnotify.c), the policy_dir watch
+ * (policywatch.c).  struct daemon is internal.h's, for these files only.
+ */
+/*
  * api - the daemon's side of the control API (netd/api/ctl.h's ops): JSON
  * views of sandboxes and policies, GET /v1/status and /v1/metrics, and the
  * calls that change state, which go to lifecycle.c and reload.c.  Shapes

@@ -1,4 +1,10 @@
 /*
+ * netd/fw/ - everything netd puts into nf_tables: a pure renderer (base.c,
+ * pchain.c, sandbox.c, flowtable.c, expr.c, emit.c, ruleset.c), the batch
+ * (batch.c), nl.c (the only nf_tables socket), the transactions (fw.c,
+ * reconcile.c, update.c, ftdev.c).  Public interface: netd/fw.h.
+ */
+/*
  * base - the base ruleset fw_open() creates: table inet NAME with its sets,
  * verdict maps and base chains, and table bridge NAME for chained
  * attachments (netd/fw.h draws both).  Pure renderer: appends to a batch.

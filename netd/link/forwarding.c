@@ -1,4 +1,10 @@
 /*
+ * netd/link/ - links: one rtnetlink conversation (rtnl.c); netns, veths,
+ * addresses, routes (link.c); microVM taps (tap.c); link events
+ * (linkwatch.c); the forwarding sysctls (forwarding.c); `netd exec` in a
+ * sandbox's netns (nsexec.c).
+ */
+/*
  * forwarding.c - see forwarding.h.
  */
 #include "netd/link/forwarding.h"

@@ -1,4 +1,10 @@
 /*
+ * netd/model/ - what netd is told: netd.yaml (config.c), the policies
+ * (policy.c; policy_parse.c, policy_names.c, policy_index.c; the DNS
+ * decision's view, policy_dns.c) and the sandbox registry (sandbox.c).
+ * Pure but for reading the files it is asked to read; nothing here logs.
+ */
+/*
  * config - netd.yaml, the daemon's own settings: schema checker over
  * common/yamlx, defaults, and the resolv.conf fallback for upstream
  * servers.  Pure apart from reading the files it is asked to read; never

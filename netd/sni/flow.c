@@ -1,4 +1,9 @@
 /*
+ * netd/sni/ - the SNI/Host check: the parser (sni.c), the match
+ * (sni_match.c), the per-connection table (flow.c), all pure, and the
+ * kernel edge, nfnetlink_queue (queue.c).
+ */
+/*
  * sniflow - the SNI check's per-connection table.  See flow.h.  A chained
  * hash over the 4-tuple; settled flows also sit on a list, oldest first,
  * from which the table takes room when it is full.  The 16 KiB stream

@@ -1,4 +1,12 @@
 /*
+ * netd/trail/ - what happened, and the record of it: conntrack events
+ * (acct.c) and nflog denials (nflog.c), decoded by ctmsg.c (pure); live
+ * flows (flowtab.c), folded denials (denyfold.c), the names behind pins
+ * (pinmap.c, pinsrc.c), the idle grace (grace.c), a reload's cuts
+ * (ctcut.c); the records and counters (trail.c) and the audit log writer
+ * (audit.c).
+ */
+/*
  * acct - conntrack events and dumps over ctnetlink (libmnl), on libevent.
  * Decoding is ctmsg.c's; what a flow means is the trail's.  See acct.h
  * for why DESTROY events are not lost, what a resync does and where
