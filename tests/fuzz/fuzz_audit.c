@@ -7,7 +7,7 @@
  * writer) controls; it is not trusted.
  *
  * The reader is static, so this harness includes netd/cli/cli_audit.c;
- * fuzz_audit.mk names what it links against.  Output goes to /dev/null.
+ * the library archive supplies the rest.  Output goes to /dev/null.
  *
  * Input: byte 0 picks the mode and the filters (bit 0 --json, bit 1
  * --summary, bit 2 --sandbox sb1, bit 3 --event conn, bits 4-5 --domain

@@ -6,7 +6,7 @@
  * ctcut_source() (every entry from the source).
  *
  * The callbacks are static (only a ctnetlink socket reaches them), so this
- * harness includes netd/trail/ctcut.c; fuzz_ctcut.mk names what it links against.
+ * harness includes netd/trail/ctcut.c; the library archive supplies the rest.
  *
  * Asserts: at most CTCUT_MAX hits; each kept tuple is a whole attribute of
  * at most CTCUT_TUPLE_MAX bytes whose original source, parsed again from

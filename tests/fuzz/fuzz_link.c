@@ -10,7 +10,7 @@
  *
  * The callbacks are static (they are only ever reached through a netlink
  * socket), so this harness includes the three files rather than widen their
- * interfaces; fuzz_link.mk therefore names only what they link against.
+ * interfaces; the library archive supplies only what they call besides.
  *
  * Asserts: nlbuf_walk() says -EBADMSG for every buffer nlbuf_check()
  * rejects, and otherwise 1 (more), 0 (done) or -errno;
