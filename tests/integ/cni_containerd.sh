@@ -59,7 +59,8 @@ CTD_PID=$WORLD_LAST_PID
 ctx() { nsenter --net="$WORLD_HOST_NETNS" --mount="/proc/$CTD_PID/ns/mnt" -- "$@"; }
 up=0
 for ((i = 0; i < 200; i++)); do
-	if ctx ctr -a "$CD/c.sock" version >/dev/null 2>&1; then up=1; break; fi
+	# ctr dials for ~10 s when the socket is not there: 2 s a try bounds the wait
+	if ctx timeout 2 ctr -a "$CD/c.sock" version >/dev/null 2>&1; then up=1; break; fi
 	kill -0 "$CTD_PID" 2>/dev/null || break
 	sleep 0.1
 done

@@ -45,9 +45,11 @@ mv_boot "$ns" "$log" --tap none --script tests/microvm/flowtable-guest.sh \
 	--extra "$MV_DIR/world.cpio.gz" --mem 1024 --timeout 600 || true
 mv_results "$log" "guest (Debian $(cat "$MV_DIR/kernel-release"))"
 ip netns delete "$ns"
+rm -f "$log"
 
 # ---- on this machine's kernel ----------------------------------------------------
 world_up
+trap cleanup EXIT	# world_up set its own (world_down): cleanup calls it, and more
 netd_up
 has_ft=$(world_exec host nft add table inet ftprobe-$$ 2>/dev/null &&
 	world_exec host nft add flowtable inet ftprobe-$$ f '{ hook ingress priority 0; }' 2>/dev/null && echo yes || echo no)
