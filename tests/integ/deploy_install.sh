@@ -58,6 +58,10 @@ eq "completion: netd sandbox cr<TAB>" "create" \
 	"$(bash -c '. "$1"; COMP_WORDS=(netd sandbox cr); COMP_CWORD=2; _netd; echo "${COMPREPLY[*]}"' _ "$C")"
 eq "completion: netd pol<TAB>" "policy" \
 	"$(bash -c '. "$1"; COMP_WORDS=(netd pol); COMP_CWORD=1; _netd; echo "${COMPREPLY[*]}"' _ "$C")"
+# --event completes every record type docs/audit.md's table lists (it missed five)
+eq "completion: netd audit --event <TAB> is docs/audit.md's event table" \
+	"$(sed -n '/^| `event` |/,/^$/s/^| `\([a-z_]*\)` |.*/\1/p' docs/audit.md | grep -vx event | sort | tr '\n' ' ')" \
+	"$(bash -c '. "$1"; COMP_WORDS=(netd audit --event ""); COMP_CWORD=3; _netd; printf "%s\n" "${COMPREPLY[@]}"' _ "$C" | sort | tr '\n' ' ')"
 
 # A second install keeps an edited config and policy, and puts the new one beside it.
 echo "log_level: debug" >"$D/etc/netd/netd.yaml"
