@@ -71,7 +71,8 @@ int tap_create(const struct tap_spec *s)
 	memcpy(ifr.ifr_name, s->ifname, strlen(s->ifname));
 	/* IFF_TUN_EXCL: fail with EBUSY rather than attach to an existing
 	 * device of that name, which may be someone else's. */
-	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | IFF_TUN_EXCL;
+	/* ifr_flags is a short and IFF_TUN_EXCL is 0x8000: the bits, as such. */
+	ifr.ifr_flags = (short)(uint16_t)(IFF_TAP | IFF_NO_PI | IFF_VNET_HDR | IFF_TUN_EXCL);
 	if (s->queues > 1)
 		ifr.ifr_flags |= IFF_MULTI_QUEUE;
 	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
