@@ -304,6 +304,54 @@ static void test_server_reads(void **state)
 	sniflow_free(t);
 }
 
+/*
+ * Verdicts on flows the table has no entry for (netd restarted, swept):
+ * remembered as settled; and a watched flow whose tuple a new connection
+ * of another sandbox takes moves between the two shares.
+ */
+static void test_unseen_and_moves(void **state)
+{
+	const unsigned char *h = curl_tls_bin;
+	size_t n = sizeof(curl_tls_bin);
+	struct sniflow_tab *t;
+	struct sni_result r;
+	struct sniflow_pkt p;
+
+	(void)state;
+	assert_int_equal(sniflow_new(OWNERS, &t), 0);
+	p = pkt(4000, 1, NULL, 0);
+	assert_false(sniflow_settle(t, &p, true, 0));
+	assert_int_equal(sniflow_count(t), 1);
+	assert_int_equal(sniflow_open_count(t, 0), 0);
+	assert_int_equal(step(t, p, 1, &r), SNIFLOW_ACCEPTED);
+	p.sport = 4001;
+	assert_false(sniflow_settle(t, &p, false, 0));
+	assert_int_equal(step(t, p, 1, &r), SNIFLOW_REJECTED);
+	/* settled ones give their room up: swept after SNIFLOW_KEEP_MS */
+	assert_int_equal(sniflow_sweep(t, SNIFLOW_KEEP_MS, DL), 2);
+	assert_int_equal(step(t, p, SNIFLOW_KEEP_MS, &r), SNIFLOW_UNKNOWN);
+
+	/* owner 2 reads and accepts; the server has not acknowledged yet */
+	p = syn(4002, 100);
+	assert_int_equal(sniflow_packet(t, &p, 2, 0, DL, &r), SNIFLOW_ACCEPT);
+	p = pkt(4002, 101, h, n);
+	assert_int_equal(sniflow_packet(t, &p, 2, 1, DL, &r), SNIFLOW_DECIDED);
+	assert_true(sniflow_settle(t, &p, true, 1));
+	assert_int_equal(sniflow_open_count(t, 2), 1);
+	/* a new connection on the tuple, owner 5: counted off 2, onto 5 */
+	p = syn(4002, 9000);
+	assert_int_equal(sniflow_packet(t, &p, 5, 2, DL, &r), SNIFLOW_ACCEPT);
+	assert_int_equal(sniflow_open_count(t, 2), 0);
+	assert_int_equal(sniflow_open_count(t, 5), 1);
+	assert_int_equal(sniflow_count(t), 1);
+	/* and it is read from its own start */
+	p = pkt(4002, 9001, h, n);
+	assert_int_equal(sniflow_packet(t, &p, 5, 3, DL, &r), SNIFLOW_DECIDED);
+	assert_false(sniflow_settle(t, &p, false, 3));
+	assert_int_equal(sniflow_open_count(t, 5), 0);
+	sniflow_free(t);
+}
+
 static void test_pkt_parse(void **state)
 {
 	/* IPv4 10.0.0.2:40000 -> 192.0.2.50:443, seq 0x01020304, PSH|ACK, "hi" */
@@ -401,6 +449,7 @@ int main(void)
 		cmocka_unit_test(test_pkt_parse_ext),
 		cmocka_unit_test(test_shares),
 		cmocka_unit_test(test_server_reads),
+		cmocka_unit_test(test_unseen_and_moves),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
