@@ -103,7 +103,23 @@ static void lru_remove(struct sniflow_tab *t, struct flow *f)
 	f->lru_prev = f->lru_next = NULL;
 }
 
-/* Move @f to state @s, keeping the owner counts and the settled list right. */
+/* Append settled flow @f to the settled list (the newest end). */
+static void lru_append(struct sniflow_tab *t, struct flow *f)
+{
+	f->lru_prev = t->lru_tail;
+	f->lru_next = NULL;
+	if (t->lru_tail)
+		t->lru_tail->lru_next = f;
+	else
+		t->lru_head = f;
+	t->lru_tail = f;
+}
+
+/*
+ * Move @f to state @s, keeping the owner counts and the settled list right:
+ * an open flow counts against its owner's share, a settled one sits on the
+ * list (and has no stream buffer).
+ */
 static void set_state(struct sniflow_tab *t, struct flow *f, enum fstate s)
 {
 	bool was_open = is_open(f);
@@ -112,13 +128,7 @@ static void set_state(struct sniflow_tab *t, struct flow *f, enum fstate s)
 	if (was_open && !is_open(f)) {
 		if (f->owner < t->n_owners && t->open[f->owner])
 			t->open[f->owner]--;
-		f->lru_prev = t->lru_tail;
-		f->lru_next = NULL;
-		if (t->lru_tail)
-			t->lru_tail->lru_next = f;
-		else
-			t->lru_head = f;
-		t->lru_tail = f;
+		lru_append(t, f);
 	} else if (!was_open && is_open(f)) {
 		lru_remove(t, f);
 		if (f->owner < t->n_owners)
@@ -159,8 +169,12 @@ static bool make_room(struct sniflow_tab *t)
 	return true;
 }
 
-/* A new flow in slot *@pp (empty), settled list or owner count not yet. */
-static struct flow *flow_add(struct sniflow_tab *t, struct flow **pp, const struct sniflow_pkt *p)
+/*
+ * A new flow in slot *@pp (empty), settled as @s (F_ACCEPTED or F_REJECTED)
+ * and so on the settled list; flow_start() opens it.
+ */
+static struct flow *flow_add(struct sniflow_tab *t, struct flow **pp, const struct sniflow_pkt *p,
+			     enum fstate s)
 {
 	struct flow *f = calloc(1, sizeof(*f));
 
@@ -170,7 +184,9 @@ static struct flow *flow_add(struct sniflow_tab *t, struct flow **pp, const stru
 	f->dst = p->dst;
 	f->sport = p->sport;
 	f->dport = p->dport;
-	f->state = F_REJECTED;	/* a settled state: set_state() counts from here */
+	f->state = s;
+	f->owner = UINT32_MAX;	/* nobody's share until opened */
+	lru_append(t, f);
 	*pp = f;
 	t->n++;
 	return f;
@@ -331,18 +347,10 @@ void sniflow_free(struct sniflow_tab *t)
 static void flow_start(struct sniflow_tab *t, struct flow *f, const struct sniflow_pkt *p,
 		       uint32_t owner, uint64_t now_ms)
 {
-	if (is_open(f) && f->owner != owner) {
-		set_state(t, f, F_REJECTED);	/* count it off its old owner */
-		lru_remove(t, f);
-	} else if (!is_open(f)) {
-		lru_remove(t, f);
-	}
-	free(f->st);	/* the 16 KiB buffer comes with the first payload byte */
-	f->st = NULL;
-	if (!is_open(f) && owner < t->n_owners)
-		t->open[owner]++;
+	if (is_open(f))
+		set_state(t, f, F_REJECTED);	/* off its old owner's share, buffer freed */
 	f->owner = owner;
-	f->state = F_OPEN;
+	set_state(t, f, F_OPEN);	/* the 16 KiB buffer comes with the first payload byte */
 	f->isn = p->seq;
 	f->next_seq = p->seq + 1;	/* the SYN takes one sequence number */
 	f->start_ms = now_ms;
@@ -375,7 +383,7 @@ static enum sniflow_step on_syn(struct sniflow_tab *t, struct flow **pp,
 		if (!make_room(t))
 			return SNIFLOW_FULL;
 		pp = find(t, p);	/* make_room() may have changed this chain */
-		if (!(f = flow_add(t, pp, p)))
+		if (!(f = flow_add(t, pp, p, F_REJECTED)))
 			return SNIFLOW_FULL;
 	}
 	/* F_ACCEPTED or F_CONFIRM with a new ISN: a new connection on the same
@@ -496,6 +504,20 @@ static enum sniflow_step on_segment(struct sniflow_tab *t, struct flow **pp,
 	return SNIFLOW_DECIDED;
 }
 
+/*
+ * Why a segment has no flow: its SYN found no room (its owner is still at
+ * its share, or the table is full of flows under check), or netd never saw
+ * its SYN.
+ */
+static enum sniflow_step no_flow(const struct sniflow_tab *t, uint32_t owner)
+{
+	if (owner < t->n_owners && t->open[owner] >= SNIFLOW_OPEN_PER_OWNER)
+		return SNIFLOW_FULL;
+	if (t->n >= SNIFLOW_MAX && !t->lru_head)
+		return SNIFLOW_FULL;
+	return SNIFLOW_UNKNOWN;
+}
+
 enum sniflow_step sniflow_packet(struct sniflow_tab *t, const struct sniflow_pkt *p,
 				 uint32_t owner, uint64_t now_ms, uint32_t deadline_ms,
 				 struct sni_result *res)
@@ -512,11 +534,8 @@ enum sniflow_step sniflow_packet(struct sniflow_tab *t, const struct sniflow_pkt
 		 * server may not take them, so they count only once acknowledged. */
 	}
 	f = *pp;
-	if (!f)	/* no room for its SYN (its owner is still at its share), or unseen */
-		return (owner < t->n_owners && t->open[owner] >= SNIFLOW_OPEN_PER_OWNER) ||
-				       (t->n >= SNIFLOW_MAX && !t->lru_head) ?
-			       SNIFLOW_FULL :
-			       SNIFLOW_UNKNOWN;
+	if (!f)
+		return no_flow(t, owner);
 	if (!is_open(f))
 		return f->state == F_ACCEPTED ? SNIFLOW_ACCEPTED : SNIFLOW_REJECTED;
 	return on_segment(t, pp, p, now_ms, deadline_ms, res);
@@ -549,12 +568,9 @@ bool sniflow_settle(struct sniflow_tab *t, const struct sniflow_pkt *p, bool acc
 	if (!f) {
 		if (!make_room(t))
 			return false;	/* its next packet is SNIFLOW_UNKNOWN again: same verdict */
-		pp = find(t, p);
-		if (!(f = flow_add(t, pp, p)))
-			return false;
-		lru_remove(t, f);	/* flow_add() leaves it on no list */
-		f->state = F_OPEN;	/* so that set_state() below files it as settled */
-		f->owner = UINT32_MAX;
+		if ((f = flow_add(t, find(t, p), p, accepted ? F_ACCEPTED : F_REJECTED)))
+			f->start_ms = now_ms;
+		return false;
 	}
 	f->start_ms = now_ms;
 	/* A rejected flow is never turned into an accepted one. */
