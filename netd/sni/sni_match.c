@@ -61,6 +61,15 @@ bool sni_match(const struct policy *pol, const char *const *pinned, size_t n_pin
 	return false;
 }
 
+/* The stricter of *@tls, *@http and @r's modes, kept. */
+static void raise_modes(const struct policy_rule *r, enum policy_l7 *tls, enum policy_l7 *http)
+{
+	if (r->tls_sni > *tls)
+		*tls = (enum policy_l7)r->tls_sni;
+	if (r->http_host > *http)
+		*http = (enum policy_l7)r->http_host;
+}
+
 void sni_modes(const struct policy *pol, const char *const *pinned, size_t n_pinned,
 	       uint8_t proto, uint16_t port, enum policy_l7 *tls, enum policy_l7 *http)
 {
@@ -71,10 +80,7 @@ void sni_modes(const struct policy *pol, const char *const *pinned, size_t n_pin
 		size_t n = pinned_rules(pol, pinned[i], proto, port, rs);
 
 		for (size_t k = 0; k < n; k++) {
-			if (rs[k]->tls_sni > *tls)
-				*tls = (enum policy_l7)rs[k]->tls_sni;
-			if (rs[k]->http_host > *http)
-				*http = (enum policy_l7)rs[k]->http_host;
+			raise_modes(rs[k], tls, http);
 		}
 	}
 }
@@ -86,12 +92,8 @@ void sni_modes_port(const struct policy *pol, uint8_t proto, uint16_t port,
 	for (size_t i = 0; pol && i < pol->n_rules; i++) {
 		const struct policy_rule *r = &pol->rules[i];
 
-		if (!r->n_domains || !policy_rule_port(r, proto, port))
-			continue;
-		if (r->tls_sni > *tls)
-			*tls = (enum policy_l7)r->tls_sni;
-		if (r->http_host > *http)
-			*http = (enum policy_l7)r->http_host;
+		if (r->n_domains && policy_rule_port(r, proto, port))
+			raise_modes(r, tls, http);
 	}
 }
 
