@@ -193,7 +193,7 @@ demo: build/netd ## build, then run the embedded demo world (root)
 
 # test runs every stage in one tests/run.sh, so it ends with one
 # "N passed, N failed" line; each stage alone is below it.
-test: asan microvm-world ## the whole suite: unit + replay + golden + integ (root, ~13 min)
+test: asan microvm-world ## the whole suite: unit + replay + golden + integ (root, about 20 min on 2 cores)
 	$(Q)tests/run.sh
 
 unit: $(UNIT_BINS) ## unit tests (cmocka), no root
