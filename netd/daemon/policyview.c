@@ -28,6 +28,26 @@ static int pview_limit_conns(json_t *o, const struct policy *p)
 	return json_object_set_new(lim, "connections", json_integer(p->max_conns)) < 0 ? -ENOMEM : 0;
 }
 
+/*
+ * The per-rule keys, into @rule, each only when the rule sets it (so the
+ * digest of a rule without them is what it was before they were shown).
+ */
+static void pview_rule_extras(json_t *rule, const struct policy_rule *r)
+{
+	if (r->min_ttl_s)
+		json_object_set_new(rule, "min_ttl", json_integer(r->min_ttl_s));
+	if (r->max_qname_len)
+		json_object_set_new(rule, "max_qname_length", json_integer(r->max_qname_len));
+	if (r->idle_grace_set)
+		json_object_set_new(rule, "idle_grace", json_integer(r->idle_grace_s));
+	if (r->tls_sni != POLICY_L7_OFF)
+		json_object_set_new(rule, "tls", json_pack("{s:s}", "sni",
+						      policy_l7_str((enum policy_l7)r->tls_sni)));
+	if (r->http_host != POLICY_L7_OFF)
+		json_object_set_new(rule, "http", json_pack("{s:s}", "host",
+						       policy_l7_str((enum policy_l7)r->http_host)));
+}
+
 json_t *pview_json(const struct policy *p)
 {
 	json_t *rules = json_array();
@@ -71,6 +91,7 @@ json_t *pview_json(const struct policy *p)
 		json_object_set_new(rule, "ports", ports);
 		json_object_set_new(rule, "protocol",
 				    json_string(r->proto == IPPROTO_UDP ? "udp" : "tcp"));
+		pview_rule_extras(rule, r);
 		json_array_append_new(rules, rule);
 	}
 	{

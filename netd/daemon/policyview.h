@@ -17,9 +17,11 @@
 
 /*
  * pview_json() - @p as the API shows it: {name, description?, file?,
- * egress: [{domains, except? | cidrs, ports, protocol}], limits?, mode?
- * ("audit"), on_deny? ("reject")}; the optional keys only when not the
- * default, so older digests stay what they were.
+ * egress: [{domains, except? | cidrs, ports, protocol, min_ttl?,
+ * max_qname_length?, idle_grace?, tls? {sni}, http? {host}}], limits?,
+ * mode? ("audit"), on_deny? ("reject")}: every key the policy has; the
+ * optional ones only when not the default, so older digests stay what
+ * they were.
  * Return: a new object (caller decrefs); NULL on out of memory.
  */
 json_t *pview_json(const struct policy *p);

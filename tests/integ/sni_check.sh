@@ -10,6 +10,7 @@
 #   log:     the same mismatches pass and are audited (action "logged").
 #   audit mode (sandbox create --mode audit, enforce policy): enforce acts as
 #            log - the mismatch passes, audited "logged" with would_deny.
+#   a reload that adds or removes only tls.sni turns the check on or off.
 #   netd down: the enforce queue fails closed, the log queue passes.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -115,6 +116,32 @@ has "audit mode: audited as logged" '"action":"logged"' "$rec"
 has "audit mode: the rule's mode is enforce" '"mode":"enforce"' "$rec"
 has "audit mode: marked would_deny sni-mismatch" '"would_deny":"sni-mismatch"' "$rec"
 has "audit mode: SNI example.com passes" "ok HTTP/1.1 200" "$(conn a1 443 tls example.com)"
+
+# ---- a reload that changes only tls/http ----------------------------------------
+# (A new user found the reload ignored it: the change detection did not see
+# tls/http, so the ruleset kept the old rules until a restart.)
+cat >"$WORLD_DIR/policies/sni-later.yaml" <<-YAML
+name: sni-later
+egress:
+  - domains: [example.com]
+    ports: [443, 80]
+YAML
+ok "policy reload (sni-later, no check)" netd policy reload
+ok "sandbox create (sni-later)" sb_create r1 sni-later
+eq "r1: example.com pins $A" "$A" "$(sb_dig r1 +short example.com)"
+has "no check yet: SNI denied.example passes" "ok HTTP/1.1 200" "$(conn r1 443 tls denied.example)"
+cat >>"$WORLD_DIR/policies/sni-later.yaml" <<-YAML
+    tls: { sni: enforce }
+YAML
+out=$(netd policy reload 2>&1)
+hasnt "reload: the policy changed" "no sandbox changed" "$out"
+has "policy show: the rule's tls.sni" '"sni": "enforce"' "$(netd policy show sni-later)"
+eq "reload turned it on: SNI denied.example is reset" "reset" "$(conn r1 443 tls denied.example)"
+has "... SNI example.com passes" "ok HTTP/1.1 200" "$(conn r1 443 tls example.com)"
+sed -i '/tls: { sni: enforce }/d' "$WORLD_DIR/policies/sni-later.yaml"
+ok "policy reload (check off again)" netd policy reload
+has "reload turned it off: SNI denied.example passes" "ok HTTP/1.1 200" \
+	"$(conn r1 443 tls denied.example)"
 
 # ---- netd down -----------------------------------------------------------------
 netd_down
