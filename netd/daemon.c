@@ -14,6 +14,7 @@
  */
 #include "netd/link/forwarding.h"
 #include "netd/daemon.h"
+#include "netd/common/version.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -504,6 +505,11 @@ int daemon_main(const char *config_path, const char *socket_override)
 		log_err("SNI check: cannot bind netfilter queues %u/%u: %s; connections under "
 			"tls.sni/http.host enforce are dropped, under log they pass unchecked",
 			FW_SNI_QUEUE_ENFORCE, FW_SNI_QUEUE_LOG, strerror(-r));
+	if (link_mntns_own())
+		log_warn("netd runs in a mount namespace of its own (started under `ip netns exec` "
+			 "or `unshare -m`?): the sandboxes' /run/netns entries it mounts are not "
+			 "visible to netd exec, ip netns or container runtimes; start it with "
+			 "`nsenter --net=/run/netns/NAME netd run` instead (docs/operations.md)");
 	log_info("ready: %zu policies, %zu sandboxes, DNS proxy on port %u, egress %s, control %s",
 		 d->n_policies, sandbox_count(d->sandboxes), d->cfg.dns_port,
 		 d->egress_ifname[0] ? d->egress_ifname : "(any)", d->cfg.socket);

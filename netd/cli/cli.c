@@ -32,6 +32,7 @@
 #include "common/special.h"
 #include "netd/api/ctl.h"
 #include "netd/daemon.h"
+#include "netd/link/link.h"
 #include "netd/link/nsexec.h"
 #include "netd/model/policy.h"
 #include "netd/cli/cli_suggest.h"
@@ -39,17 +40,18 @@
 #include "netd/cli/cli_audit.h"
 #include "netd/cli/cli_help.h"
 #include "netd/cli/cli_table.h"
+#include "netd/common/version.h"
 
-#define NETD_VERSION   "0.1.0"
 
 static const char usage_text[] =
 	"usage: netd [--socket PATH] COMMAND ...\n"
 	"\n"
 	"  run [--config FILE]                     run the daemon in the foreground\n"
 	"                                          (default config: " NETD_DEFAULT_CONFIG " if present)\n"
-	"  sandbox create NAME --policy P [--netns PATH | --pid PID] [--ifname IF] [--mode M]\n"
+	"  sandbox create NAME --policy P [--netns PATH | --pid PID] [--ifname IF] [--mode M] [--json]\n"
 	"  sandbox create NAME --policy P --tap [--tap-name TAP] [--tap-owner UID[:GID]]\n"
-	"                 [--tap-queues N] [--tap-mtu N]   a microVM's tap (docs/microvm.md)\n"
+	"                 [--tap-queues N] [--tap-mtu N] [--mode M] [--json]   a microVM's tap\n"
+	"                                          (docs/microvm.md)\n"
 	"  sandbox list [--json]\n"
 	"  sandbox show NAME [--json]\n"
 	"  sandbox delete NAME\n"
@@ -447,6 +449,30 @@ static int cmd_sandbox(int argc, char **argv)
 	return usage();
 }
 
+/*
+ * Can this process enter sandbox @name's netns at @netns?  Return: 0; else
+ * an exit status, said why on stderr: a /run/netns entry that is a plain
+ * file here is mounted in another mount namespace (netd's own, when it was
+ * started under `ip netns exec`).
+ */
+static int exec_netns_visible(const char *name, const char *netns)
+{
+	int fd = link_netns_open(netns);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (fd == -EINVAL)
+		fprintf(stderr, "netd: sandbox %s: %s is not visible in this mount namespace as a "
+			"network namespace: netd mounted it in a mount namespace of its own (was it "
+			"started under `ip netns exec`? start it with `nsenter --net=...` instead; "
+			"docs/operations.md)\n", name, netns);
+	else
+		fprintf(stderr, "netd: sandbox %s: %s: %s\n", name, netns, strerror(-fd));
+	return 126;
+}
+
 /* "paths" members of /v1/status that `netd exec` hides, and the client's socket. */
 static const char *const exec_hide_keys[] = { "config", "socket", "state_dir", "policy_dir",
 					      "audit_log" };
@@ -570,6 +596,9 @@ static int cmd_exec(int argc, char **argv)
 	}
 	snprintf(netns, sizeof(netns), "%s", str(reply, "netns"));
 	json_decref(reply);
+	r = exec_netns_visible(name, netns);
+	if (r != 0)
+		return r;
 	r = exec_hidden_paths(hide, hide_buf);
 	if (r < 0)
 		return r == -EPROTO ? CLI_FAILED : api_exit;

@@ -320,6 +320,20 @@ int link_netns_open(const char *path)
 	return fd;
 }
 
+bool link_mntns_own(void)
+{
+	struct stat self, parent;
+	char path[64];
+	pid_t ppid = getppid();
+
+	if (ppid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)ppid);
+	if (stat("/proc/self/ns/mnt", &self) < 0 || stat(path, &parent) < 0)
+		return false;
+	return self.st_ino != parent.st_ino || self.st_dev != parent.st_dev;
+}
+
 /* ---- veth ------------------------------------------------------------- */
 
 static int veth_create(struct rtnl *nl, const struct link_veth *v)

@@ -6,6 +6,7 @@
 #ifndef NETD_LINK_H
 #define NETD_LINK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,18 @@ int link_netns_delete(const char *name);
  * Return: an O_CLOEXEC fd the caller closes; -ENOENT; -EINVAL (not a netns).
  */
 int link_netns_open(const char *path);
+
+/*
+ * link_mntns_own() - was this process given a mount namespace of its own
+ * by what started it (`ip netns exec`, `unshare -m`): is its mount
+ * namespace other than its parent's?  Then the netns bind mounts it makes
+ * under /run/netns are seen by nobody else: not by `netd exec`, `ip
+ * netns`, nor a container runtime.  (Not PID 1's: a whole host session, or
+ * a container, may have its own, and that is fine.)  Return: true if the
+ * two differ; false if they are the same or either cannot be read (no
+ * parent: a container's first process).
+ */
+bool link_mntns_own(void);
 
 struct link_veth {
 	const char *host_ifname;	/* created in the caller's netns */

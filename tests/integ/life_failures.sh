@@ -4,7 +4,9 @@
 # assertion) and recovery when it returns; a dead first upstream is skipped
 # for the next one; an audit log on a full filesystem keeps enforcement
 # working, counts the lost records (GET /v1/status) and resumes;
-# a flood of control connections leaves the daemon alive and answering.
+# a flood of control connections leaves the daemon alive and answering;
+# netd in a mount namespace of its own says so, and netd exec says why it
+# cannot enter a sandbox then.
 # Throughout, a denied address is probed and must never be reachable.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -174,6 +176,27 @@ ok "a pin the kernel refuses: the daemon keeps running" netd_alive
 # (Every sandbox's pins are refused now; what netd answers itself is not.)
 eq "a pin the kernel refuses: a denied name is still answered NXDOMAIN" "status: NXDOMAIN" \
 	"$(sb_dig sb2 denied.example.org A | grep -o 'status: [A-Z]*')"
+netd_down
+
+# ---- netd in a mount namespace of its own ----------------------------------------
+# (`ip netns exec NS netd run` gives it one: a new user found `netd exec`
+# then failed with a bare "Invalid argument".)  Its /run/netns bind mounts
+# are seen by nobody else: said at start, and netd exec says why.
+printf '#!/bin/sh\nexec unshare --mount --propagation private "%s" "$@"\n' "$NETD_BIN" \
+	>"$WORLD_DIR/netd-own-mnt"
+chmod 755 "$WORLD_DIR/netd-own-mnt"
+REAL_BIN=$NETD_BIN
+NETD_BIN=$WORLD_DIR/netd-own-mnt
+mv "$NETD_LOG" "$NETD_LOG.before-mntns"
+hasnt "started with nsenter --net: no word of mount namespaces" "mount namespace" \
+	"$(cat "$NETD_LOG.before-mntns")"
+netd_up || { echo "0 passed, 1 failed"; exit 1; }
+NETD_BIN=$REAL_BIN
+has "own mount namespace: said at start" "a mount namespace of its own" "$(cat "$NETD_LOG")"
+ok "own mount namespace: sandbox create" sb_create m1 python-dev
+out=$(netd exec "$(sb_name m1)" -- true 2>&1)
+eq "own mount namespace: netd exec exits 126" "126" "$?"
+has "own mount namespace: netd exec says why" "not visible in this mount namespace" "$out"
 netd_down
 
 cleanup
