@@ -9,9 +9,6 @@
 #ifndef NETD_DAEMON_H
 #define NETD_DAEMON_H
 
-#ifndef NETD_VERSION
-#define NETD_VERSION "0.1.0"	/* also printed by `netd --version` (netd/cli/cli.c) */
-#endif
 
 /*
  * daemon_main() - run the daemon until SIGINT/SIGTERM.  @config_path may be

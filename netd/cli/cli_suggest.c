@@ -192,7 +192,7 @@ int cli_suggest(int argc, char **argv, const char *socket_path)
 		if (r < 0) {
 			fprintf(stderr, "netd: policy suggest: %s: %s\n", files[i], strerror(-r));
 			suggest_free(s);
-			return CLI_FAILED;
+			return r == -ENOENT ? CLI_NOT_FOUND : CLI_FAILED;	/* as `netd audit` */
 		}
 		snprintf(source + l, sizeof(source) - l, "%s%s", l ? ", " : "", files[i]);
 	}
