@@ -125,4 +125,9 @@ head -n 2 "$NETD_AUDIT" >"$cut"
 printf '%s' '{"event":"dns","sandbox":"cut-sb","qname":"last.example","verdict":"deny"}' >>"$cut"
 has "a last line without its newline is read" "last.example" "$(netd audit --file "$cut" --json)"
 eq "... once" "1" "$(netd audit --file "$cut" --json 2>&1 | grep -c last.example)"
+# No log at the path: exit 3 (not found), for netd audit and policy suggest alike.
+netd audit --file "$WORLD_DIR/none.jsonl" >/dev/null 2>&1
+eq "netd audit: no log exits 3" "3" "$?"
+netd policy suggest --sandbox x --file "$WORLD_DIR/none.jsonl" >/dev/null 2>&1
+eq "policy suggest: no log exits 3" "3" "$?"
 t_summary
