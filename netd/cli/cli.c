@@ -63,7 +63,7 @@ static const char usage_text[] =
 	"                                          a policy from what the audit log shows used\n"
 	"  policy list [--json]\n"
 	"  policy show NAME\n"
-	"  policy reload                           re-read policy_dir (all or nothing)\n"
+	"  policy reload [--json]                  re-read policy_dir (all or nothing)\n"
 	"  status\n"
 	"  audit [--file PATH] [-f] [--sandbox S] [--event E] [--domain D] [--since T] [--until T]\n"
 	"        [--json] [--summary]            read the audit log (no daemon needed)\n"
@@ -112,7 +112,11 @@ static json_t *api(const char *method, const char *path, json_t *body, int *ret_
 		const char *msg = json_string_value(
 			json_object_get(json_object_get(reply, "error"), "message"));
 
-		fprintf(stderr, "netd: %s (HTTP %d)\n", msg ? msg : "request failed", status);
+		/* The exit status says what kind of error (docs/install.md), not the HTTP code. */
+		if (msg)
+			fprintf(stderr, "netd: %s\n", msg);
+		else
+			fprintf(stderr, "netd: %s %s: the daemon answered HTTP %d\n", method, path, status);
 		json_decref(reply);
 		return NULL;
 	}
@@ -473,6 +477,46 @@ static int exec_netns_visible(const char *name, const char *netns)
 	return 126;
 }
 
+/* @a (a JSON array of strings) as "x, y", or "-" when empty. */
+static void print_list(const json_t *a)
+{
+	const json_t *v;
+	size_t i;
+
+	if (!json_array_size(a))
+		fputs("-", stdout);
+	json_array_foreach(a, i, v)
+		printf("%s%s", i ? ", " : "", json_string_value(v) ? json_string_value(v) : "?");
+}
+
+/* POST /v1/policies/reload's answer, for people: a line per changed sandbox. */
+static void print_reload(const json_t *reply)
+{
+	const json_t *changed = json_object_get(reply, "changed"), *c;
+	size_t i, n = json_array_size(changed);
+
+	if (!n) {
+		printf("policies reloaded; no sandbox changed\n");
+		return;
+	}
+	printf("policies reloaded; %zu sandbox%s changed\n", n, n == 1 ? "" : "es");
+	json_array_foreach(changed, i, c) {
+		printf("  %s (policy %s): ", str(c, "sandbox"), str(c, "policy"));
+		if (json_is_true(json_object_get(c, "deny_all"))) {
+			printf("the policy is gone: denied all egress\n");
+			continue;
+		}
+		fputs("added ", stdout);
+		print_list(json_object_get(c, "added"));
+		fputs("; removed ", stdout);
+		print_list(json_object_get(c, "removed"));
+		printf("; pins kept %lld, removed %zu; connections cut %lld\n",
+		       (long long)json_integer_value(json_object_get(c, "pins_kept")),
+		       json_array_size(json_object_get(c, "pins_removed")),
+		       (long long)json_integer_value(json_object_get(c, "connections_cut")));
+	}
+}
+
 /* "paths" members of /v1/status that `netd exec` hides, and the client's socket. */
 static const char *const exec_hide_keys[] = { "config", "socket", "state_dir", "policy_dir",
 					      "audit_log" };
@@ -820,20 +864,16 @@ static int cmd_policy(int argc, char **argv)
 		json_decref(reply);
 		return 0;
 	}
-	if (strcmp(sub, "reload") == 0 && argc == 2) {
-		json_t *reply = api("POST", "/v1/policies/reload", NULL, NULL), *c;
-		size_t i;
+	if (strcmp(sub, "reload") == 0 &&
+	    (argc == 2 || (argc == 3 && strcmp(argv[2], "--json") == 0))) {
+		json_t *reply = api("POST", "/v1/policies/reload", NULL, NULL);
 
 		if (!reply)
 			return api_exit;
-		if (json_array_size(json_object_get(reply, "changed")) == 0)
-			printf("policies reloaded; no sandbox changed\n");
-		json_array_foreach(json_object_get(reply, "changed"), i, c) {
-			char *j = json_dumps(c, JSON_COMPACT | JSON_PRESERVE_ORDER);
-
-			printf("%s\n", j ? j : "?");
-			free(j);
-		}
+		if (argc == 3)
+			print_json(reply);
+		else
+			print_reload(reply);
 		json_decref(reply);
 		return 0;
 	}

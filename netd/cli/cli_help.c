@@ -112,9 +112,12 @@ static const struct help helps[] = {
 	  "usage: netd policy show NAME\n"
 	  "Print loaded policy NAME as JSON.\n" },
 	{ "policy reload",
-	  "usage: netd policy reload\n"
+	  "usage: netd policy reload [--json]\n"
 	  "Re-read policy_dir: every file valid, or nothing changes (exit status 6 and the\n"
-	  "first error).  Prints what changed for each sandbox.  Same as SIGHUP.\n" },
+	  "first error).  Prints what changed, a line per sandbox: the items added and\n"
+	  "removed, the pins kept and removed, the connections cut.  Same as SIGHUP.\n"
+	  "  --json   the daemon's answer: {\"changed\": [{sandbox, policy, deny_all, added,\n"
+	  "           removed, pins_kept, pins_removed, connections_cut}]}\n" },
 	{ "status",
 	  "usage: netd status\n"
 	  "Print the daemon's status as JSON (uptime, counts, audit log path and counters).\n" },

@@ -541,7 +541,7 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 	}
 	pol = daemon_policy_find(d, req->policy);
 	if (!pol) {
-		snprintf(err, errsz, "unknown policy \"%s\" (see GET /v1/policies)",
+		snprintf(err, errsz, "unknown policy \"%s\": not among those loaded from policy_dir (netd policy list)",
 			 log_quote(req->policy, strlen(req->policy), q, sizeof(q)));
 		return -ENOENT;
 	}

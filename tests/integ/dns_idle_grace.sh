@@ -121,7 +121,7 @@ download sb1 "$WORLD_DIR/d2.bin"
 ok "(d) download under way" test -s "$WORLD_DIR/d2.bin"
 nograce0=$(status_grace no_grace)
 pol_without_name gr gr
-out=$(netd policy reload 2>&1)
+out=$(reload_json 2>&1)
 has "(d) reload removed the name" "\"removed\":[\"$NAME tcp/443\"]" "$out"
 wait "$DL_PID"
 eq "(d) the live download survived the reload (cut_removed: false)" "0" "$?"

@@ -46,6 +46,9 @@ has "host end: its IPv6 gateway address" "$SB1_GW6/" \
 	"$(world_exec host ip -6 -o addr show dev "$SB1_HOSTIF" scope global)"
 fail "a second sandbox of the same name is refused" sb_create sb1 python-dev
 fail "an unknown policy is refused" sb_create sbx no-such-policy
+out=$(sb_create sbx no-such-policy 2>&1)
+eq "... in the CLI's words, no HTTP code" \
+	'netd: unknown policy "no-such-policy": not among those loaded from policy_dir (netd policy list)' "$out"
 fail "an invalid name is refused" netd sandbox create 'bad/name' --policy python-dev
 
 # ---- allowed DNS and connections ---------------------------------------------

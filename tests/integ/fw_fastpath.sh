@@ -125,7 +125,7 @@ download sb1 "https://www.dt.example/bytes/$N" "$WORLD_DIR/r.bin"
 tr=$(trace "$A1")
 has "the HTTPS flow is in the fast path" "$FAST" "$tr"
 pol_fp
-out=$(netd policy reload 2>&1)
+out=$(reload_json 2>&1)
 has "reload: a connection cut" '"connections_cut":1' "$out"
 wait "$DL_PID"
 rc=$?

@@ -135,6 +135,9 @@ netd() { "$NETD_BIN" "$@"; }
 
 sb_name() { echo "$WORLD_PREFIX-$1"; }
 
+# reload_json - netd policy reload --json, a compact line per changed sandbox.
+reload_json() { netd policy reload --json | jq -c '.changed[]'; }
+
 # sb_field NAME FIELD - one string member of `netd sandbox show NAME` (the
 # full name), e.g. gateway4, gateway6, host_ifname; empty if absent.
 sb_field() { "$NETD_BIN" sandbox show "$1" | sed -n "s/.*\"$2\": \"\([^\"]*\)\".*/\1/p"; }

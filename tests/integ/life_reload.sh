@@ -101,12 +101,16 @@ download sb1 "https://api.openai.com/bytes/$N" "$WORLD_DIR/keep.bin"
 OPENAI_DL=$DL_PID
 ok "both downloads under way" test -s "$WORLD_DIR/cut.bin" -a -s "$WORLD_DIR/keep.bin"
 pol_openai_only
-out=$(netd policy reload 2>&1)
+said=$(netd policy reload 2>&1)
 eq "reload removing pypi.org succeeds" "0" "$?"
+has "said for people: a line per sandbox" "$SB1 (policy rl): added -; removed pypi.org tcp/443; pins kept" "$said"
+has "... with the connections cut" "connections cut 1" "$said"
+hasnt "only rl's sandbox changed" "$SB2" "$said"
+# the same report, as the audit log's policy_reload record (the fields of --json)
+out=$(audit_wait 10 '"event":"policy_reload"' "\"sandbox\":\"$SB1\"")
 has "report: pypi.org removed" '"removed":["pypi.org tcp/443"]' "$out"
 has "report: the pin removed" 'pypi.org 198.51.100.10 tcp/443' "$out"
 has "report: a connection cut" '"connections_cut":1' "$out"
-hasnt "only rl's sandbox changed" "$SB2" "$out"
 hasnt "pin for pypi.org gone" "198.51.100.10" "$(sb_pins "$SB1")"
 has "pin for api.openai.com kept" "198.51.100.30" "$(sb_pins "$SB1")"
 has "audit: policy_reload event" '"event":"policy_reload"' "$(audit_grep policy_reload "$SB1")"
@@ -135,6 +139,8 @@ eq "pypi.org allowed again" "pypi.org ok" "$(sb_curl sb1 https://pypi.org/simple
 # ---- a removed policy file: its sandboxes are denied -----------------------------
 rm -f "$POL/other.yaml"
 out=$(netd policy reload 2>&1)
+has "said for people: sb2 denied all" "$SB2 (policy other): the policy is gone: denied all egress" "$out"
+out=$(audit_wait 10 '"event":"policy_reload"' "\"sandbox\":\"$SB2\"" '"deny_all":true')
 has "report: sb2 denied all" "\"sandbox\":\"$SB2\",\"policy\":\"other\",\"deny_all\":true" "$out"
 has "logged" "policy other is gone" "$(cat "$NETD_LOG")"
 st=$(sb_dig sb2 pypi.org | grep -o 'status: [A-Z]*')
@@ -153,7 +159,7 @@ eq "sb1 resolves pypi.org" "198.51.100.10" "$(sb_dig sb1 +short pypi.org A)"
 download sb1 "https://pypi.org/bytes/$N" "$WORLD_DIR/kept.bin"
 PYPI_DL=$DL_PID
 pol_openai_only
-out=$(netd policy reload 2>&1)
+out=$(reload_json 2>&1)
 has "report: pypi.org removed" '"removed":["pypi.org tcp/443"]' "$out"
 has "report: no connection cut" '"connections_cut":0' "$out"
 hasnt "pin for pypi.org gone" "198.51.100.10" "$(sb_pins "$SB1")"
