@@ -228,6 +228,18 @@ struct fw_reconcile_info {
 int fw_open_reconcile(const struct fw_config *cfg, const struct fw_restore *sbs, size_t n,
 		      struct fw **ret, struct fw_reconcile_info *info);
 
+struct fw_kernel;
+
+/*
+ * fw_open_reconcile_with() - fw_open_reconcile() on the kernel @k
+ * (netd/fw/kernel.h: a stand-in, for the daemon in a box, netd/daemon.h)
+ * instead of a netlink socket; @k NULL: the netlink socket.  Takes
+ * ownership of @k (freed by fw_close(), or here on failure).
+ */
+int fw_open_reconcile_with(const struct fw_config *cfg, struct fw_kernel *k,
+			   const struct fw_restore *sbs, size_t n, struct fw **ret,
+			   struct fw_reconcile_info *info);
+
 /* One sandbox of a reload (fw_sandboxes_update()). */
 struct fw_update {
 	const struct fw_sandbox *sb;	/* must have been added; borrowed for the call */

@@ -562,18 +562,28 @@ static int reconcile_keep(struct fw *fw, struct rc_arg *a, struct dump_list *fou
 int fw_open_reconcile(const struct fw_config *cfg, const struct fw_restore *sbs, size_t n,
 		      struct fw **ret, struct fw_reconcile_info *info)
 {
+	return fw_open_reconcile_with(cfg, NULL, sbs, n, ret, info);
+}
+
+int fw_open_reconcile_with(const struct fw_config *cfg, struct fw_kernel *k,
+			   const struct fw_restore *sbs, size_t n, struct fw **ret,
+			   struct fw_reconcile_info *info)
+{
 	struct dump_list found = { 0 };
 	struct pin_dump pins[2] = { { 0 } };
 	struct rc_arg a = { .cfg = cfg, .n = n };
-	struct fw_kernel *k;
 	struct fw *fw = NULL;
-	int r;
+	int r = 0;
 
 	*ret = NULL;
 	memset(info, 0, sizeof(*info));
-	if (n && !sbs)
+	if (n && !sbs) {
+		if (k)
+			k->ops->free(k);
 		return -EINVAL;
-	r = fw_nl_new(&k);
+	}
+	if (!k)
+		r = fw_nl_new(&k);
 	if (r == 0)
 		r = fw_new(cfg, k, &fw);
 	if (r < 0)
