@@ -584,6 +584,10 @@ int trail_new(struct event_base *base, const struct trail_config *cfg, struct au
 		if (!t->deny_tick || event_add(t->deny_tick, &tv) < 0)
 			goto fail;
 	}
+	if (cfg->no_kernel) {	/* a box: the records' other half stays, unfed */
+		*ret = t;
+		return 0;
+	}
 	/* Counters exist only for entries created after this. */
 	r = acct_sysctl_enable();
 	if (r < 0) {

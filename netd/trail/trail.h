@@ -41,6 +41,8 @@ struct trail_config {
 	uint32_t idle_grace_s;		/* dns.idle_grace, seconds; rules may override */
 	bool conn_open;			/* audit.conn_open: a conn_open record per new connection */
 	bool close_at_destroy;		/* test knob: TCP conn records at DESTROY (as before) */
+	bool no_kernel;			/* the daemon in a box (netd/daemon.h): no conntrack or
+					 * nflog socket, so no conn or deny records */
 	/*
 	 * Pin @pin (timeout = the grace) for sandbox @sandbox unless a pin at
 	 * least that long is already there; synchronous.  @ctx is trail_new()'s.
