@@ -102,6 +102,10 @@ build/asan/unit/%: build/asan/obj/tests/unit/%.o build/asan/libcni.a build/asan/
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS) -lcmocka
 
+# The daemon in a box runs on the stand-ins: nf_tables (tests/golden/fake_nft.c)
+# and links (tests/unit/box_link.c).
+build/asan/unit/test_daemon: build/asan/obj/tests/golden/fake_nft.o build/asan/obj/tests/unit/box_link.o
+
 # Fuzz targets replayed through a plain main() (tests/fuzz/replay.c).
 build/asan/replay/%: build/asan/obj/tests/fuzz/%.o build/asan/obj/tests/fuzz/replay.o build/asan/libcni.a build/asan/libnetd.a
 	@mkdir -p $(dir $@)

@@ -12,7 +12,6 @@
  * The audit log gets a "netd" record at start (version, what was
  * restored) and at stop.
  */
-#include "netd/link/forwarding.h"
 #include "netd/daemon.h"
 #include "netd/common/version.h"
 
@@ -44,8 +43,7 @@
 #include "netd/api/metrics_http.h"
 #include "netd/daemon/internal.h"
 #include "netd/fw.h"
-#include "netd/link/link.h"
-#include "netd/link/linkwatch.h"
+#include "netd/link/kernel.h"
 #include "netd/daemon/opsig.h"
 #include "netd/trail/pinsrc.h"
 #include "netd/daemon/policywatch.h"
@@ -86,7 +84,7 @@ static int build_internal(struct daemon *d)
 	int n;
 
 	/* The never-pin table, every address of the host (however many), the pools. */
-	n = link_local_addrs(&host);
+	n = d->lk->ops->local_addrs(d->lk, &host);
 	if (n < 0)
 		return n;
 	free(d->internal);
@@ -261,7 +259,8 @@ static int startup_host(struct daemon *d)
 {
 	int r;
 
-	if (lock_state_dir(d) < 0 || lock_netns(d) < 0)
+	/* The netns lock guards the kernel's table; a box's table is its stand-in's. */
+	if (lock_state_dir(d) < 0 || (!d->box && lock_netns(d) < 0))
 		return -1;
 	if (socket_answers(d->cfg.socket)) {
 		log_err("control socket %s: another netd is answering there", d->cfg.socket);
@@ -273,7 +272,8 @@ static int startup_host(struct daemon *d)
 		_Static_assert(sizeof(d->egress_ifname) == sizeof(d->cfg.egress_interface), "IFNAMSIZ");
 		memcpy(d->egress_ifname, d->cfg.egress_interface, sizeof(d->egress_ifname));
 		d->egress_ifname[sizeof(d->egress_ifname) - 1] = '\0';
-	} else if (link_default_route_ifname(d->egress_ifname, sizeof(d->egress_ifname)) < 0) {
+	} else if (d->lk->ops->default_route_ifname(d->lk, d->egress_ifname,
+						      sizeof(d->egress_ifname)) < 0) {
 		log_warn("no default route: masquerading out of every non-sandbox interface");
 		d->egress_ifname[0] = '\0';
 	}
@@ -288,7 +288,7 @@ static int startup_host(struct daemon *d)
 		log_err("pool: %s", strerror(-r));
 		return -1;
 	}
-	r = forwarding_enable(d->cfg.pool6_enabled);
+	r = d->lk->ops->forwarding_enable(d->lk, d->cfg.pool6_enabled);
 	if (r < 0) {
 		log_err("cannot enable forwarding: %s", strerror(-r));
 		return -1;
@@ -319,6 +319,8 @@ static int startup_restore(struct daemon *d)
 			     d->cfg.flowtable == CONFIG_FLOWTABLE_OFF   ? FW_FLOWTABLE_OFF :
 									  FW_FLOWTABLE_AUTO,
 	};
+	if (d->box)	/* a stand-in kernel is asked nothing (no flowtable, no queue probe) */
+		fc.flowtable = FW_FLOWTABLE_NONE;
 	if (d->cfg.pool6_enabled)
 		fc.pool6 = d->cfg.pool6;
 	if (daemon_state_restore(d, &fc) < 0)
@@ -341,6 +343,7 @@ static int startup_trail(struct daemon *d)
 		.idle_grace_s = d->cfg.dns_idle_grace_s,
 		.grace_pin = daemon_trail_grace_pin,
 		.conn_open = d->cfg.conn_open,
+		.no_kernel = d->box != NULL,	/* a box has no conntrack or nflog */
 	};
 
 	if (trail_new(d->base, &tc, d->audit, d->sandboxes, daemon_trail_policy, d, &d->trail) < 0)
@@ -375,7 +378,11 @@ static int startup_proxy(struct daemon *d)
 	uint32_t cur = 0;
 	int r;
 
-	r = proxy_new(d->base, &pc, &daemon_proxy_ops, d, &d->proxy);
+	if (d->box && !d->box->proxy_new)
+		return 0;	/* a box without DNS */
+	r = d->box ? d->box->proxy_new(d->box->ctx, d->base, &pc, &daemon_proxy_ops, d,
+				       &d->proxy) :
+		     proxy_new(d->base, &pc, &daemon_proxy_ops, d, &d->proxy);
 	if (r < 0) {
 		log_err("DNS proxy: cannot listen on port %u: %s", d->cfg.dns_port, strerror(-r));
 		return -1;
@@ -456,7 +463,8 @@ static void daemon_done(struct daemon *d, struct event *sig[3])
 	policywatch_free(d->pwatch);
 	metrics_http_free(d->metrics_http);
 	ctl_free(d->ctl);
-	linkwatch_free(d->linkwatch);
+	if (d->lk)
+		d->lk->ops->unwatch(d->lk, d->linkwatch);
 	proxy_free(d->proxy);
 	pinsrc_free(d->pinsrc);
 	daemon_pdigest_free(d);
@@ -480,11 +488,24 @@ static void daemon_done(struct daemon *d, struct event *sig[3])
 
 int daemon_main(const char *config_path, const char *socket_override)
 {
+	return daemon_run(config_path, socket_override, NULL);
+}
+
+int daemon_run(const char *config_path, const char *socket_override,
+	       const struct daemon_box *box)
+{
 	static struct daemon dd;
 	struct daemon *d = &dd;
 	struct event *sig[3] = { NULL, NULL, NULL };
 	int status = 1, r;
 
+	if (box && (!box->fw_kernel_new || !box->link)) {
+		log_err("daemon box: the nf_tables and link stand-ins are required");
+		return 1;
+	}
+	memset(d, 0, sizeof(*d));	/* a box may run the daemon again in one process */
+	d->box = box;
+	d->lk = box ? box->link : link_kernel_rtnl();
 	d->lock_fd = -1;
 	d->netns_lock_fd = -1;
 	d->fd_limit = raise_fd_limit();
@@ -501,7 +522,8 @@ int daemon_main(const char *config_path, const char *socket_override)
 		goto out;
 	if (startup_trail(d) < 0 || startup_proxy(d) < 0 || startup_edges(d, sig) < 0)
 		goto out;
-	if ((r = daemon_sni_start(d)) < 0)
+	/* A box has no nfnetlink_queue: the SNI check is not bound (netd/daemon.h). */
+	if (!d->box && (r = daemon_sni_start(d)) < 0)
 		log_err("SNI check: cannot bind netfilter queues %u/%u: %s; connections under "
 			"tls.sni/http.host enforce are dropped, under log they pass unchecked",
 			FW_SNI_QUEUE_ENFORCE, FW_SNI_QUEUE_LOG, strerror(-r));

@@ -50,6 +50,8 @@ struct fw_config;
 struct linkwatch;
 struct policywatch;
 struct pdigest;
+struct link_kernel;
+struct daemon_box;
 
 #define DAEMON_MAX_POLICIES 1024
 #define NETNS_ETC_DIR "/etc/netns"
@@ -81,6 +83,8 @@ struct audit_what {
 
 struct daemon {
 	struct config cfg;
+	const struct daemon_box *box;	/* the daemon in a box (netd/daemon.h); NULL = real edges */
+	struct link_kernel *lk;	/* the host's links (netd/link/kernel.h): rtnetlink, or a box's */
 	struct event_base *base;
 	struct fw *fw;
 	struct proxy *proxy;
@@ -214,11 +218,14 @@ void daemon_tap_json(const struct sandbox *sb, json_t *o);
 
 /* ---- resolv.c ---- */
 
-/* daemon_resolv_conf_write() - /etc/netns/NAME/resolv.conf naming @sb's gateways. */
-int daemon_resolv_conf_write(const struct sandbox *sb);
+/*
+ * daemon_resolv_conf_write() - /etc/netns/NAME/resolv.conf (a box's
+ * etc_netns_dir/NAME/resolv.conf) naming @sb's gateways.  Return: 0; -errno.
+ */
+int daemon_resolv_conf_write(const struct daemon *d, const struct sandbox *sb);
 
 /* daemon_resolv_conf_remove() - remove it and its directory; best effort. */
-void daemon_resolv_conf_remove(const char *name);
+void daemon_resolv_conf_remove(const struct daemon *d, const char *name);
 
 /* ---- pdigest.c ---- */
 

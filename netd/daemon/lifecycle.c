@@ -32,7 +32,7 @@
 #include "netd/trail/ctcut.h"
 #include "netd/daemon/hostcheck.h"
 #include "netd/fw.h"
-#include "netd/link/link.h"
+#include "netd/link/kernel.h"
 #include "netd/trail/pinsrc.h"
 #include "netd/trail/trail.h"
 
@@ -80,7 +80,8 @@ void daemon_dns_direct(struct daemon *d, struct sandbox *sb)
 	const struct addr *gw[2] = { &sb->gw4, &sb->gw6 };
 	int r;
 
-	if (sb->chained || !d->proxy || !d->fw)
+	/* A box opens no socket on the host's network (netd/daemon.h). */
+	if (sb->chained || !d->proxy || !d->fw || d->box)
 		return;
 	/* Two sockets a sandbox; the rest of netd (API clients, DNS over TCP,
 	 * c-ares, netlink, files) keeps DNS_DIRECT_FD_RESERVE descriptors. */
@@ -136,7 +137,7 @@ static int build_netns(struct daemon *d, struct sandbox *sb, bool create_netns, 
 	int nsfd, r;
 
 	if (create_netns) {
-		r = link_netns_create(sb->name);
+		r = d->lk->ops->netns_create(d->lk, sb->name);
 		if (r < 0) {
 			snprintf(err, errsz, "cannot create netns %s: %s", sb->name,
 				 r == -EEXIST ? "a netns of that name exists (attach it with \"netns\")" :
@@ -144,7 +145,7 @@ static int build_netns(struct daemon *d, struct sandbox *sb, bool create_netns, 
 			return r;
 		}
 	}
-	nsfd = link_netns_open(sb->netns_path);
+	nsfd = d->lk->ops->netns_open(d->lk, sb->netns_path);
 	if (nsfd < 0) {
 		snprintf(err, errsz, "%s: %s", sb->netns_path,
 			 nsfd == -EINVAL ? "not a network namespace" : strerror(-nsfd));
@@ -173,7 +174,7 @@ static int build_netns(struct daemon *d, struct sandbox *sb, bool create_netns, 
 		}
 	}
 	/* netd's veth must be the only way out of the namespace. */
-	r = link_netns_other_links(nsfd, first, sizeof(first));
+	r = d->lk->ops->netns_other_links(d->lk, nsfd, first, sizeof(first));
 	if (r > 0) {
 		snprintf(err, errsz,
 			 "%s already has interface %s: traffic through it would bypass "
@@ -247,7 +248,7 @@ static int sandbox_build(struct daemon *d, struct sandbox *sb, const struct poli
 	v.peer_ifname = sb->peer_ifname;
 	v.netns_fd = nsfd;
 	build_veth_addrs(sb, &v);
-	r = link_veth_setup(&v);
+	r = d->lk->ops->veth_setup(d->lk, &v);
 	if (r == -EACCES && sb->addr6.family) {
 		/*
 		 * The netns has IPv6 disabled (Docker's --network none does
@@ -269,7 +270,7 @@ static int sandbox_build(struct daemon *d, struct sandbox *sb, const struct poli
 				 strerror(-r));
 			goto fail_ns;
 		}
-		r = link_veth_setup(&v);
+		r = d->lk->ops->veth_setup(d->lk, &v);
 	}
 	if (r < 0) {
 		snprintf(err, errsz, "cannot set up interfaces %s/%s: %s", sb->host_ifname,
@@ -286,7 +287,7 @@ fail_ns:
 	if (nsfd >= 0)
 		close(nsfd);
 	if (create_netns)
-		link_netns_delete(sb->name);
+		d->lk->ops->netns_delete(d->lk, sb->name);
 	return r;
 }
 
@@ -313,14 +314,14 @@ static int host_facts_get(struct daemon *d, struct host_facts *f, char *err, siz
 	int n, r;
 
 	memset(f, 0, sizeof(*f));
-	n = link_local_addrs(&f->local);	/* sized from what the host has */
+	n = d->lk->ops->local_addrs(d->lk, &f->local);	/* sized from what the host has */
 	if (n < 0) {
 		r = n;
 		goto fail;
 	}
 	f->h.local = f->local;
 	f->h.n_local = (size_t)n;
-	n = link_default_gateways(f->routers, sizeof(f->routers) / sizeof(f->routers[0]));
+	n = d->lk->ops->default_gateways(d->lk, f->routers, sizeof(f->routers) / sizeof(f->routers[0]));
 	if (n < 0) {
 		r = n;
 		goto fail;
@@ -411,7 +412,7 @@ static int sandbox_attach(struct daemon *d, struct sandbox *sb, const struct pol
 	host_facts_done(&hf);
 	if (r < 0)
 		return r;
-	r = link_exists(host);
+	r = d->lk->ops->exists(d->lk, host);
 	if (r != 1) {
 		snprintf(err, errsz, "attach: no interface %s in netd's network namespace", host);
 		return r < 0 ? r : -ENOENT;
@@ -590,7 +591,7 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 		return r;
 	}
 	/* For `ip netns exec` (named) and `netd exec` (any): the proxy's address. */
-	r = sb->chained || sb->tap ? 0 : daemon_resolv_conf_write(sb);
+	r = sb->chained || sb->tap ? 0 : daemon_resolv_conf_write(d, sb);
 	if (r < 0)
 		log_warn("sandbox %s: cannot write resolv.conf: %s", sb->name, strerror(-r));
 	/*
@@ -625,7 +626,7 @@ void daemon_sandbox_teardown(struct daemon *d, struct sandbox *sb)
 	int r;
 
 	/* A chained attachment's interface belongs to the plugin before netd-cni. */
-	r = sb->chained ? 0 : link_delete(sb->host_ifname);
+	r = sb->chained ? 0 : d->lk->ops->del(d->lk, sb->host_ifname);
 	if (r < 0)
 		log_warn("sandbox %s: cannot delete %s: %s", sb->name, sb->host_ifname,
 			 strerror(-r));
@@ -643,7 +644,7 @@ void daemon_sandbox_teardown(struct daemon *d, struct sandbox *sb)
 	for (int f = 0; f < 2; f++) {
 		const struct addr *a = f == 0 ? &sb->addr4 : &sb->addr6;
 
-		if (a->family && (r = ctcut_source(a)) < 0)
+		if (a->family && !d->box && (r = ctcut_source(a)) < 0)
 			log_warn("sandbox %s: cannot flush its conntrack entries: %s", sb->name,
 				 r == -EBUSY ? "the kernel refuses to delete those offloaded to the "
 				 "flowtable (ctnetlink before Linux 6.4): set dataplane.flowtable: false" :
@@ -651,11 +652,11 @@ void daemon_sandbox_teardown(struct daemon *d, struct sandbox *sb)
 	}
 	proxy_sandbox_reset(d->proxy, sb->name);
 	if (sb->netns_owned) {
-		r = link_netns_delete(sb->name);
+		r = d->lk->ops->netns_delete(d->lk, sb->name);
 		if (r < 0)
 			log_warn("sandbox %s: cannot delete netns: %s", sb->name, strerror(-r));
 	}
-	daemon_resolv_conf_remove(sb->name);
+	daemon_resolv_conf_remove(d, sb->name);
 	daemon_state_remove(d, sb->name);
 }
 

@@ -65,7 +65,7 @@ static int reload_cut(struct daemon *d, const struct reload_change *c)
 {
 	int n_conn = 0;
 
-	if (!d->cfg.reload_cut_removed || !c->n_cut)
+	if (!d->cfg.reload_cut_removed || !c->n_cut || d->box)	/* a box has no conntrack */
 		return 0;
 	for (int f = 0; f < 2; f++) {
 		const struct addr *src = f == 0 ? &c->sb->addr4 : &c->sb->addr6;

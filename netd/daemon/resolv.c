@@ -10,13 +10,20 @@
 #include <unistd.h>
 
 #include "common/fsutil.h"
+#include "netd/daemon.h"
 
-int daemon_resolv_conf_write(const struct sandbox *sb)
+/* /etc/netns, or a box's own (netd/daemon.h). */
+static const char *etc_dir(const struct daemon *d)
+{
+	return d->box && d->box->etc_netns_dir ? d->box->etc_netns_dir : NETNS_ETC_DIR;
+}
+
+int daemon_resolv_conf_write(const struct daemon *d, const struct sandbox *sb)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 16], text[256], a4[ADDR_STRLEN], a6[ADDR_STRLEN];
 	int n, r;
 
-	snprintf(dir, sizeof(dir), NETNS_ETC_DIR "/%s", sb->name);
+	snprintf(dir, sizeof(dir), "%s/%s", etc_dir(d), sb->name);
 	r = fs_mkdir_p(dir, 0755);
 	if (r < 0)
 		return r;
@@ -31,13 +38,13 @@ int daemon_resolv_conf_write(const struct sandbox *sb)
 	return fs_write_atomic(path, text, (size_t)n, 0644);
 }
 
-void daemon_resolv_conf_remove(const char *name)
+void daemon_resolv_conf_remove(const struct daemon *d, const char *name)
 {
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), NETNS_ETC_DIR "/%s/resolv.conf", name);
+	snprintf(path, sizeof(path), "%s/%s/resolv.conf", etc_dir(d), name);
 	unlink(path);
-	snprintf(path, sizeof(path), NETNS_ETC_DIR "/%s", name);
+	snprintf(path, sizeof(path), "%s/%s", etc_dir(d), name);
 	rmdir(path);
 }
 

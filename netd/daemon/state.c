@@ -22,12 +22,12 @@
 
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "netd/daemon.h"
 #include "netd/trail/audit.h"
 #include "netd/daemon/policyview.h"
 #include "netd/daemon/statefile.h"
 #include "netd/fw.h"
-#include "netd/link/link.h"
-#include "netd/link/tap.h"
+#include "netd/link/kernel.h"
 
 static void state_path(const struct daemon *d, const char *name, char *buf, size_t sz)
 {
@@ -127,7 +127,7 @@ void daemon_orphans_remove(struct daemon *d)
 {
 	char (*names)[IFNAMSIZ];
 	const char **owned_by = NULL;	/* every sandbox's host interface, sorted */
-	int n = link_names(&names);
+	int n = d->lk->ops->names(d->lk, &names);
 	size_t n_owned = 0;
 	struct sandbox *sb;
 	uint32_t cur = 0;
@@ -152,7 +152,7 @@ void daemon_orphans_remove(struct daemon *d)
 			    strspn(x + 2, "0123456789abcdef") == 5;
 		/* netd's own tap names ("ndt" + 4 hex digits), if it is a tap. */
 		bool tap = strlen(x) == 7 && strncmp(x, TAP_IFNAME_PREFIX, 3) == 0 &&
-			   strspn(x + 3, "0123456789abcdef") == 4 && tap_query(x, &ti) == 0 &&
+			   strspn(x + 3, "0123456789abcdef") == 4 && d->lk->ops->tap_query(d->lk, x, &ti) == 0 &&
 			   ti.is_tap;
 
 		if (!veth && !tap)
@@ -161,7 +161,7 @@ void daemon_orphans_remove(struct daemon *d)
 			continue;
 		log_warn("interface %s looks like a sandbox %s but no sandbox owns it; deleting it", x,
 			 tap ? "tap" : "veth");
-		link_delete(x);
+		d->lk->ops->del(d->lk, x);
 		audit_write(d->audit, "sandbox", json_pack("{s:s, s:s}", "action", "orphan-removed",
 							   "host_ifname", x));
 	}
@@ -304,7 +304,7 @@ static int restore_one(struct daemon *d, const char *path, struct restore_set *s
 		sandbox_release(d->sandboxes, sb);
 		return 0;
 	}
-	if (link_exists(sb->host_ifname) != 1) {
+	if (d->lk->ops->exists(d->lk, sb->host_ifname) != 1) {
 		log_warn("sandbox %s: its interface %s vanished while netd was down (netns %s gone?); cleaning up",
 			 sb->name, sb->host_ifname, sb->netns_path);
 		daemon_sandbox_teardown(d, sb);
@@ -355,7 +355,15 @@ int daemon_state_restore(struct daemon *d, const struct fw_config *fc)
 	}
 	if (r < 0)
 		goto out;
-	r = fw_open_reconcile(fc, set.keep, set.n, &d->fw, &info);
+	if (d->box) {	/* the daemon in a box: its nf_tables stand-in (netd/daemon.h) */
+		struct fw_kernel *k = NULL;
+
+		r = d->box->fw_kernel_new(d->box->ctx, &k);
+		if (r == 0)
+			r = fw_open_reconcile_with(fc, k, set.keep, set.n, &d->fw, &info);
+	} else {
+		r = fw_open_reconcile(fc, set.keep, set.n, &d->fw, &info);
+	}
 	if (fc->flowtable == FW_FLOWTABLE_ON && (r == -EOPNOTSUPP || r == -ENODEV)) {
 		log_err("dataplane.flowtable: true, but %s; set it to auto to run without the "
 			"flowtable fast path", r == -ENODEV ? "netd knows no egress interface "

@@ -24,7 +24,7 @@
 #include "common/log.h"
 #include "dnsproxy/proxy.h"
 #include "netd/fw.h"
-#include "netd/link/tap.h"
+#include "netd/link/kernel.h"
 
 /* The MTU of @ifname in netd's netns, or 0 if it cannot be read. */
 static unsigned link_mtu(const char *ifname)
@@ -53,7 +53,7 @@ static struct tap_spec spec_of(const struct sandbox *sb)
 }
 
 /* The gateway addresses on the tap: the slot's /30 and /126, as for a veth. */
-static int configure(const struct sandbox *sb)
+static int configure(struct daemon *d, const struct sandbox *sb)
 {
 	struct prefix h4 = { 0 }, h6 = { 0 };
 
@@ -61,7 +61,7 @@ static int configure(const struct sandbox *sb)
 		h4 = (struct prefix){ sb->gw4, 30 };
 	if (sb->gw6.family)
 		h6 = (struct prefix){ sb->gw6, 126 };
-	return tap_configure(sb->host_ifname, &h4, &h6);
+	return d->lk->ops->tap_configure(d->lk, sb->host_ifname, &h4, &h6);
 }
 
 /* Fill @sb's tap fields from @req; Return: 0; -errno with @err filled. */
@@ -140,17 +140,17 @@ int daemon_tap_build(struct daemon *d, struct sandbox *sb, const struct policy *
 	}
 	proxy_sandbox_reset(d->proxy, sb->name);	/* fresh: no pins */
 	s = spec_of(sb);
-	r = tap_create(&s);
+	r = d->lk->ops->tap_create(d->lk, &s);
 	if (r < 0) {
 		snprintf(err, errsz, "cannot create tap %s: %s", sb->host_ifname,
 			 r == -EEXIST ? "an interface of that name exists" : strerror(-r));
 		fw_sandbox_del(d->fw, &fv);
 		return r == -EEXIST ? -EBUSY : r;
 	}
-	r = configure(sb);
+	r = configure(d, sb);
 	if (r < 0) {
 		snprintf(err, errsz, "cannot configure tap %s: %s", sb->host_ifname, strerror(-r));
-		tap_delete(sb->host_ifname);
+		d->lk->ops->tap_delete(d->lk, sb->host_ifname);
 		fw_sandbox_del(d->fw, &fv);
 		return r;
 	}
@@ -166,7 +166,7 @@ int daemon_tap_restore(struct daemon *d, struct sandbox *sb)
 
 	(void)d;
 	tap_mac_from_name(sb->name, sb->mac);
-	r = tap_query(sb->host_ifname, &ti);
+	r = d->lk->ops->tap_query(d->lk, sb->host_ifname, &ti);
 	if (r == 0 && ti.is_tap && ti.persist && ti.has_owner && ti.owner == sb->tap_owner)
 		return 0;
 	if (r == 0 || r == -EMEDIUMTYPE) {
@@ -178,7 +178,7 @@ int daemon_tap_restore(struct daemon *d, struct sandbox *sb)
 	if (r != -ENODEV)
 		return r;
 	/* Gone (a reboot): made again, down, until the rules are back (daemon_tap_up()). */
-	r = tap_create(&s);
+	r = d->lk->ops->tap_create(d->lk, &s);
 	if (r == 0)
 		log_info("sandbox %s: tap %s was gone; created it again (owner %u)", sb->name,
 			 sb->host_ifname, sb->tap_owner);
@@ -187,7 +187,7 @@ int daemon_tap_restore(struct daemon *d, struct sandbox *sb)
 
 void daemon_tap_up(struct daemon *d, struct sandbox *sb)
 {
-	int r = configure(sb);
+	int r = configure(d, sb);
 
 	(void)d;
 	if (r < 0)

@@ -13,15 +13,14 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "netd/link/link.h"
-#include "netd/link/linkwatch.h"
+#include "netd/link/kernel.h"
 
 /* Retire @sb if its interface is really gone.  Return: true if retired. */
 static bool vanish_check(struct daemon *d, struct sandbox *sb)
 {
 	char name[SANDBOX_NAME_MAX + 1], ifname[16];
 
-	if (link_exists(sb->host_ifname) != 0)
+	if (d->lk->ops->exists(d->lk, sb->host_ifname) != 0)
 		return false;	/* there (or cannot tell: keep it, fail closed) */
 	snprintf(name, sizeof(name), "%s", sb->name);
 	snprintf(ifname, sizeof(ifname), "%s", sb->host_ifname);
@@ -64,5 +63,5 @@ static const struct linkwatch_ops vanish_ops = {
 
 int daemon_vanish_watch(struct daemon *d)
 {
-	return linkwatch_new(d->base, &vanish_ops, d, &d->linkwatch);
+	return d->lk->ops->watch(d->lk, d->base, &vanish_ops, d, &d->linkwatch);
 }
