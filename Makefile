@@ -34,9 +34,12 @@ Q := @
 endif
 
 # Everything but the entry point is library code, so unit tests and fuzz
-# targets link exactly what the daemon runs.
+# targets link exactly what the daemon runs.  The test seams are not in it:
+# dnsproxy/replay.c (the replay seam's edges) goes into the tests' own
+# archive, never into build/netd (tests/ship_check.sh checks).
+SEAM_SRC := dnsproxy/replay.c
 LIB_SRC  := $(wildcard common/*.c dnsproxy/*.c dnsproxy/*/*.c netd/*.c netd/*/*.c)
-LIB_SRC  := $(filter-out netd/main.c,$(LIB_SRC))
+LIB_SRC  := $(filter-out netd/main.c $(SEAM_SRC),$(LIB_SRC))
 MAIN_SRC := netd/main.c
 CNI_SRC  := $(wildcard cni-plugin/*.c)
 CNI_LIB_SRC := $(filter-out cni-plugin/main.c,$(CNI_SRC))
@@ -97,7 +100,7 @@ build/asan/netd-cni: $(patsubst %.c,build/asan/obj/%.o,$(CNI_SRC) $(filter commo
 # test needs, so no test keeps a list of sources and a file that moves needs
 # no edit here.  That a pure module's test needs no I/O is docs_check's
 # "pure" rule (on includes and calls), not the link line's.
-build/asan/unit/%: build/asan/obj/tests/unit/%.o build/asan/libcni.a build/asan/libnetd.a
+build/asan/unit/%: build/asan/obj/tests/unit/%.o build/asan/libseams.a build/asan/libcni.a build/asan/libnetd.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS) -lcmocka
@@ -120,6 +123,11 @@ REPLAY_BINS := $(patsubst tests/fuzz/%.c,build/asan/replay/%,$(FUZZ_SRC))
 # keep working when files move.  (ar q: members with the same basename in
 # different folders are all kept.)
 build/asan/libnetd.a: $(call asan_objs,$(LIB_SRC))
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar qcs $@ $^
+
+# The test seams (SEAM_SRC), for the unit tests only: linked before libnetd.a.
+build/asan/libseams.a: $(call asan_objs,$(SEAM_SRC))
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar qcs $@ $^
 
@@ -200,7 +208,7 @@ demo: build/netd ## build, then run the embedded demo world (root)
 test: asan microvm-world ## the whole suite: unit + replay + golden + integ (root, about 20 min on 2 cores)
 	$(Q)tests/run.sh
 
-unit: $(UNIT_BINS) ## unit tests (cmocka), no root
+unit: $(UNIT_BINS) build/asan/netd ## unit tests (cmocka), no root
 	$(Q)tests/run.sh --stage unit
 
 replay: $(REPLAY_BINS) ## every fuzz target's corpus and crash reproducers, replayed; no root

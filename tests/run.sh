@@ -132,6 +132,10 @@ if stage unit; then
 	if want docs_check_layers; then
 		run unit/docs_check_layers tests/docs_check_layers.sh
 	fi
+	# The shipped daemon carries no test seam (replay_* symbols).
+	if want ship_check; then
+		run unit/ship_check tests/ship_check.sh
+	fi
 fi
 if stage replay; then
 	for t in build/asan/replay/fuzz_*; do
