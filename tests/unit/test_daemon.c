@@ -147,6 +147,22 @@ static int dgram_at(const char *rel, int flags)
 	return fd;
 }
 
+/*
+ * How many times @needle stands in ROOT/@rel once it stands there @n
+ * times: for the audit log, which the daemon's loop writes after it
+ * answered (asked again until then, within WAIT_MS).
+ */
+static int count_when(const char *rel, const char *needle, int n)
+{
+	int k = count_in(rel, needle);
+
+	for (int i = 0; i < WAIT_MS / 20 && k < n; i++) {
+		usleep(20 * 1000);
+		k = count_in(rel, needle);
+	}
+	return k;
+}
+
 /* ---- the nf_tables model ----------------------------------------------------- */
 
 /* @b/@len as libnftnl prints keys: 32-bit words in host order, space-separated. */
@@ -685,7 +701,7 @@ static void test_create(void **state)
 	assert_string_equal(jstr(o, "policy"), "python-dev");
 	json_decref(o);
 	assert_int_equal(count_in("etc-netns/sb1/resolv.conf", "nameserver 10.87.0.1\n"), 1);
-	assert_int_equal(count_in("audit.jsonl", "\"action\":\"create\""), 1);
+	assert_int_equal(count_when("audit.jsonl", "\"action\":\"create\"", 1), 1);
 }
 
 /* Show and list: the same sandbox as the create answered. */
@@ -724,7 +740,7 @@ static void test_dns(void **state)
 	assert_true(model_has("pin4", key));
 	assert_int_equal(dns_ask(sb1_v4, "example.com", a, sizeof(a)), 3);	/* NXDOMAIN */
 	assert_string_equal(a, "");
-	assert_int_equal(count_in("audit.jsonl", "\"qname\":\"example.com\""), 1);
+	assert_int_equal(count_when("audit.jsonl", "\"qname\":\"example.com\"", 1), 1);
 	assert_int_equal(api("GET", "/v1/sandboxes/sb1", NULL, &o), 200);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "dns_queries"),
 							    "allowed")), 1);
@@ -799,7 +815,7 @@ static void test_reload(void **state)
 	assert_false(model_has("pc-python-dev-cidr4", "076433c6 00000006 0000901f"));
 	assert_int_equal(api("GET", "/v1/policies/openai-only", NULL, &o), 200);
 	json_decref(o);
-	assert_true(count_in("audit.jsonl", "\"policy_reload\"") >= 1);
+	assert_int_equal(count_when("audit.jsonl", "\"policy_reload\"", 1), 1);
 }
 
 /* A bad reload: 400 with FILE:LINE:COL, and the last good state kept whole. */
@@ -855,7 +871,7 @@ static void test_vanish(void **state)
 	assert_int_equal(st, 404);
 	assert_false(model_has("sandbox_ifs", key));
 	assert_false(file_exists("state/sandboxes/gone.json"));
-	assert_int_equal(count_in("audit.jsonl", "\"action\":\"vanished\""), 1);
+	assert_int_equal(count_when("audit.jsonl", "\"action\":\"vanished\"", 1), 1);
 	assert_int_equal(count_in("link.log", "netns_delete gone\n"), 1);
 }
 
@@ -871,7 +887,7 @@ static void test_restart(void **state)
 	snprintf(sb2_if, sizeof(sb2_if), "%s", jstr(o, "host_ifname"));
 	json_decref(o);
 	assert_int_equal(daemon_stop(), 0);
-	assert_int_equal(count_in("audit.jsonl", "\"action\":\"stop\""), 1);
+	assert_int_equal(count_when("audit.jsonl", "\"action\":\"stop\"", 1), 1);
 	assert_int_equal(unlink(strcat(strcpy((char[PATH_MAX]){ 0 }, root), "/nft.txt")), 0);
 
 	assert_int_equal(daemon_start(), 0);
@@ -894,7 +910,7 @@ static void test_restart(void **state)
 	assert_int_equal(count_in("nft.txt", "chain inet netd pa-openai-only "), 1);
 	/* Interfaces kept: set up once each, before the restart. */
 	assert_int_equal(count_in("link.log", "veth_setup "), 3);	/* sb1, gone, sb2 */
-	assert_int_equal(count_in("audit.jsonl", "\"restored\":2"), 1);
+	assert_int_equal(count_when("audit.jsonl", "\"restored\":2", 1), 1);
 }
 
 /* Delete: interface, then rules, then state; 404 afterwards. */
@@ -921,7 +937,7 @@ static void test_delete(void **state)
 	assert_false(file_exists("etc-netns/sb1/resolv.conf"));
 	assert_int_equal(api("GET", "/v1/sandboxes/sb1", NULL, &o), 404);
 	json_decref(o);
-	assert_int_equal(count_in("audit.jsonl", "\"action\":\"delete\""), 1);
+	assert_int_equal(count_when("audit.jsonl", "\"action\":\"delete\"", 1), 1);
 }
 
 /* A bad policy at startup: the daemon refuses to start, and says where. */
