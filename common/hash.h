@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define FNV32_INIT 2166136261u
 #define FNV64_INIT 14695981039346656037ull
@@ -27,9 +28,7 @@ static inline uint32_t fnv32_add(uint32_t h, const void *p, size_t len)
 /* fnv32_str() - fold the NUL-terminated @s (not its NUL) into @h. */
 static inline uint32_t fnv32_str(uint32_t h, const char *s)
 {
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
+	return fnv32_add(h, s, strlen(s));
 }
 
 /* fnv64_add() - fold @len bytes of @p into the running hash @h; return it. */
@@ -45,9 +44,7 @@ static inline uint64_t fnv64_add(uint64_t h, const void *p, size_t len)
 /* fnv64_str() - fold the NUL-terminated @s (not its NUL) into @h. */
 static inline uint64_t fnv64_str(uint64_t h, const char *s)
 {
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	return h;
+	return fnv64_add(h, s, strlen(s));
 }
 
 #endif
