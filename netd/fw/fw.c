@@ -477,6 +477,25 @@ static void arg_old_pins(struct sb_arg *a, const struct fw_sb_rec *rec)
 	a->old_src[1] = rec->addr6;
 }
 
+/*
+ * @a's removal half from @rec, the sandbox as fw has it before this call:
+ * @old_rec and @old (the caller's, alive while @a is used) keep that copy;
+ * @new_chain is the policy chain it is about to jump to (NULL: none).
+ */
+static void arg_old(struct fw *fw, struct sb_arg *a, const struct fw_sb_rec *rec,
+		    struct fw_sb_rec *old_rec, struct fw_sandbox *old, const char *new_chain)
+{
+	*old_rec = *rec;
+	*old = fw_sb_view(old_rec);
+	a->old = old;
+	a->old_dns4 = old_rec->dns4;
+	a->old_dns6 = old_rec->dns6;
+	arg_old_pins(a, rec);
+	if (rec_policy_last(fw, rec))
+		a->drop_policy = old_rec->policy;
+	arg_old_chain(fw, a, old_rec, new_chain);
+}
+
 int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct policy *pol)
 {
 	struct fw_sb_rec *rec = NULL, old_rec;
@@ -503,17 +522,8 @@ int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct poli
 	if (r < 0)
 		goto out;
 	pchain_names(&fw->rc, pol, fw_mode_audit(sb->mode, pol), &nm);
-	if (existed) {
-		old_rec = *rec;
-		old = fw_sb_view(&old_rec);
-		a.old = &old;
-		a.old_dns4 = old_rec.dns4;
-		a.old_dns6 = old_rec.dns6;
-		arg_old_pins(&a, rec);
-		if (rec_policy_last(fw, rec))
-			a.drop_policy = old_rec.policy;
-		arg_old_chain(fw, &a, &old_rec, nm.chain);
-	}
+	if (existed)
+		arg_old(fw, &a, rec, &old_rec, &old, nm.chain);
 	a.fill_cidr = true;
 	a.digest_out = &digest;
 	/* Its policy's chain: sent only if new or its rules changed. */
@@ -609,17 +619,8 @@ int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb)
 	if (!fw || !fw_sb_ok(sb))
 		return -EINVAL;
 	rec = fw_sb_find(fw, sb->name);
-	if (rec) {
-		old_rec = *rec;
-		old = fw_sb_view(&old_rec);
-		a.old = &old;
-		a.old_dns4 = old_rec.dns4;
-		a.old_dns6 = old_rec.dns6;
-		arg_old_pins(&a, rec);
-		if (rec_policy_last(fw, rec))
-			a.drop_policy = old_rec.policy;
-		arg_old_chain(fw, &a, &old_rec, NULL);
-	}
+	if (rec)
+		arg_old(fw, &a, rec, &old_rec, &old, NULL);
 	r = fw_run(fw, render_sandbox_fn, &a, false);
 	/*
 	 * Only the table or its base sets can be missing.  The batch changed
