@@ -843,6 +843,25 @@ static void gauge(FILE *out, const char *name, const char *help, uint64_t v)
 	metrics_u64(out, name, NULL, v);
 }
 
+/* The counters of struct totals, each as a per-sandbox and a per-rule family. */
+static const struct {
+	size_t field;
+	const char *sb_name, *sb_help, *dom_name, *dom_help;
+} totals_families[] = {
+	{ offsetof(struct totals, conns), "netd_sandbox_conns_total",
+	  "Connections of the sandbox that ended (one conn record each).",
+	  "netd_domain_conns_total",
+	  "Connections that ended, by sandbox and the policy rule (domain pattern or CIDR) that allowed them." },
+	{ offsetof(struct totals, bytes_out), "netd_sandbox_bytes_out_total",
+	  "Bytes the sandbox sent (IP packets, headers included), live connections included.",
+	  "netd_domain_bytes_out_total",
+	  "Bytes sent, by sandbox and the policy rule (domain pattern or CIDR) that allowed them." },
+	{ offsetof(struct totals, bytes_in), "netd_sandbox_bytes_in_total",
+	  "Bytes the sandbox received (IP packets, headers included), live connections included.",
+	  "netd_domain_bytes_in_total",
+	  "Bytes received, by sandbox and the policy rule (domain pattern or CIDR) that allowed them." },
+};
+
 void trail_metrics(const struct trail *t, FILE *out)
 {
 	struct acct_stats a;
@@ -850,25 +869,13 @@ void trail_metrics(const struct trail *t, FILE *out)
 
 	if (!t)
 		return;
-	sandbox_family(t, out, "netd_sandbox_conns_total",
-		       "Connections of the sandbox that ended (one conn record each).",
-		       offsetof(struct totals, conns));
-	sandbox_family(t, out, "netd_sandbox_bytes_out_total",
-		       "Bytes the sandbox sent (IP packets, headers included), live connections included.",
-		       offsetof(struct totals, bytes_out));
-	sandbox_family(t, out, "netd_sandbox_bytes_in_total",
-		       "Bytes the sandbox received (IP packets, headers included), live connections included.",
-		       offsetof(struct totals, bytes_in));
+	for (size_t i = 0; i < sizeof(totals_families) / sizeof(totals_families[0]); i++)
+		sandbox_family(t, out, totals_families[i].sb_name, totals_families[i].sb_help,
+			       totals_families[i].field);
 	denied_family(t, out);
-	domain_family(t, out, "netd_domain_conns_total",
-		      "Connections that ended, by sandbox and the policy rule (domain pattern or CIDR) that allowed them.",
-		      offsetof(struct totals, conns));
-	domain_family(t, out, "netd_domain_bytes_out_total",
-		      "Bytes sent, by sandbox and the policy rule (domain pattern or CIDR) that allowed them.",
-		      offsetof(struct totals, bytes_out));
-	domain_family(t, out, "netd_domain_bytes_in_total",
-		      "Bytes received, by sandbox and the policy rule (domain pattern or CIDR) that allowed them.",
-		      offsetof(struct totals, bytes_in));
+	for (size_t i = 0; i < sizeof(totals_families) / sizeof(totals_families[0]); i++)
+		domain_family(t, out, totals_families[i].dom_name, totals_families[i].dom_help,
+			      totals_families[i].field);
 	dns_family(t, out);
 	acct_get_stats(t->acct, &a);
 	nflog_get_stats(t->nflog, &n);
