@@ -1,5 +1,6 @@
 /*
- * diag - located error messages for parsers (policy, config, CNI config).
+ * diag - error messages for parsers: located ones (policy, config, CNI
+ * config) and plain ones (control requests, state files).
  */
 #include "common/diag.h"
 
@@ -33,4 +34,14 @@ char *diag_format(const struct diag *d, char *buf, unsigned int sz)
 	else
 		snprintf(buf, sz, "%s: %s", d->file, d->msg);
 	return buf;
+}
+
+int diag_err(char *err, size_t errsz, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errsz, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
 }

@@ -5,24 +5,13 @@
 #include "netd/api/ctlreq.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "common/diag.h"
+#include "common/hex.h"
 #include "common/log.h"
 #include "netd/link/tap.h"
-
-static int bad(char *err, size_t errsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int bad(char *err, size_t errsz, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errsz, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 /* Keys of @obj must all be in @allowed (NULL-terminated); @what names @obj. */
 static int keys_known(json_t *obj, const char *const *allowed, const char *what,
@@ -38,8 +27,8 @@ static int keys_known(json_t *obj, const char *const *allowed, const char *what,
 		for (i = 0; allowed[i] && strcmp(allowed[i], key) != 0; i++)
 			;
 		if (!allowed[i])
-			return bad(err, errsz, "unknown key \"%s%s\" (allowed: %s)", what,
-				   log_quote(key, strlen(key), q, sizeof(q)), list);
+			return diag_err(err, errsz, "unknown key \"%s%s\" (allowed: %s)", what,
+					log_quote(key, strlen(key), q, sizeof(q)), list);
 	}
 	return 0;
 }
@@ -54,10 +43,10 @@ static int member_string(json_t *obj, const char *key, const char *what, const c
 	if (!v || json_is_null(v))
 		return 0;
 	if (!json_is_string(v))
-		return bad(err, errsz, "\"%s%s\" must be a string", what, key);
+		return diag_err(err, errsz, "\"%s%s\" must be a string", what, key);
 	/* A NUL inside would cut the value short without anyone noticing. */
 	if (strlen(json_string_value(v)) != json_string_length(v))
-		return bad(err, errsz, "\"%s%s\" must not contain NUL", what, key);
+		return diag_err(err, errsz, "\"%s%s\" must not contain NUL", what, key);
 	*out = json_string_value(v);
 	return 0;
 }
@@ -72,8 +61,8 @@ static int member_uint(json_t *obj, const char *key, const char *what, json_int_
 	if (!v || json_is_null(v))
 		return 0;
 	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
-		return bad(err, errsz, "\"%s%s\" must be an integer from %lld to %lld", what, key,
-			   (long long)min, (long long)max);
+		return diag_err(err, errsz, "\"%s%s\" must be an integer from %lld to %lld", what, key,
+				(long long)min, (long long)max);
 	*out = (uint32_t)json_integer_value(v);
 	*set = true;
 	return 0;
@@ -97,19 +86,19 @@ static int tap_request(json_t *obj, struct sandbox_request *sr, char *err, size_
 	if (r < 0)
 		return r;
 	if (kind && strcmp(kind, "tap") != 0 && strcmp(kind, "interface") != 0)
-		return bad(err, errsz, "\"kind\" must be \"interface\" or \"tap\"");
+		return diag_err(err, errsz, "\"kind\" must be \"interface\" or \"tap\"");
 	sr->tap = kind && strcmp(kind, "tap") == 0;
 	if (!sr->tap) {
 		if (t && !json_is_null(t))
-			return bad(err, errsz, "\"tap\" needs \"kind\": \"tap\"");
+			return diag_err(err, errsz, "\"tap\" needs \"kind\": \"tap\"");
 		return 0;
 	}
 	if (sr->netns || sr->ifname || sr->attach_host_ifname || sr->addr_ipv4 || sr->addr_ipv6)
-		return bad(err, errsz, "a tap sandbox takes no \"netns\", \"ifname\", \"attach\" "
-			   "or \"addresses\"");
+		return diag_err(err, errsz, "a tap sandbox takes no \"netns\", \"ifname\", \"attach\" "
+				"or \"addresses\"");
 	if (!t || !json_is_object(t))
-		return bad(err, errsz, "\"kind\": \"tap\" needs a \"tap\" object with \"owner\" "
-			   "(the UID whose VMM opens it; a tap is never ownerless)");
+		return diag_err(err, errsz, "\"kind\": \"tap\" needs a \"tap\" object with \"owner\" "
+				"(the UID whose VMM opens it; a tap is never ownerless)");
 	r = keys_known(t, keys, "tap.", "name, owner, group, queues, mtu", err, errsz);
 	if (r < 0)
 		return r;
@@ -123,8 +112,8 @@ static int tap_request(json_t *obj, struct sandbox_request *sr, char *err, size_
 	    (r = member_uint(t, "mtu", "tap.", TAP_MTU_MIN, TAP_MTU_MAX, &mtu, &set, err, errsz)) < 0)
 		return r;
 	if (!owner_set)
-		return bad(err, errsz, "\"tap.owner\" is required: the UID whose VMM opens the tap "
-			   "(a tap is never ownerless)");
+		return diag_err(err, errsz, "\"tap.owner\" is required: the UID whose VMM opens the tap "
+				"(a tap is never ownerless)");
 	sr->tap_queues = queues;
 	sr->tap_mtu = mtu;
 	return 0;
@@ -145,10 +134,10 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 	*ret_obj = NULL;
 	obj = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!obj)
-		return bad(err, errsz, "request body is not valid JSON: line %d column %d: %s",
-			   jerr.line, jerr.column, jerr.text);
+		return diag_err(err, errsz, "request body is not valid JSON: line %d column %d: %s",
+				jerr.line, jerr.column, jerr.text);
 	if (!json_is_object(obj)) {
-		r = bad(err, errsz, "request body must be a JSON object");
+		r = diag_err(err, errsz, "request body must be a JSON object");
 		goto fail;
 	}
 	r = keys_known(obj, top, "", "name, policy, netns, ifname, attach, addresses, kind, tap, "
@@ -162,18 +151,18 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 	    (r = member_string(obj, "mode", "", &sr->mode, err, errsz)) < 0)
 		goto fail;
 	if (sr->mode && strcmp(sr->mode, "audit") != 0 && strcmp(sr->mode, "enforce") != 0) {
-		r = bad(err, errsz, "\"mode\" must be \"audit\" or \"enforce\"");
+		r = diag_err(err, errsz, "\"mode\" must be \"audit\" or \"enforce\"");
 		goto fail;
 	}
 	if (!sr->name || !sr->policy) {
-		r = bad(err, errsz, "\"name\" and \"policy\" are required");
+		r = diag_err(err, errsz, "\"name\" and \"policy\" are required");
 		goto fail;
 	}
 	/* A chained CNI attachment (ctlreq.h). */
 	v = json_object_get(obj, "attach");
 	if (v && !json_is_null(v)) {
 		if (!json_is_object(v)) {
-			r = bad(err, errsz, "\"attach\" must be an object");
+			r = diag_err(err, errsz, "\"attach\" must be an object");
 			goto fail;
 		}
 		r = keys_known(v, att, "attach.", "host_ifname, ipv4, ipv6", err, errsz);
@@ -185,7 +174,7 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 		    (r = member_string(v, "ipv6", "attach.", &sr->attach_ipv6, err, errsz)) < 0)
 			goto fail;
 		if (!sr->attach_host_ifname || (!sr->attach_ipv4 && !sr->attach_ipv6)) {
-			r = bad(err, errsz, "\"attach\" needs \"host_ifname\" and \"ipv4\" or \"ipv6\"");
+			r = diag_err(err, errsz, "\"attach\" needs \"host_ifname\" and \"ipv4\" or \"ipv6\"");
 			goto fail;
 		}
 	}
@@ -193,7 +182,7 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 	v = json_object_get(obj, "addresses");
 	if (v && !json_is_null(v)) {
 		if (!json_is_object(v)) {
-			r = bad(err, errsz, "\"addresses\" must be an object");
+			r = diag_err(err, errsz, "\"addresses\" must be an object");
 			goto fail;
 		}
 		r = keys_known(v, adr, "addresses.", "ipv4, gateway4, ipv6, gateway6", err, errsz);
@@ -208,12 +197,12 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 			goto fail;
 		if ((!sr->addr_ipv4 && !sr->addr_ipv6) || !sr->addr_ipv4 != !sr->addr_gateway4 ||
 		    !sr->addr_ipv6 != !sr->addr_gateway6) {
-			r = bad(err, errsz, "\"addresses\" needs \"ipv4\" with \"gateway4\" and/or "
-				"\"ipv6\" with \"gateway6\"");
+			r = diag_err(err, errsz, "\"addresses\" needs \"ipv4\" with \"gateway4\" and/or "
+				     "\"ipv6\" with \"gateway6\"");
 			goto fail;
 		}
 		if (sr->attach_host_ifname) {
-			r = bad(err, errsz, "\"addresses\" and \"attach\" exclude each other");
+			r = diag_err(err, errsz, "\"addresses\" and \"attach\" exclude each other");
 			goto fail;
 		}
 	}
@@ -228,17 +217,6 @@ fail:
 	return r;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decode the segment @s/@len into @out (CTLREQ_SEG_MAX + 1 bytes). */
 static int segment_decode(const char *s, size_t len, char *out, char *err, size_t errsz)
 {
@@ -251,20 +229,20 @@ static int segment_decode(const char *s, size_t len, char *out, char *err, size_
 			int hi, lo;
 
 			if (i + 2 >= len)	/* both digits must be there */
-				return bad(err, errsz, "bad percent-encoding in the path");
-			hi = hexval(s[i + 1]);
-			lo = hexval(s[i + 2]);
+				return diag_err(err, errsz, "bad percent-encoding in the path");
+			hi = hex_digit(s[i + 1]);
+			lo = hex_digit(s[i + 2]);
 			if (hi < 0 || lo < 0)
-				return bad(err, errsz, "bad percent-encoding in the path");
+				return diag_err(err, errsz, "bad percent-encoding in the path");
 			c = (unsigned char)(hi << 4 | lo);
 			i += 2;
 		}
 		if (c == '\0')
-			return bad(err, errsz, "a NUL (%%00) in the path");
+			return diag_err(err, errsz, "a NUL (%%00) in the path");
 		if (c == '/')
-			return bad(err, errsz, "a '/' (%%2F) inside a path segment");
+			return diag_err(err, errsz, "a '/' (%%2F) inside a path segment");
 		if (c < 0x20 || c == 0x7f)
-			return bad(err, errsz, "a control character in the path");
+			return diag_err(err, errsz, "a control character in the path");
 		if (n == CTLREQ_SEG_MAX) {
 			snprintf(err, errsz, "a path segment over %d bytes", CTLREQ_SEG_MAX);
 			return -ENAMETOOLONG;
@@ -273,7 +251,7 @@ static int segment_decode(const char *s, size_t len, char *out, char *err, size_
 	}
 	out[n] = '\0';
 	if (strcmp(out, ".") == 0 || strcmp(out, "..") == 0)
-		return bad(err, errsz, "\".\" or \"..\" as a path segment");
+		return diag_err(err, errsz, "\".\" or \"..\" as a path segment");
 	return 0;
 }
 
@@ -284,7 +262,7 @@ int ctlreq_path(const char *raw, struct ctlreq_path *out, char *err, size_t errs
 
 	memset(out, 0, sizeof(*out));
 	if (!raw || raw[0] != '/')
-		return bad(err, errsz, "the path must start with '/'");
+		return diag_err(err, errsz, "the path must start with '/'");
 	if (len > CTLREQ_PATH_MAX) {
 		snprintf(err, errsz, "path over %d bytes", CTLREQ_PATH_MAX);
 		return -ENAMETOOLONG;
@@ -296,7 +274,7 @@ int ctlreq_path(const char *raw, struct ctlreq_path *out, char *err, size_t errs
 
 		if (out->n == CTLREQ_SEGS_MAX) {
 			memset(out, 0, sizeof(*out));
-			return bad(err, errsz, "more than %d path segments", CTLREQ_SEGS_MAX);
+			return diag_err(err, errsz, "more than %d path segments", CTLREQ_SEGS_MAX);
 		}
 		r = segment_decode(p, n, out->seg[out->n], err, errsz);
 		if (r < 0) {

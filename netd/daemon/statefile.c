@@ -3,11 +3,11 @@
  * Pure.  Every check is here, so the fuzz target covers every byte a
  * corrupted or hand-edited file can hold.
  */
+#include "common/diag.h"
 #include "common/ifname.h"
 #include "netd/daemon/statefile.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,18 +15,6 @@
 #include <jansson.h>
 
 #include "netd/model/policy.h"
-
-static int bad(char *err, size_t errsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int bad(char *err, size_t errsz, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errsz, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 /*
  * The string member @key of @obj into @buf (@sz bytes with the NUL).
@@ -41,15 +29,15 @@ static int get_str(json_t *obj, const char *key, bool required, char *buf, size_
 	buf[0] = '\0';
 	if (!v || (!required && json_is_null(v))) {
 		if (required)
-			return bad(err, errsz, "\"%s\" is missing", key);
+			return diag_err(err, errsz, "\"%s\" is missing", key);
 		return 1;
 	}
 	if (!json_is_string(v))
-		return bad(err, errsz, "\"%s\" must be a string", key);
+		return diag_err(err, errsz, "\"%s\" must be a string", key);
 	if (strlen(json_string_value(v)) != json_string_length(v))
-		return bad(err, errsz, "\"%s\" holds a NUL", key);
+		return diag_err(err, errsz, "\"%s\" holds a NUL", key);
 	if (json_string_length(v) >= sz)
-		return bad(err, errsz, "\"%s\" is longer than %zu bytes", key, sz - 1);
+		return diag_err(err, errsz, "\"%s\" is longer than %zu bytes", key, sz - 1);
 	memcpy(buf, json_string_value(v), json_string_length(v) + 1);
 	return 0;
 }
@@ -65,8 +53,8 @@ static int get_addr(json_t *obj, const char *key, int family, struct addr *out, 
 	if (r != 0)
 		return r < 0 ? r : 0;
 	if (addr_parse(buf, out) < 0 || out->family != family)
-		return bad(err, errsz, "\"%s\" must be an %s address", key,
-			   family == AF_INET ? "IPv4" : "IPv6");
+		return diag_err(err, errsz, "\"%s\" must be an %s address", key,
+				family == AF_INET ? "IPv4" : "IPv6");
 	return 0;
 }
 
@@ -78,9 +66,9 @@ static int get_bool(json_t *obj, const char *key, bool required, bool dflt, bool
 
 	*out = dflt;
 	if (!v)
-		return required ? bad(err, errsz, "\"%s\" is missing", key) : 0;
+		return required ? diag_err(err, errsz, "\"%s\" is missing", key) : 0;
 	if (!json_is_boolean(v))
-		return bad(err, errsz, "\"%s\" must be true or false", key);
+		return diag_err(err, errsz, "\"%s\" must be true or false", key);
 	*out = json_is_true(v);
 	return 0;
 }
@@ -93,10 +81,10 @@ static int get_int(json_t *obj, const char *key, bool required, json_int_t lo, j
 
 	*out = 0;
 	if (!v)
-		return required ? bad(err, errsz, "\"%s\" is missing", key) : 0;
+		return required ? diag_err(err, errsz, "\"%s\" is missing", key) : 0;
 	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
-		return bad(err, errsz, "\"%s\" must be an integer in %lld..%lld", key,
-			   (long long)lo, (long long)hi);
+		return diag_err(err, errsz, "\"%s\" must be an integer in %lld..%lld", key,
+				(long long)lo, (long long)hi);
 	*out = json_integer_value(v);
 	return 0;
 }
@@ -128,15 +116,15 @@ static int parse_common(json_t *obj, struct statefile *sf, char *err, size_t err
 		else if (strcmp(mode, "enforce") == 0)
 			sf->mode = 1;	/* FW_MODE_ENFORCE */
 		else if (mode[0])
-			return bad(err, errsz, "\"mode\" must be \"audit\" or \"enforce\"");
+			return diag_err(err, errsz, "\"mode\" must be \"audit\" or \"enforce\"");
 	}
 	if (!policy_name_valid(sf->name) || !policy_name_valid(sf->policy))
-		return bad(err, errsz, "\"name\" and \"policy\" must be valid names");
+		return diag_err(err, errsz, "\"name\" and \"policy\" must be valid names");
 	/* A chained attachment's netns may be "" (netd never enters it). */
 	if (sf->netns[0] && sf->netns[0] != '/')
-		return bad(err, errsz, "\"netns\" must be an absolute path");
+		return diag_err(err, errsz, "\"netns\" must be an absolute path");
 	if (!ifname_valid(sf->ifname))
-		return bad(err, errsz, "\"ifname\" is not an interface name");
+		return diag_err(err, errsz, "\"ifname\" is not an interface name");
 	sf->slot = (uint32_t)slot;
 	sf->created = (int64_t)created;
 	return 0;
@@ -156,10 +144,10 @@ static int parse_ipam(json_t *obj, struct statefile *sf, char *err, size_t errsz
 	    (r = get_int(obj, "plen6", false, 0, 127, &p6, err, errsz)) < 0)
 		return r;
 	if (!sf->addr4.family && !sf->addr6.family)
-		return bad(err, errsz, "an IPAM sandbox needs \"ipv4_addr\" or \"ipv6_addr\"");
+		return diag_err(err, errsz, "an IPAM sandbox needs \"ipv4_addr\" or \"ipv6_addr\"");
 	if ((sf->addr4.family && (!sf->gw4.family || p4 < 1)) ||
 	    (sf->addr6.family && (!sf->gw6.family || p6 < 1)))
-		return bad(err, errsz, "each IPAM address needs its gateway and a prefix length");
+		return diag_err(err, errsz, "each IPAM address needs its gateway and a prefix length");
 	/* What has no address has no gateway or length (so formatting round-trips). */
 	if (!sf->addr4.family) {
 		memset(&sf->gw4, 0, sizeof(sf->gw4));
@@ -185,9 +173,9 @@ static int parse_chained(json_t *obj, struct statefile *sf, char *err, size_t er
 	    (r = get_addr(obj, "ipv6_addr", AF_INET6, &sf->addr6, err, errsz)) < 0)
 		return r;
 	if (!ifname_valid(sf->host_ifname))
-		return bad(err, errsz, "\"host_ifname\" is not an interface name");
+		return diag_err(err, errsz, "\"host_ifname\" is not an interface name");
 	if (!sf->addr4.family && !sf->addr6.family)
-		return bad(err, errsz, "a chained sandbox needs \"ipv4_addr\" or \"ipv6_addr\"");
+		return diag_err(err, errsz, "a chained sandbox needs \"ipv4_addr\" or \"ipv6_addr\"");
 	sf->kind = STATEFILE_CHAINED;
 	return 0;
 }
@@ -208,7 +196,7 @@ static int parse_tap(json_t *obj, struct statefile *sf, char *err, size_t errsz)
 	    (r = get_int(obj, "mtu", true, 1280, 65521, &mtu, err, errsz)) < 0)
 		return r;
 	if (!ifname_valid(sf->host_ifname))
-		return bad(err, errsz, "\"host_ifname\" is not an interface name");
+		return diag_err(err, errsz, "\"host_ifname\" is not an interface name");
 	sf->tap_owner = (uint32_t)owner;
 	sf->tap_group = (uint32_t)group;
 	sf->tap_queues = (uint16_t)queues;
@@ -231,10 +219,10 @@ int statefile_parse(const char *text, size_t len, struct statefile *out, char *e
 	}
 	obj = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!obj)
-		return bad(err, errsz, "not JSON: line %d column %d: %s", jerr.line, jerr.column,
-			   jerr.text);
+		return diag_err(err, errsz, "not JSON: line %d column %d: %s", jerr.line, jerr.column,
+				jerr.text);
 	if (!json_is_object(obj)) {
-		r = bad(err, errsz, "not a JSON object");
+		r = diag_err(err, errsz, "not a JSON object");
 		goto out;
 	}
 	r = parse_common(obj, out, err, errsz);
@@ -244,7 +232,7 @@ int statefile_parse(const char *text, size_t len, struct statefile *out, char *e
 	if (kind && !json_is_null(kind) &&
 	    (!json_is_string(kind) || (strcmp(json_string_value(kind), "chained") != 0 &&
 				       strcmp(json_string_value(kind), "tap") != 0)))
-		r = bad(err, errsz, "\"kind\" must be \"chained\" or \"tap\" if set");
+		r = diag_err(err, errsz, "\"kind\" must be \"chained\" or \"tap\" if set");
 	else if (kind && json_is_string(kind) && strcmp(json_string_value(kind), "tap") == 0)
 		r = parse_tap(obj, out, err, errsz);
 	else if (kind && json_is_string(kind))
