@@ -30,6 +30,7 @@
 #include <arpa/inet.h>
 
 #include "common/hash.h"
+#include "common/hex.h"
 #include "common/ifname.h"
 #include "netd/link/rtnl.h"
 
@@ -301,17 +302,6 @@ void tap_mac_format(const uint8_t mac[6], char buf[TAP_MAC_STRLEN])
 		 mac[3], mac[4], mac[5]);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int tap_mac_parse(const char *s, uint8_t mac[6])
 {
 	uint8_t m[6];
@@ -320,8 +310,8 @@ int tap_mac_parse(const char *s, uint8_t mac[6])
 	if (!s || strlen(s) != 17)
 		return -EINVAL;
 	for (int i = 0; i < 6; i++) {
-		hi = hexval(s[3 * i]);
-		lo = hexval(s[3 * i + 1]);
+		hi = hex_digit(s[3 * i]);
+		lo = hex_digit(s[3 * i + 1]);
 		if (hi < 0 || lo < 0 || (i < 5 && s[3 * i + 2] != ':'))
 			return -EINVAL;
 		m[i] = (uint8_t)(hi << 4 | lo);
