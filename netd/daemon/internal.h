@@ -173,6 +173,17 @@ void daemon_sandbox_teardown(struct daemon *d, struct sandbox *sb);
 /* daemon_fw_view() - the nf_tables module's view of @sb. */
 void daemon_fw_view(const struct sandbox *sb, struct fw_sandbox *out);
 
+/*
+ * daemon_sandbox_rules() - put @sb's rules under @pol into nf_tables
+ * (fw_sandbox_add()), then forget any pins the proxy kept for its name (a
+ * new sandbox has none).  @fv: filled with the view the rules were made
+ * from, for the caller's fw_sandbox_del() should a later step fail.
+ * @err, @errsz: why not, for the API's reply.
+ * Return: 0; fw_sandbox_add()'s -errno.
+ */
+int daemon_sandbox_rules(struct daemon *d, struct sandbox *sb, const struct policy *pol,
+			 struct fw_sandbox *fv, char *err, size_t errsz);
+
 /* daemon_dns_direct() - the proxy's own port 53 on @sb's gateways (best effort). */
 void daemon_dns_direct(struct daemon *d, struct sandbox *sb);
 

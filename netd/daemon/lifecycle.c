@@ -50,6 +50,20 @@ void daemon_fw_view(const struct sandbox *sb, struct fw_sandbox *out)
 	memcpy(out->mac, sb->mac, sizeof(out->mac));
 }
 
+int daemon_sandbox_rules(struct daemon *d, struct sandbox *sb, const struct policy *pol,
+			 struct fw_sandbox *fv, char *err, size_t errsz)
+{
+	int r;
+
+	daemon_fw_view(sb, fv);
+	r = fw_sandbox_add(d->fw, fv, pol);
+	if (r < 0) {
+		snprintf(err, errsz, "nf_tables rejected the sandbox's rules: %s", strerror(-r));
+		return r;
+	}
+	proxy_sandbox_reset(d->proxy, sb->name);	/* fresh: no pins */
+	return 0;
+}
 
 /* Close @sb's gateway listeners: after its dns_local elements are gone. */
 static void dns_direct_close(struct daemon *d, struct sandbox *sb)
@@ -237,13 +251,9 @@ static int sandbox_build(struct daemon *d, struct sandbox *sb, const struct poli
 		goto fail_ns;
 	}
 	/* Rules before the interface: the sandbox's first packet is already under policy. */
-	daemon_fw_view(sb, &fv);
-	r = fw_sandbox_add(d->fw, &fv, pol);
-	if (r < 0) {
-		snprintf(err, errsz, "nf_tables rejected the sandbox's rules: %s", strerror(-r));
+	r = daemon_sandbox_rules(d, sb, pol, &fv, err, errsz);
+	if (r < 0)
 		goto fail_ns;
-	}
-	proxy_sandbox_reset(d->proxy, sb->name);	/* fresh: no pins */
 	v.host_ifname = sb->host_ifname;
 	v.peer_ifname = sb->peer_ifname;
 	v.netns_fd = nsfd;
@@ -263,13 +273,9 @@ static int sandbox_build(struct daemon *d, struct sandbox *sb, const struct poli
 		memset(&sb->gw6, 0, sizeof(sb->gw6));
 		memset(&v.host6, 0, sizeof(v.host6));
 		memset(&v.peer6, 0, sizeof(v.peer6));
-		daemon_fw_view(sb, &fv);
-		r = fw_sandbox_add(d->fw, &fv, pol);
-		if (r < 0) {
-			snprintf(err, errsz, "nf_tables rejected the sandbox's rules: %s",
-				 strerror(-r));
+		r = daemon_sandbox_rules(d, sb, pol, &fv, err, errsz);
+		if (r < 0)
 			goto fail_ns;
-		}
 		r = d->lk->ops->veth_setup(d->lk, &v);
 	}
 	if (r < 0) {
@@ -433,14 +439,7 @@ static int sandbox_attach(struct daemon *d, struct sandbox *sb, const struct pol
 	}
 	snprintf(sb->host_ifname, sizeof(sb->host_ifname), "%s", host);
 	sb->chained = true;
-	daemon_fw_view(sb, &fv);
-	r = fw_sandbox_add(d->fw, &fv, pol);
-	if (r < 0) {
-		snprintf(err, errsz, "nf_tables rejected the sandbox's rules: %s", strerror(-r));
-		return r;
-	}
-	proxy_sandbox_reset(d->proxy, sb->name);	/* fresh: no pins */
-	return 0;
+	return daemon_sandbox_rules(d, sb, pol, &fv, err, errsz);
 }
 
 /* "ADDR/PLEN" (host bits kept) of @family into @a/@plen; PLEN 1..(bits-1). */

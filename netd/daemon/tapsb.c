@@ -132,13 +132,9 @@ int daemon_tap_build(struct daemon *d, struct sandbox *sb, const struct policy *
 	if (r < 0)
 		return r;
 	/* Rules before the tap: the guest's first frame is already under policy. */
-	daemon_fw_view(sb, &fv);
-	r = fw_sandbox_add(d->fw, &fv, pol);
-	if (r < 0) {
-		snprintf(err, errsz, "nf_tables rejected the sandbox's rules: %s", strerror(-r));
+	r = daemon_sandbox_rules(d, sb, pol, &fv, err, errsz);
+	if (r < 0)
 		return r;
-	}
-	proxy_sandbox_reset(d->proxy, sb->name);	/* fresh: no pins */
 	s = spec_of(sb);
 	r = d->lk->ops->tap_create(d->lk, &s);
 	if (r < 0) {
