@@ -9,8 +9,8 @@
  * mnl_cb_run()/mnl_nlmsg_next() step far outside the buffer (found by
  * fuzz_link and fuzz_ctcut), and a length past the end or below a header
  * is skipped silently, as if more were to come.  ct_walk() in ctmsg.c
- * walks with the same check.  nlbuf_check() and nlbuf_walk() are pure;
- * nlbuf_recv() is the only I/O.  No logging.  In common/ because netd-cni
+ * walks with the same check (nlbuf_step()).  nlbuf_step(), nlbuf_check()
+ * and nlbuf_walk() are pure; nlbuf_recv() is the only I/O.  No logging.  In common/ because netd-cni
  * reads rtnetlink too (cni-plugin/netns.c); the libmnl parts are inline
  * here so the static netd-cni, which has no libmnl, links nlbuf.c alone.
  */
@@ -29,6 +29,30 @@
 #define NLBUF_ERRNO_MAX 4095
 
 /*
+ * nlbuf_step() - one step of a walk over a recv() buffer (4-byte aligned):
+ * check the length of the message at *@p, of the *@len bytes left, and
+ * move *@p and *@len past it.  A tail shorter than a header is the end, as
+ * mnl_cb_run() ignores it.  The message stays at the old *@p.
+ * Return: its nlmsg_len (at least a header, at most what was left); 0 at
+ * the end; -EBADMSG if its nlmsg_len is out of bounds (nothing moved).
+ */
+static inline ssize_t nlbuf_step(const uint8_t **p, size_t *len)
+{
+	const struct nlmsghdr *nlh = (const struct nlmsghdr *)*p;
+	size_t n, step;
+
+	if (*len < sizeof(*nlh))
+		return 0;
+	n = nlh->nlmsg_len;
+	if (n < sizeof(*nlh) || n > *len)
+		return -EBADMSG;
+	step = NLMSG_ALIGN(n) < *len ? NLMSG_ALIGN(n) : *len;
+	*p += step;
+	*len -= step;
+	return (ssize_t)n;
+}
+
+/*
  * nlbuf_check() - are the @len bytes at @buf (a recv() buffer, 4-byte
  * aligned) whole netlink messages: every nlmsg_len at least a header and
  * at most what is left?  A tail shorter than a header is ignored, as
@@ -37,18 +61,11 @@
 static inline int nlbuf_check(const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
+	ssize_t n;
 
-	while (len >= sizeof(struct nlmsghdr)) {
-		const struct nlmsghdr *nlh = (const struct nlmsghdr *)p;
-		size_t n = nlh->nlmsg_len, step;
-
-		if (n < sizeof(*nlh) || n > len)
-			return -EBADMSG;
-		step = NLMSG_ALIGN(n) < len ? NLMSG_ALIGN(n) : len;
-		p += step;
-		len -= step;
-	}
-	return 0;
+	while ((n = nlbuf_step(&p, &len)) > 0)
+		;
+	return n < 0 ? -EBADMSG : 0;
 }
 
 /*

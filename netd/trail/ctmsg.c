@@ -18,6 +18,8 @@
 #include <linux/netfilter/nfnetlink_conntrack.h>
 #include <linux/netfilter/nfnetlink_log.h>
 
+#include "common/nlbuf.h"
+
 /* ---- attribute helpers ------------------------------------------------------ */
 
 /* Collect the attributes of one nesting level, last one wins, types <= max. */
@@ -102,32 +104,29 @@ static int attr_be64(const struct nlattr *a, uint64_t *v)
 int ct_walk(const void *buf, size_t len, uint32_t seq,
 	    void (*cb)(const void *msg, size_t len, void *arg), void *arg)
 {
-	const uint8_t *p = buf;
+	const uint8_t *p = buf, *msg = p;
+	ssize_t n;
 
-	while (len >= sizeof(struct nlmsghdr)) {
-		const struct nlmsghdr *nlh = (const struct nlmsghdr *)p;
-		size_t n = nlh->nlmsg_len, step;
+	/* Each message is checked as it is reached (nlbuf_step()), so the
+	 * ones before a bad length are still delivered. */
+	for (; (n = nlbuf_step(&p, &len)) > 0; msg = p) {
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)msg;
 
-		if (n < sizeof(*nlh) || n > len)
-			return -EBADMSG;
-		step = NLMSG_ALIGN(n) < len ? NLMSG_ALIGN(n) : len;
 		if (seq && nlh->nlmsg_seq != seq) {
 			/* not ours (a stale reply) */
 		} else if (nlh->nlmsg_type == NLMSG_DONE) {
 			return 1;
 		} else if (nlh->nlmsg_type == NLMSG_ERROR) {
-			const struct nlmsgerr *e = (const void *)(p + sizeof(*nlh));
+			const struct nlmsgerr *e = (const void *)(msg + sizeof(*nlh));
 
-			if (n < sizeof(*nlh) + sizeof(*e))
+			if ((size_t)n < sizeof(*nlh) + sizeof(*e))
 				return -EBADMSG;
 			return e->error ? (e->error < 0 ? e->error : -e->error) : 1;
 		} else if (nlh->nlmsg_type >= NLMSG_MIN_TYPE) {
-			cb(p, n, arg);
+			cb(msg, (size_t)n, arg);
 		}
-		p += step;
-		len -= step;
 	}
-	return 0;
+	return n < 0 ? -EBADMSG : 0;
 }
 
 /* ---- ctnetlink ---------------------------------------------------------------- */
