@@ -379,13 +379,25 @@ void fm_egress(struct rb *rb, const struct fw_rcfg *rc)
 		fm_ifset(rb, NFT_META_OIFNAME, "sandbox_ifs", true);
 }
 
+/*
+ * A 32-bit field under a mask: @load (fx_ct_load or fx_meta) puts @key into
+ * register 1, then (reg & @mask) @op @value, host byte order as the kernel
+ * keeps marks and ct state.  The one shape of every ct state, ct mark and
+ * meta mark match below.
+ */
+static void fm_masked(struct rb *rb, void (*load)(struct rb *, uint32_t, uint32_t), uint32_t key,
+		      uint32_t mask, uint32_t op, uint32_t value)
+{
+	uint32_t xor = 0;
+
+	load(rb, key, NFT_REG_1);
+	fx_bitwise(rb, NFT_REG_1, &mask, &xor, 4);
+	fx_cmp(rb, NFT_REG_1, op, &value, 4);
+}
+
 static void fm_ct_state(struct rb *rb, uint32_t mask)
 {
-	uint32_t zero = 0;
-
-	fx_ct_load(rb, NFT_CT_STATE, NFT_REG_1);
-	fx_bitwise(rb, NFT_REG_1, &mask, &zero, 4);
-	fx_cmp(rb, NFT_REG_1, NFT_CMP_NEQ, &zero, 4);
+	fm_masked(rb, fx_ct_load, NFT_CT_STATE, mask, NFT_CMP_NEQ, 0);
 }
 
 void fm_ct_est(struct rb *rb)
@@ -475,11 +487,7 @@ void fm_dns_local(struct rb *rb, const struct fw_fam *f, bool reply)
 
 void fm_not_marked_chained(struct rb *rb)
 {
-	uint32_t mask = FW_CHAINED_MARK, xor = 0, zero = 0;
-
-	fx_meta(rb, NFT_META_MARK, NFT_REG_1);
-	fx_bitwise(rb, NFT_REG_1, &mask, &xor, 4);
-	fx_cmp(rb, NFT_REG_1, NFT_CMP_EQ, &zero, 4);
+	fm_masked(rb, fx_meta, NFT_META_MARK, FW_CHAINED_MARK, NFT_CMP_EQ, 0);
 }
 
 /*
@@ -534,20 +542,12 @@ void fm_ct_reply(struct rb *rb)
 
 void fm_ct_mark_masked(struct rb *rb, uint32_t mask, uint32_t value)
 {
-	uint32_t xor = 0;
-
-	fx_ct_load(rb, NFT_CT_MARK, NFT_REG_1);
-	fx_bitwise(rb, NFT_REG_1, &mask, &xor, 4);
-	fx_cmp(rb, NFT_REG_1, NFT_CMP_EQ, &value, 4);
+	fm_masked(rb, fx_ct_load, NFT_CT_MARK, mask, NFT_CMP_EQ, value);
 }
 
 void fm_ct_mark_any(struct rb *rb, uint32_t bits)
 {
-	uint32_t xor = 0, zero = 0;
-
-	fx_ct_load(rb, NFT_CT_MARK, NFT_REG_1);
-	fx_bitwise(rb, NFT_REG_1, &bits, &xor, 4);
-	fx_cmp(rb, NFT_REG_1, NFT_CMP_NEQ, &zero, 4);
+	fm_masked(rb, fx_ct_load, NFT_CT_MARK, bits, NFT_CMP_NEQ, 0);
 }
 
 void fm_ct_mark_clear(struct rb *rb, uint32_t bit)
@@ -575,11 +575,7 @@ void fm_tcp_syn_only(struct rb *rb)
 
 void fm_mark_set(struct rb *rb, uint32_t bit)
 {
-	uint32_t xor = 0, zero = 0;
-
-	fx_meta(rb, NFT_META_MARK, NFT_REG_1);
-	fx_bitwise(rb, NFT_REG_1, &bit, &xor, 4);
-	fx_cmp(rb, NFT_REG_1, NFT_CMP_NEQ, &zero, 4);
+	fm_masked(rb, fx_meta, NFT_META_MARK, bit, NFT_CMP_NEQ, 0);
 }
 
 void fm_ethertype(struct rb *rb, uint16_t ethertype)
