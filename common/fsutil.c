@@ -95,3 +95,17 @@ int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode)
 	}
 	return 0;
 }
+
+int fs_open_stat(const char *path, int flags, mode_t mode, struct stat *st)
+{
+	int fd = open(path, flags, mode), r;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}

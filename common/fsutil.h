@@ -6,6 +6,7 @@
 #define NETD_COMMON_FSUTIL_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /*
@@ -30,5 +31,13 @@ int fs_mkdir_parent(const char *path, mode_t mode);
  * never share a temp file.  Return: 0; -errno (the temp file is removed).
  */
 int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
+
+/*
+ * fs_open_stat() - open(@path, @flags, @mode), then fstat() what was opened
+ * into @st (the file itself, whatever replaced @path meanwhile).
+ * Return: the descriptor (the caller closes it); -errno of open(2) or
+ * fstat(2) (then nothing is left open).
+ */
+int fs_open_stat(const char *path, int flags, mode_t mode, struct stat *st);
 
 #endif

@@ -18,6 +18,8 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "common/fsutil.h"
+
 static void node_free(struct yamlx_node *n)
 {
 	if (!n)
@@ -336,14 +338,9 @@ int yamlx_read_file(const char *path, size_t max, char **ret_buf, size_t *ret_le
 
 	*ret_buf = NULL;
 	*ret_len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = fs_open_stat(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0, &st);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
+		return fd;
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		return -EINVAL;

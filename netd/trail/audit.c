@@ -65,14 +65,9 @@ static int open_file(struct audit *a)
 	r = fs_mkdir_parent(a->path, 0750);
 	if (r < 0)
 		return r;
-	fd = open(a->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+	fd = fs_open_stat(a->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640, &st);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
+		return fd;
 	a->fd = fd;
 	a->size = (uint64_t)st.st_size;
 	return 0;

@@ -1,10 +1,12 @@
 /*
  * test_fsutil - common/fsutil.c: fs_mkdir_p() and fs_write_atomic() in a
  * temp directory of its own: a new file, a replacement, the mode, no temp
- * file left behind, a missing directory, a name too long.
+ * file left behind, a missing directory, a name too long; fs_open_stat():
+ * the size of what it opened, a missing file.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -91,10 +93,37 @@ static void test_write_atomic(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+static void test_open_stat(void **state)
+{
+	char d[] = "/tmp/netd-test-fsutil-XXXXXX", path[512];
+	struct stat st;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(d));
+	snprintf(path, sizeof(path), "%s/f", d);
+	assert_int_equal(fs_write_atomic(path, "four", 4, 0600), 0);
+	fd = fs_open_stat(path, O_RDONLY | O_CLOEXEC, 0, &st);
+	assert_true(fd >= 0);
+	assert_int_equal(st.st_size, 4);
+	assert_true(S_ISREG(st.st_mode));
+	close(fd);
+	unlink(path);
+	assert_int_equal(fs_open_stat(path, O_RDONLY | O_CLOEXEC, 0, &st), -ENOENT);
+	/* O_CREAT with its mode, as the audit log opens */
+	fd = fs_open_stat(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0640, &st);
+	assert_true(fd >= 0);
+	assert_int_equal(st.st_size, 0);
+	close(fd);
+	unlink(path);
+	assert_int_equal(rmdir(d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_write_atomic),
+		cmocka_unit_test(test_open_stat),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
