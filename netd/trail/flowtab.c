@@ -167,7 +167,14 @@ void flowtab_free(struct flowtab *t)
 	free(t);
 }
 
-int flowtab_live(struct flowtab *t, const struct ct_flow *f, struct flow_ctr *fold)
+/*
+ * @f's entry (added if new, while the table holds fewer than @limit): into
+ * @fold what @f's counters hold beyond what the entry has counted, which
+ * the entry then counts.  Return: the entry; NULL if @f is new and the
+ * table is at @limit (@fold zeroed).
+ */
+static struct fent *fold_in(struct flowtab *t, const struct ct_flow *f, struct flow_ctr *fold,
+			    size_t limit)
 {
 	struct fkey k = key_of(f);
 	struct flow_ctr c = flowtab_ctr(f);
@@ -175,31 +182,34 @@ int flowtab_live(struct flowtab *t, const struct ct_flow *f, struct flow_ctr *fo
 	struct fent *e = find(t, &k, &slot);
 
 	memset(fold, 0, sizeof(*fold));
-	/* Live adds stop at 3/4: the rest is for closes, and probes stay short. */
-	if (!e && !(e = add(t, &k, slot, (t->mask + 1) / 4 * 3)))
-		return 0;
+	if (!e && !(e = add(t, &k, slot, limit)))
+		return NULL;
 	*fold = sub(&c, &e->counted);
 	raise_to(&e->counted, &c);
+	return e;
+}
+
+int flowtab_live(struct flowtab *t, const struct ct_flow *f, struct flow_ctr *fold)
+{
+	/* Live adds stop at 3/4: the rest is for closes, and probes stay short. */
+	struct fent *e = fold_in(t, f, fold, (t->mask + 1) / 4 * 3);
+
+	if (!e)
+		return 0;
 	return e->recorded ? 2 : 1;
 }
 
 int flowtab_close(struct flowtab *t, const struct ct_flow *f, struct flow_ctr *fold)
 {
-	struct fkey k = key_of(f);
-	struct flow_ctr c = flowtab_ctr(f);
-	size_t slot;
-	struct fent *e = find(t, &k, &slot);
-
-	memset(fold, 0, sizeof(*fold));
 	/* One slot always stays free: probing ends at an unused slot. */
-	if (!e && !(e = add(t, &k, slot, t->mask)))
+	struct fent *e = fold_in(t, f, fold, t->mask);
+
+	if (!e)
 		return -ENOSPC;
-	*fold = sub(&c, &e->counted);
-	raise_to(&e->counted, &c);
 	if (e->recorded)
 		return 0;
 	e->recorded = true;
-	e->rec = c;
+	e->rec = flowtab_ctr(f);
 	return 1;
 }
 
