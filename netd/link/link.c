@@ -494,15 +494,19 @@ out:
 	return r;
 }
 
+/* @ifname checked, then an rtnetlink conversation in netd's own netns about it. */
+static int open_about(struct rtnl *nl, const char *ifname)
+{
+	int r = rtnl_ifname_check(ifname);
+
+	return r < 0 ? r : rtnl_open(nl, -1);
+}
+
 int link_delete(const char *ifname)
 {
 	struct rtnl nl;
-	int r;
+	int r = open_about(&nl, ifname);
 
-	r = rtnl_ifname_check(ifname);
-	if (r < 0)
-		return r;
-	r = rtnl_open(&nl, -1);
 	if (r < 0)
 		return r;
 	r = nl_link_delete(&nl, ifname);
@@ -513,12 +517,8 @@ int link_delete(const char *ifname)
 int link_exists(const char *ifname)
 {
 	struct rtnl nl;
-	int r;
+	int r = open_about(&nl, ifname);
 
-	r = rtnl_ifname_check(ifname);
-	if (r < 0)
-		return r;
-	r = rtnl_open(&nl, -1);
 	if (r < 0)
 		return r;
 	r = rtnl_ifindex(&nl, ifname);
