@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "common/reason.h"
 #include "common/special.h"
 
 /* rule_get() - rule @i of the policy's view.  Return: 0; -ENOENT. */
@@ -33,21 +34,21 @@ uint16_t decide_local(const struct wire_query *q, const char **reason)
 
 	/* RFC 6891 6.1.3: before anything else looks at the query. */
 	if (q->has_opt && q->edns_version != 0) {
-		*reason = "badvers";
+		*reason = reason_dns_name(REASON_DNS_BADVERS);
 		return WIRE_RCODE_BADVERS;
 	}
 	if (t == 0 || t == 65535 || t == WIRE_TYPE_OPT || t == WIRE_TYPE_TKEY ||
 	    t == WIRE_TYPE_TSIG || (t >= 128 && t <= 248)) {
-		*reason = "qtype-meta";
+		*reason = reason_dns_name(REASON_DNS_QTYPE_META);
 		return WIRE_RCODE_FORMERR;
 	}
 	if (t == WIRE_TYPE_IXFR || t == WIRE_TYPE_AXFR) {
-		*reason = "qtype-zone-transfer";
+		*reason = reason_dns_name(REASON_DNS_QTYPE_ZONE_TRANSFER);
 		return WIRE_RCODE_REFUSED;
 	}
 	if (t == WIRE_TYPE_MAILB || t == WIRE_TYPE_MAILA || t == WIRE_TYPE_MD ||
 	    t == WIRE_TYPE_MF) {
-		*reason = "qtype-obsolete";
+		*reason = reason_dns_name(REASON_DNS_QTYPE_OBSOLETE);
 		return WIRE_RCODE_NOTIMP;
 	}
 	return 0;

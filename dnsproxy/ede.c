@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/reason.h"
+
 #define OPT_RR_LEN 11	/* root owner, TYPE, CLASS, TTL, RDLEN (RFC 6891 6.1.2) */
 
 char *ede_policy_text(char *buf, size_t sz, const char *reason)
@@ -21,9 +23,11 @@ char *ede_policy_text(char *buf, size_t sz, const char *reason)
 	/* Not the policy's name: that is the operator's (it may name a customer
 	 * or a project); the sandbox learns why, the audit record says which. */
 	head = snprintf(buf, sz, "netd: blocked by the sandbox's policy: ");
+	if (!reason)
+		reason = reason_dns_name(REASON_DNS_NOT_IN_POLICY);
 	/* The audit log's reason in words: "not-in-policy" -> "not in policy". */
 	if (head >= 0 && (size_t)head < sz)
-		snprintf(buf + head, sz - (size_t)head, "%s", reason ? reason : "not-in-policy");
+		snprintf(buf + head, sz - (size_t)head, "%s", reason);
 	for (size_t n = 0; buf[n]; n++)
 		if ((unsigned char)buf[n] < 0x20 || (unsigned char)buf[n] > 0x7e)
 			buf[n] = '?';

@@ -47,9 +47,10 @@ struct proxy_event {
 	const char *qname;	/* presentation form, lower-case */
 	uint16_t qtype;
 	bool allowed;
-	const char *reason;	/* "policy", "not-in-policy", "upstream-failure",
-				 * "upstream-timeout" (also: the deadline passed),
-				 * "pin-failed", "formerr", ... */
+	const char *reason;	/* reason_dns_name() of an enum reason_dns
+				 * (common/reason.h): "policy", "not-in-policy",
+				 * "upstream-timeout" (also: the deadline
+				 * passed), ... */
 	uint8_t rcode;		/* the rcode sent to the client */
 	const struct fw_pin *pins;	/* distinct addresses pinned (ports folded) */
 	size_t n_pins;
@@ -60,7 +61,8 @@ struct proxy_event {
 	void *owner;		/* proxy_client.owner of the lookup this decision
 				 * followed, in the same call: no second lookup */
 	const char *would_deny;	/* audit mode: the reason enforce mode would have
-				 * denied it ("not-in-policy", "qname-too-long");
+				 * denied it (reason_dns_name(): "not-in-policy",
+				 * "qname-too-long");
 				 * NULL otherwise.  @answers are then the answer's
 				 * addresses outside the never-pin table, unpinned */
 };

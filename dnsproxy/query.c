@@ -21,6 +21,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/reason.h"
 #include "dnsproxy/cache.h"
 #include "dnsproxy/ede.h"
 #include "dnsproxy/pintrack.h"
@@ -160,13 +161,13 @@ static const char *deny_reason(enum decide_verdict v)
 {
 	switch (v) {
 	case DECIDE_DENY_NAME:
-		return "bad-name";
+		return reason_dns_name(REASON_DNS_BAD_NAME);
 	case DECIDE_DENY_CLASS:
-		return "bad-class";
+		return reason_dns_name(REASON_DNS_BAD_CLASS);
 	case DECIDE_DENY_LONG:
-		return "qname-too-long";
+		return reason_dns_name(REASON_DNS_QNAME_TOO_LONG);
 	default:
-		return "not-in-policy";
+		return reason_dns_name(REASON_DNS_NOT_IN_POLICY);
 	}
 }
 
@@ -234,8 +235,9 @@ static int answer_pins(struct proxy *p, const struct answer *a, const struct dec
 
 	r = wire_walk_answer(p->ans, a->len, a->rq.q, p->addrs, PROXY_MAX_ADDRS, &wa);
 	if (r < 0) {
-		v->reason = r == -ELOOP ? "answer-loop" : r == -ENOBUFS ? "answer-too-large"
-									 : "bad-answer";
+		v->reason = reason_dns_name(r == -ELOOP ? REASON_DNS_ANSWER_LOOP :
+					    r == -ENOBUFS ? REASON_DNS_ANSWER_TOO_LARGE :
+					    REASON_DNS_BAD_ANSWER);
 		return -EBADMSG;
 	}
 	*ret_rcode = wa.rcode;
@@ -248,7 +250,7 @@ static int answer_pins(struct proxy *p, const struct answer *a, const struct dec
 	n_pins = decide_pins(dc, rules, n_rules, p->addrs, wa.n_addrs, p->pins, PROXY_MAX_PINS,
 			     &n_rebind);
 	if (n_pins < 0) {
-		v->reason = "too-many-pins";
+		v->reason = reason_dns_name(REASON_DNS_TOO_MANY_PINS);
 		return -ENOBUFS;
 	}
 	v->n_rebind = n_rebind;
@@ -290,7 +292,7 @@ static int answer_pins(struct proxy *p, const struct answer *a, const struct dec
 			 "allowed per name: SERVFAIL", a->rq.q->qname, a->cl->sandbox,
 			 v->n_answers, p->cfg.max_addrs_per_name);
 		p->stats.limit_name++;
-		v->reason = "name-pin-limit";
+		v->reason = reason_dns_name(REASON_DNS_NAME_PIN_LIMIT);
 		return -EDQUOT;
 	}
 	return 0;
@@ -323,7 +325,7 @@ static int answer_commit(struct proxy *p, const struct answer *a, const struct v
 			 sandbox, pintrack_live(p->pt, sandbox), p->cfg.max_pins_per_sandbox,
 			 a->rq.q->qname);
 		p->stats.limit_pins++;
-		*ret_reason = "pin-limit";
+		*ret_reason = reason_dns_name(REASON_DNS_PIN_LIMIT);
 		return -ENOSPC;
 	}
 	if (n_plan <= 0) {
@@ -336,7 +338,7 @@ static int answer_commit(struct proxy *p, const struct answer *a, const struct v
 	if (r < 0) {
 		log_warn("dns: pinning %d addresses for %s (sandbox %s) failed: %s", n_plan,
 			 a->rq.q->qname, sandbox, strerror(-r));
-		*ret_reason = "pin-failed";
+		*ret_reason = reason_dns_name(REASON_DNS_PIN_FAILED);
 		return r;
 	}
 	proxy_stats_pin(&p->stats, clock_mono_us() - us);
@@ -398,7 +400,7 @@ static void answer_pass(struct proxy *p, const struct answer *a)
 	/* No client may cache the answer longer than its pins last (a cached
 	 * answer was stored capped, and aging only lowers its TTLs). */
 	if (!a->cached && wire_cap_ttls(p->ans, a->len, p->cfg.max_ttl_s) < 0) {
-		v.reason = "bad-answer";
+		v.reason = reason_dns_name(REASON_DNS_BAD_ANSWER);
 		goto servfail;
 	}
 	/*
@@ -410,7 +412,7 @@ static void answer_pass(struct proxy *p, const struct answer *a)
 	 * checks it.
 	 */
 	reply(p, &a->rq, p->ans, a->len);
-	v.reason = v.would_deny ? "audit-mode" : "policy";
+	v.reason = reason_dns_name(v.would_deny ? REASON_DNS_AUDIT_MODE : REASON_DNS_POLICY);
 	answer_store(p, a);
 	v.rcode = rcode;
 	audit(p, &a->rq, &v);
@@ -514,7 +516,8 @@ static void answer_failed(struct pending *pq, int err)
 	v = (struct verdict){
 		.sandbox = cl.sandbox, .policy = cl.policy.name, .owner = cl.owner,
 		.allowed = true,
-		.reason = err == -ETIMEDOUT ? "upstream-timeout" : "upstream-failure",
+		.reason = reason_dns_name(err == -ETIMEDOUT ? REASON_DNS_UPSTREAM_TIMEOUT :
+					  REASON_DNS_UPSTREAM_FAILURE),
 		.rcode = WIRE_RCODE_SERVFAIL,
 	};
 	reply_audit(p, &rq, &v);
@@ -594,9 +597,9 @@ static void query_forward(struct proxy *p, const struct request *rq, struct verd
 			log_warn("dns: sandbox %s has %u queries upstream, the most allowed: "
 				 "SERVFAIL for %s", v->sandbox, slot->queries, rq->q->qname);
 		}
-		v->reason = "overload";
+		v->reason = reason_dns_name(REASON_DNS_OVERLOAD);
 	} else if (!(pq = malloc(sizeof(*pq) + rq->len))) {
-		v->reason = "no-memory";
+		v->reason = reason_dns_name(REASON_DNS_NO_MEMORY);
 	}
 	if (!pq) {
 		reply_audit(p, rq, v);
@@ -652,7 +655,7 @@ static bool query_over_rate(struct proxy *p, const struct request *rq, int parse
 	if (limited == 1) {
 		log_warn("dns: sandbox %s is over its query rate (%u/s, burst %u): refusing",
 			 v->sandbox, p->cfg.qps, p->cfg.burst);
-		v->reason = "rate-limit";
+		v->reason = reason_dns_name(REASON_DNS_RATE_LIMIT);
 		v->rcode = WIRE_RCODE_REFUSED;
 		audit(p, rq, v);
 	}
@@ -726,7 +729,7 @@ void query_in(struct proxy *p, const uint8_t *buf, size_t len, const struct orig
 		/* RFC 1035 4.1.1: FORMERR / NOTIMP, with the question only if
 		 * it parsed (question_end stays 12 otherwise). */
 		v.rcode = r == -EOPNOTSUPP ? WIRE_RCODE_NOTIMP : WIRE_RCODE_FORMERR;
-		v.reason = r == -EOPNOTSUPP ? "notimp" : "formerr";
+		v.reason = reason_dns_name(r == -EOPNOTSUPP ? REASON_DNS_NOTIMP : REASON_DNS_FORMERR);
 		if (r == -EOPNOTSUPP)
 			q.question_end = WIRE_HDR_LEN;
 		reply_audit(p, &rq, &v);

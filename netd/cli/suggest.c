@@ -17,6 +17,7 @@
 
 #include "common/addr.h"
 #include "common/hash.h"
+#include "common/reason.h"
 #include "netd/model/policy.h"
 #include "netd/cli/suggest_int.h"
 
@@ -252,8 +253,15 @@ static void addr_add(struct suggest *s, const struct addr *a, size_t ni)
 /* Reasons the DNS path gives that are about the policy (docs/audit.md). */
 static bool policy_reason(const char *r)
 {
-	return r && (strcmp(r, "policy") == 0 || strcmp(r, "not-in-policy") == 0 ||
-		     strcmp(r, "qname-too-long") == 0 || strcmp(r, "audit-mode") == 0);
+	switch (reason_dns_of(r)) {
+	case REASON_DNS_POLICY:
+	case REASON_DNS_NOT_IN_POLICY:
+	case REASON_DNS_QNAME_TOO_LONG:
+	case REASON_DNS_AUDIT_MODE:
+		return true;
+	default:
+		return false;
+	}
 }
 
 static int add_dns(struct suggest *s, const json_t *rec)

@@ -24,6 +24,8 @@
 #include <linux/netfilter_arp.h>
 #include <linux/netfilter_bridge.h>
 
+#include "common/reason.h"
+
 /* Link-local and DAD's "::": the IPv6 sources neighbour discovery needs. */
 static const struct prefix nd_srcs[2] = {
 	{ { AF_INET6, { 0xfe, 0x80 } }, 10 },
@@ -183,7 +185,12 @@ static void base_chains(struct bt *bt)
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "sni_reply", -1, 0, NULL);
 }
 
-/* A rule of @chain: [@fam's nfproto,] then a counter, a deny log (@reason) and drop. */
+/*
+ * A rule of @chain: [@fam's nfproto,] then a counter, a deny log (@reason) and drop.
+ * @reason is the deny record's (reason_deny_name()), but for two prefixes of
+ * the trail's own: "to-sandbox" (recorded as sandbox-to-sandbox) and
+ * "no-sandbox-chain"; NULL: no log.
+ */
 static void rule_drop(struct bt *bt, struct rb *rb, const char *reason)
 {
 	fx_counter(rb);
@@ -225,7 +232,7 @@ static void base_raw(struct bt *bt)
 		rb_init(&rb, rc, "prerouting_raw");
 		fm_addr_in(&rb, f, false, fw_fam_name("chained_src", f).s, false);
 		fm_not_marked_chained(&rb);
-		rule_drop(bt, &rb, "spoof");
+		rule_drop(bt, &rb, reason_deny_name(REASON_DENY_SPOOF));
 	}
 	/*
 	 * sandbox_raw.  A tap's guest writes whole frames: one whose Ethernet
@@ -238,7 +245,7 @@ static void base_raw(struct bt *bt)
 	fx_meta(&rb, NFT_META_IIFNAME, REG32(0));
 	fx_payload(&rb, NFT_PAYLOAD_LL_HEADER, 6, 6, REG32(4));
 	fx_lookup(&rb, "tap_mac", REG32(0), -1, true);
-	rule_drop(bt, &rb, "spoof");
+	rule_drop(bt, &rb, reason_deny_name(REASON_DENY_SPOOF));
 	/* The ICMPv6 exceptions neighbour discovery needs must precede the drop. */
 	for (size_t i = 0; fw_rcfg_v6(rc) && i < 2; i++) {
 		/* Cheap compares before set lookups. */
@@ -252,7 +259,7 @@ static void base_raw(struct bt *bt)
 		rb_init(&rb, rc, "sandbox_raw");
 		fm_nfproto(&rb, f->nfproto);
 		fm_ifaddr_not_in(&rb, f, fw_fam_name("sandbox_src", f).s);
-		rule_drop(bt, &rb, "spoof");
+		rule_drop(bt, &rb, reason_deny_name(REASON_DENY_SPOOF));
 	}
 	/*
 	 * A sandbox's UDP query to its gateway's port 53, where the proxy
@@ -372,7 +379,7 @@ static void base_input_chained(struct bt *bt)
 		rule_accept(bt, &rb);
 	}
 	rb_init(&rb, rc, "chained_in");
-	rule_drop(bt, &rb, "to-host");
+	rule_drop(bt, &rb, reason_deny_name(REASON_DENY_TO_HOST));
 
 	for (int i = 0; i < 2; i++) {
 		rb_init(&rb, rc, "input");
@@ -451,7 +458,7 @@ static void base_input_tail(struct bt *bt)
 	if (!fw_rcfg_v6(rc)) {
 		rb_init(&rb, rc, "input");
 		fm_nfproto(&rb, NFPROTO_IPV6);
-		rule_drop(bt, &rb, "ipv6-disabled");
+		rule_drop(bt, &rb, reason_deny_name(REASON_DENY_IPV6_DISABLED));
 	}
 	rb_init(&rb, rc, "input");
 	fm_ct_est(&rb);
@@ -476,7 +483,7 @@ static void base_input_tail(struct bt *bt)
 	for (size_t i = 0; i < n_fams(bt); i++)
 		input_icmp_unreach_53(bt, &fw_fams[i]);
 	rb_init(&rb, rc, "input");
-	rule_drop(bt, &rb, "to-host");
+	rule_drop(bt, &rb, reason_deny_name(REASON_DENY_TO_HOST));
 }
 
 /*
@@ -556,7 +563,7 @@ static void base_forward(struct bt *bt)
 		rb_init(&rb, rc, "forward");
 		fm_nfproto(&rb, NFPROTO_IPV6);
 		fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
-		rule_drop(bt, &rb, "ipv6-disabled");
+		rule_drop(bt, &rb, reason_deny_name(REASON_DENY_IPV6_DISABLED));
 	}
 	render_ft_rules(bt);
 	forward_fast(bt);

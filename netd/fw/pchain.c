@@ -21,6 +21,8 @@
 
 #include <linux/netfilter.h>
 
+#include "common/reason.h"
+
 #define FW_SNI_PORTS_MAX 64	/* distinct ports the SNI check queues, per mode */
 
 void pchain_names(const struct fw_rcfg *rc, const struct policy *pol, bool audit,
@@ -88,7 +90,7 @@ static void pc_quota(const struct pc *c)
 	if (!c->pol->quota_cut)
 		fm_ct_new(&rb);
 	fx_counter(&rb);
-	fx_deny_log(&rb, c->bt->rc, "quota");
+	fx_deny_log(&rb, c->bt->rc, reason_deny_name(REASON_DENY_QUOTA));
 	fx_verdict(&rb, NF_DROP);
 	bt_rule(c->bt, &rb);
 }
@@ -227,7 +229,7 @@ static void pc_tail(const struct pc *c)
 	pc_rule(c, &rb);
 	fx_counter(&rb);
 	if (!c->audit)
-		fx_deny_log(&rb, rc, "not-pinned");
+		fx_deny_log(&rb, rc, reason_deny_name(REASON_DENY_NOT_PINNED));
 	if (c->audit || !c->pol->reject)
 		fx_verdict(&rb, c->audit ? NF_ACCEPT : NF_DROP);
 	bt_rule(c->bt, &rb);
@@ -277,7 +279,7 @@ static void pc_conn_limit(const struct pc *c)
 	fx_ct_mark_key(&rb);
 	fx_dynset_add(&rb, NFT_REG_1, c->nm->connset, cl);
 	fx_counter(&rb);
-	fx_deny_log(&rb, c->bt->rc, "conn-limit");
+	fx_deny_log(&rb, c->bt->rc, reason_deny_name(REASON_DENY_CONN_LIMIT));
 	fx_verdict(&rb, NF_DROP);
 	bt_rule(c->bt, &rb);
 }
@@ -327,7 +329,7 @@ static void pc_rules(const struct pc *c)
 		fx_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, f->daddr_off, f->alen, NFT_REG_1);
 		fx_lookup(&rb, fw_fam_name("internal", f).s, NFT_REG_1, -1, false);
 		fx_counter(&rb);
-		fx_deny_log(&rb, rc, "internal");
+		fx_deny_log(&rb, rc, reason_deny_name(REASON_DENY_INTERNAL));
 		fx_verdict(&rb, NF_DROP);
 		bt_rule(c->bt, &rb);
 	}

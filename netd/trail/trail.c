@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "common/hash.h"
 #include "common/log.h"
+#include "common/reason.h"
 #include "netd/trail/acct.h"
 #include "netd/trail/audit.h"
 #include "netd/trail/ctmsg.h"
@@ -39,30 +40,18 @@
 #define TRAIL_FLOWS          65536	/* flows tracked for folding (flowtab.h) */
 #define TRAIL_DENY_TICK_MS   500	/* pending deny records are checked this often */
 
-/* Deny reasons (the nflog prefixes, fw.c), for the reason label; last = other. */
-static const char *const deny_reasons[] = { "not-pinned", "internal", "to-host",
-	"sandbox-to-sandbox", "spoof", "ipv6-disabled", "quota", "conn-limit", "other" };
-#define N_DENY_REASONS (sizeof(deny_reasons) / sizeof(deny_reasons[0]))
-
-/* DNS decision reasons (docs/audit.md), for the reason label; last = other. */
-static const char *const dns_reasons[] = { "policy", "not-in-policy", "qname-too-long",
-	"bad-name", "bad-class", "rate-limit", "overload", "pin-limit", "name-pin-limit",
-	"too-many-pins", "pin-failed", "bad-answer", "answer-loop", "answer-too-large",
-	"no-memory", "upstream-timeout", "upstream-failure", "audit-mode", "badvers",
-	"qtype-meta", "qtype-zone-transfer", "qtype-obsolete", "formerr", "notimp", "other" };
-#define N_DNS_REASONS (sizeof(dns_reasons) / sizeof(dns_reasons[0]))
 static const char *const dns_rcodes[] = { "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN",
 	"NOTIMP", "REFUSED", "OTHER" };
 #define N_DNS_RCODES (sizeof(dns_rcodes) / sizeof(dns_rcodes[0]))
 
 struct totals {
 	uint64_t conns, bytes_out, bytes_in;
-	uint64_t denied[N_DENY_REASONS];	/* packets, by reason */
+	uint64_t denied[N_REASON_DENY];	/* packets, by reason */
 };
 
 /* A sandbox's DNS decisions, [allowed][reason][rcode]; allocated on its first. */
 struct dns_ctr {
-	uint64_t n[2][N_DNS_REASONS][N_DNS_RCODES];
+	uint64_t n[2][N_REASON_DNS][N_DNS_RCODES];
 };
 
 struct dom_ctr {
@@ -251,7 +240,8 @@ static bool mark_would_deny(const struct trail *t, const struct sandbox *sb,
 	if (!rec || !fw_mode_audit(sb->mode, p) || policy_allows(p, name, dst, proto, dport))
 		return false;
 	json_object_set_new(rec, "would_deny", json_string(
-		name && !policy_match(p, name, idx, 1) ? "not-in-policy" : "not-pinned"));
+		name && !policy_match(p, name, idx, 1) ? reason_dns_name(REASON_DNS_NOT_IN_POLICY) :
+		reason_deny_name(REASON_DENY_NOT_PINNED)));
 	return true;
 }
 
@@ -464,14 +454,6 @@ static int32_t slot_of_ifindex(struct trail *t, uint32_t ifindex)
 	return (int32_t)slot;
 }
 
-static size_t deny_reason_index(const char *why)
-{
-	for (size_t i = 0; i + 1 < N_DENY_REASONS; i++)
-		if (strcmp(deny_reasons[i], why) == 0)
-			return i;
-	return N_DENY_REASONS - 1;
-}
-
 /* Write one folded deny record (denyfold.h); its sandbox may be gone. */
 static void write_deny(struct trail *t, const struct denyfold_rec *r)
 {
@@ -525,8 +507,8 @@ static void on_deny(void *ctx, const struct ct_logpkt *p, const char *reason)
 	}
 	/* Dropped on its way into another sandbox. */
 	if (strcmp(reason, "to-sandbox") == 0)
-		why = "sandbox-to-sandbox";
-	t->per_slot[sb->slot].denied[deny_reason_index(why)]++;
+		why = reason_deny_name(REASON_DENY_SANDBOX_TO_SANDBOX);
+	t->per_slot[sb->slot].denied[reason_deny_of(why)]++;
 	if (denyfold_join(t->denies, sb->slot, p, why, now, now_r))
 		return;
 	if (!nflog_admit(t->nflog, sb->slot, now, &suppressed))
@@ -655,14 +637,6 @@ int trail_set_grace(struct trail *t, bool on)
 	return 0;
 }
 
-static size_t dns_reason_index(const char *reason)
-{
-	for (size_t i = 0; reason && i + 1 < N_DNS_REASONS; i++)
-		if (strcmp(dns_reasons[i], reason) == 0)
-			return i;
-	return N_DNS_REASONS - 1;
-}
-
 void trail_dns_decided(struct trail *t, const struct sandbox *sb, bool allowed,
 		       const char *reason, uint8_t rcode)
 {
@@ -673,7 +647,7 @@ void trail_dns_decided(struct trail *t, const struct sandbox *sb, bool allowed,
 	c = &t->dns[sb->slot];
 	if (!*c && !(*c = calloc(1, sizeof(**c))))
 		return;	/* out of memory: this query goes uncounted */
-	(*c)->n[allowed][dns_reason_index(reason)][rcode < N_DNS_RCODES - 1 ? rcode :
+	(*c)->n[allowed][reason_dns_of(reason)][rcode < N_DNS_RCODES - 1 ? rcode :
 						   N_DNS_RCODES - 1]++;
 }
 
@@ -712,7 +686,7 @@ json_t *trail_sandbox_json(const struct trail *t, const struct sandbox *sb)
 	{
 		uint64_t denied = 0;
 
-		for (size_t i = 0; i < N_DENY_REASONS; i++)
+		for (size_t i = 0; i < N_REASON_DENY; i++)
 			denied += s->denied[i];
 		return json_pack("{s:I, s:I, s:I, s:I}", "conns", (json_int_t)s->conns,
 				 "bytes_out", (json_int_t)s->bytes_out, "bytes_in",
@@ -799,8 +773,8 @@ static void denied_family(const struct trail *t, FILE *out)
 	metrics_family(out, name, "counter",
 		       "Packets of the sandbox that netd's rules dropped, by reason.");
 	while ((sb = sandbox_next(t->sbs, &cur)))
-		for (size_t i = 0; i < N_DENY_REASONS; i++) {
-			const char *l[] = { "sandbox", sb->name, "reason", deny_reasons[i], NULL };
+		for (size_t i = 0; i < N_REASON_DENY; i++) {
+			const char *l[] = { "sandbox", sb->name, "reason", reason_deny_name(i), NULL };
 
 			metrics_u64(out, name, l, t->per_slot[sb->slot].denied[i]);
 		}
@@ -818,11 +792,11 @@ static void dns_family(const struct trail *t, FILE *out)
 		const struct dns_ctr *c = t->dns[sb->slot];
 
 		for (int v = 0; c && v < 2; v++)
-			for (size_t r = 0; r < N_DNS_REASONS; r++)
+			for (size_t r = 0; r < N_REASON_DNS; r++)
 				for (size_t k = 0; k < N_DNS_RCODES; k++) {
 					const char *l[] = { "sandbox", sb->name, "verdict",
 							    v ? "allow" : "deny", "reason",
-							    dns_reasons[r], "rcode", dns_rcodes[k],
+							    reason_dns_name(r), "rcode", dns_rcodes[k],
 							    NULL };
 
 					if (c->n[v][r][k])	/* only combinations seen */
