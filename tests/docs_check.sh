@@ -27,6 +27,9 @@
 #             the keys of docs/configuration.md's table
 #   front     README.md is at most 300 lines with `make deps` and `make test`
 #             in its first 25; docs/README.md links every docs/*.md page
+#   reasons   the DNS and the deny reasons of common/reason.c (but "other",
+#             a metrics label only) are exactly those of docs/audit.md's two
+#             reason tables
 # Ends with "N passed, N failed"; exit 1 if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -280,6 +283,33 @@ bad += [f"docs/README.md does not list {os.path.basename(p)}"
         if p != "docs/README.md" and f"]({os.path.basename(p)})" not in toc]
 check("front door: README.md <= 300 lines, two commands first; docs/README.md lists every page",
       bad)
+
+# -- the audit log's reason words: common/reason.c's tables vs docs/audit.md's
+rsrc = read("common/reason.c")
+adoc = read("docs/audit.md")
+bad = []
+for table, kind, head in (("dns_names", "DNS", "| reason | when |"),
+                          ("deny_names", "deny", "| reason | what was dropped |")):
+    mt = re.search(table + r"\[[A-Z_]+\] = \{(.*?)\};", rsrc, re.S)
+    code = re.findall(r'\] = "([a-z0-9-]+)"', mt.group(1)) if mt else []
+    code = [w for w in code if w != "other"]
+    if not code:
+        bad.append(f"found no {table}[] in common/reason.c")
+    i = adoc.find("\n" + head + "\n")
+    doc = []
+    if i < 0:
+        bad.append(f"docs/audit.md has no {kind} reason table ({head})")
+    else:
+        for line in adoc[i + 1:].splitlines()[2:]:
+            if not line.startswith("| `"):
+                break
+            doc += re.findall(r"^\| `([^`]+)` \|", line)
+    bad += [f"{kind} reason {w}: in common/reason.c, not in docs/audit.md's table"
+            for w in code if w not in doc]
+    bad += [f"{kind} reason {w}: in docs/audit.md's table, not in common/reason.c"
+            for w in doc if w not in code]
+    bad += [f"{kind} reason {w}: twice in docs/audit.md's table" for w in set(doc) if doc.count(w) > 1]
+check("reasons: common/reason.c's DNS and deny reasons = docs/audit.md's reason tables", bad)
 
 print(f"docs_check: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
