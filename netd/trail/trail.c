@@ -731,20 +731,63 @@ json_t *trail_conn_stats_json(const struct trail *t)
 }
 
 /* One per-sandbox counter family: @field of struct totals. */
+/* The rows of one per-sandbox family for @sb; @arg: what the family was given. */
+typedef void sandbox_rows_fn(const struct trail *t, FILE *out, const char *name,
+			     const struct sandbox *sb, size_t arg);
+
+/* One counter family with rows for every sandbox, in the registry's order. */
 static void sandbox_family(const struct trail *t, FILE *out, const char *name, const char *help,
-			   size_t field)
+			   sandbox_rows_fn *rows, size_t arg)
 {
 	uint32_t cur = 0;
 	struct sandbox *sb;
 
 	metrics_family(out, name, "counter", help);
-	while ((sb = sandbox_next(t->sbs, &cur))) {
-		const char *l[] = { "sandbox", sb->name, NULL };
-		uint64_t v;
+	while ((sb = sandbox_next(t->sbs, &cur)))
+		rows(t, out, name, sb, arg);
+}
 
-		memcpy(&v, (const char *)&t->per_slot[sb->slot] + field, sizeof(v));
-		metrics_u64(out, name, l, v);
+/* @field (an offset) of the sandbox's struct totals. */
+static void totals_rows(const struct trail *t, FILE *out, const char *name,
+			const struct sandbox *sb, size_t field)
+{
+	const char *l[] = { "sandbox", sb->name, NULL };
+	uint64_t v;
+
+	memcpy(&v, (const char *)&t->per_slot[sb->slot] + field, sizeof(v));
+	metrics_u64(out, name, l, v);
+}
+
+/* Dropped packets, by reason (all of them, seen or not). */
+static void denied_rows(const struct trail *t, FILE *out, const char *name,
+			const struct sandbox *sb, size_t arg)
+{
+	(void)arg;
+	for (size_t i = 0; i < N_REASON_DENY; i++) {
+		const char *l[] = { "sandbox", sb->name, "reason", reason_deny_name(i), NULL };
+
+		metrics_u64(out, name, l, t->per_slot[sb->slot].denied[i]);
 	}
+}
+
+/* DNS decisions, by verdict, reason and rcode (only the combinations seen). */
+static void dns_rows(const struct trail *t, FILE *out, const char *name,
+		     const struct sandbox *sb, size_t arg)
+{
+	const struct dns_ctr *c = t->dns[sb->slot];
+
+	(void)arg;
+	for (int v = 0; c && v < 2; v++)
+		for (size_t r = 0; r < N_REASON_DNS; r++)
+			for (size_t k = 0; k < N_DNS_RCODES; k++) {
+				const char *l[] = { "sandbox", sb->name, "verdict",
+						    v ? "allow" : "deny", "reason",
+						    reason_dns_name(r), "rcode", dns_rcodes[k],
+						    NULL };
+
+				if (c->n[v][r][k])
+					metrics_u64(out, name, l, c->n[v][r][k]);
+			}
 }
 
 static void domain_family(const struct trail *t, FILE *out, const char *name, const char *help,
@@ -761,47 +804,6 @@ static void domain_family(const struct trail *t, FILE *out, const char *name, co
 			continue;
 		memcpy(&v, (const char *)&c->t + field, sizeof(v));
 		metrics_u64(out, name, l, v);
-	}
-}
-
-static void denied_family(const struct trail *t, FILE *out)
-{
-	static const char name[] = "netd_sandbox_denied_total";
-	uint32_t cur = 0;
-	struct sandbox *sb;
-
-	metrics_family(out, name, "counter",
-		       "Packets of the sandbox that netd's rules dropped, by reason.");
-	while ((sb = sandbox_next(t->sbs, &cur)))
-		for (size_t i = 0; i < N_REASON_DENY; i++) {
-			const char *l[] = { "sandbox", sb->name, "reason", reason_deny_name(i), NULL };
-
-			metrics_u64(out, name, l, t->per_slot[sb->slot].denied[i]);
-		}
-}
-
-static void dns_family(const struct trail *t, FILE *out)
-{
-	static const char name[] = "netd_dns_queries_total";
-	uint32_t cur = 0;
-	struct sandbox *sb;
-
-	metrics_family(out, name, "counter",
-		       "DNS queries of the sandbox decided by the proxy, by verdict, reason and rcode.");
-	while ((sb = sandbox_next(t->sbs, &cur))) {
-		const struct dns_ctr *c = t->dns[sb->slot];
-
-		for (int v = 0; c && v < 2; v++)
-			for (size_t r = 0; r < N_REASON_DNS; r++)
-				for (size_t k = 0; k < N_DNS_RCODES; k++) {
-					const char *l[] = { "sandbox", sb->name, "verdict",
-							    v ? "allow" : "deny", "reason",
-							    reason_dns_name(r), "rcode", dns_rcodes[k],
-							    NULL };
-
-					if (c->n[v][r][k])	/* only combinations seen */
-						metrics_u64(out, name, l, c->n[v][r][k]);
-				}
 	}
 }
 
@@ -845,12 +847,15 @@ void trail_metrics(const struct trail *t, FILE *out)
 		return;
 	for (size_t i = 0; i < sizeof(totals_families) / sizeof(totals_families[0]); i++)
 		sandbox_family(t, out, totals_families[i].sb_name, totals_families[i].sb_help,
-			       totals_families[i].field);
-	denied_family(t, out);
+			       totals_rows, totals_families[i].field);
+	sandbox_family(t, out, "netd_sandbox_denied_total",
+		       "Packets of the sandbox that netd's rules dropped, by reason.", denied_rows, 0);
 	for (size_t i = 0; i < sizeof(totals_families) / sizeof(totals_families[0]); i++)
 		domain_family(t, out, totals_families[i].dom_name, totals_families[i].dom_help,
 			      totals_families[i].field);
-	dns_family(t, out);
+	sandbox_family(t, out, "netd_dns_queries_total",
+		       "DNS queries of the sandbox decided by the proxy, by verdict, reason and rcode.",
+		       dns_rows, 0);
 	acct_get_stats(t->acct, &a);
 	nflog_get_stats(t->nflog, &n);
 	counter(out, "netd_conntrack_enobufs_total",
