@@ -862,34 +862,56 @@ int wire_walk_answer(const uint8_t *buf, size_t len, const struct wire_query *q,
  * never below 0, in place.  The one walk behind wire_cap_ttls() and
  * wire_age_ttls().
  */
+/* A walk over the RRs after the question that carry a TTL (ttl_next()). */
+struct ttl_walk {
+	const struct msg *m;
+	size_t off;		/* the next RR */
+	unsigned int i;		/* RRs walked, answers first: rr is number i - 1 */
+	struct rr rr;		/* the current RR */
+	uint32_t ttl;		/* its TTL, made sane */
+};
+
+/*
+ * ttl_next() - the next RR of @w->m after the question that carries a TTL
+ * (OPT's "TTL" is EDNS flags: skipped).  Start with @w = { .m = &m,
+ * .off = m.answer_off }.  Return: 1 (@w->rr, @w->ttl); 0 when none is
+ * left and nothing follows the last RR; -EBADMSG.
+ */
+static int ttl_next(const uint8_t *buf, size_t len, struct ttl_walk *w)
+{
+	while (w->i < (unsigned int)w->m->ancount + w->m->nscount + w->m->arcount) {
+		w->i++;
+		if (rr_next(buf, len, &w->off, &w->rr) < 0)
+			return -EBADMSG;
+		if (w->rr.type != WIRE_TYPE_OPT) {
+			w->ttl = ttl_sane(w->rr.ttl);
+			return 1;
+		}
+	}
+	return w->off == len ? 0 : -EBADMSG;
+}
+
 static int ttls_rewrite(uint8_t *buf, size_t len, uint32_t age_s, uint32_t max_s)
 {
+	struct ttl_walk w = { 0 };
 	struct msg m;
-	size_t off;
+	int r;
 
 	/* Refuse messages where a TTL is part of a name: rewriting it would
 	 * change the name, and a second rewrite would see another message. */
 	if (msg_check(buf, len, &m) < 0)
 		return -EBADMSG;
-	off = m.answer_off;
-	for (unsigned int i = 0; i < (unsigned int)m.ancount + m.nscount + m.arcount; i++) {
-		struct rr rr;
-		uint32_t ttl;
+	w.m = &m;
+	w.off = m.answer_off;
+	while ((r = ttl_next(buf, len, &w)) > 0) {
+		uint32_t ttl = w.ttl > age_s ? w.ttl - age_s : 0;
 
-		if (rr_next(buf, len, &off, &rr) < 0)
-			return -EBADMSG;
-		if (rr.type == WIRE_TYPE_OPT)
-			continue;
-		ttl = ttl_sane(rr.ttl);
-		ttl = ttl > age_s ? ttl - age_s : 0;
 		if (ttl > max_s)
 			ttl = max_s;
-		if (ttl != rr.ttl)
-			put32(buf + rr.ttl_off, ttl);
+		if (ttl != w.rr.ttl)
+			put32(buf + w.rr.ttl_off, ttl);
 	}
-	if (off != len)
-		return -EBADMSG;
-	return 0;
+	return r;
 }
 
 int wire_cap_ttls(uint8_t *buf, size_t len, uint32_t max_ttl_s)
@@ -901,9 +923,10 @@ int wire_cache_ttl(const uint8_t *buf, size_t len, uint32_t max_neg_s, uint32_t 
 {
 	uint32_t min_ttl = UINT32_MAX, soa_ttl = 0;
 	bool have_soa = false, negative;
+	struct ttl_walk w = { 0 };
 	uint8_t rcode;
 	struct msg m;
-	size_t off;
+	int r;
 
 	if (msg_open(buf, len, &m) < 0)
 		return -EBADMSG;
@@ -913,29 +936,25 @@ int wire_cache_ttl(const uint8_t *buf, size_t len, uint32_t max_neg_s, uint32_t 
 	if (rcode != WIRE_RCODE_NOERROR && rcode != WIRE_RCODE_NXDOMAIN)
 		return -ENOENT;
 	negative = rcode == WIRE_RCODE_NXDOMAIN || m.ancount == 0;
-	off = m.answer_off;
-	for (unsigned int i = 0; i < (unsigned int)m.ancount + m.nscount + m.arcount; i++) {
-		struct rr rr;
-		uint32_t ttl;
+	w.m = &m;
+	w.off = m.answer_off;
+	while ((r = ttl_next(buf, len, &w)) > 0) {
+		const struct rr *rr = &w.rr;
 
-		if (rr_next(buf, len, &off, &rr) < 0)
-			return -EBADMSG;
-		if (rr.type == WIRE_TYPE_OPT)	/* its "TTL" is EDNS flags */
-			continue;
-		ttl = ttl_sane(rr.ttl);
-		if (ttl < min_ttl)
-			min_ttl = ttl;
+		if (w.ttl < min_ttl)
+			min_ttl = w.ttl;
 		/* RFC 2308 5: a negative answer lives min(SOA TTL, SOA MINIMUM);
-		 * MINIMUM is the last 32 bits of the SOA RDATA (RFC 1035 3.3.13). */
-		if (rr.type == WIRE_TYPE_SOA && i >= m.ancount && i < (unsigned int)m.ancount +
-		    m.nscount && rr.rdlen >= 22 && !have_soa) {
-			uint32_t minimum = ttl_sane(get32(buf + rr.rdata_off + rr.rdlen - 4));
+		 * MINIMUM is the last 32 bits of the SOA RDATA (RFC 1035 3.3.13).
+		 * Only in the authority section (RR number w.i - 1). */
+		if (rr->type == WIRE_TYPE_SOA && w.i - 1 >= m.ancount &&
+		    w.i - 1 < (unsigned int)m.ancount + m.nscount && rr->rdlen >= 22 && !have_soa) {
+			uint32_t minimum = ttl_sane(get32(buf + rr->rdata_off + rr->rdlen - 4));
 
-			soa_ttl = ttl < minimum ? ttl : minimum;
+			soa_ttl = w.ttl < minimum ? w.ttl : minimum;
 			have_soa = true;
 		}
 	}
-	if (off != len)
+	if (r < 0)
 		return -EBADMSG;
 	if (negative) {
 		if (!have_soa)
