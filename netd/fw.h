@@ -342,4 +342,41 @@ int fw_pin(struct fw *fw, const char *name, const struct fw_pin *pins, size_t n)
 int fw_pin_lookup(struct fw *fw, const char *name, const struct addr *addr, uint8_t proto,
 		  uint16_t port, uint64_t *ret_expires_ms);
 
+/*
+ * What `netd verify` reads back of one sandbox (fw_sandbox_check()): each
+ * string is "" when the kernel has what fw rendered, else what is missing
+ * or different (for the report).  Gets only: nothing is changed.
+ */
+struct fw_sb_check {
+	char jump[128];		/* its element in sandbox_fwd (chained: chained_fwd4/6) */
+	char ifs[96];		/* in sandbox_ifs */
+	char src[96];		/* sandbox_src4/6: (interface . source), the anti-spoofing pair */
+	char mark[96];		/* sb_mark4/6: its source -> its ct mark (if it has one) */
+	char tap[96];		/* a tap's tap_ifs and tap_mac elements */
+	char chain[64];		/* the policy chain it should jump to */
+	bool mark_set, tap_set, chained;
+};
+
+/*
+ * fw_sandbox_check() - read back sandbox @name's elements (fw.h draws
+ * them) and compare them with what fw rendered last.  One netlink get per
+ * element; the table is not changed.  @out: filled.
+ * Return: 0 (@out says what held); -EINVAL; -ENOENT (fw has no such sandbox).
+ */
+int fw_sandbox_check(struct fw *fw, const char *name, struct fw_sb_check *out);
+
+/* What `netd verify` reads back of the base rules every sandbox relies on. */
+struct fw_base_check {
+	char redirect[128];	/* "" or why not: prerouting_nat's UDP and TCP port 53 redirects */
+	char spoof[128];	/* "" or why not: sandbox_raw's anti-spoofing drops */
+};
+
+/*
+ * fw_base_check() - dump prerouting_nat and sandbox_raw and look for the
+ * DNS redirects (l4proto udp/tcp, iifname @sandbox_ifs, redirect to the
+ * proxy's port) and the anti-spoofing drops (iifname . saddr not in
+ * @sandbox_src4/6, drop).  Read only.  Return: 0 (@out filled); -EINVAL.
+ */
+int fw_base_check(struct fw *fw, struct fw_base_check *out);
+
 #endif

@@ -36,6 +36,7 @@
 
 #include "netd/link/link.h"
 #include "netd/link/rtnl.h"
+#include "common/log.h"
 
 #ifndef NSFS_MAGIC
 #define NSFS_MAGIC 0x6e736673
@@ -286,6 +287,30 @@ int link_netns_delete(const char *name)
 	if (unlink(path) < 0 && errno != ENOENT)
 		return -errno;
 	return 0;
+}
+
+int link_netns_enter(int netns_fd)
+{
+	/* thread-self: setns() moves only this thread, so save this thread's. */
+	int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC), r;
+
+	if (self < 0)
+		return -errno;
+	if (setns(netns_fd, CLONE_NEWNET) < 0) {
+		r = -errno;
+		close(self);
+		return r;
+	}
+	return self;
+}
+
+void link_netns_leave(int self_fd)
+{
+	if (setns(self_fd, CLONE_NEWNET) < 0 && setns(self_fd, CLONE_NEWNET) < 0) {
+		log_err("cannot return to netd's own netns: %s; stopping", strerror(errno));
+		abort();
+	}
+	close(self_fd);
 }
 
 int link_netns_open(const char *path)

@@ -35,6 +35,22 @@ int link_netns_delete(const char *name);
 int link_netns_open(const char *path);
 
 /*
+ * link_netns_enter() - move the calling thread into the netns @netns_fd
+ * (from link_netns_open()) for a moment: sockets made until
+ * link_netns_leave() belong to it for their whole life (rtnl.c does the
+ * same).  Return: an fd of the thread's own netns, for link_netns_leave();
+ * -errno (nothing changed).
+ */
+int link_netns_enter(int netns_fd);
+
+/*
+ * link_netns_leave() - back into @self_fd (link_netns_enter()'s), which is
+ * closed.  Failing to return would leave the daemon in a sandbox's netns:
+ * that is logged and aborts the process.
+ */
+void link_netns_leave(int self_fd);
+
+/*
  * link_mntns_own() - was this process given a mount namespace of its own
  * by what started it (`ip netns exec`, `unshare -m`): is its mount
  * namespace other than its parent's?  Then the netns bind mounts it makes

@@ -325,6 +325,20 @@ static int get_entry(struct acct *a, const struct ct_flow *f, struct ct_flow *ou
 	return ga.found ? 0 : -EIO;
 }
 
+int acct_lookup(struct acct *a, const struct ct_flow *f)
+{
+	struct ct_flow q = *f, out;
+	int r;
+
+	if (!a)
+		return -EINVAL;
+	q.id = 0;
+	r = get_entry(a, &q, &out);
+	if (r == -ENOENT)
+		return 0;
+	return r < 0 ? r : 1;
+}
+
 /* A marked TCP entry is over: report it with its counters as of now. */
 static void tcp_closed(struct acct *a, const struct ct_flow *ev, uint64_t when_ns)
 {

@@ -135,6 +135,16 @@ bool acct_tcp_closing(uint8_t state);
  * Pure. */
 bool acct_tcp_closed(uint8_t state);
 
+/*
+ * acct_lookup() - is there a conntrack entry with @f's original tuple
+ * (src, dst, proto, sport, dport; @f->id 0) now?  One synchronous
+ * IPCTNL_MSG_CT_GET on the dump socket.  `netd verify` asks it of a probe
+ * that should have been dropped: an entry means the kernel let it past
+ * the filter hooks (conntrack confirms only accepted packets).
+ * Return: 1 yes; 0 no; -errno.
+ */
+int acct_lookup(struct acct *a, const struct ct_flow *f);
+
 /* acct_get_stats() - counters since acct_new(). */
 void acct_get_stats(const struct acct *a, struct acct_stats *out);
 

@@ -81,6 +81,8 @@ struct trail {
 	struct { uint32_t ifindex; int32_t slot; } ifcache[TRAIL_IFCACHE];
 	uint64_t unattributed;	/* flows/denies whose sandbox was already gone */
 	bool grace_on;		/* trail_set_grace() */
+	trail_probe_fn probe;	/* trail_set_probe(): netd's own probes, claimed */
+	void *probe_ctx;
 	int64_t gone_slot;	/* the slot trail_sandbox_gone() drains: no grace, -1 = none */
 	struct grace_seen *seen;	/* TCP closes already served */
 	struct {
@@ -508,6 +510,10 @@ static void on_deny(void *ctx, const struct ct_logpkt *p, const char *reason)
 	/* Dropped on its way into another sandbox. */
 	if (strcmp(reason, "to-sandbox") == 0)
 		why = reason_deny_name(REASON_DENY_SANDBOX_TO_SANDBOX);
+	/* `netd verify`'s own probe: neither counted nor recorded as the sandbox's. */
+	if (t->probe && t->probe(t->probe_ctx, sb, p->proto, &p->src, p->sport, &p->dst, p->dport,
+				 why))
+		return;
 	t->per_slot[sb->slot].denied[reason_deny_of(why)]++;
 	if (denyfold_join(t->denies, sb->slot, p, why, now, now_r))
 		return;
@@ -515,6 +521,25 @@ static void on_deny(void *ctx, const struct ct_logpkt *p, const char *reason)
 		return;
 	if (denyfold_add(t->denies, sb->slot, p, why, suppressed, now, now_r, &ev))
 		write_deny(t, &ev);
+}
+
+void trail_set_probe(struct trail *t, trail_probe_fn fn, void *ctx)
+{
+	if (!t)
+		return;
+	t->probe = fn;
+	t->probe_ctx = ctx;
+}
+
+int trail_ct_lookup(struct trail *t, uint8_t proto, const struct addr *src, uint16_t sport,
+		    const struct addr *dst, uint16_t dport)
+{
+	struct ct_flow f = { .src = *src, .dst = *dst, .proto = proto, .sport = sport,
+			     .dport = dport };
+
+	if (!t || !t->acct)
+		return -ENOTCONN;
+	return acct_lookup(t->acct, &f);
 }
 
 static void on_suppressed(void *ctx, uint32_t slot, uint64_t n)

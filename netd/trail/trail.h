@@ -85,6 +85,27 @@ int trail_set_grace(struct trail *t, bool on);
 void trail_dns_decided(struct trail *t, const struct sandbox *sb, bool allowed,
 		       const char *reason, uint8_t rcode);
 
+/*
+ * A dropped packet netd sent itself (`netd verify`'s probes): @sb's
+ * interface, the packet's tuple (host byte order ports) and the deny
+ * reason its rule logged.  Return true to claim it: it is then neither
+ * counted nor recorded as the sandbox's own.
+ */
+typedef bool (*trail_probe_fn)(void *ctx, const struct sandbox *sb, uint8_t proto,
+			       const struct addr *src, uint16_t sport, const struct addr *dst,
+			       uint16_t dport, const char *reason);
+
+/* trail_set_probe() - the claim of netd's own probes (NULL: none); @ctx borrowed. */
+void trail_set_probe(struct trail *t, trail_probe_fn fn, void *ctx);
+
+/*
+ * trail_ct_lookup() - does conntrack hold an entry for this original
+ * tuple now (acct_lookup())?  Return: 1; 0; -errno (-ENOTCONN: no
+ * conntrack socket, as in the daemon in a box).
+ */
+int trail_ct_lookup(struct trail *t, uint8_t proto, const struct addr *src, uint16_t sport,
+		    const struct addr *dst, uint16_t dport);
+
 /* trail_sandbox_gone() - forget @sb's names, limiter and counters. */
 void trail_sandbox_gone(struct trail *t, const struct sandbox *sb);
 

@@ -1,0 +1,317 @@
+/*
+ * check - `netd verify`'s kernel side: read back from nf_tables what fw
+ * rendered for one sandbox (its jump in sandbox_fwd, its mark in
+ * sb_mark4/6, its sandbox_ifs and sandbox_src4/6 elements, a tap's
+ * tap_ifs/tap_mac) and the base rules every sandbox relies on (the DNS
+ * redirect in prerouting_nat, the anti-spoofing drop in sandbox_raw).
+ * Gets and dumps only, through kernel.h's talk(): nothing is changed.
+ * What is expected comes from fw's own record of what it rendered
+ * (struct fw_sb_rec), so a mismatch means the kernel no longer has it.
+ */
+#include "netd/fw/core.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/set.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+
+/* What one element get found: is it there, and its data (a verdict's chain, a mark). */
+struct elem_res {
+	bool found;
+	char chain[NFT_CHAIN_MAXNAMELEN];
+	uint8_t data[16];
+	uint32_t dlen;
+};
+
+static int elem_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct elem_res *res = data;
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nftnl_set_elems_iter *it;
+	struct nftnl_set_elem *e;
+
+	if (!s)
+		return MNL_CB_ERROR;
+	if (nftnl_set_elems_nlmsg_parse(nlh, s) < 0) {
+		nftnl_set_free(s);
+		return MNL_CB_ERROR;
+	}
+	it = nftnl_set_elems_iter_create(s);
+	while (it && (e = nftnl_set_elems_iter_next(it)) && !res->found) {
+		uint32_t len = 0;
+		const void *d;
+
+		res->found = true;
+		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_CHAIN))
+			snprintf(res->chain, sizeof(res->chain), "%s",
+				 nftnl_set_elem_get_str(e, NFTNL_SET_ELEM_CHAIN));
+		d = nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_DATA) ?
+			    nftnl_set_elem_get(e, NFTNL_SET_ELEM_DATA, &len) : NULL;
+		if (d && len <= sizeof(res->data)) {
+			memcpy(res->data, d, len);
+			res->dlen = len;
+		}
+	}
+	nftnl_set_elems_iter_destroy(it);
+	nftnl_set_free(s);
+	return MNL_CB_OK;
+}
+
+/* Is the element @key in set @set?  Return: 1 (@res filled); 0; -errno. */
+static int elem_get(struct fw *fw, const char *set, const void *key, size_t len,
+		    struct elem_res *res)
+{
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	struct nftnl_set *s = nftnl_set_alloc();
+	struct nftnl_set_elem *e = elem_new(key, len);
+	struct nlmsghdr *nlh;
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	if (!s || !e) {
+		nftnl_set_free(s);
+		nftnl_set_elem_free(e);
+		return -ENOMEM;
+	}
+	nftnl_set_set_str(s, NFTNL_SET_TABLE, fw->rc.table);
+	nftnl_set_set_str(s, NFTNL_SET_NAME, set);
+	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
+	nftnl_set_elem_add(s, e);
+	nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETSETELEM, NFPROTO_INET, 0, 0);
+	nftnl_set_elems_nlmsg_build_payload(nlh, s);
+	r = fw->k->ops->talk(fw->k, nlh, elem_cb, res);
+	nftnl_set_free(s);
+	if (r == -ENOENT)
+		return 0;
+	return r < 0 ? r : res->found;
+}
+
+/* One verdict: "ok", or what is missing or wrong (the caller's buffer). */
+static void say(char *out, size_t sz, int r, const char *missing)
+{
+	if (r < 0)
+		snprintf(out, sz, "cannot read nf_tables: %s", strerror(-r));
+	else if (r == 0)
+		snprintf(out, sz, "%s", missing);
+	else
+		out[0] = '\0';
+}
+
+int fw_sandbox_check(struct fw *fw, const char *name, struct fw_sb_check *out)
+{
+	const struct fw_sb_rec *rec;
+	struct elem_res res;
+	uint8_t key[IFNAMSIZ + 16 + 8];
+	const struct addr *ad[2];
+	char buf[64];
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (!fw || !fw_name_ok(name))
+		return -EINVAL;
+	rec = fw_sb_find(fw, name);
+	if (!rec)
+		return -ENOENT;
+	ad[0] = &rec->addr4;
+	ad[1] = &rec->addr6;
+
+	/* The jump: chained attachments jump from chained_fwd4/6 by address. */
+	if (rec->chained) {
+		for (int i = 0, done = 0; i < 2 && !done; i++) {
+			if (ad[i]->family != fw_fams[i].af)
+				continue;
+			r = elem_get(fw, fw_fam_name("chained_fwd", &fw_fams[i]).s, ad[i]->a,
+				     fw_fams[i].alen, &res);
+			done = 1;
+			if (r > 0 && strcmp(res.chain, rec->chain) != 0) {
+				snprintf(out->jump, sizeof(out->jump),
+					 "chained_fwd jumps to \"%.40s\", not \"%.40s\"", res.chain,
+					 rec->chain);
+			} else {
+				snprintf(buf, sizeof(buf), "no chained_fwd element");
+				say(out->jump, sizeof(out->jump), r, buf);
+			}
+		}
+	} else {
+		r = elem_get(fw, "sandbox_fwd", key, fkey_ifname(key, rec->ifname), &res);
+		if (r > 0 && strcmp(res.chain, rec->chain) != 0)
+			snprintf(out->jump, sizeof(out->jump), "sandbox_fwd jumps to \"%.40s\", not \"%.40s\"",
+				 res.chain, rec->chain);
+		else
+			say(out->jump, sizeof(out->jump), r, "no element in sandbox_fwd (no jump)");
+		if (!out->jump[0]) {
+			r = elem_get(fw, "sandbox_ifs", key, fkey_ifname(key, rec->ifname), &res);
+			say(out->ifs, sizeof(out->ifs), r, "not in sandbox_ifs");
+		}
+	}
+	snprintf(out->chain, sizeof(out->chain), "%.63s", rec->chain);
+
+	/* Its mark by source address, and (veth/tap) its interface . source pairs. */
+	for (int i = 0; i < 2; i++) {
+		const struct fw_fam *f = &fw_fams[i];
+
+		if (ad[i]->family != f->af || (i == 1 && !fw_rcfg_v6(&fw->rc)))
+			continue;
+		if (rec->ct_mark && !out->mark[0]) {
+			r = elem_get(fw, fw_fam_name("sb_mark", f).s, ad[i]->a, f->alen, &res);
+			if (r > 0 && (res.dlen != 4 || memcmp(res.data, &rec->ct_mark, 4) != 0))
+				snprintf(out->mark, sizeof(out->mark), "sb_mark%c gives another mark",
+					 f->sfx);
+			else
+				say(out->mark, sizeof(out->mark), r,
+				    i == 0 ? "no element in sb_mark4" : "no element in sb_mark6");
+		}
+		if (!rec->chained && !out->src[0]) {
+			r = elem_get(fw, fw_fam_name("sandbox_src", f).s, key,
+				     fkey_ifaddr(key, rec->ifname, ad[i]), &res);
+			say(out->src, sizeof(out->src), r,
+			    i == 0 ? "no element in sandbox_src4" : "no element in sandbox_src6");
+		}
+	}
+	out->mark_set = rec->ct_mark != 0;
+	if (rec->tap) {
+		r = elem_get(fw, "tap_mac", key, fkey_ifmac(key, rec->ifname, rec->mac), &res);
+		say(out->tap, sizeof(out->tap), r, "no element in tap_mac (the guest's MAC)");
+		if (!out->tap[0]) {
+			r = elem_get(fw, "tap_ifs", key, fkey_ifname(key, rec->ifname), &res);
+			say(out->tap, sizeof(out->tap), r, "not in tap_ifs");
+		}
+	}
+	out->tap_set = rec->tap;
+	out->chained = rec->chained;
+	return 0;
+}
+
+/* What the rules of one chain show: redirects and anti-spoofing drops. */
+struct rule_scan {
+	uint16_t dns_port_be;
+	bool redir_udp, redir_tcp;	/* prerouting_nat: l4proto X ... redirect to :dns_port */
+	bool spoof[2];			/* sandbox_raw: iifname . saddr != @sandbox_src4/6 drop */
+};
+
+struct expr_walk {
+	struct rule_scan *rs;
+	bool l4proto_next, is_redir, is_drop, lookup_ifs;
+	uint8_t proto;
+	bool port_ok;
+	int spoof_fam;			/* 0/1: an inverted sandbox_src4/6 lookup; -1 none */
+};
+
+static int expr_cb(struct nftnl_expr *e, void *data)
+{
+	struct expr_walk *w = data;
+	const char *name = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
+	uint32_t len = 0;
+
+	if (!name)
+		return 0;
+	if (strcmp(name, "meta") == 0) {
+		w->l4proto_next = nftnl_expr_get_u32(e, NFTNL_EXPR_META_KEY) == NFT_META_L4PROTO;
+	} else if (strcmp(name, "cmp") == 0) {
+		const uint8_t *d = nftnl_expr_get(e, NFTNL_EXPR_CMP_DATA, &len);
+
+		if (w->l4proto_next && d && len == 1)
+			w->proto = d[0];
+		w->l4proto_next = false;
+	} else if (strcmp(name, "immediate") == 0) {
+		const void *d = nftnl_expr_is_set(e, NFTNL_EXPR_IMM_DATA) ?
+					nftnl_expr_get(e, NFTNL_EXPR_IMM_DATA, &len) : NULL;
+
+		if (d && len == 2 && memcmp(d, &w->rs->dns_port_be, 2) == 0)
+			w->port_ok = true;
+		if (nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT) &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT) == NF_DROP)
+			w->is_drop = true;
+	} else if (strcmp(name, "redir") == 0) {
+		w->is_redir = true;
+	} else if (strcmp(name, "lookup") == 0) {
+		const char *set = nftnl_expr_get_str(e, NFTNL_EXPR_LOOKUP_SET);
+		bool inv = nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_FLAGS) &&
+			   (nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_FLAGS) & NFT_LOOKUP_F_INV);
+
+		if (set && strcmp(set, "sandbox_ifs") == 0 && !inv)
+			w->lookup_ifs = true;
+		if (set && inv && strcmp(set, "sandbox_src4") == 0)
+			w->spoof_fam = 0;
+		if (set && inv && strcmp(set, "sandbox_src6") == 0)
+			w->spoof_fam = 1;
+	}
+	return 0;
+}
+
+static int rule_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct rule_scan *rs = data;
+	struct nftnl_rule *ru = nftnl_rule_alloc();
+	struct expr_walk w = { .rs = rs, .spoof_fam = -1 };
+
+	if (!ru)
+		return MNL_CB_ERROR;
+	if (nftnl_rule_nlmsg_parse(nlh, ru) < 0) {
+		nftnl_rule_free(ru);
+		return MNL_CB_ERROR;
+	}
+	nftnl_expr_foreach(ru, expr_cb, &w);
+	if (w.is_redir && w.port_ok && w.lookup_ifs && w.proto == IPPROTO_UDP)
+		rs->redir_udp = true;
+	if (w.is_redir && w.port_ok && w.lookup_ifs && w.proto == IPPROTO_TCP)
+		rs->redir_tcp = true;
+	if (w.is_drop && w.spoof_fam >= 0)
+		rs->spoof[w.spoof_fam] = true;
+	nftnl_rule_free(ru);
+	return MNL_CB_OK;
+}
+
+/* Dump the rules of @chain through rule_cb().  Return: 0; -errno. */
+static int chain_scan(struct fw *fw, const char *chain, struct rule_scan *rs)
+{
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	struct nftnl_rule *ru = nftnl_rule_alloc();
+	struct nlmsghdr *nlh;
+	int r;
+
+	if (!ru)
+		return -ENOMEM;
+	nftnl_rule_set_str(ru, NFTNL_RULE_TABLE, fw->rc.table);
+	nftnl_rule_set_str(ru, NFTNL_RULE_CHAIN, chain);
+	nftnl_rule_set_u32(ru, NFTNL_RULE_FAMILY, NFPROTO_INET);
+	nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETRULE, NFPROTO_INET, NLM_F_DUMP, 0);
+	nftnl_rule_nlmsg_build_payload(nlh, ru);
+	nftnl_rule_free(ru);
+	r = fw->k->ops->talk(fw->k, nlh, rule_cb, rs);
+	return r;
+}
+
+int fw_base_check(struct fw *fw, struct fw_base_check *out)
+{
+	struct rule_scan rs = { 0 };
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (!fw)
+		return -EINVAL;
+	rs.dns_port_be = htons(fw->rc.dns_port);
+	r = chain_scan(fw, "prerouting_nat", &rs);
+	if (r < 0)
+		snprintf(out->redirect, sizeof(out->redirect), "cannot read prerouting_nat: %s",
+			 strerror(-r));
+	else if (!rs.redir_udp || !rs.redir_tcp)
+		snprintf(out->redirect, sizeof(out->redirect),
+			 "prerouting_nat has no %s%s%s redirect of port 53 to :%u",
+			 rs.redir_udp ? "" : "UDP", !rs.redir_udp && !rs.redir_tcp ? "/" : "",
+			 rs.redir_tcp ? "" : "TCP", fw->rc.dns_port);
+	r = chain_scan(fw, "sandbox_raw", &rs);
+	if (r < 0)
+		snprintf(out->spoof, sizeof(out->spoof), "cannot read sandbox_raw: %s",
+			 strerror(-r));
+	else if (!rs.spoof[0] || (fw_rcfg_v6(&fw->rc) && !rs.spoof[1]))
+		snprintf(out->spoof, sizeof(out->spoof),
+			 "sandbox_raw has no anti-spoofing drop for %s sources",
+			 !rs.spoof[0] ? "IPv4" : "IPv6");
+	return 0;
+}
