@@ -446,6 +446,11 @@ static int startup_edges(struct daemon *d, struct event *sig[3])
 			return -1;
 	if (d->cfg.policy_watch && daemon_policy_watch(d) < 0)
 		return -1;
+	if (daemon_verify_init(d) < 0)
+		return -1;
+	if (d->cfg.verify_interval_s)
+		log_info("verify_interval: every sandbox probed every %u s (docs/verify.md)",
+			 d->cfg.verify_interval_s);
 	if (opsig_start(d->base, d->audit, d->cfg.audit_log) < 0)
 		return -1;
 	signal(SIGPIPE, SIG_IGN);
@@ -463,6 +468,7 @@ static void daemon_done(struct daemon *d, struct event *sig[3])
 	policywatch_free(d->pwatch);
 	metrics_http_free(d->metrics_http);
 	ctl_free(d->ctl);
+	daemon_verify_free(d);
 	if (d->lk)
 		d->lk->ops->unwatch(d->lk, d->linkwatch);
 	proxy_free(d->proxy);

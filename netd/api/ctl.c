@@ -60,7 +60,15 @@ struct ctl_conn {
 	struct evhttp_connection *evcon;	/* known once conn_bind() ran */
 	struct event *bind_ev;		/* conn_bind(), right after the accept */
 	struct event *deadline;
+	struct ctl_async *pending;	/* a verify run answers this connection later */
 	struct ctl_conn *prev, *next;
+};
+
+/* A request answered after its handler returned (POST /v1/verify). */
+struct ctl_async {
+	struct ctl *c;
+	struct ctl_conn *k;
+	struct evhttp_request *req;
 };
 
 struct ctl {
@@ -168,8 +176,16 @@ static void conn_gone(struct ctl_conn *k)
 /* evhttp_connection_set_closecb(): evhttp is freeing the connection. */
 static void conn_closed(struct evhttp_connection *evcon, void *arg)
 {
+	struct ctl_conn *k = arg;
+
 	evhttp_connection_set_closecb(evcon, NULL, NULL);	/* once */
-	conn_gone(arg);
+	if (k->pending) {
+		/* Its request goes with it: the run must not answer it. */
+		k->c->ops->verify_cancel(k->c->ctx, k->pending);
+		free(k->pending);
+		k->pending = NULL;
+	}
+	conn_gone(k);
 }
 
 /*
@@ -251,7 +267,11 @@ static void conn_rearm(struct ctl *c, const struct evhttp_connection *con)
 {
 	for (struct ctl_conn *k = c->conns; con && k; k = k->next)
 		if (k->evcon == con) {
-			deadline_arm(k);
+			/* A request still being answered has no deadline (verify's own is bounded). */
+			if (k->pending)
+				evtimer_del(k->deadline);
+			else
+				deadline_arm(k);
 			return;
 		}
 }
@@ -418,6 +438,72 @@ static void reply_status(struct ctl *c, struct evhttp_request *req)
 	reply_json(req, 200, o);
 }
 
+/* A verify run is over: answer the request that started it. */
+static void verify_done(void *arg, json_t *report)
+{
+	struct ctl_async *a = arg;
+
+	if (report)
+		reply_json(a->req, 200, report);
+	else
+		reply_error(a->req, 500, "out of memory");
+	if (a->k) {
+		a->k->pending = NULL;
+		deadline_arm(a->k);
+	}
+	free(a);
+}
+
+/* POST /v1/verify: started here, answered by verify_done(). */
+static void handle_verify(struct ctl *c, struct evhttp_request *req)
+{
+	struct evbuffer *in = evhttp_request_get_input_buffer(req);
+	const struct evhttp_connection *con = evhttp_request_get_connection(req);
+	size_t len = evbuffer_get_length(in);
+	struct verify_request vr;
+	struct ctl_async *a;
+	struct ctl_conn *k = c->conns;
+	char err[512] = "";
+	json_t *obj = NULL;
+	char *text;
+	int r;
+
+	if (len > CTL_MAX_BODY) {
+		reply_error(req, 413, "request body over %d bytes", CTL_MAX_BODY);
+		return;
+	}
+	while (k && k->evcon != con)
+		k = k->next;
+	text = malloc(len ? len : 1);
+	a = calloc(1, sizeof(*a));
+	if (!text || !a || !k || k->pending) {
+		reply_error(req, k && k->pending ? 409 : 503, k && k->pending ?
+			    "a verify run is under way on this connection" : "out of memory");
+		free(text);
+		free(a);
+		return;
+	}
+	evbuffer_copyout(in, text, len);
+	r = ctlreq_verify(text, len, &vr, &obj, err, sizeof(err));
+	free(text);
+	if (r < 0) {
+		reply_error(req, r == -ENOMEM ? 503 : 400, "%s", err[0] ? err : strerror(-r));
+		free(a);
+		return;
+	}
+	a->c = c;
+	a->k = k;
+	a->req = req;
+	r = c->ops->verify(c->ctx, &vr, verify_done, a, err, sizeof(err));
+	json_decref(obj);
+	if (r < 0) {
+		reply_error(req, errno_to_status(r), "%s", err[0] ? err : strerror(-r));
+		free(a);
+		return;
+	}
+	k->pending = a;
+}
+
 /* /v1/sandboxes/NAME */
 static void handle_sandbox(struct ctl *c, struct evhttp_request *req, const char *name)
 {
@@ -521,8 +607,13 @@ static void handle_request(struct ctl *c, struct evhttp_request *req)
 	} else if (p.n == 3 && strcmp(p.seg[0], "v1") == 0 && strcmp(p.seg[1], "sandboxes") == 0 &&
 		   p.seg[2][0]) {
 		handle_sandbox(c, req, p.seg[2]);
+	} else if (p.n == 2 && strcmp(p.seg[0], "v1") == 0 && strcmp(p.seg[1], "verify") == 0) {
+		if (cmd == EVHTTP_REQ_POST)
+			handle_verify(c, req);
+		else
+			reply_error(req, 405, "use POST on /v1/verify");
 	} else {
-		reply_error(req, 404, "no such endpoint \"%s\" (see /v1/status, /v1/sandboxes, /v1/policies)",
+		reply_error(req, 404, "no such endpoint \"%s\" (see /v1/status, /v1/sandboxes, /v1/policies, /v1/verify)",
 			    log_quote(raw, strlen(raw), q, sizeof(q)));
 	}
 }

@@ -6,7 +6,7 @@
  *   GET    /v1/sandboxes             POST /v1/sandboxes {name, policy, netns?, ifname?, ...}
  *   GET    /v1/sandboxes/NAME        DELETE /v1/sandboxes/NAME
  *   GET    /v1/policies              GET  /v1/policies/NAME
- *   POST   /v1/policies/reload
+ *   POST   /v1/policies/reload       POST /v1/verify {sandboxes | all, allowed?}
  *
  * Errors are 4xx/5xx with {"error": {"code": N, "message": "..."}}.
  * Bodies are limited to CTL_MAX_BODY bytes; a malformed request never
@@ -43,6 +43,12 @@ struct ctl;
 #define CTL_ACCEPT_PAUSE_MS    250	/* accept paused this long after EMFILE/ENFILE */
 
 /*
+ * The end of a verify run (ctl_ops.verify): @report is its JSON report
+ * (verify_plan.h; the callee takes it; NULL: out of memory).
+ */
+typedef void ctl_verify_done_fn(void *arg, json_t *report);
+
+/*
  * What the control API asks of the daemon.  @ctx is ctl_new()'s.  Every
  * json_t returned is new (the server decrefs it); NULL means out of memory
  * (or "no such" where said).  @err/@errsz: a message for the client.
@@ -69,6 +75,16 @@ struct ctl_ops {
 	json_t *(*status)(void *ctx);
 	/* Prometheus text exposition of the counters, to @out. */
 	void (*metrics)(void *ctx, FILE *out);
+	/*
+	 * Start a verify run (POST /v1/verify); @done(@arg, report) is called
+	 * once it is over, from the event loop, never from inside this call.
+	 * Return: 0 (started); -ENOENT (a named sandbox does not exist, 404);
+	 * -EBUSY (a run is under way, 409); -errno (500); @err says why.
+	 */
+	int (*verify)(void *ctx, const struct verify_request *req, ctl_verify_done_fn *done,
+		      void *arg, char *err, size_t errsz);
+	/* The client of the run started with @arg is gone: do not call its @done. */
+	void (*verify_cancel)(void *ctx, void *arg);
 };
 
 /* Counters of the control socket (GET /v1/status "control"). */

@@ -217,6 +217,76 @@ fail:
 	return r;
 }
 
+/* An optional boolean member: absent or null leaves *@out false. */
+static int member_bool(json_t *obj, const char *key, bool *out, char *err, size_t errsz)
+{
+	json_t *v = json_object_get(obj, key);
+
+	*out = false;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_boolean(v))
+		return diag_err(err, errsz, "\"%s\" must be true or false", key);
+	*out = json_is_true(v);
+	return 0;
+}
+
+int ctlreq_verify(const char *text, size_t len, struct verify_request *vr, json_t **ret_obj,
+		  char *err, size_t errsz)
+{
+	static const char *const top[] = { "sandboxes", "all", "allowed", NULL };
+	json_error_t jerr;
+	json_t *obj, *names, *v;
+	size_t i;
+	int r;
+
+	memset(vr, 0, sizeof(*vr));
+	*ret_obj = NULL;
+	obj = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!obj)
+		return diag_err(err, errsz, "request body is not valid JSON: line %d column %d: %s",
+				jerr.line, jerr.column, jerr.text);
+	if (!json_is_object(obj)) {
+		r = diag_err(err, errsz, "request body must be a JSON object");
+		goto fail;
+	}
+	if ((r = keys_known(obj, top, "", "sandboxes, all, allowed", err, errsz)) < 0 ||
+	    (r = member_bool(obj, "all", &vr->all, err, errsz)) < 0 ||
+	    (r = member_bool(obj, "allowed", &vr->allowed, err, errsz)) < 0)
+		goto fail;
+	names = json_object_get(obj, "sandboxes");
+	if (names && json_is_null(names))
+		names = NULL;
+	if (names && !json_is_array(names)) {
+		r = diag_err(err, errsz, "\"sandboxes\" must be an array of names");
+		goto fail;
+	}
+	if (vr->all == (names && json_array_size(names) > 0)) {
+		r = diag_err(err, errsz, "give either \"all\": true or a non-empty \"sandboxes\"");
+		goto fail;
+	}
+	if (names && json_array_size(names) > CTLREQ_VERIFY_NAMES) {
+		r = diag_err(err, errsz, "at most %d sandboxes", CTLREQ_VERIFY_NAMES);
+		goto fail;
+	}
+	json_array_foreach(names, i, v) {
+		size_t n = json_is_string(v) ? json_string_length(v) : 0;
+
+		if (!n || n > CTLREQ_SEG_MAX || strlen(json_string_value(v)) != n) {
+			r = diag_err(err, errsz, "\"sandboxes\"[%zu] must be a name of 1 to %d bytes",
+				     i, CTLREQ_SEG_MAX);
+			goto fail;
+		}
+	}
+	vr->names = names;
+	*ret_obj = obj;
+	return 0;
+fail:
+	memset(vr, 0, sizeof(*vr));
+	json_decref(obj);
+	return r;
+}
+
 /* Decode the segment @s/@len into @out (CTLREQ_SEG_MAX + 1 bytes). */
 static int segment_decode(const char *s, size_t len, char *out, char *err, size_t errsz)
 {

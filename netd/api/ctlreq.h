@@ -76,6 +76,27 @@ struct sandbox_request {
 int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, json_t **ret_obj,
 		   char *err, size_t errsz);
 
+/* What POST /v1/verify asks for (ctlreq_verify()). */
+struct verify_request {
+	bool all;		/* every sandbox */
+	bool allowed;		/* positive probes too */
+	const json_t *names;	/* !all: a JSON array of sandbox names, borrowed from the body */
+};
+
+/*
+ * ctlreq_verify() - parse a POST /v1/verify body:
+ *   {"sandboxes"?: ["NAME", ...], "all"?: bool, "allowed"?: bool}
+ * exactly one of a non-empty "sandboxes" (each a string of 1..64 bytes, at
+ * most CTLREQ_VERIFY_NAMES) or "all": true.  Unknown keys, wrong types and
+ * duplicate keys are errors.  @text, @len: the body, not NUL-terminated.
+ * @vr: filled, pointing into *@ret_obj (caller json_decref()s it).
+ * @err, @errsz: on failure, a message for an HTTP 400 body.
+ * Return: 0; -EINVAL (@err filled); -ENOMEM.
+ */
+#define CTLREQ_VERIFY_NAMES 16384
+int ctlreq_verify(const char *text, size_t len, struct verify_request *vr, json_t **ret_obj,
+		  char *err, size_t errsz);
+
 #define CTLREQ_PATH_MAX 1024	/* bytes of a request path, encoded */
 #define CTLREQ_SEG_MAX  64	/* bytes of one decoded segment (a name: SANDBOX_NAME_MAX) */
 #define CTLREQ_SEGS_MAX 8	/* segments of a path */

@@ -64,6 +64,9 @@ static const char usage_text[] =
 	"  policy list [--json]\n"
 	"  policy show NAME\n"
 	"  policy reload [--json]                  re-read policy_dir (all or nothing)\n"
+	"  verify [NAME... | --all] [--allowed] [--json]\n"
+	"                                          probe each sandbox from inside: does its\n"
+	"                                          policy hold? exit 7 if a probe failed\n"
 	"  status\n"
 	"  audit [--file PATH] [-f] [--sandbox S] [--event E] [--domain D] [--since T] [--until T]\n"
 	"        [--json] [--summary]            read the audit log (no daemon needed)\n"
@@ -451,6 +454,95 @@ static int cmd_sandbox(int argc, char **argv)
 		return 0;
 	}
 	return usage();
+}
+
+/* `netd verify`'s report as a table: one row per sandbox and probe, then a summary. */
+static int print_verify_table(const json_t *rep)
+{
+	static const char *const head[] = { "SANDBOX", "PROBE", "VERDICT", "DETAIL" };
+	struct cli_table *t = cli_table_new(4, head, "llll");
+	const json_t *row;
+	size_t i;
+	int r = 0;
+
+	if (!t)
+		return -ENOMEM;
+	json_array_foreach(json_object_get(rep, "results"), i, row) {
+		const char *cells[] = { str(row, "sandbox"), str(row, "probe"), str(row, "verdict"),
+					str(row, "detail") };
+
+		if ((r = cli_table_add(t, cells)) < 0)
+			break;
+	}
+	if (r == 0)
+		cli_table_print(t, stdout);
+	cli_table_free(t);
+	printf("%s: %lld sandboxes, %lld probes: %lld passed, %lld failed, %lld skipped (%lld ms)\n",
+	       json_is_true(json_object_get(rep, "ok")) ? "held" : "NOT HELD",
+	       json_integer_value(json_object_get(rep, "sandboxes")),
+	       json_integer_value(json_object_get(rep, "probes")),
+	       json_integer_value(json_object_get(rep, "passed")),
+	       json_integer_value(json_object_get(rep, "failed")),
+	       json_integer_value(json_object_get(rep, "skipped")),
+	       json_integer_value(json_object_get(rep, "duration_ms")));
+	return r;
+}
+
+/* netd verify [NAME... | --all] [--allowed] [--json] */
+static int cmd_verify(int argc, char **argv)
+{
+	json_t *body = json_object(), *names = json_array(), *reply;
+	bool all = false, json = false, allowed = false;
+	int rc;
+
+	if (!body || !names) {
+		json_decref(body);
+		json_decref(names);
+		return CLI_FAILED;
+	}
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--all") == 0) {
+			all = true;
+		} else if (strcmp(argv[i], "--json") == 0) {
+			json = true;
+		} else if (strcmp(argv[i], "--allowed") == 0) {
+			allowed = true;
+		} else if (argv[i][0] == '-') {
+			json_decref(body);
+			json_decref(names);
+			return usage();
+		} else if (!policy_name_valid(argv[i])) {
+			fprintf(stderr, "netd: invalid sandbox name \"%s\"\n", argv[i]);
+			json_decref(body);
+			json_decref(names);
+			return CLI_REJECTED;
+		} else {
+			json_array_append_new(names, json_string(argv[i]));
+		}
+	}
+	if (all == (json_array_size(names) > 0)) {
+		fprintf(stderr, "netd: verify takes sandbox names or --all (not both)\n");
+		json_decref(body);
+		json_decref(names);
+		return CLI_USAGE;
+	}
+	if (all)
+		json_object_set_new(body, "all", json_true());
+	json_object_set_new(body, "sandboxes", names);
+	json_object_set_new(body, "allowed", json_boolean(allowed));
+	reply = api("POST", "/v1/verify", body, NULL);
+	if (!reply)
+		return api_exit;
+	if (json)
+		print_json(reply);
+	else if (print_verify_table(reply) < 0) {
+		json_decref(reply);
+		return CLI_FAILED;
+	}
+	/* 0 only when every probe held (docs/install.md, exit codes). */
+	rc = json_is_true(json_object_get(reply, "ok")) ? CLI_OK : CLI_VERIFY_FAILED;
+	json_decref(reply);
+	return rc;
 }
 
 /*
@@ -977,6 +1069,8 @@ int cli_main(int argc, char **argv)
 		return cmd_exec(argc - i, argv + i);
 	if (strcmp(argv[i], "policy") == 0)
 		return cmd_policy(argc - i, argv + i);
+	if (strcmp(argv[i], "verify") == 0)
+		return cmd_verify(argc - i, argv + i);
 	if (strcmp(argv[i], "status") == 0 && argc == i + 1) {
 		json_t *reply = api("GET", "/v1/status", NULL, NULL);
 

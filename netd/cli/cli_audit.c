@@ -633,7 +633,7 @@ static int audit_args(int argc, char **argv, struct audit_filter *f, struct read
 			static const char *const events[] = {
 				"dns", "dns_suppressed", "conn", "conn_open", "conn_update",
 				"conn_late", "deny", "deny_suppressed", "sni", "sni_suppressed",
-				"sandbox", "policy_reload", "netd", NULL
+				"sandbox", "policy_reload", "verify", "netd", NULL
 			};
 			size_t k;
 

@@ -121,6 +121,23 @@ static const struct help helps[] = {
 	{ "status",
 	  "usage: netd status\n"
 	  "Print the daemon's status as JSON (uptime, counts, audit log path and counters).\n" },
+	{ "verify",
+	  "usage: netd verify [NAME... | --all] [--allowed] [--json]\n"
+	  "Prove, sandbox by sandbox, that its policy is enforced now: the daemon probes\n"
+	  "from inside each sandbox's network namespace (nothing is installed there) and\n"
+	  "reads its nf_tables state back.  Probes: a denied name gets NXDOMAIN/REFUSED\n"
+	  "from netd and is not forwarded (UDP to the gateway, UDP to another resolver,\n"
+	  "TCP); connections to an unpinned address, the metadata addresses, the host,\n"
+	  "another sandbox and DoT (853) are dropped or rejected; a forged source is\n"
+	  "dropped; IPv6 likewise; the kernel side: the jump to its policy chain, its\n"
+	  "interface/source and mark elements, the DNS redirect, the anti-spoofing rule.\n"
+	  "A dropped probe waits 1 s.  Probe traffic is recognised by netd and is not\n"
+	  "counted or recorded as the sandbox's own (docs/verify.md).\n"
+	  "  --all      every sandbox (probed concurrently)\n"
+	  "  --allowed  also resolve and connect to an allowed name of its policy\n"
+	  "  --json     the report: {ok, sandboxes, probes, passed, failed, skipped,\n"
+	  "             duration_ms, results: [{sandbox, probe, verdict, detail}]}\n"
+	  "Exit status 0 when every probe held, 7 when one failed.\n" },
 	{ "audit",
 	  "usage: netd audit [--file PATH] [-f [--from-start]] [--sandbox NAME] [--event EVENT]\n"
 	  "                  [--domain NAME|*.SUFFIX] [--verdict V] [--reason R]\n"
@@ -133,7 +150,7 @@ static const struct help helps[] = {
 	  "                   tail -f (follows rotation); --from-start replays the log first\n"
 	  "  --event EVENT    dns, dns_suppressed, conn, conn_open, conn_update, conn_late,\n"
 	  "                   deny, deny_suppressed, sni, sni_suppressed, sandbox,\n"
-	  "                   policy_reload, netd\n"
+	  "                   policy_reload, verify, netd\n"
 	  "  --verdict, --reason, --dst, --port: only records with that value\n"
 	  "  --last N         only the last N matching records\n"
 	  "  --summary        per (sandbox, domain): connections, bytes, denials\n"
@@ -151,7 +168,8 @@ static const char exit_codes[] =
 	"  3  not found: no such sandbox or policy\n"
 	"  4  conflict: it already exists, or is busy\n"
 	"  5  the daemon is unreachable on the control socket\n"
-	"  6  rejected: invalid input (bad name, bad policy file, refused request)\n";
+	"  6  rejected: invalid input (bad name, bad policy file, refused request)\n"
+	"  7  verify: a probe found a sandbox's policy not held\n";
 
 int cli_exit_from_http(int status)
 {

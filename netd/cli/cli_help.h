@@ -19,6 +19,7 @@ enum cli_exit {
 	CLI_UNREACHABLE = 5,	/* no daemon answers on the control socket */
 	CLI_REJECTED = 6,	/* invalid input: the daemon refused it (HTTP 400, 413) or
 				 * `policy check` found an error */
+	CLI_VERIFY_FAILED = 7,	/* `netd verify`: it ran, and a probe found the policy not held */
 };
 
 /*

@@ -285,6 +285,7 @@ static void api_metrics(void *ctx, FILE *out)
 	}
 	if (d->proxy)
 		pin_histogram(proxy_get_stats(d->proxy), out);
+	daemon_verify_metrics(d, out);
 	metrics_process(out);
 }
 
@@ -317,6 +318,17 @@ static int api_policy_reload(void *ctx, json_t **report, char *err, size_t errsz
 	return daemon_policy_reload(ctx, report, err, errsz);
 }
 
+static int api_verify(void *ctx, const struct verify_request *req, ctl_verify_done_fn *done,
+		      void *arg, char *err, size_t errsz)
+{
+	return daemon_verify_start(ctx, req, "api", done, arg, err, errsz);
+}
+
+static void api_verify_cancel(void *ctx, void *arg)
+{
+	daemon_verify_cancel(ctx, arg);
+}
+
 const struct ctl_ops daemon_ctl_ops = {
 	.sandbox_create = api_sandbox_create,
 	.sandbox_delete = api_sandbox_delete,
@@ -327,4 +339,6 @@ const struct ctl_ops daemon_ctl_ops = {
 	.policy_reload = api_policy_reload,
 	.status = api_status,
 	.metrics = api_metrics,
+	.verify = api_verify,
+	.verify_cancel = api_verify_cancel,
 };

@@ -198,6 +198,10 @@ static void ops_audit(void *ctx, const struct proxy_event *ev)
 	struct daemon *d = ctx;
 	struct sandbox *sb = ev->owner;	/* ops_lookup()'s, earlier in this call */
 
+	/* `netd verify`'s own query: its evidence, not the sandbox's traffic. */
+	if (sb && d->verify && daemon_verify_dns(d, sb, ev))
+		return;
+
 	/* Which names each pin came from: a reload needs them (pinsrc.h). */
 	if (ev->allowed && ev->sandbox && ev->qname && ev->n_pins)
 		pinsrc_note(d->pinsrc, ev->sandbox, ev->qname, ev->pins, ev->n_pins, clock_mono_ms());

@@ -20,6 +20,8 @@
  *   daemon/vanish.c          sandboxes whose interface vanished (netd/link/linkwatch.c)
  *   daemon/sniglue.c         the SNI/Host check's queues, verdicts and audit (docs/sni.md)
  *   daemon/tapsb.c           microVM sandboxes: netd's tap instead of a veth
+ *   daemon/verify.c          `netd verify`: probes from inside each sandbox, verify_interval
+ *   daemon/verify_plan.c     pure: which probes, their judgement, the report
  *
  * Dependencies point one way: the pure files (policyview, hostcheck,
  * statefile, reload_plan) include no daemon state; the others include
@@ -52,6 +54,8 @@ struct policywatch;
 struct pdigest;
 struct link_kernel;
 struct daemon_box;
+struct proxy_event;
+struct verify;
 
 #define DAEMON_MAX_POLICIES 1024
 #define NETNS_ETC_DIR "/etc/netns"
@@ -116,6 +120,7 @@ struct daemon {
 	size_t n_restored;	/* sandboxes re-adopted at startup */
 	struct pdigest *pdigests;	/* the policy digest files (pdigest.c) */
 	size_t n_pdigests;
+	struct verify *verify;	/* verify.c: the run under way, its counters; NULL until used */
 };
 
 /* ---- policies.c ---- */
@@ -341,5 +346,41 @@ int daemon_sni_start(struct daemon *d);
 
 /* daemon_sni_stop() - close them; NULL-safe state. */
 void daemon_sni_stop(struct daemon *d);
+
+/* ---- verify.c ---- */
+
+typedef ctl_verify_done_fn daemon_verify_done_fn;
+
+/*
+ * daemon_verify_start() - start a verify run over @req's sandboxes
+ * (docs/verify.md): their probes run as events of d->base, a chunk of
+ * sandboxes per loop turn; @done(@arg, report) is called at the end, from
+ * the loop (never from here; NULL: nobody waits).  Every run writes a
+ * "verify" audit record and updates the verify metrics.  @trigger: "api"
+ * or "interval" (static).  @req->names is read during the call only.
+ * Return: 0; -EBUSY (a run is under way); -ENOENT (no such sandbox);
+ * -ENOMEM; -EIO; @err says why.
+ */
+int daemon_verify_start(struct daemon *d, const struct verify_request *req, const char *trigger,
+			daemon_verify_done_fn *done, void *arg, char *err, size_t errsz);
+
+/* daemon_verify_cancel() - the run started with @arg reports to nobody. */
+void daemon_verify_cancel(struct daemon *d, void *arg);
+
+/*
+ * daemon_verify_dns() - is @ev (a decision of the DNS proxy for @sb) one
+ * of a verify probe's token queries?  Then it is noted as the probe's
+ * evidence, and the caller neither counts nor records it.
+ */
+bool daemon_verify_dns(struct daemon *d, const struct sandbox *sb, const struct proxy_event *ev);
+
+/* daemon_verify_init() - verify_interval's timer, if configured.  Return: 0; -ENOMEM. */
+int daemon_verify_init(struct daemon *d);
+
+/* daemon_verify_free() - a run under way is dropped (no report), the timer stops. */
+void daemon_verify_free(struct daemon *d);
+
+/* daemon_verify_metrics() - netd_verify_* families, to @out. */
+void daemon_verify_metrics(struct daemon *d, FILE *out);
 
 #endif

@@ -703,7 +703,7 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct confi
 	static const char *const names[] = {
 		"socket", "state_dir", "policy_dir", "audit_log", "upstream",
 		"egress_interface", "pool", "dns", "log_level", "audit", "reload", "policy_watch",
-		"metrics_listen", "dataplane", "limits",
+		"metrics_listen", "dataplane", "limits", "verify_interval",
 	};
 	const struct yamlx_node *v[NAMES_N], *ttl_node = NULL;
 	int r = 0;
@@ -745,6 +745,10 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct confi
 	if (v[13] && (r = parse_dataplane(cx, v[13], c)) < 0)
 		return r;
 	if (v[14] && (r = parse_limits(cx, v[14], c)) < 0)
+		return r;
+	/* verify_interval: SECONDS between `netd verify --all` runs inside the daemon; 0 = off. */
+	if (v[15] && (r = get_u32(cx, v[15], "verify_interval", 0, 86400,
+				  &c->verify_interval_s)) < 0)
 		return r;
 	if (c->min_ttl_s > c->max_ttl_s) {
 		const struct yamlx_node *at = ttl_node ? ttl_node : root;

@@ -90,6 +90,9 @@ struct config {
 	 * /metrics over TCP; family 0 = off (the default) */
 	struct addr metrics_addr;
 	uint16_t metrics_port;
+	/* verify_interval: seconds between the daemon's own `netd verify --all` runs
+	 * (docs/verify.md); 0 = off (the default) */
+	uint32_t verify_interval_s;
 	/* reload: { cut_removed: true } - a reload that removes a name also cuts live connections to it */
 	bool reload_cut_removed;
 	/* dataplane: { fast_path: true } - established, unmetered flows are accepted by

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# `netd verify`: every probe holds on a correct setup, and each probe fails
+# when its mechanism is broken by hand (nft, in the world's host netns only),
+# one mutation at a time, restored in between: the sandbox's jump removed,
+# the DNS redirection removed, an accept rule inserted, a pin added by hand,
+# the anti-spoofing rule removed.  Also: --json fields, exit statuses, the
+# probes' traffic not counted or recorded as the sandbox's own, the metrics
+# and the audit record.  (No timing is asserted: a dropped probe waits a
+# fixed, bounded time inside netd.)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/world.sh
+. tests/integ/lib_netd.sh
+
+world_up "ndv$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
+netd_up || { echo "0 passed, 1 failed"; exit 1; }
+SB1=$(sb_name sb1)
+SB2=$(sb_name sb2)
+ok "sandbox create sb1" sb_create sb1 python-dev
+ok "sandbox create sb2" sb_create sb2 python-dev
+IF1=$(sb_field "$SB1" host_ifname)
+IP1=$(sb_field "$SB1" ipv4)
+nftx() { world_exec host nft "$@"; }
+
+# verify_json ARGS... - the report of `netd verify ARGS --json` into rep, its exit status into VRC.
+verify_json() {
+	rep=$(netd verify "$@" --json 2>"$WORLD_DIR/verify.err")
+	VRC=$?
+}
+# verdict REPORT SANDBOX PROBE - that row's verdict.
+verdict() { jq -r --arg s "$2" --arg p "$3" '.results[] | select(.sandbox == $s and .probe == $p) | .verdict' <<<"$1"; }
+detail() { jq -r --arg s "$2" --arg p "$3" '.results[] | select(.sandbox == $s and .probe == $p) | .detail' <<<"$1"; }
+failed_probes() { jq -r --arg s "$2" '[.results[] | select(.sandbox == $s and .verdict == "fail") | .probe] | sort | join(" ")' <<<"$1"; }
+
+# ---- a correct setup -----------------------------------------------------------
+verify_json --all
+eq "verify --all: exit status 0" 0 "$VRC"
+eq "--json: ok" true "$(jq -r .ok <<<"$rep")"
+eq "--json: sandboxes" 2 "$(jq -r .sandboxes <<<"$rep")"
+eq "--json: nothing failed" 0 "$(jq -r .failed <<<"$rep")"
+eq "--json: probes = passed + skipped" "$(jq -r .probes <<<"$rep")" "$(jq -r '.passed + .skipped' <<<"$rep")"
+eq "--json: every row has sandbox, probe, verdict, target, detail" 0 \
+	"$(jq '[.results[] | select((.sandbox and .probe and .verdict and .target and .detail) | not)] | length' <<<"$rep")"
+for p in dns-deny dns-other dns-tcp unpinned metadata metadata-azure host sandbox dot spoof \
+	dns-deny6 dns-other6 dns-tcp6 unpinned6 metadata6 host6 sandbox6 dot6 spoof6 \
+	kernel-jump kernel-src kernel-mark kernel-dns-redirect kernel-anti-spoof; do
+	eq "sb1 $p: pass" pass "$(verdict "$rep" "$SB1" "$p")"
+done
+has "dns-deny: NXDOMAIN from netd, not forwarded" "not forwarded upstream" "$(detail "$rep" "$SB1" dns-deny)"
+has "metadata: dropped by the internal rule" "internal" "$(detail "$rep" "$SB1" metadata)"
+eq "unpinned: a documentation address on the policy's port" "192.0.2.201:443" \
+	"$(jq -r --arg s "$SB1" '.results[] | select(.sandbox == $s and .probe == "unpinned") | .target' <<<"$rep")"
+out=$(netd verify "$SB1")
+has "the table: a row per probe" "kernel-anti-spoof" "$out"
+has "the table: a summary line" "held: 1 sandboxes" "$out"
+
+# The probes' traffic is netd's, not the sandbox's: no deny counted, nothing recorded.
+eq "sb1's deny counter is untouched" 0 "$(netd sandbox show "$SB1" | jq -r .traffic.denied)"
+eq "sb1's DNS deny counter is untouched" 0 "$(netd sandbox show "$SB1" | jq -r .dns_queries.denied)"
+sleep 3	# deny records are folded and written a few seconds later (docs/audit.md)
+eq "no deny record for a probe" "" "$(audit_grep '"event":"deny"' "\"sandbox\":\"$SB1\"")"
+eq "no dns record for a probe's name" "" "$(audit_grep netd-verify.invalid)"
+has "a verify audit record" '"trigger":"api"' "$(audit_grep '"event":"verify"')"
+has "netd audit --event verify" '"event":"verify"' "$(netd audit --file "$NETD_AUDIT" --event verify --json)"
+m=$(netd status >/dev/null; curl -s --unix-socket "$NETD_SOCKET" http://x/metrics)
+has "metrics: the last run's gauge" "netd_verify_last_run_timestamp_seconds" "$m"
+has "metrics: probe packets recognised" "netd_verify_probe_packets_total" "$m"
+
+# ---- --allowed -------------------------------------------------------------------
+verify_json --allowed "$SB1"
+eq "--allowed: exit status 0" 0 "$VRC"
+eq "--allowed: the allowed name resolves" pass "$(verdict "$rep" "$SB1" allowed-dns)"
+eq "--allowed: and connects" pass "$(verdict "$rep" "$SB1" allowed-conn)"
+
+# ---- exit statuses -------------------------------------------------------------
+netd verify no-such-sandbox >/dev/null 2>&1
+eq "an unknown sandbox: exit 3" 3 "$?"
+netd verify >/dev/null 2>&1
+eq "no sandbox and no --all: exit 2" 2 "$?"
+netd verify --all "$SB1" >/dev/null 2>&1
+eq "names and --all: exit 2" 2 "$?"
+
+# ---- mutation 1: the sandbox's jump removed -----------------------------------------
+nftx delete element inet netd sandbox_fwd "{ $IF1 }"
+verify_json "$SB1"
+eq "jump removed: exit status 7" 7 "$VRC"
+eq "jump removed: kernel-jump fails" fail "$(verdict "$rep" "$SB1" kernel-jump)"
+has "... saying so" "sandbox_fwd" "$(detail "$rep" "$SB1" kernel-jump)"
+eq "jump removed: the rest still holds (forward fails closed)" "kernel-jump" "$(failed_probes "$rep" "$SB1")"
+m=$(curl -s --unix-socket "$NETD_SOCKET" http://x/metrics)
+has "metrics: the failure counted by sandbox and probe" \
+	"netd_verify_failures_total{sandbox=\"$SB1\",probe=\"kernel-jump\"} 1" "$m"
+nftx add element inet netd sandbox_fwd "{ $IF1 : jump pe-python-dev }"
+verify_json "$SB1"
+eq "jump restored: verify holds again" 0 "$VRC"
+
+# ---- mutation 2: the DNS redirection removed ----------------------------------------
+redir=$(nftx -a list chain inet netd prerouting_nat | grep 'iifname @sandbox_ifs' | grep redirect)
+for h in $(sed -n 's/.*# handle \([0-9]*\)$/\1/p' <<<"$redir"); do
+	nftx delete rule inet netd prerouting_nat handle "$h"
+done
+verify_json "$SB1"
+eq "redirect removed: exit status 7" 7 "$VRC"
+eq "redirect removed: another resolver is no longer netd" fail "$(verdict "$rep" "$SB1" dns-other)"
+eq "... over IPv6 too" fail "$(verdict "$rep" "$SB1" dns-other6)"
+eq "... nor DNS over TCP" fail "$(verdict "$rep" "$SB1" dns-tcp)"
+eq "... and the kernel check says so" fail "$(verdict "$rep" "$SB1" kernel-dns-redirect)"
+eq "... while UDP to the gateway (netd's own socket) still holds" pass "$(verdict "$rep" "$SB1" dns-deny)"
+while read -r rule; do
+	[ -n "$rule" ] && nftx add rule inet netd prerouting_nat ${rule%% # handle*}
+done <<<"$redir"
+verify_json "$SB1"
+eq "redirect restored: verify holds again" 0 "$VRC"
+
+# ---- mutation 3: an accept rule inserted -----------------------------------------------
+nftx insert rule inet netd forward iifname "$IF1" accept
+h=$(nftx -a list chain inet netd forward | sed -n "s/.*iifname \"$IF1\" accept # handle \([0-9]*\)$/\1/p")
+verify_json "$SB1"
+eq "accept inserted: exit status 7" 7 "$VRC"
+for p in unpinned metadata metadata-azure dot unpinned6 metadata6 dot6; do
+	eq "accept inserted: $p fails" fail "$(verdict "$rep" "$SB1" "$p")"
+done
+has "... conntrack showed it through" "conntrack" "$(detail "$rep" "$SB1" unpinned)"
+nftx delete rule inet netd forward handle "$h"
+verify_json "$SB1"
+eq "accept removed: verify holds again" 0 "$VRC"
+
+# ---- mutation 4: a pin added by hand ---------------------------------------------------------
+nftx add element inet netd pin4 "{ $IP1 . 192.0.2.201 . tcp . 443 timeout 5m }"
+verify_json "$SB1"
+eq "hand pin: exit status 7" 7 "$VRC"
+eq "hand pin: only the unpinned probe fails" "unpinned" "$(failed_probes "$rep" "$SB1")"
+nftx delete element inet netd pin4 "{ $IP1 . 192.0.2.201 . tcp . 443 }"
+verify_json "$SB1"
+eq "hand pin removed: verify holds again" 0 "$VRC"
+
+# ---- mutation 5: the anti-spoofing rule removed ----------------------------------------------
+spoof=$(nftx -a list chain inet netd sandbox_raw | grep 'saddr != @sandbox_src')
+for h in $(sed -n 's/.*# handle \([0-9]*\)$/\1/p' <<<"$spoof"); do
+	nftx delete rule inet netd sandbox_raw handle "$h"
+done
+verify_json "$SB1"
+eq "anti-spoofing removed: exit status 7" 7 "$VRC"
+eq "anti-spoofing removed: spoof fails" fail "$(verdict "$rep" "$SB1" spoof)"
+eq "... spoof6 too" fail "$(verdict "$rep" "$SB1" spoof6)"
+eq "... and the kernel check says so" fail "$(verdict "$rep" "$SB1" kernel-anti-spoof)"
+while read -r rule; do
+	[ -n "$rule" ] && nftx add rule inet netd sandbox_raw ${rule%% # handle*}
+done <<<"$spoof"
+verify_json "$SB1"
+eq "anti-spoofing restored: verify holds again" 0 "$VRC"
+has "restored: spoof holds" pass "$(verdict "$rep" "$SB1" spoof)"
+
+# ---- audit mode: skipped, said why ------------------------------------------------------------
+ok "sandbox create sb3 in audit mode" sb_create sb3 python-dev --mode audit
+verify_json "$(sb_name sb3)"
+eq "audit mode: its live probes are skipped" skip "$(verdict "$rep" "$(sb_name sb3)" live)"
+has "... saying why" "audit mode" "$(detail "$rep" "$(sb_name sb3)" live)"
+eq "audit mode: its kernel side is still checked" pass "$(verdict "$rep" "$(sb_name sb3)" kernel-jump)"
+
+ok "netd still answers" netd_alive
+netd_down
+world_down
+t_summary
