@@ -1,5 +1,6 @@
 /*
- * fuzz_ctlreq - POST /v1/sandboxes bodies: anything an API client sends.
+ * fuzz_ctlreq - POST /v1/sandboxes and POST /v1/verify bodies: anything
+ * an API client sends.
  * Checks that a success has what the daemon relies on and a failure says
  * why, and that nothing leaks.
  */
@@ -43,5 +44,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	json_decref(obj);
+
+	/* The same bytes as a POST /v1/verify body. */
+	{
+		struct verify_request vr;
+		size_t i;
+		json_t *v;
+
+		err[0] = '\0';
+		obj = NULL;
+		r = ctlreq_verify((const char *)data, size, &vr, &obj, err, sizeof(err));
+		if (r == 0) {
+			/* Exactly one of "all" or names, each a string of 1..CTLREQ_SEG_MAX bytes. */
+			if (!obj || vr.all == (json_array_size(vr.names) > 0))
+				abort();
+			json_array_foreach(vr.names, i, v)
+				if (!json_is_string(v) || !json_string_length(v) ||
+				    json_string_length(v) > CTLREQ_SEG_MAX)
+					abort();
+		} else if (obj || err[0] == '\0' || vr.names || vr.all) {
+			abort();
+		}
+		json_decref(obj);
+	}
 	return 0;
 }
