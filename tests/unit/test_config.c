@@ -169,7 +169,7 @@ static void test_errors(void **state)
 {
 	(void)state;
 	expect_bad("sockets: /x\n", 1, 1, "config: unknown key 'sockets' (allowed: socket, state_dir, "
-		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level, audit, reload, policy_watch, metrics_listen, dataplane, limits)");
+		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level, audit, reload, policy_watch, metrics_listen, dataplane, limits, verify_interval)");
 	expect_bad("metrics_listen: 9153\n", 1, 17, "metrics_listen: '9153' is not ADDR:PORT");
 	expect_bad("metrics_listen: ::1:9153\n", 1, 17, "is not ADDR:PORT");
 	expect_bad("metrics_listen: \"[127.0.0.1]:9153\"\n", 1, 17, "is not ADDR:PORT");
@@ -548,6 +548,25 @@ static void test_policy_watch(void **state)
 	config_done(&c);
 }
 
+/* verify_interval: off by default; seconds, at most a day; a bad value is rejected whole. */
+static void test_verify_interval(void **state)
+{
+	struct config c;
+	struct diag err = { 0 };
+
+	(void)state;
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(c.verify_interval_s, 0);
+	assert_int_equal(cparse(&c, "verify_interval: 300\n", "v.yaml", &err), 0);
+	assert_int_equal(c.verify_interval_s, 300);
+	assert_int_equal(cparse(&c, "verify_interval: 86401\n", "v.yaml", &err), -EINVAL);
+	assert_int_equal(c.verify_interval_s, 300);
+	assert_int_equal(cparse(&c, "verify_interval: soon\n", "v.yaml", &err), -EINVAL);
+	assert_int_equal(cparse(&c, "verify_interval: 0\n", "v.yaml", &err), 0);
+	assert_int_equal(c.verify_interval_s, 0);
+	config_done(&c);
+}
+
 /* dataplane.fast_path: on by default; a bad value is rejected whole. */
 static void test_dataplane(void **state)
 {
@@ -599,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_size_limit),
 		cmocka_unit_test(test_node_pool),
 		cmocka_unit_test(test_policy_watch),
+		cmocka_unit_test(test_verify_interval),
 		cmocka_unit_test(test_metrics_listen),
 		cmocka_unit_test(test_dataplane),
 	};

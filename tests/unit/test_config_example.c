@@ -144,7 +144,7 @@ static void every_key_is_there(void **state)
 		"max_ttl:", "deny_rcode:", "qps:", "burst:", "max_outstanding:", "max_pins:",
 		"max_pins_per_name:", "cache_size:", "idle_grace:", "udp_gso:", "log_level:",
 		"audit:", "rotate_size:", "keep:", "conn_update_interval:", "conntrack_rcvbuf:",
-		"reload:", "cut_removed:", "limits:", "connections:",
+		"reload:", "cut_removed:", "limits:", "connections:", "verify_interval:",
 	};
 	size_t len;
 	char *y = slurp(EXAMPLE, &len);
