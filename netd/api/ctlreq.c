@@ -119,6 +119,28 @@ static int tap_request(json_t *obj, struct sandbox_request *sr, char *err, size_
 	return 0;
 }
 
+/*
+ * The body @text/@len as a JSON object (duplicate keys refused).
+ * Return: the object (caller decrefs); NULL with *@r = -EINVAL and @err filled.
+ */
+static json_t *body_object(const char *text, size_t len, char *err, size_t errsz, int *r)
+{
+	json_error_t jerr;
+	json_t *obj = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+
+	if (!obj) {
+		*r = diag_err(err, errsz, "request body is not valid JSON: line %d column %d: %s",
+			      jerr.line, jerr.column, jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(obj)) {
+		*r = diag_err(err, errsz, "request body must be a JSON object");
+		json_decref(obj);
+		return NULL;
+	}
+	return obj;
+}
+
 int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, json_t **ret_obj,
 		   char *err, size_t errsz)
 {
@@ -126,20 +148,14 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 					    "addresses", "kind", "tap", "mode", NULL };
 	static const char *const att[] = { "host_ifname", "ipv4", "ipv6", NULL };
 	static const char *const adr[] = { "ipv4", "gateway4", "ipv6", "gateway6", NULL };
-	json_error_t jerr;
 	json_t *obj, *v;
-	int r;
+	int r = 0;
 
 	memset(sr, 0, sizeof(*sr));
 	*ret_obj = NULL;
-	obj = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	obj = body_object(text, len, err, errsz, &r);
 	if (!obj)
-		return diag_err(err, errsz, "request body is not valid JSON: line %d column %d: %s",
-				jerr.line, jerr.column, jerr.text);
-	if (!json_is_object(obj)) {
-		r = diag_err(err, errsz, "request body must be a JSON object");
-		goto fail;
-	}
+		return r;
 	r = keys_known(obj, top, "", "name, policy, netns, ifname, attach, addresses, kind, tap, "
 		       "mode", err, errsz);
 	if (r < 0)
@@ -235,21 +251,15 @@ int ctlreq_verify(const char *text, size_t len, struct verify_request *vr, json_
 		  char *err, size_t errsz)
 {
 	static const char *const top[] = { "sandboxes", "all", "allowed", NULL };
-	json_error_t jerr;
 	json_t *obj, *names, *v;
 	size_t i;
-	int r;
+	int r = 0;
 
 	memset(vr, 0, sizeof(*vr));
 	*ret_obj = NULL;
-	obj = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	obj = body_object(text, len, err, errsz, &r);
 	if (!obj)
-		return diag_err(err, errsz, "request body is not valid JSON: line %d column %d: %s",
-				jerr.line, jerr.column, jerr.text);
-	if (!json_is_object(obj)) {
-		r = diag_err(err, errsz, "request body must be a JSON object");
-		goto fail;
-	}
+		return r;
 	if ((r = keys_known(obj, top, "", "sandboxes, all, allowed", err, errsz)) < 0 ||
 	    (r = member_bool(obj, "all", &vr->all, err, errsz)) < 0 ||
 	    (r = member_bool(obj, "allowed", &vr->allowed, err, errsz)) < 0)

@@ -28,38 +28,30 @@ struct elem_res {
 	uint32_t dlen;
 };
 
+static void elem_note(void *arg, const struct nftnl_set_elem *ce)
+{
+	struct elem_res *res = arg;
+	struct nftnl_set_elem *e = (struct nftnl_set_elem *)ce;	/* libnftnl's getters take non-const */
+	uint32_t len = 0;
+	const void *d;
+
+	if (res->found)
+		return;
+	res->found = true;
+	if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_CHAIN))
+		snprintf(res->chain, sizeof(res->chain), "%s",
+			 nftnl_set_elem_get_str(e, NFTNL_SET_ELEM_CHAIN));
+	d = nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_DATA) ?
+		    nftnl_set_elem_get(e, NFTNL_SET_ELEM_DATA, &len) : NULL;
+	if (d && len <= sizeof(res->data)) {
+		memcpy(res->data, d, len);
+		res->dlen = len;
+	}
+}
+
 static int elem_cb(const struct nlmsghdr *nlh, void *data)
 {
-	struct elem_res *res = data;
-	struct nftnl_set *s = nftnl_set_alloc();
-	struct nftnl_set_elems_iter *it;
-	struct nftnl_set_elem *e;
-
-	if (!s)
-		return MNL_CB_ERROR;
-	if (nftnl_set_elems_nlmsg_parse(nlh, s) < 0) {
-		nftnl_set_free(s);
-		return MNL_CB_ERROR;
-	}
-	it = nftnl_set_elems_iter_create(s);
-	while (it && (e = nftnl_set_elems_iter_next(it)) && !res->found) {
-		uint32_t len = 0;
-		const void *d;
-
-		res->found = true;
-		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_CHAIN))
-			snprintf(res->chain, sizeof(res->chain), "%s",
-				 nftnl_set_elem_get_str(e, NFTNL_SET_ELEM_CHAIN));
-		d = nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_DATA) ?
-			    nftnl_set_elem_get(e, NFTNL_SET_ELEM_DATA, &len) : NULL;
-		if (d && len <= sizeof(res->data)) {
-			memcpy(res->data, d, len);
-			res->dlen = len;
-		}
-	}
-	nftnl_set_elems_iter_destroy(it);
-	nftnl_set_free(s);
-	return MNL_CB_OK;
+	return fw_set_elems_walk(nlh, elem_note, data);
 }
 
 /* Is the element @key in set @set?  Return: 1 (@res filled); 0; -errno. */

@@ -107,6 +107,10 @@ typedef void fw_elem_fn(void *arg, const void *key, uint32_t len, uint64_t expir
  */
 int fw_elems_each(const struct nlmsghdr *nlh, fw_elem_fn *fn, void *arg);
 
+/* fw_set_elems_walk() - fw_elems_each() with each whole element (borrowed for the call). */
+typedef void fw_set_elem_fn(void *arg, const struct nftnl_set_elem *e);
+int fw_set_elems_walk(const struct nlmsghdr *nlh, fw_set_elem_fn *fn, void *arg);
+
 /*
  * fw_sni_queue_probe() - ask the kernel whether a table of ours may hold a
  * queue rule as fw->rc.queue_native says to write it (nftables' "queue", or

@@ -719,7 +719,7 @@ struct lookup_res {
 	uint64_t expires_ms;
 };
 
-int fw_elems_each(const struct nlmsghdr *nlh, fw_elem_fn *fn, void *arg)
+int fw_set_elems_walk(const struct nlmsghdr *nlh, fw_set_elem_fn *fn, void *arg)
 {
 	struct nftnl_set *s = nftnl_set_alloc();
 	struct nftnl_set_elems_iter *it;
@@ -732,18 +732,36 @@ int fw_elems_each(const struct nlmsghdr *nlh, fw_elem_fn *fn, void *arg)
 		return MNL_CB_ERROR;
 	}
 	it = nftnl_set_elems_iter_create(s);
-	while (it && (e = nftnl_set_elems_iter_next(it))) {
-		uint32_t len = 0;
-		const void *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len);
-
-		if (key)
-			fn(arg, key, len,
-			   nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION) ?
-				   nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_EXPIRATION) : 0);
-	}
+	while (it && (e = nftnl_set_elems_iter_next(it)))
+		fn(arg, e);
 	nftnl_set_elems_iter_destroy(it);
 	nftnl_set_free(s);
 	return MNL_CB_OK;
+}
+
+struct each_arg {
+	fw_elem_fn *fn;
+	void *arg;
+};
+
+static void each_elem(void *arg, const struct nftnl_set_elem *ce)
+{
+	const struct each_arg *a = arg;
+	struct nftnl_set_elem *e = (struct nftnl_set_elem *)ce;	/* libnftnl's getters take non-const */
+	uint32_t len = 0;
+	const void *key = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len);
+
+	if (key)
+		a->fn(a->arg, key, len,
+		      nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION) ?
+			      nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_EXPIRATION) : 0);
+}
+
+int fw_elems_each(const struct nlmsghdr *nlh, fw_elem_fn *fn, void *arg)
+{
+	struct each_arg a = { fn, arg };
+
+	return fw_set_elems_walk(nlh, each_elem, &a);
 }
 
 /* The first element answers the lookup. */

@@ -291,26 +291,17 @@ int link_netns_delete(const char *name)
 
 int link_netns_enter(int netns_fd)
 {
-	/* thread-self: setns() moves only this thread, so save this thread's. */
-	int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC), r;
-
-	if (self < 0)
-		return -errno;
-	if (setns(netns_fd, CLONE_NEWNET) < 0) {
-		r = -errno;
-		close(self);
-		return r;
-	}
-	return self;
+	return rtnl_netns_enter(netns_fd);
 }
 
 void link_netns_leave(int self_fd)
 {
-	if (setns(self_fd, CLONE_NEWNET) < 0 && setns(self_fd, CLONE_NEWNET) < 0) {
-		log_err("cannot return to netd's own netns: %s; stopping", strerror(errno));
+	int r = rtnl_netns_return(self_fd);
+
+	if (r < 0) {
+		log_err("cannot return to netd's own netns: %s; stopping", strerror(-r));
 		abort();
 	}
-	close(self_fd);
 }
 
 int link_netns_open(const char *path)

@@ -56,6 +56,29 @@ static int rtnl_open_here(struct rtnl *nl)
 	return 0;
 }
 
+int rtnl_netns_enter(int netns_fd)
+{
+	/* thread-self: setns() moves only this thread, so save this thread's. */
+	int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC), r;
+
+	if (self < 0)
+		return -errno;
+	if (setns(netns_fd, CLONE_NEWNET) < 0) {
+		r = -errno;
+		close(self);
+		return r;
+	}
+	return self;
+}
+
+int rtnl_netns_return(int self)
+{
+	int r = setns(self, CLONE_NEWNET) < 0 ? -errno : 0;
+
+	close(self);
+	return r;
+}
+
 /*
  * Open an rtnetlink socket in @netns_fd (or in the caller's netns if < 0).
  * The thread's own netns is restored before returning, on every path.
@@ -68,24 +91,16 @@ int rtnl_open(struct rtnl *nl, int netns_fd)
 	if (netns_fd < 0)
 		return rtnl_open_here(nl);
 
-	/* thread-self: setns() moves only this thread, so save this thread's. */
-	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	self = rtnl_netns_enter(netns_fd);
 	if (self < 0)
-		return -errno;
-	if (setns(netns_fd, CLONE_NEWNET) < 0) {
-		r = -errno;
-		close(self);
-		return r;
-	}
+		return self;
 	r = rtnl_open_here(nl);
 	/* Back home before anything else; a failure here is fatal to the op. */
-	if (setns(self, CLONE_NEWNET) < 0) {
-		r2 = -errno;
+	r2 = rtnl_netns_return(self);
+	if (r2 < 0) {
 		rtnl_close(nl);
-		close(self);
 		return r2;
 	}
-	close(self);
 	return r;
 }
 

@@ -67,4 +67,14 @@ int rtnl_link_get(struct rtnl *nl, const char *ifname, struct rtnl_link *ret);
 /* rtnl_ifindex() - @ifname's index.  Return: index > 0; -ENODEV; -errno. */
 int rtnl_ifindex(struct rtnl *nl, const char *ifname);
 
+/*
+ * rtnl_netns_enter() - move the calling thread into netns @netns_fd; a
+ * socket made there keeps it for life.  Return: an fd of the thread's own
+ * netns for rtnl_netns_return(); -errno (nothing changed).
+ */
+int rtnl_netns_enter(int netns_fd);
+
+/* rtnl_netns_return() - back into @self (closed either way).  Return: 0; -errno. */
+int rtnl_netns_return(int self);
+
 #endif

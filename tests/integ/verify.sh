@@ -21,6 +21,22 @@ ok "sandbox create sb2" sb_create sb2 python-dev
 IF1=$(sb_field "$SB1" host_ifname)
 IP1=$(sb_field "$SB1" ipv4)
 nftx() { world_exec host nft "$@"; }
+# rules_cut CHAIN PATTERN - delete the rules of CHAIN matching PATTERN; prints them (to put back).
+rules_cut() {
+	local rules h
+	rules=$(nftx -a list chain inet netd "$1" | grep -E -- "$2")
+	for h in $(sed -n 's/.*# handle \([0-9]*\)$/\1/p' <<<"$rules"); do
+		nftx delete rule inet netd "$1" handle "$h"
+	done
+	printf '%s' "$rules"
+}
+# rules_put CHAIN RULES - add back what rules_cut printed (at the chain's end: order does not matter for these).
+rules_put() {
+	local rule
+	while read -r rule; do
+		[ -n "$rule" ] && nftx add rule inet netd "$1" ${rule%% # handle*}
+	done <<<"$2"
+}
 
 # verify_json ARGS... - the report of `netd verify ARGS --json` into rep, its exit status into VRC.
 verify_json() {
@@ -95,10 +111,7 @@ verify_json "$SB1"
 eq "jump restored: verify holds again" 0 "$VRC"
 
 # ---- mutation 2: the DNS redirection removed ----------------------------------------
-redir=$(nftx -a list chain inet netd prerouting_nat | grep 'iifname @sandbox_ifs' | grep redirect)
-for h in $(sed -n 's/.*# handle \([0-9]*\)$/\1/p' <<<"$redir"); do
-	nftx delete rule inet netd prerouting_nat handle "$h"
-done
+redir=$(rules_cut prerouting_nat 'iifname @sandbox_ifs .*redirect')
 verify_json "$SB1"
 eq "redirect removed: exit status 7" 7 "$VRC"
 eq "redirect removed: another resolver is no longer netd" fail "$(verdict "$rep" "$SB1" dns-other)"
@@ -106,9 +119,7 @@ eq "... over IPv6 too" fail "$(verdict "$rep" "$SB1" dns-other6)"
 eq "... nor DNS over TCP" fail "$(verdict "$rep" "$SB1" dns-tcp)"
 eq "... and the kernel check says so" fail "$(verdict "$rep" "$SB1" kernel-dns-redirect)"
 eq "... while UDP to the gateway (netd's own socket) still holds" pass "$(verdict "$rep" "$SB1" dns-deny)"
-while read -r rule; do
-	[ -n "$rule" ] && nftx add rule inet netd prerouting_nat ${rule%% # handle*}
-done <<<"$redir"
+rules_put prerouting_nat "$redir"
 verify_json "$SB1"
 eq "redirect restored: verify holds again" 0 "$VRC"
 
@@ -135,18 +146,13 @@ verify_json "$SB1"
 eq "hand pin removed: verify holds again" 0 "$VRC"
 
 # ---- mutation 5: the anti-spoofing rule removed ----------------------------------------------
-spoof=$(nftx -a list chain inet netd sandbox_raw | grep 'saddr != @sandbox_src')
-for h in $(sed -n 's/.*# handle \([0-9]*\)$/\1/p' <<<"$spoof"); do
-	nftx delete rule inet netd sandbox_raw handle "$h"
-done
+spoof=$(rules_cut sandbox_raw 'saddr != @sandbox_src')
 verify_json "$SB1"
 eq "anti-spoofing removed: exit status 7" 7 "$VRC"
 eq "anti-spoofing removed: spoof fails" fail "$(verdict "$rep" "$SB1" spoof)"
 eq "... spoof6 too" fail "$(verdict "$rep" "$SB1" spoof6)"
 eq "... and the kernel check says so" fail "$(verdict "$rep" "$SB1" kernel-anti-spoof)"
-while read -r rule; do
-	[ -n "$rule" ] && nftx add rule inet netd sandbox_raw ${rule%% # handle*}
-done <<<"$spoof"
+rules_put sandbox_raw "$spoof"
 verify_json "$SB1"
 eq "anti-spoofing restored: verify holds again" 0 "$VRC"
 has "restored: spoof holds" pass "$(verdict "$rep" "$SB1" spoof)"
