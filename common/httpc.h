@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 #define HTTPC_TIMEOUT_MS 60000	/* per read; a sandbox create takes milliseconds */
-#define HTTPC_MAX_REPLY  (4u << 20)	/* bytes */
+#define HTTPC_MAX_REPLY  (64u << 20)	/* bytes (`netd verify --all` at 1,000 sandboxes: ~4 MiB) */
 
 /*
  * httpc_request() - send @method @path with @body (may be NULL) to the

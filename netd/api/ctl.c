@@ -305,10 +305,12 @@ static void on_accept_error(struct evconnlistener *lev, void *arg)
 	evtimer_add(c->resume, &tv);
 }
 
-static void reply_json(struct evhttp_request *req, int status, json_t *body)
+/* @body (taken) as the reply, compact if @compact (a large report), else indented. */
+static void reply_json_as(struct evhttp_request *req, int status, json_t *body, bool compact)
 {
 	struct evbuffer *buf = evbuffer_new();
-	char *text = body ? json_dumps(body, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	char *text = body ? json_dumps(body, (compact ? JSON_COMPACT : JSON_INDENT(2)) |
+					     JSON_PRESERVE_ORDER) : NULL;
 
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
 			  "application/json");
@@ -321,6 +323,11 @@ static void reply_json(struct evhttp_request *req, int status, json_t *body)
 		evbuffer_free(buf);
 	free(text);
 	json_decref(body);
+}
+
+static void reply_json(struct evhttp_request *req, int status, json_t *body)
+{
+	reply_json_as(req, status, body, false);
 }
 
 static void reply_error(struct evhttp_request *req, int status, const char *fmt, ...)
@@ -444,7 +451,7 @@ static void verify_done(void *arg, json_t *report)
 	struct ctl_async *a = arg;
 
 	if (report)
-		reply_json(a->req, 200, report);
+		reply_json_as(a->req, 200, report, true);	/* a row per sandbox and probe */
 	else
 		reply_error(a->req, 500, "out of memory");
 	if (a->k) {

@@ -5,8 +5,8 @@
  * log.  docs/verify.md.
  *
  * How the probes run, without blocking the event loop for long: a run
- * starts its sandboxes in chunks of VERIFY_CHUNK per loop turn (and at
- * most VERIFY_SOCKS_MAX probe sockets open at once).  Starting a sandbox
+ * starts its sandboxes in chunks of VERIFY_CHUNK, one every VERIFY_STEP_US
+ * (and at most socks_cap() probe sockets open at once).  Starting a sandbox
  * is synchronous and short: its kernel-side checks (a few nf_tables gets,
  * fw_sandbox_check()), then this thread setns()es into its netns for as
  * long as it takes to make its non-blocking sockets and start each probe
@@ -55,8 +55,13 @@
 #include "netd/trail/audit.h"
 #include "netd/trail/trail.h"
 
-#define VERIFY_CHUNK       64	/* sandboxes started per event-loop turn */
-#define VERIFY_SOCKS_MAX   8192	/* probe sockets open at once, all sandboxes */
+#define VERIFY_CHUNK       8	/* sandboxes started per step (16 DNS-over-TCP probes: what
+				 * the proxy accepts in one loop turn) ... */
+#define VERIFY_STEP_US     2000	/* ... and a step this often: the proxy's listen queue and
+				 * socket buffer drain between them (a burst of thousands of
+				 * redirected queries at once overflowed them) */
+#define VERIFY_SOCKS_MAX   16384	/* probe sockets open at once, all sandboxes (and at
+				 * most a quarter of RLIMIT_NOFILE: DNS gateways need theirs) */
 #define VERIFY_WAIT_MS     1000	/* how long a probe waits for what will not come */
 #define VERIFY_ALLOWED_WAIT_MS 3000	/* --allowed: a real resolution and connection */
 #define VERIFY_FAIL_ROWS   4096	/* (sandbox, probe) failure counters kept for /metrics */
@@ -131,6 +136,15 @@ struct verify {
 };
 
 static void run_step(evutil_socket_t fd, short what, void *arg);
+
+/* The next chunk of sandboxes, after VERIFY_STEP_US (once, however often asked). */
+static void step_later(struct vrun *run)
+{
+	struct timeval tv = { 0, VERIFY_STEP_US };
+
+	if (!evtimer_pending(run->step, NULL))
+		evtimer_add(run->step, &tv);
+}
 
 static struct verify *vstate(struct daemon *d)
 {
@@ -569,7 +583,7 @@ static void sb_finish(struct vsb *s)
 	if (run->n_done == run->n)
 		run_finish(run);
 	else if (run->next < run->n)
-		event_active(run->step, 0, 0);	/* sockets were freed: start more */
+		step_later(run);	/* sockets were freed: start more */
 }
 
 static void on_sb_timer(evutil_socket_t fd, short what, void *arg)
@@ -780,6 +794,14 @@ static void run_finish(struct vrun *run)
 	run_free(run);
 }
 
+/* Probe sockets a run may hold open at once. */
+static size_t socks_cap(const struct daemon *d)
+{
+	size_t cap = d->fd_limit / 4;
+
+	return cap < 1024 ? 1024 : cap > VERIFY_SOCKS_MAX ? VERIFY_SOCKS_MAX : cap;
+}
+
 static void run_step(evutil_socket_t fd, short what, void *arg)
 {
 	struct vrun *run = arg;
@@ -793,14 +815,14 @@ static void run_step(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	while (run->next < run->n && started < VERIFY_CHUNK &&
-	       v->socks_open + VERIFY_PROBES_MAX <= VERIFY_SOCKS_MAX) {
+	       v->socks_open + VERIFY_PROBES_MAX <= socks_cap(run->d)) {
 		sb_start(&run->sbs[run->next++]);
 		started++;
 		if (!v->run)
 			return;	/* the last one finished the run (and freed it) */
 	}
 	if (run->next < run->n && started == VERIFY_CHUNK)
-		event_active(run->step, 0, 0);	/* the rest on the next loop turn */
+		step_later(run);	/* the rest a step later */
 }
 
 int daemon_verify_start(struct daemon *d, const struct verify_request *req, const char *trigger,
