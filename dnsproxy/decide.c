@@ -129,14 +129,14 @@ static uint32_t clamp_ttl(const struct decide_ctx *c, uint32_t ttl_s)
 		ttl_s = lo;
 	if (ttl_s > hi)
 		ttl_s = hi;
-	/* fw_pin.timeout_ms is 32 bits: at most ~49 days. */
+	/* pin.timeout_ms is 32 bits: at most ~49 days. */
 	if (ttl_s > UINT32_MAX / 1000)
 		ttl_s = UINT32_MAX / 1000;
 	return ttl_s;
 }
 
 int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rules,
-		const struct wire_addr *addrs, size_t n_addrs, struct fw_pin *out, size_t max,
+		const struct wire_addr *addrs, size_t n_addrs, struct pin *out, size_t max,
 		size_t *n_rebind)
 {
 	size_t n = 0;

@@ -103,7 +103,7 @@ enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_q
  * Return: pins stored in @out (at most @max); -ENOBUFS if more were needed.
  */
 int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rules,
-		const struct wire_addr *addrs, size_t n_addrs, struct fw_pin *out, size_t max,
+		const struct wire_addr *addrs, size_t n_addrs, struct pin *out, size_t max,
 		size_t *n_rebind);
 
 /*

@@ -73,7 +73,7 @@ struct verdict {
 	bool allowed;
 	const char *reason;
 	uint8_t rcode;
-	const struct fw_pin *pins;
+	const struct pin *pins;
 	size_t n_pins;
 	const struct addr *answers;
 	size_t n_answers;

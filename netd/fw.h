@@ -93,7 +93,7 @@
 #include <stdint.h>
 
 #include "common/addr.h"
-#include "common/pin.h"	/* struct fw_pin */
+#include "common/pin.h"	/* struct pin */
 #include "netd/model/policy.h"
 
 /*
@@ -245,7 +245,7 @@ struct fw_update {
 	const struct fw_sandbox *sb;	/* must have been added; borrowed for the call */
 	const struct policy *pol;	/* its new policy; borrowed for the call */
 	bool replace_pins;	/* replace its pins with @pins */
-	const struct fw_pin *pins;	/* timeouts are the remaining lifetimes */
+	const struct pin *pins;	/* timeouts are the remaining lifetimes */
 	size_t n_pins;		/* <= 65536 (a sandbox's pin limit) */
 };
 
@@ -332,7 +332,7 @@ int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb);
  * sandbox would hold more than 65,536 live pins, or the shared set is
  * full); nothing is pinned on error.
  */
-int fw_pin(struct fw *fw, const char *name, const struct fw_pin *pins, size_t n);
+int fw_pin(struct fw *fw, const char *name, const struct pin *pins, size_t n);
 
 /*
  * fw_pin_lookup() - is (@addr, @proto, @port) currently pinned for @name?

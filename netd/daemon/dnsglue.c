@@ -45,7 +45,7 @@ static int ops_lookup(void *ctx, const struct addr *src, struct proxy_client *ou
 	return 0;
 }
 
-static int ops_pin(void *ctx, const char *sandbox, const struct fw_pin *pins, size_t n)
+static int ops_pin(void *ctx, const char *sandbox, const struct pin *pins, size_t n)
 {
 	struct daemon *d = ctx;
 

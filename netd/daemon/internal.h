@@ -44,7 +44,7 @@
 #include "netd/model/sandbox.h"
 
 struct fw_sandbox;
-struct fw_pin;
+struct pin;
 struct proxy_ops;
 struct fw_config;
 struct linkwatch;
@@ -316,7 +316,7 @@ extern const struct proxy_ops daemon_proxy_ops;
 const struct policy *daemon_trail_policy(void *ctx, const char *name);
 
 /* daemon_trail_grace_pin() - trail_config.grace_pin; @ctx is the daemon. */
-int daemon_trail_grace_pin(void *ctx, const char *sandbox, const struct fw_pin *pin);
+int daemon_trail_grace_pin(void *ctx, const char *sandbox, const struct pin *pin);
 
 /* daemon_grace_update() - idle graces on iff some loaded policy could give one. */
 void daemon_grace_update(struct daemon *d);

@@ -27,7 +27,7 @@ struct reload_change {
 	struct sandbox *sb;		/* borrowed from the registry */
 	const struct policy *pol;	/* its new policy, owned by the plan's set */
 	bool deny_all;			/* its policy file is gone */
-	struct fw_pin *keep;		/* pins the new policy still allows (remaining lifetimes) */
+	struct pin *keep;		/* pins the new policy still allows (remaining lifetimes) */
 	size_t n_keep;
 	struct pinsrc_cut *cut;		/* pins it no longer allows */
 	size_t n_cut;

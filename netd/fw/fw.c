@@ -58,7 +58,7 @@ bool fw_sb_ok(const struct fw_sandbox *sb)
 	       !(sb->ct_mark & FW_SNI_CTMARK_BITS);
 }
 
-bool fw_pin_ok(const struct fw_pin *p)
+bool fw_pin_ok(const struct pin *p)
 {
 	return fw_fam_of(p->addr.family) && (p->proto == IPPROTO_TCP || p->proto == IPPROTO_UDP) &&
 	       p->timeout_ms > 0;
@@ -362,7 +362,7 @@ const char *fw_last_error(const struct fw *fw)
 
 struct pin_arg {
 	struct addr src[2];
-	const struct fw_pin *pins;	/* to add */
+	const struct pin *pins;	/* to add */
 	size_t n;
 	const struct fw_ledger_pin *old;	/* to remove */
 	size_t n_old;
@@ -655,7 +655,7 @@ int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb)
 
 /* ---- pins ----------------------------------------------------------------- */
 
-int fw_pin(struct fw *fw, const char *name, const struct fw_pin *pins, size_t n)
+int fw_pin(struct fw *fw, const char *name, const struct pin *pins, size_t n)
 {
 	struct fw_sb_rec *rec;
 	struct pin_arg a;
@@ -782,7 +782,7 @@ int fw_pin_lookup(struct fw *fw, const char *name, const struct addr *addr, uint
 		  uint16_t port, uint64_t *ret_expires_ms)
 {
 	const struct fw_fam *f = addr ? fw_fam_of(addr->family) : NULL;
-	struct fw_pin pin = { .proto = proto, .port = port };
+	struct pin pin = { .proto = proto, .port = port };
 	struct lookup_res res = { 0 };
 	const struct fw_sb_rec *rec;
 	struct nftnl_set_elem *e;

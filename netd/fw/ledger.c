@@ -10,7 +10,7 @@
 
 #include "common/hash.h"
 
-static uint32_t pin_hash(const struct fw_pin *p)
+static uint32_t pin_hash(const struct pin *p)
 {
 	uint32_t h = FNV32_INIT;
 
@@ -20,14 +20,14 @@ static uint32_t pin_hash(const struct fw_pin *p)
 	return fnv32_add(h, &p->port, sizeof(p->port));
 }
 
-static bool pin_same(const struct fw_pin *a, const struct fw_pin *b)
+static bool pin_same(const struct pin *a, const struct pin *b)
 {
 	return a->addr.family == b->addr.family && a->proto == b->proto && a->port == b->port &&
 	       memcmp(a->addr.a, b->addr.a, addr_len(a->addr.family)) == 0;
 }
 
 /* The slot holding @p, or the empty slot where it would go. */
-static size_t find_slot(const struct fw_ledger *l, const struct fw_pin *p)
+static size_t find_slot(const struct fw_ledger *l, const struct pin *p)
 {
 	size_t mask = l->nslot - 1, i = pin_hash(p) & mask;
 
@@ -94,7 +94,7 @@ static int reserve(struct fw_ledger *l, size_t more, uint64_t now_ms)
 	return nslot != l->nslot ? reindex(l, nslot) : 0;
 }
 
-int fw_ledger_note(struct fw_ledger *l, const struct fw_pin *pins, size_t n, uint64_t now_ms)
+int fw_ledger_note(struct fw_ledger *l, const struct pin *pins, size_t n, uint64_t now_ms)
 {
 	int r = reserve(l, n, now_ms);
 
@@ -121,7 +121,7 @@ int fw_ledger_note(struct fw_ledger *l, const struct fw_pin *pins, size_t n, uin
 	return 0;
 }
 
-size_t fw_ledger_live(const struct fw_ledger *l, const struct fw_pin *pins, size_t n,
+size_t fw_ledger_live(const struct fw_ledger *l, const struct pin *pins, size_t n,
 		      uint64_t now_ms)
 {
 	size_t live = 0;

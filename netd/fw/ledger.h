@@ -24,7 +24,7 @@
 #define FW_LEDGER_SLACK_MS 60000u
 
 struct fw_ledger_pin {
-	struct fw_pin p;	/* timeout_ms: the last one given */
+	struct pin p;	/* timeout_ms: the last one given */
 	uint64_t expires_ms;	/* CLOCK_MONOTONIC ms */
 };
 
@@ -41,13 +41,13 @@ struct fw_ledger {
  * dropped first when the ledger would grow.  Return: 0; -ENOMEM (the
  * ledger is unchanged).
  */
-int fw_ledger_note(struct fw_ledger *l, const struct fw_pin *pins, size_t n, uint64_t now_ms);
+int fw_ledger_note(struct fw_ledger *l, const struct pin *pins, size_t n, uint64_t now_ms);
 
 /*
  * fw_ledger_live() - how many of @l's pins, plus those of @pins[0..@n) not
  * in it yet, would be live at @now_ms (the per-sandbox limit check).
  */
-size_t fw_ledger_live(const struct fw_ledger *l, const struct fw_pin *pins, size_t n,
+size_t fw_ledger_live(const struct fw_ledger *l, const struct pin *pins, size_t n,
 		      uint64_t now_ms);
 
 /* fw_ledger_prune() - drop the entries lapsed for FW_LEDGER_SLACK_MS at @now_ms. */

@@ -469,7 +469,7 @@ static int attribute_pins(struct rc_arg *a, struct pin_dump *d, int fam)
 		struct src_ix want = { 0 };
 		const struct src_ix *hit;
 		const uint8_t *key = d->v[j].key;
-		struct fw_pin p = { .addr.family = f->af, .proto = key[2 * f->alen] };
+		struct pin p = { .addr.family = f->af, .proto = key[2 * f->alen] };
 		uint16_t be;
 
 		memcpy(want.a, key, f->alen);

@@ -272,7 +272,7 @@ size_t fkey_ifname(uint8_t *out, const char *ifname);
 /* addr . inet_proto . inet_service, each field padded to 4 bytes: @alen + 8 bytes. */
 size_t fkey_tuple(uint8_t *out, const uint8_t *a, size_t alen, uint8_t proto, uint16_t port);
 /* saddr . daddr . inet_proto . inet_service: the pin4/6 key of @p sent from @src: 2 alen + 8 bytes. */
-size_t fkey_pin(uint8_t *out, const struct addr *src, const struct fw_pin *p);
+size_t fkey_pin(uint8_t *out, const struct addr *src, const struct pin *p);
 #define FKEY_PIN_MAX (16 + 16 + 8)
 /* ifname . addr */
 size_t fkey_ifaddr(uint8_t *out, const char *ifname, const struct addr *a);
@@ -511,7 +511,7 @@ struct sb_arg {
 	uint64_t *digest_out;
 	/* Reconcile mode only: replace the sandbox's pins by these. */
 	bool replace_pins;
-	const struct fw_pin *pins;
+	const struct pin *pins;
 	size_t n_pins;
 };
 
@@ -548,7 +548,7 @@ void render_marks_remove(struct bt *bt, const struct fw_sandbox *sb, uint32_t ma
  * address of: its pins are left out).  An existing element gets the new
  * timeout.
  */
-void render_pins(struct bt *bt, const struct addr src[2], const struct fw_pin *pins, size_t n);
+void render_pins(struct bt *bt, const struct addr src[2], const struct pin *pins, size_t n);
 
 /* render_pins_remove() - remove those elements: gone afterwards, never an error. */
 void render_pins_remove(struct bt *bt, const struct addr src[2], const struct fw_ledger_pin *pins,

@@ -64,7 +64,7 @@ void sb_arg_done(struct sb_arg *a)
 	a->box[0] = a->box[1] = NULL;
 }
 
-void render_pins(struct bt *bt, const struct addr src[2], const struct fw_pin *pins, size_t n)
+void render_pins(struct bt *bt, const struct addr src[2], const struct pin *pins, size_t n)
 {
 	for (int i = 0; i < 2; i++) {
 		const struct fw_fam *f = &fw_fams[i];
@@ -76,7 +76,7 @@ void render_pins(struct bt *bt, const struct addr src[2], const struct fw_pin *p
 		setdef_pin(&d, f);
 		elq_init(&q, bt, NFT_MSG_NEWSETELEM, d.name);
 		for (size_t k = 0; k < n; k++) {
-			const struct fw_pin *p = &pins[k];
+			const struct pin *p = &pins[k];
 			struct nftnl_set_elem *e;
 			uint8_t key[FKEY_PIN_MAX];
 

@@ -186,7 +186,7 @@ static struct ent *find(const struct pinsrc *m, uint32_t h, const char *sb, cons
 }
 
 int pinsrc_note(struct pinsrc *m, const char *sandbox, const char *qname,
-		const struct fw_pin *pins, size_t n, uint64_t now_ms)
+		const struct pin *pins, size_t n, uint64_t now_ms)
 {
 	if (!m || !sandbox || !qname || strlen(sandbox) > SANDBOX_NAME_MAX || strlen(qname) > 255 ||
 	    (n && !pins))
@@ -194,7 +194,7 @@ int pinsrc_note(struct pinsrc *m, const char *sandbox, const char *qname,
 	for (unsigned int k = 0; k < PINSRC_SWEEP; k++)
 		bucket_drop(m, m->sweep++ & (PINSRC_BUCKETS - 1), expired, &now_ms);
 	for (size_t i = 0; i < n; i++) {
-		const struct fw_pin *p = &pins[i];
+		const struct pin *p = &pins[i];
 		uint32_t h = hash(sandbox, &p->addr, p->proto, p->port);
 		struct ent *e = find(m, h, sandbox, &p->addr, p->proto, p->port);
 		bool have = false;
@@ -281,7 +281,7 @@ static bool allowed(const struct policy *pol, const char *qname, uint8_t proto, 
 }
 
 int pinsrc_split(const struct pinsrc *m, const char *sandbox, const struct policy *pol,
-		 uint64_t now_ms, struct fw_pin *keep, size_t max_keep, size_t *n_keep,
+		 uint64_t now_ms, struct pin *keep, size_t max_keep, size_t *n_keep,
 		 struct pinsrc_cut *cut, size_t max_cut, size_t *n_cut)
 {
 	const struct sbh *h;
@@ -300,7 +300,7 @@ int pinsrc_split(const struct pinsrc *m, const char *sandbox, const struct polic
 		if (ok) {
 			if (*n_keep == max_keep)
 				return -E2BIG;
-			keep[*n_keep] = (struct fw_pin){ .addr = e->addr, .proto = e->proto,
+			keep[*n_keep] = (struct pin){ .addr = e->addr, .proto = e->proto,
 							 .port = e->port,
 							 .timeout_ms = (uint32_t)(e->expires_ms - now_ms) };
 			(*n_keep)++;

@@ -32,7 +32,7 @@ void pinsrc_free(struct pinsrc *m);
  * will then drop that pin, fail closed); -ENOMEM; -EINVAL.
  */
 int pinsrc_note(struct pinsrc *m, const char *sandbox, const char *qname,
-		const struct fw_pin *pins, size_t n, uint64_t now_ms);
+		const struct pin *pins, size_t n, uint64_t now_ms);
 
 /* pinsrc_forget() - drop every entry of @sandbox (it was deleted or reset). */
 void pinsrc_forget(struct pinsrc *m, const char *sandbox);
@@ -55,7 +55,7 @@ struct pinsrc_cut {
  * Return: 0 (*@n_keep, *@n_cut set); -E2BIG (an array too small).
  */
 int pinsrc_split(const struct pinsrc *m, const char *sandbox, const struct policy *pol,
-		 uint64_t now_ms, struct fw_pin *keep, size_t max_keep, size_t *n_keep,
+		 uint64_t now_ms, struct pin *keep, size_t max_keep, size_t *n_keep,
 		 struct pinsrc_cut *cut, size_t max_cut, size_t *n_cut);
 
 /* pinsrc_drop() - remove @sandbox's entries for @cut[0..@n). */

@@ -175,7 +175,7 @@ static void grace_flow(struct trail *t, const struct sandbox *sb, const struct c
 {
 	const char *name;
 	uint32_t g;
-	struct fw_pin pin;
+	struct pin pin;
 	char abuf[ADDR_STRLEN];
 	int r;
 
@@ -191,7 +191,7 @@ static void grace_flow(struct trail *t, const struct sandbox *sb, const struct c
 		t->grace.none++;
 		return;
 	}
-	pin = (struct fw_pin){ .addr = f->dst, .proto = f->proto, .port = f->dport,
+	pin = (struct pin){ .addr = f->dst, .proto = f->proto, .port = f->dport,
 			       .timeout_ms = g * 1000u };
 	r = t->cfg.grace_pin(t->ctx, sb->name, &pin);
 	if (r < 0) {

@@ -48,7 +48,7 @@ struct trail_config {
 	 * least that long is already there; synchronous.  @ctx is trail_new()'s.
 	 * Return: 1 pinned; 0 already covered; -errno.  NULL = no grace ever.
 	 */
-	int (*grace_pin)(void *ctx, const char *sandbox, const struct fw_pin *pin);
+	int (*grace_pin)(void *ctx, const char *sandbox, const struct pin *pin);
 };
 
 /* Policy by name; borrowed until the next reload. */

@@ -347,7 +347,7 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 		return fw_sandbox_set_dns(g_fw, t[1], &d4, &d6);
 	}
 	if (strcmp(t[0], "pin") == 0 && n == 6) {
-		struct fw_pin p = { 0 };
+		struct pin p = { 0 };
 
 		if (addr_parse(t[2], &p.addr) < 0 || parse_proto(t[3], &p.proto) < 0)
 			return -EINVAL;

@@ -18,9 +18,9 @@
 
 #include "netd/fw/ledger.h"
 
-static struct fw_pin pin(const char *ip, uint8_t proto, uint16_t port, uint32_t timeout_ms)
+static struct pin pin(const char *ip, uint8_t proto, uint16_t port, uint32_t timeout_ms)
 {
-	struct fw_pin p;
+	struct pin p;
 
 	memset(&p, 0, sizeof(p));
 	assert_int_equal(addr_parse(ip, &p.addr), 0);
@@ -31,7 +31,7 @@ static struct fw_pin pin(const char *ip, uint8_t proto, uint16_t port, uint32_t 
 }
 
 /* The entry for @p, or NULL. */
-static const struct fw_ledger_pin *find(const struct fw_ledger *l, const struct fw_pin *p)
+static const struct fw_ledger_pin *find(const struct fw_ledger *l, const struct pin *p)
 {
 	for (size_t i = 0; i < l->n; i++)
 		if (l->v[i].p.addr.family == p->addr.family && l->v[i].p.proto == p->proto &&
@@ -44,7 +44,7 @@ static const struct fw_ledger_pin *find(const struct fw_ledger *l, const struct 
 static void test_note_refresh(void **state)
 {
 	struct fw_ledger l = { 0 };
-	struct fw_pin a = pin("192.0.2.1", IPPROTO_TCP, 443, 1000);
+	struct pin a = pin("192.0.2.1", IPPROTO_TCP, 443, 1000);
 
 	(void)state;
 	assert_int_equal(fw_ledger_note(&l, &a, 1, 10000), 0);
@@ -60,7 +60,7 @@ static void test_note_refresh(void **state)
 static void test_distinct_keys(void **state)
 {
 	struct fw_ledger l = { 0 };
-	struct fw_pin v[] = {
+	struct pin v[] = {
 		pin("192.0.2.1", IPPROTO_TCP, 443, 1000), pin("192.0.2.1", IPPROTO_UDP, 443, 1000),
 		pin("192.0.2.1", IPPROTO_TCP, 80, 1000),  pin("2001:db8::1", IPPROTO_TCP, 443, 1000),
 		pin("192.0.2.2", IPPROTO_TCP, 443, 1000),
@@ -82,7 +82,7 @@ static void test_distinct_keys(void **state)
 static void test_live(void **state)
 {
 	struct fw_ledger l = { 0 };
-	struct fw_pin a = pin("192.0.2.1", IPPROTO_TCP, 443, 1000),
+	struct pin a = pin("192.0.2.1", IPPROTO_TCP, 443, 1000),
 		      b = pin("192.0.2.2", IPPROTO_TCP, 443, 5000),
 		      c = pin("192.0.2.3", IPPROTO_TCP, 443, 5000);
 
@@ -101,7 +101,7 @@ static void test_live(void **state)
 static void test_prune_only_lapsed(void **state)
 {
 	struct fw_ledger l = { 0 };
-	struct fw_pin p;
+	struct pin p;
 	char ip[32];
 
 	(void)state;
@@ -136,7 +136,7 @@ static void test_prune_only_lapsed(void **state)
 static void test_many(void **state)
 {
 	struct fw_ledger l = { 0 };
-	struct fw_pin p;
+	struct pin p;
 	char ip[64];
 
 	(void)state;

@@ -26,9 +26,9 @@ static struct policy *pol(const char *yaml)
 	return p;
 }
 
-static struct fw_pin pin4(const char *a, uint16_t port, uint32_t t_ms)
+static struct pin pin4(const char *a, uint16_t port, uint32_t t_ms)
 {
-	struct fw_pin p = { .proto = IPPROTO_TCP, .port = port, .timeout_ms = t_ms };
+	struct pin p = { .proto = IPPROTO_TCP, .port = port, .timeout_ms = t_ms };
 
 	assert_int_equal(addr_parse(a, &p.addr), 0);
 	return p;
@@ -39,7 +39,7 @@ static void test_split_by_name_and_port(void **state)
 	struct policy *old = pol("name: p\negress:\n  - domains: [a.example, b.example]\n    ports: [443]\n");
 	struct policy *nw = pol("name: p\negress:\n  - domains: [a.example]\n    ports: [443, 80]\n");
 	struct pinsrc *m;
-	struct fw_pin keep[8], pa = pin4("192.0.2.1", 443, 10000), pb = pin4("192.0.2.2", 443, 10000);
+	struct pin keep[8], pa = pin4("192.0.2.1", 443, 10000), pb = pin4("192.0.2.2", 443, 10000);
 	struct pinsrc_cut cut[8];
 	size_t nk, nc;
 
@@ -77,7 +77,7 @@ static void test_shared_address_and_port(void **state)
 	/* Two names on one address: the pin stays while either is allowed. */
 	struct policy *nw = pol("name: p\negress:\n  - domains: [\"*.cdn.example\"]\n    ports: [443]\n");
 	struct pinsrc *m;
-	struct fw_pin keep[4], p = pin4("192.0.2.9", 443, 5000), p80 = pin4("192.0.2.9", 80, 5000);
+	struct pin keep[4], p = pin4("192.0.2.9", 443, 5000), p80 = pin4("192.0.2.9", 80, 5000);
 	struct pinsrc_cut cut[4];
 	size_t nk, nc;
 
@@ -104,7 +104,7 @@ static void test_shared_address_and_port(void **state)
 static void test_names(void **state)
 {
 	struct pinsrc *m;
-	struct fw_pin pa = pin4("192.0.2.50", 443, 10000), p80 = pin4("192.0.2.50", 80, 10000);
+	struct pin pa = pin4("192.0.2.50", 443, 10000), p80 = pin4("192.0.2.50", 80, 10000);
 	const char *names[PINSRC_NAMES_MAX];
 
 	(void)state;
@@ -129,7 +129,7 @@ static void test_bad_input(void **state)
 {
 	struct pinsrc *m;
 	char longname[300];
-	struct fw_pin p = pin4("192.0.2.1", 1, 1);
+	struct pin p = pin4("192.0.2.1", 1, 1);
 
 	(void)state;
 	memset(longname, 'a', sizeof(longname) - 1);
@@ -146,7 +146,7 @@ static void test_many_sandboxes(void **state)
 {
 	struct policy *p = pol("name: p\negress:\n  - domains: [a.example]\n    ports: [443]\n");
 	struct pinsrc *m;
-	struct fw_pin keep[8], pins[3];
+	struct pin keep[8], pins[3];
 	struct pinsrc_cut cut[8];
 	char name[32];
 	size_t nk, nc;

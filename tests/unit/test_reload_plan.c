@@ -49,7 +49,7 @@ static void sandbox_add(struct world *w, const char *name, const char *policy)
 
 static void pin(struct world *w, const char *sandbox, const char *qname, const char *addr)
 {
-	struct fw_pin p = { .proto = IPPROTO_TCP, .port = 443, .timeout_ms = 60000 };
+	struct pin p = { .proto = IPPROTO_TCP, .port = 443, .timeout_ms = 60000 };
 
 	assert_int_equal(addr_parse(addr, &p.addr), 0);
 	assert_int_equal(pinsrc_note(w->pins, sandbox, qname, &p, 1, 1000), 0);
