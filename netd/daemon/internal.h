@@ -105,7 +105,8 @@ struct daemon {
 	time_t started;
 	char config_file[PATH_MAX];	/* the config file read at startup, absolute; "" = none */
 	uint64_t dns_allowed, dns_denied, dns_failed;
-	struct pinsrc *pinsrc;	/* pin -> qnames, for reloads (netd/trail/pinsrc.h) */
+	struct pinreg *pins;	/* the pin registry (netd/model/pinreg.h): fw, the trail,
+				 * reloads and the SNI check read it; freed after both */
 	uint64_t reloads, reloads_rejected;
 	uint64_t vanished;	/* sandboxes retired because their interface vanished */
 	uint64_t ft_failures;	/* egress interface additions nf_tables refused (flowglue.c) */

@@ -28,8 +28,8 @@
 #include "common/addr.h"
 #include "netd/fw.h"
 #include "netd/fw/batch.h"
-#include "netd/fw/ledger.h"
 #include "netd/fw/ruleset.h"
+#include "netd/model/pinreg.h"
 
 /* nft's datatype ids (nftables include/datatype.h), so `nft list` prints keys. */
 #define TYPE_IPADDR        7
@@ -493,13 +493,13 @@ struct sb_arg {
 	/* Not NULL (render_chain only): the chain's conn-limit set before this render; it goes. */
 	const char *old_connset;
 	/*
-	 * The pins fw recorded for this name (netd/fw/ledger.h), sent from
-	 * @old_src (by family: [0] IPv4, [1] IPv6): removed from pin4/6 when
-	 * the sandbox is deleted or added afresh, and in reconcile mode when
-	 * replace_pins is set.
+	 * The pins fw gave @old_pins_of (the registry @old_pins, borrowed;
+	 * NULL: none), sent from @old_src (by family: [0] IPv4, [1] IPv6):
+	 * removed from pin4/6 when the sandbox is deleted or added afresh, and
+	 * in reconcile mode when replace_pins is set.
 	 */
-	const struct fw_ledger_pin *old_pins;
-	size_t n_old_pins;
+	const struct pinreg *old_pins;
+	const char *old_pins_of;
 	struct addr old_src[2];
 	/*
 	 * The fingerprint of the chain and hookup fw rendered for this name
@@ -550,9 +550,13 @@ void render_marks_remove(struct bt *bt, const struct fw_sandbox *sb, uint32_t ma
  */
 void render_pins(struct bt *bt, const struct addr src[2], const struct pin *pins, size_t n);
 
-/* render_pins_remove() - remove those elements: gone afterwards, never an error. */
-void render_pins_remove(struct bt *bt, const struct addr src[2], const struct fw_ledger_pin *pins,
-			size_t n);
+/*
+ * render_pins_remove() - remove the elements the registry @reg says were
+ * given to sandbox @name (NULL @reg: none), sent from @src: gone
+ * afterwards, never an error.
+ */
+void render_pins_remove(struct bt *bt, const struct addr src[2], const struct pinreg *reg,
+			const char *name);
 
 /* render_pin_keys_remove() - the same for @n raw pin4/6 keys of family @f, @stride bytes apart. */
 void render_pin_keys_remove(struct bt *bt, const struct fw_fam *f, const uint8_t *keys,

@@ -368,7 +368,9 @@ int pinreg_give(struct pinreg *r, const char *sandbox, const struct pin *pins, s
 	return err;
 }
 
-void pinreg_retain(struct pinreg *r, const char *sandbox, uint64_t gen)
+/* @fn(@r, e, @arg) for each entry e of @sandbox (it may drop e); the empty sandbox goes after. */
+static void each_of(struct pinreg *r, const char *sandbox,
+		    void (*fn)(struct pinreg *, struct ent *, uint64_t), uint64_t arg)
 {
 	struct sbx *s = sbx_find(r, sandbox);
 
@@ -377,14 +379,25 @@ void pinreg_retain(struct pinreg *r, const char *sandbox, uint64_t gen)
 	r->busy = s;
 	for (struct ent *e = s->first, *nx; e; e = nx) {
 		nx = e->sb_next;
-		if (!e->given || (gen && e->gen == gen))
-			continue;
-		ent_ungive(r, e);
-		if (!e->n_names)
-			ent_drop(r, ent_pp(r, e));
+		fn(r, e, arg);
 	}
 	r->busy = NULL;
 	sbx_release(r, s);
+}
+
+/* Not given unless give call @gen gave it; dropped if that leaves it nothing. */
+static void retain_one(struct pinreg *r, struct ent *e, uint64_t gen)
+{
+	if (!e->given || (gen && e->gen == gen))
+		return;
+	ent_ungive(r, e);
+	if (!e->n_names)
+		ent_drop(r, ent_pp(r, e));
+}
+
+void pinreg_retain(struct pinreg *r, const char *sandbox, uint64_t gen)
+{
+	each_of(r, sandbox, retain_one, gen);
 }
 
 size_t pinreg_given_count(const struct pinreg *r, const char *sandbox)
@@ -454,14 +467,18 @@ static struct ent *memo_take(struct pinreg *r, const struct sbx *s, size_t *j, c
 	return e;
 }
 
-int pinreg_note(struct pinreg *r, const char *sandbox, const char *qname, const struct pin *pins,
-		size_t n, uint64_t now_ms)
+/*
+ * One answer's note: @pins[0..@n) pinned for @qname, or (@pins NULL)
+ * @addrs[0..@n) named without a pin (protocol and port 0, lapsing now).
+ */
+static int note(struct pinreg *r, const char *sandbox, const char *qname, const struct pin *pins,
+		const struct addr *addrs, size_t n, uint64_t now_ms)
 {
 	struct sbx *s;
 	size_t j = 0;
 	int err = 0;
 
-	if (!r || !name_ok(sandbox) || !qname_ok(qname) || (n && !pins))
+	if (!r || !name_ok(sandbox) || !qname_ok(qname) || (n && !pins && !addrs))
 		return -EINVAL;
 	s = sbx_get(r, sandbox);
 	if (!s)
@@ -471,14 +488,15 @@ int pinreg_note(struct pinreg *r, const char *sandbox, const char *qname, const 
 		bucket_sweep(r, r->sweep++ & (PINREG_BUCKETS - 1), now_ms);
 	r->stamp++;
 	for (size_t i = 0; i < n && !err; i++) {
-		struct ent *e = memo_take(r, s, &j, &pins[i]);
+		const struct pin p = pins ? pins[i] : (struct pin){ .addr = addrs[i] };
+		struct ent *e = memo_take(r, s, &j, &p);
 
 		if (!e)
-			err = ent_get(r, s, &pins[i].addr, pins[i].proto, pins[i].port, now_ms, &e);
+			err = ent_get(r, s, &p.addr, p.proto, p.port, now_ms, &e);
 		if (err)
 			break;
 		/* The proxy never shortens a pin (pintrack): neither do we. */
-		ent_extend(e, now_ms, now_ms + pins[i].timeout_ms);
+		ent_extend(e, now_ms, now_ms + p.timeout_ms);
 		err = ent_name(e, qname, r->stamp);
 	}
 	r->n_memo = 0;	/* one answer's */
@@ -487,32 +505,16 @@ int pinreg_note(struct pinreg *r, const char *sandbox, const char *qname, const 
 	return err;
 }
 
+int pinreg_note(struct pinreg *r, const char *sandbox, const char *qname, const struct pin *pins,
+		size_t n, uint64_t now_ms)
+{
+	return note(r, sandbox, qname, n ? pins : NULL, NULL, n, now_ms);
+}
+
 int pinreg_name(struct pinreg *r, const char *sandbox, const char *qname,
 		const struct addr *addrs, size_t n, uint64_t now_ms)
 {
-	struct sbx *s;
-	int err = 0;
-
-	if (!r || !name_ok(sandbox) || !qname_ok(qname) || (n && !addrs))
-		return -EINVAL;
-	s = sbx_get(r, sandbox);
-	if (!s)
-		return -ENOMEM;
-	r->busy = s;
-	r->stamp++;
-	for (size_t i = 0; i < n && !err; i++) {
-		struct ent *e;
-
-		err = ent_get(r, s, &addrs[i], 0, 0, now_ms, &e);
-		if (err)
-			break;
-		/* No pin: it lapses now, and its name stays until the sweep. */
-		ent_extend(e, now_ms, now_ms);
-		err = ent_name(e, qname, r->stamp);
-	}
-	r->busy = NULL;
-	sbx_release(r, s);
-	return err;
+	return note(r, sandbox, qname, NULL, n ? addrs : NULL, n, now_ms);
 }
 
 const char *pinreg_last_name(const struct pinreg *r, const char *sandbox, const struct addr *addr)
@@ -596,8 +598,9 @@ int pinreg_split(const struct pinreg *r, const char *sandbox, const struct polic
 }
 
 /* @e loses its names; dropped unless given. */
-static void ent_unname(struct pinreg *r, struct ent *e)
+static void ent_unname(struct pinreg *r, struct ent *e, uint64_t unused)
 {
+	(void)unused;
 	if (e->given)
 		names_clear(e);
 	else
@@ -616,7 +619,7 @@ void pinreg_drop(struct pinreg *r, const char *sandbox, const struct pinreg_cut 
 				     cut[i].port);
 
 		if (e)
-			ent_unname(r, e);
+			ent_unname(r, e, 0);
 	}
 	r->busy = NULL;
 	sbx_release(r, s);
@@ -624,17 +627,7 @@ void pinreg_drop(struct pinreg *r, const char *sandbox, const struct pinreg_cut 
 
 void pinreg_forget(struct pinreg *r, const char *sandbox)
 {
-	struct sbx *s = sbx_find(r, sandbox);
-
-	if (!s)
-		return;
-	r->busy = s;
-	for (struct ent *e = s->first, *nx; e; e = nx) {
-		nx = e->sb_next;
-		ent_unname(r, e);
-	}
-	r->busy = NULL;
-	sbx_release(r, s);
+	each_of(r, sandbox, ent_unname, 0);
 }
 
 size_t pinreg_count(const struct pinreg *r)

@@ -1,8 +1,8 @@
 /*
  * trail - conn/deny records and their counters.  Ordering: a pin's name is
- * recorded (trail_pinned(), from the proxy's audit callback) before the
- * DNS answer leaves, so every connection made with that answer finds its
- * name here when it opens and when it ends.  Counters: every byte the
+ * recorded in the pin registry (pinreg_note(), from the proxy's audit
+ * callback) before the DNS answer leaves, so every connection made with
+ * that answer finds its name there when it opens and when it ends.  Counters: every byte the
  * kernel counts for a flow is folded into the sandbox's and the rule's
  * counters exactly once (flowtab.h), so they grow while flows are live
  * and agree with the records.
@@ -29,11 +29,10 @@
 #include "netd/trail/grace.h"
 #include "netd/common/metrics.h"
 #include "netd/trail/nflog.h"
-#include "netd/trail/pinmap.h"
+#include "netd/model/pinreg.h"
 
 #include <event2/event.h>
 
-#define TRAIL_PINMAP_ENTRIES 16384
 #define TRAIL_DOMAIN_SLOTS   8192	/* per (sandbox, domain) counters; power of two */
 #define TRAIL_DOMAIN_OTHER   "(other)"	/* where counters go once the table is full */
 #define TRAIL_IFCACHE        1024
@@ -57,7 +56,7 @@ struct dns_ctr {
 struct dom_ctr {
 	bool used;
 	uint32_t slot;
-	char domain[PINMAP_NAME_MAX + 1];
+	char domain[PINREG_QNAME_MAX + 1];
 	struct totals t;
 };
 
@@ -69,7 +68,6 @@ struct trail {
 	void *ctx;
 	struct acct *acct;
 	struct nflog *nflog;
-	struct pinmap *pins;
 	struct totals *per_slot;	/* SANDBOX_MAX */
 	struct dns_ctr **dns;		/* SANDBOX_MAX, each NULL until used */
 	struct flowtab *flows;		/* what each live flow has been counted as */
@@ -125,7 +123,7 @@ static struct sandbox *by_slot(const struct trail *t, int64_t slot)
 static const char *domain_of(const struct trail *t, const struct sandbox *sb,
 			     const struct addr *dst, char *buf, size_t sz)
 {
-	const char *name = pinmap_get(t->pins, sb->slot, dst);
+	const char *name = pinreg_last_name(t->cfg.pins, sb->name, dst);
 	const struct policy *p;
 
 	if (name)
@@ -166,7 +164,7 @@ static struct totals *dom_ctr(struct trail *t, uint32_t slot, const char *domain
 
 /*
  * A connection of @sb closed: re-pin its (dst, proto, dport) for the
- * grace if pinmap has a name for dst and the current policy still allows
+ * grace if the pin registry has a name for dst and the current policy still allows
  * that name there (netd/trail/grace.h).  Only flows the kernel accepted end, so
  * only addresses a connection was really using get a grace: a deny never
  * becomes an allow here.
@@ -182,7 +180,7 @@ static void grace_flow(struct trail *t, const struct sandbox *sb, const struct c
 	if (!t->grace_on || !t->cfg.grace_pin || (int64_t)sb->slot == t->gone_slot ||
 	    (f->proto != IPPROTO_TCP && f->proto != IPPROTO_UDP))
 		return;
-	name = pinmap_get(t->pins, sb->slot, &f->dst);
+	name = pinreg_last_name(t->cfg.pins, sb->name, &f->dst);
 	if (!name)
 		return;		/* not reached through a name (CIDR rule, or forgotten) */
 	g = grace_timeout_s(t->policy(t->ctx, sb->policy), name, &f->dst, f->proto, f->dport,
@@ -290,7 +288,7 @@ static const char *domain_key(const struct trail *t, const struct sandbox *sb,
 {
 	if (!domain)
 		return "";
-	if (!pinmap_get(t->pins, sb->slot, &f->dst))
+	if (!pinreg_last_name(t->cfg.pins, sb->name, &f->dst))
 		return domain;	/* a CIDR rule, already a pattern */
 	return rule_label(t->policy(t->ctx, sb->policy), domain, f->proto, f->dport);
 }
@@ -556,7 +554,6 @@ int trail_new(struct event_base *base, const struct trail_config *cfg, struct au
 	t->seen = calloc(1, sizeof(*t->seen));
 	t->dns = calloc(SANDBOX_MAX, sizeof(*t->dns));
 	if (!t->per_slot || !t->dom || !t->seen || !t->dns ||
-	    pinmap_new(TRAIL_PINMAP_ENTRIES, &t->pins) < 0 ||
 	    flowtab_new(TRAIL_FLOWS, &t->flows) < 0 || denyfold_new(&t->denies) < 0)
 		goto fail;
 	{
@@ -609,7 +606,6 @@ void trail_free(struct trail *t)
 		event_free(t->deny_tick);
 	denyfold_free(t->denies);
 	flowtab_free(t->flows);
-	pinmap_free(t->pins);
 	for (size_t i = 0; t->dns && i < SANDBOX_MAX; i++)
 		free(t->dns[i]);
 	free(t->dns);
@@ -617,15 +613,6 @@ void trail_free(struct trail *t)
 	free(t->dom);
 	free(t->seen);
 	free(t);
-}
-
-void trail_pinned(struct trail *t, const struct sandbox *sb, const char *qname,
-		  const struct addr *addrs, size_t n)
-{
-	if (!t || !sb || !qname)
-		return;
-	for (size_t i = 0; i < n; i++)
-		pinmap_set(t->pins, sb->slot, &addrs[i], qname);
 }
 
 int trail_set_grace(struct trail *t, bool on)
@@ -664,7 +651,6 @@ void trail_sandbox_gone(struct trail *t, const struct sandbox *sb)
 	deny_flush(t, sb->slot, false);	/* while it still has a name */
 	free(t->dns[sb->slot]);
 	t->dns[sb->slot] = NULL;
-	pinmap_forget(t->pins, sb->slot);
 	nflog_forget(t->nflog, sb->slot);
 	memset(&t->per_slot[sb->slot], 0, sizeof(t->per_slot[sb->slot]));
 	for (size_t i = 0; i < TRAIL_DOMAIN_SLOTS; i++)

@@ -37,13 +37,9 @@ static struct policy *pol(const char *yaml)
 
 static struct pin pin(const char *ip, uint8_t proto, uint16_t port, uint32_t timeout_ms)
 {
-	struct pin p;
+	struct pin p = { .proto = proto, .port = port, .timeout_ms = timeout_ms };
 
-	memset(&p, 0, sizeof(p));
 	assert_int_equal(addr_parse(ip, &p.addr), 0);
-	p.proto = proto;
-	p.port = port;
-	p.timeout_ms = timeout_ms;
 	return p;
 }
 
