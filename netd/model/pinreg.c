@@ -48,7 +48,8 @@ struct ent {
 	uint16_t port;
 	bool given;		/* fw gave it to the kernel */
 	uint8_t n_names, oldest, last;	/* ring of names; @last: the one noted last */
-	uint64_t expires_ms;
+	uint64_t given_ms;	/* fw's: when the kernel's element lapses (the latest give) */
+	uint64_t named_ms;	/* the answers': until when its names hold it */
 	uint64_t stamp;		/* the note that named it last (0: none) */
 	uint64_t gen;		/* the give that gave it last */
 	char *names[PINREG_NAMES_MAX];
@@ -181,7 +182,10 @@ static size_t bucket_sweep(struct pinreg *r, uint32_t i, uint64_t now_ms)
 	size_t n = 0;
 
 	for (struct ent **pp = &r->b[i]; *pp;) {
-		if ((*pp)->expires_ms + PINREG_SLACK_MS < now_ms) {
+		const struct ent *e = *pp;
+
+		if ((e->given_ms > e->named_ms ? e->given_ms : e->named_ms) + PINREG_SLACK_MS <
+		    now_ms) {
 			ent_drop(r, pp);
 			n++;
 		} else {
@@ -252,13 +256,17 @@ static int ent_get(struct pinreg *r, struct sbx *s, const struct addr *a, uint8_
 	return 0;
 }
 
-/* @e is pinned again at @now_ms until @expires_ms: lapsed, its old names go; never shortened. */
+/*
+ * An answer pinned @e again at @now_ms until @expires_ms: if its names had
+ * lapsed they no longer hold it (they go); never shortened.  fw's gives
+ * leave names alone (an idle grace re-pin keeps the address's last name).
+ */
 static void ent_extend(struct ent *e, uint64_t now_ms, uint64_t expires_ms)
 {
-	if (e->expires_ms <= now_ms && e->n_names)
+	if (e->named_ms <= now_ms && e->n_names)
 		names_clear(e);
-	if (expires_ms > e->expires_ms)
-		e->expires_ms = expires_ms;
+	if (expires_ms > e->named_ms)
+		e->named_ms = expires_ms;
 }
 
 /* @qname pinned or named @e now (note @stamp).  Return: 0; -ENOMEM (its names unchanged). */
@@ -351,7 +359,8 @@ int pinreg_give(struct pinreg *r, const char *sandbox, const struct pin *pins, s
 		err = ent_get(r, s, &pins[i].addr, pins[i].proto, pins[i].port, now_ms, &e);
 		if (err)
 			break;
-		ent_extend(e, now_ms, now_ms + pins[i].timeout_ms);
+		if (now_ms + pins[i].timeout_ms > e->given_ms)
+			e->given_ms = now_ms + pins[i].timeout_ms;
 		if (!e->given) {
 			e->given = true;
 			s->n_given++;
@@ -419,12 +428,12 @@ size_t pinreg_given_live(const struct pinreg *r, const char *sandbox, const stru
 	size_t live = 0;
 
 	for (const struct ent *e = s ? s->first : NULL; e; e = e->sb_next)
-		live += e->given && e->expires_ms > now_ms;
+		live += e->given && e->given_ms > now_ms;
 	for (size_t i = 0; i < n; i++) {
 		const struct ent *e = s ? find(r, bucket_of(s, &pins[i].addr), s, &pins[i].addr,
 					       pins[i].proto, pins[i].port) : NULL;
 
-		if (!e || !e->given || e->expires_ms <= now_ms)
+		if (!e || !e->given || e->given_ms <= now_ms)
 			live++;
 	}
 	return live;
@@ -540,7 +549,7 @@ size_t pinreg_names(const struct pinreg *r, const char *sandbox, const struct ad
 	if (!s || !a || !proto)
 		return 0;
 	e = find(r, bucket_of(s, a), s, a, proto, port);
-	if (!e || e->expires_ms <= now_ms)
+	if (!e || e->named_ms <= now_ms)
 		return 0;
 	for (unsigned int i = 0; i < e->n_names; i++)
 		out[i] = e->names[i];
@@ -572,7 +581,7 @@ int pinreg_split(const struct pinreg *r, const char *sandbox, const struct polic
 		bool ok = false;
 
 		/* Live pins an answer named; fw's alone and bare names are neither. */
-		if (e->expires_ms <= now_ms || !e->n_names || !e->proto)
+		if (e->named_ms <= now_ms || !e->n_names || !e->proto)
 			continue;
 		for (unsigned int j = 0; j < e->n_names && !ok; j++)
 			ok = pol && allowed(pol, e->names[j], e->proto, e->port);
@@ -581,7 +590,7 @@ int pinreg_split(const struct pinreg *r, const char *sandbox, const struct polic
 				return -E2BIG;
 			keep[(*n_keep)++] = (struct pin){
 				.addr = e->addr, .proto = e->proto, .port = e->port,
-				.timeout_ms = (uint32_t)(e->expires_ms - now_ms) };
+				.timeout_ms = (uint32_t)(e->named_ms - now_ms) };
 		} else {
 			struct pinreg_cut *c;
 
@@ -619,7 +628,7 @@ void pinreg_drop(struct pinreg *r, const char *sandbox, const struct pinreg_cut 
 				     cut[i].port);
 
 		if (e)
-			ent_unname(r, e, 0);
+			e->named_ms = 0;	/* its names no longer hold it */
 	}
 	r->busy = NULL;
 	sbx_release(r, s);

@@ -1,7 +1,10 @@
 /*
  * pinreg - the pin registry: netd's one record of every pin, per sandbox.
  * One entry per (sandbox, address, protocol, port) holds
- *   - its expiry (the latest any answer or fw gave it),
+ *   - two expiries: fw's (the latest it gave the kernel) and the answers'
+ *     (until when its names hold it; a lapsed entry's names go when an
+ *     answer pins it again, not when fw does: an idle grace re-pin keeps
+ *     the address's last name, and its old names no longer hold it),
  *   - whether fw gave it to the kernel's shared sets pin4/pin6 ("given":
  *     fw deletes exactly those when the sandbox goes, counts them for the
  *     per-sandbox and total limits),
@@ -61,8 +64,8 @@ void pinreg_free(struct pinreg *r);
  * (each until @now_ms + timeout_ms; an entry keeps the later of its two
  * expiries).  Call it BEFORE the batch: a pin the kernel has must be here,
  * or the sandbox's removal would leave it behind; one the kernel refused
- * is removed harmlessly later.  An entry whose expiry had passed loses its
- * names (its old answers no longer hold it).
+ * is removed harmlessly later.  Names are left alone (pinreg_names() and
+ * pinreg_split() go by the answers' expiry).
  * @ret_gen: if not NULL, this call's mark, for pinreg_retain().
  * Return: 0; -EINVAL; -ENOSPC (PINREG_MAX entries, after dropping the
  * lapsed ones); -ENOMEM.  On error the pins given so far stay given.
@@ -105,7 +108,8 @@ size_t pinreg_sweep(struct pinreg *r, uint64_t now_ms);
 
 /*
  * pinreg_note() - @qname's answer pinned @pins[0..@n) for @sandbox at @now_ms
- * (each until now + timeout_ms; an expiry never shrinks).  @qname:
+ * (each until now + timeout_ms; an expiry never shrinks; an entry whose
+ * names had lapsed loses them first).  @qname:
  * lower-case presentation form, copied; it becomes the name noted last of
  * each pin's address.  Also sweeps a few buckets of lapsed entries.
  * Return: 0; -ENOSPC (PINREG_MAX entries: that pin is not named, so a
@@ -162,8 +166,11 @@ int pinreg_split(const struct pinreg *r, const char *sandbox, const struct polic
 		 struct pinreg_cut *cut, size_t max_cut, size_t *n_cut);
 
 /*
- * pinreg_drop() - @sandbox's pins @cut[0..@n) lose their names (a reload
- * removed them); those not given are dropped.
+ * pinreg_drop() - a reload removed @sandbox's pins @cut[0..@n): their names
+ * no longer hold them (pinreg_split() and pinreg_names() see them no more;
+ * an answer that pins one again starts its names afresh).  The address
+ * keeps its last name (pinreg_last_name(): a connection the reload did not
+ * cut is still named) until the entry lapses and is swept.
  */
 void pinreg_drop(struct pinreg *r, const char *sandbox, const struct pinreg_cut *cut, size_t n);
 

@@ -171,7 +171,8 @@ static struct totals *dom_ctr(struct trail *t, uint32_t slot, const char *domain
  */
 static void grace_flow(struct trail *t, const struct sandbox *sb, const struct ct_flow *f)
 {
-	const char *name;
+	char name[PINREG_QNAME_MAX + 1];	/* a copy: the re-pin changes the registry */
+	const char *named;
 	uint32_t g;
 	struct pin pin;
 	char abuf[ADDR_STRLEN];
@@ -180,9 +181,10 @@ static void grace_flow(struct trail *t, const struct sandbox *sb, const struct c
 	if (!t->grace_on || !t->cfg.grace_pin || (int64_t)sb->slot == t->gone_slot ||
 	    (f->proto != IPPROTO_TCP && f->proto != IPPROTO_UDP))
 		return;
-	name = pinreg_last_name(t->cfg.pins, sb->name, &f->dst);
-	if (!name)
+	named = pinreg_last_name(t->cfg.pins, sb->name, &f->dst);
+	if (!named)
 		return;		/* not reached through a name (CIDR rule, or forgotten) */
+	snprintf(name, sizeof(name), "%s", named);
 	g = grace_timeout_s(t->policy(t->ctx, sb->policy), name, &f->dst, f->proto, f->dport,
 			    t->cfg.idle_grace_s);
 	if (!g) {

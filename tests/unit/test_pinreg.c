@@ -252,13 +252,19 @@ static void test_split_by_name_and_port(void **state)
 	/* Nothing changes until the drop. */
 	assert_int_equal(pinreg_count(m), 3);
 	pinreg_drop(m, "sb1", cut, nc);
-	assert_int_equal(pinreg_count(m), 2);	/* sb2's entry stays */
+	/* Dropped: no longer split (kept nor cut), sb2's entry stays; the
+	 * address keeps its last name for the records. */
+	assert_int_equal(pinreg_split(m, "sb1", nw, 4000, keep, 8, &nk, cut, 8, &nc), 0);
+	assert_int_equal(nk + nc, 1);
+	assert_string_equal(pinreg_last_name(m, "sb1", &pb.addr), "b.example");
+	assert_int_equal(pinreg_split(m, "sb2", NULL, 4000, keep, 8, &nk, cut, 8, &nc), 0);
+	assert_int_equal(nc, 1);
 	/* A NULL policy (deny all) keeps nothing. */
 	assert_int_equal(pinreg_split(m, "sb1", NULL, 4000, keep, 8, &nk, cut, 8, &nc), 0);
 	assert_int_equal(nk, 0);
 	assert_int_equal(nc, 1);
 	pinreg_forget(m, "sb2");
-	assert_int_equal(pinreg_count(m), 1);
+	assert_int_equal(pinreg_count(m), 2);	/* sb1's two */
 	pinreg_free(m);
 	policy_free(nw);
 }
@@ -394,7 +400,7 @@ static void test_many_sandboxes(void **state)
 	assert_int_equal(nc, 0);
 	cut[0] = (struct pinreg_cut){ .addr = pins[0].addr, .proto = IPPROTO_TCP, .port = 443 };
 	pinreg_drop(m, "sb9", cut, 1);
-	assert_int_equal(pinreg_count_of(m, "sb9"), 2);
+	assert_int_equal(pinreg_count_of(m, "sb9"), 3);	/* named still, until swept */
 	assert_int_equal(pinreg_split(m, "sb9", p, 200, keep, 8, &nk, cut, 8, &nc), 0);
 	assert_int_equal(nk, 1);
 	assert_true(addr_equal(&keep[0].addr, &pins[1].addr));
@@ -405,7 +411,7 @@ static void test_many_sandboxes(void **state)
 		assert_int_equal(pinreg_note(m, "sweeper", "a.example", pins, 1, later), 0);
 	assert_int_equal(pinreg_count(m), 2 * 498 + 1 + 1);	/* sb9 has one, the sweeper one */
 	assert_int_equal(pinreg_count_of(m, "sb10"), 2);
-	assert_int_equal(pinreg_count_of(m, "sb9"), 1);
+	assert_int_equal(pinreg_count_of(m, "sb9"), 1);	/* the dropped one swept too */
 	pinreg_forget(m, "sweeper");
 	assert_int_equal(pinreg_count(m), 2 * 498 + 1);
 	pinreg_free(m);
@@ -487,6 +493,12 @@ static void test_give_then_note(void **state)
 		assert_int_equal(pinreg_names(m, "s", &v[i].addr, IPPROTO_TCP, 443, 2, names), 1);
 		assert_string_equal(names[0], "a.example");
 	}
+	/* Lapsed, then fw alone gives it again (an idle grace): the address
+	 * keeps its last name, but the old answer's names no longer hold it. */
+	assert_int_equal(pinreg_give(m, "s", &v[1], 1, 6000, NULL), 0);
+	assert_string_equal(pinreg_last_name(m, "s", &v[1].addr), "a.example");
+	assert_int_equal(pinreg_names(m, "s", &v[1].addr, IPPROTO_TCP, 443, 6001, names), 0);
+	assert_int_equal(pinreg_given_live(m, "s", NULL, 0, 6001), 1);
 	/* Deleted while fw could not remove its pins: names go, the given pin stays. */
 	pinreg_forget(m, "s");
 	assert_int_equal(pinreg_count_of(m, "s"), 1);
