@@ -19,6 +19,7 @@ enum cli_exit {
 	CLI_UNREACHABLE = 5,	/* no daemon answers on the control socket */
 	CLI_REJECTED = 6,	/* invalid input: the daemon refused it (HTTP 400, 413) or
 				 * `policy check` found an error */
+	CLI_CHANGED = 7,	/* `policy replay --fail-on`: a change of that kind */
 };
 
 /*
