@@ -94,6 +94,20 @@ enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_q
 	return DECIDE_ALLOW;
 }
 
+const char *decide_reason(enum decide_verdict v)
+{
+	switch (v) {
+	case DECIDE_DENY_NAME:
+		return reason_dns_name(REASON_DNS_BAD_NAME);
+	case DECIDE_DENY_CLASS:
+		return reason_dns_name(REASON_DNS_BAD_CLASS);
+	case DECIDE_DENY_LONG:
+		return reason_dns_name(REASON_DNS_QNAME_TOO_LONG);
+	default:
+		return reason_dns_name(REASON_DNS_NOT_IN_POLICY);
+	}
+}
+
 static bool in_internal(const struct decide_ctx *c, const struct addr *a)
 {
 	for (size_t i = 0; i < c->n_internal; i++)

@@ -194,20 +194,6 @@ static enum decide_verdict name_decide(const struct policy *p, const char *name,
 	return decide_query(&c, &q, rules, n_rules);
 }
 
-static const char *deny_word(enum decide_verdict v)
-{
-	switch (v) {
-	case DECIDE_DENY_NAME:
-		return reason_dns_name(REASON_DNS_BAD_NAME);
-	case DECIDE_DENY_CLASS:
-		return reason_dns_name(REASON_DNS_BAD_CLASS);
-	case DECIDE_DENY_LONG:
-		return reason_dns_name(REASON_DNS_QNAME_TOO_LONG);
-	default:
-		return reason_dns_name(REASON_DNS_NOT_IN_POLICY);
-	}
-}
-
 static struct pd_verdict dns_decide(const struct policy *p, const char *qname)
 {
 	uint16_t rules[DECIDE_MAX_RULES];
@@ -216,7 +202,7 @@ static struct pd_verdict dns_decide(const struct policy *p, const char *qname)
 
 	if (v == DECIDE_ALLOW)
 		return (struct pd_verdict){ .allow = true, .rule = rules[0] };
-	return (struct pd_verdict){ .rule = -1, .why = deny_word(v) };
+	return (struct pd_verdict){ .rule = -1, .why = decide_reason(v) };
 }
 
 /*
@@ -245,7 +231,7 @@ static struct pd_verdict flow_decide(const struct policy *p, const char *name,
 					    .why = reason_deny_name(REASON_DENY_NOT_PINNED) };
 	v = name_decide(p, name, rules, &n);
 	if (v != DECIDE_ALLOW)
-		return (struct pd_verdict){ .rule = -1, .why = deny_word(v) };
+		return (struct pd_verdict){ .rule = -1, .why = decide_reason(v) };
 	for (size_t i = 0; i < n; i++)
 		if (policy_rule_port(&p->rules[rules[i]], proto, port))
 			return (struct pd_verdict){ .allow = true, .rule = rules[i] };
