@@ -29,7 +29,7 @@
 #define FAIL_DENIED  (1u << 0)
 #define FAIL_ALLOWED (1u << 1)
 
-static const char replay_usage[] =
+static const char usage_text[] =
 	"usage: netd policy replay [--audit FILE]... [--since T] [--sandbox S | --policy P]\n"
 	"                          [--json] [--fail-on newly-denied|newly-allowed]...\n"
 	"                          POLICY.yaml...\n"
@@ -237,22 +237,22 @@ int cli_replay(int argc, char **argv, const char *socket_path)
 			if (cli_audit_time(optarg, (long long)time(NULL), o.since,
 					   sizeof(o.since)) < 0) {
 				fprintf(stderr, "netd: policy replay: bad --since \"%s\"\n%s", optarg,
-					replay_usage);
+					usage_text);
 				return CLI_USAGE;
 			}
 			break;
 		case 'h':
-			fputs(replay_usage, stdout);
+			fputs(usage_text, stdout);
 			return CLI_OK;
 		default:
-			fputs(replay_usage, stderr);
+			fputs(usage_text, stderr);
 			return CLI_USAGE;
 		}
 	}
 	n_pols = (size_t)(argc - optind);
 	if (n_pols == 0 || n_pols > REPLAY_POLICIES_MAX || (o.sandbox && o.policy)) {
 		fprintf(stderr, "netd: policy replay wants 1-%d POLICY.yaml files and at most one "
-			"of --sandbox and --policy\n%s", REPLAY_POLICIES_MAX, replay_usage);
+			"of --sandbox and --policy\n%s", REPLAY_POLICIES_MAX, usage_text);
 		return CLI_USAGE;
 	}
 	if ((o.sandbox && !policy_name_valid(o.sandbox)) ||
