@@ -206,8 +206,9 @@ static int table_row(struct cli_table *t, const json_t *r)
 	if (ev && strcmp(ev, "sandbox") == 0)
 		detail = str(r, "action");
 	{
-		char c7[16], c8[16], c9[16], det[340];
+		char c7[16], c8[16], c9[16], c10[64], det[420];
 		const json_t *cnt = json_object_get(r, "count");
+		const char *wd = str(r, "would_deny");
 		const char *row[] = { cli_audit_cell(str(r, "ts"), c5, sizeof(c5)), cli_audit_cell(ev, c6, sizeof(c6)),
 				      cli_audit_cell(str(r, "sandbox"), c2, sizeof(c2)),
 				      cli_audit_cell(str(r, "proto"), c7, sizeof(c7)), dst, c4,
@@ -218,6 +219,10 @@ static int table_row(struct cli_table *t, const json_t *r)
 		snprintf(det, sizeof(det), "%s", cli_audit_cell(detail, c3, sizeof(c3)));
 		if (json_is_integer(cnt) && json_integer_value(cnt) > 1)
 			snprintf(det, sizeof(det), "%s x%lld", c3, (long long)json_integer_value(cnt));
+		/* Audit mode: passed, but enforce would not have (the JSON's "would_deny"). */
+		if (wd)
+			snprintf(det, sizeof(det), "%s, would deny: %s", detail ? c3 : "allow",
+				 cli_audit_cell(wd, c10, sizeof(c10)));
 		return cli_table_add(t, row);
 	}
 }
