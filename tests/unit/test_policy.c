@@ -242,6 +242,17 @@ static void test_pattern_findings(void **state)
 	expect_bad("github.io", yaml, strlen(yaml), 3, 27,
 		   "egress[0].domains[1]: bad pattern '*.github.io': 'github.io' is a public suffix "
 		   "(private section of the Public Suffix List)");
+	/*
+	 * Issue 32: the hint fits the real case.  Each name right under a
+	 * private-section suffix is a site of its own (GitHub's raw. and
+	 * objects.githubusercontent.com): a wildcard below one of them would
+	 * not match it, so the hint says to list the hosts.
+	 */
+	snprintf(yaml, sizeof(yaml), HDR "  - domains: [\"*.githubusercontent.com\"]\n    ports: [443]\n");
+	expect_bad("githubusercontent.com", yaml, strlen(yaml), 3, 15,
+		   "each name directly under it is a site of its own (GitHub's "
+		   "raw.githubusercontent.com is one), so the wildcard allows every owner's; "
+		   "list the hosts you need, e.g. 'HOST.githubusercontent.com'");
 	snprintf(yaml, sizeof(yaml), HDR "  - domains: [\"*.co.uk\"]\n    ports: [443]\n");
 	expect_bad("co.uk", yaml, strlen(yaml), 3, 15, "'co.uk' is a public suffix (ICANN section");
 	snprintf(yaml, sizeof(yaml), HDR "  - domains: [\"*.org\"]\n    ports: [443]\n");
