@@ -84,9 +84,9 @@ static const struct bad_case {
 	  "description: expected a string, got a list" },
 	{ "key not a string", "? [a]\n: b\n", 1, 3, "expected a key name, got a list" },
 	/* YAML itself */
-	{ "syntax unclosed flow", "name: t\negress: [\n", 3, 1, "YAML syntax error: did not find expected node content" },
-	{ "syntax bad indent", "name: t\n egress: []\n", 2, 8, "YAML syntax error: mapping values are not allowed" },
-	{ "syntax tab", "name: t\negress:\n\t- cidrs: [192.0.2.0/24]\n", 3, 1, "YAML syntax error" },
+	{ "syntax unclosed flow", "name: t\negress: [\n", 3, 1, "YAML syntax error: an unclosed [ ] or { }, or a missing comma between items (libyaml: did not find expected node content" },
+	{ "syntax bad indent", "name: t\n egress: []\n", 2, 8, "YAML syntax error: a ': ' where YAML did not expect a key: indent a key like its siblings, or quote a value that holds ': ' (libyaml: mapping values are not allowed" },
+	{ "syntax tab", "name: t\negress:\n\t- cidrs: [192.0.2.0/24]\n", 3, 1, "YAML syntax error: a tab: YAML indents with spaces only" },
 	{ "two documents", "name: a\negress: []\n---\nname: b\negress: []\n", 3, 1,
 	  "a second YAML document" },
 	{ "alias", "name: &n a\negress: []\ndescription: *n\n", 3, 14, "aliases (*name) are not allowed" },
@@ -100,7 +100,7 @@ static const struct bad_case {
 	/* rules */
 	{ "rule string", HDR "  - pypi.org\n", 3, 5, "egress[0]: expected a mapping with 'domains' or 'cidrs' and 'ports', got a string" },
 	{ "rule unknown key", HDR "  - domains: [a.b]\n    ports: [443]\n    port: 80\n", 5, 5,
-	  "egress[0]: unknown key 'port' (allowed: domains, cidrs, ports, protocol, min_ttl, max_qname_length, idle_grace, except, tls, http)" },
+	  "egress[0]: unknown key 'port'; did you mean 'ports'? (allowed: domains, cidrs, ports, protocol, min_ttl, max_qname_length, idle_grace, except, tls, http)" },
 	{ "rule dup key", HDR "  - domains: [a.b]\n    ports: [443]\n    ports: [80]\n", 5, 5,
 	  "egress[0]: duplicate key 'ports' (first at line 4, column 5)" },
 	{ "rule both", HDR "  - domains: [a.b]\n    cidrs: [192.0.2.0/24]\n    ports: [443]\n", 4, 5,
