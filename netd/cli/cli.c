@@ -83,6 +83,8 @@ static const char usage_text[] =
 static const char *socket_path;
 static int api_exit = CLI_FAILED;	/* the exit status for api()'s last failure */
 
+#define POLICY_CHECK_ERRORS 20	/* errors `policy check` lists per file */
+
 static int usage(void)
 {
 	fputs(usage_text, stderr);
@@ -809,13 +811,17 @@ static int cmd_policy(int argc, char **argv)
 		if (!seen)
 			return 1;
 		for (int i = 2; i < argc; i++) {
-			struct diag err = { 0 };
+			struct diag more[POLICY_CHECK_ERRORS - 1];
+			struct diag err = { .more = more, .more_max = POLICY_CHECK_ERRORS - 1 };
 			struct policy *p;
 			char msg[1024];
 			size_t k;
 
 			if (policy_load_file(argv[i], &p, &err) < 0) {
+				/* Every bad rule, not only the first (issue 32). */
 				fprintf(stderr, "%s\n", diag_format(&err, msg, sizeof(msg)));
+				for (unsigned int m = 0; m < err.n_more; m++)
+					fprintf(stderr, "%s\n", diag_format(&more[m], msg, sizeof(msg)));
 				bad = 1;
 				continue;
 			}

@@ -1012,6 +1012,38 @@ static void test_bad_fixtures(void **state)
 	assert_true(n >= 5);
 }
 
+/*
+ * Issue 32: every bad rule is reported, not only the first, when the
+ * caller gives room (diag.more); without room, the first only, as before.
+ */
+static void test_every_rule_error(void **state)
+{
+	static const char yaml[] =
+		"name: t\negress:\n"
+		"  - domains: [a.example]\n    port: [443]\n"	/* 3-4 */
+		"  - domains: [ok.example]\n    ports: [443]\n"	/* 5-6: fine */
+		"  - domains: [\"*.org\"]\n    ports: [443]\n"	/* 7-8 */
+		"  - cidrs: [10.0.0.1/8]\n    ports: [1]\n";	/* 9-10 */
+	struct diag more[1];
+	struct diag err = { .more = more, .more_max = 1 };
+	struct policy *p = NULL;
+
+	(void)state;
+	assert_int_equal(policy_parse(yaml, strlen(yaml), "t.yaml", &p, &err), -EINVAL);
+	assert_null(p);
+	assert_int_equal(err.line, 4);
+	assert_non_null(strstr(err.msg, "did you mean 'ports'"));
+	assert_int_equal(err.n_more, 1);	/* room for one more: the third is left out */
+	assert_int_equal(more[0].line, 7);
+	assert_non_null(strstr(more[0].msg, "'org' is a public suffix"));
+	assert_string_equal(more[0].file, "t.yaml");
+	/* no room: the first only */
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(policy_parse(yaml, strlen(yaml), "t.yaml", &p, &err), -EINVAL);
+	assert_int_equal(err.line, 4);
+	assert_int_equal(err.n_more, 0);
+}
+
 static void test_load_errors(void **state)
 {
 	struct diag err = { 0 };
@@ -1136,6 +1168,7 @@ int main(void)
 		cmocka_unit_test(test_match_many_rules),
 		cmocka_unit_test(test_shipped_policies),
 		cmocka_unit_test(test_bad_fixtures),
+		cmocka_unit_test(test_every_rule_error),
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_egress_quota),
 	};
