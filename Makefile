@@ -270,7 +270,7 @@ install: build/netd build/netd-cni ## install netd, netd-cni, config, policies, 
 		deploy/systemd/netd.service.in >build/install/netd.service
 	$(INSTALL) -m 0644 build/install/netd.service "$(DESTDIR)$(systemdunitdir)/netd.service"
 	$(INSTALL) -m 0644 deploy/logrotate/netd "$(DESTDIR)$(sysconfdir)/logrotate.d/netd"
-	$(INSTALL) -m 0644 docs/man/netd.8 "$(DESTDIR)$(mandir)/man8/netd.8"
+	$(INSTALL) -m 0644 docs/man/netd.8 docs/man/netd-cni.8 "$(DESTDIR)$(mandir)/man8/"
 	$(INSTALL) -m 0644 docs/man/netd.yaml.5 docs/man/netd-policy.5 "$(DESTDIR)$(mandir)/man5/"
 	$(INSTALL) -m 0644 deploy/bash-completion/netd "$(DESTDIR)$(bashcompdir)/netd"
 
@@ -278,6 +278,7 @@ uninstall: ## remove what make install installed (keeps config, policies, state,
 	rm -f "$(DESTDIR)$(sbindir)/netd" "$(DESTDIR)$(sbindir)/netd-cni" \
 		"$(DESTDIR)$(CNI_BIN_DIR)/netd-cni" "$(DESTDIR)$(systemdunitdir)/netd.service" \
 		"$(DESTDIR)$(sysconfdir)/logrotate.d/netd" "$(DESTDIR)$(mandir)/man8/netd.8" \
+		"$(DESTDIR)$(mandir)/man8/netd-cni.8" \
 		"$(DESTDIR)$(mandir)/man5/netd.yaml.5" "$(DESTDIR)$(mandir)/man5/netd-policy.5" \
 		"$(DESTDIR)$(bashcompdir)/netd" "$(DESTDIR)$(datadir)/netd/netd.yaml.example"
 	@echo "kept: $(DESTDIR)$(sysconfdir)/netd (config, policies), /var/lib/netd, /var/log/netd"

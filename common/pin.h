@@ -4,8 +4,6 @@
  * with a timeout.  The DNS proxy decides pins (dnsproxy/decide.h), tracks
  * them (dnsproxy/pintrack.h) and hands them to its ops; netd's fw commits
  * them.  Both sides use this one type, so neither includes the other.
- * (The name stays fw_pin: it is what netd/fw.c renders, and every caller
- * keeps compiling unchanged.)
  */
 #ifndef NETD_COMMON_PIN_H
 #define NETD_COMMON_PIN_H
@@ -14,7 +12,7 @@
 
 #include "common/addr.h"
 
-struct fw_pin {
+struct pin {
 	struct addr addr;	/* destination */
 	uint8_t proto;		/* IPPROTO_TCP / IPPROTO_UDP */
 	uint16_t port;		/* host byte order */

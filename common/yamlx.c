@@ -133,10 +133,58 @@ static void offset_mark(const char *buf, size_t len, size_t off, unsigned int *l
 	*col = (unsigned int)(off - bol + 1);
 }
 
+/* The byte at @m in @buf (what libyaml stopped at); 0 past the end. */
+static char byte_at(const char *buf, size_t len, yaml_mark_t m)
+{
+	return m.index < len ? buf[m.index] : 0;
+}
+
+/*
+ * What to do about the syntax errors people make (libyaml's own words are
+ * kept after it): an unquoted name that starts with '*' (an alias to
+ * YAML), a tab, indentation that does not line up, ": " inside a value.
+ * Return: the hint (in @hint, @sz bytes, or static), or NULL when there is
+ * none.  *@at: the mark to report.
+ */
+static const char *syntax_hint(const yaml_parser_t *p, const char *buf, size_t len,
+			       yaml_mark_t *at, char *hint, size_t sz)
+{
+	const char *problem = p->problem ? p->problem : "", *context = p->context ? p->context : "";
+
+	*at = p->problem_mark;
+	if (strstr(context, "alias") && byte_at(buf, len, p->context_mark) == '*') {
+		/* The name as written, up to what ends a plain scalar in a list. */
+		size_t i = p->context_mark.index, n = strcspn(buf + i, " \t\r\n,]}#\"'");
+		char q[80];
+
+		*at = p->context_mark;
+		snprintf(hint, sz, "a name that starts with '*' must be quoted: \"%s\" (unquoted, "
+			 "YAML reads '*' as an alias)",
+			 yamlx_quote(buf + i, n < len - i ? n : len - i, q, sizeof(q)));
+		return hint;
+	}
+	if (byte_at(buf, len, p->problem_mark) == '\t' ||
+	    (strstr(problem, "cannot start any token") && memchr(buf, '\t', len)))
+		return "a tab: YAML indents with spaces only; replace the tab with spaces";
+	if (strstr(problem, "expected '-' indicator") || strstr(problem, "expected key"))
+		return "the indentation does not line up: the items of one list start in one "
+		       "column, and so do the keys of one mapping";
+	if (strstr(problem, "mapping values are not allowed"))
+		return "a ': ' where YAML did not expect a key: indent a key like its siblings, "
+		       "or quote a value that holds ': '";
+	if (strstr(problem, "expected node content") || strstr(problem, "expected ',' or ']'") ||
+	    strstr(problem, "expected ',' or '}'"))
+		return "an unclosed [ ] or { }, or a missing comma between items";
+	return NULL;
+}
+
 static int syntax_error(const yaml_parser_t *p, const char *buf, size_t len, const char *file,
 			struct diag *err)
 {
 	unsigned int line, col;
+	const char *hint;
+	char hbuf[200];
+	yaml_mark_t at;
 
 	switch (p->error) {
 	case YAML_MEMORY_ERROR:
@@ -152,8 +200,17 @@ static int syntax_error(const yaml_parser_t *p, const char *buf, size_t len, con
 	default:
 		break;
 	}
-	line = (unsigned int)p->problem_mark.line + 1;
-	col = (unsigned int)p->problem_mark.column + 1;
+	hint = syntax_hint(p, buf, len, &at, hbuf, sizeof(hbuf));
+	line = (unsigned int)at.line + 1;
+	col = (unsigned int)at.column + 1;
+	if (hint && p->context)
+		return diag_set(err, file, line, col, "YAML syntax error: %s (libyaml: %s, %s at %u:%u)",
+				hint, p->problem ? p->problem : "invalid YAML", p->context,
+				(unsigned int)p->context_mark.line + 1,
+				(unsigned int)p->context_mark.column + 1);
+	if (hint)
+		return diag_set(err, file, line, col, "YAML syntax error: %s (libyaml: %s)", hint,
+				p->problem ? p->problem : "invalid YAML");
 	if (p->context)
 		return diag_set(err, file, line, col, "YAML syntax error: %s (%s at %u:%u)",
 				p->problem ? p->problem : "invalid YAML", p->context,
@@ -204,7 +261,8 @@ int yamlx_load(const char *buf, size_t len, const char *file, struct yamlx_doc *
 					     "a second YAML document; the file must hold exactly one");
 			break;
 		case YAML_ALIAS_EVENT:
-			r = diag_set(err, file, line, col, "YAML aliases (*name) are not allowed");
+			r = diag_set(err, file, line, col, "YAML aliases (*name) are not allowed "
+				     "(a name that starts with '*' must be quoted: \"*.example.com\")");
 			break;
 		case YAML_SCALAR_EVENT:
 		case YAML_SEQUENCE_START_EVENT:
@@ -279,6 +337,56 @@ int yamlx_load(const char *buf, size_t len, const char *file, struct yamlx_doc *
 	return 0;
 }
 
+/*
+ * Edits (insert, delete, substitute, swap two neighbours) from @a to @b,
+ * counted up to 3 (3 means "3 or more"): keys are short.
+ */
+static unsigned int edits(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned int d[33][33];
+
+	if (la > 32 || lb > 32)
+		return 3;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = (unsigned int)i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = (unsigned int)j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < c)
+				c = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < c)
+				c = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < c)
+				c = d[i - 2][j - 2] + 1;
+			d[i][j] = c;
+		}
+	return d[la][lb] < 3 ? d[la][lb] : 3;
+}
+
+/* The one of @names[0..@n) @key is a near miss of ("port" -> "ports"), or NULL. */
+static const char *near_miss(const char *key, const char *const *names, size_t n)
+{
+	const char *best = NULL;
+	unsigned int best_d = 3;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned int e = edits(key, names[i]);
+		/* One edit for short keys, two from five letters on. */
+		unsigned int max = strlen(names[i]) >= 5 ? 2 : 1;
+
+		if (e <= max && e < best_d) {
+			best = names[i];
+			best_d = e;
+		}
+	}
+	return best;
+}
+
 int yamlx_fields(const struct yamlx_node *map, const char *file, struct diag *err,
 		 const char *where, const char *const *names, size_t n,
 		 const struct yamlx_node **keys, const struct yamlx_node **vals)
@@ -304,6 +412,8 @@ int yamlx_fields(const struct yamlx_node *map, const char *file, struct diag *er
 			if (strcmp(key->str, names[i]) == 0)
 				break;
 		if (i == n) {
+			const char *near = near_miss(key->str, names, n);
+
 			allowed[0] = '\0';
 			for (size_t j = 0; j < n; j++) {
 				int w = snprintf(allowed + o, sizeof(allowed) - o, "%s%s",
@@ -313,6 +423,11 @@ int yamlx_fields(const struct yamlx_node *map, const char *file, struct diag *er
 					break;
 				o += (size_t)w;
 			}
+			if (near)
+				return diag_set(err, file, key->line, key->col,
+						"%s: unknown key '%s'; did you mean '%s'? (allowed: %s)",
+						where, yamlx_quote(key->str, key->len, q, sizeof(q)),
+						near, allowed);
 			return diag_set(err, file, key->line, key->col,
 					"%s: unknown key '%s' (allowed: %s)", where,
 					yamlx_quote(key->str, key->len, q, sizeof(q)), allowed);

@@ -94,6 +94,20 @@ enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_q
 	return DECIDE_ALLOW;
 }
 
+const char *decide_reason(enum decide_verdict v)
+{
+	switch (v) {
+	case DECIDE_DENY_NAME:
+		return reason_dns_name(REASON_DNS_BAD_NAME);
+	case DECIDE_DENY_CLASS:
+		return reason_dns_name(REASON_DNS_BAD_CLASS);
+	case DECIDE_DENY_LONG:
+		return reason_dns_name(REASON_DNS_QNAME_TOO_LONG);
+	default:
+		return reason_dns_name(REASON_DNS_NOT_IN_POLICY);
+	}
+}
+
 static bool in_internal(const struct decide_ctx *c, const struct addr *a)
 {
 	for (size_t i = 0; i < c->n_internal; i++)
@@ -129,14 +143,14 @@ static uint32_t clamp_ttl(const struct decide_ctx *c, uint32_t ttl_s)
 		ttl_s = lo;
 	if (ttl_s > hi)
 		ttl_s = hi;
-	/* fw_pin.timeout_ms is 32 bits: at most ~49 days. */
+	/* pin.timeout_ms is 32 bits: at most ~49 days. */
 	if (ttl_s > UINT32_MAX / 1000)
 		ttl_s = UINT32_MAX / 1000;
 	return ttl_s;
 }
 
 int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rules,
-		const struct wire_addr *addrs, size_t n_addrs, struct fw_pin *out, size_t max,
+		const struct wire_addr *addrs, size_t n_addrs, struct pin *out, size_t max,
 		size_t *n_rebind)
 {
 	size_t n = 0;

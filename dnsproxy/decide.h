@@ -94,6 +94,13 @@ enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_q
 				 uint16_t *rules, size_t *n_rules);
 
 /*
+ * decide_reason() - the audit reason word (common/reason.h) for a denying
+ * verdict @v: bad-name, bad-class, qname-too-long, else not-in-policy.
+ * Static storage.
+ */
+const char *decide_reason(enum decide_verdict v);
+
+/*
  * decide_pins() - the pins for an allowed answer: every (address, proto,
  * port) of every matching rule, timeout = clamp(ttl, min, max) seconds, in
  * milliseconds, raised to the rule's min_ttl if it has one.  Addresses
@@ -103,7 +110,7 @@ enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_q
  * Return: pins stored in @out (at most @max); -ENOBUFS if more were needed.
  */
 int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rules,
-		const struct wire_addr *addrs, size_t n_addrs, struct fw_pin *out, size_t max,
+		const struct wire_addr *addrs, size_t n_addrs, struct pin *out, size_t max,
 		size_t *n_rebind);
 
 /*

@@ -51,7 +51,7 @@ static uint32_t name_hash(const char *name)
 }
 
 static size_t entry_hash(const struct pintrack *pt, const struct pt_sandbox *sb,
-			 const struct fw_pin *p)
+			 const struct pin *p)
 {
 	uint32_t h = fnv32_add(FNV32_INIT, &sb, sizeof(sb));
 
@@ -112,7 +112,7 @@ static struct pt_sandbox *sb_find(const struct pintrack *pt, const char *name)
 }
 
 static struct pt_entry *entry_find(const struct pintrack *pt, const struct pt_sandbox *sb,
-				   const struct fw_pin *p)
+				   const struct pin *p)
 {
 	for (struct pt_entry *e = pt->buckets[entry_hash(pt, sb, p)]; e; e = e->next)
 		if (e->sb == sb && e->proto == p->proto && e->port == p->port &&
@@ -121,8 +121,8 @@ static struct pt_entry *entry_find(const struct pintrack *pt, const struct pt_sa
 	return NULL;
 }
 
-int pintrack_plan(const struct pintrack *pt, const char *sandbox, const struct fw_pin *pins,
-		  size_t n, uint64_t now_ms, size_t max_live, struct fw_pin *out)
+int pintrack_plan(const struct pintrack *pt, const char *sandbox, const struct pin *pins,
+		  size_t n, uint64_t now_ms, size_t max_live, struct pin *out)
 {
 	const struct pt_sandbox *sb = sb_find(pt, sandbox);
 	size_t n_out = 0, n_new = 0;
@@ -158,7 +158,7 @@ static void grow(struct pintrack *pt)
 	for (size_t i = 0; i < old_n; i++) {
 		while (old[i]) {
 			struct pt_entry *e = old[i];
-			struct fw_pin k = { .addr = e->addr, .proto = e->proto, .port = e->port };
+			struct pin k = { .addr = e->addr, .proto = e->proto, .port = e->port };
 			size_t h = entry_hash(pt, e->sb, &k);
 
 			old[i] = e->next;
@@ -169,7 +169,7 @@ static void grow(struct pintrack *pt)
 	free(old);
 }
 
-int pintrack_commit(struct pintrack *pt, const char *sandbox, const struct fw_pin *pins,
+int pintrack_commit(struct pintrack *pt, const char *sandbox, const struct pin *pins,
 		    size_t n, uint64_t now_ms)
 {
 	struct pt_sandbox *sb = sb_find(pt, sandbox);
@@ -269,7 +269,7 @@ void pintrack_reset(struct pintrack *pt, const char *sandbox)
 	/* Each of its entries out of its bucket (chains are short: see grow()). */
 	while (sb->first) {
 		struct pt_entry *e = sb->first;
-		struct fw_pin k = { .addr = e->addr, .proto = e->proto, .port = e->port };
+		struct pin k = { .addr = e->addr, .proto = e->proto, .port = e->port };
 		struct pt_entry **pp = &pt->buckets[entry_hash(pt, sb, &k)];
 
 		while (*pp != e)

@@ -38,15 +38,15 @@ void pintrack_free(struct pintrack *pt);
  * limit); new elements beyond it -> -ENOSPC and nothing is planned.
  * Return: number of pins in @out; -ENOSPC.
  */
-int pintrack_plan(const struct pintrack *pt, const char *sandbox, const struct fw_pin *pins,
-		  size_t n, uint64_t now_ms, size_t max_live, struct fw_pin *out);
+int pintrack_plan(const struct pintrack *pt, const char *sandbox, const struct pin *pins,
+		  size_t n, uint64_t now_ms, size_t max_live, struct pin *out);
 
 /*
  * pintrack_commit() - record @pins as acknowledged by the kernel at
  * @now_ms (the time taken before the batch was sent); an entry's expiry
  * only ever grows.  Return: 0; -ENOMEM (the entries recorded so far stay).
  */
-int pintrack_commit(struct pintrack *pt, const char *sandbox, const struct fw_pin *pins,
+int pintrack_commit(struct pintrack *pt, const char *sandbox, const struct pin *pins,
 		    size_t n, uint64_t now_ms);
 
 /* pintrack_reset() - forget everything about @sandbox (its sets were

@@ -80,7 +80,7 @@ void proxy_sandbox_reset(struct proxy *p, const char *sandbox)
 		pintrack_reset(p->pt, sandbox);
 }
 
-int proxy_pin_extend(struct proxy *p, const char *sandbox, const struct fw_pin *pins, size_t n)
+int proxy_pin_extend(struct proxy *p, const char *sandbox, const struct pin *pins, size_t n)
 {
 	uint64_t t0 = proxy_now_ms(p);	/* before the batch: see answer_commit() */
 	int n_plan, r;

@@ -52,7 +52,7 @@ struct proxy_event {
 				 * "upstream-timeout" (also: the deadline
 				 * passed), ... */
 	uint8_t rcode;		/* the rcode sent to the client */
-	const struct fw_pin *pins;	/* distinct addresses pinned (ports folded) */
+	const struct pin *pins;	/* distinct addresses pinned (ports folded) */
 	size_t n_pins;
 	const struct addr *answers;	/* addresses pinned, one per address */
 	size_t n_answers;
@@ -75,7 +75,7 @@ struct proxy_ops {
 	 * -errno.  The proxy sends no answer carrying these pins before this
 	 * returns 0, and none at all if it fails (SERVFAIL instead).
 	 */
-	int (*pin)(void *ctx, const char *sandbox, const struct fw_pin *pins, size_t n);
+	int (*pin)(void *ctx, const char *sandbox, const struct pin *pins, size_t n);
 	/* One audit record per decision. */
 	void (*audit)(void *ctx, const struct proxy_event *ev);
 };
@@ -151,7 +151,7 @@ void proxy_listen_del(struct proxy *p, int id);
  * Return: number of pins sent (0: all already covered); -ENOSPC (over the
  * pin limit); -E2BIG; -errno from ops->pin (nothing recorded).
  */
-int proxy_pin_extend(struct proxy *p, const char *sandbox, const struct fw_pin *pins, size_t n);
+int proxy_pin_extend(struct proxy *p, const char *sandbox, const struct pin *pins, size_t n);
 
 /*
  * proxy_new() - bind the listeners and set up the c-ares channel on @base.

@@ -197,8 +197,8 @@ struct proxy {
 	uint8_t rx[WIRE_MSG_MAX + 1];
 	uint8_t ans[WIRE_MSG_MAX];
 	struct wire_addr addrs[PROXY_MAX_ADDRS];
-	struct fw_pin pins[PROXY_MAX_PINS];
-	struct fw_pin plan[PROXY_MAX_PINS];
+	struct pin pins[PROXY_MAX_PINS];
+	struct pin plan[PROXY_MAX_PINS];
 	struct addr pinned[PROXY_MAX_ADDRS];
 	struct listener *listeners;
 	int next_listener_id;

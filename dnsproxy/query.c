@@ -73,7 +73,7 @@ struct verdict {
 	bool allowed;
 	const char *reason;
 	uint8_t rcode;
-	const struct fw_pin *pins;
+	const struct pin *pins;
 	size_t n_pins;
 	const struct addr *answers;
 	size_t n_answers;
@@ -155,20 +155,6 @@ static void decide_ctx_init(const struct proxy *p, const struct decide_policy *p
 	dc->n_internal = p->cfg.n_internal;
 	dc->min_ttl_s = p->cfg.min_ttl_s;
 	dc->max_ttl_s = p->cfg.max_ttl_s;
-}
-
-static const char *deny_reason(enum decide_verdict v)
-{
-	switch (v) {
-	case DECIDE_DENY_NAME:
-		return reason_dns_name(REASON_DNS_BAD_NAME);
-	case DECIDE_DENY_CLASS:
-		return reason_dns_name(REASON_DNS_BAD_CLASS);
-	case DECIDE_DENY_LONG:
-		return reason_dns_name(REASON_DNS_QNAME_TOO_LONG);
-	default:
-		return reason_dns_name(REASON_DNS_NOT_IN_POLICY);
-	}
 }
 
 /*
@@ -385,10 +371,10 @@ static void answer_pass(struct proxy *p, const struct answer *a)
 	if (dv == DECIDE_ALLOW && n_rules == 0)
 		dv = decide_query(&dc, a->rq.q, rules, &n_rules);
 	if (dv != DECIDE_ALLOW && audit_pass(a->cl, dv)) {
-		v.would_deny = deny_reason(dv);
+		v.would_deny = decide_reason(dv);
 		n_rules = 0;	/* nothing to pin: the audit chain lets it pass */
 	} else if (dv != DECIDE_ALLOW) {
-		v.reason = deny_reason(dv);
+		v.reason = decide_reason(dv);
 		v.rcode = p->cfg.deny_rcode;
 		reply_deny(p, &a->rq, &v);
 		return;
@@ -687,7 +673,7 @@ static void query_decide(struct proxy *p, const struct request *rq,
 		n_rules = 0;
 	} else if (dv != DECIDE_ALLOW) {
 		/* Denied: nothing goes upstream. */
-		v->reason = deny_reason(dv);
+		v->reason = decide_reason(dv);
 		v->rcode = p->cfg.deny_rcode;
 		reply_deny(p, rq, v);
 		return;

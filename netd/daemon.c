@@ -45,7 +45,7 @@
 #include "netd/fw.h"
 #include "netd/link/kernel.h"
 #include "netd/daemon/opsig.h"
-#include "netd/trail/pinsrc.h"
+#include "netd/model/pinreg.h"
 #include "netd/daemon/policywatch.h"
 #include "netd/daemon/sdnotify.h"
 #include "netd/trail/trail.h"
@@ -315,6 +315,7 @@ static int startup_restore(struct daemon *d)
 		.log_group = TRAIL_LOG_GROUP,
 		.no_fast_path = !d->cfg.fast_path,
 		.conn_limit = d->cfg.conn_limit,
+		.pins = d->pins,
 		.flowtable = d->cfg.flowtable == CONFIG_FLOWTABLE_ON    ? FW_FLOWTABLE_ON :
 			     d->cfg.flowtable == CONFIG_FLOWTABLE_OFF   ? FW_FLOWTABLE_OFF :
 									  FW_FLOWTABLE_AUTO,
@@ -344,6 +345,7 @@ static int startup_trail(struct daemon *d)
 		.grace_pin = daemon_trail_grace_pin,
 		.conn_open = d->cfg.conn_open,
 		.no_kernel = d->box != NULL,	/* a box has no conntrack or nflog */
+		.pins = d->pins,
 	};
 
 	if (trail_new(d->base, &tc, d->audit, d->sandboxes, daemon_trail_policy, d, &d->trail) < 0)
@@ -472,12 +474,12 @@ static void daemon_done(struct daemon *d, struct event *sig[3])
 	if (d->lk)
 		d->lk->ops->unwatch(d->lk, d->linkwatch);
 	proxy_free(d->proxy);
-	pinsrc_free(d->pinsrc);
 	daemon_pdigest_free(d);
-	d->pinsrc = NULL;
 	trail_free(d->trail);
 	audit_close(d->audit);
 	fw_close(d->fw);
+	pinreg_free(d->pins);	/* after fw and the trail, which borrow it */
+	d->pins = NULL;
 	free(d->internal);
 	d->internal = NULL;
 	sandbox_table_free(d->sandboxes);
@@ -516,7 +518,7 @@ int daemon_run(const char *config_path, const char *socket_override,
 	d->netns_lock_fd = -1;
 	d->fd_limit = raise_fd_limit();
 	d->started = time(NULL);
-	if (pinsrc_new(&d->pinsrc) < 0) {
+	if (pinreg_new(&d->pins) < 0) {
 		log_err("out of memory");
 		return 1;
 	}

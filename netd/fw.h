@@ -82,7 +82,8 @@
  * Per-packet cost is a handful of set/map lookups whatever the number of
  * sandboxes or pins.  Deleting a sandbox deletes its elements (and its
  * policy's chain with the policy's last sandbox) and exactly its
- * pin elements (fw records each one it sent: netd/fw/ledger.h), so pins
+ * pin elements (fw records each one it gives in the pin registry,
+ * netd/model/pinreg.h, before the batch that sends it), so pins
  * can never outlive it or leak to a later sandbox given the same address.
  */
 #ifndef NETD_FW_H
@@ -93,7 +94,7 @@
 #include <stdint.h>
 
 #include "common/addr.h"
-#include "common/pin.h"	/* struct fw_pin */
+#include "common/pin.h"	/* struct pin */
 #include "netd/model/policy.h"
 
 /*
@@ -129,6 +130,7 @@
 #define FW_SNI_CTMARK_BITS   (FW_SNI_DONE_CTMARK | FW_SNI_WATCH_ENFORCE | FW_SNI_WATCH_LOG)
 
 struct fw;
+struct pinreg;
 
 struct fw_config {
 	const char *table;	/* default "netd" (family inet) */
@@ -145,6 +147,10 @@ struct fw_config {
 				 * limits.connections ("ct count over N"); 0 = none */
 	uint8_t flowtable;	/* FW_FLOWTABLE_*: the flowtable fast path (config
 				 * dataplane.flowtable); 0 = none, and the kernel is not asked */
+	struct pinreg *pins;	/* the pin registry (netd/model/pinreg.h), required: fw
+				 * records there what it gives each sandbox in pin4/6 and
+				 * reads it back to delete exactly those; borrowed, must
+				 * outlive the fw (fw_close() first) */
 };
 
 /*
@@ -245,7 +251,7 @@ struct fw_update {
 	const struct fw_sandbox *sb;	/* must have been added; borrowed for the call */
 	const struct policy *pol;	/* its new policy; borrowed for the call */
 	bool replace_pins;	/* replace its pins with @pins */
-	const struct fw_pin *pins;	/* timeouts are the remaining lifetimes */
+	const struct pin *pins;	/* timeouts are the remaining lifetimes */
 	size_t n_pins;		/* <= 65536 (a sandbox's pin limit) */
 };
 
@@ -332,7 +338,7 @@ int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb);
  * sandbox would hold more than 65,536 live pins, or the shared set is
  * full); nothing is pinned on error.
  */
-int fw_pin(struct fw *fw, const char *name, const struct fw_pin *pins, size_t n);
+int fw_pin(struct fw *fw, const char *name, const struct pin *pins, size_t n);
 
 /*
  * fw_pin_lookup() - is (@addr, @proto, @port) currently pinned for @name?

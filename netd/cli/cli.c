@@ -2,15 +2,17 @@
  * netd/cli/ - the `netd` command: argv to subcommand (cli.c), help texts
  * and exit statuses (cli_help.c), tables (cli_table.c), `netd audit`
  * (cli_audit.c), `netd policy suggest` (cli_suggest.c over suggest.c and
- * suggest_render.c, pure).  Every command but `run`, `policy check` and
+ * suggest_render.c, pure), `netd policy replay` (cli_replay.c over pdiff.c,
+ * pure).  Every command but `run`, `policy check` and
  * `exec`'s last step is a client of the control socket.
  */
 /*
  * cli - `netd` subcommands.  Output for humans by default, JSON with
  * --json; errors on stderr with the exit statuses of enum cli_exit
  * (netd/cli/cli_help.h): 2 usage, 3 not found, 4 conflict, 5 daemon
- * unreachable, 6 rejected, 1 anything else.  `--help` anywhere before
- * a "--" prints that command's help (netd/cli/cli_help.c).
+ * unreachable, 6 rejected, 7 changed (policy replay --fail-on), 1 anything
+ * else.  `--help` anywhere before a "--" prints that command's help
+ * (netd/cli/cli_help.c).
  */
 #include "netd/cli/cli.h"
 
@@ -35,6 +37,7 @@
 #include "netd/link/link.h"
 #include "netd/link/nsexec.h"
 #include "netd/model/policy.h"
+#include "netd/cli/cli_replay.h"
 #include "netd/cli/cli_suggest.h"
 #include "netd/link/tap.h"
 #include "netd/cli/cli_audit.h"
@@ -61,6 +64,9 @@ static const char usage_text[] =
 	"  policy check FILE...                    validate policy files (no daemon needed)\n"
 	"  policy suggest --sandbox S | --policy P [--since T] [--file AUDIT]... [--name NEW] [--wildcards]\n"
 	"                                          a policy from what the audit log shows used\n"
+	"  policy replay [--audit FILE]... [--since T] [--sandbox S | --policy P] [--json]\n"
+	"                [--fail-on newly-denied|newly-allowed] POLICY.yaml...\n"
+	"                                          what proposed policies would decide differently\n"
 	"  policy list [--json]\n"
 	"  policy show NAME\n"
 	"  policy reload [--json]                  re-read policy_dir (all or nothing)\n"
@@ -79,6 +85,8 @@ static const char usage_text[] =
 
 static const char *socket_path;
 static int api_exit = CLI_FAILED;	/* the exit status for api()'s last failure */
+
+#define POLICY_CHECK_ERRORS 20	/* errors `policy check` lists per file */
 
 static int usage(void)
 {
@@ -878,6 +886,9 @@ static int cmd_policy(int argc, char **argv)
 	if (strcmp(sub, "suggest") == 0)
 		return cli_suggest(argc - 1, argv + 1,
 				   socket_path && socket_path[0] ? socket_path : NETD_DEFAULT_SOCKET);
+	if (strcmp(sub, "replay") == 0)
+		return cli_replay(argc - 1, argv + 1,
+				  socket_path && socket_path[0] ? socket_path : NETD_DEFAULT_SOCKET);
 	if (strcmp(sub, "check") == 0) {
 		int bad = 0;
 
@@ -892,13 +903,17 @@ static int cmd_policy(int argc, char **argv)
 		if (!seen)
 			return 1;
 		for (int i = 2; i < argc; i++) {
-			struct diag err = { 0 };
+			struct diag more[POLICY_CHECK_ERRORS - 1];
+			struct diag err = { .more = more, .more_max = POLICY_CHECK_ERRORS - 1 };
 			struct policy *p;
 			char msg[1024];
 			size_t k;
 
 			if (policy_load_file(argv[i], &p, &err) < 0) {
+				/* Every bad rule, not only the first (issue 32). */
 				fprintf(stderr, "%s\n", diag_format(&err, msg, sizeof(msg)));
+				for (unsigned int m = 0; m < err.n_more; m++)
+					fprintf(stderr, "%s\n", diag_format(&more[m], msg, sizeof(msg)));
 				bad = 1;
 				continue;
 			}

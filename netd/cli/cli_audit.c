@@ -165,8 +165,7 @@ static struct cli_table *table_new(void)
 	return cli_table_new(11, head, "llllllllrrl");
 }
 
-/* A field for a table cell: printable ASCII only (the log is not trusted). */
-static const char *cell(const char *s, char *buf, size_t sz)
+const char *cli_audit_cell(const char *s, char *buf, size_t sz)
 {
 	size_t j = 0;
 
@@ -194,31 +193,36 @@ static int table_row(struct cli_table *t, const json_t *r)
 		snprintf(in, sizeof(in), "%lld",
 			 (long long)json_integer_value(json_object_get(r, "bytes_in")));
 	if (str(r, "dst") && json_is_integer(port))
-		snprintf(dst, sizeof(dst), "%s:%lld", cell(str(r, "dst"), c1, sizeof(c1)),
+		snprintf(dst, sizeof(dst), "%s:%lld", cli_audit_cell(str(r, "dst"), c1, sizeof(c1)),
 			 (long long)json_integer_value(port));
 	else
-		snprintf(dst, sizeof(dst), "%s", cell(str(r, "dst"), c1, sizeof(c1)));
+		snprintf(dst, sizeof(dst), "%s", cli_audit_cell(str(r, "dst"), c1, sizeof(c1)));
 	if (ev && strcmp(ev, "dns") == 0) {
 		detail = str(r, "verdict");
-		snprintf(c4, sizeof(c4), "%s", cell(str(r, "qname"), c3, sizeof(c3)));
+		snprintf(c4, sizeof(c4), "%s", cli_audit_cell(str(r, "qname"), c3, sizeof(c3)));
 	} else {
-		snprintf(c4, sizeof(c4), "%s", cell(str(r, "domain"), c3, sizeof(c3)));
+		snprintf(c4, sizeof(c4), "%s", cli_audit_cell(str(r, "domain"), c3, sizeof(c3)));
 	}
 	if (ev && strcmp(ev, "sandbox") == 0)
 		detail = str(r, "action");
 	{
-		char c7[16], c8[16], c9[16], det[340];
+		char c7[16], c8[16], c9[16], c10[64], det[420];
 		const json_t *cnt = json_object_get(r, "count");
-		const char *row[] = { cell(str(r, "ts"), c5, sizeof(c5)), cell(ev, c6, sizeof(c6)),
-				      cell(str(r, "sandbox"), c2, sizeof(c2)),
-				      cell(str(r, "proto"), c7, sizeof(c7)), dst, c4,
-				      cell(str(r, "qtype"), c8, sizeof(c8)),
-				      cell(str(r, "rcode"), c9, sizeof(c9)), out, in, det };
+		const char *wd = str(r, "would_deny");
+		const char *row[] = { cli_audit_cell(str(r, "ts"), c5, sizeof(c5)), cli_audit_cell(ev, c6, sizeof(c6)),
+				      cli_audit_cell(str(r, "sandbox"), c2, sizeof(c2)),
+				      cli_audit_cell(str(r, "proto"), c7, sizeof(c7)), dst, c4,
+				      cli_audit_cell(str(r, "qtype"), c8, sizeof(c8)),
+				      cli_audit_cell(str(r, "rcode"), c9, sizeof(c9)), out, in, det };
 
 		/* A folded deny: its packets (the SYN and its retransmits). */
-		snprintf(det, sizeof(det), "%s", cell(detail, c3, sizeof(c3)));
+		snprintf(det, sizeof(det), "%s", cli_audit_cell(detail, c3, sizeof(c3)));
 		if (json_is_integer(cnt) && json_integer_value(cnt) > 1)
 			snprintf(det, sizeof(det), "%s x%lld", c3, (long long)json_integer_value(cnt));
+		/* Audit mode: passed, but enforce would not have (the JSON's "would_deny"). */
+		if (wd)
+			snprintf(det, sizeof(det), "%s, would deny: %s", detail ? c3 : "allow",
+				 cli_audit_cell(wd, c10, sizeof(c10)));
 		return cli_table_add(t, row);
 	}
 }
@@ -326,8 +330,8 @@ static void summary_print(struct summary *s, bool as_json)
 			json_decref(o);
 		} else {
 			char n[4][24];
-			const char *row[] = { cell(r->sandbox, c1, sizeof(c1)),
-					      cell(r->domain, c2, sizeof(c2)), n[0], n[1], n[2], n[3] };
+			const char *row[] = { cli_audit_cell(r->sandbox, c1, sizeof(c1)),
+					      cli_audit_cell(r->domain, c2, sizeof(c2)), n[0], n[1], n[2], n[3] };
 
 			snprintf(n[0], sizeof(n[0]), "%llu", r->conns);
 			snprintf(n[1], sizeof(n[1]), "%llu", r->bytes_out);
@@ -560,6 +564,88 @@ int cli_audit_locate(const char *socket_path, const char *config_path, char *out
 	}
 	*how = "default";
 	return copy_path(AUDIT_DEFAULT_LOG, out, sz);
+}
+
+/* The lines of one file that were not JSON objects: how many, the first. */
+struct read_bad {
+	unsigned long n;
+	const char *file;	/* of the first; borrowed */
+	unsigned long line;
+};
+
+/* Hand every JSON object line of @path to @fn.  Return: 0; -errno. */
+static int read_file(const char *path, cli_audit_fn fn, void *arg, struct read_bad *bad)
+{
+	FILE *f = fopen(path, "re");
+	unsigned long line_no = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int r = 0;
+
+	if (!f)
+		return -errno;
+	while ((n = getline(&line, &cap, f)) >= 0) {
+		json_t *rec = NULL;
+
+		line_no++;
+		if ((size_t)n <= AUDIT_LINE_MAX)
+			rec = json_loadb(line, (size_t)n, JSON_REJECT_DUPLICATES, NULL);
+		if (!json_is_object(rec)) {
+			if (!bad->n++) {
+				bad->file = path;
+				bad->line = line_no;
+			}
+		} else {
+			r = fn(arg, rec, path, line_no);
+		}
+		json_decref(rec);
+		if (r < 0)
+			break;
+	}
+	if (r >= 0)
+		r = ferror(f) ? -EIO : 0;
+	free(line);
+	fclose(f);
+	return r;
+}
+
+int cli_audit_read_files(const char *cmd, const char *const *files, size_t n_files,
+			 const char *socket_path, cli_audit_fn fn, void *arg, char *source,
+			 size_t source_sz)
+{
+	struct read_bad bad = { 0 };
+	const char *how, *one[1];
+	char found[4096];
+
+	if (source && source_sz)
+		source[0] = '\0';
+	if (!n_files) {
+		/* The log `netd audit` would read: $NETD_AUDIT_LOG, the daemon's, the config's. */
+		if (cli_audit_locate(socket_path, NETD_DEFAULT_CONFIG, found, sizeof(found), &how) < 0) {
+			fprintf(stderr, "netd: %s: the audit log's path is too long\n", cmd);
+			return CLI_FAILED;
+		}
+		one[0] = found;
+		files = one;
+		n_files = 1;
+	}
+	for (size_t i = 0; i < n_files; i++) {
+		int r = read_file(files[i], fn, arg, &bad);
+		size_t l = source ? strlen(source) : 0;
+
+		if (r < 0) {
+			fprintf(stderr, "netd: %s: %s: %s\n", cmd, files[i], strerror(-r));
+			return r == -ENOENT ? CLI_NOT_FOUND : CLI_FAILED;	/* as `netd audit` */
+		}
+		if (source)
+			snprintf(source + l, source_sz - l, "%s%s", l ? ", " : "", files[i]);
+	}
+	if (bad.n)
+		fprintf(stderr, "netd: %s: skipped %lu line%s that %s not a JSON object (the "
+			"first at %s:%lu)\n", cmd, bad.n, bad.n == 1 ? "" : "s",
+			bad.n == 1 ? "is" : "are", bad.file, bad.line);
+	return CLI_OK;
 }
 
 /* What `netd audit`'s options ask for, beside the filter and the reader. */

@@ -47,6 +47,13 @@ bool cli_audit_match(const struct audit_filter *f, const json_t *rec);
 int cli_audit_time(const char *arg, long long now, char *out, size_t sz);
 
 /*
+ * cli_audit_cell() - @s as a table cell: printable ASCII only, the rest
+ * '?' (the log is not trusted), in @buf (@sz bytes, cut to fit); "-" for
+ * NULL.  Return: @buf, or "-".  Pure.
+ */
+const char *cli_audit_cell(const char *s, char *buf, size_t sz);
+
+/*
  * cli_audit_locate() - which audit log `netd audit` reads without --file,
  * into @out (@sz bytes): $NETD_AUDIT_LOG if set; else the running
  * daemon's ("audit"."file" of GET /v1/status on @socket_path); else the
@@ -56,6 +63,30 @@ int cli_audit_time(const char *arg, long long now, char *out, size_t sz);
  */
 int cli_audit_locate(const char *socket_path, const char *config_path, char *out, size_t sz,
 		     const char **how);
+
+/*
+ * cli_audit_fn - what cli_audit_read_files() hands each record to: @rec
+ * (borrowed for the call), from line @line of @file.  Return: >= 0 to go
+ * on; -errno to stop (the read fails with it).
+ */
+typedef int (*cli_audit_fn)(void *arg, const json_t *rec, const char *file,
+			    unsigned long line);
+
+/*
+ * cli_audit_read_files() - read the audit logs @files (@n_files, oldest
+ * first: rotated files, then the live one), each from its start, and hand
+ * every line that is a JSON object to @fn, in order.  With @n_files 0, the
+ * log cli_audit_locate() finds (asking @socket_path; borrowed).  Lines
+ * that are not JSON objects (a torn last line, garbage, over 1 MiB) are
+ * skipped and counted: one line on stderr says how many and where the
+ * first was (FILE:LINE).  @cmd ("policy suggest") prefixes messages.
+ * @source, @source_sz: the files read, ", "-joined (may be NULL).
+ * Return: CLI_OK; CLI_NOT_FOUND (a file does not exist, as `netd audit`);
+ * CLI_FAILED (unreadable, or @fn failed; said on stderr).
+ */
+int cli_audit_read_files(const char *cmd, const char *const *files, size_t n_files,
+			 const char *socket_path, cli_audit_fn fn, void *arg, char *source,
+			 size_t source_sz);
 
 /*
  * cli_audit() - `netd audit ...`; @argv[0] is "audit".  @socket_path is

@@ -75,9 +75,10 @@ static const struct help helps[] = {
 	  "126 if it cannot run, 127 if it is not found.  The statuses below are netd's\n"
 	  "own, before COMMAND runs.\n" },
 	{ "policy",
-	  "usage: netd policy check|suggest|list|show|reload ...\n"
+	  "usage: netd policy check|suggest|replay|list|show|reload ...\n"
 	  "  check FILE...   validate policy files (no daemon needed)\n"
 	  "  suggest ...     a policy from what the audit log shows was used\n"
+	  "  replay ...      what proposed policies would have decided differently\n"
 	  "  list [--json]\n"
 	  "  show NAME\n"
 	  "  reload          re-read policy_dir (all or nothing)\n"
@@ -105,6 +106,26 @@ static const struct help helps[] = {
 	  "  --wildcards  widen: 3 or more names below one registrable domain, each\n"
 	  "               connected to by name on the same ports, become '*.DOMAIN'\n"
 	  "               (never over a public suffix; connections by address never count)\n" },
+	{ "policy replay",
+	  "usage: netd policy replay [--audit FILE]... [--since T] [--sandbox S | --policy P]\n"
+	  "                          [--json] [--fail-on newly-denied|newly-allowed]...\n"
+	  "                          POLICY.yaml...\n"
+	  "Replay the audit log's DNS decisions and connections against proposed policy\n"
+	  "files and report, per policy and sandbox, the names and flows newly denied and\n"
+	  "newly allowed, with counts and first/last times.  Each file is replayed against\n"
+	  "the records of sandboxes under the policy of its name; records of policies not\n"
+	  "given are counted, not replayed.  Decided as the daemon decides: names by the\n"
+	  "proxy's matcher (wildcards, except, max_qname_length), connections by the name\n"
+	  "that pinned them and the rules' ports and protocol, or by CIDR rules; never-pin\n"
+	  "addresses stay denied.  Audit mode's would_deny counts as denied.\n"
+	  "  --audit FILE   the audit log (repeat for rotated files, oldest first); default\n"
+	  "                 the log `netd audit` reads (no daemon needed with --audit)\n"
+	  "  --since T      records from T on: RFC 3339 UTC, or N[smhd] ago\n"
+	  "  --sandbox S    only sandbox S's records; --policy P: only policy P's.  With\n"
+	  "                 one POLICY.yaml, it is replayed against them whatever its name\n"
+	  "  --json         the report as JSON (docs/policy-workflow.md)\n"
+	  "  --fail-on K    exit 7 if there is a change of kind K (newly-denied,\n"
+	  "                 newly-allowed; repeat for both)\n" },
 	{ "policy list",
 	  "usage: netd policy list [--json]\n"
 	  "List the daemon's loaded policies.\n" },
@@ -169,7 +190,8 @@ static const char exit_codes[] =
 	"  4  conflict: it already exists, or is busy\n"
 	"  5  the daemon is unreachable on the control socket\n"
 	"  6  rejected: invalid input (bad name, bad policy file, refused request)\n"
-	"  7  verify: a probe found a sandbox's policy not held\n";
+	"  7  changed: `policy replay --fail-on` found a change of that kind;\n"
+	"     `verify`: a probe found a sandbox's policy not held\n";
 
 int cli_exit_from_http(int status)
 {

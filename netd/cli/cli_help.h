@@ -19,7 +19,9 @@ enum cli_exit {
 	CLI_UNREACHABLE = 5,	/* no daemon answers on the control socket */
 	CLI_REJECTED = 6,	/* invalid input: the daemon refused it (HTTP 400, 413) or
 				 * `policy check` found an error */
-	CLI_VERIFY_FAILED = 7,	/* `netd verify`: it ran, and a probe found the policy not held */
+	CLI_CHANGED = 7,	/* `policy replay --fail-on`: a change of that kind */
+	CLI_VERIFY_FAILED = CLI_CHANGED,	/* `netd verify` ran, and a probe found a policy not
+					 * held: the same "the check found something" status */
 };
 
 /*

@@ -16,14 +16,12 @@
 
 #include <jansson.h>
 
-#include "common/paths.h"
 #include "netd/cli/cli_audit.h"
 #include "netd/cli/cli_help.h"
 #include "netd/model/policy.h"
 #include "netd/cli/suggest.h"
 
 #define SUGGEST_DEFAULT_LOG "/var/log/netd/audit.jsonl"	/* as `netd audit` */
-#define SUGGEST_LINE_MAX    (1u << 20)	/* longer lines are skipped */
 #define SUGGEST_FILES_MAX   64
 
 static const char suggest_usage[] =
@@ -35,39 +33,10 @@ static const char suggest_usage[] =
 	"  AUDIT: default the log `netd audit` reads: $NETD_AUDIT_LOG, else the running\n"
 	"  daemon's, else the config's audit_log, else " SUGGEST_DEFAULT_LOG "\n";
 
-/* Feed every line of @path to @s.  Return: 0; -errno (opening/reading). */
-static int read_log(struct suggest *s, const char *path, unsigned long *bad)
+/* cli_audit_fn for suggest_add(). */
+static int feed(void *arg, const json_t *rec, const char *file, unsigned long line)
 {
-	FILE *f = fopen(path, "re");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int r = 0;
-
-	if (!f)
-		return -errno;
-	while ((n = getline(&line, &cap, f)) >= 0) {
-		json_error_t jerr;
-		json_t *rec;
-
-		if ((size_t)n > SUGGEST_LINE_MAX) {
-			(*bad)++;
-			continue;
-		}
-		rec = json_loadb(line, (size_t)n, JSON_REJECT_DUPLICATES, &jerr);
-		if (!json_is_object(rec))
-			(*bad)++;
-		else if (suggest_add(s, rec) < 0)
-			r = -ENOMEM;
-		json_decref(rec);
-		if (r < 0)
-			break;
-	}
-	if (r == 0 && ferror(f))
-		r = -EIO;
-	free(line);
-	fclose(f);
-	return r;
+	return suggest_add(arg, rec);
 }
 
 /* Render, check that it parses as a policy, print.  Return: exit status. */
@@ -112,10 +81,8 @@ int cli_suggest(int argc, char **argv, const char *socket_path)
 	};
 	struct suggest_filter flt = { 0 };
 	const char *files[SUGGEST_FILES_MAX], *name = NULL;
-	char found[4096];
 	char defname[POLICY_NAME_MAX + 1], source[512] = "";
 	struct suggest *s;
-	unsigned long bad = 0;
 	size_t n_files = 0;
 	unsigned int flags = 0;
 	int c, rc;
@@ -172,33 +139,14 @@ int cli_suggest(int argc, char **argv, const char *socket_path)
 			"a-z 0-9 _ . -, starting with a letter or digit)\n", name, POLICY_NAME_MAX);
 		return CLI_USAGE;
 	}
-	if (!n_files) {
-		/* The log `netd audit` would read: $NETD_AUDIT_LOG, the daemon's, the config's. */
-		const char *how;
-
-		if (cli_audit_locate(socket_path, NETD_DEFAULT_CONFIG, found, sizeof(found), &how) < 0) {
-			fprintf(stderr, "netd: policy suggest: the audit log's path is too long\n");
-			return CLI_FAILED;
-		}
-		files[0] = found;
-		n_files = 1;
-	}
 	if (suggest_new(&flt, &s) < 0)
 		return CLI_FAILED;
-	for (size_t i = 0; i < n_files; i++) {
-		int r = read_log(s, files[i], &bad);
-		size_t l = strlen(source);
-
-		if (r < 0) {
-			fprintf(stderr, "netd: policy suggest: %s: %s\n", files[i], strerror(-r));
-			suggest_free(s);
-			return r == -ENOENT ? CLI_NOT_FOUND : CLI_FAILED;	/* as `netd audit` */
-		}
-		snprintf(source + l, sizeof(source) - l, "%s%s", l ? ", " : "", files[i]);
+	rc = cli_audit_read_files("policy suggest", files, n_files, socket_path, feed, s, source,
+				  sizeof(source));
+	if (rc != CLI_OK) {
+		suggest_free(s);
+		return rc;
 	}
-	if (bad)
-		fprintf(stderr, "netd: policy suggest: skipped %lu line%s that %s not a JSON object\n",
-			bad, bad == 1 ? "" : "s", bad == 1 ? "is" : "are");
 	rc = emit(s, name, source, flags);
 	suggest_free(s);
 	return rc;

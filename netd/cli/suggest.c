@@ -216,8 +216,23 @@ static ssize_t name_get(struct suggest *s, const char *name)
 	return (ssize_t)s->n_names++;
 }
 
-/* Remember that name @ni resolved to @a. */
-static void addr_add(struct suggest *s, const struct addr *a, size_t ni)
+/*
+ * Keep in @have (SG_TS_MAX bytes) the earlier of it and @ts (audit time
+ * stamps: string order is time order); "" (unknown) wins, so that what
+ * has no time is never taken for later than anything.
+ */
+static void ts_keep_first(char *have, const char *ts)
+{
+	if (!have[0])
+		return;
+	if (!ts_ok(ts))
+		have[0] = '\0';
+	else if (strcmp(ts, have) < 0)
+		snprintf(have, SG_TS_MAX, "%s", ts);
+}
+
+/* Remember that name @ni resolved to @a at @ts (the record's). */
+static void addr_add(struct suggest *s, const struct addr *a, size_t ni, const char *ts)
 {
 	char key[ADDR_STRLEN];
 	size_t *pos;
@@ -244,10 +259,14 @@ static void addr_add(struct suggest *s, const struct addr *a, size_t ni)
 	}
 	x = &s->addrs[*pos];
 	for (size_t i = 0; i < x->n; i++)
-		if (x->names[i] == ni)
+		if (x->names[i] == ni) {
+			ts_keep_first(x->first[i], ts);
 			return;
-	if (x->n < SG_ADDR_NAMES)
+		}
+	if (x->n < SG_ADDR_NAMES) {
+		snprintf(x->first[x->n], SG_TS_MAX, "%s", ts_ok(ts) ? ts : "");
 		x->names[x->n++] = (uint32_t)ni;
+	}
 }
 
 /* Reasons the DNS path gives that are about the policy (docs/audit.md). */
@@ -285,7 +304,7 @@ static int add_dns(struct suggest *s, const json_t *rec)
 		struct addr ad;
 
 		if (json_is_string(a) && addr_parse(json_string_value(a), &ad) == 0)
-			addr_add(s, &ad, (size_t)ni);
+			addr_add(s, &ad, (size_t)ni, str(rec, "ts"));
 	}
 	return 1;
 }
@@ -311,6 +330,9 @@ static int rec_dest(struct suggest *s, const json_t *rec, struct sg_dest *d)
 		return -1;
 	}
 	d->port = (uint16_t)port;
+	/* When it started (conntrack's clock; the record's own time without it). */
+	snprintf(d->first, sizeof(d->first), "%s",
+		 ts_ok(str(rec, "start")) ? str(rec, "start") : ts_ok(str(rec, "ts")) ? str(rec, "ts") : "");
 	/* "domain" is a pinned name, or the CIDR rule that allowed the address. */
 	if (dom && !strchr(dom, '/'))
 		d->name = name_get(s, dom);
@@ -357,6 +379,7 @@ static void dest_add(struct suggest *s, const struct sg_dest *d)
 	x->bytes_out += d->bytes_out;
 	x->bytes_in += d->bytes_in;
 	x->counted |= d->counted;
+	ts_keep_first(x->first, d->first);
 }
 
 static void flow_key(const json_t *rec, char *buf, size_t sz)

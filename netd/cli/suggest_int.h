@@ -15,6 +15,7 @@
 #include "netd/model/policy.h"
 
 #define SG_ADDR_NAMES 16	/* names remembered per answer address */
+#define SG_TS_MAX     40	/* an audit time stamp, NUL included (ts_ok()) */
 #define SG_SKIPPED_MAX 32	/* seen-but-not-suggested lines kept, per kind */
 #define SG_WILD_SHOW 4		/* names listed in a wildcard's comment */
 
@@ -47,6 +48,7 @@ struct sg_dest {
 	uint16_t port;
 	uint64_t conns, bytes_out, bytes_in;
 	bool counted;		/* bytes from conn/conn_update records (conn_open has none) */
+	char first[SG_TS_MAX];	/* the earliest start of its connections; "" unknown */
 };
 
 /* A flow seen only in conn_update records so far (still live). */
@@ -57,6 +59,7 @@ struct sg_flow {
 
 struct sg_addr {
 	uint32_t names[SG_ADDR_NAMES];	/* indexes into names */
+	char first[SG_ADDR_NAMES][SG_TS_MAX];	/* when each first answered it; "" unknown */
 	size_t n;
 };
 

@@ -152,10 +152,18 @@ static int render_dest(struct sg_render *rd, const struct sg_dest *d)
 		rd->nstat[d->name][3] |= d->counted;
 		covered = true;
 	}
-	/* Every name that resolved to the address: its pin opens the address
-	 * for the port anyway, so listing the port for each grants no more. */
+	/*
+	 * Every name that resolved to the address before the connection was
+	 * made: its pin opens the address for the port anyway, so listing the
+	 * port for each grants no more.  A name that answered only later does
+	 * not account for it: enforced, that connection would find no pin.
+	 */
 	pos = sg_tab_find(&s->addr_tab, key);
 	for (size_t i = 0; pos && i < s->addrs[*pos].n; i++) {
+		const char *named = s->addrs[*pos].first[i];
+
+		if (named[0] && d->first[0] && strcmp(named, d->first) > 0)
+			continue;
 		if (pset_add(&rd->npset[s->addrs[*pos].names[i]], d->proto, d->port) < 0)
 			return -ENOMEM;
 		covered = true;

@@ -21,7 +21,7 @@
 #include "dnsproxy/wire.h"
 #include "netd/trail/audit.h"
 #include "netd/fw.h"
-#include "netd/trail/pinsrc.h"
+#include "netd/model/pinreg.h"
 #include "netd/trail/trail.h"
 
 #define DNS_DENY_AUDIT_RATE  20	/* denied-query records per second per sandbox */
@@ -45,7 +45,7 @@ static int ops_lookup(void *ctx, const struct addr *src, struct proxy_client *ou
 	return 0;
 }
 
-static int ops_pin(void *ctx, const char *sandbox, const struct fw_pin *pins, size_t n)
+static int ops_pin(void *ctx, const char *sandbox, const struct pin *pins, size_t n)
 {
 	struct daemon *d = ctx;
 
@@ -202,9 +202,21 @@ static void ops_audit(void *ctx, const struct proxy_event *ev)
 	if (sb && d->verify && daemon_verify_dns(d, sb, ev))
 		return;
 
-	/* Which names each pin came from: a reload needs them (pinsrc.h). */
+	/*
+	 * Which names each pin came from (a reload's split, the SNI check)
+	 * and the name each address was pinned for last (the conn and deny
+	 * records' domain): one note, one registry probe a pin.  @answers are
+	 * the pins' addresses when there are pins (proxy.h); without pins
+	 * (audit mode, a name the policy does not list) they are named only.
+	 * Before the answer leaves (ORDERING INVARIANT: trail.c's records
+	 * find the name).  Full (-ENOSPC): not named, so a reload drops the
+	 * pin (fail closed); fw refused the pin itself already when full.
+	 */
 	if (ev->allowed && ev->sandbox && ev->qname && ev->n_pins)
-		pinsrc_note(d->pinsrc, ev->sandbox, ev->qname, ev->pins, ev->n_pins, clock_mono_ms());
+		pinreg_note(d->pins, ev->sandbox, ev->qname, ev->pins, ev->n_pins, clock_mono_ms());
+	else if (ev->allowed && ev->sandbox && ev->qname && ev->n_answers)
+		pinreg_name(d->pins, ev->sandbox, ev->qname, ev->answers, ev->n_answers,
+			    clock_mono_ms());
 	if (ev->allowed && ev->rcode != WIRE_RCODE_SERVFAIL)
 		d->dns_allowed++;
 	else if (ev->allowed)
@@ -217,9 +229,6 @@ static void ops_audit(void *ctx, const struct proxy_event *ev)
 		else
 			sb->dns_denied++;
 		trail_dns_decided(d->trail, sb, ev->allowed, ev->reason, ev->rcode);
-		/* The names conn/deny records report for these addresses. */
-		if (ev->allowed && ev->qname)
-			trail_pinned(d->trail, sb, ev->qname, ev->answers, ev->n_answers);
 	}
 	/*
 	 * Denied queries cost a sandbox nothing to send, so their records are

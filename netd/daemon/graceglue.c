@@ -26,7 +26,7 @@ const struct policy *daemon_trail_policy(void *ctx, const char *name)
  * answer never shortens the grace, and dns.max_pins holds.  One loop, one
  * thread: nothing pins between lookup and add.
  */
-int daemon_trail_grace_pin(void *ctx, const char *sandbox, const struct fw_pin *pin)
+int daemon_trail_grace_pin(void *ctx, const char *sandbox, const struct pin *pin)
 {
 	struct daemon *d = ctx;
 	uint64_t left_ms = 0;

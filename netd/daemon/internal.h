@@ -46,7 +46,7 @@
 #include "netd/model/sandbox.h"
 
 struct fw_sandbox;
-struct fw_pin;
+struct pin;
 struct proxy_ops;
 struct fw_config;
 struct linkwatch;
@@ -109,7 +109,8 @@ struct daemon {
 	time_t started;
 	char config_file[PATH_MAX];	/* the config file read at startup, absolute; "" = none */
 	uint64_t dns_allowed, dns_denied, dns_failed;
-	struct pinsrc *pinsrc;	/* pin -> qnames, for reloads (netd/trail/pinsrc.h) */
+	struct pinreg *pins;	/* the pin registry (netd/model/pinreg.h): fw, the trail,
+				 * reloads and the SNI check read it; freed after both */
 	uint64_t reloads, reloads_rejected;
 	uint64_t vanished;	/* sandboxes retired because their interface vanished */
 	uint64_t ft_failures;	/* egress interface additions nf_tables refused (flowglue.c) */
@@ -321,7 +322,7 @@ extern const struct proxy_ops daemon_proxy_ops;
 const struct policy *daemon_trail_policy(void *ctx, const char *name);
 
 /* daemon_trail_grace_pin() - trail_config.grace_pin; @ctx is the daemon. */
-int daemon_trail_grace_pin(void *ctx, const char *sandbox, const struct fw_pin *pin);
+int daemon_trail_grace_pin(void *ctx, const char *sandbox, const struct pin *pin);
 
 /* daemon_grace_update() - idle graces on iff some loaded policy could give one. */
 void daemon_grace_update(struct daemon *d);

@@ -33,7 +33,7 @@
 #include "netd/daemon/hostcheck.h"
 #include "netd/fw.h"
 #include "netd/link/kernel.h"
-#include "netd/trail/pinsrc.h"
+#include "netd/model/pinreg.h"
 #include "netd/trail/trail.h"
 
 void daemon_fw_view(const struct sandbox *sb, struct fw_sandbox *out)
@@ -669,7 +669,7 @@ int daemon_sandbox_retire(struct daemon *d, const char *name, const char *action
 	log_info("sandbox %s %s", sb->name, strcmp(action, "delete") == 0 ? "deleted" : action);
 	daemon_audit_sandbox(d, sb, action);
 	trail_sandbox_gone(d->trail, sb);
-	pinsrc_forget(d->pinsrc, sb->name);
+	pinreg_forget(d->pins, sb->name);	/* after the trail's last records named it */
 	sandbox_remove(d->sandboxes, sb);
 	return 0;
 }

@@ -27,7 +27,7 @@
 #include "netd/trail/ctcut.h"
 #include "netd/daemon/reload_plan.h"
 #include "netd/fw.h"
-#include "netd/trail/pinsrc.h"
+#include "netd/model/pinreg.h"
 #include "netd/daemon/policywatch.h"
 
 /* 3. Commit @plan in one batch.  Return: 0; -errno (nothing changed, @err filled). */
@@ -150,7 +150,7 @@ int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_
 		.sandboxes = d->sandboxes,
 		.old = (const struct policy *const *)d->policies,
 		.n_old = d->n_policies,
-		.pinsrc = d->pinsrc,
+		.pins = d->pins,
 		.now_ms = clock_mono_ms(),
 		.max_policies = DAEMON_MAX_POLICIES,
 	};
@@ -186,7 +186,7 @@ int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_
 	for (size_t i = 0; i < plan.n_changes; i++) {
 		const struct reload_change *c = &plan.changes[i];
 
-		pinsrc_drop(d->pinsrc, c->sb->name, c->cut, c->n_cut);
+		pinreg_drop(d->pins, c->sb->name, c->cut, c->n_cut);
 		/* The proxy re-pins on the next answer instead of trusting its cache. */
 		proxy_sandbox_reset(d->proxy, c->sb->name);
 		report_change(d, c, reload_cut(d, c), report);

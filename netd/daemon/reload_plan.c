@@ -123,7 +123,7 @@ static int plan_change(const struct reload_input *in, struct reload_change *c,
 		       struct sandbox *sb, const struct pair *m, char *err, size_t errsz)
 {
 	const struct policy *np = m->np;
-	size_t cap = pinsrc_count_of(in->pinsrc, sb->name) + 1;	/* its own entries only */
+	size_t cap = pinreg_count_of(in->pins, sb->name) + 1;	/* its own entries only */
 	int r;
 
 	c->sb = sb;
@@ -135,7 +135,7 @@ static int plan_change(const struct reload_input *in, struct reload_change *c,
 		snprintf(err, errsz, "out of memory");
 		return -ENOMEM;
 	}
-	r = pinsrc_split(in->pinsrc, sb->name, np, in->now_ms, c->keep, cap, &c->n_keep, c->cut,
+	r = pinreg_split(in->pins, sb->name, np, in->now_ms, c->keep, cap, &c->n_keep, c->cut,
 			 cap, &c->n_cut);
 	if (r < 0) {
 		snprintf(err, errsz, "sandbox %s: %s", sb->name, strerror(-r));

@@ -16,7 +16,7 @@
 
 #include <jansson.h>
 
-#include "netd/trail/pinsrc.h"
+#include "netd/model/pinreg.h"
 #include "netd/model/policy.h"
 #include "netd/model/sandbox.h"
 
@@ -27,9 +27,9 @@ struct reload_change {
 	struct sandbox *sb;		/* borrowed from the registry */
 	const struct policy *pol;	/* its new policy, owned by the plan's set */
 	bool deny_all;			/* its policy file is gone */
-	struct fw_pin *keep;		/* pins the new policy still allows (remaining lifetimes) */
+	struct pin *keep;		/* pins the new policy still allows (remaining lifetimes) */
 	size_t n_keep;
-	struct pinsrc_cut *cut;		/* pins it no longer allows */
+	struct pinreg_cut *cut;		/* pins it no longer allows */
 	size_t n_cut;
 	json_t *added, *removed;	/* policy items (policyview.h), arrays */
 };
@@ -46,7 +46,7 @@ struct reload_input {
 	const struct sandbox_table *sandboxes;
 	const struct policy *const *old;	/* the loaded set */
 	size_t n_old;
-	const struct pinsrc *pinsrc;
+	const struct pinreg *pins;	/* which names pinned what (pinreg_split()) */
 	uint64_t now_ms;		/* monotonic, for the pins' remaining lifetimes */
 	size_t max_policies;		/* room for the new set with its deny-alls */
 };

@@ -2,7 +2,7 @@
  * sniglue - the daemon's side of the SNI/Host check (docs/sni.md): the two
  * netfilter queues (netd/sni/queue.h) on the event loop, and for each
  * queued packet: which sandbox and policy, the flow's stream so far
- * (netd/sni/flow.h), which names pinned the destination (netd/trail/pinsrc.h),
+ * (netd/sni/flow.h), which names pinned the destination (netd/model/pinreg.h),
  * the match and the verdict (netd/sni/sni_match.h), and the audit record
  * of every mismatch.  Every packet gets its verdict before the callback
  * returns: netd never holds one, so it cannot stall a sandbox.
@@ -20,7 +20,7 @@
 #include "common/tbucket.h"
 #include "netd/trail/audit.h"
 #include "netd/fw.h"
-#include "netd/trail/pinsrc.h"
+#include "netd/model/pinreg.h"
 #include "netd/model/sandbox.h"
 #include "netd/sni/flow.h"
 #include "netd/sni/queue.h"
@@ -47,7 +47,7 @@ static struct sni_state sni;
 struct judge {
 	const struct sandbox *sb;
 	const struct policy *pol;
-	const char *names[PINSRC_NAMES_MAX];
+	const char *names[PINREG_NAMES_MAX];
 	size_t n_names;
 	enum policy_l7 tls, http, mode;
 	const char *detail;	/* why undecided: "no-syn", "deadline", NULL */
@@ -157,7 +157,7 @@ static void judge_modes(struct daemon *d, struct judge *j, const struct sniflow_
 	} else {
 		meta.start_ms = now;
 	}
-	j->n_names = pinsrc_names(d->pinsrc, j->sb->name, &p->dst, IPPROTO_TCP, p->dport,
+	j->n_names = pinreg_names(d->pins, j->sb->name, &p->dst, IPPROTO_TCP, p->dport,
 				  meta.start_ms, j->names);
 	if (meta.tagged)
 		return;

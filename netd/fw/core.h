@@ -8,8 +8,8 @@
 #define NETD_FW_CORE_H
 
 #include "netd/fw/kernel.h"
-#include "netd/fw/ledger.h"
 #include "netd/fw/render.h"
+#include "netd/model/pinreg.h"
 
 /* What fw_sandbox_add() / fw_sandbox_set_dns() gave a sandbox, to undo it later. */
 struct fw_sb_rec {
@@ -23,7 +23,6 @@ struct fw_sb_rec {
 	bool chained;
 	bool tap;
 	uint8_t mac[6];
-	struct fw_ledger pins;	/* owned: what is in pin4/6 for it (ledger.h) */
 	uint64_t digest;	/* of its own elements and hookup as last rendered (sb_arg.old_digest) */
 	uint32_t name_next;	/* the next record in its name bucket, index + 1; 0: none */
 };
@@ -43,7 +42,7 @@ struct fw {
 	struct fw_sb_rec *sbs;
 	size_t n_sbs, cap_sbs;
 	uint32_t *by_name;	/* FW_NAME_BUCKETS heads: record index + 1 (fw_sb_find()) */
-	size_t pins_total;	/* entries of every ledger (an upper bound of pin4 + pin6) */
+	struct pinreg *pins;	/* borrowed (fw_config.pins): what each sandbox was given in pin4/6 */
 	struct fw_pchain *pcs;	/* the policy chains in the kernel (pctab.c) */
 	size_t n_pcs, cap_pcs;
 	char ft_why[320];	/* the flowtable is off: why (fw_flowtable_state()) */
@@ -73,7 +72,7 @@ bool fw_name_ok(const char *s);
 /* @sb complete and consistent (name, interface, address families, chained needs an address). */
 bool fw_sb_ok(const struct fw_sandbox *sb);
 /* @p: IPv4/IPv6, TCP/UDP, timeout > 0. */
-bool fw_pin_ok(const struct fw_pin *p);
+bool fw_pin_ok(const struct pin *p);
 #define FW_NAME_BUCKETS 8192	/* power of two */
 
 /* The record of sandbox @name; NULL if fw has none.  Borrowed: valid until a record is added or removed. */

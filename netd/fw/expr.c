@@ -606,7 +606,7 @@ size_t fkey_tuple(uint8_t *out, const uint8_t *a, size_t alen, uint8_t proto, ui
 	return alen + 8;
 }
 
-size_t fkey_pin(uint8_t *out, const struct addr *src, const struct fw_pin *p)
+size_t fkey_pin(uint8_t *out, const struct addr *src, const struct pin *p)
 {
 	size_t alen = addr_len(p->addr.family);
 

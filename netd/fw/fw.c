@@ -22,6 +22,7 @@
 #include "common/clock.h"
 #include "common/hash.h"
 #include "common/ifname.h"
+#include "netd/model/pinreg.h"
 
 #define FW_TABLE_DEFAULT "netd"
 #define FW_PINS_PER_CALL 4096	/* pins per fw_pin() call */
@@ -58,7 +59,7 @@ bool fw_sb_ok(const struct fw_sandbox *sb)
 	       !(sb->ct_mark & FW_SNI_CTMARK_BITS);
 }
 
-bool fw_pin_ok(const struct fw_pin *p)
+bool fw_pin_ok(const struct pin *p)
 {
 	return fw_fam_of(p->addr.family) && (p->proto == IPPROTO_TCP || p->proto == IPPROTO_UDP) &&
 	       p->timeout_ms > 0;
@@ -127,16 +128,13 @@ static void arg_old_chain(struct fw *fw, struct sb_arg *a, const struct fw_sb_re
 	}
 }
 
-/* Fill @rec from @sb under @pol (chain @chain); its ledger is kept (emptied: the add removed its pins). */
+/* Fill @rec from @sb under @pol (chain @chain). */
 static void rec_set(struct fw_sb_rec *rec, const struct fw_sandbox *sb, const struct policy *pol,
 		    const char *chain)
 {
-	struct fw_ledger pins = rec->pins;
 	uint32_t name_next = rec->name_next;	/* the name is the same: its place in the index too */
 
-	fw_ledger_clear(&pins);
 	memset(rec, 0, sizeof(*rec));
-	rec->pins = pins;
 	rec->name_next = name_next;
 	snprintf(rec->name, sizeof(rec->name), "%s", sb->name);
 	snprintf(rec->ifname, sizeof(rec->ifname), "%s", sb->host_ifname);
@@ -247,7 +245,7 @@ int fw_new(const struct fw_config *cfg, struct fw_kernel *k, struct fw **ret)
 	    (cfg->egress_ifname && strlen(cfg->egress_ifname) >= IFNAMSIZ) ||
 	    (cfg->pool4.addr.family && cfg->pool4.addr.family != AF_INET) ||
 	    (cfg->pool6.addr.family && cfg->pool6.addr.family != AF_INET6) ||
-	    (cfg->n_internal && !cfg->internal)) {
+	    (cfg->n_internal && !cfg->internal) || !cfg->pins) {
 		k->ops->free(k);
 		return -EINVAL;
 	}
@@ -266,6 +264,7 @@ int fw_new(const struct fw_config *cfg, struct fw_kernel *k, struct fw **ret)
 		return -ENOMEM;
 	}
 	fw->k = k;
+	fw->pins = cfg->pins;
 	snprintf(fw->rc.table, sizeof(fw->rc.table), "%s", table);
 	fw->rc.dns_port = cfg->dns_port;
 	fw->rc.log_group = cfg->log_group;
@@ -345,8 +344,6 @@ void fw_close(struct fw *fw)
 	if (fw->k)
 		fw->k->ops->free(fw->k);
 	fw_batch_free(fw->b);
-	for (size_t i = 0; i < fw->n_sbs; i++)
-		fw_ledger_free(&fw->sbs[i].pins);
 	free(fw->sbs);
 	free(fw->by_name);
 	free(fw->pcs);
@@ -362,10 +359,10 @@ const char *fw_last_error(const struct fw *fw)
 
 struct pin_arg {
 	struct addr src[2];
-	const struct fw_pin *pins;	/* to add */
+	const struct pin *pins;	/* to add */
 	size_t n;
-	const struct fw_ledger_pin *old;	/* to remove */
-	size_t n_old;
+	const struct pinreg *reg;	/* to remove: what it gave @name */
+	const char *name;
 };
 
 static void render_pins_fn(struct bt *bt, const void *arg)
@@ -379,7 +376,7 @@ static void render_pins_remove_fn(struct bt *bt, const void *arg)
 {
 	const struct pin_arg *a = arg;
 
-	render_pins_remove(bt, a->src, a->old, a->n_old);
+	render_pins_remove(bt, a->src, a->reg, a->name);
 }
 
 static void render_sandbox_fn(struct bt *bt, const void *arg)
@@ -393,6 +390,7 @@ static void render_sandbox_fn(struct bt *bt, const void *arg)
  */
 struct add_arg {
 	struct sb_arg *a;
+	const struct pinreg *reg;
 	struct fw_sb_rec *clash[2];	/* other records with its IPv4 / IPv6 address, or NULL */
 	struct fw_sb_rec *mark_clash;	/* another record with its mark, or NULL */
 };
@@ -406,7 +404,7 @@ static void render_add_fn(struct bt *bt, const void *arg)
 			const struct addr src[2] = { x->clash[i]->addr4, x->clash[i]->addr6 };
 			struct fw_sandbox v = fw_sb_view(x->clash[i]);
 
-			render_pins_remove(bt, src, x->clash[i]->pins.v, x->clash[i]->pins.n);
+			render_pins_remove(bt, src, x->reg, x->clash[i]->name);
 			render_marks_remove(bt, &v, x->clash[i]->ct_mark);
 		}
 	if (x->mark_clash) {
@@ -441,12 +439,6 @@ static struct fw_sb_rec *rec_with_addr(struct fw *fw, const struct fw_sb_rec *se
 	return NULL;
 }
 
-/* Forget @n pins of @l in the total (fw->pins_total counts ledger entries). */
-static void total_less(struct fw *fw, size_t n)
-{
-	fw->pins_total = fw->pins_total > n ? fw->pins_total - n : 0;
-}
-
 /* The record of @name, or a new empty slot at the end (not yet counted). */
 static int rec_slot(struct fw *fw, const char *name, struct fw_sb_rec **ret, bool *existed)
 {
@@ -469,10 +461,10 @@ static int rec_slot(struct fw *fw, const char *name, struct fw_sb_rec **ret, boo
 }
 
 /* @a's removal half from @rec: its pins, sent from its addresses. */
-static void arg_old_pins(struct sb_arg *a, const struct fw_sb_rec *rec)
+static void arg_old_pins(const struct fw *fw, struct sb_arg *a, const struct fw_sb_rec *rec)
 {
-	a->old_pins = rec->pins.v;
-	a->n_old_pins = rec->pins.n;
+	a->old_pins = fw->pins;
+	a->old_pins_of = rec->name;
 	a->old_src[0] = rec->addr4;
 	a->old_src[1] = rec->addr6;
 }
@@ -490,7 +482,7 @@ static void arg_old(struct fw *fw, struct sb_arg *a, const struct fw_sb_rec *rec
 	a->old = old;
 	a->old_dns4 = old_rec->dns4;
 	a->old_dns6 = old_rec->dns6;
-	arg_old_pins(a, rec);
+	arg_old_pins(fw, a, rec);
 	if (rec_policy_last(fw, rec))
 		a->drop_policy = old_rec->policy;
 	arg_old_chain(fw, a, old_rec, new_chain);
@@ -539,20 +531,18 @@ int fw_sandbox_add(struct fw *fw, const struct fw_sandbox *sb, const struct poli
 	 * failed, say) go in the same batch: a pin is keyed by its source
 	 * address, and this sandbox must never inherit one.
 	 */
-	x = (struct add_arg){ .a = &a, .clash = { rec_with_addr(fw, rec, &sb->addr4),
+	x = (struct add_arg){ .a = &a, .reg = fw->pins, .clash = { rec_with_addr(fw, rec, &sb->addr4),
 						  rec_with_addr(fw, rec, &sb->addr6) },
 			      .mark_clash = rec_with_mark(fw, rec, sb->ct_mark) };
 	r = fw_run(fw, render_add_fn, &x, false);
 	if (r < 0)
 		goto out;
 	for (int i = 0; i < 2; i++)
-		if (x.clash[i]) {
-			total_less(fw, x.clash[i]->pins.n);
-			fw_ledger_clear(&x.clash[i]->pins);
-		}
+		if (x.clash[i])
+			pinreg_retain(fw->pins, x.clash[i]->name, 0);
 	/* Recorded only now the kernel has it; an earlier dns_local was removed. */
 	if (existed) {
-		total_less(fw, rec->pins.n);	/* the add removed them */
+		pinreg_retain(fw->pins, rec->name, 0);	/* the add removed them */
 		fw_pc_unref(fw, old_rec.chain);
 	}
 	if (fw_pc_ref(fw, &nm, cd) < 0)
@@ -627,11 +617,10 @@ int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb)
 	 * nothing, though: the pins go on their own (gone with the table if
 	 * that is what is missing), or the record stays.
 	 */
-	if (r == -ENOENT && rec && rec->pins.n) {
-		struct pin_arg pa = { .src = { rec->addr4, rec->addr6 } };
+	if (r == -ENOENT && rec && pinreg_given_count(fw->pins, rec->name)) {
+		struct pin_arg pa = { .src = { rec->addr4, rec->addr6 }, .reg = fw->pins,
+				      .name = rec->name };
 
-		pa.old = rec->pins.v;
-		pa.n_old = rec->pins.n;
 		r = fw_run(fw, render_pins_remove_fn, &pa, false);
 	}
 	if (r == -ENOENT)
@@ -639,8 +628,7 @@ int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb)
 	if (r == 0 && rec) {
 		size_t i = (size_t)(rec - fw->sbs), last = fw->n_sbs - 1;
 
-		total_less(fw, rec->pins.n);
-		fw_ledger_free(&rec->pins);
+		pinreg_retain(fw->pins, rec->name, 0);
 		fw_pc_unref(fw, rec->chain);
 		index_del(fw, i);
 		if (i != last) {	/* the last record moves into the hole */
@@ -655,12 +643,11 @@ int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb)
 
 /* ---- pins ----------------------------------------------------------------- */
 
-int fw_pin(struct fw *fw, const char *name, const struct fw_pin *pins, size_t n)
+int fw_pin(struct fw *fw, const char *name, const struct pin *pins, size_t n)
 {
 	struct fw_sb_rec *rec;
 	struct pin_arg a;
 	uint64_t now;
-	size_t k;
 	int r;
 
 	if (fw)
@@ -679,35 +666,31 @@ int fw_pin(struct fw *fw, const char *name, const struct fw_pin *pins, size_t n)
 	if (n == 0)
 		return 0;
 	now = clock_mono_ms();
-	/* The ledger's size bounds what is live: count only when it might be over. */
-	if (rec->pins.n + n > FW_PIN_SET_SIZE &&
-	    fw_ledger_live(&rec->pins, pins, n, now) > FW_PIN_SET_SIZE)
+	/* What it was given bounds what is live: count only when it might be over. */
+	if (pinreg_given_count(fw->pins, name) + n > FW_PIN_SET_SIZE &&
+	    pinreg_given_live(fw->pins, name, pins, n, now) > FW_PIN_SET_SIZE)
 		return -ENOSPC;
 	/*
 	 * All sandboxes together stay under half the shared set's size, so a
 	 * removal (which creates each element before deleting it) always has
-	 * room, whatever the others hold.  Counted on the ledgers' entries; past
-	 * the limit, the lapsed ones are dropped first.
+	 * room, whatever the others hold.  Counted on the registry's given
+	 * entries; past the limit, the lapsed ones are dropped first.
 	 */
-	if (fw->pins_total + n > FW_PINS_TOTAL_MAX) {
-		fw->pins_total = 0;
-		for (size_t i = 0; i < fw->n_sbs; i++) {
-			fw_ledger_prune(&fw->sbs[i].pins, now);
-			fw->pins_total += fw->sbs[i].pins.n;
-		}
-		if (fw->pins_total + n > FW_PINS_TOTAL_MAX)
+	if (pinreg_given_total(fw->pins) + n > FW_PINS_TOTAL_MAX) {
+		pinreg_sweep(fw->pins, now);
+		if (pinreg_given_total(fw->pins) + n > FW_PINS_TOTAL_MAX)
 			return -ENOSPC;
 	}
 	/*
 	 * Recorded before the batch is sent: a pin the kernel has must be in
-	 * the ledger, or the sandbox's removal would leave it behind; one the
-	 * kernel refused is removed harmlessly later.
+	 * the registry, or the sandbox's removal would leave it behind; one
+	 * the kernel refused is removed harmlessly later.  One probe a pin;
+	 * the answer's pinreg_note() after the ack finds them again without
+	 * one (the registry's memo).
 	 */
-	k = rec->pins.n;
-	r = fw_ledger_note(&rec->pins, pins, n, now);
+	r = pinreg_give(fw->pins, name, pins, n, now, NULL);
 	if (r < 0)
 		return r;
-	fw->pins_total = fw->pins_total - k + rec->pins.n;
 	a = (struct pin_arg){ .src = { rec->addr4, rec->addr6 }, .pins = pins, .n = n };
 	r = fw_run(fw, render_pins_fn, &a, false);
 	/* The kernel says a set at its size limit is full with ENFILE. */
@@ -800,7 +783,7 @@ int fw_pin_lookup(struct fw *fw, const char *name, const struct addr *addr, uint
 		  uint16_t port, uint64_t *ret_expires_ms)
 {
 	const struct fw_fam *f = addr ? fw_fam_of(addr->family) : NULL;
-	struct fw_pin pin = { .proto = proto, .port = port };
+	struct pin pin = { .proto = proto, .port = port };
 	struct lookup_res res = { 0 };
 	const struct fw_sb_rec *rec;
 	struct nftnl_set_elem *e;

@@ -222,7 +222,6 @@ struct rc_arg {
 	const struct fw_config *cfg;
 	struct sb_arg *sbs;	/* one per kept sandbox */
 	const char **names;	/* the kept sandboxes' names, sorted (rc_kept()) */
-	struct fw_ledger *leds;	/* one per kept sandbox: its pins found in pin4/6 */
 	uint64_t *digests;	/* one per kept sandbox: of what was rendered for it */
 	size_t n;
 	struct pchain_names *chains;	/* the policy chains the kept sandboxes use */
@@ -334,8 +333,8 @@ static void render_reconcile(struct bt *bt, const void *argp)
 		render_stale_sets(bt, a);
 }
 
-/* The records of the kept sandboxes, each with the ledger of its pins now in the kernel. */
-static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n, struct fw_ledger *leds,
+/* The records of the kept sandboxes (the registry has what of their pins is in the kernel). */
+static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n,
 		      const uint64_t *digests, const struct rc_arg *a)
 {
 	fw->sbs = calloc(n ? n : 1, sizeof(*fw->sbs));
@@ -367,10 +366,7 @@ static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n, str
 		rec->chained = sbs[i].sb.chained;
 		rec->tap = sbs[i].sb.tap;
 		memcpy(rec->mac, sbs[i].sb.mac, sizeof(rec->mac));
-		rec->pins = leds[i];
-		memset(&leds[i], 0, sizeof(leds[i]));
 		rec->digest = digests[i];
-		fw->pins_total += rec->pins.n;
 		fw_sb_index_add(fw, fw->n_sbs - 1);
 	}
 	return 0;
@@ -395,12 +391,11 @@ static int rc_args(const struct fw_rcfg *rc, struct rc_arg *a, const struct fw_r
 		   size_t n)
 {
 	a->sbs = calloc(n ? n : 1, sizeof(*a->sbs));
-	a->leds = calloc(n ? n : 1, sizeof(*a->leds));
 	a->digests = calloc(n ? n : 1, sizeof(*a->digests));
 	a->names = calloc(n ? n : 1, sizeof(*a->names));
 	a->chains = calloc(n ? n : 1, sizeof(*a->chains));
 	a->chain_digests = calloc(n ? n : 1, sizeof(*a->chain_digests));
-	if (!a->sbs || !a->leds || !a->digests || !a->names || !a->chains || !a->chain_digests)
+	if (!a->sbs || !a->digests || !a->names || !a->chains || !a->chain_digests)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		int r;
@@ -442,8 +437,8 @@ static int src_cmp(const void *x, const void *y)
 }
 
 /*
- * Each pin found goes to the ledger of the kept sandbox whose source it
- * has; the others (no kept sandbox sends from there) are moved to the
+ * Each pin found is given (the registry) to the kept sandbox whose source
+ * it has; the others (no kept sandbox sends from there) are moved to the
  * front of @d and become @a's orphans of that family.
  */
 static int attribute_pins(struct rc_arg *a, struct pin_dump *d, int fam)
@@ -469,7 +464,7 @@ static int attribute_pins(struct rc_arg *a, struct pin_dump *d, int fam)
 		struct src_ix want = { 0 };
 		const struct src_ix *hit;
 		const uint8_t *key = d->v[j].key;
-		struct fw_pin p = { .addr.family = f->af, .proto = key[2 * f->alen] };
+		struct pin p = { .addr.family = f->af, .proto = key[2 * f->alen] };
 		uint16_t be;
 
 		memcpy(want.a, key, f->alen);
@@ -486,7 +481,7 @@ static int attribute_pins(struct rc_arg *a, struct pin_dump *d, int fam)
 		/* The remaining lifetime; an element without expiry lasts as long as possible. */
 		p.timeout_ms = d->v[j].left_ms && d->v[j].left_ms < UINT32_MAX ?
 				       (uint32_t)d->v[j].left_ms : UINT32_MAX;
-		r = fw_ledger_note(&a->leds[hit->i], &p, 1, now);
+		r = pinreg_give(a->cfg->pins, a->sbs[hit->i].sb->name, &p, 1, now, NULL);
 	}
 	free(ix);
 	if (r < 0)
@@ -542,8 +537,8 @@ static int reconcile_keep(struct fw *fw, struct rc_arg *a, struct dump_list *fou
 	/* Pins to be replaced: out with what was found. */
 	for (size_t i = 0; i < a->n; i++)
 		if (a->sbs[i].replace_pins) {
-			a->sbs[i].old_pins = a->leds[i].v;
-			a->sbs[i].n_old_pins = a->leds[i].n;
+			a->sbs[i].old_pins = a->cfg->pins;
+			a->sbs[i].old_pins_of = a->sbs[i].sb->name;
 			a->sbs[i].old_src[0] = a->sbs[i].sb->addr4;
 			a->sbs[i].old_src[1] = a->sbs[i].sb->addr6;
 		}
@@ -554,7 +549,7 @@ static int reconcile_keep(struct fw *fw, struct rc_arg *a, struct dump_list *fou
 	info->kept = true;
 	for (size_t i = 0; i < a->n; i++)
 		if (a->sbs[i].replace_pins)
-			fw_ledger_clear(&a->leds[i]);	/* replaced by none */
+			pinreg_retain(a->cfg->pins, a->sbs[i].sb->name, 0);	/* replaced by none */
 	info->n_stale = rc_count_stale(a, found);
 	return 0;
 }
@@ -604,22 +599,22 @@ int fw_open_reconcile_with(const struct fw_config *cfg, struct fw_kernel *k,
 		a.found = NULL;
 		for (size_t i = 0; i < n; i++) {
 			a.sbs[i].replace_pins = false;
-			a.sbs[i].n_old_pins = 0;
-			fw_ledger_clear(&a.leds[i]);
+			a.sbs[i].old_pins = NULL;
+			pinreg_retain(cfg->pins, a.sbs[i].sb->name, 0);
 		}
 		r = fw_run(fw, render_reconcile, &a, false);
 		if (r < 0)
 			info->replaced_because[0] = '\0';
 	}
 	if (r == 0)
-		r = sb_records(fw, sbs, n, a.leds, a.digests, &a);
+		r = sb_records(fw, sbs, n, a.digests, &a);
 out:
-	for (size_t i = 0; a.sbs && i < n; i++)
+	for (size_t i = 0; a.sbs && i < n; i++) {
+		if (r < 0 && a.sbs[i].sb)	/* no fw: it holds nothing */
+			pinreg_retain(cfg->pins, a.sbs[i].sb->name, 0);
 		sb_arg_done(&a.sbs[i]);
-	for (size_t i = 0; a.leds && i < n; i++)
-		fw_ledger_free(&a.leds[i]);
+	}
 	free(a.sbs);
-	free(a.leds);
 	free(a.digests);
 	free(a.names);
 	free(a.chains);

@@ -28,8 +28,8 @@
 #include "common/addr.h"
 #include "netd/fw.h"
 #include "netd/fw/batch.h"
-#include "netd/fw/ledger.h"
 #include "netd/fw/ruleset.h"
+#include "netd/model/pinreg.h"
 
 /* nft's datatype ids (nftables include/datatype.h), so `nft list` prints keys. */
 #define TYPE_IPADDR        7
@@ -272,7 +272,7 @@ size_t fkey_ifname(uint8_t *out, const char *ifname);
 /* addr . inet_proto . inet_service, each field padded to 4 bytes: @alen + 8 bytes. */
 size_t fkey_tuple(uint8_t *out, const uint8_t *a, size_t alen, uint8_t proto, uint16_t port);
 /* saddr . daddr . inet_proto . inet_service: the pin4/6 key of @p sent from @src: 2 alen + 8 bytes. */
-size_t fkey_pin(uint8_t *out, const struct addr *src, const struct fw_pin *p);
+size_t fkey_pin(uint8_t *out, const struct addr *src, const struct pin *p);
 #define FKEY_PIN_MAX (16 + 16 + 8)
 /* ifname . addr */
 size_t fkey_ifaddr(uint8_t *out, const char *ifname, const struct addr *a);
@@ -493,13 +493,13 @@ struct sb_arg {
 	/* Not NULL (render_chain only): the chain's conn-limit set before this render; it goes. */
 	const char *old_connset;
 	/*
-	 * The pins fw recorded for this name (netd/fw/ledger.h), sent from
-	 * @old_src (by family: [0] IPv4, [1] IPv6): removed from pin4/6 when
-	 * the sandbox is deleted or added afresh, and in reconcile mode when
-	 * replace_pins is set.
+	 * The pins fw gave @old_pins_of (the registry @old_pins, borrowed;
+	 * NULL: none), sent from @old_src (by family: [0] IPv4, [1] IPv6):
+	 * removed from pin4/6 when the sandbox is deleted or added afresh, and
+	 * in reconcile mode when replace_pins is set.
 	 */
-	const struct fw_ledger_pin *old_pins;
-	size_t n_old_pins;
+	const struct pinreg *old_pins;
+	const char *old_pins_of;
 	struct addr old_src[2];
 	/*
 	 * The fingerprint of the chain and hookup fw rendered for this name
@@ -511,7 +511,7 @@ struct sb_arg {
 	uint64_t *digest_out;
 	/* Reconcile mode only: replace the sandbox's pins by these. */
 	bool replace_pins;
-	const struct fw_pin *pins;
+	const struct pin *pins;
 	size_t n_pins;
 };
 
@@ -548,11 +548,15 @@ void render_marks_remove(struct bt *bt, const struct fw_sandbox *sb, uint32_t ma
  * address of: its pins are left out).  An existing element gets the new
  * timeout.
  */
-void render_pins(struct bt *bt, const struct addr src[2], const struct fw_pin *pins, size_t n);
+void render_pins(struct bt *bt, const struct addr src[2], const struct pin *pins, size_t n);
 
-/* render_pins_remove() - remove those elements: gone afterwards, never an error. */
-void render_pins_remove(struct bt *bt, const struct addr src[2], const struct fw_ledger_pin *pins,
-			size_t n);
+/*
+ * render_pins_remove() - remove the elements the registry @reg says were
+ * given to sandbox @name (NULL @reg: none), sent from @src: gone
+ * afterwards, never an error.
+ */
+void render_pins_remove(struct bt *bt, const struct addr src[2], const struct pinreg *reg,
+			const char *name);
 
 /* render_pin_keys_remove() - the same for @n raw pin4/6 keys of family @f, @stride bytes apart. */
 void render_pin_keys_remove(struct bt *bt, const struct fw_fam *f, const uint8_t *keys,

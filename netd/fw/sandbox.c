@@ -64,7 +64,7 @@ void sb_arg_done(struct sb_arg *a)
 	a->box[0] = a->box[1] = NULL;
 }
 
-void render_pins(struct bt *bt, const struct addr src[2], const struct fw_pin *pins, size_t n)
+void render_pins(struct bt *bt, const struct addr src[2], const struct pin *pins, size_t n)
 {
 	for (int i = 0; i < 2; i++) {
 		const struct fw_fam *f = &fw_fams[i];
@@ -76,7 +76,7 @@ void render_pins(struct bt *bt, const struct addr src[2], const struct fw_pin *p
 		setdef_pin(&d, f);
 		elq_init(&q, bt, NFT_MSG_NEWSETELEM, d.name);
 		for (size_t k = 0; k < n; k++) {
-			const struct fw_pin *p = &pins[k];
+			const struct pin *p = &pins[k];
 			struct nftnl_set_elem *e;
 			uint8_t key[FKEY_PIN_MAX];
 
@@ -123,11 +123,29 @@ void render_pin_keys_remove(struct bt *bt, const struct fw_fam *f, const uint8_t
 	}
 }
 
-void render_pins_remove(struct bt *bt, const struct addr src[2], const struct fw_ledger_pin *pins,
-			size_t n)
+/* One given pin into the queue of its family's set (pinreg_given_each()). */
+struct pin_rm {
+	struct elemq *q;
+	const struct fw_fam *f;
+	const struct addr *src;
+};
+
+static void pin_rm_one(void *arg, const struct pin *p)
+{
+	const struct pin_rm *x = arg;
+	uint8_t key[FKEY_PIN_MAX];
+
+	if (p->addr.family == x->f->af)
+		elq_add(x->q, elem_new(key, fkey_pin(key, x->src, p)));
+}
+
+void render_pins_remove(struct bt *bt, const struct addr src[2], const struct pinreg *reg,
+			const char *name)
 {
 	static const uint16_t types[] = { NFT_MSG_NEWSETELEM, NFT_MSG_DELSETELEM };
 
+	if (!reg || !name || !pinreg_given_count(reg, name))
+		return;
 	for (int i = 0; i < 2; i++) {
 		const struct fw_fam *f = &fw_fams[i];
 		struct setdef d;
@@ -137,14 +155,10 @@ void render_pins_remove(struct bt *bt, const struct addr src[2], const struct fw
 		setdef_pin(&d, f);
 		for (int t = 0; t < 2; t++) {
 			struct elemq q;
+			struct pin_rm x = { .q = &q, .f = f, .src = &src[i] };
 
 			elq_init(&q, bt, types[t], d.name);
-			for (size_t k = 0; k < n; k++) {
-				uint8_t key[FKEY_PIN_MAX];
-
-				if (pins[k].p.addr.family == f->af)
-					elq_add(&q, elem_new(key, fkey_pin(key, &src[i], &pins[k].p)));
-			}
+			pinreg_given_each(reg, name, pin_rm_one, &x);
 			elq_flush(&q);
 		}
 	}
@@ -376,7 +390,7 @@ static void sb_pins(struct bt *bt, const struct sb_arg *a)
 	const struct addr src[2] = { a->sb->addr4, a->sb->addr6 };
 
 	if (!bt->keep || a->replace_pins)
-		render_pins_remove(bt, a->old_src, a->old_pins, a->n_old_pins);
+		render_pins_remove(bt, a->old_src, a->old_pins, a->old_pins_of);
 	if (bt->keep && a->replace_pins)
 		render_pins(bt, src, a->pins, a->n_pins);
 }

@@ -111,11 +111,10 @@ static int update_chains(struct fw *fw, const struct fw_update *u, size_t n, str
 int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 {
 	struct upd_arg a = { .n = n };
-	struct fw_ledger *next;	/* the ledgers of replaced pins, made before the batch */
+	uint64_t *gens;	/* the gives of replaced pins, made before the batch */
 	struct pchain_names *nm;
 	uint64_t *digests, *cdig;
 	uint64_t now = clock_mono_ms();
-	bool sent = false;
 	int r = 0;
 
 	if (fw)
@@ -126,13 +125,13 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 	if (n == 0)
 		return 0;
 	a.sbs = calloc(n, sizeof(*a.sbs));
-	next = calloc(n, sizeof(*next));
+	gens = calloc(n, sizeof(*gens));
 	digests = calloc(n, sizeof(*digests));
 	nm = calloc(n, sizeof(*nm));
 	cdig = calloc(n, sizeof(*cdig));
-	if (!a.sbs || !next || !digests || !nm || !cdig) {
+	if (!a.sbs || !gens || !digests || !nm || !cdig) {
 		free(a.sbs);
-		free(next);
+		free(gens);
 		free(digests);
 		free(nm);
 		free(cdig);
@@ -152,11 +151,17 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 		if (rec)
 			a.sbs[i].old_digest = rec->digest;
 		if (rec && u[i].replace_pins) {
-			a.sbs[i].old_pins = rec->pins.v;
-			a.sbs[i].n_old_pins = rec->pins.n;
+			a.sbs[i].old_pins = fw->pins;
+			a.sbs[i].old_pins_of = rec->name;
 			a.sbs[i].old_src[0] = rec->addr4;
 			a.sbs[i].old_src[1] = rec->addr6;
-			r = fw_ledger_note(&next[i], u[i].pins, u[i].n_pins, now);
+			/*
+			 * Given before the batch, beside the old ones (the
+			 * render removes those first, then adds these): until
+			 * the kernel's answer says which set it has, it may
+			 * have either.
+			 */
+			r = pinreg_give(fw->pins, rec->name, u[i].pins, u[i].n_pins, now, &gens[i]);
 		}
 		if (r < 0)	/* nothing was sent: say which sandbox */
 			snprintf(fw->err, sizeof(fw->err), "sandbox %.64s (%zu of %zu): %s, nothing sent",
@@ -168,10 +173,8 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 		sb_args_mark_cidr(a.sbs, n);
 		r = update_chains(fw, u, n, &a, nm, cdig);
 	}
-	if (r == 0) {
-		sent = true;
+	if (r == 0)
 		r = fw_run(fw, render_update, &a, true);
-	}
 	/* Committed: who jumps where now (new refs first, so a kept chain never drops to 0). */
 	for (size_t i = 0; i < n && r == 0; i++) {
 		struct fw_sb_rec *rec = fw_sb_find(fw, u[i].sb->name);
@@ -188,24 +191,16 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 			snprintf(rec->policy, sizeof(rec->policy), "%s", u[i].pol->name);
 			rec->digest = digests[i];
 		}
-		if (rec && u[i].replace_pins) {	/* the kernel has exactly these now */
-			fw->pins_total = fw->pins_total - rec->pins.n + next[i].n;
-			fw_ledger_free(&rec->pins);
-			rec->pins = next[i];
-		} else {
-			/*
-			 * Not committed, or not known to be (a timeout): the
-			 * kernel may have either set, so the ledger keeps both.
-			 */
-			rec = sent && r < 0 && u[i].replace_pins ? fw_sb_find(fw, u[i].sb->name) : NULL;
-			if (rec && fw_ledger_note(&rec->pins, u[i].pins, u[i].n_pins,
-						  clock_mono_ms()) == 0)
-				fw->pins_total += u[i].n_pins;
-			fw_ledger_free(&next[i]);
-		}
+		/*
+		 * Committed: the kernel has exactly these now.  Not committed,
+		 * or not known to be (a timeout): it may have either set, so
+		 * both stay given.
+		 */
+		if (rec && u[i].replace_pins)
+			pinreg_retain(fw->pins, rec->name, gens[i]);
 		sb_arg_done(&a.sbs[i]);
 	}
-	free(next);
+	free(gens);
 	free(digests);
 	free(nm);
 	free(cdig);

@@ -41,16 +41,22 @@ bool policy_rule_port(const struct policy_rule *r, uint8_t proto, uint16_t port)
 	return false;
 }
 
-bool policy_cidr_allows(const struct policy *p, const struct addr *dst, uint8_t proto,
-			uint16_t port)
+ssize_t policy_cidr_rule(const struct policy *p, const struct addr *dst, uint8_t proto,
+			 uint16_t port)
 {
 	for (size_t i = 0; p && dst && i < p->n_rules; i++)
 		for (size_t c = 0; c < p->rules[i].n_cidrs; c++)
 			if (p->rules[i].cidrs[c].addr.family == dst->family &&
 			    prefix_contains(&p->rules[i].cidrs[c], dst) &&
 			    policy_rule_port(&p->rules[i], proto, port))
-				return true;
-	return false;
+				return (ssize_t)i;
+	return -1;
+}
+
+bool policy_cidr_allows(const struct policy *p, const struct addr *dst, uint8_t proto,
+			uint16_t port)
+{
+	return policy_cidr_rule(p, dst, proto, port) >= 0;
 }
 
 bool policy_allows(const struct policy *p, const char *name, const struct addr *dst,

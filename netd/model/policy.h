@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/addr.h"	/* struct prefix, struct port_range */
 #include "common/diag.h"
@@ -173,6 +174,13 @@ bool policy_rule_port(const struct policy_rule *r, uint8_t proto, uint16_t port)
  */
 bool policy_cidr_allows(const struct policy *p, const struct addr *dst, uint8_t proto,
 			uint16_t port);
+
+/*
+ * policy_cidr_rule() - as policy_cidr_allows(), but which rule: the index
+ * into p->rules of the first `cidrs` rule that allows it, or -1.
+ */
+ssize_t policy_cidr_rule(const struct policy *p, const struct addr *dst, uint8_t proto,
+			 uint16_t port);
 
 /*
  * policy_l7_port() - does any tcp rule of @p have tls.sni or http.host at

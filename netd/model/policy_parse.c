@@ -500,6 +500,42 @@ static int parse_word(struct ctx *cx, const struct yamlx_node *n, const char *ke
 	return 0;
 }
 
+/*
+ * Every rule of @eg into @p.  The first bad rule's error is *cx->err; when
+ * the caller gave room (diag.more), each later bad rule's goes there too,
+ * so `policy check` reports every rule to fix at once.  Return: 0;
+ * -EINVAL (a bad rule); -ENOMEM.
+ */
+static int parse_rules(struct ctx *cx, const struct yamlx_node *eg, struct policy *p)
+{
+	struct diag *first = cx->err, scratch = { 0 };
+	bool bad = false;
+	int r = 0;
+
+	for (size_t i = 0; i < eg->n_kids; i++) {
+		/* Count the rule first so policy_free() frees a half-built one. */
+		p->n_rules++;
+		r = parse_rule(cx, eg->kids[i], i, &p->rules[i]);
+		if (r == -EINVAL && first && first->more && !bad) {
+			bad = true;	/* the first stays in *first; the next go aside */
+			cx->err = &scratch;
+		} else if (r == -EINVAL && bad) {
+			if (first->n_more < first->more_max) {
+				first->more[first->n_more] = scratch;
+				first->more[first->n_more].more = NULL;
+				first->more[first->n_more].more_max = 0;
+				first->n_more++;
+			}
+		} else if (r < 0) {
+			break;
+		}
+	}
+	cx->err = first;
+	if (r < 0 && r != -EINVAL)
+		return r;
+	return bad ? -EINVAL : r;
+}
+
 static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct policy *p)
 {
 	static const char *const names[] = { "name", "description", "egress", "limits", "mode",
@@ -566,13 +602,9 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct polic
 		if (!p->rules)
 			return -ENOMEM;
 	}
-	for (size_t i = 0; i < eg->n_kids; i++) {
-		/* Count the rule first so policy_free() frees a half-built one. */
-		p->n_rules++;
-		r = parse_rule(cx, eg->kids[i], i, &p->rules[i]);
-		if (r < 0)
-			return r;
-	}
+	r = parse_rules(cx, eg, p);
+	if (r < 0)
+		return r;
 	r = check_quic(cx, eg, p);
 	if (r < 0)
 		return r;

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#define SNI_MATCH_RULES 64	/* rules looked at per pinned name (as pinsrc) */
+#define SNI_MATCH_RULES 64	/* rules looked at per pinned name (as pinreg) */
 
 bool sni_pattern_covers(const char *pat, const char *name)
 {

@@ -1,7 +1,7 @@
 /*
  * sni_match - may a connection that says it is for @seen (its TLS SNI or
  * HTTP Host, from sni.h) use an address that the names @pinned pinned for
- * that sandbox (from pinsrc)?  Pure: policy and names in, yes/no out.
+ * that sandbox (from the pin registry)?  Pure: policy and names in, yes/no out.
  *
  * The rule: @seen must be covered by a domain pattern of the policy that
  * also covers one of the pinned names, in a rule for the connection's
@@ -34,7 +34,7 @@ bool sni_pattern_covers(const char *pat, const char *name);
  * sni_match() - the check above.
  * @pol: the sandbox's current policy (borrowed).
  * @pinned, @n_pinned: the qnames whose answers pinned the destination for
- *       this sandbox (pinsrc_names()), lower-case presentation form.
+ *       this sandbox (pinreg_names()), lower-case presentation form.
  * @proto, @port: the connection's (IPPROTO_TCP, host byte order).
  * @seen: the normalized name the client sent (sni.h); NULL or "" never
  *       matches.

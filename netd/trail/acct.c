@@ -2,7 +2,7 @@
  * netd/trail/ - what happened, and the record of it: conntrack events
  * (acct.c) and nflog denials (nflog.c), decoded by ctmsg.c (pure); live
  * flows (flowtab.c), folded denials (denyfold.c), the names behind pins
- * (pinmap.c, pinsrc.c), the idle grace (grace.c), a reload's cuts
+ * (netd/model/pinreg.c), the idle grace (grace.c), a reload's cuts
  * (ctcut.c); the records and counters (trail.c) and the audit log writer
  * (audit.c).
  */

@@ -33,7 +33,7 @@ struct hit {
 
 struct dump_ctx {
 	const struct addr *src;
-	const struct pinsrc_cut *cut;
+	const struct pinreg_cut *cut;
 	size_t n;
 	bool all;		/* every entry from @src, whatever its destination */
 	struct hit *hits;
@@ -164,7 +164,7 @@ static int ct_wait(struct mnl_socket *nl, char *buf, size_t sz, uint32_t seq, ui
 
 static int ctcut_do(struct dump_ctx *cp);
 
-int ctcut_run(const struct addr *src, const struct pinsrc_cut *cut, size_t n)
+int ctcut_run(const struct addr *src, const struct pinreg_cut *cut, size_t n)
 {
 	struct dump_ctx c = { .src = src, .cut = cut, .n = n };
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "common/addr.h"
-#include "netd/trail/pinsrc.h"
+#include "netd/model/pinreg.h"
 
 #define CTCUT_MAX 4096	/* entries deleted per call; more are left alone */
 
@@ -26,7 +26,7 @@
  * ctnetlink: Support offloaded conntrack entry deletion", Linux 6.4; the
  * others were deleted); -errno (dump failed: nothing cut).
  */
-int ctcut_run(const struct addr *src, const struct pinsrc_cut *cut, size_t n);
+int ctcut_run(const struct addr *src, const struct pinreg_cut *cut, size_t n);
 
 /*
  * ctcut_source() - delete every conntrack entry whose original source is

@@ -20,6 +20,8 @@ struct fkey {
 
 struct fent {
 	bool used, recorded;
+	bool opened;			/* flowtab_open() saw its start */
+	uint32_t name;			/* what it was opened under (nametab.h id); 0: none */
 	struct fkey k;
 	struct flow_ctr counted;	/* folded into the metrics */
 	struct flow_ctr rec;		/* what the close's record reported (recorded) */
@@ -197,6 +199,33 @@ int flowtab_live(struct flowtab *t, const struct ct_flow *f, struct flow_ctr *fo
 	if (!e)
 		return 0;
 	return e->recorded ? 2 : 1;
+}
+
+int flowtab_open(struct flowtab *t, const struct ct_flow *f, uint32_t name)
+{
+	struct fkey k = key_of(f);
+	size_t slot;
+	struct fent *e = find(t, &k, &slot);
+
+	if (e)
+		return 0;	/* seen already (a second NEW for one entry): keep the first */
+	/* Opens stop at 3/4, as live adds do: the rest is for closes. */
+	e = add(t, &k, slot, (t->mask + 1) / 4 * 3);
+	if (!e)
+		return -ENOSPC;
+	e->opened = true;
+	e->name = name;
+	return 1;
+}
+
+bool flowtab_name(struct flowtab *t, const struct ct_flow *f, uint32_t *name)
+{
+	struct fkey k = key_of(f);
+	size_t slot;
+	const struct fent *e = find(t, &k, &slot);
+
+	*name = e ? e->name : 0;
+	return e && e->opened;
 }
 
 int flowtab_close(struct flowtab *t, const struct ct_flow *f, struct flow_ctr *fold)

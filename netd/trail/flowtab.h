@@ -8,8 +8,9 @@
  * it twice.  Pure: memory only, no I/O, no logging.
  *
  * An entry is keyed by the conntrack id and the original tuple's
- * protocol, addresses and ports; it is added by flowtab_live() or
- * flowtab_close() and removed by flowtab_end() (conntrack DESTROY, which
+ * protocol, addresses and ports; it is added by flowtab_open() (with the
+ * name the flow was opened under), flowtab_live() or flowtab_close() and
+ * removed by flowtab_end() (conntrack DESTROY, which
  * acct.h delivers reliably).  Bounded: when the table is full a flow is
  * simply not tracked - its counters are then folded whole at its end and
  * its record written at DESTROY, as if it had never been seen: late, but
@@ -59,6 +60,24 @@ void flowtab_free(struct flowtab *t);
 int flowtab_live(struct flowtab *t, const struct ct_flow *f, struct flow_ctr *fold);
 
 /*
+ * flowtab_open() - @f was just confirmed (conntrack NEW), opened under the
+ * name @name (a nametab.h id; 0: none): remembered with it, so its records
+ * name what it was opened for.  Adds only while the table is under 3/4
+ * full, as flowtab_live().  Return: 1 remembered (the entry holds @name
+ * until flowtab_end()); 0 already there (@name not taken); -ENOSPC too
+ * full (@name not taken).
+ */
+int flowtab_open(struct flowtab *t, const struct ct_flow *f, uint32_t name);
+
+/*
+ * flowtab_name() - the name @f was opened under, into *@name (0: none).
+ * Return: true if flowtab_open() saw @f (then *@name is its answer, 0
+ * meaning "opened under no name"); false if not (*@name is 0): name it
+ * now as best one can.
+ */
+bool flowtab_name(struct flowtab *t, const struct ct_flow *f, uint32_t *name);
+
+/*
  * flowtab_close() - TCP @f closed with these counters: its `conn` record
  * is to be written now with them.  *@fold: the part not in the metrics yet.
  * Return: 1 write the record (now remembered as recorded); 0 already
@@ -68,7 +87,8 @@ int flowtab_live(struct flowtab *t, const struct ct_flow *f, struct flow_ctr *fo
 int flowtab_close(struct flowtab *t, const struct ct_flow *f, struct flow_ctr *fold);
 
 /*
- * flowtab_end() - @f was destroyed with its final counters; forgets it.
+ * flowtab_end() - @f was destroyed with its final counters; forgets it
+ * (the name it held, flowtab_name(), is the caller's to give back).
  * *@fold: what the metrics have not counted yet (everything if untracked).
  * *@late: if the flow's record was written at its close, what came after
  * it (zero: nothing more to write).

@@ -6,11 +6,11 @@
  * DNS again (connection pools, cached addresses) still gets through for a
  * while.  Pure: which grace a closed flow gets, and which conntrack ids
  * were already served.  The edges are acct.c (closing TCP states,
- * DESTROY), trail.c (attribution by pinmap, counters) and the daemon (the
+ * DESTROY), trail.c (attribution by the pin registry, counters) and the daemon (the
  * pin itself, never shortening a longer one).
  *
  * What never gets a grace: an address no name pinned for that sandbox
- * (pinmap), traffic a CIDR rule allows, a name the sandbox's current
+ * (the pin registry), traffic a CIDR rule allows, a name the sandbox's current
  * policy no longer allows on that proto/port (a reload removed it), and
  * addresses with no connection (only flows the kernel accepted end).
  */
@@ -28,7 +28,7 @@
 /*
  * grace_timeout_s() - the grace, in seconds, for a closed connection of a
  * sandbox under policy @p to @dst, @proto (IPPROTO_TCP/UDP), @port (host
- * byte order) that pinmap attributes to @name (lower-case, as pinned).
+ * byte order) that the pin registry attributes to @name (lower-case, as pinned).
  * The largest over the domain rules that match @name and allow
  * @proto/@port: a rule's idle_grace if it has one, else @global_s.
  * Return: seconds; 0 = no grace (no such rule, a CIDR rule covers the

@@ -1,8 +1,8 @@
 /*
  * trail - conn/deny records and their counters.  Ordering: a pin's name is
- * recorded (trail_pinned(), from the proxy's audit callback) before the
- * DNS answer leaves, so every connection made with that answer finds its
- * name here when it opens and when it ends.  Counters: every byte the
+ * recorded in the pin registry (pinreg_note(), from the proxy's audit
+ * callback) before the DNS answer leaves, so every connection made with
+ * that answer finds its name there when it opens and when it ends.  Counters: every byte the
  * kernel counts for a flow is folded into the sandbox's and the rule's
  * counters exactly once (flowtab.h), so they grow while flows are live
  * and agree with the records.
@@ -26,14 +26,14 @@
 #include "netd/trail/ctmsg.h"
 #include "netd/trail/denyfold.h"
 #include "netd/trail/flowtab.h"
+#include "netd/trail/nametab.h"
 #include "netd/trail/grace.h"
 #include "netd/common/metrics.h"
 #include "netd/trail/nflog.h"
-#include "netd/trail/pinmap.h"
+#include "netd/model/pinreg.h"
 
 #include <event2/event.h>
 
-#define TRAIL_PINMAP_ENTRIES 16384
 #define TRAIL_DOMAIN_SLOTS   8192	/* per (sandbox, domain) counters; power of two */
 #define TRAIL_DOMAIN_OTHER   "(other)"	/* where counters go once the table is full */
 #define TRAIL_IFCACHE        1024
@@ -57,7 +57,7 @@ struct dns_ctr {
 struct dom_ctr {
 	bool used;
 	uint32_t slot;
-	char domain[PINMAP_NAME_MAX + 1];
+	char domain[PINREG_QNAME_MAX + 1];
 	struct totals t;
 };
 
@@ -69,10 +69,10 @@ struct trail {
 	void *ctx;
 	struct acct *acct;
 	struct nflog *nflog;
-	struct pinmap *pins;
 	struct totals *per_slot;	/* SANDBOX_MAX */
 	struct dns_ctr **dns;		/* SANDBOX_MAX, each NULL until used */
 	struct flowtab *flows;		/* what each live flow has been counted as */
+	struct nametab *names;		/* the names flows were opened under (flowtab_open()) */
 	struct denyfold *denies;	/* deny records being folded */
 	struct event *deny_tick;
 	uint64_t conn_late;		/* conn_late records: packets after a close */
@@ -127,7 +127,7 @@ static struct sandbox *by_slot(const struct trail *t, int64_t slot)
 static const char *domain_of(const struct trail *t, const struct sandbox *sb,
 			     const struct addr *dst, char *buf, size_t sz)
 {
-	const char *name = pinmap_get(t->pins, sb->slot, dst);
+	const char *name = pinreg_last_name(t->cfg.pins, sb->name, dst);
 	const struct policy *p;
 
 	if (name)
@@ -168,32 +168,33 @@ static struct totals *dom_ctr(struct trail *t, uint32_t slot, const char *domain
 
 /*
  * A connection of @sb closed: re-pin its (dst, proto, dport) for the
- * grace if pinmap has a name for dst and the current policy still allows
- * that name there (netd/trail/grace.h).  Only flows the kernel accepted end, so
+ * grace if it was opened under a name (@domain, not a CIDR rule's) and the
+ * current policy still allows that name there (netd/trail/grace.h).  Only flows the kernel accepted end, so
  * only addresses a connection was really using get a grace: a deny never
  * becomes an allow here.
  */
-static void grace_flow(struct trail *t, const struct sandbox *sb, const struct ct_flow *f)
+static void grace_flow(struct trail *t, const struct sandbox *sb, const struct ct_flow *f,
+		       const char *domain)
 {
-	const char *name;
+	char name[PINREG_QNAME_MAX + 1];	/* a copy: the re-pin changes the registry */
 	uint32_t g;
-	struct fw_pin pin;
+	struct pin pin;
 	char abuf[ADDR_STRLEN];
 	int r;
 
 	if (!t->grace_on || !t->cfg.grace_pin || (int64_t)sb->slot == t->gone_slot ||
 	    (f->proto != IPPROTO_TCP && f->proto != IPPROTO_UDP))
 		return;
-	name = pinmap_get(t->pins, sb->slot, &f->dst);
-	if (!name)
-		return;		/* not reached through a name (CIDR rule, or forgotten) */
+	if (!domain || strchr(domain, '/'))
+		return;		/* not reached through a name (by address, a CIDR rule, forgotten) */
+	snprintf(name, sizeof(name), "%s", domain);
 	g = grace_timeout_s(t->policy(t->ctx, sb->policy), name, &f->dst, f->proto, f->dport,
 			    t->cfg.idle_grace_s);
 	if (!g) {
 		t->grace.none++;
 		return;
 	}
-	pin = (struct fw_pin){ .addr = f->dst, .proto = f->proto, .port = f->dport,
+	pin = (struct pin){ .addr = f->dst, .proto = f->proto, .port = f->dport,
 			       .timeout_ms = g * 1000u };
 	r = t->cfg.grace_pin(t->ctx, sb->name, &pin);
 	if (r < 0) {
@@ -216,11 +217,15 @@ static void on_closing(void *ctx, const struct ct_flow *f)
 {
 	struct trail *t = ctx;
 	struct sandbox *sb = by_slot(t, ACCT_MARK_SLOT(f->mark));
+	char cbuf[PREFIX_STRLEN];
+	uint32_t name;
 
 	if (!sb || !t->grace_on || grace_seen_has(t->seen, f->id))
 		return;
 	grace_seen_mark(t->seen, f->id);
-	grace_flow(t, sb, f);
+	grace_flow(t, sb, f, flowtab_name(t->flows, f, &name) ?
+				     nametab_str(t->names, name) :
+				     domain_of(t, sb, &f->dst, cbuf, sizeof(cbuf)));
 }
 
 /*
@@ -292,7 +297,7 @@ static const char *domain_key(const struct trail *t, const struct sandbox *sb,
 {
 	if (!domain)
 		return "";
-	if (!pinmap_get(t->pins, sb->slot, &f->dst))
+	if (strchr(domain, '/'))
 		return domain;	/* a CIDR rule, already a pattern */
 	return rule_label(t->policy(t->ctx, sb->policy), domain, f->proto, f->dport);
 }
@@ -359,6 +364,22 @@ static void write_open(struct trail *t, const struct sandbox *sb, const struct c
 }
 
 /*
+ * A connection conntrack confirmed: named now (domain_of()), remembered
+ * with that name in the flow table, and its conn_open record written.
+ */
+static void open_flow(struct trail *t, const struct sandbox *sb, const struct ct_flow *f)
+{
+	char cbuf[PREFIX_STRLEN];
+	const char *domain = domain_of(t, sb, &f->dst, cbuf, sizeof(cbuf));
+	uint32_t name = nametab_get(t->names, domain);
+
+	/* No room for the name: not remembered at all, so its close names it. */
+	if ((!domain || name) && flowtab_open(t->flows, f, name) != 1)
+		nametab_put(t->names, name);
+	write_open(t, sb, f, domain);
+}
+
+/*
  * A flow event (acct.h).  Every byte is folded once (flowtab.h): live
  * dumps fold what grew, the close folds the rest and writes `conn`, and
  * the DESTROY folds what came after and writes `conn` only if the close
@@ -372,9 +393,13 @@ static void on_flow(void *ctx, enum acct_kind kind, const struct ct_flow *f)
 	struct flow_ctr c = { 0 }, late = { 0 };
 	char cbuf[PREFIX_STRLEN];
 	const char *domain;
-	bool recorded = false;
+	bool recorded = false, opened = false;
+	uint32_t name = 0;
 	int r = 0;
 
+	/* What it was opened under, before the table may forget it (its end). */
+	if (kind != ACCT_OPEN)
+		opened = flowtab_name(t->flows, f, &name);
 	/* The table first: it must forget a flow even if its sandbox is gone. */
 	if (kind == ACCT_LIVE || kind == ACCT_UPDATE)
 		r = flowtab_live(t->flows, f, &c);
@@ -384,14 +409,26 @@ static void on_flow(void *ctx, enum acct_kind kind, const struct ct_flow *f)
 		recorded = flowtab_end(t->flows, f, &c, &late);
 	if (!sb) {
 		/* Deleted before its last connection ended: nothing to name it by. */
-		if (kind == ACCT_END)
+		if (kind == ACCT_END) {
 			t->unattributed++;
+			nametab_put(t->names, name);
+		}
 		return;
 	}
-	domain = domain_of(t, sb, &f->dst, cbuf, sizeof(cbuf));
+	if (kind == ACCT_OPEN) {
+		open_flow(t, sb, f);
+		return;
+	}
+	/*
+	 * Named as it was opened: the name that pinned its address then (a
+	 * connection made by address before any name pinned it stays without
+	 * one, whatever names pin the address later).  A flow whose open was
+	 * not seen is named now, as best one can.
+	 */
+	domain = opened ? nametab_str(t->names, name) :
+			  domain_of(t, sb, &f->dst, cbuf, sizeof(cbuf));
 	switch (kind) {
 	case ACCT_OPEN:
-		write_open(t, sb, f, domain);
 		return;
 	case ACCT_LIVE:
 	case ACCT_UPDATE:
@@ -418,7 +455,8 @@ static void on_flow(void *ctx, enum acct_kind kind, const struct ct_flow *f)
 		/* TCP: the grace began at its close, unless that update was lost
 		 * (then it begins now, late rather than never). */
 		if (t->grace_on && !(f->proto == IPPROTO_TCP && grace_seen_take(t->seen, f->id)))
-			grace_flow(t, sb, f);
+			grace_flow(t, sb, f, domain);
+		nametab_put(t->names, name);	/* the entry that held it is gone */
 		return;
 	}
 }
@@ -581,8 +619,8 @@ int trail_new(struct event_base *base, const struct trail_config *cfg, struct au
 	t->seen = calloc(1, sizeof(*t->seen));
 	t->dns = calloc(SANDBOX_MAX, sizeof(*t->dns));
 	if (!t->per_slot || !t->dom || !t->seen || !t->dns ||
-	    pinmap_new(TRAIL_PINMAP_ENTRIES, &t->pins) < 0 ||
-	    flowtab_new(TRAIL_FLOWS, &t->flows) < 0 || denyfold_new(&t->denies) < 0)
+	    flowtab_new(TRAIL_FLOWS, &t->flows) < 0 || nametab_new(TRAIL_FLOWS, &t->names) < 0 ||
+	    denyfold_new(&t->denies) < 0)
 		goto fail;
 	{
 		struct timeval tv = { .tv_usec = TRAIL_DENY_TICK_MS * 1000 };
@@ -634,7 +672,7 @@ void trail_free(struct trail *t)
 		event_free(t->deny_tick);
 	denyfold_free(t->denies);
 	flowtab_free(t->flows);
-	pinmap_free(t->pins);
+	nametab_free(t->names);
 	for (size_t i = 0; t->dns && i < SANDBOX_MAX; i++)
 		free(t->dns[i]);
 	free(t->dns);
@@ -642,15 +680,6 @@ void trail_free(struct trail *t)
 	free(t->dom);
 	free(t->seen);
 	free(t);
-}
-
-void trail_pinned(struct trail *t, const struct sandbox *sb, const char *qname,
-		  const struct addr *addrs, size_t n)
-{
-	if (!t || !sb || !qname)
-		return;
-	for (size_t i = 0; i < n; i++)
-		pinmap_set(t->pins, sb->slot, &addrs[i], qname);
 }
 
 int trail_set_grace(struct trail *t, bool on)
@@ -689,7 +718,6 @@ void trail_sandbox_gone(struct trail *t, const struct sandbox *sb)
 	deny_flush(t, sb->slot, false);	/* while it still has a name */
 	free(t->dns[sb->slot]);
 	t->dns[sb->slot] = NULL;
-	pinmap_forget(t->pins, sb->slot);
 	nflog_forget(t->nflog, sb->slot);
 	memset(&t->per_slot[sb->slot], 0, sizeof(t->per_slot[sb->slot]));
 	for (size_t i = 0; i < TRAIL_DOMAIN_SLOTS; i++)

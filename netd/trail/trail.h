@@ -1,14 +1,15 @@
 /*
  * trail - the audit trail's kernel side, as one object the daemon owns:
  * conntrack accounting (acct.c) -> "conn"/"conn_update" records, nflog
- * (nflog.c) -> rate-limited "deny" records, the pinned-name map
- * (pinmap.c) that gives both their "domain", and the per-sandbox and
+ * (nflog.c) -> rate-limited "deny" records, each with its "domain" (the
+ * name the pin registry, netd/model/pinreg.h, noted last for the address),
+ * and the per-sandbox and
  * per-rule counters behind GET /metrics and `netd sandbox list`.
  * TCP connections are recorded at their close (TIME_WAIT or RST), other
  * flows at conntrack DESTROY (their idle timeout); see acct.h, flowtab.h.
  *
  * It also starts the idle grace (netd/trail/grace.h): when a connection that
- * pinmap attributes to a name closes (TCP: the first closing state;
+ * the registry attributes to a name closes (TCP: the first closing state;
  * other protocols: DESTROY), the daemon re-pins that (address, proto,
  * port) for the grace through cfg.grace_pin, if the sandbox's current
  * policy still allows the name there.
@@ -24,6 +25,7 @@
 
 #include "common/addr.h"
 #include "netd/fw.h"
+#include "netd/model/pinreg.h"
 #include "netd/model/policy.h"
 #include "netd/model/sandbox.h"
 
@@ -48,7 +50,9 @@ struct trail_config {
 	 * least that long is already there; synchronous.  @ctx is trail_new()'s.
 	 * Return: 1 pinned; 0 already covered; -errno.  NULL = no grace ever.
 	 */
-	int (*grace_pin)(void *ctx, const char *sandbox, const struct fw_pin *pin);
+	int (*grace_pin)(void *ctx, const char *sandbox, const struct pin *pin);
+	/* The pin registry the records' names come from; borrowed, outlives the trail. */
+	const struct pinreg *pins;
 };
 
 /* Policy by name; borrowed until the next reload. */
@@ -64,10 +68,6 @@ int trail_new(struct event_base *base, const struct trail_config *cfg, struct au
 
 /* trail_free() - NULL-safe; pending destroy events are read first. */
 void trail_free(struct trail *t);
-
-/* trail_pinned() - @n addresses were pinned for @qname in sandbox @sb. */
-void trail_pinned(struct trail *t, const struct sandbox *sb, const char *qname,
-		  const struct addr *addrs, size_t n);
 
 /*
  * trail_set_grace() - @on: start idle graces at connection closes; !@on:

@@ -18,7 +18,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The seeds' sandbox and destinations (tests/fuzz/corpus/fuzz_ct too). */
-static const struct pinsrc_cut cuts[] = {
+static const struct pinreg_cut cuts[] = {
 	{ .addr = { .family = AF_INET, .a = { 198, 51, 100, 10 } }, .proto = IPPROTO_TCP, .port = 443 },
 	{ .addr = { .family = AF_INET, .a = { 203, 0, 113, 53 } }, .proto = IPPROTO_UDP, .port = 53 },
 	{ .addr = { .family = AF_INET6, .a = { 0x20, 0x01, 0x0d, 0xb8, [15] = 0x10 } },

@@ -38,6 +38,7 @@
 
 #include "common/addr.h"
 #include "netd/fw.h"
+#include "netd/model/pinreg.h"
 #ifndef FW_GOLDEN_KERNEL_ONLY	/* (builds against any fw with the public API of netd/fw.h) */
 #include "netd/fw/kernel.h"
 #include "tests/golden/fake_nft.h"
@@ -46,6 +47,7 @@
 #define MAXTOK 64
 
 static struct fw *g_fw;
+static struct pinreg *g_pins;	/* g_fw's pin registry: a fresh one at each open, as a restart */
 #ifndef FW_GOLDEN_KERNEL_ONLY
 static struct fw_kernel *g_fake;	/* --fake: the model g_fw commits to */
 #endif
@@ -264,6 +266,11 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 		cfg.flowtable = (uint8_t)g_opt.flowtable;
 		fw_close(g_fw);
 		g_fw = NULL;
+		pinreg_free(g_pins);
+		g_pins = NULL;
+		if (pinreg_new(&g_pins) < 0)
+			return -ENOMEM;
+		cfg.pins = g_pins;
 #ifndef FW_GOLDEN_KERNEL_ONLY
 		if (g_fake_out) {
 			g_fake = fake_nft_new();
@@ -347,7 +354,7 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 		return fw_sandbox_set_dns(g_fw, t[1], &d4, &d6);
 	}
 	if (strcmp(t[0], "pin") == 0 && n == 6) {
-		struct fw_pin p = { 0 };
+		struct pin p = { 0 };
 
 		if (addr_parse(t[2], &p.addr) < 0 || parse_proto(t[3], &p.proto) < 0)
 			return -EINVAL;
@@ -372,6 +379,8 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 	if (strcmp(t[0], "close") == 0) {
 		fw_close(g_fw);
 		g_fw = NULL;
+		pinreg_free(g_pins);
+		g_pins = NULL;
 		return 0;
 	}
 	return -EINVAL;
@@ -418,6 +427,7 @@ int main(int argc, char **argv)
 	}
 #endif
 	fw_close(g_fw);
+	pinreg_free(g_pins);
 	free(g_many);
 	return 0;
 }

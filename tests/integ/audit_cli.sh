@@ -125,6 +125,14 @@ head -n 2 "$NETD_AUDIT" >"$cut"
 printf '%s' '{"event":"dns","sandbox":"cut-sb","qname":"last.example","verdict":"deny"}' >>"$cut"
 has "a last line without its newline is read" "last.example" "$(netd audit --file "$cut" --json)"
 eq "... once" "1" "$(netd audit --file "$cut" --json 2>&1 | grep -c last.example)"
+# Audit mode: the table says what the JSON's would_deny says (a new user saw
+# only "allow" and "-").
+wd=$WORLD_DIR/would.jsonl
+printf '%s\n' '{"ts":"2026-12-06T10:00:00.000Z","event":"dns","sandbox":"am","policy":"a","qname":"pypi.org","qtype":"A","verdict":"allow","reason":"audit-mode","would_deny":"not-in-policy","rcode":"NOERROR"}' \
+	'{"ts":"2026-12-06T10:00:01.000Z","event":"conn","sandbox":"am","policy":"a","proto":"tcp","src":"10.87.0.2","sport":4000,"dst":"203.0.113.66","dport":80,"domain":null,"bytes_out":1,"bytes_in":2,"would_deny":"not-pinned"}' >"$wd"
+out=$(netd audit --file "$wd")
+has "table: a DNS answer audit mode passed" "allow, would deny: not-in-policy" "$out"
+has "table: a connection audit mode passed" "allow, would deny: not-pinned" "$out"
 # No log at the path: exit 3 (not found), for netd audit and policy suggest alike.
 netd audit --file "$WORLD_DIR/none.jsonl" >/dev/null 2>&1
 eq "netd audit: no log exits 3" "3" "$?"

@@ -19,7 +19,8 @@ for f in usr/local/sbin/netd usr/local/sbin/netd-cni opt/cni/bin/netd-cni; do
 done
 for f in etc/netd/netd.yaml etc/netd/policies/deny-all.yaml etc/netd/policies/python-dev.yaml \
 	etc/netd/policies/openai-only.yaml etc/logrotate.d/netd usr/local/lib/systemd/system/netd.service \
-	usr/local/share/man/man8/netd.8 usr/local/share/man/man5/netd.yaml.5 \
+	usr/local/share/man/man8/netd.8 usr/local/share/man/man8/netd-cni.8 \
+	usr/local/share/man/man5/netd.yaml.5 \
 	usr/local/share/man/man5/netd-policy.5 usr/local/share/bash-completion/completions/netd \
 	usr/local/share/netd/netd.yaml.example; do
 	ok "installed: /$f" test -s "$D/$f"
@@ -43,7 +44,7 @@ eq "systemd-analyze verify: exit 0, no warning" "0 " "$rc $out"
 sed 's/^Type=notify$/Type=notify\nBogusKey=1/' "$T/netd.service" >"$T/bad.service"
 has "(verify reports an unknown key)" "Unknown key" "$(systemd-analyze verify --man=no "$T/bad.service" 2>&1)"
 
-for m in man8/netd.8 man5/netd.yaml.5 man5/netd-policy.5; do
+for m in man8/netd.8 man8/netd-cni.8 man5/netd.yaml.5 man5/netd-policy.5; do
 	out=$(MANWIDTH=80 man -l --warnings "$D/usr/local/share/man/$m" 2>&1 >/dev/null); rc=$?
 	eq "man -l --warnings $m: renders, no warning" "0 " "$rc $out"
 done

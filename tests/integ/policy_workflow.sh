@@ -87,6 +87,29 @@ settle
 eq "audit mode denied nothing" "" "$(denials 0)"
 eq "one conn_open for the direct-IP probe (one writer), not two" 1 \
 	"$(audit_grep '"event":"conn_open"' "\"sandbox\":\"$AG\"" '"dst":"203.0.113.66"' | grep -c .)"
+# A connection made by number (the workload's to 203.0.113.66:80, again, from
+# port 47123), then a name that pins its address while it is open: its conn
+# record names what it was opened under (nothing: not-pinned), as its
+# conn_open does; and suggest still asks for the address (section 2): the
+# name came later.  (A new user's conn record took the later name; suggest
+# made it a name rule and the enforced workload was denied.)
+mkfifo "$WORLD_DIR/hold.fifo"
+exec 7<>"$WORLD_DIR/hold.fifo"	# a writer, so the reader never blocks opening it
+sb_exec ag "$WORLD_PYTHON" -c 'import socket, sys
+s = socket.create_connection(("203.0.113.66", 80), timeout=10, source_address=("0.0.0.0", 47123))
+sys.stdin.readline()
+s.close()' <"$WORLD_DIR/hold.fifo" &
+HOLD_PID=$!
+ok "held: its conn_open has no name" wait_for '"event":"conn_open"' "\"sandbox\":\"$AG\"" \
+	'"sport":47123' '"dst":"203.0.113.66"' '"domain":null' '"would_deny":"not-pinned"'
+eq "then example.com names that address" "203.0.113.66" "$(sb_dig ag +short example.com)"
+echo >&7	# the held connection closes
+wait "$HOLD_PID"
+exec 7>&-
+ok "its conn record: no name, not-pinned (as opened)" wait_for '"event":"conn"' \
+	"\"sandbox\":\"$AG\"" '"sport":47123' '"domain":null' '"would_deny":"not-pinned"'
+hasnt "... never example.com" '"domain":"example.com"' \
+	"$(audit_grep '"event":"conn"' "\"sandbox\":\"$AG\"" '"sport":47123')"
 fail "a never-pin address stays unreachable in audit mode" \
 	sb_exec ag curl -s -o /dev/null --connect-timeout 2 http://169.254.169.254/
 settle	# its deny record ("internal") lands before section 3's mark, not after

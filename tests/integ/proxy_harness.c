@@ -42,7 +42,7 @@ static int h_lookup(void *ctx, const struct addr *src, struct proxy_client *out)
 	return 0;
 }
 
-static int h_pin(void *ctx, const char *sandbox, const struct fw_pin *pins, size_t n)
+static int h_pin(void *ctx, const char *sandbox, const struct pin *pins, size_t n)
 {
 	struct harness *h = ctx;
 

@@ -1,7 +1,8 @@
 /*
  * test_audit_rec - the audit trail's record bodies and the kernel message
- * decoders behind them (netd/trail/ctmsg.c), and the pinned-name map.  Messages
- * are built here with libmnl the way the kernel lays them out.
+ * decoders behind them (netd/trail/ctmsg.c); the pinned-name lookup is
+ * tests/unit/test_pinreg.c's.  Messages are built here with libmnl the way
+ * the kernel lays them out.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -21,7 +22,6 @@
 
 #include "netd/trail/acct.h"
 #include "netd/trail/ctmsg.h"
-#include "netd/trail/pinmap.h"
 
 static char buf[4096];
 
@@ -340,43 +340,6 @@ static void test_walk_huge_len(void **state)
 	assert_int_equal(walked, 1);
 }
 
-static void test_pinmap(void **state)
-{
-	struct pinmap *m;
-	struct addr a, b;
-	char name[300];
-
-	(void)state;
-	assert_int_equal(pinmap_new(64, &m), 0);
-	addr_parse("198.51.100.10", &a);
-	addr_parse("2001:db8::1", &b);
-	assert_null(pinmap_get(m, 1, &a));
-	pinmap_set(m, 1, &a, "pypi.org");
-	pinmap_set(m, 2, &a, "other.example");
-	assert_string_equal(pinmap_get(m, 1, &a), "pypi.org");
-	assert_string_equal(pinmap_get(m, 2, &a), "other.example");
-	/* The last name that pinned it wins. */
-	pinmap_set(m, 1, &a, "files.pythonhosted.org");
-	assert_string_equal(pinmap_get(m, 1, &a), "files.pythonhosted.org");
-	assert_null(pinmap_get(m, 1, &b));
-	/* Overlong names are truncated, not overflowed. */
-	memset(name, 'a', sizeof(name) - 1);
-	name[sizeof(name) - 1] = '\0';
-	pinmap_set(m, 3, &b, name);
-	assert_int_equal(strlen(pinmap_get(m, 3, &b)), PINMAP_NAME_MAX);
-	/* Bounded: many more entries than capacity never grow it. */
-	for (uint32_t i = 0; i < 10000; i++) {
-		struct addr x = a;
-
-		x.a[3] = (uint8_t)i;
-		x.a[2] = (uint8_t)(i >> 8);
-		pinmap_set(m, 9, &x, "flood.example");
-	}
-	pinmap_forget(m, 1);
-	assert_null(pinmap_get(m, 1, &a));
-	pinmap_free(m);
-}
-
 /* ct_put_request(): the header ctnetlink expects, attributes after it. */
 static void test_put_request(void **state)
 {
@@ -408,7 +371,6 @@ int main(void)
 		cmocka_unit_test(test_log_tcp),
 		cmocka_unit_test(test_log_bad_payloads),
 		cmocka_unit_test(test_walk_huge_len),
-		cmocka_unit_test(test_pinmap),
 		cmocka_unit_test(test_put_request),
 		cmocka_unit_test(test_put_get),
 		cmocka_unit_test(test_open_json),

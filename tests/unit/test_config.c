@@ -168,7 +168,7 @@ static void expect_bad(const char *yaml, unsigned int line, unsigned int col, co
 static void test_errors(void **state)
 {
 	(void)state;
-	expect_bad("sockets: /x\n", 1, 1, "config: unknown key 'sockets' (allowed: socket, state_dir, "
+	expect_bad("sockets: /x\n", 1, 1, "config: unknown key 'sockets'; did you mean 'socket'? (allowed: socket, state_dir, "
 		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level, audit, reload, policy_watch, metrics_listen, dataplane, limits, verify_interval)");
 	expect_bad("metrics_listen: 9153\n", 1, 17, "metrics_listen: '9153' is not ADDR:PORT");
 	expect_bad("metrics_listen: ::1:9153\n", 1, 17, "is not ADDR:PORT");
@@ -207,7 +207,7 @@ static void test_errors(void **state)
 	expect_bad("egress_interface: ..\n", 1, 19, "bad interface name");
 	expect_bad("egress_interface: [eth0]\n", 1, 19, "expected an interface name, got a list");
 	expect_bad("pool: 10.87.0.0/16\n", 1, 7, "pool: expected a mapping, got a string");
-	expect_bad("pool: { ipv5: x }\n", 1, 9, "pool: unknown key 'ipv5' (allowed: ipv4, ipv6, node_block4, node_block6)");
+	expect_bad("pool: { ipv5: x }\n", 1, 9, "pool: unknown key 'ipv5'; did you mean 'ipv4'? (allowed: ipv4, ipv6, node_block4, node_block6)");
 	expect_bad("pool: { ipv4: 10.87.0.1/16 }\n", 1, 15, "pool.ipv4: bad CIDR '10.87.0.1/16': host bits set (did you mean 10.87.0.0/16?)");
 	expect_bad("pool: { ipv4: 10.0.0.0/7 }\n", 1, 15, "pool.ipv4: prefix length /7 out of range (/8 to /28)");
 	expect_bad("pool: { ipv4: 10.0.0.0/29 }\n", 1, 15, "out of range (/8 to /28)");
@@ -218,7 +218,7 @@ static void test_errors(void **state)
 	expect_bad("pool: { ipv6: \"fc00::/7\" }\n", 1, 15, "out of range (/8 to /64)");
 	expect_bad("pool: { ipv6: [] }\n", 1, 15, "pool.ipv6: expected a CIDR, got a list");
 	expect_bad("dns: []\n", 1, 6, "dns: expected a mapping, got a list");
-	expect_bad("dns: { prt: 53 }\n", 1, 8, "dns: unknown key 'prt' (allowed: port, min_ttl, max_ttl, deny_rcode, qps, burst, max_outstanding, max_pins, max_pins_per_name, cache_size, idle_grace, udp_gso, upstream_deadline_ms, never_pin_documentation)");
+	expect_bad("dns: { prt: 53 }\n", 1, 8, "dns: unknown key 'prt'; did you mean 'port'? (allowed: port, min_ttl, max_ttl, deny_rcode, qps, burst, max_outstanding, max_pins, max_pins_per_name, cache_size, idle_grace, udp_gso, upstream_deadline_ms, never_pin_documentation)");
 	expect_bad("dns: { port: 0 }\n", 1, 14, "dns.port: 0 is out of range (1-65535)");
 	expect_bad("dns: { port: 65536 }\n", 1, 14, "dns.port: 65536 is out of range (1-65535)");
 	expect_bad("dns: { port: 99999999999999999999999 }\n", 1, 14, "dns.port: '99999999999999999999999' is not a number");
@@ -237,7 +237,7 @@ static void test_errors(void **state)
 	expect_bad("log_level: [info]\n", 1, 12, "log_level: expected error, warning, info or debug, got a list");
 	expect_bad("socket: /a\n---\nsocket: /b\n", 2, 1, "a second YAML document");
 	expect_bad("socket: &s /a\nstate_dir: *s\n", 2, 12, "YAML aliases (*name) are not allowed");
-	expect_bad("socket: /a\n  state_dir: /b\n", 2, 12, "YAML syntax error: mapping values are not allowed");
+	expect_bad("socket: /a\n  state_dir: /b\n", 2, 12, "YAML syntax error: a ': ' where YAML did not expect a key");
 	expect_bad("dns: { port: 53\n", 2, 1, "YAML syntax error");
 }
 

@@ -233,7 +233,7 @@ static struct wire_addr waddr(const char *ip, uint32_t ttl)
 	return a;
 }
 
-static void assert_pin(const struct fw_pin *p, const char *ip, uint8_t proto, uint16_t port,
+static void assert_pin(const struct pin *p, const char *ip, uint8_t proto, uint16_t port,
 		       uint32_t timeout_ms)
 {
 	char buf[ADDR_STRLEN];
@@ -257,7 +257,7 @@ static void test_pins(void **state)
 		waddr("::ffff:192.0.2.1", 60),	/* mapped: rebinding */
 		waddr("192.0.2.1", 100),	/* same address again: longer wins */
 	};
-	struct fw_pin pins[16];
+	struct pin pins[16];
 	size_t rebind;
 	int n;
 
@@ -314,7 +314,7 @@ static void test_rule_keys(void **state)
 	struct decide_ctx c = { .min_ttl_s = 5, .max_ttl_s = 3600 };
 	struct wire_query q;
 	struct wire_addr a[] = { waddr("192.0.2.9", 30) };
-	struct fw_pin pins[8];
+	struct pin pins[8];
 	uint16_t rules[DECIDE_MAX_RULES];
 	size_t n_rules, rebind;
 	int n;
@@ -424,7 +424,7 @@ static void test_never_pin_findings(void **state)
 		waddr("fd00:ec2::254", 60),			/* AWS IMDS, IPv6 */
 		waddr("192.0.2.1", 60),				/* documentation: pinned */
 	};
-	struct fw_pin pins[16];
+	struct pin pins[16];
 	size_t rebind;
 	int n;
 

@@ -140,6 +140,46 @@ static void test_full(void **state)
 	flowtab_free(t);
 }
 
+/*
+ * The name a flow was opened under stays with it to its end (a new user's
+ * conn record named a name that pinned the address after the connection
+ * was made by number); a flow whose open was not seen has none to give.
+ */
+static void test_opened_name(void **state)
+{
+	struct flowtab *t;
+	struct flow_ctr fold, late;
+	struct ct_flow f = flow(7, 0, 0), g = flow(8, 0, 0);
+	uint32_t name = 99;
+
+	(void)state;
+	assert_int_equal(flowtab_new(16, &t), 0);
+	assert_false(flowtab_name(t, &f, &name));	/* never seen */
+	assert_int_equal(name, 0);
+	assert_int_equal(flowtab_open(t, &f, 5), 1);
+	assert_int_equal(flowtab_open(t, &f, 6), 0);	/* a second NEW keeps the first */
+	assert_int_equal(flowtab_open(t, &g, 0), 1);	/* opened by address: no name */
+	f.bytes_out = 300;
+	assert_int_equal(flowtab_live(t, &f, &fold), 1);
+	assert_int_equal(fold.bytes_out, 300);
+	assert_int_equal(flowtab_close(t, &f, &fold), 1);
+	assert_true(flowtab_name(t, &f, &name));
+	assert_int_equal(name, 5);
+	assert_true(flowtab_name(t, &g, &name));
+	assert_int_equal(name, 0);
+	assert_true(flowtab_end(t, &f, &fold, &late));
+	assert_false(flowtab_name(t, &f, &name));	/* forgotten with its end */
+	/* opens stop at 3/4, as live adds do */
+	for (uint32_t i = 0; i < 11; i++) {
+		f = flow(100 + i, 0, 0);
+		assert_int_equal(flowtab_open(t, &f, 1), 1);
+	}
+	f = flow(200, 0, 0);
+	assert_int_equal(flowtab_open(t, &f, 1), -ENOSPC);
+	assert_false(flowtab_name(t, &f, &name));
+	flowtab_free(t);
+}
+
 static void test_bad_args(void **state)
 {
 	struct flowtab *t = NULL;
@@ -156,6 +196,7 @@ int main(void)
 		cmocka_unit_test(test_live_then_end),
 		cmocka_unit_test(test_close_then_destroy),
 		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_opened_name),
 		cmocka_unit_test(test_bad_args),
 	};
 

@@ -16,9 +16,9 @@
 
 #include "dnsproxy/pintrack.h"
 
-static struct fw_pin pin(const char *ip, uint16_t port, uint32_t timeout_ms)
+static struct pin pin(const char *ip, uint16_t port, uint32_t timeout_ms)
 {
-	struct fw_pin p;
+	struct pin p;
 
 	memset(&p, 0, sizeof(p));
 	assert_int_equal(addr_parse(ip, &p.addr), 0);
@@ -31,7 +31,7 @@ static struct fw_pin pin(const char *ip, uint16_t port, uint32_t timeout_ms)
 static void test_never_shorter(void **state)
 {
 	struct pintrack *pt;
-	struct fw_pin in[3], out[3];
+	struct pin in[3], out[3];
 
 	(void)state;
 	assert_int_equal(pintrack_new(&pt), 0);
@@ -75,7 +75,7 @@ static void test_never_shorter(void **state)
 static void test_limit_and_reset(void **state)
 {
 	struct pintrack *pt;
-	struct fw_pin in[4], out[4];
+	struct pin in[4], out[4];
 
 	(void)state;
 	assert_int_equal(pintrack_new(&pt), 0);
@@ -102,7 +102,7 @@ static void test_limit_and_reset(void **state)
 static void test_many(void **state)
 {
 	struct pintrack *pt;
-	struct fw_pin p, out[1];
+	struct pin p, out[1];
 
 	(void)state;
 	assert_int_equal(pintrack_new(&pt), 0);

@@ -84,9 +84,9 @@ static const struct bad_case {
 	  "description: expected a string, got a list" },
 	{ "key not a string", "? [a]\n: b\n", 1, 3, "expected a key name, got a list" },
 	/* YAML itself */
-	{ "syntax unclosed flow", "name: t\negress: [\n", 3, 1, "YAML syntax error: did not find expected node content" },
-	{ "syntax bad indent", "name: t\n egress: []\n", 2, 8, "YAML syntax error: mapping values are not allowed" },
-	{ "syntax tab", "name: t\negress:\n\t- cidrs: [192.0.2.0/24]\n", 3, 1, "YAML syntax error" },
+	{ "syntax unclosed flow", "name: t\negress: [\n", 3, 1, "YAML syntax error: an unclosed [ ] or { }, or a missing comma between items (libyaml: did not find expected node content" },
+	{ "syntax bad indent", "name: t\n egress: []\n", 2, 8, "YAML syntax error: a ': ' where YAML did not expect a key: indent a key like its siblings, or quote a value that holds ': ' (libyaml: mapping values are not allowed" },
+	{ "syntax tab", "name: t\negress:\n\t- cidrs: [192.0.2.0/24]\n", 3, 1, "YAML syntax error: a tab: YAML indents with spaces only" },
 	{ "two documents", "name: a\negress: []\n---\nname: b\negress: []\n", 3, 1,
 	  "a second YAML document" },
 	{ "alias", "name: &n a\negress: []\ndescription: *n\n", 3, 14, "aliases (*name) are not allowed" },
@@ -100,7 +100,7 @@ static const struct bad_case {
 	/* rules */
 	{ "rule string", HDR "  - pypi.org\n", 3, 5, "egress[0]: expected a mapping with 'domains' or 'cidrs' and 'ports', got a string" },
 	{ "rule unknown key", HDR "  - domains: [a.b]\n    ports: [443]\n    port: 80\n", 5, 5,
-	  "egress[0]: unknown key 'port' (allowed: domains, cidrs, ports, protocol, min_ttl, max_qname_length, idle_grace, except, tls, http)" },
+	  "egress[0]: unknown key 'port'; did you mean 'ports'? (allowed: domains, cidrs, ports, protocol, min_ttl, max_qname_length, idle_grace, except, tls, http)" },
 	{ "rule dup key", HDR "  - domains: [a.b]\n    ports: [443]\n    ports: [80]\n", 5, 5,
 	  "egress[0]: duplicate key 'ports' (first at line 4, column 5)" },
 	{ "rule both", HDR "  - domains: [a.b]\n    cidrs: [192.0.2.0/24]\n    ports: [443]\n", 4, 5,
@@ -242,6 +242,17 @@ static void test_pattern_findings(void **state)
 	expect_bad("github.io", yaml, strlen(yaml), 3, 27,
 		   "egress[0].domains[1]: bad pattern '*.github.io': 'github.io' is a public suffix "
 		   "(private section of the Public Suffix List)");
+	/*
+	 * Issue 32: the hint fits the real case.  Each name right under a
+	 * private-section suffix is a site of its own (GitHub's raw. and
+	 * objects.githubusercontent.com): a wildcard below one of them would
+	 * not match it, so the hint says to list the hosts.
+	 */
+	snprintf(yaml, sizeof(yaml), HDR "  - domains: [\"*.githubusercontent.com\"]\n    ports: [443]\n");
+	expect_bad("githubusercontent.com", yaml, strlen(yaml), 3, 15,
+		   "each name directly under it is a site of its own (GitHub's "
+		   "raw.githubusercontent.com is one), so the wildcard allows every owner's; "
+		   "list the hosts you need, e.g. 'HOST.githubusercontent.com'");
 	snprintf(yaml, sizeof(yaml), HDR "  - domains: [\"*.co.uk\"]\n    ports: [443]\n");
 	expect_bad("co.uk", yaml, strlen(yaml), 3, 15, "'co.uk' is a public suffix (ICANN section");
 	snprintf(yaml, sizeof(yaml), HDR "  - domains: [\"*.org\"]\n    ports: [443]\n");
@@ -1001,6 +1012,38 @@ static void test_bad_fixtures(void **state)
 	assert_true(n >= 5);
 }
 
+/*
+ * Issue 32: every bad rule is reported, not only the first, when the
+ * caller gives room (diag.more); without room, the first only, as before.
+ */
+static void test_every_rule_error(void **state)
+{
+	static const char yaml[] =
+		"name: t\negress:\n"
+		"  - domains: [a.example]\n    port: [443]\n"	/* 3-4 */
+		"  - domains: [ok.example]\n    ports: [443]\n"	/* 5-6: fine */
+		"  - domains: [\"*.org\"]\n    ports: [443]\n"	/* 7-8 */
+		"  - cidrs: [10.0.0.1/8]\n    ports: [1]\n";	/* 9-10 */
+	struct diag more[1];
+	struct diag err = { .more = more, .more_max = 1 };
+	struct policy *p = NULL;
+
+	(void)state;
+	assert_int_equal(policy_parse(yaml, strlen(yaml), "t.yaml", &p, &err), -EINVAL);
+	assert_null(p);
+	assert_int_equal(err.line, 4);
+	assert_non_null(strstr(err.msg, "did you mean 'ports'"));
+	assert_int_equal(err.n_more, 1);	/* room for one more: the third is left out */
+	assert_int_equal(more[0].line, 7);
+	assert_non_null(strstr(more[0].msg, "'org' is a public suffix"));
+	assert_string_equal(more[0].file, "t.yaml");
+	/* no room: the first only */
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(policy_parse(yaml, strlen(yaml), "t.yaml", &p, &err), -EINVAL);
+	assert_int_equal(err.line, 4);
+	assert_int_equal(err.n_more, 0);
+}
+
 static void test_load_errors(void **state)
 {
 	struct diag err = { 0 };
@@ -1125,6 +1168,7 @@ int main(void)
 		cmocka_unit_test(test_match_many_rules),
 		cmocka_unit_test(test_shipped_policies),
 		cmocka_unit_test(test_bad_fixtures),
+		cmocka_unit_test(test_every_rule_error),
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_egress_quota),
 	};

@@ -33,7 +33,7 @@ static struct policy *pol(const char *yaml)
 
 struct world {
 	struct sandbox_table *t;
-	struct pinsrc *pins;
+	struct pinreg *pins;
 	struct policy *old[2];
 	struct reload_input in;
 };
@@ -49,10 +49,10 @@ static void sandbox_add(struct world *w, const char *name, const char *policy)
 
 static void pin(struct world *w, const char *sandbox, const char *qname, const char *addr)
 {
-	struct fw_pin p = { .proto = IPPROTO_TCP, .port = 443, .timeout_ms = 60000 };
+	struct pin p = { .proto = IPPROTO_TCP, .port = 443, .timeout_ms = 60000 };
 
 	assert_int_equal(addr_parse(addr, &p.addr), 0);
-	assert_int_equal(pinsrc_note(w->pins, sandbox, qname, &p, 1, 1000), 0);
+	assert_int_equal(pinreg_note(w->pins, sandbox, qname, &p, 1, 1000), 0);
 }
 
 static int setup(void **state)
@@ -63,7 +63,7 @@ static int setup(void **state)
 	memset(&w, 0, sizeof(w));
 	assert_int_equal(prefix_parse("10.87.0.0/16", &pool4), 0);
 	assert_int_equal(sandbox_table_new(&pool4, &pool6, &w.t), 0);
-	assert_int_equal(pinsrc_new(&w.pins), 0);
+	assert_int_equal(pinreg_new(&w.pins), 0);
 	w.old[0] = pol(P_OLD);
 	w.old[1] = pol(P_OTHER);
 	sandbox_add(&w, "sb-web", "web");
@@ -71,7 +71,7 @@ static int setup(void **state)
 	pin(&w, "sb-web", "a.example", "192.0.2.1");
 	pin(&w, "sb-web", "b.example", "192.0.2.2");
 	w.in = (struct reload_input){ .sandboxes = w.t, .old = (const struct policy *const *)w.old,
-				      .n_old = 2, .pinsrc = w.pins, .now_ms = 2000,
+				      .n_old = 2, .pins = w.pins, .now_ms = 2000,
 				      .max_policies = 16 };
 	*state = &w;
 	return 0;
@@ -82,7 +82,7 @@ static int teardown(void **state)
 	struct world *w = *state;
 
 	sandbox_table_free(w->t);
-	pinsrc_free(w->pins);
+	pinreg_free(w->pins);
 	policy_free(w->old[0]);
 	policy_free(w->old[1]);
 	return 0;

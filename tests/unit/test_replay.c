@@ -35,7 +35,7 @@ struct ev {
 	uint8_t msg[4096];	/* EV_REPLY, EV_UPSTREAM */
 	size_t len;
 	unsigned int id;	/* EV_UPSTREAM */
-	struct fw_pin pins[8];	/* EV_PIN */
+	struct pin pins[8];	/* EV_PIN */
 	size_t n_pins;
 	char sandbox[32];	/* EV_PIN, EV_AUDIT */
 	char reason[32];	/* EV_AUDIT */
@@ -93,7 +93,7 @@ static int t_lookup(void *ctx, const struct addr *src, struct proxy_client *out)
 	return -ENOENT;
 }
 
-static int t_pin(void *ctx, const char *sandbox, const struct fw_pin *pins, size_t n)
+static int t_pin(void *ctx, const char *sandbox, const struct pin *pins, size_t n)
 {
 	struct ev *e = ev_new(EV_PIN);
 

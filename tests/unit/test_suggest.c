@@ -221,6 +221,33 @@ static void test_shared_address(void **state)
 }
 
 /*
+ * A connection by address made before any name answered that address: the
+ * name that answered it later does not account for it (enforced, it would
+ * have found no pin), so it needs its own /32; one made after the answer
+ * is the name's.  (A new user's suggestion dropped the /32 and the
+ * enforced workload was denied.)
+ */
+static void test_name_after_connection(void **state)
+{
+	static const char log[] =
+		CONN("2026-11-30T07:00:01Z", "tcp", "203.0.113.66", 80, "null", 5, 5)
+		DNS("2026-11-30T07:00:02Z", "example.com", "\"203.0.113.66\"")
+		CONN("2026-11-30T07:00:03Z", "tcp", "203.0.113.66", 8443, "null", 5, 5);
+	struct suggest_filter f = { .policy = "audit-all" };
+	struct policy *p;
+	char *out;
+
+	(void)state;
+	out = run(&f, log, "s", &p);
+	assert_non_null(strstr(out, "      - \"203.0.113.66/32\"  # 1 conn"));
+	assert_non_null(strstr(out, "    ports: [80]\n"));	/* the /32: only the early one */
+	assert_non_null(strstr(out, "      - \"example.com\"  # 0 conns, 1 query\n    ports: [8443]\n"));
+	assert_int_equal(p->n_rules, 2);
+	policy_free(p);
+	free(out);
+}
+
+/*
  * Issue 30, finding 6: five names resolved (to two addresses) and two
  * connections made by address, with no name ("domain": null).  The
  * per-address credit in render_dest() gives port 443 to every name that
@@ -453,6 +480,7 @@ int main(void)
 		cmocka_unit_test(test_agent),
 		cmocka_unit_test(test_wildcards),
 		cmocka_unit_test(test_shared_address),
+		cmocka_unit_test(test_name_after_connection),
 		cmocka_unit_test(test_no_wildcard_from_addresses),
 		cmocka_unit_test(test_wildcard_members_by_name),
 		cmocka_unit_test(test_live_flows),
