@@ -13,13 +13,6 @@ struct diag {
 	unsigned int line;	/* 1-based; 0 = no location */
 	unsigned int col;	/* 1-based; 0 = no column */
 	char msg[512];
-	/*
-	 * Optional, the caller's: room for errors after the first, for a
-	 * parser that goes on past one (policy_parse(): one per rule).  NULL:
-	 * the first error only.  The parser fills more[0..n_more).
-	 */
-	struct diag *more;
-	unsigned int more_max, n_more;
 };
 
 /*

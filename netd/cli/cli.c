@@ -903,16 +903,17 @@ static int cmd_policy(int argc, char **argv)
 		if (!seen)
 			return 1;
 		for (int i = 2; i < argc; i++) {
-			struct diag more[POLICY_CHECK_ERRORS - 1];
-			struct diag err = { .more = more, .more_max = POLICY_CHECK_ERRORS - 1 };
+			struct diag err = { 0 }, more[POLICY_CHECK_ERRORS - 1];
+			unsigned int n_more = 0;
 			struct policy *p;
 			char msg[1024];
 			size_t k;
 
-			if (policy_load_file(argv[i], &p, &err) < 0) {
+			if (policy_load_file_all(argv[i], &p, &err, more, POLICY_CHECK_ERRORS - 1,
+						 &n_more) < 0) {
 				/* Every bad rule, not only the first (issue 32). */
 				fprintf(stderr, "%s\n", diag_format(&err, msg, sizeof(msg)));
-				for (unsigned int m = 0; m < err.n_more; m++)
+				for (unsigned int m = 0; m < n_more; m++)
 					fprintf(stderr, "%s\n", diag_format(&more[m], msg, sizeof(msg)));
 				bad = 1;
 				continue;

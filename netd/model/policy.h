@@ -162,6 +162,21 @@ int policy_parse(const char *buf, size_t len, const char *file, struct policy **
 int policy_load_file(const char *path, struct policy **ret, struct diag *err);
 
 /*
+ * policy_parse_all(), policy_load_file_all() - as policy_parse() and
+ * policy_load_file(), but a bad rule does not stop the reading: @err gets
+ * the first error, and each later bad rule's error goes to
+ * @more[0..@more_max) (*@n_more of them; those past the room are left
+ * out), so `netd policy check` lists every rule to fix at once.  A YAML
+ * syntax error or a bad top-level key still stops at once.
+ * Return: as policy_parse().
+ */
+int policy_parse_all(const char *buf, size_t len, const char *file, struct policy **ret,
+		     struct diag *err, struct diag *more, unsigned int more_max,
+		     unsigned int *n_more);
+int policy_load_file_all(const char *path, struct policy **ret, struct diag *err,
+			 struct diag *more, unsigned int more_max, unsigned int *n_more);
+
+/*
  * policy_rule_port() - is @r for @proto (IPPROTO_TCP / IPPROTO_UDP) and
  * does one of its port ranges hold @port (host byte order)?
  */

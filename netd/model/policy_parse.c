@@ -25,6 +25,8 @@
 struct ctx {
 	const char *file;
 	struct diag *err;
+	struct diag *more;	/* the caller's room for errors after the first; NULL: none */
+	unsigned int more_max, n_more;
 };
 
 #define FAIL(cx, n, ...) diag_set((cx)->err, (cx)->file, (n)->line, (n)->col, __VA_ARGS__)
@@ -502,7 +504,7 @@ static int parse_word(struct ctx *cx, const struct yamlx_node *n, const char *ke
 
 /*
  * Every rule of @eg into @p.  The first bad rule's error is *cx->err; when
- * the caller gave room (diag.more), each later bad rule's goes there too,
+ * the caller gave room (cx->more), each later bad rule's goes there too,
  * so `policy check` reports every rule to fix at once.  Return: 0;
  * -EINVAL (a bad rule); -ENOMEM.
  */
@@ -516,16 +518,12 @@ static int parse_rules(struct ctx *cx, const struct yamlx_node *eg, struct polic
 		/* Count the rule first so policy_free() frees a half-built one. */
 		p->n_rules++;
 		r = parse_rule(cx, eg->kids[i], i, &p->rules[i]);
-		if (r == -EINVAL && first && first->more && !bad) {
+		if (r == -EINVAL && cx->more && !bad) {
 			bad = true;	/* the first stays in *first; the next go aside */
 			cx->err = &scratch;
 		} else if (r == -EINVAL && bad) {
-			if (first->n_more < first->more_max) {
-				first->more[first->n_more] = scratch;
-				first->more[first->n_more].more = NULL;
-				first->more[first->n_more].more_max = 0;
-				first->n_more++;
-			}
+			if (cx->n_more < cx->more_max)
+				cx->more[cx->n_more++] = scratch;
 		} else if (r < 0) {
 			break;
 		}
@@ -676,15 +674,19 @@ bad:
 	return 0;
 }
 
-int policy_parse(const char *buf, size_t len, const char *file, struct policy **ret,
-		 struct diag *err)
+int policy_parse_all(const char *buf, size_t len, const char *file, struct policy **ret,
+		     struct diag *err, struct diag *more, unsigned int more_max,
+		     unsigned int *n_more)
 {
-	struct ctx cx = { .file = file ? file : "<input>", .err = err };
+	struct ctx cx = { .file = file ? file : "<input>", .err = err, .more = more,
+			  .more_max = more ? more_max : 0 };
 	struct yamlx_doc *doc = NULL;
 	struct policy *p;
 	int r;
 
 	*ret = NULL;
+	if (n_more)
+		*n_more = 0;
 	if (len > POLICY_FILE_MAX)
 		return diag_set(err, cx.file, 0, 0, "policy is %zu bytes; the limit is %u", len,
 				POLICY_FILE_MAX);
@@ -701,6 +703,8 @@ int policy_parse(const char *buf, size_t len, const char *file, struct policy **
 	}
 	r = parse_doc(&cx, doc->root, p);
 	yamlx_free(doc);
+	if (n_more)
+		*n_more = cx.n_more;
 	if (r == 0 && file) {
 		p->file = strdup(file);
 		if (!p->file)
@@ -714,17 +718,31 @@ int policy_parse(const char *buf, size_t len, const char *file, struct policy **
 	return 0;
 }
 
-int policy_load_file(const char *path, struct policy **ret, struct diag *err)
+int policy_parse(const char *buf, size_t len, const char *file, struct policy **ret,
+		 struct diag *err)
+{
+	return policy_parse_all(buf, len, file, ret, err, NULL, 0, NULL);
+}
+
+int policy_load_file_all(const char *path, struct policy **ret, struct diag *err,
+			 struct diag *more, unsigned int more_max, unsigned int *n_more)
 {
 	char *buf;
 	size_t len;
 	int r;
 
 	*ret = NULL;
+	if (n_more)
+		*n_more = 0;
 	r = yamlx_load_file(path, POLICY_FILE_MAX, &buf, &len, err);
 	if (r < 0)
 		return r;
-	r = policy_parse(buf, len, path, ret, err);
+	r = policy_parse_all(buf, len, path, ret, err, more, more_max, n_more);
 	free(buf);
 	return r;
+}
+
+int policy_load_file(const char *path, struct policy **ret, struct diag *err)
+{
+	return policy_load_file_all(path, ret, err, NULL, 0, NULL);
 }
