@@ -29,6 +29,7 @@
 #include <jansson.h>
 
 #include "common/diag.h"
+#include "common/fsutil.h"
 #include "common/httpc.h"
 #include "common/paths.h"
 #include "common/special.h"
@@ -71,6 +72,8 @@ static const char usage_text[] =
 	"  policy show NAME\n"
 	"  policy reload [--json]                  re-read policy_dir (all or nothing)\n"
 	"  status\n"
+	"  ca export [--out FILE]                  the gateway CA's certificate, PEM (made on\n"
+	"                                          first use; docs/gateway.md)\n"
 	"  audit [--file PATH] [-f] [--sandbox S] [--event E] [--domain D] [--since T] [--until T]\n"
 	"        [--json] [--summary]            read the audit log (no daemon needed)\n"
 	"\n"
@@ -912,6 +915,44 @@ static int cmd_policy(int argc, char **argv)
 	return usage();
 }
 
+/* `netd ca export [--out FILE]`: the gateway CA's certificate (GET /v1/gateway/ca). */
+static int cmd_ca(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "out", required_argument, NULL, 'o' },
+		{ 0 }
+	};
+	const char *out = NULL, *pem;
+	json_t *reply;
+	int c, r, rc = CLI_OK;
+
+	if (argc < 2 || strcmp(argv[1], "export") != 0)
+		return usage();
+	optind = 1;
+	while ((c = getopt_long(argc - 1, argv + 1, "+o:", opts, NULL)) != -1) {
+		if (c != 'o')
+			return usage();
+		out = optarg;
+	}
+	if (optind != argc - 1)
+		return usage();
+	reply = api("GET", "/v1/gateway/ca", NULL, NULL);
+	if (!reply)
+		return api_exit;
+	pem = json_string_value(json_object_get(reply, "certificate"));
+	if (!pem || strncmp(pem, "-----BEGIN CERTIFICATE-----", 27) != 0) {
+		fprintf(stderr, "netd: the daemon's answer holds no PEM certificate\n");
+		rc = CLI_FAILED;
+	} else if (out && (r = fs_write_atomic(out, pem, strlen(pem), 0644)) < 0) {
+		fprintf(stderr, "netd: cannot write %s: %s\n", out, strerror(-r));
+		rc = CLI_FAILED;
+	} else if (!out) {
+		fputs(pem, stdout);
+	}
+	json_decref(reply);
+	return rc;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -991,6 +1032,8 @@ int cli_main(int argc, char **argv)
 		return cmd_sandbox(argc - i, argv + i);
 	if (strcmp(argv[i], "exec") == 0)
 		return cmd_exec(argc - i, argv + i);
+	if (strcmp(argv[i], "ca") == 0)
+		return cmd_ca(argc - i, argv + i);
 	if (strcmp(argv[i], "policy") == 0)
 		return cmd_policy(argc - i, argv + i);
 	if (strcmp(argv[i], "status") == 0 && argc == i + 1) {

@@ -52,6 +52,7 @@ struct policywatch;
 struct pdigest;
 struct link_kernel;
 struct daemon_box;
+struct gw_ca;
 
 #define DAEMON_MAX_POLICIES 1024
 #define NETNS_ETC_DIR "/etc/netns"
@@ -117,6 +118,7 @@ struct daemon {
 	size_t n_restored;	/* sandboxes re-adopted at startup */
 	struct pdigest *pdigests;	/* the policy digest files (pdigest.c) */
 	size_t n_pdigests;
+	struct gw_ca *gw_ca;	/* the gateway's CA (netd/gw/ca.h); NULL until first asked for */
 };
 
 /* ---- policies.c ---- */
