@@ -37,6 +37,7 @@
 #include "netd/daemon.h"
 #include "netd/link/link.h"
 #include "netd/link/nsexec.h"
+#include "netd/model/config.h"
 #include "netd/model/policy.h"
 #include "netd/cli/cli_replay.h"
 #include "netd/cli/cli_suggest.h"
@@ -71,6 +72,8 @@ static const char usage_text[] =
 	"  policy list [--json]\n"
 	"  policy show NAME\n"
 	"  policy reload [--json]                  re-read policy_dir (all or nothing)\n"
+	"  config check [FILE]                     validate netd.yaml, as netd run reads it\n"
+	"                                          (no daemon needed; default " NETD_DEFAULT_CONFIG ")\n"
 	"  status\n"
 	"  ca export [--out FILE]                  the gateway CA's certificate, PEM (made on\n"
 	"                                          first use; docs/gateway.md)\n"
@@ -953,6 +956,37 @@ static int cmd_ca(int argc, char **argv)
 	return rc;
 }
 
+/*
+ * `netd config check [FILE]`: netd.yaml(5) read as `netd run` would, without
+ * starting anything; FILE:LINE:COL on an error.  Default: the packaged
+ * config.  Exit: 0 valid; 6 invalid; 3 no such file; 2 usage.
+ */
+static int cmd_config(int argc, char **argv)
+{
+	const char *path = argc == 3 ? argv[2] : NETD_DEFAULT_CONFIG;
+	struct diag err = { 0 };
+	struct config cfg;
+	char msg[1024];
+	int r;
+
+	if (argc < 2 || strcmp(argv[1], "check") != 0 || argc > 3)
+		return usage();
+	if (config_init(&cfg) < 0)
+		return CLI_FAILED;
+	r = config_load_file(&cfg, path, &err);
+	config_done(&cfg);
+	if (r == -ENOENT) {
+		fprintf(stderr, "netd: config check: %s: %s\n", path, strerror(-r));
+		return CLI_NOT_FOUND;
+	}
+	if (r < 0) {
+		fprintf(stderr, "%s\n", diag_format(&err, msg, sizeof(msg)));
+		return r == -EINVAL ? CLI_REJECTED : CLI_FAILED;
+	}
+	printf("%s: ok\n", path);
+	return CLI_OK;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1036,6 +1070,8 @@ int cli_main(int argc, char **argv)
 		return cmd_ca(argc - i, argv + i);
 	if (strcmp(argv[i], "policy") == 0)
 		return cmd_policy(argc - i, argv + i);
+	if (strcmp(argv[i], "config") == 0)
+		return cmd_config(argc - i, argv + i);
 	if (strcmp(argv[i], "status") == 0 && argc == i + 1) {
 		json_t *reply = api("GET", "/v1/status", NULL, NULL);
 

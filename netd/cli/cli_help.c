@@ -149,6 +149,14 @@ static const struct help helps[] = {
 	  "makes the CA on the first request (STATE_DIR/gateway-ca/: ca.key 0600, which\n"
 	  "never leaves the host, and ca.pem); later requests and restarts give the same.\n"
 	  "  --out FILE   write it to FILE (mode 0644, replaced whole) instead of stdout\n" },
+	{ "config",
+	  "usage: netd config check [FILE]\n"
+	  "  check [FILE]   validate netd.yaml(5) as netd run reads it (no daemon needed)\n" },
+	{ "config check",
+	  "usage: netd config check [FILE]\n"
+	  "Read netd.yaml(5) as `netd run` would, without starting anything: FILE:LINE:COL\n"
+	  "and what is wrong on an error (unknown keys get a 'did you mean').  FILE: default\n"
+	  "/etc/netd/netd.yaml.  Exit 0 valid, 6 invalid, 3 no such file.\n" },
 	{ "status",
 	  "usage: netd status\n"
 	  "Print the daemon's status as JSON (uptime, counts, audit log path and counters).\n" },
