@@ -13,7 +13,7 @@
 
 CC      ?= gcc
 CLANG   ?= clang
-PKGS    := libnftnl libmnl libnetfilter_queue libcares libevent libevent_pthreads yaml-0.1 jansson libpsl libsystemd
+PKGS    := libnftnl libmnl libnetfilter_queue libcares libevent libevent_pthreads yaml-0.1 jansson libpsl libsystemd libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN    := -Wall -Wextra -Wshadow -Wformat=2 -Wno-unused-parameter -Wmissing-prototypes

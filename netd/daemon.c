@@ -49,6 +49,7 @@
 #include "netd/daemon/policywatch.h"
 #include "netd/daemon/sdnotify.h"
 #include "netd/trail/trail.h"
+#include "netd/gw/ca.h"
 
 /* SIGHUP: the same reload as POST /v1/policies/reload; the outcome is logged. */
 static void on_sighup(evutil_socket_t sig, short what, void *arg)
@@ -471,6 +472,7 @@ static void daemon_done(struct daemon *d, struct event *sig[3])
 	metrics_http_free(d->metrics_http);
 	ctl_free(d->ctl);
 	daemon_verify_free(d);
+	gw_ca_free(d->gw_ca);
 	if (d->lk)
 		d->lk->ops->unwatch(d->lk, d->linkwatch);
 	proxy_free(d->proxy);

@@ -24,6 +24,8 @@ pkgs=(
 	python3-kubernetes
 	# public-suffix checks of policy wildcards (libpsl + Debian's list)
 	libpsl-dev publicsuffix
+	# the API gateway's CA and leaf certificates (netd/gw/ca.c): OpenSSL 3
+	libssl-dev
 	# sd_notify, `systemd-analyze verify` of the unit, man pages
 	libsystemd-dev systemd man-db
 	# promtool (metrics format check), iperf3 (data-plane bench)

@@ -511,6 +511,20 @@ static void handle_verify(struct ctl *c, struct evhttp_request *req)
 	k->pending = a;
 }
 
+/* GET /v1/gateway/ca: {"certificate": PEM}; the daemon makes the CA on the first request. */
+static void reply_gateway_ca(struct ctl *c, struct evhttp_request *req)
+{
+	char err[512] = "", *pem = NULL;
+	int r = c->ops->gateway_ca(c->ctx, &pem, err, sizeof(err));
+
+	if (r < 0)
+		reply_error(req, r == -ENOMEM ? 503 : 500, "gateway CA: %s",
+			    err[0] ? err : strerror(-r));
+	else
+		reply_json(req, 200, json_pack("{s:s}", "certificate", pem));
+	free(pem);
+}
+
 /* /v1/sandboxes/NAME */
 static void handle_sandbox(struct ctl *c, struct evhttp_request *req, const char *name)
 {
@@ -619,6 +633,12 @@ static void handle_request(struct ctl *c, struct evhttp_request *req)
 			handle_verify(c, req);
 		else
 			reply_error(req, 405, "use POST on /v1/verify");
+	} else if (p.n == 3 && strcmp(p.seg[0], "v1") == 0 && strcmp(p.seg[1], "gateway") == 0 &&
+		   strcmp(p.seg[2], "ca") == 0) {
+		if (cmd == EVHTTP_REQ_GET)
+			reply_gateway_ca(c, req);
+		else
+			reply_error(req, 405, "use GET on /v1/gateway/ca");
 	} else {
 		reply_error(req, 404, "no such endpoint \"%s\" (see /v1/status, /v1/sandboxes, /v1/policies, /v1/verify)",
 			    log_quote(raw, strlen(raw), q, sizeof(q)));

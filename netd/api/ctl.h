@@ -7,6 +7,7 @@
  *   GET    /v1/sandboxes/NAME        DELETE /v1/sandboxes/NAME
  *   GET    /v1/policies              GET  /v1/policies/NAME
  *   POST   /v1/policies/reload       POST /v1/verify {sandboxes | all, allowed?}
+ *   GET    /v1/gateway/ca            (the gateway CA's certificate, PEM in JSON)
  *
  * Errors are 4xx/5xx with {"error": {"code": N, "message": "..."}}.
  * Bodies are limited to CTL_MAX_BODY bytes; a malformed request never
@@ -85,6 +86,10 @@ struct ctl_ops {
 		      void *arg, char *err, size_t errsz);
 	/* The client of the run started with @arg is gone: do not call its @done. */
 	void (*verify_cancel)(void *ctx, void *arg);
+	/* The gateway CA's certificate as PEM, the CA made on the first call
+	 * (netd/gw/ca.h).  *@pem: NUL-terminated, the server frees it.
+	 * Return: 0; -ENOMEM (503); -errno (500), @err says why. */
+	int (*gateway_ca)(void *ctx, char **pem, char *err, size_t errsz);
 };
 
 /* Counters of the control socket (GET /v1/status "control"). */

@@ -29,6 +29,7 @@
 #include <jansson.h>
 
 #include "common/diag.h"
+#include "common/fsutil.h"
 #include "common/httpc.h"
 #include "common/paths.h"
 #include "common/special.h"
@@ -36,6 +37,7 @@
 #include "netd/daemon.h"
 #include "netd/link/link.h"
 #include "netd/link/nsexec.h"
+#include "netd/model/config.h"
 #include "netd/model/policy.h"
 #include "netd/cli/cli_replay.h"
 #include "netd/cli/cli_suggest.h"
@@ -73,7 +75,11 @@ static const char usage_text[] =
 	"  verify [NAME... | --all] [--allowed] [--json]\n"
 	"                                          probe each sandbox from inside: does its\n"
 	"                                          policy hold? exit 7 if a probe failed\n"
+	"  config check [FILE]                     validate netd.yaml, as netd run reads it\n"
+	"                                          (no daemon needed; default " NETD_DEFAULT_CONFIG ")\n"
 	"  status\n"
+	"  ca export [--out FILE]                  the gateway CA's certificate, PEM (made on\n"
+	"                                          first use; docs/gateway.md)\n"
 	"  audit [--file PATH] [-f] [--sandbox S] [--event E] [--domain D] [--since T] [--until T]\n"
 	"        [--json] [--summary]            read the audit log (no daemon needed)\n"
 	"\n"
@@ -1004,6 +1010,75 @@ static int cmd_policy(int argc, char **argv)
 	return usage();
 }
 
+/* `netd ca export [--out FILE]`: the gateway CA's certificate (GET /v1/gateway/ca). */
+static int cmd_ca(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "out", required_argument, NULL, 'o' },
+		{ 0 }
+	};
+	const char *out = NULL, *pem;
+	json_t *reply;
+	int c, r, rc = CLI_OK;
+
+	if (argc < 2 || strcmp(argv[1], "export") != 0)
+		return usage();
+	optind = 1;
+	while ((c = getopt_long(argc - 1, argv + 1, "+o:", opts, NULL)) != -1) {
+		if (c != 'o')
+			return usage();
+		out = optarg;
+	}
+	if (optind != argc - 1)
+		return usage();
+	reply = api("GET", "/v1/gateway/ca", NULL, NULL);
+	if (!reply)
+		return api_exit;
+	pem = json_string_value(json_object_get(reply, "certificate"));
+	if (!pem || strncmp(pem, "-----BEGIN CERTIFICATE-----", 27) != 0) {
+		fprintf(stderr, "netd: the daemon's answer holds no PEM certificate\n");
+		rc = CLI_FAILED;
+	} else if (out && (r = fs_write_atomic(out, pem, strlen(pem), 0644)) < 0) {
+		fprintf(stderr, "netd: cannot write %s: %s\n", out, strerror(-r));
+		rc = CLI_FAILED;
+	} else if (!out) {
+		fputs(pem, stdout);
+	}
+	json_decref(reply);
+	return rc;
+}
+
+/*
+ * `netd config check [FILE]`: netd.yaml(5) read as `netd run` would, without
+ * starting anything; FILE:LINE:COL on an error.  Default: the packaged
+ * config.  Exit: 0 valid; 6 invalid; 3 no such file; 2 usage.
+ */
+static int cmd_config(int argc, char **argv)
+{
+	const char *path = argc == 3 ? argv[2] : NETD_DEFAULT_CONFIG;
+	struct diag err = { 0 };
+	struct config cfg;
+	char msg[1024];
+	int r;
+
+	if (argc < 2 || strcmp(argv[1], "check") != 0 || argc > 3)
+		return usage();
+	if (config_init(&cfg) < 0)
+		return CLI_FAILED;
+	r = config_load_file(&cfg, path, &err);
+	config_done(&cfg);
+	if (r == -ENOENT) {
+		fprintf(stderr, "netd: config check: %s: %s\n", path, strerror(-r));
+		return CLI_NOT_FOUND;
+	}
+	if (r < 0) {
+		fprintf(stderr, "%s\n", diag_format(&err, msg, sizeof(msg)));
+		return r == -EINVAL ? CLI_REJECTED : CLI_FAILED;
+	}
+	printf("%s: ok\n", path);
+	return CLI_OK;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1083,10 +1158,14 @@ int cli_main(int argc, char **argv)
 		return cmd_sandbox(argc - i, argv + i);
 	if (strcmp(argv[i], "exec") == 0)
 		return cmd_exec(argc - i, argv + i);
+	if (strcmp(argv[i], "ca") == 0)
+		return cmd_ca(argc - i, argv + i);
 	if (strcmp(argv[i], "policy") == 0)
 		return cmd_policy(argc - i, argv + i);
 	if (strcmp(argv[i], "verify") == 0)
 		return cmd_verify(argc - i, argv + i);
+	if (strcmp(argv[i], "config") == 0)
+		return cmd_config(argc - i, argv + i);
 	if (strcmp(argv[i], "status") == 0 && argc == i + 1) {
 		json_t *reply = api("GET", "/v1/status", NULL, NULL);
 

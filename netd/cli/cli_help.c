@@ -139,6 +139,24 @@ static const struct help helps[] = {
 	  "removed, the pins kept and removed, the connections cut.  Same as SIGHUP.\n"
 	  "  --json   the daemon's answer: {\"changed\": [{sandbox, policy, deny_all, added,\n"
 	  "           removed, pins_kept, pins_removed, connections_cut}]}\n" },
+	{ "ca",
+	  "usage: netd ca export [--out FILE]\n"
+	  "The API gateway's certificate authority (docs/gateway.md).\n"
+	  "`netd ca export --help` for its one subcommand.\n" },
+	{ "ca export",
+	  "usage: netd ca export [--out FILE]\n"
+	  "Print the gateway CA's certificate (PEM), for sandboxes to trust.  The daemon\n"
+	  "makes the CA on the first request (STATE_DIR/gateway-ca/: ca.key 0600, which\n"
+	  "never leaves the host, and ca.pem); later requests and restarts give the same.\n"
+	  "  --out FILE   write it to FILE (mode 0644, replaced whole) instead of stdout\n" },
+	{ "config",
+	  "usage: netd config check [FILE]\n"
+	  "  check [FILE]   validate netd.yaml(5) as netd run reads it (no daemon needed)\n" },
+	{ "config check",
+	  "usage: netd config check [FILE]\n"
+	  "Read netd.yaml(5) as `netd run` would, without starting anything: FILE:LINE:COL\n"
+	  "and what is wrong on an error (unknown keys get a 'did you mean').  FILE: default\n"
+	  "/etc/netd/netd.yaml.  Exit 0 valid, 6 invalid, 3 no such file.\n" },
 	{ "status",
 	  "usage: netd status\n"
 	  "Print the daemon's status as JSON (uptime, counts, audit log path and counters).\n" },

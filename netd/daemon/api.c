@@ -26,6 +26,8 @@
 #include "netd/common/metrics.h"
 #include "netd/trail/trail.h"
 #include "netd/common/version.h"
+#include "netd/gw/ca.h"
+#include "common/log.h"
 
 json_t *daemon_json_addr(const struct addr *a)
 {
@@ -329,6 +331,30 @@ static void api_verify_cancel(void *ctx, void *arg)
 	daemon_verify_cancel(ctx, arg);
 }
 
+/*
+ * GET /v1/gateway/ca: the CA in STATE_DIR/gateway-ca/, loaded or made on
+ * the first request only, so a host that never asks has none on disk.
+ */
+static int api_gateway_ca(void *ctx, char **pem, char *err, size_t errsz)
+{
+	struct daemon *d = ctx;
+	char dir[PATH_MAX];
+	int r;
+
+	if (!d->gw_ca) {
+		if (snprintf(dir, sizeof(dir), "%s/%s", d->cfg.state_dir, GW_CA_DIR) >=
+		    (int)sizeof(dir))
+			return -ENAMETOOLONG;
+		r = gw_ca_open(dir, time(NULL), &d->gw_ca, err, errsz);
+		if (r < 0) {
+			log_err("gateway CA: %s", err);
+			return r;
+		}
+		log_info("gateway CA: %s %s/%s", r == 1 ? "made" : "loaded", dir, GW_CA_CERT_FILE);
+	}
+	return gw_ca_cert_pem(d->gw_ca, pem, NULL);
+}
+
 const struct ctl_ops daemon_ctl_ops = {
 	.sandbox_create = api_sandbox_create,
 	.sandbox_delete = api_sandbox_delete,
@@ -341,4 +367,5 @@ const struct ctl_ops daemon_ctl_ops = {
 	.metrics = api_metrics,
 	.verify = api_verify,
 	.verify_cancel = api_verify_cancel,
+	.gateway_ca = api_gateway_ca,
 };

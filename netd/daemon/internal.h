@@ -56,6 +56,7 @@ struct link_kernel;
 struct daemon_box;
 struct proxy_event;
 struct verify;
+struct gw_ca;
 
 #define DAEMON_MAX_POLICIES 1024
 #define NETNS_ETC_DIR "/etc/netns"
@@ -122,6 +123,7 @@ struct daemon {
 	struct pdigest *pdigests;	/* the policy digest files (pdigest.c) */
 	size_t n_pdigests;
 	struct verify *verify;	/* verify.c: the run under way, its counters; NULL until used */
+	struct gw_ca *gw_ca;	/* the gateway's CA (netd/gw/ca.h); NULL until first asked for */
 };
 
 /* ---- policies.c ---- */

@@ -20,6 +20,7 @@ rc() {
 # ---- --help, no daemon needed ------------------------------------------------------
 for words in "run" "sandbox" "sandbox create" "sandbox list" "sandbox show" "sandbox delete" \
 	"exec" "policy" "policy check" "policy list" "policy show" "policy reload" "status" \
+	"config" "config check" \
 	"audit" "help"; do
 	# shellcheck disable=SC2086
 	out=$("$NETD_BIN" $words --help 2>/dev/null); got=$?
@@ -50,6 +51,15 @@ T=$(mktemp -d /tmp/ndcli.XXXXXX)
 printf 'name: [broken\n' >"$T/bad.yaml"
 rc 6 "policy check of a broken file" "$NETD_BIN" policy check "$T/bad.yaml"
 rc 0 "policy check of the shipped policies" "$NETD_BIN" policy check policies/*.yaml
+# netd config check: netd.yaml without starting the daemon (issue 32).
+printf 'dns:\n  prt: 53\n' >"$T/netd.yaml"
+rc 6 "config check of a bad netd.yaml" "$NETD_BIN" config check "$T/netd.yaml"
+eq "... says where and what" "$T/netd.yaml:2:3: dns: unknown key 'prt'; did you mean 'port'?" \
+	"$("$NETD_BIN" config check "$T/netd.yaml" 2>&1 | cut -d'(' -f1 | sed 's/ $//')"
+rc 0 "config check of the shipped example" "$NETD_BIN" config check deploy/netd.yaml.example
+has "... says ok" "deploy/netd.yaml.example: ok" "$("$NETD_BIN" config check deploy/netd.yaml.example)"
+rc 3 "config check of a missing file" "$NETD_BIN" config check "$T/none.yaml"
+rc 2 "config with no subcommand" "$NETD_BIN" config
 rm -rf "$T"
 
 # ---- with a daemon ---------------------------------------------------------------------
