@@ -253,7 +253,7 @@ install_conf = if [ -e "$(2)" ]; then cmp -s "$(1)" "$(2)" || $(INSTALL) -m 0644
 
 install: build/netd build/netd-cni ## install netd, netd-cni, config, policies, unit, man pages (DESTDIR, PREFIX)
 	$(INSTALL) -d "$(DESTDIR)$(sbindir)" "$(DESTDIR)$(CNI_BIN_DIR)" \
-		"$(DESTDIR)$(sysconfdir)/netd/policies" "$(DESTDIR)$(sysconfdir)/logrotate.d" \
+		"$(DESTDIR)$(sysconfdir)/netd/policies" \
 		"$(DESTDIR)$(systemdunitdir)" "$(DESTDIR)$(mandir)/man5" "$(DESTDIR)$(mandir)/man8" \
 		"$(DESTDIR)$(bashcompdir)" "$(DESTDIR)$(datadir)/netd" build/install
 	$(INSTALL) -m 0755 build/netd "$(DESTDIR)$(sbindir)/netd"
@@ -269,7 +269,7 @@ install: build/netd build/netd-cni ## install netd, netd-cni, config, policies, 
 	sed -e 's|@SBINDIR@|$(sbindir)|g' -e 's|@SYSCONFDIR@|$(sysconfdir)|g' \
 		deploy/systemd/netd.service.in >build/install/netd.service
 	$(INSTALL) -m 0644 build/install/netd.service "$(DESTDIR)$(systemdunitdir)/netd.service"
-	$(INSTALL) -m 0644 deploy/logrotate/netd "$(DESTDIR)$(sysconfdir)/logrotate.d/netd"
+	$(INSTALL) -m 0644 deploy/logrotate/netd "$(DESTDIR)$(datadir)/netd/logrotate.example"
 	$(INSTALL) -m 0644 docs/man/netd.8 docs/man/netd-cni.8 "$(DESTDIR)$(mandir)/man8/"
 	$(INSTALL) -m 0644 docs/man/netd.yaml.5 docs/man/netd-policy.5 "$(DESTDIR)$(mandir)/man5/"
 	$(INSTALL) -m 0644 deploy/bash-completion/netd "$(DESTDIR)$(bashcompdir)/netd"
@@ -277,7 +277,7 @@ install: build/netd build/netd-cni ## install netd, netd-cni, config, policies, 
 uninstall: ## remove what make install installed (keeps config, policies, state, logs)
 	rm -f "$(DESTDIR)$(sbindir)/netd" "$(DESTDIR)$(sbindir)/netd-cni" \
 		"$(DESTDIR)$(CNI_BIN_DIR)/netd-cni" "$(DESTDIR)$(systemdunitdir)/netd.service" \
-		"$(DESTDIR)$(sysconfdir)/logrotate.d/netd" "$(DESTDIR)$(mandir)/man8/netd.8" \
+		"$(DESTDIR)$(datadir)/netd/logrotate.example" "$(DESTDIR)$(mandir)/man8/netd.8" \
 		"$(DESTDIR)$(mandir)/man8/netd-cni.8" \
 		"$(DESTDIR)$(mandir)/man5/netd.yaml.5" "$(DESTDIR)$(mandir)/man5/netd-policy.5" \
 		"$(DESTDIR)$(bashcompdir)/netd" "$(DESTDIR)$(datadir)/netd/netd.yaml.example"

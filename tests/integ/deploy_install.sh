@@ -18,7 +18,8 @@ for f in usr/local/sbin/netd usr/local/sbin/netd-cni opt/cni/bin/netd-cni; do
 	ok "installed and executable: /$f" test -x "$D/$f"
 done
 for f in etc/netd/netd.yaml etc/netd/policies/deny-all.yaml etc/netd/policies/python-dev.yaml \
-	etc/netd/policies/openai-only.yaml etc/logrotate.d/netd usr/local/lib/systemd/system/netd.service \
+	etc/netd/policies/openai-only.yaml usr/local/share/netd/logrotate.example \
+	usr/local/lib/systemd/system/netd.service \
 	usr/local/share/man/man8/netd.8 usr/local/share/man/man8/netd-cni.8 \
 	usr/local/share/man/man5/netd.yaml.5 \
 	usr/local/share/man/man5/netd-policy.5 usr/local/share/bash-completion/completions/netd \
@@ -31,7 +32,10 @@ has "the unit runs the installed binary with the installed config" \
 hasnt "no placeholder left in the unit" "@S" "$(cat "$U")"
 has "Type=notify" "Type=notify" "$(cat "$U")"
 has "ExecReload sends SIGHUP" 'ExecReload=/bin/kill -HUP $MAINPID' "$(cat "$U")"
-has "the logrotate snippet's postrotate sends SIGUSR1" "--signal=USR1" "$(cat "$D/etc/logrotate.d/netd")"
+has "the logrotate example's postrotate sends SIGUSR1" "--signal=USR1" \
+	"$(cat "$D/usr/local/share/netd/logrotate.example")"
+# One rotation on by default (issue 32): netd's own; logrotate's only if copied in.
+ok "no logrotate snippet is installed into /etc/logrotate.d" test ! -e "$D/etc/logrotate.d/netd"
 ok "the installed binary checks the installed policies" "$D/usr/local/sbin/netd" policy check "$D"/etc/netd/policies/*.yaml
 
 # systemd-analyze verify wants ExecStart's binary on this machine: verify a
