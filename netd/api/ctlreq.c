@@ -141,11 +141,28 @@ static json_t *body_object(const char *text, size_t len, char *err, size_t errsz
 	return obj;
 }
 
+/* "container_id", "pod_namespace", "pod_name", "pod_uid": each optional, checked. */
+static int workload_request(json_t *obj, struct workload *w, char *err, size_t errsz)
+{
+	for (int f = 0; f < WORKLOAD_FIELDS; f++) {
+		const char *v;
+		int r = member_string(obj, workload_key((enum workload_field)f), "", &v, err, errsz);
+
+		if (r < 0)
+			return r;
+		/* -ENAMETOOLONG is a bad request like any other: 400. */
+		if (v && workload_set(w, (enum workload_field)f, v, err, errsz) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
 int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, json_t **ret_obj,
 		   char *err, size_t errsz)
 {
 	static const char *const top[] = { "name", "policy", "netns", "ifname", "attach",
-					    "addresses", "kind", "tap", "mode", NULL };
+					    "addresses", "kind", "tap", "mode", "container_id",
+					    "pod_namespace", "pod_name", "pod_uid", NULL };
 	static const char *const att[] = { "host_ifname", "ipv4", "ipv6", NULL };
 	static const char *const adr[] = { "ipv4", "gateway4", "ipv6", "gateway6", NULL };
 	json_t *obj, *v;
@@ -157,7 +174,7 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 	if (!obj)
 		return r;
 	r = keys_known(obj, top, "", "name, policy, netns, ifname, attach, addresses, kind, tap, "
-		       "mode", err, errsz);
+		       "mode, container_id, pod_namespace, pod_name, pod_uid", err, errsz);
 	if (r < 0)
 		goto fail;
 	if ((r = member_string(obj, "name", "", &sr->name, err, errsz)) < 0 ||
@@ -223,6 +240,9 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 		}
 	}
 	r = tap_request(obj, sr, err, errsz);
+	if (r < 0)
+		goto fail;
+	r = workload_request(obj, &sr->workload, err, errsz);
 	if (r < 0)
 		goto fail;
 	*ret_obj = obj;

@@ -12,6 +12,8 @@
 
 #include <jansson.h>
 
+#include "common/workload.h"
+
 /*
  * What POST /v1/sandboxes asks for; pointers into the parsed body
  * (ctlreq_sandbox()).  The daemon checks that the values make sense.
@@ -51,6 +53,12 @@ struct sandbox_request {
 	uint32_t tap_group;	/* GID, if tap_group_set */
 	unsigned tap_queues;	/* 0 or 1: single queue; up to TAP_QUEUES_MAX */
 	unsigned tap_mtu;	/* 0: tap_mtu()'s choice */
+	/*
+	 * Who the sandbox is for (common/workload.h), checked here; each ""
+	 * if not given.  POST /v1/sandboxes {"container_id", "pod_namespace",
+	 * "pod_name", "pod_uid"}: netd-cni sends them, any client may.
+	 */
+	struct workload workload;
 };
 
 /*
@@ -59,12 +67,15 @@ struct sandbox_request {
  *    "attach"?: {"host_ifname", "ipv4"?, "ipv6"?},
  *    "addresses"?: {"ipv4"?, "gateway4"?, "ipv6"?, "gateway6"?},
  *    "kind"?: "interface" | "tap",
- *    "tap"?: {"name"?, "owner", "group"?, "queues"?, "mtu"?}}
+ *    "tap"?: {"name"?, "owner", "group"?, "queues"?, "mtu"?},
+ *    "container_id"?, "pod_namespace"?, "pod_name"?, "pod_uid"?}
  * Unknown keys, wrong types and duplicate keys are errors; "name" and
  * "policy" are required; "attach" needs "host_ifname" and an address;
  * "addresses" needs each address with its gateway and excludes "attach";
  * "kind": "tap" needs "tap" with "owner" (a UID) and takes none of netns,
- * ifname, attach, addresses; "tap" without "kind": "tap" is an error.
+ * ifname, attach, addresses; "tap" without "kind": "tap" is an error;
+ * "container_id" and the pod's fields must pass workload_set() (400 with
+ * the key and the rule otherwise).
  * (Whether the values make sense — a valid name, an existing policy —
  * is daemon_sandbox_create()'s to say.)
  * @text, @len: the body, not NUL-terminated; at most CTL_MAX_BODY bytes.

@@ -33,6 +33,7 @@
 #include "common/httpc.h"
 #include "common/paths.h"
 #include "common/special.h"
+#include "common/workload.h"
 #include "netd/api/ctl.h"
 #include "netd/daemon.h"
 #include "netd/link/link.h"
@@ -163,17 +164,42 @@ static const char *num(const json_t *o, const char *key, char *buf, size_t sz)
 	return buf;
 }
 
+/*
+ * `sandbox list`'s CONTAINER cell: the pod as NAMESPACE/NAME (Kubernetes),
+ * else the pod name alone (podman puts the container's name there), else
+ * the container ID (64 hex digits at its end cut to 12, as docker and
+ * crictl print them; nerdctl's "<ns>-<id>" keeps its "<ns>-"), else "-".  @buf: room for a namespace, '/' and a name.
+ */
+static const char *container_cell(const json_t *sb, char *buf, size_t sz)
+{
+	const char *ns = json_string_value(json_object_get(sb, "pod_namespace")),
+		   *pod = json_string_value(json_object_get(sb, "pod_name")),
+		   *cid = json_string_value(json_object_get(sb, "container_id"));
+
+	if (pod && ns)
+		snprintf(buf, sz, "%s/%s", ns, pod);
+	else if (pod)
+		snprintf(buf, sz, "%s", pod);
+	else if (cid && strlen(cid) >= 64 &&
+		 strspn(cid + strlen(cid) - 64, "0123456789abcdef") == 64)
+		snprintf(buf, sz, "%.*s", (int)strlen(cid) - 52, cid);
+	else
+		snprintf(buf, sz, "%s", cid ? cid : "-");
+	return buf;
+}
+
 /* `sandbox list`: columns as wide as their widest cell. Return: 0; -ENOMEM. */
 static int print_sandbox_table(const json_t *arr)
 {
 	/*
-	 * KIND last, as main had it; MODE after POLICY.  Scripts find columns
-	 * by their header (tests/integ/acct_conn.sh), not by counting.
+	 * KIND as main had it, then CONTAINER (the widest); MODE after POLICY.
+	 * Scripts find columns by their header (tests/integ/acct_conn.sh),
+	 * not by counting.
 	 */
 	static const char *const head[] = { "NAME", "POLICY", "MODE", "IPV4", "IPV6", "IFACE",
 					    "DNS-OK", "DNS-DENY", "CONNS", "BYTES-OUT", "BYTES-IN",
-					    "DENIED", "KIND" };
-	struct cli_table *t = cli_table_new(13, head, "llllllrrrrrrl");
+					    "DENIED", "KIND", "CONTAINER" };
+	struct cli_table *t = cli_table_new(14, head, "llllllrrrrrrll");
 	const json_t *sb;
 	size_t i;
 	int r = 0;
@@ -183,7 +209,7 @@ static int print_sandbox_table(const json_t *arr)
 	json_array_foreach(arr, i, sb) {
 		const json_t *dns = json_object_get(sb, "dns_queries"),
 			     *tr = json_object_get(sb, "traffic");
-		char n[6][24];
+		char n[6][24], who[WORKLOAD_POD_NAMESPACE_MAX + WORKLOAD_POD_NAME_MAX + 2];
 		const char *row[] = { str(sb, "name"), str(sb, "policy"), str(sb, "mode"),
 				      str(sb, "ipv4"),
 				      str(sb, "ipv6"), str(sb, "host_ifname"),
@@ -192,7 +218,8 @@ static int print_sandbox_table(const json_t *arr)
 				      num(tr, "conns", n[2], sizeof(n[2])),
 				      num(tr, "bytes_out", n[3], sizeof(n[3])),
 				      num(tr, "bytes_in", n[4], sizeof(n[4])),
-				      num(tr, "denied", n[5], sizeof(n[5])), str(sb, "kind") };
+				      num(tr, "denied", n[5], sizeof(n[5])), str(sb, "kind"),
+				      container_cell(sb, who, sizeof(who)) };
 
 		if ((r = cli_table_add(t, row)) < 0)
 			break;

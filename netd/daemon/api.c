@@ -66,6 +66,8 @@ json_t *daemon_sandbox_json(struct daemon *d, const struct sandbox *sb)
 		json_object_set_new(o, "dns_queries",
 				    json_pack("{s:I, s:I}", "allowed", (json_int_t)sb->dns_allowed,
 					      "denied", (json_int_t)sb->dns_denied));
+	if (o)
+		workload_json(&sb->workload, o, true);
 	if (o && sb->tap)
 		daemon_tap_json(sb, o);
 	if (o && d->trail)
@@ -261,6 +263,31 @@ static json_t *api_status(void *ctx)
 	return o;
 }
 
+/*
+ * netd_sandbox_info: one series per sandbox, value 1, naming the container
+ * and pod it is for (Prometheus' info-metric pattern, as kube_pod_info):
+ * join it on "sandbox" rather than adding these labels to every series.
+ * A field not known is "" (to Prometheus: no such label).  Bounded: one
+ * series per sandbox, values checked by workload_set().
+ */
+static void sandbox_info(struct daemon *d, FILE *out)
+{
+	uint32_t cur = 0;
+	struct sandbox *sb;
+
+	metrics_family(out, "netd_sandbox_info", "gauge",
+		       "1 per sandbox; labels name the container and Kubernetes pod it is for.");
+	while ((sb = sandbox_next(d->sandboxes, &cur))) {
+		const char *l[2 * (1 + WORKLOAD_FIELDS) + 1] = { "sandbox", sb->name };
+
+		for (int f = 0; f < WORKLOAD_FIELDS; f++) {
+			l[2 + 2 * f] = workload_key((enum workload_field)f);
+			l[3 + 2 * f] = workload_get(&sb->workload, (enum workload_field)f);
+		}
+		metrics_u64(out, "netd_sandbox_info", l, 1);
+	}
+}
+
 static void api_metrics(void *ctx, FILE *out)
 {
 	struct daemon *d = ctx;
@@ -270,6 +297,7 @@ static void api_metrics(void *ctx, FILE *out)
 	metrics_build_info(out, NETD_VERSION);
 	metrics_family(out, "netd_sandboxes", "gauge", "Sandboxes netd manages.");
 	metrics_u64(out, "netd_sandboxes", NULL, sandbox_count(d->sandboxes));
+	sandbox_info(d, out);
 	metrics_family(out, "netd_policies", "gauge", "Policies loaded.");
 	metrics_u64(out, "netd_policies", NULL, d->n_policies);
 	metrics_family(out, "netd_flowtable_active", "gauge",

@@ -130,9 +130,13 @@ void daemon_dns_direct(struct daemon *d, struct sandbox *sb)
 
 void daemon_audit_sandbox(struct daemon *d, const struct sandbox *sb, const char *action)
 {
-	audit_write(d->audit, "sandbox",
-		    json_pack("{s:s, s:s, s:s, s:s}", "sandbox", sb->name, "policy", sb->policy,
-			      "action", action, "netns", sb->netns_path));
+	json_t *rec = json_pack("{s:s, s:s, s:s, s:s}", "sandbox", sb->name, "policy", sb->policy,
+				"action", action, "netns", sb->netns_path);
+
+	/* Who it was for, on each lifecycle record (docs/audit.md): not on every conn/dns record. */
+	if (rec)
+		workload_json(&sb->workload, rec, false);
+	audit_write(d->audit, "sandbox", rec);
 }
 
 /*
@@ -562,6 +566,7 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 		return r;
 	}
 	snprintf(sb->policy, sizeof(sb->policy), "%s", pol->name);
+	sb->workload = req->workload;	/* checked by ctlreq_sandbox() */
 	/* ctlreq_sandbox() took only "audit" or "enforce". */
 	if (req->mode)
 		sb->mode = strcmp(req->mode, "audit") == 0 ? FW_MODE_AUDIT : FW_MODE_ENFORCE;

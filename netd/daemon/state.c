@@ -56,6 +56,7 @@ static void state_of(const struct sandbox *sb, struct statefile *sf)
 	/* The policy's digest is in its own file (pdigest.c), not in each sandbox's. */
 	sf->ipv6 = sb->addr6.family != 0;
 	sf->mode = sb->mode;
+	sf->workload = sb->workload;
 	if (sb->chained) {
 		/* A chained attachment: its bridge port and its own addresses (not the slot's). */
 		sf->kind = STATEFILE_CHAINED;
@@ -221,6 +222,7 @@ static int state_apply(struct daemon *d, const char *path, const struct statefil
 	sb->netns_owned = sf->netns_owned;
 	sb->created = (time_t)sf->created;
 	sb->mode = sf->mode;
+	sb->workload = sf->workload;
 	if (!sf->ipv6) {	/* created IPv4 only (IPv6 disabled in its netns) */
 		memset(&sb->addr6, 0, sizeof(sb->addr6));
 		memset(&sb->gw6, 0, sizeof(sb->gw6));

@@ -89,6 +89,23 @@ static int get_int(json_t *obj, const char *key, bool required, json_int_t lo, j
 	return 0;
 }
 
+/* The workload's members, each optional (older files have none). */
+static int parse_workload(json_t *obj, struct workload *w, char *err, size_t errsz)
+{
+	char buf[WORKLOAD_CONTAINER_ID_MAX + 2];	/* the longest field, and one byte over */
+
+	for (int f = 0; f < WORKLOAD_FIELDS; f++) {
+		const char *key = workload_key((enum workload_field)f);
+		int r = get_str(obj, key, false, buf, sizeof(buf), err, errsz);
+
+		if (r < 0)
+			return r;
+		if (r == 0 && workload_set(w, (enum workload_field)f, buf, err, errsz) < 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
 /* The common members every state file has. */
 static int parse_common(json_t *obj, struct statefile *sf, char *err, size_t errsz)
 {
@@ -127,7 +144,7 @@ static int parse_common(json_t *obj, struct statefile *sf, char *err, size_t err
 		return diag_err(err, errsz, "\"ifname\" is not an interface name");
 	sf->slot = (uint32_t)slot;
 	sf->created = (int64_t)created;
-	return 0;
+	return parse_workload(obj, &sf->workload, err, errsz);
 }
 
 /* netd's veth with an IPAM plugin's addresses: each address with its gateway and length. */
@@ -291,6 +308,13 @@ char *statefile_format(const struct statefile *sf)
 						      json_null() : json_integer(sf->tap_group),
 						      "tap_queues", (int)sf->tap_queues,
 						      "mtu", (int)sf->mtu));
+	/* Only what is known: a file without them reads back the same. */
+	for (int f = 0; obj && f < WORKLOAD_FIELDS; f++) {
+		const char *v = workload_get(&sf->workload, (enum workload_field)f);
+
+		if (v[0])
+			json_object_set_new(obj, workload_key((enum workload_field)f), json_string(v));
+	}
 	text = obj ? json_dumps(obj, JSON_INDENT(2)) : NULL;
 	json_decref(obj);
 	return text;

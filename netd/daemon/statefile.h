@@ -11,7 +11,9 @@
  *    IPAM:    "ipv4_addr", "gateway4", "plen4", "ipv6_addr", "gateway6", "plen6"
  *    chained: "kind": "chained", "host_ifname", "ipv4_addr", "ipv6_addr"
  *    tap:     "kind": "tap", "host_ifname", "tap_owner", "tap_group" (or null),
- *             "tap_queues", "mtu"}
+ *             "tap_queues", "mtu"
+ *    any:     "container_id"?, "pod_namespace"?, "pod_name"?, "pod_uid"?}
+ * (The last four only where known; files from before them load with none.)
  * Unknown keys are ignored (a newer netd may add some).
  */
 #ifndef NETD_DAEMON_STATEFILE_H
@@ -54,6 +56,7 @@ struct statefile {
 	struct addr addr4, gw4;	/* IPAM (both) and chained (addr only); family 0 = none */
 	struct addr addr6, gw6;
 	uint8_t plen4, plen6;	/* IPAM: 1..31 and 1..127 where the address is set */
+	struct workload workload;	/* each "" if absent */
 };
 
 /*
@@ -62,7 +65,7 @@ struct statefile {
  * NUL and must fit their fields; "name" and "policy" are valid names
  * (policy_name_valid()), "netns" an absolute path, interface names 1-15
  * bytes without '/', ':' or spaces; addresses of the family their key
- * says.  @err/@errsz: on failure, what was wrong (no file name: the caller
+ * says; the workload's fields pass workload_set().  @err/@errsz: on failure, what was wrong (no file name: the caller
  * adds it).  Return: 0; -EINVAL; -EMSGSIZE (over the limit); -ENOMEM.
  */
 int statefile_parse(const char *text, size_t len, struct statefile *out, char *err,

@@ -21,6 +21,7 @@
 
 #include "common/addr.h"
 #include "common/tbucket.h"
+#include "common/workload.h"
 
 #define SANDBOX_NAME_MAX 64
 #define SANDBOX_MAX      16384	/* slots; also bounded by the pool size */
@@ -58,6 +59,8 @@ struct sandbox {
 	uint32_t tap_group;	/* tap: GID, or UINT32_MAX for none */
 	uint16_t tap_queues;	/* tap: 1..TAP_QUEUES_MAX */
 	uint16_t mtu;		/* tap: the tap's and the guest's MTU */
+	struct workload workload;	/* the container/pod it is for, as its create
+					 * said (netd-cni: CNI_CONTAINERID, CNI_ARGS) */
 	struct sandbox *hnext[2];	/* address hash chains, [0] IPv4, [1] IPv6; private */
 	struct sandbox *nnext;		/* name hash chain; private */
 };

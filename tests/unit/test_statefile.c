@@ -2,7 +2,8 @@
  * test_statefile - sandbox state files: the four kinds parse, format and
  * parse back to the same struct; what a restore must never take (bad
  * names, NUL, negative or too-large slots, wrong families, IPAM without a
- * gateway, trailing junk) is refused with a reason.
+ * gateway, trailing junk, a bad pod name) is refused with a reason; the
+ * container and pod fields are optional and round-trip.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -181,6 +182,59 @@ static void test_refused(void **state)
 	}
 }
 
+/*
+ * Who the sandbox is for (common/workload.h): kept on every kind, written
+ * only when known (a file from before them loads with none and formats
+ * without them); a bad or too long value refuses the file.
+ */
+static void test_workload(void **state)
+{
+	static const char base[] = "{\"name\":\"cni-0\",\"policy\":\"p\",\"netns\":\"/x\","
+				   "\"netns_owned\":false,\"ifname\":\"eth0\",\"slot\":1";
+	struct statefile sf;
+	char err[256] = "", text[1024], long_ns[80];
+	char *out;
+
+	assert_int_equal(parse("{\"name\":\"cni-0\",\"policy\":\"p\",\"netns\":\"/x\","
+			       "\"netns_owned\":false,\"ifname\":\"eth0\",\"slot\":1}", &sf, err,
+			       sizeof(err)), 0);
+	assert_true(workload_empty(&sf.workload));
+	out = statefile_format(&sf);
+	assert_non_null(out);
+	assert_null(strstr(out, "container_id"));
+	assert_null(strstr(out, "pod_"));
+	free(out);
+
+	snprintf(text, sizeof(text), "%s,\"container_id\":\"%s\",\"pod_namespace\":\"team-a\","
+		 "\"pod_name\":\"web-0\",\"pod_uid\":\"3f1b2c4d-0a9e-4b7c-8d6f-1e2a3b4c5d6e\","
+		 "\"kind\":\"chained\",\"host_ifname\":\"veth1\",\"ipv4_addr\":\"10.88.0.5\"}",
+		 base, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), 0);
+	assert_int_equal(sf.kind, STATEFILE_CHAINED);
+	assert_string_equal(sf.workload.pod_namespace, "team-a");
+	assert_string_equal(sf.workload.pod_name, "web-0");
+	assert_int_equal(strlen(sf.workload.container_id), 64);
+	roundtrip(&sf);
+	/* Only the container ID (ctr, nerdctl): the rest stays absent. */
+	snprintf(text, sizeof(text), "%s,\"container_id\":\"default-t1\",\"pod_uid\":null}", base);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), 0);
+	assert_string_equal(sf.workload.container_id, "default-t1");
+	assert_string_equal(sf.workload.pod_uid, "");
+	roundtrip(&sf);
+
+	snprintf(text, sizeof(text), "%s,\"pod_name\":\"a b\"}", base);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "\"pod_name\" must match"));
+	snprintf(text, sizeof(text), "%s,\"pod_name\":7}", base);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), -EINVAL);
+	memset(long_ns, 'n', 64);
+	long_ns[64] = '\0';
+	snprintf(text, sizeof(text), "%s,\"pod_namespace\":\"%s\"}", base, long_ns);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "longer than 63"));
+	assert_int_equal(sf.name[0], '\0');
+}
+
 static void test_size_limit(void **state)
 {
 	size_t n = STATEFILE_MAX_LEN + 1;
@@ -201,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_ipam_and_chained),
 		cmocka_unit_test(test_tap),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_workload),
 		cmocka_unit_test(test_size_limit),
 	};
 
