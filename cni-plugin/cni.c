@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "common/hash.h"
+#include "common/log.h"
 
 static const char *const supported[] = { CNI_SUPPORTED_VERSIONS };
 
@@ -491,6 +492,35 @@ const char *cni_policy_select(const struct cni_conf *c, const char *args, char *
 	}
 	*src = CNI_POLICY_BUILTIN;
 	return CNI_DEFAULT_POLICY;
+}
+
+int cni_workload(const char *container_id, const char *args, struct workload *out,
+		 struct cni_err *err)
+{
+	char buf[WORKLOAD_CONTAINER_ID_MAX + 2], why[128], q[96];
+
+	memset(out, 0, sizeof(*out));
+	if (workload_set(out, WORKLOAD_CONTAINER_ID, container_id, why, sizeof(why)) < 0)
+		return cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables",
+				   "CNI_CONTAINERID: %s", why);
+	for (int f = WORKLOAD_CONTAINER_ID + 1; f < WORKLOAD_FIELDS; f++) {
+		const char *key = workload_cni_arg((enum workload_field)f);
+		int r = cni_args_get(args, key, buf, workload_max((enum workload_field)f) + 1);
+
+		if (r == -EINVAL)
+			return cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables",
+					   "CNI_ARGS is over %d bytes", CNI_ARGS_MAX);
+		if (r == -ENAMETOOLONG)
+			return cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables",
+					   "CNI_ARGS %s is longer than %zu bytes", key,
+					   workload_max((enum workload_field)f));
+		if (r == 1 && workload_set(out, (enum workload_field)f, buf, why, sizeof(why)) < 0)
+			return cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables",
+					   "CNI_ARGS %s=\"%s\" must match "
+					   "^[A-Za-z0-9][A-Za-z0-9_.-]*$", key,
+					   log_quote(buf, strlen(buf), q, sizeof(q)));
+	}
+	return 0;
 }
 
 /* ---- results --------------------------------------------------------------- */

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "common/paths.h"
+#include "common/workload.h"
 
 #define CNI_STDIN_MAX      (1u << 20)	/* bytes of network config we read */
 #define CNI_ARGS_MAX       65536	/* bytes of CNI_ARGS we look at */
@@ -167,6 +168,19 @@ char *cni_sandbox_prefix(const char *network, char *out);
  */
 const char *cni_policy_select(const struct cni_conf *c, const char *args, char *buf,
 			      size_t bufsz, enum cni_policy_source *src, struct cni_err *err);
+
+/*
+ * cni_workload() - who the attachment is for, for netd's sandbox record:
+ * @container_id (CNI_CONTAINERID, already checked by the caller) and, from
+ * CNI_ARGS @args (or NULL), K8S_POD_NAMESPACE, K8S_POD_NAME and K8S_POD_UID
+ * (containerd and CRI-O send all three; podman sends K8S_POD_NAME = the
+ * container's name).  An empty value counts as absent.  Every value must
+ * pass workload_set().
+ * Return: 0; -EINVAL with @err filled (code 4, naming the CNI_ARGS key,
+ * the rule and the value, quoted with log_quote()).
+ */
+int cni_workload(const char *container_id, const char *args, struct workload *out,
+		 struct cni_err *err);
 
 /* cni_policy_source_name() - "pod annotation netd.io/policy", "CNI_ARGS NETD_POLICY", ... */
 const char *cni_policy_source_name(enum cni_policy_source src);

@@ -169,6 +169,7 @@ struct add_op {
 	struct chained_view cv;			/* chained mode */
 	struct cni_ipam ipam;			/* with an IPAM plugin */
 	json_t *ipam_res;			/* owned: the IPAM plugin's result, or NULL */
+	struct workload wl;			/* CNI_CONTAINERID and the pod, for netd's record */
 };
 
 /*
@@ -260,6 +261,10 @@ static json_t *add_request(const struct add_op *op, struct cni_err *err)
 {
 	json_t *req = json_pack("{s:s, s:s, s:s, s:s}", "name", op->name, "policy", op->policy,
 				"netns", op->ns, "ifname", op->ifn);
+
+	/* So `netd sandbox show` and the audit log name the container (docs/cni.md). */
+	if (req)
+		workload_json(&op->wl, req, false);
 
 	if (req && op->c->ipam_type) {
 		char a4[64], a6[64];
@@ -445,6 +450,9 @@ static int cmd_add(const struct cni_conf *c, struct cni_err *err)
 	r = add_pick_policy(&op, err);
 	if (r != 0)
 		return r > 0 ? 0 : r;
+	/* Bad pod names fail ADD before anything is made (code 4). */
+	if ((r = cni_workload(op.cid, getenv("CNI_ARGS"), &op.wl, err)) < 0)
+		return r;
 	if ((r = add_check_chained(&op, err)) < 0)
 		return r;
 	cni_sandbox_name(c->name, op.cid, op.ifn, op.name);

@@ -137,6 +137,58 @@ static void test_args(void **state)
 	assert_int_equal(cni_args_get("K=0123456789abcdefg", "K", v, sizeof(v)), -ENAMETOOLONG);
 }
 
+/*
+ * The container and pod netd-cni gives netd: what containerd's CRI sends
+ * (random order, IgnoreUnknown), podman's K8S_POD_NAME alone, ctr's empty
+ * CNI_ARGS; a bad or too long value is code 4 naming the key.
+ */
+static void test_workload(void **state)
+{
+	struct workload w;
+	struct cni_err err;
+	char args[1024], big[300];
+
+	(void)state;
+	assert_int_equal(cni_workload("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+				      "K8S_POD_UID=3f1b2c4d-0a9e-4b7c-8d6f-1e2a3b4c5d6e;IgnoreUnknown=1;"
+				      "K8S_POD_NAMESPACE=team-a;K8S_POD_NAME=web-0;"
+				      "K8S_POD_INFRA_CONTAINER_ID=0123", &w, &err), 0);
+	assert_int_equal(strlen(w.container_id), 64);
+	assert_string_equal(w.pod_namespace, "team-a");
+	assert_string_equal(w.pod_name, "web-0");
+	assert_string_equal(w.pod_uid, "3f1b2c4d-0a9e-4b7c-8d6f-1e2a3b4c5d6e");
+	assert_int_equal(cni_workload("c1", "IgnoreUnknown=1;K8S_POD_NAME=pc2;NETD_POLICY=x", &w, &err), 0);
+	assert_string_equal(w.pod_name, "pc2");
+	assert_string_equal(w.pod_namespace, "");
+	assert_int_equal(cni_workload("default-t1", "", &w, &err), 0);
+	assert_int_equal(cni_workload("default-t1", NULL, &w, &err), 0);
+	assert_string_equal(w.container_id, "default-t1");
+	assert_int_equal(cni_workload("c1", "K8S_POD_NAME=", &w, &err), 0);	/* empty: absent */
+	assert_string_equal(w.pod_name, "");
+
+	assert_int_equal(cni_workload("c1", "K8S_POD_NAME=a b", &w, &err), -EINVAL);
+	assert_int_equal(err.code, CNI_ERR_ENV);
+	assert_non_null(strstr(err.details, "CNI_ARGS K8S_POD_NAME=\"a b\" must match"));
+	assert_int_equal(cni_workload("c1", "K8S_POD_NAMESPACE=../x", &w, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "K8S_POD_NAMESPACE"));
+	memset(big, 'n', 64);
+	big[64] = '\0';
+	snprintf(args, sizeof(args), "K8S_POD_NAMESPACE=%s", big);
+	assert_int_equal(cni_workload("c1", args, &w, &err), -EINVAL);
+	assert_string_equal(err.details, "CNI_ARGS K8S_POD_NAMESPACE is longer than 63 bytes");
+	memset(big, 'p', 254);
+	big[254] = '\0';
+	snprintf(args, sizeof(args), "K8S_POD_NAME=%s", big);
+	assert_int_equal(cni_workload("c1", args, &w, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "longer than 253"));
+	big[253] = '\0';
+	snprintf(args, sizeof(args), "K8S_POD_NAME=%s", big);
+	assert_int_equal(cni_workload("c1", args, &w, &err), 0);
+	assert_int_equal(cni_workload("-c1", NULL, &w, &err), -EINVAL);
+	assert_non_null(strstr(err.details, "CNI_CONTAINERID"));
+	assert_true(workload_empty(&w));
+}
+
 static void test_sandbox_name(void **state)
 {
 	char a[CNI_SANDBOX_NAME_LEN + 1], b[CNI_SANDBOX_NAME_LEN + 1], p[16];
@@ -611,6 +663,7 @@ int main(void)
 		cmocka_unit_test(test_conf_keys),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_args),
+		cmocka_unit_test(test_workload),
 		cmocka_unit_test(test_sandbox_name),
 		cmocka_unit_test(test_policy_order),
 		cmocka_unit_test(test_opt_in),
