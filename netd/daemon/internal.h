@@ -154,7 +154,6 @@ json_t *daemon_sandbox_json(struct daemon *d, const struct sandbox *sb);
 /* daemon_json_addr() - @a as a JSON string, or null for family 0. */
 json_t *daemon_json_addr(const struct addr *a);
 
-
 /* ---- lifecycle.c ---- */
 
 /*
