@@ -2,7 +2,7 @@
 # netd-cni driven exactly as a runtime drives it (CNI_* env + the network
 # config on stdin, run in the namespace that plays the host) against netd in
 # a private world: every verb, every version, every error path, and the
-# traffic a container then has.
+# traffic a container then has; the container and pod netd records for it.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/world.sh
@@ -101,6 +101,8 @@ has "mac of eth0 reported" ":" "$(jqo '.interfaces[1].mac')"
 SB_C1=$(netd sandbox list --json | jq -r --arg ip "$C1_IP" '.. | objects | select(.ipv4? == $ip) | .name')
 has "netd sandbox named from the attachment key" "cni-" "$SB_C1"
 eq "netd sandbox runs the config's policy" python-dev "$(netd sandbox show "$SB_C1" | jq -r .policy)"
+eq "sandbox show names the container; no pod without CNI_ARGS" "c1id null" \
+	"$(netd sandbox show "$SB_C1" | jq -r '.container_id + " " + (.pod_name | tostring)')"
 eq "its interface jumps to its policy's chain" "pe-python-dev" \
 	"$(sb_jump "$(netd sandbox show "$SB_C1" | jq -r .host_ifname)")"
 
@@ -180,6 +182,10 @@ eq "unknown policy leaves nothing in netd" "$n_before" "$(netd sandbox list --js
 fail "unknown policy leaves no eth0 in the container" cexec c1 ip link show eth0
 cni ADD p8 "$C1" eth0 "NETD_POLICY=bad;name" <<<"$(conf 1.0.0)"
 eq "NETD_POLICY with a bad name: ADD fails" 1 "$RC"
+cni ADD p9 "$C1" eth0 "IgnoreUnknown=1;K8S_POD_NAMESPACE=team-a;K8S_POD_NAME=web 0" <<<"$(conf 1.0.0)"
+eq "a bad K8S_POD_NAME: ADD fails with code 4" "1:4" "$RC:$(code)"
+has "the message names the CNI_ARGS key" "CNI_ARGS K8S_POD_NAME" "$(jqo .details)"
+eq "a bad K8S_POD_NAME leaves nothing in netd" "$n_before" "$(netd sandbox list --json | jq 'length')"
 
 # ---- error paths ---------------------------------------------------------------------------------
 cni ADD "" "$C1" eth0 <<<"$(conf)"
@@ -233,13 +239,26 @@ eq "DEL of an attachment netd never had: exit 0" 0 "$RC"
 # ---- a netns with IPv6 disabled (Docker's --network none): IPv4 only -------------------------------------
 ns_add v4
 ip netns exec "$WORLD_PREFIX-v4" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-cni ADD v4id "$(nsp v4)" eth0 <<<"$(conf 1.0.0 ',"policy":"python-dev"')"
+# As containerd's CRI sends it (random order), so netd also records the pod.
+POD_ARGS="K8S_POD_UID=3f1b2c4d-0a9e-4b7c-8d6f-1e2a3b4c5d6e;IgnoreUnknown=1;K8S_POD_NAMESPACE=team-a;K8S_POD_NAME=web-0;K8S_POD_INFRA_CONTAINER_ID=v4id"
+cni ADD v4id "$(nsp v4)" eth0 "$POD_ARGS" <<<"$(conf 1.0.0 ',"policy":"python-dev"')"
 eq "ADD into a netns with IPv6 disabled: exit 0" 0 "$RC"
 ok "its result matches the 1.0.0 schema" schema 1.0.0
 eq "the result has only an IPv4 address" "4" "$(jqo '[.ips[].address | if test(":") then "6" else "4" end] | join(",")')"
 V4_IP=$(jqo '.ips[0].address' | cut -d/ -f1)
 SB_V4=$(netd sandbox list --json | jq -r --arg ip "$V4_IP" '.[] | select(.ipv4 == $ip) | .name')
 eq "netd records no IPv6 address for it" "null" "$(netd sandbox show "$SB_V4" | jq -r .ipv6)"
+POD_SHOW='[.container_id, .pod_namespace, .pod_name, .pod_uid] | join(" ")'
+POD_WANT="v4id team-a web-0 3f1b2c4d-0a9e-4b7c-8d6f-1e2a3b4c5d6e"
+eq "sandbox show names the container and the pod from CNI_ARGS" "$POD_WANT" \
+	"$(netd sandbox show "$SB_V4" | jq -r "$POD_SHOW")"
+has "sandbox list's CONTAINER column shows NAMESPACE/POD" "team-a/web-0" \
+	"$(netd sandbox list | grep -F "$SB_V4")"
+has "its create audit record names the pod" '"pod_name":"web-0"' \
+	"$(audit_grep '"event":"sandbox"' '"action":"create"' "\"sandbox\":\"$SB_V4\"")"
+has "netd_sandbox_info names the pod" \
+	"netd_sandbox_info{sandbox=\"$SB_V4\",container_id=\"v4id\",pod_namespace=\"team-a\",pod_name=\"web-0\"" \
+	"$(world_exec host curl -sS --unix-socket "$NETD_SOCKET" http://netd/metrics)"
 HOST_V4=$(netd sandbox show "$SB_V4" | jq -r .host_ifname)
 NFT=$(world_exec host nft list table inet netd)
 has "its IPv4 anti-spoofing element is in place" "$HOST_V4\" . $V4_IP" "$NFT"
@@ -299,6 +318,7 @@ eq "its jump is gone" "" "$(sb_jump "$HOST_K1")"
 fail "the container lost eth0" cexec k1 ip link show eth0
 eq "restarted netd kept the other sandbox and the IPv4-only one" 2 "$(netd sandbox list --json | jq 'length')"
 eq "the IPv4-only sandbox was restored without IPv6" "$V4_IP null" "$(netd sandbox show "$SB_V4" | jq -r '.ipv4 + " " + (.ipv6 | tostring)')"
+eq "and with its container and pod" "$POD_WANT" "$(netd sandbox show "$SB_V4" | jq -r "$POD_SHOW")"
 NFT=$(world_exec host nft list table inet netd)
 has "its IPv4 anti-spoofing element is still there" "$HOST_V4\" . $V4_IP" "$NFT"
 hasnt "and still no IPv6 one" "$HOST_V4\" . fd00" "$NFT"
