@@ -4,7 +4,8 @@
  * success the parse must be a fixed point of format: parse(format(x))
  * gives back exactly x, and what the restore relies on holds (valid
  * names, an interface name that fits, a slot in range, addresses of the
- * right family).  A failure must say why.
+ * right family, container and pod names that pass workload_set()).  A
+ * failure must say why.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,6 +15,21 @@
 #include "netd/model/policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Every field the parse kept passes the rule again, unchanged (common/workload.h). */
+static void workload_check(const struct workload *w)
+{
+	struct workload again;
+	char why[128];
+
+	memset(&again, 0, sizeof(again));
+	for (int f = 0; f < WORKLOAD_FIELDS; f++)
+		if (workload_set(&again, (enum workload_field)f,
+				 workload_get(w, (enum workload_field)f), why, sizeof(why)) < 0)
+			abort();
+	if (memcmp(w, &again, sizeof(again)) != 0)
+		abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -39,6 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (a.kind == STATEFILE_IPAM && ((a.addr4.family && (!a.gw4.family || !a.plen4)) ||
 					  (a.addr6.family && (!a.gw6.family || !a.plen6))))
 		abort();
+	workload_check(&a.workload);
 	text = statefile_format(&a);
 	if (!text)
 		return 0;	/* out of memory */
