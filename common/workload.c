@@ -72,6 +72,24 @@ int workload_set(struct workload *w, enum workload_field f, const char *value, c
 	return 0;
 }
 
+bool workload_valid(const struct workload *w)
+{
+	struct workload again;
+	char why[128];
+
+	memset(&again, 0, sizeof(again));
+	for (int f = 0; f < WORKLOAD_FIELDS; f++) {
+		const char *v = workload_get(w, (enum workload_field)f);
+
+		/* Terminated inside its field, then the rule, then the same bytes. */
+		if (!memchr(v, '\0', fields[f].max + 1) ||
+		    workload_set(&again, (enum workload_field)f, v, why, sizeof(why)) < 0 ||
+		    strcmp(v, workload_get(&again, (enum workload_field)f)) != 0)
+			return false;
+	}
+	return true;
+}
+
 bool workload_empty(const struct workload *w)
 {
 	for (int f = 0; f < WORKLOAD_FIELDS; f++)

@@ -82,6 +82,13 @@ int workload_set(struct workload *w, enum workload_field f, const char *value, c
  */
 void workload_json(const struct workload *w, json_t *o, bool nulls);
 
+/*
+ * workload_valid() - true if every field of @w is one workload_set() would
+ * keep (what a parser that filled @w must guarantee; the fuzz targets
+ * check it).
+ */
+bool workload_valid(const struct workload *w);
+
 /* workload_empty() - true if @w has no field set. */
 bool workload_empty(const struct workload *w);
 

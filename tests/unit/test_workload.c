@@ -60,6 +60,13 @@ static void test_rule(void **state)
 	}
 	/* A refused value leaves the old one. */
 	assert_string_equal(w.pod_name, "my_app.1");
+	assert_true(workload_valid(&w));
+	w.pod_uid[0] = ' ';	/* as a bad parser might leave it */
+	assert_false(workload_valid(&w));
+	w.pod_uid[0] = '\0';
+	memset(w.pod_namespace, 'n', sizeof(w.pod_namespace));	/* unterminated */
+	assert_false(workload_valid(&w));
+	w.pod_namespace[0] = '\0';
 	/* "" clears. */
 	assert_int_equal(workload_set(&w, WORKLOAD_POD_NAME, "", err, sizeof(err)), 0);
 	assert_string_equal(w.pod_name, "");
