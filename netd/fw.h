@@ -375,13 +375,15 @@ int fw_sandbox_check(struct fw *fw, const char *name, struct fw_sb_check *out);
 struct fw_base_check {
 	char redirect[128];	/* "" or why not: prerouting_nat's UDP and TCP port 53 redirects */
 	char spoof[128];	/* "" or why not: sandbox_raw's anti-spoofing drops */
+	char tap_mac[128];	/* "" or why not: sandbox_raw's drop of a tap frame from another MAC */
 };
 
 /*
  * fw_base_check() - dump prerouting_nat and sandbox_raw and look for the
  * DNS redirects (l4proto udp/tcp, iifname @sandbox_ifs, redirect to the
- * proxy's port) and the anti-spoofing drops (iifname . saddr not in
- * @sandbox_src4/6, drop).  Read only.  Return: 0 (@out filled); -EINVAL.
+ * proxy's port), the anti-spoofing drops (iifname . saddr not in
+ * @sandbox_src4/6, drop) and a tap's MAC drop (iifname . ether saddr not
+ * in @tap_mac, drop).  Read only.  Return: 0 (@out filled); -EINVAL.
  */
 int fw_base_check(struct fw *fw, struct fw_base_check *out);
 

@@ -10,7 +10,9 @@
  * is synchronous and short: its kernel-side checks (a few nf_tables gets,
  * fw_sandbox_check()), then this thread setns()es into its netns for as
  * long as it takes to make its non-blocking sockets and start each probe
- * (a socket keeps the netns it was made in), and returns at once.  The
+ * (a socket keeps the netns it was made in), and returns at once.  A
+ * microVM's tap has no netns: its probes are frames written into the tap
+ * as its guest's (sb_frames(), tap_inject(): only while no VMM holds it).  The
  * answers are libevent events; one timer per sandbox ends its probes after
  * VERIFY_WAIT_MS (a dropped packet is a bounded wait, never more), when
  * each connection probe still pending is looked up in conntrack (an entry
@@ -52,6 +54,7 @@
 #include "netd/common/metrics.h"
 #include "netd/fw.h"
 #include "netd/link/link.h"
+#include "netd/link/tap.h"
 #include "netd/trail/audit.h"
 #include "netd/trail/trail.h"
 
@@ -562,7 +565,8 @@ static void sb_finish(struct vsb *s)
 		const struct vsock *k = s->k[i];
 
 		/* Conntrack confirms only a packet the filter hooks accepted. */
-		if (p->kind == VK_DROP && k && !o->connected && !o->send_err)
+		if ((p->kind == VK_DROP || p->kind == VK_FRAME_MAC || p->kind == VK_FRAME_SPOOF) &&
+		    k && !o->connected && !o->send_err)
 			o->ct = trail_ct_lookup(run->d->trail, p->proto, &k->src, k->sport, &p->dst,
 						p->dport);
 		verify_judge(p, o, s->reject);
@@ -635,7 +639,8 @@ static void sb_kernel(struct vsb *s, const struct sandbox *sb)
 		else if (strcmp(name, "kernel-mark") == 0)
 			what = c.mark_set ? c.mark : "";
 		else if (strcmp(name, "kernel-tap-mac") == 0)
-			what = c.tap;
+			what = c.tap[0] ? c.tap : run->base_r < 0 ? strerror(-run->base_r) :
+						  run->base.tap_mac;
 		else if (strcmp(name, "kernel-dns-redirect") == 0)
 			what = run->base_r < 0 ? strerror(-run->base_r) : run->base.redirect;
 		else if (strcmp(name, "kernel-anti-spoof") == 0)
@@ -643,6 +648,63 @@ static void sb_kernel(struct vsb *s, const struct sandbox *sb)
 		snprintf(out, sizeof(s->kernel[0]), "%s", what);
 		s->o[i].kernel = out;
 	}
+}
+
+/*
+ * A tap's frame probes: each frame's tuple is recorded (a socketless
+ * vsock, a random source port) before it is written, then all are written
+ * into the tap in one tap_inject() (tap.h: only while no VMM holds it).
+ * The tap's rules drop them in raw prerouting, synchronously inside that
+ * write; their deny log comes to claim_deny() on a later loop turn.
+ */
+static void sb_frames(struct vsb *s, const struct sandbox *sb)
+{
+	uint8_t bufs[4][VERIFY_FRAME_MAX], hw[6], foreign[6];
+	const uint8_t *frames[4];
+	size_t lens[4], idx[4], n = 0;
+	int r = tap_hwaddr(sb->host_ifname, hw);
+
+	verify_foreign_mac(sb->mac, foreign);
+	for (size_t i = 0; i < s->n && n < 4; i++) {
+		struct verify_probe *p = &s->p[i];
+		struct vsock *k;
+		uint16_t port;
+
+		if (p->kind != VK_FRAME_MAC && p->kind != VK_FRAME_SPOOF)
+			continue;
+		if (r < 0) {
+			s->o[i].send_err = r;
+			continue;
+		}
+		k = calloc(1, sizeof(*k));
+		if (!k) {
+			s->o[i].send_err = -ENOMEM;
+			continue;
+		}
+		if (getrandom(&port, sizeof(port), GRND_NONBLOCK) != sizeof(port))
+			port = (uint16_t)(clock_mono_ms() ^ i);
+		k->s = s;
+		k->i = i;
+		k->fd = -1;	/* no socket: the tuple is the frame's */
+		k->src = p->src;
+		k->sport = (uint16_t)(49152 + port % 16384);	/* RFC 6335 dynamic ports */
+		lens[n] = verify_frame(bufs[n], sizeof(bufs[n]), hw,
+				       p->kind == VK_FRAME_MAC ? foreign : sb->mac, &p->src, k->sport,
+				       &p->dst, p->dport);
+		if (!lens[n]) {
+			free(k);
+			s->o[i].send_err = -EINVAL;
+			continue;
+		}
+		s->k[i] = k;
+		frames[n] = bufs[n];
+		idx[n++] = i;
+	}
+	if (!n)
+		return;
+	r = tap_inject(sb->host_ifname, frames, lens, n);
+	for (size_t j = 0; r < 0 && j < n; j++)
+		s->o[idx[j]].send_err = r;
 }
 
 /* Plan, check the kernel side, start every live probe from inside its netns. */
@@ -702,7 +764,10 @@ static void sb_start(struct vsb *s)
 	}
 	for (size_t i = 0; i < sizeof(rnd); i++)
 		snprintf(s->token + 2 * i, 3, "%02x", rnd[i]);
-	if (live) {
+	if (live && sb->tap) {
+		d->verify->by_slot[s->slot] = s;	/* claims find it from the first frame on */
+		sb_frames(s, sb);
+	} else if (live) {
 		s->nsfd = link_netns_open(sb->netns_path);
 		self = s->nsfd < 0 ? s->nsfd : link_netns_enter(s->nsfd);
 		if (self < 0) {

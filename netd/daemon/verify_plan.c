@@ -97,6 +97,14 @@ static void drop_probe(struct verify_probe *out, size_t *n, const struct verify_
 		skip(p, "a CIDR rule of its policy opens this destination on purpose");
 }
 
+/* A tap's frame probe cannot be judged without the deny log (its evidence). */
+static void frame_skip(struct verify_probe *p, const struct verify_facts *f)
+{
+	if (p && !f->log_on)
+		skip(p, "the deny rules do not log (no nflog group): a spoof drop cannot be seen "
+			"(kernel-tap-mac still checked)");
+}
+
 size_t verify_plan(const struct verify_facts *f, struct verify_probe *out)
 {
 	const struct addr *own[2] = { &f->addr4, &f->addr6 };
@@ -108,8 +116,9 @@ size_t verify_plan(const struct verify_facts *f, struct verify_probe *out)
 	char nm[VERIFY_NAME_LEN];
 
 	if (f->tap)
-		live_skip = "a microVM's tap: the guest's network stack is not netd's to enter "
-			    "(the kernel checks below, the tap's MAC included, are what the host can see)";
+		live_skip = "a microVM's tap: the guest's network stack is not netd's to enter, so no "
+			    "socket probes (the tap-mac and tap-spoof frames and the kernel checks are "
+			    "what the host can do)";
 	else if (f->chained)
 		live_skip = "a chained attachment: probed through its kernel elements only";
 	else if (f->no_netns)
@@ -167,6 +176,26 @@ size_t verify_plan(const struct verify_facts *f, struct verify_probe *out)
 				skip(p, "the deny rules do not log (no nflog group): a spoof "
 					"drop cannot be seen (kernel-anti-spoof still checked)");
 		}
+	}
+	/* A tap: frames written into it as the guest's, dropped before conntrack. */
+	for (int i = 0; i < 2 && f->tap; i++) {
+		const char *sfx = i ? "6" : "";
+		struct verify_probe *p;
+
+		if (!own[i]->family)
+			continue;
+		snprintf(nm, sizeof(nm), "tap-mac%s", sfx);
+		p = add(out, &n, nm, VK_FRAME_MAC, IPPROTO_UDP, i ? V6_SPOOF_TO : V4_SPOOF_TO, NULL,
+			VERIFY_SPOOF_PORT);
+		if (p)
+			p->src = *own[i];
+		frame_skip(p, f);
+		snprintf(nm, sizeof(nm), "tap-spoof%s", sfx);
+		p = add(out, &n, nm, VK_FRAME_SPOOF, IPPROTO_UDP, i ? V6_SPOOF_TO : V4_SPOOF_TO, NULL,
+			VERIFY_SPOOF_PORT);
+		if (p)
+			addr_parse(i ? V6_SPOOFED : V4_SPOOFED, &p->src);
+		frame_skip(p, f);
 	}
 	if (live_skip)
 		skip(add(out, &n, "live", VK_SKIP, 0, NULL, NULL, 0), live_skip);
@@ -278,6 +307,35 @@ static void judge_drop(struct verify_probe *p, const struct verify_obs *o, bool 
 	}
 }
 
+/*
+ * A frame written into a tap as the guest's: dropped in raw prerouting
+ * (before conntrack) by the MAC or the source rule, which logs "spoof".
+ * Without that rule the frame goes on, to be dropped later under another
+ * reason (not-pinned) or let through (a conntrack entry).
+ */
+static void judge_frame(struct verify_probe *p, const struct verify_obs *o)
+{
+	const char *what = p->kind == VK_FRAME_MAC ? "a frame from a MAC not the guest's" :
+						     "a frame from the guest's MAC, a source not its own";
+	const char *rule = p->kind == VK_FRAME_MAC ? "MAC" : "anti-spoofing";
+
+	if (o->send_err == -EBUSY)
+		set(p, VV_SKIP, "a VMM holds the tap: netd writes frames as its guest only while none "
+				"is attached (kernel-tap-mac still checked)");
+	else if (o->send_err)
+		set(p, VV_FAIL, "could not write the frame into the tap: %s", strerror(-o->send_err));
+	else if (o->ct > 0)
+		set(p, VV_FAIL, "%s passed the %s rule: the kernel let it through (conntrack holds it)",
+		    what, rule);
+	else if (strcmp(o->denied, "spoof") == 0)
+		set(p, VV_PASS, "%s was dropped (no conntrack entry%s, logged as spoof)", what,
+		    o->ct < 0 ? " unknown" : "");
+	else if (o->denied[0])
+		set(p, VV_FAIL, "%s passed the %s rule (dropped later, as %s)", what, rule, o->denied);
+	else
+		set(p, VV_FAIL, "no spoof drop was logged within %u ms for %s", o->wait_ms, what);
+}
+
 void verify_judge(struct verify_probe *p, const struct verify_obs *o, bool reject)
 {
 	switch (p->kind) {
@@ -302,6 +360,10 @@ void verify_judge(struct verify_probe *p, const struct verify_obs *o, bool rejec
 		else
 			set(p, VV_FAIL, "no spoof drop was logged within %u ms for a forged source",
 			    o->wait_ms);
+		return;
+	case VK_FRAME_MAC:
+	case VK_FRAME_SPOOF:
+		judge_frame(p, o);
 		return;
 	case VK_KERNEL:
 		if (o->kernel && o->kernel[0])
@@ -364,4 +426,89 @@ json_t *verify_report(json_t *rows, size_t n_sandboxes, uint64_t duration_ms)
 			 (json_int_t)json_array_size(rows), "passed", (json_int_t)counts[0],
 			 "failed", (json_int_t)counts[1], "skipped", (json_int_t)counts[2],
 			 "duration_ms", (json_int_t)duration_ms, "results", rows);
+}
+
+/* ---- a tap's frames ---- */
+
+/* The Internet checksum (RFC 1071) of @len bytes, folded onto @sum (host order). */
+static uint32_t csum_add(uint32_t sum, const uint8_t *b, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)(b[i] << 8 | b[i + 1]);
+	if (len & 1)
+		sum += (uint32_t)(b[len - 1] << 8);
+	return sum;
+}
+
+static uint16_t csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static void put16(uint8_t *b, uint16_t v)
+{
+	b[0] = (uint8_t)(v >> 8);
+	b[1] = (uint8_t)v;
+}
+
+size_t verify_frame(uint8_t *buf, size_t sz, const uint8_t dst_mac[6], const uint8_t src_mac[6],
+		    const struct addr *src, uint16_t sport, const struct addr *dst, uint16_t dport)
+{
+	static const char payload[] = "netd-verify";
+	const size_t plen = sizeof(payload) - 1, ulen = 8 + plen;
+	bool v6 = src->family == AF_INET6;
+	size_t alen = v6 ? 16 : 4, ihl = v6 ? 40 : 20, len = 14 + ihl + ulen;
+	uint8_t *ip = buf + 14, *udp = ip + ihl, pseudo[4];
+	uint32_t sum;
+
+	if (src->family != dst->family || (src->family != AF_INET && !v6) || sz < len ||
+	    len > VERIFY_FRAME_MAX)
+		return 0;
+	memset(buf, 0, len);
+	memcpy(buf, dst_mac, 6);
+	memcpy(buf + 6, src_mac, 6);
+	put16(buf + 12, v6 ? 0x86dd : 0x0800);
+	if (v6) {
+		ip[0] = 0x60;				/* version 6 */
+		put16(ip + 4, (uint16_t)ulen);		/* payload length */
+		ip[6] = IPPROTO_UDP;
+		ip[7] = 64;				/* hop limit */
+		memcpy(ip + 8, src->a, 16);
+		memcpy(ip + 24, dst->a, 16);
+	} else {
+		ip[0] = 0x45;				/* version 4, 5 words */
+		put16(ip + 2, (uint16_t)(ihl + ulen));
+		put16(ip + 6, 0x4000);			/* DF */
+		ip[8] = 64;
+		ip[9] = IPPROTO_UDP;
+		memcpy(ip + 12, src->a, 4);
+		memcpy(ip + 16, dst->a, 4);
+		put16(ip + 10, csum_fold(csum_add(0, ip, ihl)));
+	}
+	put16(udp, sport);
+	put16(udp + 2, dport);
+	put16(udp + 4, (uint16_t)ulen);
+	memcpy(udp + 8, payload, plen);
+	/* Pseudo-header: addresses, protocol, UDP length (RFC 768; RFC 8200 8.1). */
+	sum = csum_add(0, src->a, alen);
+	sum = csum_add(sum, dst->a, alen);
+	pseudo[0] = 0;
+	pseudo[1] = IPPROTO_UDP;
+	put16(pseudo + 2, (uint16_t)ulen);
+	sum = csum_add(sum, pseudo, 4);
+	sum = csum_add(sum, udp, ulen);
+	/* RFC 768: a computed 0 is sent as all ones (0 means "none", IPv6 forbids it). */
+	put16(udp + 6, csum_fold(sum) ? csum_fold(sum) : 0xffff);
+	return len;
+}
+
+void verify_foreign_mac(const uint8_t guest[6], uint8_t out[6])
+{
+	static const uint8_t mac[6] = { 0x02, 0x6e, 0x64, 0x76, 0x66, 0x79 };
+
+	memcpy(out, mac, 6);
+	if (memcmp(out, guest, 6) == 0)
+		out[5] ^= 0x01;
 }

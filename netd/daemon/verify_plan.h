@@ -22,6 +22,7 @@
 #define VERIFY_DETAIL_LEN  200	/* a row's detail, NUL included */
 #define VERIFY_TOKEN_SUFFIX ".netd-verify.invalid"	/* RFC 6761 6.4: never resolves */
 #define VERIFY_SPOOF_PORT  9	/* the spoof probe's destination port (discard) */
+#define VERIFY_FRAME_MAX   128	/* verify_frame(): the largest frame it builds */
 
 /* What a probe does. */
 enum verify_kind {
@@ -32,6 +33,8 @@ enum verify_kind {
 	VK_KERNEL,	/* a kernel-side check (fw_sandbox_check(), fw_base_check()) */
 	VK_ALLOWED_DNS,	/* --allowed: @qname resolves (NOERROR, an address) */
 	VK_ALLOWED_CONN,	/* --allowed: a TCP connection to its answer on @dport gets through */
+	VK_FRAME_MAC,	/* a tap: a frame from another MAC (UDP @src -> @dst:@dport) is dropped as spoof */
+	VK_FRAME_SPOOF,	/* a tap: a frame from the guest's MAC, forged source @src: dropped as spoof */
 	VK_SKIP,	/* not run: the detail says why */
 };
 
@@ -41,7 +44,7 @@ struct verify_probe {
 	char name[VERIFY_NAME_LEN];	/* "dns-deny", "unpinned6", "kernel-jump", ... */
 	uint8_t kind;			/* enum verify_kind */
 	uint8_t proto;			/* IPPROTO_TCP or IPPROTO_UDP */
-	struct addr src;		/* VK_SPOOF: the forged source; else family 0 */
+	struct addr src;		/* VK_SPOOF, VK_FRAME_*: the frame's source; else family 0 */
 	struct addr dst;
 	uint16_t dport;			/* host byte order */
 	uint8_t verdict;		/* enum verify_verdict, once judged */
@@ -51,7 +54,7 @@ struct verify_probe {
 /* What the planner is told about one sandbox. */
 struct verify_facts {
 	struct addr addr4, addr6, gw4, gw6;	/* family 0: none */
-	bool tap;			/* a microVM's tap: no netns to enter */
+	bool tap;			/* a microVM's tap: no netns to enter; frames written into it */
 	bool chained;			/* a chained CNI attachment */
 	bool audit;			/* its mode is audit: denials pass by design */
 	bool no_netns;			/* no netns path known (cannot enter it) */
@@ -64,9 +67,10 @@ struct verify_facts {
 /*
  * verify_plan() - the probes for a sandbox described by @f, in report
  * order, into @out (room for VERIFY_PROBES_MAX).  Probes whose family the
- * sandbox lacks are left out; ones that cannot run (a tap's, an audit-mode
- * sandbox's, a destination a CIDR rule of its policy opens on purpose) are
- * VK_SKIP with the reason in their detail.  Kernel checks are always
+ * sandbox lacks are left out; ones that cannot run (a tap's socket probes,
+ * an audit-mode sandbox's, a destination a CIDR rule of its policy opens on
+ * purpose) are VK_SKIP with the reason in their detail.  A tap gets
+ * VK_FRAME_MAC and VK_FRAME_SPOOF (per family) instead of socket probes.  Kernel checks are always
  * planned.  Pure.  Return: the number of probes.
  */
 size_t verify_plan(const struct verify_facts *f, struct verify_probe *out);
@@ -78,6 +82,28 @@ size_t verify_plan(const struct verify_facts *f, struct verify_probe *out);
  * such rule: the positive probes are skipped).  Pure.
  */
 bool verify_allowed_target(const struct policy *pol, const char **name, uint16_t *port);
+
+/*
+ * verify_frame() - the Ethernet frame of a VK_FRAME_* probe, as the guest
+ * would write it: Ethernet II (@dst_mac, @src_mac, 6 octets each), IPv4
+ * (RFC 791, TTL 64, DF, header checksum) or IPv6 (RFC 8200, hop limit 64)
+ * from @src to @dst (same family), UDP (RFC 768) @sport -> @dport (host
+ * byte order) with its checksum over the pseudo-header (RFC 768; RFC 8200
+ * 8.1) and an 11-byte payload "netd-verify".  Checksums are right, so
+ * that nothing but the rules under test drops it.  Into @buf (@sz >=
+ * VERIFY_FRAME_MAX).  Pure.  Return: its length; 0 (families differ or
+ * no room).
+ */
+size_t verify_frame(uint8_t *buf, size_t sz, const uint8_t dst_mac[6], const uint8_t src_mac[6],
+		    const struct addr *src, uint16_t sport, const struct addr *dst, uint16_t dport);
+
+/*
+ * verify_foreign_mac() - a MAC that is not @guest, for VK_FRAME_MAC:
+ * 02:6e:64:76:66:79 (locally administered unicast, IEEE 802 U/L and I/G
+ * bits), or the same with its last octet flipped if that is @guest's.
+ * Pure.  @out: 6 octets.
+ */
+void verify_foreign_mac(const uint8_t guest[6], uint8_t out[6]);
 
 /* What was observed of one probe (verify.c fills it). */
 struct verify_obs {
@@ -99,7 +125,8 @@ struct verify_obs {
  * verify_judge() - set @p->verdict and @p->detail from @o (VK_SKIP probes
  * keep theirs).  @reject: the policy answers denials with a reject
  * (on_deny: reject), so a refused connection is its expected outcome.
- * Pure.
+ * A VK_FRAME_* probe whose send_err is -EBUSY (a VMM holds the tap) is a
+ * skip, not a failure.  Pure.
  */
 void verify_judge(struct verify_probe *p, const struct verify_obs *o, bool reject);
 

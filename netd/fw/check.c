@@ -3,7 +3,8 @@
  * rendered for one sandbox (its jump in sandbox_fwd, its mark in
  * sb_mark4/6, its sandbox_ifs and sandbox_src4/6 elements, a tap's
  * tap_ifs/tap_mac) and the base rules every sandbox relies on (the DNS
- * redirect in prerouting_nat, the anti-spoofing drop in sandbox_raw).
+ * redirect in prerouting_nat, the anti-spoofing drops in sandbox_raw, a
+ * tap's MAC drop among them).
  * Gets and dumps only, through kernel.h's talk(): nothing is changed.
  * What is expected comes from fw's own record of what it rendered
  * (struct fw_sb_rec), so a mismatch means the kernel no longer has it.
@@ -184,6 +185,7 @@ struct rule_scan {
 	uint16_t dns_port_be;
 	bool redir_udp, redir_tcp;	/* prerouting_nat: l4proto X ... redirect to :dns_port */
 	bool spoof[2];			/* sandbox_raw: iifname . saddr != @sandbox_src4/6 drop */
+	bool tap_mac;			/* sandbox_raw: iifname . ether saddr != @tap_mac drop */
 };
 
 struct expr_walk {
@@ -192,6 +194,7 @@ struct expr_walk {
 	uint8_t proto;
 	bool port_ok;
 	int spoof_fam;			/* 0/1: an inverted sandbox_src4/6 lookup; -1 none */
+	bool mac_inv;			/* an inverted tap_mac lookup */
 };
 
 static int expr_cb(struct nftnl_expr *e, void *data)
@@ -232,6 +235,8 @@ static int expr_cb(struct nftnl_expr *e, void *data)
 			w->spoof_fam = 0;
 		if (set && inv && strcmp(set, "sandbox_src6") == 0)
 			w->spoof_fam = 1;
+		if (set && inv && strcmp(set, "tap_mac") == 0)
+			w->mac_inv = true;
 	}
 	return 0;
 }
@@ -255,6 +260,8 @@ static int rule_cb(const struct nlmsghdr *nlh, void *data)
 		rs->redir_tcp = true;
 	if (w.is_drop && w.spoof_fam >= 0)
 		rs->spoof[w.spoof_fam] = true;
+	if (w.is_drop && w.mac_inv)
+		rs->tap_mac = true;
 	nftnl_rule_free(ru);
 	return MNL_CB_OK;
 }
@@ -305,5 +312,11 @@ int fw_base_check(struct fw *fw, struct fw_base_check *out)
 		snprintf(out->spoof, sizeof(out->spoof),
 			 "sandbox_raw has no anti-spoofing drop for %s sources",
 			 !rs.spoof[0] ? "IPv4" : "IPv6");
+	if (r < 0)
+		snprintf(out->tap_mac, sizeof(out->tap_mac), "cannot read sandbox_raw: %s",
+			 strerror(-r));
+	else if (!rs.tap_mac)
+		snprintf(out->tap_mac, sizeof(out->tap_mac),
+			 "sandbox_raw has no drop for a tap's frames from another MAC (@tap_mac)");
 	return 0;
 }

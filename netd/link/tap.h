@@ -88,6 +88,33 @@ struct tap_info {
  */
 int tap_query(const char *ifname, struct tap_info *ret);
 
+#define TAP_INJECT_MAX 1514	/* tap_inject(): an Ethernet frame, at most */
+
+/*
+ * tap_hwaddr() - the host side's own MAC of @ifname (SIOCGIFHWADDR), in
+ * the caller's netns, into @mac (6 octets): the destination a guest's
+ * unicast frame to its gateway carries.  Return: 0; -EINVAL; -errno.
+ */
+int tap_hwaddr(const char *ifname, uint8_t mac[6]);
+
+/*
+ * tap_inject() - write @n Ethernet frames (@frames[i], @lens[i] bytes,
+ * 14..TAP_INJECT_MAX, borrowed) into the tap @ifname as its guest would:
+ * they arrive as the tap's received frames, through the host's ingress
+ * (raw prerouting and the rest) exactly like the guest's own.  netd
+ * attaches a queue (TUNSETIFF on the name, the device's own flags),
+ * writes, and closes it, all in this call; the persistent tap stays.
+ * Only while no VMM holds a queue of it: attaching to a running guest's
+ * tap would take host->guest frames (a multi-queue tap spreads them over
+ * every queue, and a queue netd does not read loses them) and a
+ * single-queue tap has no second queue to give.  A VMM that starts in the
+ * microseconds netd holds a single-queue tap sees EBUSY from TUNSETIFF.
+ * (An AF_PACKET send on the tap goes the other way, to the guest.)
+ * Return: 0 (all written); -EBUSY (a VMM holds it: nothing written);
+ * -ENODEV; -EMEDIUMTYPE (not a tap); -EINVAL; -errno.
+ */
+int tap_inject(const char *ifname, const uint8_t *const frames[], const size_t lens[], size_t n);
+
 /* ---- pure helpers ------------------------------------------------------ */
 
 /*

@@ -3,7 +3,8 @@
 # when its mechanism is broken by hand (nft, in the world's host netns only),
 # one mutation at a time, restored in between: the sandbox's jump removed,
 # the DNS redirection removed, an accept rule inserted, a pin added by hand,
-# the anti-spoofing rule removed.  Also: --json fields, exit statuses, the
+# the anti-spoofing rule removed, a tap's MAC rule removed (a tap with no VMM:
+# netd writes frames into it as its guest's).  Also: --json fields, exit statuses, the
 # probes' traffic not counted or recorded as the sandbox's own, the metrics
 # and the audit record.  (No timing is asserted: a dropped probe waits a
 # fixed, bounded time inside netd.)
@@ -156,6 +157,36 @@ rules_put sandbox_raw "$spoof"
 verify_json "$SB1"
 eq "anti-spoofing restored: verify holds again" 0 "$VRC"
 has "restored: spoof holds" pass "$(verdict "$rep" "$SB1" spoof)"
+
+# ---- a tap (no VMM attached): frames written into it as its guest's ---------------------------
+TAPSB=$(sb_name tap1)
+ok "sandbox create tap1 (a tap; no VMM)" sb_create tap1 python-dev --tap --tap-owner 65534:65534
+verify_json "$TAPSB"
+eq "tap: exit status 0" 0 "$VRC"
+for p in tap-mac tap-spoof tap-mac6 tap-spoof6 kernel-tap-mac kernel-jump kernel-anti-spoof; do
+	eq "tap $p: pass" pass "$(verdict "$rep" "$TAPSB" "$p")"
+done
+has "tap-mac: another MAC, dropped as spoof" "logged as spoof" "$(detail "$rep" "$TAPSB" tap-mac)"
+eq "tap: its socket probes are skipped, said why" skip "$(verdict "$rep" "$TAPSB" live)"
+eq "tap: the frames are not counted as the guest's denials" 0 \
+	"$(netd sandbox show "$TAPSB" | jq -r .traffic.denied)"
+TAPIF=$(sb_field "$TAPSB" host_ifname)
+has "tap: still there, with no queue attached (netd's closed with the probe)" "NO-CARRIER" \
+	"$(world_exec host ip link show "$TAPIF")"
+
+# ---- mutation 6: a tap's MAC rule removed --------------------------------------------------
+macrule=$(rules_cut sandbox_raw '@tap_mac')
+verify_json "$TAPSB"
+eq "MAC rule removed: exit status 7" 7 "$VRC"
+eq "MAC rule removed: tap-mac fails" fail "$(verdict "$rep" "$TAPSB" tap-mac)"
+eq "... tap-mac6 too" fail "$(verdict "$rep" "$TAPSB" tap-mac6)"
+has "... saying the frame passed the MAC rule" "passed the MAC rule" "$(detail "$rep" "$TAPSB" tap-mac)"
+eq "... and the kernel check says so" fail "$(verdict "$rep" "$TAPSB" kernel-tap-mac)"
+eq "... while a forged source is still dropped" pass "$(verdict "$rep" "$TAPSB" tap-spoof)"
+# nft lists the concatenation's MAC as raw payload (@ll,48,48), which it does not parse back.
+rules_put sandbox_raw "${macrule//@ll,48,48/ether saddr}"
+verify_json "$TAPSB"
+eq "MAC rule restored: verify holds again" 0 "$VRC"
 
 # ---- audit mode: skipped, said why ------------------------------------------------------------
 ok "sandbox create sb3 in audit mode" sb_create sb3 python-dev --mode audit

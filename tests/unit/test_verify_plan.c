@@ -90,6 +90,7 @@ static void test_plan_skips(void **state)
 	struct policy *p = pol(P_WEB), *open = pol(P_OPEN);
 	struct verify_probe pr[VERIFY_PROBES_MAX];
 	struct verify_facts f;
+	char a[ADDR_STRLEN];
 	size_t n;
 
 	(void)state;
@@ -100,6 +101,19 @@ static void test_plan_skips(void **state)
 	assert_non_null(strstr(find(pr, n, "live")->detail, "tap"));
 	assert_non_null(find(pr, n, "kernel-tap-mac"));
 	assert_null(find(pr, n, "dns-deny"));
+	/* ... but frames instead, per family: another MAC from the guest's own
+	 * address; the guest's MAC from a forged one; UDP to TEST-NET-1. */
+	assert_int_equal(find(pr, n, "tap-mac")->kind, VK_FRAME_MAC);
+	assert_int_equal(find(pr, n, "tap-spoof6")->kind, VK_FRAME_SPOOF);
+	assert_true(addr_equal(&find(pr, n, "tap-mac")->src, &f.addr4));
+	assert_true(addr_equal(&find(pr, n, "tap-mac6")->src, &f.addr6));
+	assert_string_equal(addr_format(&find(pr, n, "tap-spoof")->src, a, sizeof(a)), "192.0.2.250");
+	assert_string_equal(addr_format(&find(pr, n, "tap-mac")->dst, a, sizeof(a)), "192.0.2.209");
+	assert_int_equal(find(pr, n, "tap-mac")->proto, IPPROTO_UDP);
+	/* No nflog: their evidence cannot be seen. */
+	f.log_on = false;
+	n = verify_plan(&f, pr);
+	assert_int_equal(find(pr, n, "tap-mac")->verdict, VV_SKIP);
 	facts(&f, p);
 	f.audit = true;
 	n = verify_plan(&f, pr);
@@ -112,13 +126,110 @@ static void test_plan_skips(void **state)
 	assert_int_equal(find(pr, n, "dot")->verdict, VV_SKIP);
 	assert_non_null(strstr(find(pr, n, "dot")->detail, "CIDR rule"));
 	assert_int_equal(find(pr, n, "metadata")->kind, VK_DROP);
-	/* No nflog: a spoof drop cannot be seen. */
+	/* No nflog: a spoof drop cannot be seen.  A veth gets no frames. */
 	facts(&f, p);
 	f.log_on = false;
 	n = verify_plan(&f, pr);
 	assert_int_equal(find(pr, n, "spoof")->verdict, VV_SKIP);
+	assert_null(find(pr, n, "tap-mac"));
 	policy_free(p);
 	policy_free(open);
+}
+
+static void test_judge_frame(void **state)
+{
+	struct verify_probe p = { .kind = VK_FRAME_MAC };
+	struct verify_obs o = { .rcode = -1, .wait_ms = 1000 };
+
+	(void)state;
+	snprintf(o.denied, sizeof(o.denied), "spoof");
+	verify_judge(&p, &o, false);
+	assert_int_equal(p.verdict, VV_PASS);
+	assert_non_null(strstr(p.detail, "logged as spoof"));
+	/* The MAC rule gone: the policy drops it later. */
+	snprintf(o.denied, sizeof(o.denied), "not-pinned");
+	verify_judge(&p, &o, false);
+	assert_int_equal(p.verdict, VV_FAIL);
+	assert_non_null(strstr(p.detail, "passed the MAC rule"));
+	/* ... or nothing does. */
+	o.denied[0] = '\0';
+	o.ct = 1;
+	verify_judge(&p, &o, false);
+	assert_int_equal(p.verdict, VV_FAIL);
+	assert_non_null(strstr(p.detail, "conntrack"));
+	o.ct = 0;
+	verify_judge(&p, &o, false);
+	assert_int_equal(p.verdict, VV_FAIL);
+	assert_non_null(strstr(p.detail, "no spoof drop"));
+	/* A VMM holds the tap: not run, not a failure. */
+	o.send_err = -EBUSY;
+	verify_judge(&p, &o, false);
+	assert_int_equal(p.verdict, VV_SKIP);
+	assert_non_null(strstr(p.detail, "VMM"));
+	o.send_err = -ENODEV;
+	verify_judge(&p, &o, false);
+	assert_int_equal(p.verdict, VV_FAIL);
+	p.kind = VK_FRAME_SPOOF;
+	o.send_err = 0;
+	snprintf(o.denied, sizeof(o.denied), "not-pinned");
+	verify_judge(&p, &o, false);
+	assert_non_null(strstr(p.detail, "anti-spoofing rule"));
+}
+
+/* The ones' complement sum of @len bytes (RFC 1071), folded; 0xffff over a right checksum. */
+static uint16_t sum16(const uint8_t *b, size_t len, uint32_t sum)
+{
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)(b[i] << 8 | b[i + 1]);
+	if (len & 1)
+		sum += (uint32_t)(b[len - 1] << 8);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+static void test_frame(void **state)
+{
+	static const uint8_t hw[6] = { 0xaa, 1, 2, 3, 4, 5 }, guest[6] = { 2, 0x6e, 0x64, 0x76, 0x66, 0x79 };
+	uint8_t buf[VERIFY_FRAME_MAX], mac[6];
+	struct addr s4, d4, s6, d6;
+	uint32_t pseudo;
+	size_t len;
+
+	(void)state;
+	addr_parse("10.87.0.2", &s4);
+	addr_parse("192.0.2.209", &d4);
+	addr_parse("fd00:87::2", &s6);
+	addr_parse("2001:db8::209", &d6);
+	len = verify_frame(buf, sizeof(buf), hw, guest, &s4, 50000, &d4, 9);
+	assert_int_equal(len, 14 + 20 + 8 + 11);
+	assert_memory_equal(buf, hw, 6);
+	assert_memory_equal(buf + 6, guest, 6);
+	assert_int_equal(buf[12] << 8 | buf[13], 0x0800);
+	assert_int_equal(buf[14 + 9], IPPROTO_UDP);
+	assert_int_equal(sum16(buf + 14, 20, 0), 0xffff);	/* IPv4 header checksum */
+	assert_memory_equal(buf + 14 + 12, s4.a, 4);
+	assert_int_equal(buf[34] << 8 | buf[35], 50000);
+	assert_int_equal(buf[36] << 8 | buf[37], 9);
+	pseudo = IPPROTO_UDP + 19u;
+	pseudo += sum16(s4.a, 4, 0) + sum16(d4.a, 4, 0);
+	assert_int_equal(sum16(buf + 34, 19, pseudo), 0xffff);	/* UDP checksum */
+	len = verify_frame(buf, sizeof(buf), hw, guest, &s6, 50001, &d6, 9);
+	assert_int_equal(len, 14 + 40 + 8 + 11);
+	assert_int_equal(buf[12] << 8 | buf[13], 0x86dd);
+	assert_int_equal(buf[14 + 6], IPPROTO_UDP);
+	pseudo = IPPROTO_UDP + 19u + sum16(s6.a, 16, 0) + sum16(d6.a, 16, 0);
+	assert_int_equal(sum16(buf + 54, 19, pseudo), 0xffff);
+	assert_int_not_equal(buf[54 + 6] << 8 | buf[54 + 7], 0);	/* IPv6 forbids no checksum */
+	/* Families differ, or no room: nothing. */
+	assert_int_equal(verify_frame(buf, sizeof(buf), hw, guest, &s4, 1, &d6, 9), 0);
+	assert_int_equal(verify_frame(buf, 40, hw, guest, &s4, 1, &d4, 9), 0);
+	/* Another MAC: never the guest's, always unicast and locally administered. */
+	verify_foreign_mac(hw, mac);
+	assert_memory_not_equal(mac, hw, 6);
+	verify_foreign_mac(guest, mac);
+	assert_memory_not_equal(mac, guest, 6);
+	assert_int_equal(mac[0] & 0x03, 0x02);
 }
 
 static void test_plan_allowed(void **state)
@@ -304,7 +415,8 @@ int main(void)
 		cmocka_unit_test(test_plan_families), cmocka_unit_test(test_plan_skips),
 		cmocka_unit_test(test_plan_allowed),  cmocka_unit_test(test_judge_drop),
 		cmocka_unit_test(test_judge_dns),     cmocka_unit_test(test_judge_other),
-		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_report),        cmocka_unit_test(test_judge_frame),
+		cmocka_unit_test(test_frame),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
