@@ -4,7 +4,8 @@
 # one mutation at a time, restored in between: the sandbox's jump removed,
 # the DNS redirection removed, an accept rule inserted, a pin added by hand,
 # the anti-spoofing rule removed, a tap's MAC rule removed (a tap with no VMM:
-# netd writes frames into it as its guest's).  Also: --json fields, exit statuses, the
+# netd writes frames into it as its guest's).  verify_interval: the daemon's
+# own runs reach the audit log and the metrics, and count a failure.  Also: --json fields, exit statuses, the
 # probes' traffic not counted or recorded as the sandbox's own, the metrics
 # and the audit record.  (No timing is asserted: a dropped probe waits a
 # fixed, bounded time inside netd.)
@@ -195,6 +196,41 @@ eq "audit mode: its live probes are skipped" skip "$(verdict "$rep" "$(sb_name s
 has "... saying why" "audit mode" "$(detail "$rep" "$(sb_name sb3)" live)"
 eq "audit mode: its kernel side is still checked" pass "$(verdict "$rep" "$(sb_name sb3)" kernel-jump)"
 
+ok "netd still answers" netd_alive
+netd_down
+
+# ---- verify_interval: the daemon runs verify itself ------------------------------------------
+# metric NAME_AND_LABELS - its value in /metrics ("" if absent).
+metric() {
+	curl -s --unix-socket "$NETD_SOCKET" http://x/metrics | awk -v n="$1" '$1 == n {print $2}'
+}
+# metric_wait SECONDS NAME_AND_LABELS MIN - poll until the metric is at least MIN; prints its value.
+metric_wait() {
+	local i v=""
+	for ((i = 0; i < $1 * 10; i++)); do
+		v=$(metric "$2")
+		[ -n "$v" ] && [ "$v" -ge "$3" ] 2>/dev/null && break
+		sleep 0.1
+	done
+	printf '%s' "$v"
+}
+netd_up "verify_interval: 2" || { t_fail "netd_up with verify_interval"; world_down; t_summary; exit 1; }
+has "interval: a verify audit record from the timer" '"trigger":"interval"' \
+	"$(audit_wait 20 '"event":"verify"' '"trigger":"interval"')"
+ok "interval: netd_verify_runs_total counts it" test "$(metric_wait 10 netd_verify_runs_total 1)" -ge 1
+ok "interval: the last run's timestamp is set" test "$(metric netd_verify_last_run_timestamp_seconds)" -gt 0
+eq "interval: the sandboxes (restored) hold" '"ok":true' \
+	"$(audit_grep '"trigger":"interval"' | tail -1 | grep -o '"ok":true')"
+nftx delete element inet netd sandbox_fwd "{ $IF1 }"
+fm="netd_verify_failures_total{sandbox=\"$SB1\",probe=\"kernel-jump\"}"
+v1=$(metric_wait 20 "$fm" 1)
+ok "interval, jump removed: the periodic run counts the failure" test "${v1:-0}" -ge 1
+v2=$(metric_wait 20 "$fm" $((${v1:-0} + 1)))
+ok "... and the next run again (the counter grows)" test "${v2:-0}" -gt "${v1:-0}"
+has "... its audit record says which" '"probe":"kernel-jump"' \
+	"$(audit_grep '"trigger":"interval"' '"ok":false')"
+ok "... and a warning in the log" grep -q "verify: .* probes failed" "$NETD_LOG"
+nftx add element inet netd sandbox_fwd "{ $IF1 : jump pe-python-dev }"
 ok "netd still answers" netd_alive
 netd_down
 world_down
