@@ -65,7 +65,10 @@
 				 * redirected queries at once overflowed them) */
 #define VERIFY_SOCKS_MAX   16384	/* probe sockets open at once, all sandboxes (and at
 				 * most a quarter of RLIMIT_NOFILE: DNS gateways need theirs) */
-#define VERIFY_WAIT_MS     1000	/* how long a probe waits for what will not come */
+#define VERIFY_WAIT_MS     900	/* how long a probe waits for what will not come: under
+				 * TCP's first SYN retransmission (RFC 6298's 1 s), so
+				 * no retransmitted probe SYN arrives after its claim
+				 * ended and is counted as the sandbox's deny */
 #define VERIFY_ALLOWED_WAIT_MS 3000	/* --allowed: a real resolution and connection */
 #define VERIFY_FAIL_ROWS   4096	/* (sandbox, probe) failure counters kept for /metrics */
 #define VERIFY_AUDIT_FAILS 100	/* failures listed in one "verify" record */
