@@ -112,7 +112,11 @@ eq "both jump to it" "pe-python-dev pe-python-dev" \
 SB2_IP=$(netd sandbox show "$SB2" | sed -n 's/.*"ipv4": "\(.*\)".*/\1/p')
 ip netns exec "$SB2" "$WORLD_PYTHON" -m http.server --bind 0.0.0.0 8080 >/dev/null 2>&1 &
 world_pid_track $!
-sleep 0.5
+# Up when it answers (python's start-up takes its time on a loaded host).
+for ((i = 0; i < 100; i++)); do
+	ip netns exec "$SB2" curl -sS --max-time 1 -o /dev/null http://127.0.0.1:8080/ 2>/dev/null && break
+	sleep 0.1
+done
 ok "sb2's server is up (from inside sb2)" ip netns exec "$SB2" curl -sS --max-time 3 http://127.0.0.1:8080/
 fail "sandboxes cannot reach each other" sb_exec sb1 curl -sS --connect-timeout 2 "http://$SB2_IP:8080/"
 eq "pins are per sandbox: sb2 did not resolve pypi.org, so it cannot reach it" "fail" \
