@@ -24,6 +24,7 @@
 #include "netd/model/sandbox.h"
 #include "netd/sni/flow.h"
 #include "netd/sni/queue.h"
+#include "netd/sni/rst.h"
 #include "netd/sni/sni_match.h"
 
 #define SNI_DEADLINE_MS   5000	/* from the SYN to a decided ClientHello / request */
@@ -53,6 +54,8 @@ struct judge {
 	const char *detail;	/* why undecided: "no-syn", "deadline", NULL */
 	bool audit;		/* the sandbox is in audit mode (fw_mode_audit()) */
 	bool would_deny;	/* audit mode passed what enforce would have reset */
+	bool reset_server;	/* a refusal just decided: reset the server's side too */
+	uint32_t rst_seq;	/* ... with this sequence number (its RCV.NXT) */
 };
 
 static void sni_audit(struct daemon *d, const struct judge *j, const struct sniflow_pkt *p,
@@ -108,6 +111,16 @@ static enum sniq_verdict settle(struct daemon *d, struct judge *j, const struct 
 	 * now, as on what was read. */
 	if (sniflow_settle(sni.flows, p, v.accept, now) && fw_sni_replies(d->fw))
 		return SNIQ_ACCEPT;
+	if (!v.accept) {
+		struct sniflow_meta meta = { 0 };
+
+		/* The flow is settled as rejected now: this packet becomes the
+		 * server's reset (on_packet()), the sandbox's next one (its
+		 * retransmission of what was refused) gets the sandbox's. */
+		j->reset_server = true;
+		j->rst_seq = sniflow_meta(sni.flows, p, &meta) && meta.rcv_nxt_known ?
+				     meta.rcv_nxt : p->seq;
+	}
 	return v.accept ? SNIQ_ACCEPT_DONE : SNIQ_RESET;
 }
 
@@ -230,6 +243,28 @@ static enum sniq_verdict judge_reply(const struct sniflow_pkt *p, struct sniq_tu
 	return step == SNIFLOW_CONFIRMED || step == SNIFLOW_ACCEPTED ? SNIQ_ACCEPT_DONE : SNIQ_ACCEPT;
 }
 
+/*
+ * A refusal that just decided (issue 32): the refused segment, rewritten
+ * into a bare RST with the server's RCV.NXT (netd/sni/rst.h), is accepted
+ * in its own place, so it takes the connection's own path (NAT included)
+ * to the server, and the refused bytes never do.  One verdict carries one
+ * packet: the sandbox's side is reset when its next packet (its
+ * retransmission of the refused bytes, a flow settled as rejected by now)
+ * meets the reset rule, as every refusal was before.  A segment that
+ * cannot become a reset (a SYN: the server has no connection yet; a RST)
+ * gets the sandbox's reset now, as before.
+ */
+static int reset_server(struct sniq *q, const struct sniq_packet *qp, enum sniq_verdict v,
+			const struct sniq_tuple *t, uint32_t seq)
+{
+	uint8_t rst[SNIRST_MAX];
+	int n = snirst_build(qp->ip, qp->len, seq, rst);
+
+	if (n < 0 || (qp->mark & FW_SNI_RESET_MARK))
+		return sniq_verdict(q, qp, v, t);
+	return sniq_verdict_replace(q, qp, rst, (size_t)n);
+}
+
 static void on_packet(void *ctx, struct sniq *q, const struct sniq_packet *qp)
 {
 	struct daemon *d = ctx;
@@ -258,7 +293,10 @@ static void on_packet(void *ctx, struct sniq *q, const struct sniq_packet *qp)
 		t = (struct sniq_tuple){ .src = p.src, .dst = p.dst, .sport = p.sport,
 					 .dport = p.dport };
 	}
-	r = sniq_verdict(q, qp, v, &t);
+	if (v == SNIQ_RESET && j.reset_server)
+		r = reset_server(q, qp, v, &t, j.rst_seq);
+	else
+		r = sniq_verdict(q, qp, v, &t);
 	/* -ENOENT: the connection is gone already (a RST crossed it). */
 	if (r < 0 && r != -ENOENT)
 		log_warn("SNI check: verdict on packet %u: %s", qp->id, strerror(-r));

@@ -36,6 +36,9 @@ struct flow {
 	enum fstate state;
 	uint32_t owner;
 	uint32_t isn, next_seq;
+	uint32_t pass_end;	/* the end of the bytes let through in order */
+	uint32_t last_from;	/* pass_end before the last segment */
+	bool seen_syn;		/* isn, next_seq, pass_end and last_from are known */
 	uint64_t start_ms;	/* the SYN, or when it was settled */
 	unsigned int n_pkts;
 	uint8_t tag[2];
@@ -353,6 +356,8 @@ static void flow_start(struct sniflow_tab *t, struct flow *f, const struct snifl
 	set_state(t, f, F_OPEN);	/* the 16 KiB buffer comes with the first payload byte */
 	f->isn = p->seq;
 	f->next_seq = p->seq + 1;	/* the SYN takes one sequence number */
+	f->pass_end = f->last_from = f->next_seq;
+	f->seen_syn = true;
 	f->start_ms = now_ms;
 	f->n_pkts = 0;
 	f->tagged = false;
@@ -402,6 +407,8 @@ bool sniflow_meta(struct sniflow_tab *t, const struct sniflow_pkt *p, struct sni
 	ret->tag[0] = f->tag[0];
 	ret->tag[1] = f->tag[1];
 	ret->tagged = f->tagged;
+	ret->rcv_nxt = f->last_from;
+	ret->rcv_nxt_known = f->seen_syn;
 	return true;
 }
 
@@ -464,6 +471,9 @@ static enum sniflow_step on_segment(struct sniflow_tab *t, struct flow **pp,
 		flow_unlink(t, pp);	/* the client gave up; nothing reached a verdict */
 		return SNIFLOW_ACCEPT;
 	}
+	/* Every segment before this one that was let through was in order
+	 * (gaps are dropped): if this one is refused, the server stands here. */
+	f->last_from = f->pass_end;
 	if (now_ms >= f->start_ms + (f->state == F_CONFIRM ? SNIFLOW_CONFIRM_MS : deadline_ms)) {
 		result_so_far(f, res);
 		return SNIFLOW_LATE;
@@ -476,8 +486,13 @@ static enum sniflow_step on_segment(struct sniflow_tab *t, struct flow **pp,
 		result_so_far(f, res);
 		return SNIFLOW_UNMODELLED;
 	}
-	if (f->state == F_CONFIRM)
-		return SNIFLOW_ACCEPT;	/* what follows what decided is not looked at */
+	if (f->state == F_CONFIRM) {
+		/* What follows what decided is not looked at, only counted. */
+		off = (int32_t)((p->syn ? p->seq + 1 : p->seq) - f->pass_end);
+		if (off <= 0 && (int64_t)p->len + off > 0)
+			f->pass_end += (uint32_t)((int64_t)p->len + off);
+		return SNIFLOW_ACCEPT;
+	}
 	if (++f->n_pkts > SNIFLOW_PACKETS_MAX) {
 		result_so_far(f, res);
 		return SNIFLOW_TOO_MANY;
@@ -499,6 +514,7 @@ static enum sniflow_step on_segment(struct sniflow_tab *t, struct flow **pp,
 	/* The stream keeps SNI_STREAM_MAX bytes; one that fills it has decided
 	 * (too long), so what it kept is all the server needed to be checked. */
 	f->next_seq += (uint32_t)(p->len - skip);
+	f->pass_end = f->next_seq;
 	if (sni_stream_feed(f->st, p->payload + skip, p->len - skip, res) == SNI_MORE)
 		return SNIFLOW_ACCEPT;
 	return SNIFLOW_DECIDED;

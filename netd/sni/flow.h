@@ -100,6 +100,13 @@ struct sniflow_meta {
 	uint64_t start_ms;	/* the SYN */
 	uint8_t tag[2];		/* 0 until tagged */
 	bool tagged;
+	/* Where the server's stream stands by the check's count if the last
+	 * segment given to sniflow_packet() does not reach it: the sequence
+	 * number after the last byte let through before that segment (host
+	 * byte order), i.e. the server's RCV.NXT; known only for a flow whose
+	 * SYN was seen. */
+	uint32_t rcv_nxt;
+	bool rcv_nxt_known;
 };
 
 /*

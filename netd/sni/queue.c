@@ -250,3 +250,22 @@ int sniq_verdict(struct sniq *q, const struct sniq_packet *p, enum sniq_verdict 
 		return -errno;
 	return r;
 }
+
+int sniq_verdict_replace(struct sniq *q, const struct sniq_packet *p, const uint8_t *ip,
+			 size_t len)
+{
+	char buf[512] __attribute__((aligned(8)));
+	struct nlmsghdr *nlh;
+
+	if (len > SNIQ_REPLACE_MAX)
+		return -EMSGSIZE;
+	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_VERDICT, q->num);
+	nfq_nlmsg_verdict_put(nlh, (int)p->id, NF_ACCEPT);
+	/* NFQA_PAYLOAD with the verdict: the kernel puts these bytes in the
+	 * packet's place (nfqnl_mangle()) and it goes on from the hook as
+	 * accepted: the rest of forward, then NAT as its connection has it. */
+	nfq_nlmsg_verdict_put_pkt(nlh, ip, (uint32_t)len);
+	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	return 0;
+}

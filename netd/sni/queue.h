@@ -10,7 +10,8 @@
  * before the verdict goes out, since setting it with the verdict needs
  * CONFIG_NETFILTER_NETLINK_GLUE_CT, which not every kernel has); drop; reset (NF_REPEAT with the packet mark
  * bit FW_SNI_RESET_MARK: the policy chain's first rule then answers it
- * with a TCP reset).
+ * with a TCP reset); accept with the packet replaced (netd's reset of the
+ * server's side, netd/sni/rst.h).
  */
 #ifndef NETD_SNI_QUEUE_H
 #define NETD_SNI_QUEUE_H
@@ -78,5 +79,17 @@ int sniq_receive(struct sniq *q, unsigned int max_msgs,
  */
 int sniq_verdict(struct sniq *q, const struct sniq_packet *p, enum sniq_verdict v,
 		 const struct sniq_tuple *t);
+
+/*
+ * sniq_verdict_replace() - accept @p with its bytes replaced by @ip (@len
+ * bytes, a whole IP packet; at most SNIQ_REPLACE_MAX; copied): the
+ * replacement goes on through the hook and the connection's NAT in @p's
+ * place (NFQA_PAYLOAD with the verdict), @p's own bytes go nowhere.  The
+ * caller vouches for the replacement (its addresses, ports and checksums).
+ * Return: 0; -EMSGSIZE; -errno.
+ */
+#define SNIQ_REPLACE_MAX 256
+int sniq_verdict_replace(struct sniq *q, const struct sniq_packet *p, const uint8_t *ip,
+			 size_t len);
 
 #endif

@@ -352,6 +352,40 @@ static void test_unseen_and_moves(void **state)
 	sniflow_free(t);
 }
 
+/* Where the server stands if the segment just handed in is refused (issue 32). */
+static void test_rcv_nxt(void **state)
+{
+	static const char req[] = "GET / HTTP/1.1\r\nHost: a.example\r\n\r\n";
+	struct sniflow_tab *t;
+	struct sni_result r;
+	struct sniflow_meta m;
+	struct sniflow_pkt p;
+
+	(void)state;
+	assert_int_equal(sniflow_new(OWNERS, &t), 0);
+	assert_int_equal(step(t, syn(2000, ISN), 0, &r), SNIFLOW_ACCEPT);
+	assert_true(sniflow_meta(t, &(struct sniflow_pkt){ 0 }, &m) == false);
+	p = pkt(2000, ISN + 1, (const uint8_t *)req, 3);
+	assert_int_equal(step(t, p, 1, &r), SNIFLOW_ACCEPT);
+	assert_true(sniflow_meta(t, &p, &m) && m.rcv_nxt_known);
+	assert_int_equal(m.rcv_nxt, ISN + 1);
+	/* Overlaps the 3 bytes read: the server stands after them, not at its seq. */
+	p = pkt(2000, ISN + 1, (const uint8_t *)req, sizeof(req) - 1);
+	assert_int_equal(step(t, p, 2, &r), SNIFLOW_DECIDED);
+	assert_true(sniflow_meta(t, &p, &m));
+	assert_int_equal(m.rcv_nxt, ISN + 4);
+	assert_false(sniflow_settle(t, &p, false, 2));
+	assert_true(sniflow_meta(t, &p, &m));
+	assert_int_equal(m.rcv_nxt, ISN + 4);
+	/* A flow netd never saw start: unknown. */
+	p = pkt(2001, ISN + 50, (const uint8_t *)req, 3);
+	assert_int_equal(step(t, p, 3, &r), SNIFLOW_UNKNOWN);
+	assert_false(sniflow_settle(t, &p, false, 3));
+	assert_true(sniflow_meta(t, &p, &m));
+	assert_false(m.rcv_nxt_known);
+	sniflow_free(t);
+}
+
 static void test_pkt_parse(void **state)
 {
 	/* IPv4 10.0.0.2:40000 -> 192.0.2.50:443, seq 0x01020304, PSH|ACK, "hi" */
@@ -446,6 +480,7 @@ int main(void)
 		cmocka_unit_test(test_in_order_and_gaps),
 		cmocka_unit_test(test_unknown_late_and_limits),
 		cmocka_unit_test(test_pkt_parse),
+		cmocka_unit_test(test_rcv_nxt),
 		cmocka_unit_test(test_pkt_parse_ext),
 		cmocka_unit_test(test_shares),
 		cmocka_unit_test(test_server_reads),
