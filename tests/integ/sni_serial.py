@@ -23,11 +23,9 @@ def record(line):
         f.write(line + "\n")
 
 
-fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
-s = socket.socket(fam, socket.SOCK_STREAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((addr, port))
-s.listen(16)
+# create_server() sets SO_REUSEADDR itself.
+s = socket.create_server((addr, port), family=socket.AF_INET6 if ":" in addr else socket.AF_INET,
+                         backlog=16)
 open(log, "a").close()
 while True:
     c, peer = s.accept()
