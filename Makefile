@@ -100,14 +100,19 @@ build/asan/netd-cni: $(patsubst %.c,build/asan/obj/%.o,$(CNI_SRC) $(filter commo
 # test needs, so no test keeps a list of sources and a file that moves needs
 # no edit here.  That a pure module's test needs no I/O is docs_check's
 # "pure" rule (on includes and calls), not the link line's.
+# (objects first, then the archives: a harness object's calls are resolved too)
 build/asan/unit/%: build/asan/obj/tests/unit/%.o build/asan/libseams.a build/asan/libcni.a build/asan/libnetd.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD/SAN  $@")
-	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(LDLIBS) -lcmocka
 
 # The daemon in a box runs on the stand-ins: nf_tables (tests/golden/fake_nft.c)
-# and links (tests/unit/box_link.c).
-build/asan/unit/test_daemon: build/asan/obj/tests/golden/fake_nft.o build/asan/obj/tests/unit/box_link.o
+# and links (tests/unit/box_link.c); tests/unit/box_daemon.c is the harness.
+# test_box_cli runs the real build/asan/netd and netd-cni against it.
+BOX_OBJS := build/asan/obj/tests/golden/fake_nft.o build/asan/obj/tests/unit/box_link.o \
+	    build/asan/obj/tests/unit/box_daemon.o
+build/asan/unit/test_daemon: $(BOX_OBJS)
+build/asan/unit/test_box_cli: $(BOX_OBJS)
 
 # Fuzz targets replayed through a plain main() (tests/fuzz/replay.c).
 build/asan/replay/%: build/asan/obj/tests/fuzz/%.o build/asan/obj/tests/fuzz/replay.o build/asan/libcni.a build/asan/libnetd.a
@@ -208,7 +213,7 @@ demo: build/netd ## build, then run the embedded demo world (root)
 test: asan microvm-world ## the whole suite: unit + replay + golden + integ (root, about 20 min on 2 cores)
 	$(Q)tests/run.sh
 
-unit: $(UNIT_BINS) build/asan/netd ## unit tests (cmocka), no root
+unit: $(UNIT_BINS) build/asan/netd $(if $(CNI_SRC),build/asan/netd-cni) ## unit tests (cmocka), no root
 	$(Q)tests/run.sh --stage unit
 
 replay: $(REPLAY_BINS) ## every fuzz target's corpus and crash reproducers, replayed; no root
