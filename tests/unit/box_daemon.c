@@ -479,6 +479,11 @@ int box_daemon_start(void)
 }
 
 /* SIGTERM, as systemd stops it.  Return: its exit status. */
+int box_daemon_pid(void)
+{
+	return daemon_pid > 0 ? daemon_pid : 0;
+}
+
 int box_daemon_stop(void)
 {
 	int status;
@@ -508,6 +513,20 @@ int box_api(const char *method, const char *path, const char *body, json_t **ret
 	json_decref(b);
 	assert_int_equal(r, 0);
 	return status;
+}
+
+int box_api_until(const char *path, int want)
+{
+	json_t *o;
+	int st = box_api("GET", path, NULL, &o);
+
+	for (int i = 0; i < BOX_WAIT_MS / 50 && st != want; i++) {
+		json_decref(o);
+		usleep(50 * 1000);
+		st = box_api("GET", path, NULL, &o);
+	}
+	json_decref(o);
+	return st;
 }
 
 const char *box_jstr(json_t *o, const char *key)

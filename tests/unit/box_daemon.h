@@ -112,6 +112,9 @@ int box_teardown(void);
  */
 int box_daemon_start(void);
 
+/* box_daemon_pid() - the running daemon's process ID; 0 if none runs. */
+int box_daemon_pid(void);
+
 /* box_daemon_stop() - SIGTERM, as systemd stops it.  Return: its exit status; -1 if none ran. */
 int box_daemon_stop(void);
 
@@ -122,6 +125,13 @@ int box_daemon_stop(void);
  * the test.  Return: the HTTP status.
  */
 int box_api(const char *method, const char *path, const char *body, json_t **ret);
+
+/*
+ * box_api_until() - GET @path until it answers HTTP @want, asked again
+ * every 50 ms within BOX_WAIT_MS: for what the daemon's loop does after
+ * an event (a link gone, a file changed).  Return: the last status.
+ */
+int box_api_until(const char *path, int want);
 
 /* box_jstr() - string member @key of @o; the test fails if there is none. */
 const char *box_jstr(json_t *o, const char *key);

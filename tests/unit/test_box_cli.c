@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -344,12 +345,10 @@ static void test_cli_policy(void **state)
 	netd_plain(&r, "policy", "check", want, NULL);
 	expect(&r, CLI_REJECTED, NULL, "broken.yaml:4:5");
 	assert_int_equal(unlink(want), 0);
-	box_put("policies/wide.yaml",
-		"name: wide\negress:\n"
-		"  - domains: [\"*.example.com\"]\n    except: [secret.example.com]\n"
-		"    ports: [443]\n"
-		"  - domains: [secret.example.com]\n    ports: [443]\n"
-		"  - cidrs: [10.0.0.0/8]\n    ports: [5432]\n");
+	box_put("policies/wide.yaml", "name: wide\negress:\n"
+		"  - {domains: [\"*.example.com\"], except: [secret.example.com], ports: [443]}\n"
+		"  - {domains: [secret.example.com], ports: [443]}\n"
+		"  - {cidrs: [10.0.0.0/8], ports: [5432]}\n");
 	box_path(want, sizeof(want), "policies/wide.yaml");
 	netd_plain(&r, "policy", "check", want, NULL);
 	assert_exit(&r, CLI_OK);
@@ -415,6 +414,74 @@ static void test_cli_audit_suggest(void **state)
 	box_path(log, sizeof(log), "audit.jsonl");
 	netd_plain(&r, "policy", "suggest", "--file", log, NULL);
 	expect(&r, CLI_USAGE, NULL, NULL);
+}
+
+/*
+ * `audit` over records a box cannot make (no conntrack, nflog or SNI
+ * check): conn, deny and sni records as docs/audit.md shows them, a
+ * line that is not JSON; the table, the filters, --last, the summary.
+ */
+static void test_cli_audit_records(void **state)
+{
+	char log[PATH_MAX];
+	struct box_run r;
+	json_t *o;
+
+	box_put("records.jsonl",
+		"{\"ts\":\"2026-11-30T07:20:00.100Z\",\"event\":\"dns\",\"sandbox\":\"sb1\","
+		"\"qname\":\"pypi.org\",\"qtype\":\"A\",\"verdict\":\"allow\",\"rcode\":\"NOERROR\"}\n"
+		"{\"ts\":\"2026-11-30T07:20:02.623Z\",\"event\":\"conn\",\"sandbox\":\"sb1\","
+		"\"proto\":\"tcp\",\"dst\":\"198.51.100.10\",\"dport\":443,\"domain\":\"pypi.org\","
+		"\"bytes_out\":2452,\"bytes_in\":1053778}\n"
+		"not a record\n"
+		"{\"ts\":\"2026-11-30T07:21:03.104Z\",\"event\":\"deny\",\"sandbox\":\"sb1\","
+		"\"proto\":\"tcp\",\"dst\":\"203.0.113.66\",\"dport\":80,\"domain\":null,"
+		"\"reason\":\"not-pinned\",\"count\":3}\n"
+		"{\"ts\":\"2026-11-30T07:22:00.000Z\",\"event\":\"conn\",\"sandbox\":\"sb2\","
+		"\"proto\":\"tcp\",\"dst\":\"198.51.100.11\",\"dport\":443,"
+		"\"domain\":\"files.pythonhosted.org\",\"bytes_out\":10,\"bytes_in\":20}\n");
+	box_path(log, sizeof(log), "records.jsonl");
+
+	netd_plain(&r, "audit", "--file", log, NULL);
+	assert_false(has(r.out, "not a record"));
+	expect_lines(&r, (const char *[]){ "198.51.100.10:443", "1053778", "not-pinned x3",
+					   "203.0.113.66:80", "files.pythonhosted.org", NULL });
+	netd_plain(&r, "audit", "--file", log, NULL);
+	expect(&r, CLI_OK, NULL, "1 lines were not JSON records");
+
+	/* Filters: each keeps only what it names. */
+	netd_plain(&r, "audit", "--file", log, "--verdict", "deny", "--json", NULL);
+	assert_false(has(r.out, "pypi.org"));
+	expect(&r, CLI_OK, "\"reason\":\"not-pinned\"", NULL);
+	netd_plain(&r, "audit", "--file", log, "--dst", "198.51.100.0/24", "--port", "443", NULL);
+	assert_false(has(r.out, "203.0.113.66"));
+	expect_lines(&r, (const char *[]){ "198.51.100.10:443", "198.51.100.11:443", NULL });
+	netd_plain(&r, "audit", "--file", log, "--domain", "*.pythonhosted.org", NULL);
+	assert_false(has(r.out, "pypi.org"));
+	expect(&r, CLI_OK, "files.pythonhosted.org", NULL);
+	netd_plain(&r, "audit", "--file", log, "--since", "2026-11-30T07:21",
+		   "--until", "2026-11-30T07:21", NULL);
+	assert_false(has(r.out, "pypi.org"));
+	assert_false(has(r.out, "sb2"));
+	expect(&r, CLI_OK, "not-pinned", NULL);
+	netd_plain(&r, "audit", "--file", log, "--last", "1", "--json", NULL);
+	o = ok_json(&r);
+	assert_string_equal(box_jstr(o, "sandbox"), "sb2");
+	json_decref(o);
+	netd_plain(&r, "audit", "--file", log, "--since", "yesterday", NULL);
+	expect(&r, CLI_USAGE, NULL, NULL);
+
+	/* The summary: per sandbox and name, connections, bytes and denied packets. */
+	netd_plain(&r, "audit", "--file", log, "--summary", NULL);
+	expect_lines(&r, (const char *[]){ "SANDBOX", "pypi.org", "2452", "1053778",
+					   "files.pythonhosted.org", NULL });
+	netd_plain(&r, "audit", "--file", log, "--summary", "--json", "--sandbox", "sb1", NULL);
+	assert_exit(&r, CLI_OK);
+	assert_true(has(r.out, "\"domain\":\"pypi.org\",\"conns\":1,\"bytes_out\":2452,"
+			       "\"bytes_in\":1053778,\"denied\":0"));
+	assert_true(has(r.out, "\"denied\":3"));
+	assert_false(has(r.out, "sb2"));
+	box_run_done(&r);
 }
 
 /* `sandbox delete`: gone from the daemon and the model; a second delete is not found. */
@@ -729,6 +796,42 @@ static void test_cni_tombstone(void **state)
 	assert_false(box_file_exists(rel));
 }
 
+/*
+ * policy_watch: true (netd/daemon/policywatch.c): a policy file written
+ * into policy_dir is loaded without a reload request; and SIGUSR1
+ * reopens the audit log (netd/daemon/opsig.c), as logrotate's postrotate
+ * asks.
+ */
+static void test_watch_usr1(void **state)
+{
+	char *conf = box_slurp("netd.yaml"), *text = NULL, old[PATH_MAX], cur[PATH_MAX];
+	struct box_run r;
+
+	assert_non_null(conf);
+	assert_true(asprintf(&text, "%spolicy_watch: true\n", conf) > 0);
+	assert_int_equal(box_daemon_stop(), 0);
+	box_put("netd.yaml", text);
+	free(text);
+	free(conf);
+	assert_int_equal(box_daemon_start(), 0);
+
+	box_put("policies/watched.yaml", "name: watched\negress: []\n");
+	/* The watch debounces, then reloads on the daemon's loop: ask until it did. */
+	assert_int_equal(box_api_until("/v1/policies/watched", 200), 200);
+
+	/* Rotated away, then SIGUSR1: the next record goes to a new file at the old path. */
+	box_path(cur, sizeof(cur), "audit.jsonl");
+	box_path(old, sizeof(old), "audit.jsonl.1");
+	assert_int_equal(rename(cur, old), 0);
+	assert_int_equal(kill(box_daemon_pid(), SIGUSR1), 0);
+	/* The signal is handled on the loop, before the next request: a create after it. */
+	assert_int_equal(box_count_when("daemon.log", "SIGUSR1: audit log", 1), 1);
+	netd(&r, "sandbox", "create", "after-usr1", "--policy", "watched", NULL);
+	expect(&r, CLI_OK, NULL, NULL);
+	assert_int_equal(box_count_when("audit.jsonl", "\"after-usr1\"", 1), 1);
+	assert_int_equal(box_count_in("audit.jsonl.1", "\"after-usr1\""), 0);
+}
+
 /* `netd-cni chain DIR ENTRY.json` / `unchain DIR`: the installer's conflist surgery. */
 static void test_cni_chain(void **state)
 {
@@ -773,6 +876,7 @@ int main(void)
 		cmocka_unit_test(test_cli_list_show),
 		cmocka_unit_test(test_cli_policy),
 		cmocka_unit_test(test_cli_audit_suggest),
+		cmocka_unit_test(test_cli_audit_records),
 		cmocka_unit_test(test_cli_delete),
 		cmocka_unit_test(test_cni_version_errors),
 		cmocka_unit_test(test_cni_add),
@@ -781,6 +885,7 @@ int main(void)
 		cmocka_unit_test(test_cni_ipam),
 		cmocka_unit_test(test_cni_tombstone),
 		cmocka_unit_test(test_cni_chain),
+		cmocka_unit_test(test_watch_usr1),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
