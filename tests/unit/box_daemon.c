@@ -515,6 +515,26 @@ int box_api(const char *method, const char *path, const char *body, json_t **ret
 	return status;
 }
 
+char *box_http_raw(const char *request)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t cap = 1 << 20, len = 0;
+	char *buf = malloc(cap + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ssize_t n;
+
+	assert_non_null(buf);
+	assert_true(fd >= 0);
+	box_path(sa.sun_path, sizeof(sa.sun_path), "ctl.sock");
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(write(fd, request, strlen(request)), (ssize_t)strlen(request));
+	while (len < cap && (n = read(fd, buf + len, cap - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+}
+
 int box_api_until(const char *path, int want)
 {
 	json_t *o;

@@ -127,6 +127,15 @@ int box_daemon_stop(void);
 int box_api(const char *method, const char *path, const char *body, json_t **ret);
 
 /*
+ * box_http_raw() - send @request (a whole HTTP/1.1 request, bytes as
+ * given) on ROOT/ctl.sock and read until the daemon closes: for what
+ * httpc (JSON only) cannot ask or read, the metrics text say.  Return:
+ * the whole response (status line, headers, body), caller frees; the test
+ * fails if it cannot connect.
+ */
+char *box_http_raw(const char *request);
+
+/*
  * box_api_until() - GET @path until it answers HTTP @want, asked again
  * every 50 ms within BOX_WAIT_MS: for what the daemon's loop does after
  * an event (a link gone, a file changed).  Return: the last status.

@@ -291,7 +291,7 @@ static void test_cli_list_show(void **state)
 /* `policy list`, `show`, `reload` (good, --json, bad) and `check`. */
 static void test_cli_policy(void **state)
 {
-	char want[PATH_MAX + 32], *model, *after, *text, *cidr;
+	char want[PATH_MAX + 32], again[PATH_MAX], *model, *after, *text, *cidr;
 	struct box_run r;
 	json_t *o;
 
@@ -358,6 +358,22 @@ static void test_cli_policy(void **state)
 	assert_true(has(r.err, "10.0.0.0/8 opens"));	/* the never-pin warning */
 	box_run_done(&r);
 	assert_int_equal(unlink(want), 0);
+
+	/* What an SNI check cannot prove (docs/sni.md), and one name in two files. */
+	box_put("l7.yaml", "name: l7\negress:\n"
+		"  - {domains: [api.example.com], ports: [443], tls: {sni: enforce}}\n"
+		"  - {domains: [cdn.example.com], ports: [443]}\n"
+		"  - {cidrs: [198.51.100.0/24], ports: [443]}\n");
+	box_put("l7-again.yaml", "name: l7\negress: []\n");
+	box_path(want, sizeof(want), "l7.yaml");
+	box_path(again, sizeof(again), "l7-again.yaml");
+	netd_plain(&r, "policy", "check", want, again, NULL);
+	assert_exit(&r, CLI_REJECTED);
+	assert_true(has(r.out, "l7.yaml: ok (policy l7, 3 rules)"));
+	assert_true(has(r.err, "are likely one site's"));	/* api. and cdn.example.com */
+	assert_true(has(r.err, "cidrs 198.51.100.0/24) gives tcp port 443"));
+	assert_true(has(r.err, "policy name 'l7' is also used by"));
+	box_run_done(&r);
 }
 
 /* `audit` and `policy suggest` over what the daemon wrote for web's DNS. */

@@ -114,6 +114,31 @@ static void test_show_list(void **state)
 	json_decref(o);
 }
 
+/*
+ * GET /metrics on the control socket: the Prometheus text (format 0.0.4)
+ * with the daemon's gauges as the API shows them, the DNS counters, the
+ * pin histogram and the control socket's own health.
+ */
+static void test_metrics(void **state)
+{
+	char *m = box_http_raw("GET /metrics HTTP/1.1\r\nHost: netd\r\nConnection: close\r\n\r\n");
+
+	assert_non_null(strstr(m, "HTTP/1.1 200"));
+	assert_non_null(strstr(m, "Content-Type: text/plain; version=0.0.4"));
+	assert_non_null(strstr(m, "# TYPE netd_sandboxes gauge\nnetd_sandboxes 1\n"));
+	assert_non_null(strstr(m, "\nnetd_policies 2\n"));
+	assert_non_null(strstr(m, "\nnetd_build_info{version=\""));
+	assert_non_null(strstr(m, "# TYPE netd_dns_pin_duration_seconds histogram\n"));
+	assert_non_null(strstr(m, "netd_dns_pin_duration_seconds_bucket{le=\"+Inf\"}"));
+	assert_non_null(strstr(m, "\nnetd_control_connections 1\n"));	/* this one */
+	assert_non_null(strstr(m, "\nprocess_resident_memory_bytes "));
+	free(m);
+	m = box_http_raw("POST /metrics HTTP/1.1\r\nHost: netd\r\nContent-Length: 0\r\n"
+			 "Connection: close\r\n\r\n");
+	assert_non_null(strstr(m, "HTTP/1.1 405"));
+	free(m);
+}
+
 /* DNS through the daemon's proxy ops: an allowed name is pinned before the answer; a denied one is not. */
 static void test_dns(void **state)
 {
@@ -338,6 +363,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_create),
 		cmocka_unit_test(test_show_list),
+		cmocka_unit_test(test_metrics),
 		cmocka_unit_test(test_dns),
 		cmocka_unit_test(test_bad_requests),
 		cmocka_unit_test(test_reload),
