@@ -225,6 +225,10 @@ golden: build/asan/golden/fw_golden ## golden ruleset tests (tests/golden/run.sh
 integ: asan microvm-world ## integration tests in private worlds (root); FILTER=NAME for some
 	$(Q)tests/run.sh --stage integ $(FILTER)
 
+# COVERAGE=--integ adds the integration stage (root; tests/coverage.sh).
+coverage: ## gcov on a copy of the tree: product lines the rootless stages reach (COVERAGE=--integ: and only root tests)
+	$(Q)tests/coverage.sh $(COVERAGE)
+
 bench: build/netd microvm-world ## side-by-side benchmark against the peers (root)
 	$(Q)tests/bench/run.sh
 
@@ -235,7 +239,7 @@ help: ## this list
 	@echo "make [TARGET] [V=1] [CI=true]"
 	@sed -nE 's/^([a-z][a-z_-]*):.*## (.*)$$/  \1\t\2/p' $(firstword $(MAKEFILE_LIST)) | expand -t 12
 
-.PHONY: all asan microvm-guest microvm-world deps demo test unit replay golden integ fuzz bench clean help image-rootfs
+.PHONY: all asan microvm-guest microvm-world deps demo test unit replay golden integ fuzz bench coverage clean help image-rootfs
 
 # ---- install (docs/install.md) -------------------------------------------
 #   make install [DESTDIR=/tmp/stage] [PREFIX=/usr/local] [sbindir=...]
