@@ -1,6 +1,6 @@
 /*
  * test_userns_link - netd's link edge (netd/link/link.c, rtnl.c,
- * forwarding.c, linkwatch.c) on a real kernel without root: the test
+ * forwarding.c, linkwatch.c, tap.c) on a real kernel without root: the test
  * process makes a user namespace of its own with a network and a mount
  * namespace (as `unshare -Urnm` does; as root it first becomes nobody),
  * where it holds CAP_NET_ADMIN over a private network stack and mounts a
@@ -33,6 +33,7 @@
 #include "netd/link/forwarding.h"
 #include "netd/link/link.h"
 #include "netd/link/linkwatch.h"
+#include "netd/link/tap.h"
 
 #define NOBODY 65534
 
@@ -252,12 +253,55 @@ static void test_linkwatch(void **state)
 	event_base_free(w.base);
 }
 
+/*
+ * A microVM's tap (netd/link/tap.c): persistent, owned, its MTU; the
+ * gateway address and up; the kernel's own record read back; deleted.
+ */
+static void test_tap(void **state)
+{
+	const struct tap_spec s = { .ifname = "utt0", .owner = 0, .group = TAP_NO_GROUP,
+				    .queues = 2, .mtu = 1400 };
+	struct prefix gw;
+	struct prefix *addrs = NULL;
+	struct tap_info ti;
+	bool seen = false;
+	int n;
+
+	need_userns();
+	if (access("/dev/net/tun", R_OK | W_OK) < 0)
+		skip();
+	assert_int_equal(tap_create(&s), 0);
+	assert_int_equal(tap_query("utt0", &ti), 0);
+	assert_true(ti.is_tap && ti.persist && ti.multi_queue && ti.has_owner);
+	assert_false(ti.has_group);
+	assert_int_equal(ti.owner, 0);
+	assert_int_equal(ti.mtu, 1400);
+	assert_int_equal(ti.attached, 0);
+	ifaddr("10.87.0.5", 30, &gw);
+	assert_int_equal(tap_configure("utt0", &gw, &(struct prefix){ 0 }), 0);
+	assert_int_equal(tap_configure("utt0", &gw, &(struct prefix){ 0 }), 0);	/* idempotent */
+	n = link_local_addrs(&addrs);
+	for (int i = 0; i < n; i++) {
+		char t[PREFIX_STRLEN];
+
+		prefix_format(&addrs[i], t, sizeof(t));
+		seen |= strcmp(t, "10.87.0.5/32") == 0;
+	}
+	free(addrs);
+	assert_true(seen);
+	assert_int_equal(tap_delete("utt0"), 0);
+	assert_int_equal(link_exists("utt0"), 0);
+	assert_int_equal(tap_query("utt0", &ti), -ENODEV);
+	assert_int_equal(tap_delete("utt0"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_forwarding),
 		cmocka_unit_test(test_netns_veth),
 		cmocka_unit_test(test_linkwatch),
+		cmocka_unit_test(test_tap),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, NULL);
