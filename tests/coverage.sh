@@ -10,7 +10,8 @@
 #      the copy's build/ is kept from run to run, only changes rebuilt);
 #   2. the rootless stages (`tests/run.sh --stage unit,replay,golden`) run
 #      with GCOV_PREFIX=COVER_DIR/rootless, as nobody when started as root
-#      (so the golden stage's kernel half, which needs root, stays out);
+#      (what needs a kernel then runs in a user namespace of its own, or
+#      is skipped: never as root);
 #   3. with --integ, the integration stage (`tests/run.sh --stage integ`,
 #      root, about 25 minutes) runs once with GCOV_PREFIX=COVER_DIR/integ;
 #   4. `gcov -t` on every product .c file (netd/, dnsproxy/, common/,
