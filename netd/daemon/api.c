@@ -101,11 +101,26 @@ static json_t *api_policies(void *ctx)
 	return arr;
 }
 
+/*
+ * GET /v1/policies/NAME: the policy as written (pview_json(), every key it
+ * has) and "defaults": what applies where it says nothing, from netd.yaml
+ * (dns.min_ttl, dns.max_ttl, dns.idle_grace, limits.connections) and the
+ * built-in defaults (mode, on_deny, tls.sni, http.host).  Not in the digest.
+ */
 static json_t *api_policy(void *ctx, const char *name)
 {
-	const struct policy *p = daemon_policy_find(ctx, name);
+	struct daemon *d = ctx;
+	const struct policy *p = daemon_policy_find(d, name);
+	json_t *o = p ? pview_json(p) : NULL;
 
-	return p ? pview_json(p) : NULL;
+	if (o)
+		json_object_set_new(o, "defaults", json_pack(
+			"{s:I, s:I, s:I, s:I, s:s, s:s, s:{s:s}, s:{s:s}}",
+			"min_ttl", (json_int_t)d->cfg.min_ttl_s, "max_ttl", (json_int_t)d->cfg.max_ttl_s,
+			"idle_grace", (json_int_t)d->cfg.dns_idle_grace_s, "connections",
+			(json_int_t)d->cfg.conn_limit, "mode", "enforce", "on_deny", "drop", "tls", "sni",
+			"off", "http", "host", "off"));
+	return o;
 }
 
 /* One DNS proxy counter: its GET /v1/status "dns_proxy" key (NULL: metrics

@@ -33,7 +33,7 @@
 /* The box (tests/unit/box_daemon.c), with the daemon started. */
 static int group_setup(void **state)
 {
-	return box_setup(NULL);
+	return box_setup("dns: { min_ttl: 30 }\n");	/* policies show it as their default */
 }
 
 static int group_teardown(void **state)
@@ -108,6 +108,12 @@ static void test_show_list(void **state)
 	json_decref(o);
 	assert_int_equal(box_api("GET", "/v1/policies/python-dev", NULL, &o), 200);
 	assert_string_equal(box_jstr(o, "name"), "python-dev");
+	/* what applies where the policy says nothing (issue 32): netd.yaml's and built in */
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "defaults"),
+							    "min_ttl")), 30);
+	assert_string_equal(box_jstr(json_object_get(o, "defaults"), "on_deny"), "drop");
+	assert_string_equal(box_jstr(json_object_get(json_object_get(o, "defaults"), "tls"), "sni"),
+			    "off");
 	json_decref(o);
 	assert_int_equal(box_api("GET", "/v1/status", NULL, &o), 200);
 	assert_int_equal(json_integer_value(json_object_get(o, "sandboxes")), 1);
