@@ -264,17 +264,22 @@ install: build/netd build/netd-cni ## install netd, netd-cni, config, policies, 
 	$(INSTALL) -d "$(DESTDIR)$(sbindir)" "$(DESTDIR)$(CNI_BIN_DIR)" \
 		"$(DESTDIR)$(sysconfdir)/netd/policies" \
 		"$(DESTDIR)$(systemdunitdir)" "$(DESTDIR)$(mandir)/man5" "$(DESTDIR)$(mandir)/man8" \
-		"$(DESTDIR)$(bashcompdir)" "$(DESTDIR)$(datadir)/netd" build/install
+		"$(DESTDIR)$(bashcompdir)" "$(DESTDIR)$(datadir)/netd/policies" build/install
 	$(INSTALL) -m 0755 build/netd "$(DESTDIR)$(sbindir)/netd"
 	$(INSTALL) -m 0755 build/netd-cni "$(DESTDIR)$(sbindir)/netd-cni"
 	$(INSTALL) -m 0755 build/netd-cni "$(DESTDIR)$(CNI_BIN_DIR)/netd-cni"
 	sed -e 's|^#policy_dir: /etc/netd/policies$$|$(if $(filter /etc,$(sysconfdir)),#,)policy_dir: $(sysconfdir)/netd/policies|' \
-		deploy/netd.yaml.example >build/install/netd.yaml
-	$(INSTALL) -m 0644 build/install/netd.yaml "$(DESTDIR)$(datadir)/netd/netd.yaml.example"
+		deploy/netd.yaml.example >build/install/netd.yaml.example
+	# A host's config: the documentation blocks never pinned (they are the test
+	# world's; a host never meets them), the rest commented out with its default.
+	sed -e 's|^#dns:$$|dns:|' \
+		-e 's|^  #never_pin_documentation: false$$|  never_pin_documentation: true   # on a host (docs/configuration.md)|' \
+		build/install/netd.yaml.example >build/install/netd.yaml
+	$(INSTALL) -m 0644 build/install/netd.yaml.example "$(DESTDIR)$(datadir)/netd/netd.yaml.example"
 	$(call install_conf,build/install/netd.yaml,$(DESTDIR)$(sysconfdir)/netd/netd.yaml)
-	for f in policies/*.yaml; do \
-		$(call install_conf,$$f,$(DESTDIR)$(sysconfdir)/netd/policies/$$(basename $$f)); \
-	done
+	# deny-all is live (CNI's defaultPolicy names it); the rest are examples.
+	$(call install_conf,policies/deny-all.yaml,$(DESTDIR)$(sysconfdir)/netd/policies/deny-all.yaml)
+	$(INSTALL) -m 0644 policies/*.yaml "$(DESTDIR)$(datadir)/netd/policies/"
 	sed -e 's|@SBINDIR@|$(sbindir)|g' -e 's|@SYSCONFDIR@|$(sysconfdir)|g' \
 		deploy/systemd/netd.service.in >build/install/netd.service
 	$(INSTALL) -m 0644 build/install/netd.service "$(DESTDIR)$(systemdunitdir)/netd.service"
@@ -290,6 +295,7 @@ uninstall: ## remove what make install installed (keeps config, policies, state,
 		"$(DESTDIR)$(mandir)/man8/netd-cni.8" \
 		"$(DESTDIR)$(mandir)/man5/netd.yaml.5" "$(DESTDIR)$(mandir)/man5/netd-policy.5" \
 		"$(DESTDIR)$(bashcompdir)/netd" "$(DESTDIR)$(datadir)/netd/netd.yaml.example"
+	rm -rf "$(DESTDIR)$(datadir)/netd/policies"
 	@echo "kept: $(DESTDIR)$(sysconfdir)/netd (config, policies), /var/lib/netd, /var/log/netd"
 
 .PHONY: install uninstall

@@ -17,8 +17,9 @@ ok "make install DESTDIR=$D" make -s install DESTDIR="$D"
 for f in usr/local/sbin/netd usr/local/sbin/netd-cni opt/cni/bin/netd-cni; do
 	ok "installed and executable: /$f" test -x "$D/$f"
 done
-for f in etc/netd/netd.yaml etc/netd/policies/deny-all.yaml etc/netd/policies/python-dev.yaml \
-	etc/netd/policies/openai-only.yaml usr/local/share/netd/logrotate.example \
+for f in etc/netd/netd.yaml etc/netd/policies/deny-all.yaml usr/local/share/netd/policies/python-dev.yaml \
+	usr/local/share/netd/policies/openai-only.yaml usr/local/share/netd/policies/deny-all.yaml \
+	usr/local/share/netd/logrotate.example \
 	usr/local/lib/systemd/system/netd.service \
 	usr/local/share/man/man8/netd.8 usr/local/share/man/man8/netd-cni.8 \
 	usr/local/share/man/man5/netd.yaml.5 \
@@ -26,6 +27,15 @@ for f in etc/netd/netd.yaml etc/netd/policies/deny-all.yaml etc/netd/policies/py
 	usr/local/share/netd/netd.yaml.example; do
 	ok "installed: /$f" test -s "$D/$f"
 done
+# Issue 32: a host's install is a host's, not the test world's.
+eq "only deny-all is live; the shipped others are examples" "deny-all.yaml" \
+	"$(ls "$D/etc/netd/policies")"
+has "the installed netd.yaml never pins the documentation blocks" \
+	"never_pin_documentation: true" "$(grep -v '^ *#' "$D/etc/netd/netd.yaml")"
+has "... and the example beside it keeps every key commented, with its default" \
+	"#never_pin_documentation: false" "$(cat "$D/usr/local/share/netd/netd.yaml.example")"
+ok "the installed netd.yaml passes netd config check" \
+	"$D/usr/local/sbin/netd" config check "$D/etc/netd/netd.yaml"
 U=$D/usr/local/lib/systemd/system/netd.service
 has "the unit runs the installed binary with the installed config" \
 	"ExecStart=/usr/local/sbin/netd run --config /etc/netd/netd.yaml" "$(cat "$U")"
@@ -75,7 +85,8 @@ ok "make install again" make -s install DESTDIR="$D"
 eq "an existing netd.yaml is not overwritten" "log_level: debug" "$(cat "$D/etc/netd/netd.yaml")"
 ok "... the shipped one is beside it as netd.yaml.dist" test -s "$D/etc/netd/netd.yaml.dist"
 has "an edited policy is kept" "# edited" "$(cat "$D/etc/netd/policies/deny-all.yaml")"
-fail "an unchanged policy gets no .dist" test -e "$D/etc/netd/policies/python-dev.yaml.dist"
+eq "no other .dist: nothing unchanged gets one" "deny-all.yaml deny-all.yaml.dist" \
+	"$(ls "$D/etc/netd/policies" | tr '\n' ' ' | sed 's/ $//')"
 
 # PREFIX, sbindir, sysconfdir, CNI_BIN_DIR move what they name.
 E=$T/other
