@@ -158,6 +158,27 @@ static void decide_ctx_init(const struct proxy *p, const struct decide_policy *p
 }
 
 /*
+ * What enforce mode would have said of @q for audit-mode client @cl (the
+ * record's would_deny), for a query that got no answer to decide on (the
+ * upstream failed): the query's own decision.  NULL: nothing (or not
+ * audit mode).
+ */
+static const char *audit_would_deny(const struct proxy *p, const struct proxy_client *cl,
+				    const struct wire_query *q)
+{
+	uint16_t rules[DECIDE_MAX_RULES];
+	struct decide_ctx dc;
+	enum decide_verdict dv;
+	size_t n_rules;
+
+	if (!cl->audit)
+		return NULL;
+	decide_ctx_init(p, &cl->policy, &dc);
+	dv = decide_query(&dc, q, rules, &n_rules);
+	return dv != DECIDE_ALLOW && audit_pass(cl, dv) ? decide_reason(dv) : NULL;
+}
+
+/*
  * client_lookup() - the sandbox sending from @a (ops->lookup), its name
  * copied into @buf (it must outlive a reload during this call).
  * Return: 0; -ENOENT (no sandbox, or one without a policy).
@@ -505,6 +526,7 @@ static void answer_failed(struct pending *pq, int err)
 		.reason = reason_dns_name(err == -ETIMEDOUT ? REASON_DNS_UPSTREAM_TIMEOUT :
 					  REASON_DNS_UPSTREAM_FAILURE),
 		.rcode = WIRE_RCODE_SERVFAIL,
+		.would_deny = audit_would_deny(p, &cl, &pq->q),
 	};
 	reply_audit(p, &rq, &v);
 }

@@ -483,6 +483,34 @@ static void test_upstream_failure(void **state)
 }
 
 /*
+ * Audit mode, a name the policy does not allow, and the upstream fails: the
+ * record still says what enforce would have done (a new user's audit log
+ * lost the would_deny of names asked while the upstream was down, and so
+ * did policy suggest); an allowed name's failure stays unmarked.
+ */
+static void test_audit_upstream_failure(void **state)
+{
+	uint8_t q[512];
+	size_t qlen = query(q, 0x6767, "other.example.com", WIRE_TYPE_A);
+	const struct ev *au;
+
+	h.sb1_audit = true;
+	replay_query(h.p, &h.sb1, false, q, qlen, 8);
+	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 0, NULL)->id, -EIO, NULL, 0), 0);
+	assert_int_equal(msg_rcode(find(EV_REPLY, 0, NULL)), WIRE_RCODE_SERVFAIL);
+	au = find(EV_AUDIT, 0, NULL);
+	assert_string_equal(au->reason, "upstream-failure");
+	assert_string_equal(au->would_deny, "not-in-policy");
+	qlen = query(q, 0x6868, "www.example.com", WIRE_TYPE_A);
+	replay_query(h.p, &h.sb1, false, q, qlen, 9);
+	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 1, NULL)->id, -EIO, NULL, 0), 0);
+	au = find(EV_AUDIT, 1, NULL);
+	assert_string_equal(au->reason, "upstream-failure");
+	assert_string_equal(au->would_deny, "");
+	h.sb1_audit = false;
+}
+
+/*
  * The upstream deadline (issue 12): no answer by 2500 ms -> SERVFAIL at
  * the deadline, not before; the answer that comes later is dropped.
  */
@@ -585,6 +613,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stranger_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_hit_pins_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upstream_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_audit_upstream_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deadline_servfail_then_late_answer_dropped,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reload_while_upstream, setup, teardown),
