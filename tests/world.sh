@@ -47,7 +47,8 @@
 # first: TERM, then KILL after 5 s), then any
 # process still inside one of the world's namespaces (`ip netns pids`), then
 # deletes /run/netns/PREFIX-* (namespaces netd made under our prefix too) and
-# /etc/netns/PREFIX-*, and removes WORLD_DIR.  WORLD_KEEP=1 keeps WORLD_DIR.
+# /etc/netns/PREFIX-* and the /etc/netns/cni-* that appeared meanwhile
+# (netd's CNI sandboxes), and removes WORLD_DIR.  WORLD_KEEP=1 keeps WORLD_DIR.
 
 WORLD_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/world" && pwd)
 WORLD_PYTHON=${WORLD_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
@@ -322,6 +323,9 @@ world_up() {
 	WORLD_PREFIX=$prefix
 	WORLD_DIR=$(mktemp -d "/tmp/$prefix.XXXXXX") || return 1
 	chmod 755 "$WORLD_DIR"
+	# What /etc/netns held before: netd writes NAME/resolv.conf for every
+	# sandbox, and a CNI sandbox's NAME (cni-...) has no world prefix.
+	ls -1 /etc/netns >"$WORLD_DIR/etc-netns.before" 2>/dev/null
 	export WORLD_PREFIX WORLD_DIR
 	export WORLD_HOST_NS=$prefix-host WORLD_INET_NS=$prefix-inet
 	export WORLD_HOST_NETNS=/run/netns/$prefix-host
@@ -373,6 +377,14 @@ world_down() {
 	for f in "/etc/netns/$WORLD_PREFIX"-*; do
 		[ -e "$f" ] && rm -rf "$f"
 	done
+	# CNI sandboxes netd made in this world and the test left (their
+	# containers outlived netd): the cni-* entries that were not there before.
+	if [ -n "$WORLD_DIR" ] && [ -f "$WORLD_DIR/etc-netns.before" ]; then
+		for f in /etc/netns/cni-*; do
+			[ -e "$f" ] || continue
+			grep -qxF "${f##*/}" "$WORLD_DIR/etc-netns.before" || rm -rf "$f"
+		done
+	fi
 	rmdir /etc/netns 2>/dev/null
 	if [ -n "$WORLD_DIR" ] && [ -d "$WORLD_DIR" ]; then
 		if [ "${WORLD_KEEP:-0}" = 1 ]; then
