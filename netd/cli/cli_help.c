@@ -57,7 +57,9 @@ static const struct help helps[] = {
 	  "  --json   a JSON array instead of the table\n" },
 	{ "sandbox show",
 	  "usage: netd sandbox show NAME [--json]\n"
-	  "Print sandbox NAME's record as JSON (--json changes nothing).\n" },
+	  "Print sandbox NAME's record as JSON (--json changes nothing): its policy, mode,\n"
+	  "netns, addresses, counters, and for a CNI sandbox the container_id, pod_namespace,\n"
+	  "pod_name and pod_uid it is for (docs/cni.md).\n" },
 	{ "sandbox delete",
 	  "usage: netd sandbox delete NAME\n"
 	  "Delete sandbox NAME: its rules, pins, veth or tap and (if netd made it) its netns.\n" },

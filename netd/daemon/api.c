@@ -113,13 +113,23 @@ static json_t *api_policy(void *ctx, const char *name)
 	const struct policy *p = daemon_policy_find(d, name);
 	json_t *o = p ? pview_json(p) : NULL;
 
+	json_t *def = o ? json_pack("{s:I, s:I, s:I, s:{s:s}, s:{s:s}}",
+				    "min_ttl", (json_int_t)d->cfg.min_ttl_s,
+				    "max_ttl", (json_int_t)d->cfg.max_ttl_s,
+				    "idle_grace", (json_int_t)d->cfg.dns_idle_grace_s,
+				    "tls", "sni", "off", "http", "host", "off") : NULL;
+
+	/* Only what the policy leaves unsaid (the per-rule keys may say more). */
+	if (def && !p->max_conns)
+		json_object_set_new(def, "connections", json_integer((json_int_t)d->cfg.conn_limit));
+	if (def && !p->audit)
+		json_object_set_new(def, "mode", json_string("enforce"));
+	if (def && !p->reject)
+		json_object_set_new(def, "on_deny", json_string("drop"));
+	if (def)
+		json_object_set_new(def, "max_qname_length", json_integer(0));	/* no cap */
 	if (o)
-		json_object_set_new(o, "defaults", json_pack(
-			"{s:I, s:I, s:I, s:I, s:s, s:s, s:{s:s}, s:{s:s}}",
-			"min_ttl", (json_int_t)d->cfg.min_ttl_s, "max_ttl", (json_int_t)d->cfg.max_ttl_s,
-			"idle_grace", (json_int_t)d->cfg.dns_idle_grace_s, "connections",
-			(json_int_t)d->cfg.conn_limit, "mode", "enforce", "on_deny", "drop", "tls", "sni",
-			"off", "http", "host", "off"));
+		json_object_set_new(o, "defaults", def);
 	return o;
 }
 
