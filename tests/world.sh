@@ -325,7 +325,7 @@ world_up() {
 	chmod 755 "$WORLD_DIR"
 	# What /etc/netns held before: netd writes NAME/resolv.conf for every
 	# sandbox, and a CNI sandbox's NAME (cni-...) has no world prefix.
-	ls -1 /etc/netns >"$WORLD_DIR/etc-netns.before" 2>/dev/null
+	ls -1 /etc/netns >"$WORLD_DIR/etc-netns.before" 2>/dev/null || true	# (set -e callers)
 	export WORLD_PREFIX WORLD_DIR
 	export WORLD_HOST_NS=$prefix-host WORLD_INET_NS=$prefix-inet
 	export WORLD_HOST_NETNS=/run/netns/$prefix-host
