@@ -68,7 +68,7 @@ has "... owned by the VMM's user and group" "user $vmm_uid group $vmm_uid" "$lin
 has "... with the gateway address" "inet $GW/30" "$(world_exec host ip addr show dev "$TAP")"
 list=$(netd sandbox list)
 has "sandbox list shows the tap" "$TAP" "$(grep -F "$SB" <<<"$list")"
-ok "... as kind tap (the last column)" test "$(grep -F "$SB" <<<"$list" | awk "{print \$NF}")" = tap
+eq "... as kind tap" tap "$(netd sandbox list --json | jq -r --arg n "$SB" '.[] | select(.name == $n) | .kind')"
 ok "show --json" jq -e '.kind == "tap"' <<<"$(netd sandbox show "$SB" --json)"
 
 # ---- the guest -------------------------------------------------------------------

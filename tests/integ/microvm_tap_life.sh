@@ -53,8 +53,9 @@ has "the multi-queue tap is multi-queue, owner and group set" "multi_queue" \
 eq "API: a tap of an existing sandbox interface's name is refused (409)" 409 \
 	"$(api -X POST -d "{\"name\":\"x1\",\"policy\":\"mv-http\",\"kind\":\"tap\",\"tap\":{\"owner\":1,\"name\":\"$(sb_field "$SB1" host_ifname)\"}}" http://netd/v1/sandboxes)"
 list=$(netd sandbox list)
-kind_of() { awk -v n="$1" '$1 == n {print $NF}' <<<"$list"; }
-eq "list: the veth, kind interface (the last column)" interface "$(kind_of "$SB1")"
+# (the KIND column is not the last since CONTAINER joined it: read the JSON)
+kind_of() { netd sandbox list --json | jq -r --arg n "$1" '.[] | select(.name == $n) | .kind'; }
+eq "list: the veth, kind interface" interface "$(kind_of "$SB1")"
 eq "list: the tap, kind tap" tap "$(kind_of "$VM1")"
 has "list: the named tap" "mvq0" "$(grep -F "$VM2" <<<"$list")"
 out=$(netd exec "$VM1" -- true 2>&1)

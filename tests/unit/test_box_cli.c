@@ -15,6 +15,7 @@
  * one reads.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -118,18 +119,49 @@ static void expect_lines(struct box_run *r, const char *const needles[])
 
 /* ---- fixture ------------------------------------------------------------------ */
 
+/*
+ * Copy binary @src into the box as ROOT/bin/@name (0755) and put that path
+ * in @dst (PATH_MAX): the checkout may sit where nobody cannot reach it (a
+ * clone in /root, mode 0700, as on a fresh machine).  Return: 0; -1.
+ */
+static int box_copy_bin(const char *src, const char *name, char *dst)
+{
+	char buf[1 << 16];
+	int in, out = -1, r = -1;
+	ssize_t n;
+
+	box_path(dst, PATH_MAX, "bin");
+	if (mkdir(dst, 0755) < 0 && errno != EEXIST)
+		return -1;
+	box_path(dst, PATH_MAX, "bin/%s", name);
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in >= 0)
+		out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			goto done;
+	r = in >= 0 && out >= 0 && n == 0 && fchmod(out, 0755) == 0 ? 0 : -1;
+done:
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return r;
+}
+
 static int group_setup(void **state)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], src[PATH_MAX];
 
-	if (!realpath(getenv("NETD_BIN") ? getenv("NETD_BIN") : "build/asan/netd", netd_bin) ||
-	    !realpath(getenv("NETD_CNI_BIN") ? getenv("NETD_CNI_BIN") : "build/asan/netd-cni",
-		      cni_bin)) {
+	if (box_setup(NULL) < 0)
+		return -1;
+	if (!realpath(getenv("NETD_BIN") ? getenv("NETD_BIN") : "build/asan/netd", src) ||
+	    box_copy_bin(src, "netd", netd_bin) < 0 ||
+	    !realpath(getenv("NETD_CNI_BIN") ? getenv("NETD_CNI_BIN") : "build/asan/netd-cni", src) ||
+	    box_copy_bin(src, "netd-cni", cni_bin) < 0) {
 		fprintf(stderr, "test_box_cli: build/asan/netd and netd-cni first (make asan)\n");
 		return -1;
 	}
-	if (box_setup(NULL) < 0)
-		return -1;
 	box_path(sock_arg, sizeof(sock_arg), "ctl.sock");
 	box_path(path, sizeof(path), "cni-bin");
 	return mkdir(path, 0755);
