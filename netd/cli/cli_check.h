@@ -1,0 +1,26 @@
+/*
+ * cli_check - netd's file checks that need no daemon: policies and netd.yaml.
+ */
+#ifndef NETD_CLI_CHECK_H
+#define NETD_CLI_CHECK_H
+
+/*
+ * cli_policy_check() - `netd policy check FILE...` (@argv[0] "policy",
+ * @argv[1] "check"): each file parsed as the daemon would, every bad rule
+ * as FILE:LINE:COL on stderr, "FILE: ok" and the warnings and notes
+ * (never-pin CIDRs, excepts another rule allows, SNI gaps) otherwise; one
+ * policy name in two files is an error.  Return: CLI_OK; CLI_REJECTED (a
+ * file is bad); CLI_USAGE; CLI_FAILED (out of memory).
+ */
+int cli_policy_check(int argc, char **argv);
+
+/*
+ * cli_config_check() - `netd config check [FILE]` (@argv[0] "config"):
+ * netd.yaml(5) read as `netd run` would (default NETD_DEFAULT_CONFIG);
+ * @usage_text printed on a bad command line.  Return: CLI_OK; CLI_REJECTED
+ * (FILE:LINE:COL on stderr); CLI_NOT_FOUND (no such file); CLI_USAGE;
+ * CLI_FAILED.
+ */
+int cli_config_check(int argc, char **argv, const char *usage_text);
+
+#endif
