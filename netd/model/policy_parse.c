@@ -27,7 +27,27 @@ struct ctx {
 	struct diag *err;
 	struct diag *more;	/* the caller's room for errors after the first; NULL: none */
 	unsigned int more_max, n_more;
+	bool bad;		/* go_on() took an error: the reading went on past it */
+	struct diag first;	/* ... the first one, as the caller's *err had it */
 };
+
+/*
+ * After a step that returned @r: does the reading go on past its error?
+ * Only when the caller gave room for more (policy_parse_all()); the first
+ * error is kept aside, each later one goes to more[] (*err is written by
+ * each error, and set back to the first at the end).
+ */
+static bool go_on(struct ctx *cx, int r)
+{
+	if (r != -EINVAL || !cx->more || !cx->err)
+		return false;
+	if (!cx->bad)
+		cx->first = *cx->err;
+	else if (cx->n_more < cx->more_max)
+		cx->more[cx->n_more++] = *cx->err;
+	cx->bad = true;
+	return true;
+}
 
 #define FAIL(cx, n, ...) diag_set((cx)->err, (cx)->file, (n)->line, (n)->col, __VA_ARGS__)
 
@@ -503,35 +523,22 @@ static int parse_word(struct ctx *cx, const struct yamlx_node *n, const char *ke
 }
 
 /*
- * Every rule of @eg into @p.  The first bad rule's error is *cx->err; when
- * the caller gave room (cx->more), each later bad rule's goes there too,
- * so `policy check` reports every rule to fix at once.  Return: 0;
- * -EINVAL (a bad rule); -ENOMEM.
+ * Every rule of @eg into @p; past a bad rule when go_on() says so, so that
+ * `policy check` reports every rule to fix at once.  Return: 0; -EINVAL;
+ * -ENOMEM.
  */
 static int parse_rules(struct ctx *cx, const struct yamlx_node *eg, struct policy *p)
 {
-	struct diag *first = cx->err, scratch = { 0 };
-	bool bad = false;
-	int r = 0;
-
 	for (size_t i = 0; i < eg->n_kids; i++) {
+		int r;
+
 		/* Count the rule first so policy_free() frees a half-built one. */
 		p->n_rules++;
 		r = parse_rule(cx, eg->kids[i], i, &p->rules[i]);
-		if (r == -EINVAL && cx->more && !bad) {
-			bad = true;	/* the first stays in *first; the next go aside */
-			cx->err = &scratch;
-		} else if (r == -EINVAL && bad) {
-			if (cx->n_more < cx->more_max)
-				cx->more[cx->n_more++] = scratch;
-		} else if (r < 0) {
-			break;
-		}
+		if (r < 0 && !go_on(cx, r))
+			return r;
 	}
-	cx->err = first;
-	if (r < 0 && r != -EINVAL)
-		return r;
-	return bad ? -EINVAL : r;
+	return 0;
 }
 
 static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct policy *p)
@@ -581,11 +588,14 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct polic
 			return -ENOMEM;
 	}
 
-	if (v[3] && !yamlx_is_null(v[3]) && (r = parse_limits(cx, v[3], p)) < 0)
+	/* Past a bad one of these, the rules are still read (go_on()). */
+	if (v[3] && !yamlx_is_null(v[3]) && (r = parse_limits(cx, v[3], p)) < 0 && !go_on(cx, r))
 		return r;
-	if (v[4] && (r = parse_word(cx, v[4], "mode", "enforce", "audit", &p->audit)) < 0)
+	if (v[4] && (r = parse_word(cx, v[4], "mode", "enforce", "audit", &p->audit)) < 0 &&
+	    !go_on(cx, r))
 		return r;
-	if (v[5] && (r = parse_word(cx, v[5], "on_deny", "drop", "reject", &p->reject)) < 0)
+	if (v[5] && (r = parse_word(cx, v[5], "on_deny", "drop", "reject", &p->reject)) < 0 &&
+	    !go_on(cx, r))
 		return r;
 
 	eg = v[2];
@@ -603,6 +613,8 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct polic
 	r = parse_rules(cx, eg, p);
 	if (r < 0)
 		return r;
+	if (cx->bad)
+		return -EINVAL;	/* the errors are in *cx->err and more[] */
 	r = check_quic(cx, eg, p);
 	if (r < 0)
 		return r;
@@ -703,6 +715,19 @@ int policy_parse_all(const char *buf, size_t len, const char *file, struct polic
 	}
 	r = parse_doc(&cx, doc->root, p);
 	yamlx_free(doc);
+	if (cx.bad) {
+		/* *err holds the last error written: the first goes back there, and
+		 * a last one go_on() did not take (a step that stops) joins more[]. */
+		struct diag last = *err;
+		const struct diag *kept = cx.n_more ? &cx.more[cx.n_more - 1] : &cx.first;
+
+		*err = cx.first;
+		if (r == -EINVAL && memcmp(&last, kept, sizeof(last)) != 0 &&
+		    memcmp(&last, &cx.first, sizeof(last)) != 0 && cx.n_more < cx.more_max)
+			cx.more[cx.n_more++] = last;
+		if (r == 0)
+			r = -EINVAL;
+	}
 	if (n_more)
 		*n_more = cx.n_more;
 	if (r == 0 && file) {

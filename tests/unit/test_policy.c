@@ -1038,6 +1038,21 @@ static void test_every_rule_error(void **state)
 	assert_int_equal(more[0].line, 7);
 	assert_non_null(strstr(more[0].msg, "'org' is a public suffix"));
 	assert_string_equal(more[0].file, "t.yaml");
+	/* a bad top-level key does not hide the rules' errors (a new user's report) */
+	{
+		static const char y2[] = "name: t\negress:\n  - domains: [\"*.org\"]\n    ports: [443]\n"
+					 "mode: audti\n";
+		struct diag m2[4];
+
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(policy_parse_all(y2, strlen(y2), "t.yaml", &p, &err, m2, 4, &n_more),
+				 -EINVAL);
+		assert_null(p);
+		assert_int_equal(err.line, 5);	/* mode: the first met */
+		assert_int_equal(n_more, 1);
+		assert_int_equal(m2[0].line, 3);
+		assert_non_null(strstr(m2[0].msg, "public suffix"));
+	}
 	/* no room: the first only */
 	memset(&err, 0, sizeof(err));
 	assert_int_equal(policy_parse(yaml, strlen(yaml), "t.yaml", &p, &err), -EINVAL);
