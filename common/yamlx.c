@@ -154,13 +154,15 @@ static const char *syntax_hint(const yaml_parser_t *p, const char *buf, size_t l
 	*at = p->problem_mark;
 	if (strstr(context, "alias") && byte_at(buf, len, p->context_mark) == '*') {
 		/* The name as written, up to what ends a plain scalar in a list. */
-		size_t i = p->context_mark.index, n = strcspn(buf + i, " \t\r\n,]}#\"'");
+		/* (@buf is not NUL-terminated: bounded by @len, never strcspn) */
+		size_t i = p->context_mark.index, n = 0;
 		char q[80];
 
+		while (i + n < len && !memchr(" \t\r\n,]}#\"'", buf[i + n], 11))
+			n++;
 		*at = p->context_mark;
 		snprintf(hint, sz, "a name that starts with '*' must be quoted: \"%s\" (unquoted, "
-			 "YAML reads '*' as an alias)",
-			 yamlx_quote(buf + i, n < len - i ? n : len - i, q, sizeof(q)));
+			 "YAML reads '*' as an alias)", yamlx_quote(buf + i, n, q, sizeof(q)));
 		return hint;
 	}
 	if (byte_at(buf, len, p->problem_mark) == '\t' ||
