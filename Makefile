@@ -13,7 +13,7 @@
 
 CC      ?= gcc
 CLANG   ?= clang
-PKGS    := libnftnl libmnl libnetfilter_queue libcares libevent libevent_pthreads yaml-0.1 jansson libpsl libsystemd libcrypto
+PKGS    := libnftnl libmnl libnetfilter_queue libcares libevent libevent_pthreads yaml-0.1 jansson libpsl libsystemd libcrypto libssl libevent_openssl libnghttp2 libseccomp
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN    := -Wall -Wextra -Wshadow -Wformat=2 -Wno-unused-parameter -Wmissing-prototypes
@@ -23,7 +23,7 @@ endif
 CPPFLAGS += -D_GNU_SOURCE -I. $(PKG_CFLAGS)
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 $(WARN) -MMD -MP
-LDLIBS  += $(PKG_LIBS)
+LDLIBS  += $(PKG_LIBS) -lhttp_parser
 SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_SECONDS ?= 60
 

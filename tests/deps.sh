@@ -24,8 +24,11 @@ pkgs=(
 	python3-kubernetes
 	# public-suffix checks of policy wildcards (libpsl + Debian's list)
 	libpsl-dev publicsuffix
-	# the API gateway's CA and leaf certificates (netd/gw/ca.c): OpenSSL 3
-	libssl-dev
+	# the API gateway (netd/gw/): OpenSSL 3 (CA, leaves, TLS), HTTP/1 framing
+	# (http-parser), HTTP/2 (nghttp2), the worker's seccomp filter; its tests'
+	# servers and the bench's peers
+	libssl-dev libhttp-parser-dev libnghttp2-dev libseccomp-dev
+	nginx-light squid-openssl mitmproxy
 	# sd_notify, `systemd-analyze verify` of the unit, man pages
 	libsystemd-dev systemd man-db
 	# promtool (metrics format check), iperf3 (data-plane bench)

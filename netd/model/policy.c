@@ -250,6 +250,23 @@ size_t policy_except_shadows(const struct policy *p, size_t rule, size_t ex, uin
 	return n;
 }
 
+void policy_gateway_free(struct policy_gateway *g)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->n_credentials; i++)
+		free(g->credentials[i]);
+	free(g->credentials);
+	free(g->credential_pos);
+	for (size_t i = 0; i < g->n_methods; i++)
+		free(g->methods[i]);
+	free(g->methods);
+	for (size_t i = 0; i < g->n_paths; i++)
+		free(g->paths[i]);
+	free(g->paths);
+	free(g);
+}
+
 void policy_free(struct policy *p)
 {
 	if (!p)
@@ -266,6 +283,7 @@ void policy_free(struct policy *p)
 		free(rule->excepts);
 		free(rule->cidrs);
 		free(rule->ports);
+		policy_gateway_free(rule->gateway);
 	}
 	free(p->rules);
 	policy_index_free(p->index);

@@ -69,6 +69,36 @@ struct policy_pos {
 	unsigned int line, col;
 };
 
+#define POLICY_GW_MAX_ITEMS 64	/* credentials, methods or paths of one gateway rule */
+
+/*
+ * gateway: of a domain rule (TCP only): its HTTPS goes through netd's API
+ * gateway (netd/gw/, docs/gateway.md), which terminates TLS with a leaf of
+ * netd's CA, checks each request, brokers credentials and rate-limits per
+ * sandbox.  Names of the rule without it keep end-to-end TLS.
+ *
+ *   gateway:
+ *     credentials: [openai]      # names of netd.yaml's credentials:
+ *     rate: 5/s burst 20         # per sandbox and rule; N/s or N/m, burst >= 1
+ *     methods: [GET, POST]       # optional: upper-case tokens (RFC 9110 9.1)
+ *     paths: ["/v1/models"]      # optional: exact, or a prefix that ends in a star
+ */
+struct policy_gateway {
+	char **credentials;	/* owned; credential names, as written */
+	struct policy_pos *credential_pos;	/* owned; where each is (n_credentials) */
+	size_t n_credentials;
+	uint32_t rate_milli;	/* requests per second x 1000; 0 = no rate limit */
+	uint32_t burst;		/* requests; >= 1 when rate_milli != 0 */
+	char **methods;		/* owned; 0 entries = any method */
+	size_t n_methods;
+	char **paths;		/* owned; 0 entries = any path */
+	size_t n_paths;
+	unsigned int line, col;	/* where `gateway:` is */
+};
+
+/* policy_gateway_free() - free @g and what it owns; NULL is a no-op. */
+void policy_gateway_free(struct policy_gateway *g);
+
 struct policy_rule {
 	char **domains;		/* owned; normalized pattern strings */
 	size_t n_domains;
@@ -89,6 +119,7 @@ struct policy_rule {
 	uint32_t idle_grace_s;	/* ... seconds (0 = off), <= POLICY_IDLE_GRACE_MAX */
 	uint8_t tls_sni;	/* enum policy_l7; domain rules, protocol tcp only */
 	uint8_t http_host;	/* enum policy_l7; the same */
+	struct policy_gateway *gateway;	/* owned; NULL: not through the gateway */
 	unsigned int line;	/* where the rule starts in the file, 1-based */
 	unsigned int col;	/* ... and its column, 1-based (0: not known) */
 };
