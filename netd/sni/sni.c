@@ -143,6 +143,33 @@ static bool tls_server_name(struct rd ext, const uint8_t **name, size_t *n)
 	return true;
 }
 
+/*
+ * RFC 7301 3.1: ProtocolNameList protocol_name_list<2..2^16-1>, each a
+ * ProtocolName<1..2^8-1>.  Return: the SNI_ALPN_* bits offered; 0 if
+ * malformed (the caller calls that garbage).
+ */
+static unsigned int tls_alpn(struct rd ext)
+{
+	struct rd list = rd_vec(&ext, 2);
+	unsigned int bits = 0;
+
+	if (list.bad || ext.n != 0 || list.n == 0)
+		return 0;
+	while (list.n) {
+		struct rd pn = rd_vec(&list, 1);
+
+		if (list.bad || pn.n == 0)
+			return 0;
+		if (pn.n == 2 && !memcmp(pn.p, "h2", 2))
+			bits |= SNI_ALPN_H2;
+		else if (pn.n == 8 && !memcmp(pn.p, "http/1.1", 8))
+			bits |= SNI_ALPN_HTTP11;
+		else
+			bits |= SNI_ALPN_OTHER;
+	}
+	return bits;
+}
+
 /* RFC 8446 4.1.2: the ClientHello body @ch (after the handshake header). */
 static enum sni_status tls_client_hello(struct rd ch, struct sni_result *res)
 {
@@ -179,6 +206,8 @@ static enum sni_status tls_client_hello(struct rd ch, struct sni_result *res)
 			return set(res, SNI_GARBAGE);
 		if (type == SNI_EXT_ECH)
 			ech = true;
+		if (type == SNI_EXT_ALPN && !(res->alpn = tls_alpn(ext)))
+			return set(res, SNI_GARBAGE);
 	}
 	if (ech) {
 		/* The outer ClientHello's name is the client-facing server's public
@@ -390,6 +419,7 @@ enum sni_status sni_parse(const uint8_t *buf, size_t len, struct sni_result *res
 
 	res->proto = SNI_PROTO_UNKNOWN;
 	res->name[0] = '\0';
+	res->alpn = 0;
 	if (len > SNI_STREAM_MAX)
 		len = SNI_STREAM_MAX;
 	if (len == 0)

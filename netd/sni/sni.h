@@ -27,6 +27,12 @@
 
 #define SNI_EXT_SERVER_NAME 0x0000	/* RFC 6066 3 */
 #define SNI_EXT_ECH         0xfe0d	/* draft-ietf-tls-esni, encrypted_client_hello */
+#define SNI_EXT_ALPN        0x0010	/* RFC 7301 3.1, application_layer_protocol_negotiation */
+
+/* The ALPN protocols a ClientHello offered (sni_result.alpn), as bits. */
+#define SNI_ALPN_H2     0x1u	/* "h2" (RFC 9113 3.1) */
+#define SNI_ALPN_HTTP11 0x2u	/* "http/1.1" */
+#define SNI_ALPN_OTHER  0x4u	/* anything else */
 
 enum sni_status {
 	SNI_MORE,	/* undecided: feed more bytes */
@@ -53,6 +59,8 @@ struct sni_result {
 	enum sni_proto proto;	/* what the bytes looked like so far */
 	char name[SNI_NAME_MAX + 1];	/* SNI_NAME, SNI_ECH: lower-case, no trailing
 					 * dot, no port; "" otherwise */
+	unsigned int alpn;	/* TLS: SNI_ALPN_* bits the hello offered; 0: no
+				 * ALPN extension (or not TLS) */
 };
 
 /*

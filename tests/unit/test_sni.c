@@ -258,6 +258,63 @@ static void test_tls_built(void **state)
 	assert_int_equal(parse_hb(&h, &r), SNI_NO_NAME);
 }
 
+/* An ALPN extension offering @protos (NULL-terminated). */
+static void ext_alpn(struct hb *e, const char *const *protos)
+{
+	struct hb l = { .n = 0 }, body = { .n = 0 };
+
+	for (size_t i = 0; protos[i]; i++) {
+		uint8_t n = (uint8_t)strlen(protos[i]);
+
+		put(&l, &n, 1);
+		put(&l, protos[i], n);
+	}
+	put16(&body, l.n);
+	put(&body, l.b, l.n);
+	ext(e, SNI_EXT_ALPN, body.b, body.n);
+}
+
+/* RFC 7301 3.1: the offered protocols come back as bits (the gateway offers them upstream). */
+static void test_tls_alpn(void **state)
+{
+	static struct hb e, h;
+	struct sni_result r;
+
+	(void)state;
+	e.n = 0;
+	ext_sni(&e, (const char *[]){ "api.example", NULL });
+	hello(&h, &e, 0);
+	parse_hb(&h, &r);
+	assert_int_equal(r.alpn, 0);
+	ext_alpn(&e, (const char *[]){ "h2", "http/1.1", NULL });
+	hello(&h, &e, 5);
+	parse_hb(&h, &r);
+	check(&r, SNI_NAME, SNI_PROTO_TLS, "api.example");
+	assert_int_equal(r.alpn, SNI_ALPN_H2 | SNI_ALPN_HTTP11);
+	e.n = 0;
+	ext_alpn(&e, (const char *[]){ "http/1.1", "spdy/3", NULL });
+	hello(&h, &e, 0);
+	assert_int_equal(parse_hb(&h, &r), SNI_NO_NAME);
+	assert_int_equal(r.alpn, SNI_ALPN_HTTP11 | SNI_ALPN_OTHER);
+	/* an empty list, an empty name, a list running past the extension */
+	e.n = 0;
+	ext(&e, SNI_EXT_ALPN, "\x00\x00", 2);
+	hello(&h, &e, 0);
+	assert_int_equal(parse_hb(&h, &r), SNI_GARBAGE);
+	e.n = 0;
+	ext(&e, SNI_EXT_ALPN, "\x00\x01\x00", 3);
+	hello(&h, &e, 0);
+	assert_int_equal(parse_hb(&h, &r), SNI_GARBAGE);
+	e.n = 0;
+	ext(&e, SNI_EXT_ALPN, "\x00\x09\x02h2", 5);
+	hello(&h, &e, 0);
+	assert_int_equal(parse_hb(&h, &r), SNI_GARBAGE);
+	/* plain HTTP has no ALPN */
+	assert_int_equal(sni_parse((const uint8_t *)"GET / HTTP/1.1\r\nHost: a.example\r\n\r\n", 35, &r),
+			 SNI_NAME);
+	assert_int_equal(r.alpn, 0);
+}
+
 /* ---- HTTP -------------------------------------------------------------- */
 
 static enum sni_status http(const char *s, struct sni_result *r)
@@ -481,6 +538,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_captures),
 		cmocka_unit_test(test_tls_built),
+		cmocka_unit_test(test_tls_alpn),
 		cmocka_unit_test(test_http),
 		cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_name_norm),
