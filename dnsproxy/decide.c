@@ -191,6 +191,7 @@ int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rule
 					continue;
 				for (size_t k = 0; k < n && !dup; k++) {
 					if (out[k].proto == rule->proto && out[k].port == pr->lo &&
+					    out[k].gateway == rule->gateway &&
 					    addr_equal(&out[k].addr, &addrs[a].addr)) {
 						if (timeout_ms > out[k].timeout_ms)
 							out[k].timeout_ms = timeout_ms;
@@ -206,6 +207,7 @@ int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rule
 				out[n].proto = rule->proto;
 				out[n].port = pr->lo;
 				out[n].timeout_ms = timeout_ms;
+				out[n].gateway = rule->gateway;
 				n++;
 			}
 		}

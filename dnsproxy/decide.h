@@ -27,6 +27,8 @@ struct decide_rule {
 	uint16_t max_qname_len;	/* longer names do not match; 0 = no cap */
 	const struct port_range *ports;	/* borrowed from the policy */
 	size_t n_ports;
+	bool gateway;		/* its connections go through netd's API gateway: its
+				 * pins are gateway pins (struct pin.gateway) */
 };
 
 struct decide_policy_ops {
@@ -102,8 +104,10 @@ const char *decide_reason(enum decide_verdict v);
 
 /*
  * decide_pins() - the pins for an allowed answer: every (address, proto,
- * port) of every matching rule, timeout = clamp(ttl, min, max) seconds, in
- * milliseconds, raised to the rule's min_ttl if it has one.  Addresses
+ * port, gateway) of every matching rule, timeout = clamp(ttl, min, max)
+ * seconds, in milliseconds, raised to the rule's min_ttl if it has one.
+ * A rule with gateway gives gateway pins: an address and port that a
+ * gateway rule and a plain rule both match gets both pins.  Addresses
  * decide_never_pin() refuses (the never-pin table, the host's own, the
  * pools, and IPv6 forms embedding any of those) are skipped and counted in
  * @n_rebind.

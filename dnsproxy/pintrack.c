@@ -1,10 +1,12 @@
 /*
  * pintrack - the proxy's record of committed pins and their expiry (see
  * pintrack.h).  Two chained hash tables: sandboxes by name, and entries by
- * (sandbox, address, protocol, port).  The entry table doubles when it
- * holds twice as many entries as buckets; the caller bounds the total
- * through the per-sandbox limit.  Each sandbox also lists its own entries,
- * so that forgetting one sandbox costs what it holds, not the whole table.
+ * (sandbox, address, protocol, port, gateway): a plain and a gateway pin
+ * of one address are two kernel elements (pin4/6, gw4/6), each tracked.
+ * The entry table doubles when it holds twice as many entries as buckets;
+ * the caller bounds the total through the per-sandbox limit.  Each sandbox
+ * also lists its own entries, so that forgetting one sandbox costs what it
+ * holds, not the whole table.
  */
 #include "dnsproxy/pintrack.h"
 
@@ -35,6 +37,7 @@ struct pt_entry {
 	struct addr addr;
 	uint8_t proto;
 	uint16_t port;
+	bool gateway;
 	uint64_t expires_ms;
 };
 
@@ -59,6 +62,7 @@ static size_t entry_hash(const struct pintrack *pt, const struct pt_sandbox *sb,
 	h = fnv32_add(h, p->addr.a, addr_len(p->addr.family));
 	h = fnv32_add(h, &p->proto, 1);
 	h = fnv32_add(h, &p->port, 2);
+	h = fnv32_add(h, &(uint8_t){ p->gateway }, 1);
 	return h & (pt->n_buckets - 1);
 }
 
@@ -116,7 +120,7 @@ static struct pt_entry *entry_find(const struct pintrack *pt, const struct pt_sa
 {
 	for (struct pt_entry *e = pt->buckets[entry_hash(pt, sb, p)]; e; e = e->next)
 		if (e->sb == sb && e->proto == p->proto && e->port == p->port &&
-		    addr_equal(&e->addr, &p->addr))
+		    e->gateway == p->gateway && addr_equal(&e->addr, &p->addr))
 			return e;
 	return NULL;
 }
@@ -158,7 +162,8 @@ static void grow(struct pintrack *pt)
 	for (size_t i = 0; i < old_n; i++) {
 		while (old[i]) {
 			struct pt_entry *e = old[i];
-			struct pin k = { .addr = e->addr, .proto = e->proto, .port = e->port };
+			struct pin k = { .addr = e->addr, .proto = e->proto, .port = e->port,
+					.gateway = e->gateway };
 			size_t h = entry_hash(pt, e->sb, &k);
 
 			old[i] = e->next;
@@ -205,6 +210,7 @@ int pintrack_commit(struct pintrack *pt, const char *sandbox, const struct pin *
 		e->addr = pins[i].addr;
 		e->proto = pins[i].proto;
 		e->port = pins[i].port;
+		e->gateway = pins[i].gateway;
 		e->expires_ms = expires;
 		h = entry_hash(pt, sb, &pins[i]);
 		e->next = pt->buckets[h];
@@ -269,7 +275,8 @@ void pintrack_reset(struct pintrack *pt, const char *sandbox)
 	/* Each of its entries out of its bucket (chains are short: see grow()). */
 	while (sb->first) {
 		struct pt_entry *e = sb->first;
-		struct pin k = { .addr = e->addr, .proto = e->proto, .port = e->port };
+		struct pin k = { .addr = e->addr, .proto = e->proto, .port = e->port,
+					.gateway = e->gateway };
 		struct pt_entry **pp = &pt->buckets[entry_hash(pt, sb, &k)];
 
 		while (*pp != e)

@@ -4,10 +4,11 @@
  *
  * The kernel's "add element with timeout" SETS the timeout: re-pinning an
  * address with a shorter TTL would shorten a pin an earlier answer handed
- * out.  So every pin goes through here: only (address, proto, port) whose
- * new expiry is later than the one already committed are sent to the
- * kernel (which also skips re-pins the kernel already covers), and the
- * per-sandbox count of live elements enforces the "pins per sandbox" limit.
+ * out.  So every pin goes through here: only (address, proto, port,
+ * gateway: struct pin) whose new expiry is later than the one already
+ * committed are sent to the kernel (which also skips re-pins the kernel already covers), and the
+ * per-sandbox count of live elements enforces the "pins per sandbox" limit
+ * (dns.max_pins: gateway pins count as any other).
  *
  * Conservative by construction: the caller takes @now_ms BEFORE the pin
  * batch is sent, so the kernel's element always expires at or after the

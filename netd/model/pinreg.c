@@ -1,7 +1,7 @@
 /*
  * pinreg - the pin registry (see pinreg.h).  A chained hash table with a
- * fixed bucket array, hashed by (sandbox, address): every (protocol, port)
- * of an address and the address's last name share one probe.  Sandboxes
+ * fixed bucket array, hashed by (sandbox, address): every (protocol, port,
+ * gateway flag) of an address and the address's last name share one probe.  Sandboxes
  * are interned (a small hash by name): an entry points at its sandbox and
  * sits on that sandbox's list.  Lapsed entries are swept a few buckets per
  * note, so memory follows the live pins.
@@ -46,6 +46,7 @@ struct ent {
 	struct addr addr;
 	uint8_t proto;		/* 0: an address named without a pin (port 0) */
 	uint16_t port;
+	bool gateway;		/* a gateway pin (gw4/6), not a plain one (pin4/6) */
 	bool given;		/* fw gave it to the kernel */
 	uint8_t n_names, oldest, last;	/* ring of names; @last: the one noted last */
 	uint64_t given_ms;	/* fw's: when the kernel's element lapses (the latest give) */
@@ -205,24 +206,26 @@ size_t pinreg_sweep(struct pinreg *r, uint64_t now_ms)
 }
 
 static struct ent *find(const struct pinreg *r, uint32_t b, const struct sbx *s,
-			const struct addr *a, uint8_t proto, uint16_t port)
+			const struct addr *a, uint8_t proto, uint16_t port, bool gateway)
 {
 	for (struct ent *e = r->b[b]; e; e = e->next)
-		if (e->sb == s && e->proto == proto && e->port == port && addr_equal(&e->addr, a))
+		if (e->sb == s && e->proto == proto && e->port == port && e->gateway == gateway &&
+		    addr_equal(&e->addr, a))
 			return e;
 	return NULL;
 }
 
 /*
- * The entry of (@s, @a, @proto, @port), made if new.  Full: one whole
- * sweep (at most every PINREG_FULL_EVERY_MS), then -ENOSPC.
- * Return: 0 (*@ret set); -ENOSPC; -ENOMEM.
+ * The entry of (@s, @p's address, protocol, port and gateway flag), made if
+ * new.  Full: one whole sweep (at most every PINREG_FULL_EVERY_MS), then
+ * -ENOSPC.  Return: 0 (*@ret set); -ENOSPC; -ENOMEM.
  */
-static int ent_get(struct pinreg *r, struct sbx *s, const struct addr *a, uint8_t proto,
-		   uint16_t port, uint64_t now_ms, struct ent **ret)
+static int ent_get(struct pinreg *r, struct sbx *s, const struct pin *p, uint64_t now_ms,
+		   struct ent **ret)
 {
+	const struct addr *a = &p->addr;
 	uint32_t b = bucket_of(s, a);
-	struct ent *e = find(r, b, s, a, proto, port);
+	struct ent *e = find(r, b, s, a, p->proto, p->port, p->gateway);
 
 	if (e) {
 		*ret = e;
@@ -241,8 +244,9 @@ static int ent_get(struct pinreg *r, struct sbx *s, const struct addr *a, uint8_
 		return -ENOMEM;
 	e->sb = s;
 	e->addr = *a;
-	e->proto = proto;
-	e->port = port;
+	e->proto = p->proto;
+	e->port = p->port;
+	e->gateway = p->gateway;
 	e->next = r->b[b];
 	r->b[b] = e;
 	e->sb_next = s->first;
@@ -356,7 +360,7 @@ int pinreg_give(struct pinreg *r, const char *sandbox, const struct pin *pins, s
 	for (size_t i = 0; i < n && !err; i++) {
 		struct ent *e;
 
-		err = ent_get(r, s, &pins[i].addr, pins[i].proto, pins[i].port, now_ms, &e);
+		err = ent_get(r, s, &pins[i], now_ms, &e);
 		if (err)
 			break;
 		if (now_ms + pins[i].timeout_ms > e->given_ms)
@@ -431,7 +435,7 @@ size_t pinreg_given_live(const struct pinreg *r, const char *sandbox, const stru
 		live += e->given && e->given_ms > now_ms;
 	for (size_t i = 0; i < n; i++) {
 		const struct ent *e = s ? find(r, bucket_of(s, &pins[i].addr), s, &pins[i].addr,
-					       pins[i].proto, pins[i].port) : NULL;
+					       pins[i].proto, pins[i].port, pins[i].gateway) : NULL;
 
 		if (!e || !e->given || e->given_ms <= now_ms)
 			live++;
@@ -447,7 +451,8 @@ size_t pinreg_given_each(const struct pinreg *r, const char *sandbox, pinreg_pin
 
 	for (const struct ent *e = s ? s->first : NULL; e; e = e->sb_next)
 		if (e->given) {
-			const struct pin p = { .addr = e->addr, .proto = e->proto, .port = e->port };
+			const struct pin p = { .addr = e->addr, .proto = e->proto, .port = e->port,
+					       .gateway = e->gateway };
 
 			fn(arg, &p);
 			k++;
@@ -470,7 +475,8 @@ static struct ent *memo_take(struct pinreg *r, const struct sbx *s, size_t *j, c
 	if (r->memo_sb != s || *j >= r->n_memo)
 		return NULL;
 	e = r->memo[*j];
-	if (e->proto != p->proto || e->port != p->port || !addr_equal(&e->addr, &p->addr))
+	if (e->proto != p->proto || e->port != p->port || e->gateway != p->gateway ||
+	    !addr_equal(&e->addr, &p->addr))
 		return NULL;
 	(*j)++;
 	return e;
@@ -501,7 +507,7 @@ static int note(struct pinreg *r, const char *sandbox, const char *qname, const 
 		struct ent *e = memo_take(r, s, &j, &p);
 
 		if (!e)
-			err = ent_get(r, s, &p.addr, p.proto, p.port, now_ms, &e);
+			err = ent_get(r, s, &p, now_ms, &e);
 		if (err)
 			break;
 		/* The proxy never shortens a pin (pintrack): neither do we. */
@@ -543,12 +549,19 @@ const char *pinreg_last_name(const struct pinreg *r, const char *sandbox, const 
 size_t pinreg_names(const struct pinreg *r, const char *sandbox, const struct addr *a,
 		    uint8_t proto, uint16_t port, uint64_t now_ms, const char **out)
 {
+	return pinreg_names_gw(r, sandbox, a, proto, port, false, now_ms, out);
+}
+
+size_t pinreg_names_gw(const struct pinreg *r, const char *sandbox, const struct addr *a,
+		       uint8_t proto, uint16_t port, bool gateway, uint64_t now_ms,
+		       const char **out)
+{
 	const struct sbx *s = sbx_find(r, sandbox);
 	const struct ent *e;
 
 	if (!s || !a || !proto)
 		return 0;
-	e = find(r, bucket_of(s, a), s, a, proto, port);
+	e = find(r, bucket_of(s, a), s, a, proto, port, gateway);
 	if (!e || e->named_ms <= now_ms)
 		return 0;
 	for (unsigned int i = 0; i < e->n_names; i++)
@@ -556,8 +569,16 @@ size_t pinreg_names(const struct pinreg *r, const char *sandbox, const struct ad
 	return e->n_names;
 }
 
-/* Does @pol allow @qname on @proto/@port through a domain rule? */
-static bool allowed(const struct policy *pol, const char *qname, uint8_t proto, uint16_t port)
+/*
+ * Does @pol allow @qname on @proto/@port through a domain rule with
+ * (@gateway) or without gateway:?  A gateway pin is kept only by a rule
+ * that still steers it to the gateway, a plain pin only by a plain rule: a
+ * reload that drops a rule's gateway: cuts its gateway pins (the name is
+ * pinned afresh, plain, by its next answer), never makes a direct path of
+ * them, and one that adds it cuts the plain ones.
+ */
+static bool allowed(const struct policy *pol, const char *qname, uint8_t proto, uint16_t port,
+		    bool gateway)
 {
 	uint16_t idx[PINREG_MATCH];
 	size_t n = policy_match(pol, qname, idx, PINREG_MATCH);
@@ -565,7 +586,8 @@ static bool allowed(const struct policy *pol, const char *qname, uint8_t proto, 
 	if (n > PINREG_MATCH)
 		n = PINREG_MATCH;
 	for (size_t i = 0; i < n; i++)
-		if (idx[i] < pol->n_rules && policy_rule_port(&pol->rules[idx[i]], proto, port))
+		if (idx[i] < pol->n_rules && policy_rule_port(&pol->rules[idx[i]], proto, port) &&
+		    (pol->rules[idx[i]].gateway != NULL) == gateway)
 			return true;
 	return false;
 }
@@ -584,13 +606,13 @@ int pinreg_split(const struct pinreg *r, const char *sandbox, const struct polic
 		if (e->named_ms <= now_ms || !e->n_names || !e->proto)
 			continue;
 		for (unsigned int j = 0; j < e->n_names && !ok; j++)
-			ok = pol && allowed(pol, e->names[j], e->proto, e->port);
+			ok = pol && allowed(pol, e->names[j], e->proto, e->port, e->gateway);
 		if (ok) {
 			if (*n_keep == max_keep)
 				return -E2BIG;
 			keep[(*n_keep)++] = (struct pin){
 				.addr = e->addr, .proto = e->proto, .port = e->port,
-				.timeout_ms = (uint32_t)(e->named_ms - now_ms) };
+				.timeout_ms = (uint32_t)(e->named_ms - now_ms), .gateway = e->gateway };
 		} else {
 			struct pinreg_cut *c;
 
@@ -600,6 +622,7 @@ int pinreg_split(const struct pinreg *r, const char *sandbox, const struct polic
 			c->addr = e->addr;
 			c->proto = e->proto;
 			c->port = e->port;
+			c->gateway = e->gateway;
 			snprintf(c->qname, sizeof(c->qname), "%s", e->names[0]);
 		}
 	}
@@ -625,7 +648,7 @@ void pinreg_drop(struct pinreg *r, const char *sandbox, const struct pinreg_cut 
 	r->busy = s;
 	for (size_t i = 0; i < n; i++) {
 		struct ent *e = find(r, bucket_of(s, &cut[i].addr), s, &cut[i].addr, cut[i].proto,
-				     cut[i].port);
+				     cut[i].port, cut[i].gateway);
 
 		if (e)
 			e->named_ms = 0;	/* its names no longer hold it */

@@ -1,11 +1,13 @@
 /*
  * pinreg - the pin registry: netd's one record of every pin, per sandbox.
- * One entry per (sandbox, address, protocol, port) holds
+ * One entry per (sandbox, address, protocol, port, gateway flag) holds
+ * (a plain pin, pin4/6, and a gateway pin, gw4/6, of one address and port
+ * are two entries with their own expiries, given and named on their own)
  *   - two expiries: fw's (the latest it gave the kernel) and the answers'
  *     (until when its names hold it; a lapsed entry's names go when an
  *     answer pins it again, not when fw does: an idle grace re-pin keeps
  *     the address's last name, and its old names no longer hold it),
- *   - whether fw gave it to the kernel's shared sets pin4/pin6 ("given":
+ *   - whether fw gave it to the kernel's shared sets pin4/6 or gw4/6 ("given":
  *     fw deletes exactly those when the sandbox goes, counts them for the
  *     per-sandbox and total limits),
  *   - the qnames whose answers pinned it (at most PINREG_NAMES_MAX, the
@@ -83,7 +85,10 @@ void pinreg_retain(struct pinreg *r, const char *sandbox, uint64_t gen);
 /* pinreg_given_count() - entries of @sandbox given (live or lapsed).  O(1). */
 size_t pinreg_given_count(const struct pinreg *r, const char *sandbox);
 
-/* pinreg_given_total() - entries given over all sandboxes (an upper bound of pin4 + pin6).  O(1). */
+/*
+ * pinreg_given_total() - entries given over all sandboxes (an upper bound of
+ * pin4 + pin6, and of gw4 + gw6).  O(1).
+ */
 size_t pinreg_given_total(const struct pinreg *r);
 
 /*
@@ -135,25 +140,47 @@ const char *pinreg_last_name(const struct pinreg *r, const char *sandbox, const 
 
 /*
  * pinreg_names() - the qnames whose answers pinned (@a, @proto, @port) for
- * @sandbox, if that pin is live at @now_ms (the SNI check, sni_match.h).
+ * @sandbox as a plain pin (pin4/6), if that pin is live at @now_ms (the
+ * SNI check, sni_match.h).  pinreg_names_gw(@gateway false).
  * @out: PINREG_NAMES_MAX slots, oldest slot first; the strings are borrowed
  * until the next call that changes @r.  Return: how many (0: not pinned).
  */
 size_t pinreg_names(const struct pinreg *r, const char *sandbox, const struct addr *a,
 		    uint8_t proto, uint16_t port, uint64_t now_ms, const char **out);
 
+/*
+ * pinreg_names_gw() - the qnames whose answers pinned (@a, @proto, @port)
+ * for @sandbox as a gateway pin (@gateway: gw4/6, a name of a rule with
+ * gateway:) or as a plain pin (!@gateway: pin4/6), if that pin is live at
+ * @now_ms (its answers' expiry: pinreg_note()).  The gateway's question for
+ * a steered connection (sandbox, original destination, port): is there a
+ * live gateway pin and which names made it, and which names a plain pin
+ * of that address holds (a connection whose SNI is one of those passes
+ * untouched).  @a: the destination (an IPv4-mapped IPv6 address is not
+ * the IPv4 one: pass the family the connection has).  @out:
+ * PINREG_NAMES_MAX slots, oldest slot first; lower-case presentation form,
+ * no trailing dot; borrowed until the next call that changes @r.  O(one
+ * bucket).  Return: how many (0: no such live pin; also for a NULL @r, @a,
+ * an unknown sandbox or @proto 0).
+ */
+size_t pinreg_names_gw(const struct pinreg *r, const char *sandbox, const struct addr *a,
+		       uint8_t proto, uint16_t port, bool gateway, uint64_t now_ms,
+		       const char **out);
+
 /* One pin that a reload removes. */
 struct pinreg_cut {
 	struct addr addr;
 	uint8_t proto;
 	uint16_t port;		/* host byte order */
+	bool gateway;		/* a gateway pin (gw4/6) */
 	char qname[PINREG_QNAME_MAX + 1];	/* one of the names it came from, for the report */
 };
 
 /*
  * pinreg_split() - sort @sandbox's live named pins (at @now_ms) by what
  * policy @pol allows (NULL: nothing): a pin is kept if any of its qnames
- * matches a domain rule of @pol for its protocol and port.  Kept ones go
+ * matches a domain rule of @pol for its protocol and port, a rule with
+ * gateway: for a gateway pin, one without for a plain pin.  Kept ones go
  * to @keep (timeout_ms = the remaining lifetime, >= 1), removed ones to
  * @cut.  Pins no answer named (fw's alone, e.g. found at a restart) are in
  * neither.  Changes nothing; pinreg_drop() commits the removal once the

@@ -27,6 +27,7 @@ static int view_rule(const void *pol, uint16_t i, struct decide_rule *out)
 		.max_qname_len = r->max_qname_len,
 		.ports = r->ports,
 		.n_ports = r->n_ports,
+		.gateway = r->gateway != NULL,
 	};
 	return 0;
 }

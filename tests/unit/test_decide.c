@@ -457,6 +457,64 @@ static void test_never_pin_findings(void **state)
 	}
 }
 
+/*
+ * A name matched by a rule with gateway: and a plain rule: the gateway
+ * rule's pins are flagged, the plain rule's are not, and a port both rules
+ * name gets both pins (two elements, in gw4 and pin4).  Through
+ * policy_dns_view(), so the view carries the flag.
+ */
+static struct port_range gw_ports[] = { { 443, 443 } };
+static struct port_range gw_plain_ports[] = { { 443, 443 }, { 80, 80 } };
+static char *gw_domains[] = { "api.test" };
+static char *gw_plain_domains[] = { "*.test" };
+static struct policy_gateway gw_block = { .line = 1 };
+static struct policy_rule gw_rules[] = {
+	{ .domains = gw_domains, .n_domains = 1, .ports = gw_ports, .n_ports = 1,
+	  .proto = IPPROTO_TCP, .gateway = &gw_block },
+	{ .domains = gw_plain_domains, .n_domains = 1, .ports = gw_plain_ports, .n_ports = 2,
+	  .proto = IPPROTO_TCP },
+};
+static struct policy gw_pol = { .name = "gw", .rules = gw_rules, .n_rules = 2 };
+
+static void test_pins_gateway(void **state)
+{
+	struct decide_ctx c = { .policy = VIEW(&gw_pol), .min_ttl_s = 5, .max_ttl_s = 3600 };
+	uint16_t rules[4] = { 0, 1 };
+	struct wire_addr a[] = { waddr("198.51.100.10", 60), waddr("198.51.100.10", 90) };
+	struct decide_rule view;
+	struct pin pins[8];
+	size_t rebind;
+	int n;
+
+	(void)state;
+	assert_int_equal(c.policy->ops->rule(c.policy->pol, 0, &view), 0);
+	assert_true(view.gateway);
+	assert_int_equal(c.policy->ops->rule(c.policy->pol, 1, &view), 0);
+	assert_false(view.gateway);
+
+	/* Only the gateway rule: one gateway pin (the repeated address folded, longest TTL). */
+	n = decide_pins(&c, rules, 1, a, 2, pins, 8, &rebind);
+	assert_int_equal(n, 1);
+	assert_pin(&pins[0], "198.51.100.10", IPPROTO_TCP, 443, 90000);
+	assert_true(pins[0].gateway);
+
+	/* Both rules: 443 twice (gateway and plain), 80 plain. */
+	n = decide_pins(&c, rules, 2, a, 2, pins, 8, &rebind);
+	assert_int_equal(n, 3);
+	assert_pin(&pins[0], "198.51.100.10", IPPROTO_TCP, 443, 90000);
+	assert_true(pins[0].gateway);
+	assert_pin(&pins[1], "198.51.100.10", IPPROTO_TCP, 443, 90000);
+	assert_false(pins[1].gateway);
+	assert_pin(&pins[2], "198.51.100.10", IPPROTO_TCP, 80, 90000);
+	assert_false(pins[2].gateway);
+
+	/* Only the plain rule: nothing flagged. */
+	n = decide_pins(&c, &rules[1], 1, a, 1, pins, 8, &rebind);
+	assert_int_equal(n, 2);
+	assert_false(pins[0].gateway);
+	assert_false(pins[1].gateway);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -465,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_query_many_rules),
 		cmocka_unit_test(test_pins),
 		cmocka_unit_test(test_rule_keys),
+		cmocka_unit_test(test_pins_gateway),
 		cmocka_unit_test(test_internal_default),
 		cmocka_unit_test(test_never_pin_findings),
 	};

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -303,6 +304,90 @@ static void test_shared_address_and_port(void **state)
 	policy_free(nw);
 }
 
+/*
+ * The gateway flag is part of an entry's key: the plain and the gateway pin
+ * of one (address, port) are two entries, given, counted, named, expiring,
+ * split and removed on their own; pinreg_names_gw() answers the gateway's
+ * question for each.
+ */
+static void test_gateway_entries(void **state)
+{
+	/* api.corp.example through the gateway on 443; *.corp.example plainly on 443 and 80. */
+	struct policy *nw = pol("name: p\negress:\n  - domains: [api.corp.example]\n    ports: [443]\n"
+				"  - domains: [\"*.corp.example\"]\n    ports: [443, 80]\n");
+	struct pin plain = pin4("198.51.100.10", 443, 20000), gw = plain, keep[8];
+	struct pinreg_cut cut[8];
+	const char *names[PINREG_NAMES_MAX];
+	struct given g = { .n = 0 };
+	struct pinreg *m;
+	size_t nk, nc;
+
+	(void)state;
+	nw->rules[0].gateway = calloc(1, sizeof(*nw->rules[0].gateway));
+	assert_non_null(nw->rules[0].gateway);
+	gw.gateway = true;
+	gw.timeout_ms = 5000;
+	assert_int_equal(pinreg_new(&m), 0);
+	/* fw gives both (one answer: a gateway rule and a plain rule matched). */
+	assert_int_equal(pinreg_give(m, "sb", (const struct pin[]){ gw, plain }, 2, 0, NULL), 0);
+	assert_int_equal(pinreg_given_count(m, "sb"), 2);
+	assert_int_equal(pinreg_given_live(m, "sb", &gw, 1, 1000), 2);
+	assert_int_equal(pinreg_note(m, "sb", "api.corp.example",
+				     (const struct pin[]){ gw, plain }, 2, 0), 0);
+	assert_int_equal(pinreg_count(m), 2);
+	/* pinreg_given_each() hands out each with its flag. */
+	assert_int_equal(pinreg_given_each(m, "sb", collect, &g), 2);
+	assert_true(g.v[0].gateway != g.v[1].gateway);
+
+	/* The gateway's question, both ways. */
+	assert_int_equal(pinreg_names_gw(m, "sb", &gw.addr, IPPROTO_TCP, 443, true, 1000, names), 1);
+	assert_string_equal(names[0], "api.corp.example");
+	assert_int_equal(pinreg_names_gw(m, "sb", &gw.addr, IPPROTO_TCP, 443, false, 1000, names),
+			 1);
+	/* Another name pinned plainly on that address: only the plain entry has it. */
+	assert_int_equal(pinreg_note(m, "sb", "www.corp.example", &plain, 1, 1000), 0);
+	assert_int_equal(pinreg_names_gw(m, "sb", &gw.addr, IPPROTO_TCP, 443, true, 1000, names), 1);
+	assert_int_equal(pinreg_names(m, "sb", &gw.addr, IPPROTO_TCP, 443, 1000, names), 2);
+	assert_string_equal(names[1], "www.corp.example");
+	/* Own expiries: the gateway pin lapses first. */
+	assert_int_equal(pinreg_names_gw(m, "sb", &gw.addr, IPPROTO_TCP, 443, true, 6000, names), 0);
+	assert_int_equal(pinreg_names_gw(m, "sb", &gw.addr, IPPROTO_TCP, 443, false, 6000, names),
+			 2);
+	assert_int_equal(pinreg_given_live(m, "sb", NULL, 0, 6000), 1);
+	/* No such port, no such sandbox. */
+	assert_int_equal(pinreg_names_gw(m, "sb", &gw.addr, IPPROTO_TCP, 80, true, 1000, names), 0);
+	assert_int_equal(pinreg_names_gw(m, "nope", &gw.addr, IPPROTO_TCP, 443, true, 1000, names),
+			 0);
+	assert_int_equal(pinreg_names_gw(NULL, "sb", &gw.addr, IPPROTO_TCP, 443, true, 1000, names),
+			 0);
+
+	/* A reload: each kept by a rule of its own kind. */
+	assert_int_equal(pinreg_split(m, "sb", nw, 1000, keep, 8, &nk, cut, 8, &nc), 0);
+	assert_int_equal(nk, 2);
+	assert_int_equal(nc, 0);
+	assert_true(keep[0].gateway != keep[1].gateway);
+	/* The rule loses gateway: the gateway pin is cut (never made plain), the plain one stays. */
+	policy_gateway_free(nw->rules[0].gateway);
+	nw->rules[0].gateway = NULL;
+	assert_int_equal(pinreg_split(m, "sb", nw, 1000, keep, 8, &nk, cut, 8, &nc), 0);
+	assert_int_equal(nk, 1);
+	assert_false(keep[0].gateway);
+	assert_int_equal(nc, 1);
+	assert_true(cut[0].gateway);
+	assert_int_equal(cut[0].port, 443);
+	pinreg_drop(m, "sb", cut, nc);
+	assert_int_equal(pinreg_names_gw(m, "sb", &gw.addr, IPPROTO_TCP, 443, true, 1000, names), 0);
+	assert_int_equal(pinreg_names_gw(m, "sb", &gw.addr, IPPROTO_TCP, 443, false, 1000, names),
+			 2);
+	/* fw removed both (a delete): retain nothing; the sandbox forgotten. */
+	pinreg_retain(m, "sb", 0);
+	assert_int_equal(pinreg_given_count(m, "sb"), 0);
+	pinreg_forget(m, "sb");
+	assert_int_equal(pinreg_count(m), 0);
+	pinreg_free(m);
+	policy_free(nw);
+}
+
 /* pinreg_names(): the SNI check's view of one pin. */
 static void test_names(void **state)
 {
@@ -523,6 +608,7 @@ int main(void)
 		cmocka_unit_test(test_split_by_name_and_port),
 		cmocka_unit_test(test_shared_address_and_port),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_gateway_entries),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_many_sandboxes),
 		cmocka_unit_test(test_last_name),

@@ -99,6 +99,50 @@ static void test_limit_and_reset(void **state)
 	pintrack_free(NULL);
 }
 
+/*
+ * The gateway flag is part of the key: a plain and a gateway pin of one
+ * (address, port) are two elements (pin4 and gw4), each with its own
+ * expiry, each counted against the limit (dns.max_pins), each reset.
+ */
+static void test_gateway_key(void **state)
+{
+	struct pintrack *pt;
+	struct pin in[2], out[2];
+
+	(void)state;
+	assert_int_equal(pintrack_new(&pt), 0);
+	in[0] = pin("198.51.100.10", 443, 60000);
+	in[1] = in[0];
+	in[1].gateway = true;
+	in[1].timeout_ms = 10000;
+	/* Two new elements: over a limit of 1. */
+	assert_int_equal(pintrack_plan(pt, "sb", in, 2, 0, 1, out), -ENOSPC);
+	assert_int_equal(pintrack_plan(pt, "sb", in, 2, 0, 2, out), 2);
+	assert_true(out[1].gateway);
+	assert_int_equal(pintrack_commit(pt, "sb", in, 2, 0), 0);
+	assert_int_equal(pintrack_live(pt, "sb"), 2);
+
+	/* The plain pin's long expiry does not cover the gateway pin's. */
+	in[1].timeout_ms = 30000;
+	assert_int_equal(pintrack_plan(pt, "sb", &in[1], 1, 0, 2, out), 1);
+	assert_true(out[0].gateway);
+	assert_int_equal(pintrack_commit(pt, "sb", &in[1], 1, 0), 0);
+	/* ... and the gateway pin's does not cover the plain one's. */
+	in[0].timeout_ms = 45000;
+	assert_int_equal(pintrack_plan(pt, "sb", &in[0], 1, 40000, 2, out), 1);
+	assert_false(out[0].gateway);
+	assert_int_equal(pintrack_live(pt, "sb"), 2);
+
+	/* Each expires on its own. */
+	assert_int_equal(pintrack_expire(pt, 30000), 1);
+	assert_int_equal(pintrack_live(pt, "sb"), 1);
+	in[1].timeout_ms = 1000;
+	assert_int_equal(pintrack_plan(pt, "sb", &in[1], 1, 30000, 1, out), -ENOSPC);
+	pintrack_reset(pt, "sb");
+	assert_int_equal(pintrack_total(pt), 0);
+	pintrack_free(pt);
+}
+
 static void test_many(void **state)
 {
 	struct pintrack *pt;
@@ -129,6 +173,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_never_shorter),
 		cmocka_unit_test(test_limit_and_reset),
+		cmocka_unit_test(test_gateway_key),
 		cmocka_unit_test(test_many),
 	};
 
