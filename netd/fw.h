@@ -33,6 +33,13 @@
  *   set  pin6 { ipv6 likewise }                   DNS pins of every sandbox: its source . daddr
  *                                                  . proto . port (the anti-spoofing rules
  *                                                  make the source its own)
+ *   set  gw4 { type ipv4_addr . ipv4_addr . inet_service; flags timeout }
+ *   set  gw6 { ipv6 likewise }                    gateway pins (fw_config.gw_port only):
+ *                                                  source . daddr . TCP port; prerouting_nat
+ *                                                  sets the sandbox's ct mark (sb_mark4/6) on
+ *                                                  such a connection and redirects it to
+ *                                                  :gw_port, input accepts it there
+ *                                                  (netd/fw/gwsteer.c)
  *   map  sb_mark4/6 { type addr : mark }           a sandbox's source -> its ct mark (acct.h)
  *   map  sb_quota   { type mark : quota }          its mark -> its quota object q-NAME
  *   set  sb_reject  { type mark; flags dynamic }   its mark -> its reject rate (limit)
@@ -147,6 +154,17 @@ struct fw_config {
 				 * limits.connections ("ct count over N"); 0 = none */
 	uint8_t flowtable;	/* FW_FLOWTABLE_*: the flowtable fast path (config
 				 * dataplane.flowtable); 0 = none, and the kernel is not asked */
+	/*
+	 * The API gateway's TCP port in this netns (host byte order; netd.yaml
+	 * gateway.port): gateway pins (struct pin.gateway) go into gw4/6, and
+	 * a sandbox's new TCP connection to (its source . daddr . dport) in
+	 * gw4/6 gets its accounting mark and is redirected to this port
+	 * (prerouting_nat), which input accepts from sandboxes for redirected
+	 * connections only.  0 = no gateway: no gw4/6, no such rules (the
+	 * ruleset is as without the gateway), and fw_pin() refuses gateway
+	 * pins (-EOPNOTSUPP).
+	 */
+	uint16_t gw_port;
 	struct pinreg *pins;	/* the pin registry (netd/model/pinreg.h), required: fw
 				 * records there what it gives each sandbox in pin4/6 and
 				 * reads it back to delete exactly those; borrowed, must
@@ -334,9 +352,12 @@ int fw_sandbox_del(struct fw *fw, const struct fw_sandbox *sb);
  * fw_pin() - add @n pins for sandbox @name, each with its own timeout;
  * an existing element gets its timeout refreshed.  Blocks until the kernel
  * acknowledged the whole batch: after a 0 return the addresses are
- * reachable.  Return: 0; -errno (-ENOENT: no such sandbox; -ENOSPC: the
- * sandbox would hold more than 65,536 live pins, or the shared set is
- * full); nothing is pinned on error.
+ * reachable.  A gateway pin (struct pin.gateway, TCP only) goes into
+ * gw4/6 (steered to the API gateway), never into pin4/6; both kinds count
+ * against the limits.  Return: 0; -errno (-ENOENT: no such sandbox;
+ * -ENOSPC: the sandbox would hold more than 65,536 live pins, or the
+ * shared set is full; -EOPNOTSUPP: a gateway pin without a gateway port);
+ * nothing is pinned on error.
  */
 int fw_pin(struct fw *fw, const char *name, const struct pin *pins, size_t n);
 
@@ -347,6 +368,16 @@ int fw_pin(struct fw *fw, const char *name, const struct pin *pins, size_t n);
  */
 int fw_pin_lookup(struct fw *fw, const char *name, const struct addr *addr, uint8_t proto,
 		  uint16_t port, uint64_t *ret_expires_ms);
+
+/*
+ * fw_pin_find() - fw_pin_lookup() for a pin of either kind: is (@addr,
+ * @what->proto, @what->port) pinned for @name in pin4/6, or, if
+ * @what->gateway, in gw4/6 (no gateway port: never)?  @what's address and
+ * timeout are not read.  One netlink get.  @ret_expires_ms: remaining
+ * time if found (may be NULL).  Return: 1 yes; 0 no; -errno.
+ */
+int fw_pin_find(struct fw *fw, const char *name, const struct addr *addr, const struct pin *what,
+		uint64_t *ret_expires_ms);
 
 /*
  * What `netd verify` reads back of one sandbox (fw_sandbox_check()): each

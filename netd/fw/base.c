@@ -135,6 +135,8 @@ static void base_sets(struct bt *bt, const struct prefix *internal, size_t n_int
 		setdef_pin(&d, f);
 		bt_set(bt, NFT_MSG_NEWSET, &d);
 	}
+	/* The gateway pins likewise (only with a gateway port). */
+	render_gw_sets(bt);
 	base_set(bt, "sandbox_fwd", TYPE_IFNAME, IFNAMSIZ, NFT_SET_MAP);
 	/*
 	 * What the policy chains (pchain.c) read of each sandbox: its mark by
@@ -305,6 +307,8 @@ static void base_prerouting_nat(struct bt *bt)
 			fx_redirect(&rb, rc->dns_port);
 			bt_rule(bt, &rb);
 		}
+	/* Connections to a gateway pin: to the API gateway (gwsteer.c). */
+	render_gw_nat(bt, n_fams(bt));
 }
 
 /*
@@ -334,6 +338,8 @@ static void base_input_head(struct bt *bt)
 		fm_dns_local(&rb, &fw_fams[i], false);
 		rule_accept(bt, &rb);
 	}
+	/* A steered connection to the API gateway's port (gwsteer.c). */
+	render_gw_input(bt, n_fams(bt));
 	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
 		const struct prefix *pool = pool_of(bt, f);
 
@@ -378,6 +384,7 @@ static void base_input_chained(struct bt *bt)
 		fm_dport(&rb, rc->dns_port);
 		rule_accept(bt, &rb);
 	}
+	render_gw_chained_in(bt);
 	rb_init(&rb, rc, "chained_in");
 	rule_drop(bt, &rb, reason_deny_name(REASON_DENY_TO_HOST));
 
@@ -390,6 +397,7 @@ static void base_input_chained(struct bt *bt)
 		fm_dport(&rb, rc->dns_port);
 		rule_drop(bt, &rb, NULL);
 	}
+	render_gw_input_drop(bt);
 }
 
 /*

@@ -71,8 +71,8 @@ int fw_new(const struct fw_config *cfg, struct fw_kernel *k, struct fw **ret);
 bool fw_name_ok(const char *s);
 /* @sb complete and consistent (name, interface, address families, chained needs an address). */
 bool fw_sb_ok(const struct fw_sandbox *sb);
-/* @p: IPv4/IPv6, TCP/UDP, timeout > 0. */
-bool fw_pin_ok(const struct pin *p);
+/* @p: IPv4/IPv6, TCP/UDP, timeout > 0; a gateway pin: TCP, and @rc has a gateway port. */
+bool fw_pin_ok(const struct fw_rcfg *rc, const struct pin *p);
 #define FW_NAME_BUCKETS 8192	/* power of two */
 
 /* The record of sandbox @name; NULL if fw has none.  Borrowed: valid until a record is added or removed. */

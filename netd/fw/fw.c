@@ -59,10 +59,10 @@ bool fw_sb_ok(const struct fw_sandbox *sb)
 	       !(sb->ct_mark & FW_SNI_CTMARK_BITS);
 }
 
-bool fw_pin_ok(const struct pin *p)
+bool fw_pin_ok(const struct fw_rcfg *rc, const struct pin *p)
 {
 	return fw_fam_of(p->addr.family) && (p->proto == IPPROTO_TCP || p->proto == IPPROTO_UDP) &&
-	       p->timeout_ms > 0;
+	       p->timeout_ms > 0 && (!p->gateway || (p->proto == IPPROTO_TCP && rc->gw_port));
 }
 
 /* ---- records -------------------------------------------------------------- */
@@ -269,6 +269,7 @@ int fw_new(const struct fw_config *cfg, struct fw_kernel *k, struct fw **ret)
 	fw->rc.dns_port = cfg->dns_port;
 	fw->rc.log_group = cfg->log_group;
 	fw->rc.conn_limit = cfg->conn_limit;
+	fw->rc.gw_port = cfg->gw_port;
 	if (cfg->egress_ifname)
 		snprintf(fw->rc.egress, sizeof(fw->rc.egress), "%s", cfg->egress_ifname);
 	fw->rc.pool4 = cfg->pool4;
@@ -657,9 +658,13 @@ int fw_pin(struct fw *fw, const char *name, const struct pin *pins, size_t n)
 		return -EINVAL;
 	if (n > FW_PINS_PER_CALL)
 		return -E2BIG;
-	for (size_t i = 0; i < n; i++)
-		if (!fw_pin_ok(&pins[i]))
+	for (size_t i = 0; i < n; i++) {
+		/* Without a gateway a gateway pin has no set: never a plain pin instead. */
+		if (pins[i].gateway && !fw->rc.gw_port)
+			return -EOPNOTSUPP;
+		if (!fw_pin_ok(&fw->rc, &pins[i]))
 			return -EINVAL;
+	}
 	rec = fw_sb_find(fw, name);
 	if (!rec)
 		return -ENOENT;
@@ -782,8 +787,16 @@ static int get_set(struct fw *fw, uint16_t type, struct nftnl_set *s, bool elems
 int fw_pin_lookup(struct fw *fw, const char *name, const struct addr *addr, uint8_t proto,
 		  uint16_t port, uint64_t *ret_expires_ms)
 {
+	const struct pin p = { .proto = proto, .port = port };
+
+	return fw_pin_find(fw, name, addr, &p, ret_expires_ms);
+}
+
+int fw_pin_find(struct fw *fw, const char *name, const struct addr *addr, const struct pin *what,
+		uint64_t *ret_expires_ms)
+{
 	const struct fw_fam *f = addr ? fw_fam_of(addr->family) : NULL;
-	struct pin pin = { .proto = proto, .port = port };
+	struct pin pin = *what;
 	struct lookup_res res = { 0 };
 	const struct fw_sb_rec *rec;
 	struct nftnl_set_elem *e;
@@ -796,8 +809,10 @@ int fw_pin_lookup(struct fw *fw, const char *name, const struct addr *addr, uint
 	if (fw)
 		fw->err[0] = '\0';	/* argument errors below are not the kernel's */
 
-	if (!fw || !fw_name_ok(name) || !f)
+	if (!fw || !fw_name_ok(name) || !f || !what)
 		return -EINVAL;
+	if (what->gateway && !fw->rc.gw_port)
+		return 0;	/* no gateway, no gw4/6: no gateway pin */
 	rec = fw_sb_find(fw, name);
 	if (!rec)
 		return -ENOENT;
@@ -805,9 +820,9 @@ int fw_pin_lookup(struct fw *fw, const char *name, const struct addr *addr, uint
 	if (src->family != f->af)
 		return 0;	/* it cannot send from this family: no pin */
 	pin.addr = *addr;
-	setdef_pin(&d, f);
+	setdef_pin_of(&d, f, pin.gateway);
 	s = nftnl_set_alloc();
-	e = elem_new(key, fkey_pin(key, src, &pin));
+	e = elem_new(key, fkey_pin_of(key, src, &pin));
 	if (!s || !e) {
 		nftnl_set_free(s);
 		nftnl_set_elem_free(e);

@@ -30,6 +30,7 @@ enum found_kind {
 	FOUND_CONNSET,	/* ce-/ca-POLICY-N: a policy chain's conn-limit set */
 	FOUND_OLDSET,	/* sb-NAME-pin4/cidr4/...: a per-sandbox set of an older netd */
 	FOUND_QUOTA,	/* q-NAME: owner = the sandbox */
+	FOUND_GWSET,	/* gw4/gw6: the gateway pins (removed when there is no gateway now) */
 };
 
 struct dump_list {
@@ -68,6 +69,9 @@ static void dump_note(struct dump_list *l, const char *table, const char *obj, c
 	if (what == 'q' && strncmp(obj, "q-", 2) == 0) {
 		kind = FOUND_QUOTA;
 		k = n - 2;
+	} else if (what == 's' && (strcmp(obj, "gw4") == 0 || strcmp(obj, "gw6") == 0)) {
+		kind = FOUND_GWSET;
+		k = 0;	/* a base set: no owner */
 	} else if (n <= 3) {
 		return;	/* every other kind has a 3-byte prefix and an owner */
 	} else if (what == 'c' && strncmp(obj, "sb-", 3) == 0) {
@@ -86,7 +90,7 @@ static void dump_note(struct dump_list *l, const char *table, const char *obj, c
 	} else {
 		return;	/* not one of ours */
 	}
-	if (k > POLICY_NAME_MAX || (k == 0 && kind != FOUND_CONNSET))
+	if (k > POLICY_NAME_MAX || (k == 0 && kind != FOUND_CONNSET && kind != FOUND_GWSET))
 		return;
 	if (l->n == l->cap) {
 		size_t nc = l->cap ? 2 * l->cap : 64;
@@ -100,7 +104,7 @@ static void dump_note(struct dump_list *l, const char *table, const char *obj, c
 		l->cap = nc;
 	}
 	memcpy(l->v[l->n].obj, obj, n + 1);
-	memcpy(l->v[l->n].owner, obj + (kind == FOUND_QUOTA ? 2 : 3), k);
+	memcpy(l->v[l->n].owner, obj + (kind == FOUND_QUOTA || kind == FOUND_GWSET ? 2 : 3), k);
 	l->v[l->n].owner[k] = '\0';
 	l->v[l->n].kind = kind;
 	l->n++;
@@ -146,9 +150,10 @@ static int dump_obj_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-/* The elements of pin4/6 found (any number of them). */
+/* The elements of pin4/6 (or, @gateway, of gw4/6) found (any number of them). */
 struct pin_dump {
 	const struct fw_fam *f;
+	bool gateway;
 	struct {
 		uint8_t key[FKEY_PIN_MAX];
 		uint64_t left_ms;	/* until it expires; 0: no expiry given */
@@ -161,7 +166,7 @@ static void pin_dump_add(void *arg, const void *key, uint32_t len, uint64_t left
 {
 	struct pin_dump *d = arg;
 
-	if (len != 2u * d->f->alen + 8u)
+	if (len != 2u * d->f->alen + (d->gateway ? 4u : 8u))
 		return;	/* not a key of this layout */
 	if (d->n == d->cap) {
 		size_t nc = d->cap ? 2 * d->cap : 256;
@@ -206,7 +211,7 @@ static int dump_pins(struct fw *fw, struct pin_dump *d)
 
 	if (!s)
 		return -ENOMEM;
-	setdef_pin(&def, d->f);
+	setdef_pin_of(&def, d->f, d->gateway);
 	nftnl_set_set_str(s, NFTNL_SET_TABLE, fw->rc.table);
 	nftnl_set_set_str(s, NFTNL_SET_NAME, def.name);
 	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
@@ -229,9 +234,9 @@ struct rc_arg {
 	size_t n_chains;
 	const struct dump_list *found;	/* NULL: replacing, nothing to remove */
 	/* Pins whose source is no kept sandbox's: removed (keep mode only). */
-	const uint8_t *orphans[2];	/* keys, orphan_stride bytes apart, per family */
+	const uint8_t *orphans[4];	/* keys, orphan_stride bytes apart: pin4, pin6, gw4, gw6 */
 	size_t orphan_stride;
-	size_t n_orphans[2];
+	size_t n_orphans[4];
 };
 
 static int name_cmp(const void *x, const void *y)
@@ -297,6 +302,12 @@ static void render_stale_sets(struct bt *bt, const struct rc_arg *a)
 		enum found_kind k = a->found->v[i].kind;
 		struct setdef d = { 0 };
 
+		/* No gateway now: an earlier run's gateway pins go with their sets. */
+		if (k == FOUND_GWSET && !bt->rc->gw_port) {
+			snprintf(d.name, sizeof(d.name), "%s", a->found->v[i].obj);
+			bt_set(bt, NFT_MSG_DELSET, &d);
+			continue;
+		}
 		if ((k != FOUND_OLDSET && k != FOUND_PCSET && k != FOUND_CONNSET) ||
 		    (k == FOUND_PCSET && rc_policy_used(a, a->found->v[i].owner)) ||
 		    (k == FOUND_CONNSET && rc_chain_used(a, a->found->v[i].obj, true)))
@@ -323,9 +334,9 @@ static void render_reconcile(struct bt *bt, const void *argp)
 	fw_render_open(bt, a->cfg);
 	if (a->found) {
 		render_stale_chains(bt, a);
-		for (int i = 0; i < 2; i++)
-			render_pin_keys_remove(bt, &fw_fams[i], a->orphans[i], a->orphan_stride,
-					       a->n_orphans[i]);
+		for (int i = 0; i < 4; i++)
+			render_pin_keys_remove(bt, &fw_fams[i % 2], i / 2, a->orphans[i],
+					       a->orphan_stride, a->n_orphans[i]);
 	}
 	for (size_t i = 0; i < a->n; i++)
 		render_sandbox(bt, &a->sbs[i]);
@@ -439,10 +450,12 @@ static int src_cmp(const void *x, const void *y)
 /*
  * Each pin found is given (the registry) to the kept sandbox whose source
  * it has; the others (no kept sandbox sends from there) are moved to the
- * front of @d and become @a's orphans of that family.
+ * front of @d and become @a's orphans of that set (@set: pin4, pin6, gw4,
+ * gw6; a gateway pin's key has no protocol: TCP).
  */
-static int attribute_pins(struct rc_arg *a, struct pin_dump *d, int fam)
+static int attribute_pins(struct rc_arg *a, struct pin_dump *d, int set)
 {
+	int fam = set % 2;
 	const struct fw_fam *f = d->f;
 	struct src_ix *ix = calloc(a->n ? a->n : 1, sizeof(*ix));
 	uint64_t now = clock_mono_ms();
@@ -464,7 +477,8 @@ static int attribute_pins(struct rc_arg *a, struct pin_dump *d, int fam)
 		struct src_ix want = { 0 };
 		const struct src_ix *hit;
 		const uint8_t *key = d->v[j].key;
-		struct pin p = { .addr.family = f->af, .proto = key[2 * f->alen] };
+		struct pin p = { .addr.family = f->af, .gateway = d->gateway,
+				 .proto = d->gateway ? IPPROTO_TCP : key[2 * f->alen] };
 		uint16_t be;
 
 		memcpy(want.a, key, f->alen);
@@ -476,7 +490,7 @@ static int attribute_pins(struct rc_arg *a, struct pin_dump *d, int fam)
 			continue;
 		}
 		memcpy(p.addr.a, key + f->alen, f->alen);
-		memcpy(&be, key + 2 * f->alen + 4, 2);
+		memcpy(&be, key + 2 * f->alen + (d->gateway ? 0 : 4), 2);
 		p.port = ntohs(be);
 		/* The remaining lifetime; an element without expiry lasts as long as possible. */
 		p.timeout_ms = d->v[j].left_ms && d->v[j].left_ms < UINT32_MAX ?
@@ -486,9 +500,9 @@ static int attribute_pins(struct rc_arg *a, struct pin_dump *d, int fam)
 	free(ix);
 	if (r < 0)
 		return r;
-	a->orphans[fam] = d->n ? d->v[0].key : NULL;
+	a->orphans[set] = d->n ? d->v[0].key : NULL;
 	a->orphan_stride = sizeof(d->v[0]);
-	a->n_orphans[fam] = k;
+	a->n_orphans[set] = k;
 	return 0;
 }
 
@@ -513,7 +527,7 @@ static size_t rc_count_stale(const struct rc_arg *a, const struct dump_list *fou
 
 /* Keep the table: inventory it, then reconcile it in one batch. */
 static int reconcile_keep(struct fw *fw, struct rc_arg *a, struct dump_list *found,
-			  struct pin_dump pins[2], struct fw_reconcile_info *info)
+			  struct pin_dump pins[4], struct fw_reconcile_info *info)
 {
 	int r;
 
@@ -523,8 +537,10 @@ static int reconcile_keep(struct fw *fw, struct rc_arg *a, struct dump_list *fou
 		r = dump(fw, NFT_MSG_GETSET, dump_set_cb, found);
 	if (r == 0)
 		r = dump(fw, NFT_MSG_GETOBJ, dump_obj_cb, found);
-	for (int i = 0; i < 2 && r == 0; i++) {
-		pins[i].f = &fw_fams[i];
+	/* pin4, pin6, and with a gateway gw4, gw6 (without one they go whole). */
+	for (int i = 0; i < (fw->rc.gw_port ? 4 : 2) && r == 0; i++) {
+		pins[i].f = &fw_fams[i % 2];
+		pins[i].gateway = i >= 2;
 		r = dump_pins(fw, &pins[i]);
 		if (r == 0)
 			r = attribute_pins(a, &pins[i], i);
@@ -565,7 +581,7 @@ int fw_open_reconcile_with(const struct fw_config *cfg, struct fw_kernel *k,
 			   struct fw_reconcile_info *info)
 {
 	struct dump_list found = { 0 };
-	struct pin_dump pins[2] = { { 0 } };
+	struct pin_dump pins[4] = { { 0 } };
 	struct rc_arg a = { .cfg = cfg, .n = n };
 	struct fw *fw = NULL;
 	int r = 0;
@@ -620,8 +636,8 @@ out:
 	free(a.chains);
 	free(a.chain_digests);
 	free(found.v);
-	free(pins[0].v);
-	free(pins[1].v);
+	for (int i = 0; i < 4; i++)
+		free(pins[i].v);
 	if (r < 0) {
 		fw_close(fw);
 		return r;

@@ -119,6 +119,8 @@ struct fw_rcfg {
 				 * target (nft_compat), which it does not load for an
 				 * inet table: it must be built in or loaded already */
 	uint32_t conn_limit;	/* default per-sandbox "ct count" limit; 0 = none */
+	uint16_t gw_port;	/* the API gateway's port (host byte order); 0 = no gateway:
+				 * no gw4/6 and no steering rules (gwsteer.c) */
 };
 
 static inline bool fw_rcfg_v6(const struct fw_rcfg *rc)
@@ -371,6 +373,30 @@ void elem_remove(struct bt *bt, const char *set, const void *key, size_t len, co
 /* Remove @ifname . @a from set @base + "4"/"6" by @a's family (family 0: nothing). */
 void ifaddr_remove(struct bt *bt, const char *base, const char *ifname, const struct addr *a);
 
+/* ---- gwsteer.c: the API gateway's sets and rules -------------------------- */
+
+/* gw4/6, shared by every sandbox (timeout): saddr . daddr . dport (TCP: gateway pins) */
+void setdef_gw(struct setdef *d, const struct fw_fam *f);
+/* saddr . daddr . inet_service: the gw4/6 key of gateway pin @p sent from @src: 2 alen + 4 bytes. */
+size_t fkey_gw(uint8_t *out, const struct addr *src, const struct pin *p);
+/* The set of @gateway pins of @f: gw4/6 if @gateway, else pin4/6. */
+void setdef_pin_of(struct setdef *d, const struct fw_fam *f, bool gateway);
+/* @p's key in its set (fkey_gw() for a gateway pin, else fkey_pin()); FKEY_PIN_MAX bytes fit. */
+size_t fkey_pin_of(uint8_t *out, const struct addr *src, const struct pin *p);
+/*
+ * The renderers below render nothing when @bt->rc->gw_port is 0.
+ * render_gw_sets() - with the base sets: gw4/6, created or kept with their elements.
+ */
+void render_gw_sets(struct bt *bt);
+/* render_gw_nat() - prerouting_nat, after the DNS redirects: steered connections of @n_fams families. */
+void render_gw_nat(struct bt *bt, size_t n_fams);
+/* render_gw_input() - input's head: a steered connection from a sandbox interface to the port, accepted. */
+void render_gw_input(struct bt *bt, size_t n_fams);
+/* render_gw_chained_in() - chained_in: the same for chained attachments. */
+void render_gw_chained_in(struct bt *bt);
+/* render_gw_input_drop() - input: the port from anything but a sandbox or lo, dropped. */
+void render_gw_input_drop(struct bt *bt);
+
 /* ---- base.c, sandbox.c --------------------------------------------------- */
 
 /*
@@ -543,7 +569,7 @@ void render_quota_remove(struct bt *bt, const char *name, const uint32_t marks[2
 void render_marks_remove(struct bt *bt, const struct fw_sandbox *sb, uint32_t mark);
 
 /*
- * render_pins() - add @pins[0..@n) to pin4/6, each keyed by the source of
+ * render_pins() - add @pins[0..@n) to pin4/6 (gateway pins to gw4/6), each keyed by the source of
  * its family in @src ([0] IPv4, [1] IPv6; a family the sandbox has no
  * address of: its pins are left out).  An existing element gets the new
  * timeout.
@@ -558,9 +584,12 @@ void render_pins(struct bt *bt, const struct addr src[2], const struct pin *pins
 void render_pins_remove(struct bt *bt, const struct addr src[2], const struct pinreg *reg,
 			const char *name);
 
-/* render_pin_keys_remove() - the same for @n raw pin4/6 keys of family @f, @stride bytes apart. */
-void render_pin_keys_remove(struct bt *bt, const struct fw_fam *f, const uint8_t *keys,
-			    size_t stride, size_t n);
+/*
+ * render_pin_keys_remove() - the same for @n raw keys of family @f, @stride
+ * bytes apart, of pin4/6 (or, @gateway, of gw4/6).
+ */
+void render_pin_keys_remove(struct bt *bt, const struct fw_fam *f, bool gateway,
+			    const uint8_t *keys, size_t stride, size_t n);
 
 /* render_dns() - @ifname's dns_local4/6 elements: @old out, @cur in (family 0: none). */
 void render_dns(struct bt *bt, const char *ifname, const struct addr old[2],

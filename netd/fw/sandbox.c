@@ -18,7 +18,9 @@
  * "saddr . daddr . l4proto . dport @pin4 accept" then lets the connection
  * through until the element expires.  The anti-spoofing rules make S the
  * sandbox's own; fw.c's ledger lets the sandbox's removal delete exactly
- * its elements.
+ * its elements.  A gateway pin (struct pin.gateway) becomes "S . addr .
+ * port" of gw4/6 instead, which steers the connection to the API gateway
+ * (gwsteer.c); never an element of pin4/6.
  */
 #include "netd/fw/render.h"
 
@@ -64,25 +66,33 @@ void sb_arg_done(struct sb_arg *a)
 	a->box[0] = a->box[1] = NULL;
 }
 
+/* Is there a gateway, whose sets gw4/6 a pin of kind @gw may be in?  (Plain ones: always.) */
+static bool pin_kind_on(const struct bt *bt, int gw)
+{
+	return !gw || bt->rc->gw_port;
+}
+
 void render_pins(struct bt *bt, const struct addr src[2], const struct pin *pins, size_t n)
 {
-	for (int i = 0; i < 2; i++) {
-		const struct fw_fam *f = &fw_fams[i];
+	/* Plain pins to pin4/6, gateway pins to gw4/6 (fw_pin() took none without a gateway). */
+	for (int i = 0; i < 4; i++) {
+		const struct fw_fam *f = &fw_fams[i % 2];
+		int gw = i / 2;
 		struct setdef d;
 		struct elemq q;
 
-		if (src[i].family != f->af)
+		if (src[i % 2].family != f->af || !pin_kind_on(bt, gw))
 			continue;
-		setdef_pin(&d, f);
+		setdef_pin_of(&d, f, gw);
 		elq_init(&q, bt, NFT_MSG_NEWSETELEM, d.name);
 		for (size_t k = 0; k < n; k++) {
 			const struct pin *p = &pins[k];
 			struct nftnl_set_elem *e;
 			uint8_t key[FKEY_PIN_MAX];
 
-			if (p->addr.family != f->af)
+			if (p->addr.family != f->af || p->gateway != gw)
 				continue;
-			e = elem_new(key, fkey_pin(key, &src[i], p));
+			e = elem_new(key, fkey_pin_of(key, &src[i % 2], p));
 			if (e) {
 				/*
 				 * An existing element is updated in place (no
@@ -104,15 +114,15 @@ void render_pins(struct bt *bt, const struct addr src[2], const struct pin *pins
  * deleted: the element is gone afterwards whether or not it was there, or
  * had lapsed, so the batch never fails on it.
  */
-void render_pin_keys_remove(struct bt *bt, const struct fw_fam *f, const uint8_t *keys,
-			    size_t stride, size_t n)
+void render_pin_keys_remove(struct bt *bt, const struct fw_fam *f, bool gateway,
+			    const uint8_t *keys, size_t stride, size_t n)
 {
 	static const uint16_t types[] = { NFT_MSG_NEWSETELEM, NFT_MSG_DELSETELEM };
 	struct setdef d;
 
 	if (n == 0)
 		return;
-	setdef_pin(&d, f);
+	setdef_pin_of(&d, f, gateway);
 	for (int t = 0; t < 2; t++) {
 		struct elemq q;
 
@@ -128,6 +138,7 @@ struct pin_rm {
 	struct elemq *q;
 	const struct fw_fam *f;
 	const struct addr *src;
+	bool gateway;		/* the queue is gw4/6's */
 };
 
 static void pin_rm_one(void *arg, const struct pin *p)
@@ -135,8 +146,8 @@ static void pin_rm_one(void *arg, const struct pin *p)
 	const struct pin_rm *x = arg;
 	uint8_t key[FKEY_PIN_MAX];
 
-	if (p->addr.family == x->f->af)
-		elq_add(x->q, elem_new(key, fkey_pin(key, x->src, p)));
+	if (p->addr.family == x->f->af && p->gateway == x->gateway)
+		elq_add(x->q, elem_new(key, fkey_pin_of(key, x->src, p)));
 }
 
 void render_pins_remove(struct bt *bt, const struct addr src[2], const struct pinreg *reg,
@@ -146,16 +157,17 @@ void render_pins_remove(struct bt *bt, const struct addr src[2], const struct pi
 
 	if (!reg || !name || !pinreg_given_count(reg, name))
 		return;
-	for (int i = 0; i < 2; i++) {
-		const struct fw_fam *f = &fw_fams[i];
+	for (int i = 0; i < 4; i++) {
+		const struct fw_fam *f = &fw_fams[i % 2];
+		int gw = i / 2;
 		struct setdef d;
 
-		if (src[i].family != f->af)
+		if (src[i % 2].family != f->af || !pin_kind_on(bt, gw))
 			continue;
-		setdef_pin(&d, f);
+		setdef_pin_of(&d, f, gw);
 		for (int t = 0; t < 2; t++) {
 			struct elemq q;
-			struct pin_rm x = { .q = &q, .f = f, .src = &src[i] };
+			struct pin_rm x = { .q = &q, .f = f, .src = &src[i % 2], .gateway = gw };
 
 			elq_init(&q, bt, types[t], d.name);
 			pinreg_given_each(reg, name, pin_rm_one, &x);

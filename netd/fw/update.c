@@ -34,7 +34,7 @@ static int update_ok(struct fw *fw, const struct fw_update *u)
 	    !fw_sb_find(fw, u->sb->name) || u->n_pins > FW_PIN_SET_SIZE || (u->n_pins && !u->pins))
 		return -EINVAL;
 	for (size_t j = 0; j < u->n_pins; j++)
-		if (!fw_pin_ok(&u->pins[j]))
+		if (!fw_pin_ok(&fw->rc, &u->pins[j]))
 			return -EINVAL;
 	return 0;
 }

@@ -54,7 +54,7 @@ static struct fw_kernel *g_fake;	/* --fake: the model g_fw commits to */
 static const char *g_fake_out;
 static struct {
 	unsigned long log_group, ct_mark, chained, quota, quota_cut, tap, no_fast_path,
-		conn_limit, conns, flowtable;
+		conn_limit, conns, flowtable, gw_port;
 	unsigned long audit, reject, mode;	/* policy mode/on_deny, fw_sandbox.mode */
 } g_opt;
 
@@ -96,12 +96,13 @@ static void free_policy(struct policy *p)
 		free(r->domains);
 		free(r->cidrs);
 		free(r->ports);
+		free(r->gateway);	/* zeroed by the driver: nothing inside */
 	}
 	free(p->rules);
 	free(p->name);
 }
 
-/* "sni=enforce,host=log" (after a rule's '+'): its tls.sni / http.host. */
+/* "sni=enforce,host=log" (after a rule's '+'): its tls.sni / http.host; "gw": gateway: (empty). */
 static int parse_l7(char *s, struct policy_rule *r)
 {
 	char *tok, *save;
@@ -110,6 +111,12 @@ static int parse_l7(char *s, struct policy_rule *r)
 		char *eq = strchr(tok, '=');
 		uint8_t m;
 
+		if (strcmp(tok, "gw") == 0 && !r->gateway) {
+			r->gateway = calloc(1, sizeof(*r->gateway));
+			if (!r->gateway)
+				return -ENOMEM;
+			continue;
+		}
 		if (!eq)
 			return -EINVAL;
 		*eq = '\0';
@@ -264,6 +271,7 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 		cfg.no_fast_path = g_opt.no_fast_path != 0;
 		cfg.conn_limit = (uint32_t)g_opt.conn_limit;
 		cfg.flowtable = (uint8_t)g_opt.flowtable;
+		cfg.gw_port = (uint16_t)g_opt.gw_port;
 		fw_close(g_fw);
 		g_fw = NULL;
 		pinreg_free(g_pins);
@@ -319,6 +327,8 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 			g_opt.conns = v;
 		else if (strcmp(t[1], "flowtable") == 0)
 			g_opt.flowtable = v;
+		else if (strcmp(t[1], "gw_port") == 0)	/* the API gateway's port (next open) */
+			g_opt.gw_port = v;
 		else
 			return -EINVAL;
 		return 0;
@@ -353,8 +363,9 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 			return -EINVAL;
 		return fw_sandbox_set_dns(g_fw, t[1], &d4, &d6);
 	}
-	if (strcmp(t[0], "pin") == 0 && n == 6) {
-		struct pin p = { 0 };
+	/* pin NAME ADDR PROTO PORT TIMEOUT_MS [gw]: a gateway pin with "gw" */
+	if (strcmp(t[0], "pin") == 0 && (n == 6 || (n == 7 && strcmp(t[6], "gw") == 0))) {
+		struct pin p = { .gateway = n == 7 };
 
 		if (addr_parse(t[2], &p.addr) < 0 || parse_proto(t[3], &p.proto) < 0)
 			return -EINVAL;
@@ -362,14 +373,16 @@ static int do_cmd(char **t, int n, uint64_t *expires, int *found)
 		p.timeout_ms = (uint32_t)strtoul(t[5], NULL, 10);
 		return fw_pin(g_fw, t[1], &p, 1);
 	}
-	if (strcmp(t[0], "lookup") == 0 && n == 5) {
+	/* lookup NAME ADDR PROTO PORT [gw] */
+	if (strcmp(t[0], "lookup") == 0 && (n == 5 || (n == 6 && strcmp(t[5], "gw") == 0))) {
+		struct pin what = { .gateway = n == 6 };
 		struct addr a;
-		uint8_t proto;
 		int r;
 
-		if (addr_parse(t[2], &a) < 0 || parse_proto(t[3], &proto) < 0)
+		if (addr_parse(t[2], &a) < 0 || parse_proto(t[3], &what.proto) < 0)
 			return -EINVAL;
-		r = fw_pin_lookup(g_fw, t[1], &a, proto, (uint16_t)atoi(t[4]), expires);
+		what.port = (uint16_t)atoi(t[4]);
+		r = fw_pin_find(g_fw, t[1], &a, &what, expires);
 		if (r >= 0)
 			*found = r;
 		return r < 0 ? r : 0;

@@ -1,0 +1,199 @@
+/*
+ * gwsteer - the API gateway's part of the ruleset (docs/gateway.md): the
+ * gateway pins' sets gw4/gw6 and the rules that steer a sandbox's TCP
+ * connections to them into netd's gateway, rendered only when fw's config
+ * has a gateway port (fw_config.gw_port); with 0 nothing here renders and
+ * the ruleset is what it was without the gateway.  Pure renderer.
+ *
+ *   set gw4 { type ipv4_addr . ipv4_addr . inet_service; flags timeout }   saddr . daddr . dport
+ *   set gw6 { ipv6 likewise }
+ *   prerouting_nat, after the DNS redirects:
+ *     iifname @sandbox_ifs meta l4proto tcp ip saddr . ip daddr . tcp dport @gw4
+ *         ct mark set ip saddr map @sb_mark4 redirect to :GW_PORT
+ *     (chained attachments: ip saddr @chained_src4 instead of the interface)
+ *   input:  meta l4proto tcp th dport GW_PORT ct status dnat iifname @sandbox_ifs accept
+ *           (chained_in likewise), and from anything but a sandbox or lo: drop
+ *
+ * Not here: a gateway pin is never an element of pin4/6, so a steered
+ * connection never reaches forward: with the gateway down it is refused
+ * (nothing listens on the port), never let through directly.  The
+ * accounting mark is set here, at the connection's first packet, because
+ * the policy chain that sets it for forwarded connections never sees it;
+ * conntrack's original tuple keeps the destination the sandbox asked for
+ * (the trail's conn records, and SO_ORIGINAL_DST for the gateway).
+ */
+#include "netd/fw/render.h"
+
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+
+static bool gw_on(const struct bt *bt)
+{
+	return bt->rc->gw_port != 0;
+}
+
+void setdef_gw(struct setdef *d, const struct fw_fam *f)
+{
+	memset(d, 0, sizeof(*d));
+	snprintf(d->name, sizeof(d->name), "gw%c", f->sfx);
+	d->key_type = (f->addr_type << TYPE_BITS | f->addr_type) << TYPE_BITS | TYPE_INET_SERVICE;
+	d->key_len = 2u * f->alen + 4u;
+	d->flags = NFT_SET_TIMEOUT;
+	d->size = FW_PIN_SET_TOTAL;
+}
+
+size_t fkey_gw(uint8_t *out, const struct addr *src, const struct pin *p)
+{
+	size_t alen = addr_len(p->addr.family);
+	uint16_t be = htons(p->port);
+
+	memcpy(out, src->a, alen);
+	memcpy(out + alen, p->addr.a, alen);
+	memset(out + 2 * alen, 0, 4);
+	memcpy(out + 2 * alen, &be, 2);
+	return 2 * alen + 4;
+}
+
+void setdef_pin_of(struct setdef *d, const struct fw_fam *f, bool gateway)
+{
+	if (gateway)
+		setdef_gw(d, f);
+	else
+		setdef_pin(d, f);
+}
+
+size_t fkey_pin_of(uint8_t *out, const struct addr *src, const struct pin *p)
+{
+	return p->gateway ? fkey_gw(out, src, p) : fkey_pin(out, src, p);
+}
+
+void render_gw_sets(struct bt *bt)
+{
+	struct setdef d;
+
+	if (!gw_on(bt))
+		return;
+	/* Kept across a restart with their elements, as pin4/6 are. */
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		setdef_gw(&d, f);
+		bt_set(bt, NFT_MSG_NEWSET, &d);
+	}
+}
+
+/* saddr . daddr . th dport @gw4/6 (after a TCP match). */
+static void fm_gw_lookup(struct rb *rb, const struct fw_fam *f)
+{
+	struct setdef d;
+
+	setdef_gw(&d, f);
+	fx_payload(rb, NFT_PAYLOAD_NETWORK_HEADER, f->saddr_off, f->alen, REG32(0));
+	fx_payload(rb, NFT_PAYLOAD_NETWORK_HEADER, f->daddr_off, f->alen, REG32(f->alen / 4));
+	fx_payload(rb, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, REG32(2 * f->alen / 4));
+	fx_lookup(rb, d.name, REG32(0), -1, false);
+}
+
+void render_gw_nat(struct bt *bt, size_t n_fams)
+{
+	struct rb rb;
+
+	if (!gw_on(bt))
+		return;
+	/*
+	 * After the DNS redirects: a query to port 53 always goes to the proxy,
+	 * whatever a gateway pin says.  The nat chain sees a connection's first
+	 * packet only; the mark is the one forward's policy chain would have set
+	 * (sb_mark4/6 by the anti-spoofing-checked source), so conn records
+	 * attribute the connection to its sandbox.  A source without a mark
+	 * does not match: the connection goes on to forward, where no pin4/6
+	 * element lets it through (fail closed).
+	 */
+	for (size_t i = 0; i < n_fams; i++) {
+		const struct fw_fam *f = &fw_fams[i];
+		struct setdef m;
+
+		setdef_mark_map(&m, f);
+		for (int chained = 0; chained < 2; chained++) {
+			rb_init(&rb, bt->rc, "prerouting_nat");
+			if (chained) {
+				fm_addr_in(&rb, f, false, fw_fam_name("chained_src", f).s, false);
+			} else {
+				fm_nfproto(&rb, f->nfproto);
+				fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
+			}
+			fm_l4proto(&rb, IPPROTO_TCP);
+			fm_gw_lookup(&rb, f);
+			fx_ct_mark_from_src(&rb, f, m.name);
+			fx_redirect(&rb, bt->rc->gw_port);
+			bt_rule(bt, &rb);
+		}
+	}
+}
+
+/* ct status dnat: the connection was redirected (only steered ones reach the gateway port). */
+static void fm_ct_dnat(struct rb *rb)
+{
+	uint32_t mask = IPS_DST_NAT, xor = 0, zero = 0;
+	struct nftnl_expr *e = fx_new(rb, "ct");
+
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATUS);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	}
+	fx_bitwise(rb, NFT_REG_1, &mask, &xor, 4);
+	fx_cmp(rb, NFT_REG_1, NFT_CMP_NEQ, &zero, 4);
+}
+
+void render_gw_input(struct bt *bt, size_t n_fams)
+{
+	struct rb rb;
+
+	if (!gw_on(bt))
+		return;
+	for (size_t i = 0; i < n_fams; i++) {
+		rb_init(&rb, bt->rc, "input");
+		fm_nfproto(&rb, fw_fams[i].nfproto);
+		fm_l4proto(&rb, IPPROTO_TCP);
+		fm_dport(&rb, bt->rc->gw_port);
+		fm_ct_dnat(&rb);
+		fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
+		fx_verdict(&rb, NF_ACCEPT);
+		bt_rule(bt, &rb);
+	}
+}
+
+void render_gw_chained_in(struct bt *bt)
+{
+	struct rb rb;
+
+	if (!gw_on(bt))
+		return;
+	rb_init(&rb, bt->rc, "chained_in");
+	fm_l4proto(&rb, IPPROTO_TCP);
+	fm_dport(&rb, bt->rc->gw_port);
+	fm_ct_dnat(&rb);
+	fx_verdict(&rb, NF_ACCEPT);
+	bt_rule(bt, &rb);
+}
+
+void render_gw_input_drop(struct bt *bt)
+{
+	static const char lo[IFNAMSIZ] = "lo";
+	struct rb rb;
+
+	if (!gw_on(bt))
+		return;
+	/* The gateway port is for steered sandbox connections (and local tools on lo). */
+	rb_init(&rb, bt->rc, "input");
+	fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", true);
+	fx_meta(&rb, NFT_META_IIFNAME, NFT_REG_1);
+	fx_cmp(&rb, NFT_REG_1, NFT_CMP_NEQ, lo, IFNAMSIZ);
+	fm_l4proto(&rb, IPPROTO_TCP);
+	fm_dport(&rb, bt->rc->gw_port);
+	fx_counter(&rb);
+	fx_verdict(&rb, NF_DROP);
+	bt_rule(bt, &rb);
+}
