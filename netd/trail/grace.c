@@ -35,6 +35,22 @@ uint32_t grace_timeout_s(const struct policy *p, const char *name, const struct 
 	return best;
 }
 
+bool grace_gateway(const struct policy *p, const char *name, uint8_t proto, uint16_t port)
+{
+	uint16_t idx[POLICY_MAX_RULES];
+	size_t n;
+
+	if (!p || !name)
+		return false;
+	n = policy_match(p, name, idx, POLICY_MAX_RULES);
+	if (n > POLICY_MAX_RULES)
+		n = POLICY_MAX_RULES;
+	for (size_t i = 0; i < n; i++)
+		if (p->rules[idx[i]].gateway && policy_rule_port(&p->rules[idx[i]], proto, port))
+			return true;
+	return false;
+}
+
 bool grace_policy_wants(const struct policy *p, uint32_t global_s)
 {
 	if (global_s)

@@ -37,6 +37,15 @@
 uint32_t grace_timeout_s(const struct policy *p, const char *name, const struct addr *dst,
 			 uint8_t proto, uint16_t port, uint32_t global_s);
 
+/*
+ * grace_gateway() - is the grace pin for @name on @proto/@port under @p a
+ * gateway pin (struct pin.gateway)?  Yes if any domain rule that matches
+ * @name and allows @proto/@port has gateway: such a connection was steered
+ * to the API gateway (gw4/6 wins over pin4/6 in prerouting), and its
+ * grace must never open a direct path (pin4/6) to that address.
+ */
+bool grace_gateway(const struct policy *p, const char *name, uint8_t proto, uint16_t port);
+
 /* grace_policy_wants() - could @p (with @global_s) ever give a grace? */
 bool grace_policy_wants(const struct policy *p, uint32_t global_s);
 

@@ -177,6 +177,7 @@ static void grace_flow(struct trail *t, const struct sandbox *sb, const struct c
 		       const char *domain)
 {
 	char name[PINREG_QNAME_MAX + 1];	/* a copy: the re-pin changes the registry */
+	const struct policy *pol;
 	uint32_t g;
 	struct pin pin;
 	char abuf[ADDR_STRLEN];
@@ -188,14 +189,16 @@ static void grace_flow(struct trail *t, const struct sandbox *sb, const struct c
 	if (!domain || strchr(domain, '/'))
 		return;		/* not reached through a name (by address, a CIDR rule, forgotten) */
 	snprintf(name, sizeof(name), "%s", domain);
-	g = grace_timeout_s(t->policy(t->ctx, sb->policy), name, &f->dst, f->proto, f->dport,
-			    t->cfg.idle_grace_s);
+	pol = t->policy(t->ctx, sb->policy);
+	g = grace_timeout_s(pol, name, &f->dst, f->proto, f->dport, t->cfg.idle_grace_s);
 	if (!g) {
 		t->grace.none++;
 		return;
 	}
+	/* A steered connection's grace steers too: never a direct path (grace.h). */
 	pin = (struct pin){ .addr = f->dst, .proto = f->proto, .port = f->dport,
-			       .timeout_ms = g * 1000u };
+			       .timeout_ms = g * 1000u,
+			       .gateway = grace_gateway(pol, name, f->proto, f->dport) };
 	r = t->cfg.grace_pin(t->ctx, sb->name, &pin);
 	if (r < 0) {
 		t->grace.failed++;

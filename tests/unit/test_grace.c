@@ -42,6 +42,26 @@ static struct addr v4(const char *s)
 	return a;
 }
 
+/* A name a gateway rule matches on that port: its grace pin is a gateway pin (never pin4/6). */
+static void test_gateway(void **state)
+{
+	struct policy *p = parse("name: t\negress:\n"
+				 "  - domains: [api.corp.example]\n    ports: [443]\n"
+				 "  - domains: [\"*.corp.example\"]\n    ports: [443, 80]\n");
+
+	(void)state;
+	assert_false(grace_gateway(p, "api.corp.example", IPPROTO_TCP, 443));
+	p->rules[0].gateway = calloc(1, sizeof(*p->rules[0].gateway));
+	assert_non_null(p->rules[0].gateway);
+	/* Matched by both rules on 443: steered, so a gateway pin. */
+	assert_true(grace_gateway(p, "api.corp.example", IPPROTO_TCP, 443));
+	assert_false(grace_gateway(p, "api.corp.example", IPPROTO_TCP, 80));
+	assert_false(grace_gateway(p, "www.corp.example", IPPROTO_TCP, 443));
+	assert_false(grace_gateway(p, "api.corp.example", IPPROTO_UDP, 443));
+	assert_false(grace_gateway(NULL, "api.corp.example", IPPROTO_TCP, 443));
+	policy_free(p);
+}
+
 static void test_timeout(void **state)
 {
 	struct policy *p = parse("name: t\negress:\n"
@@ -213,6 +233,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_timeout),
+		cmocka_unit_test(test_gateway),
 		cmocka_unit_test(test_wants),
 		cmocka_unit_test(test_seen),
 		cmocka_unit_test(test_tcp_closing),
