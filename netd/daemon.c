@@ -316,6 +316,7 @@ static int startup_restore(struct daemon *d)
 		.log_group = TRAIL_LOG_GROUP,
 		.no_fast_path = !d->cfg.fast_path,
 		.conn_limit = d->cfg.conn_limit,
+		.gw_port = 0,	/* the API gateway's port: netd.yaml gateway.port (0: none) */
 		.pins = d->pins,
 		.flowtable = d->cfg.flowtable == CONFIG_FLOWTABLE_ON    ? FW_FLOWTABLE_ON :
 			     d->cfg.flowtable == CONFIG_FLOWTABLE_OFF   ? FW_FLOWTABLE_OFF :
