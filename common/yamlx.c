@@ -370,8 +370,7 @@ static unsigned int edits(const char *a, const char *b)
 	return d[la][lb] < 3 ? d[la][lb] : 3;
 }
 
-/* The one of @names[0..@n) @key is a near miss of ("port" -> "ports"), or NULL. */
-static const char *near_miss(const char *key, const char *const *names, size_t n)
+const char *yamlx_near_miss(const char *key, const char *const *names, size_t n)
 {
 	const char *best = NULL;
 	unsigned int best_d = 3;
@@ -393,9 +392,9 @@ int yamlx_fields(const struct yamlx_node *map, const char *file, struct diag *er
 		 const char *where, const char *const *names, size_t n,
 		 const struct yamlx_node **keys, const struct yamlx_node **vals)
 {
-	const struct yamlx_node *seen[16] = { 0 };
+	const struct yamlx_node *seen[YAMLX_FIELDS_MAX] = { 0 };
 
-	if (n > 16 || map->type != YAMLX_MAP)
+	if (n > YAMLX_FIELDS_MAX || map->type != YAMLX_MAP)
 		return -EINVAL;	/* programmer error: the schemas are small */
 	for (size_t i = 0; i < n; i++) {
 		vals[i] = NULL;
@@ -414,7 +413,7 @@ int yamlx_fields(const struct yamlx_node *map, const char *file, struct diag *er
 			if (strcmp(key->str, names[i]) == 0)
 				break;
 		if (i == n) {
-			const char *near = near_miss(key->str, names, n);
+			const char *near = yamlx_near_miss(key->str, names, n);
 
 			allowed[0] = '\0';
 			for (size_t j = 0; j < n; j++) {

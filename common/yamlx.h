@@ -17,6 +17,7 @@
 
 #define YAMLX_MAX_DEPTH 32		/* nested collections */
 #define YAMLX_MAX_NODES (1u << 19)	/* nodes per document */
+#define YAMLX_FIELDS_MAX 24		/* keys of one yamlx_fields() schema */
 
 enum yamlx_type { YAMLX_SCALAR, YAMLX_SEQ, YAMLX_MAP };
 
@@ -72,7 +73,7 @@ char *yamlx_quote(const char *in, size_t len, char *out, size_t outsz);
 /*
  * yamlx_fields() - check mapping @map against a fixed schema.
  * @where: path for messages ("policy", "egress[2]", "pool").
- * @names, @n: the allowed keys.  @vals[i] (and @keys[i], may be NULL) get
+ * @names, @n: the allowed keys, @n <= YAMLX_FIELDS_MAX (more: -EINVAL, unfilled).  @vals[i] (and @keys[i], may be NULL) get
  *             the value (key) node of names[i], or NULL if absent.
  * Errors, located at the offending key: a key that is not a string, an
  * unknown key (the message lists the allowed ones), a duplicate key (the
@@ -82,6 +83,14 @@ char *yamlx_quote(const char *in, size_t len, char *out, size_t outsz);
 int yamlx_fields(const struct yamlx_node *map, const char *file, struct diag *err,
 		 const char *where, const char *const *names, size_t n,
 		 const struct yamlx_node **keys, const struct yamlx_node **vals);
+
+/*
+ * yamlx_near_miss() - the one of @names[0..@n) that @key is a near miss of
+ * (one edit for names under 5 bytes, two from 5 on: insert, delete,
+ * substitute, swap neighbours; "port" -> "ports"), for "did you mean"
+ * hints; NULL if none.  Borrowed from @names.
+ */
+const char *yamlx_near_miss(const char *key, const char *const *names, size_t n);
 
 /*
  * yamlx_read_file() - read all of regular file @path, at most @max bytes.

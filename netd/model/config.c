@@ -11,6 +11,7 @@
  * logs.  Not here: applying the settings (the daemon does that).
  */
 #include "netd/model/config.h"
+#include "netd/model/config_int.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -42,6 +43,7 @@ struct ctx {
 
 static void strings_free(struct config *c)
 {
+	config_gw_done(c);
 	free(c->socket);
 	free(c->state_dir);
 	free(c->policy_dir);
@@ -57,7 +59,8 @@ static int strings_dup(struct config *to, const struct config *from)
 	to->policy_dir = from->policy_dir ? strdup(from->policy_dir) : NULL;
 	to->audit_log = from->audit_log ? strdup(from->audit_log) : NULL;
 	if ((from->socket && !to->socket) || (from->state_dir && !to->state_dir) ||
-	    (from->policy_dir && !to->policy_dir) || (from->audit_log && !to->audit_log)) {
+	    (from->policy_dir && !to->policy_dir) || (from->audit_log && !to->audit_log) ||
+	    config_gw_dup(to, from) < 0) {
 		strings_free(to);
 		return -ENOMEM;
 	}
@@ -71,7 +74,8 @@ int config_init(struct config *c)
 	c->state_dir = strdup(DEF_STATE_DIR);
 	c->policy_dir = strdup(DEF_POLICY_DIR);
 	c->audit_log = strdup(DEF_AUDIT_LOG);
-	if (!c->socket || !c->state_dir || !c->policy_dir || !c->audit_log) {
+	if (!c->socket || !c->state_dir || !c->policy_dir || !c->audit_log ||
+	    config_gw_init(c) < 0) {
 		strings_free(c);
 		return -ENOMEM;
 	}
@@ -703,7 +707,8 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct confi
 	static const char *const names[] = {
 		"socket", "state_dir", "policy_dir", "audit_log", "upstream",
 		"egress_interface", "pool", "dns", "log_level", "audit", "reload", "policy_watch",
-		"metrics_listen", "dataplane", "limits", "verify_interval",
+		"metrics_listen", "dataplane", "limits", "verify_interval", "gateway",
+		"credentials",
 	};
 	const struct yamlx_node *v[NAMES_N], *ttl_node = NULL;
 	int r = 0;
@@ -750,6 +755,9 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct confi
 	if (v[15] && (r = get_u32(cx, v[15], "verify_interval", 0, 86400,
 				  &c->verify_interval_s)) < 0)
 		return r;
+	/* gateway: and credentials: (config_gw.c) */
+	if ((v[16] || v[17]) && (r = config_gw_parse(c, v[16], v[17], cx->file, cx->err)) < 0)
+		return r;
 	if (c->min_ttl_s > c->max_ttl_s) {
 		const struct yamlx_node *at = ttl_node ? ttl_node : root;
 
@@ -765,6 +773,7 @@ int config_parse(struct config *c, const char *buf, size_t len, const char *file
 	struct ctx cx = { .file = file ? file : "<input>", .err = err };
 	struct yamlx_doc *doc = NULL;
 	struct config tmp;
+	bool has_creds;
 	int r;
 
 	if (len > CONFIG_FILE_MAX)
@@ -781,10 +790,24 @@ int config_parse(struct config *c, const char *buf, size_t len, const char *file
 		return r;
 	}
 	r = parse_doc(&cx, doc->root, &tmp);
+	has_creds = config_gw_wipe(doc->root);	/* an inline secret's copy in the tree */
 	yamlx_free(doc);
+	if (r == 0) {
+		free(tmp.src_file);
+		tmp.src_file = strdup(cx.file);
+		if (!tmp.src_file)
+			r = -ENOMEM;
+	}
 	if (r < 0) {
 		strings_free(&tmp);
 		return r;
+	}
+	/* A file without credentials: keeps those @c had (parsing on top of @c). */
+	if (!has_creds) {
+		tmp.creds = c->creds;
+		tmp.n_creds = c->n_creds;
+		c->creds = NULL;
+		c->n_creds = 0;
 	}
 	strings_free(c);
 	*c = tmp;
@@ -801,6 +824,7 @@ int config_load_file(struct config *c, const char *path, struct diag *err)
 	if (r < 0)
 		return r;
 	r = config_parse(c, buf, len, path, err);
+	explicit_bzero(buf, len);	/* it may hold an inline credential value */
 	free(buf);
 	return r;
 }

@@ -21,6 +21,12 @@
  *   dataplane: { fast_path: true, flowtable: auto }  # fast_path false: established flows
  *                                            # walk every rule; flowtable auto|true|false
  *   limits: { connections: 4096 }           # per sandbox, unless its policy says
+ *   gateway: { port: 15443, user: nobody, upstream_ca_file: /path,   # the API gateway
+ *              connect_timeout: 10, idle_timeout: 300 }             # (config_gw.c)
+ *   credentials:                             # secrets the gateway brokers (config_gw.c)
+ *     openai: { header: Authorization, format: "Bearer {secret}",
+ *               placeholder: netd-placeholder-openai-0001, hosts: [api.openai.com],
+ *               file: /etc/netd/secrets/openai }   # or systemd: NAME, or value: "..."
  */
 #ifndef NETD_CONFIG_H
 #define NETD_CONFIG_H
@@ -43,6 +49,49 @@
 #define CONFIG_IDLE_GRACE_MAX_S 86400	/* one day: the largest dns.idle_grace */
 #define CONFIG_CONN_LIMIT_DEFAULT 4096	/* limits.connections */
 #define CONFIG_CONN_LIMIT_MAX (1u << 20)	/* = POLICY_CONNS_MAX */
+
+#define CONFIG_GW_PORT_DEFAULT 15443	/* gateway.port */
+#define CONFIG_GW_USER_DEFAULT "nobody"	/* gateway.user */
+#define CONFIG_GW_USER_MAX     32	/* bytes of gateway.user */
+#define CONFIG_GW_CONNECT_TIMEOUT_DEFAULT 10	/* seconds */
+#define CONFIG_GW_CONNECT_TIMEOUT_MAX 300	/* seconds */
+#define CONFIG_GW_IDLE_TIMEOUT_DEFAULT 300	/* seconds */
+#define CONFIG_GW_IDLE_TIMEOUT_MAX 86400	/* seconds */
+#define CONFIG_MAX_CREDENTIALS 64	/* credentials: entries */
+#define CONFIG_CRED_HOSTS_MAX  64	/* hosts of one credential */
+#define CONFIG_CRED_HEADER_MAX 64	/* bytes of a header name */
+#define CONFIG_CRED_FORMAT_MAX 256	/* bytes of format, {secret} included */
+#define CONFIG_CRED_PLACEHOLDER_MIN 16	/* bytes */
+#define CONFIG_CRED_PLACEHOLDER_MAX 256	/* bytes */
+#define CONFIG_CRED_SECRET_MAX 8192	/* bytes of a secret (file, systemd or value) */
+
+/* Where a credential's secret comes from (exactly one of file:, systemd:, value:). */
+enum config_cred_src {
+	CONFIG_CRED_FILE,	/* src_arg: an absolute path */
+	CONFIG_CRED_SYSTEMD,	/* src_arg: a name in $CREDENTIALS_DIRECTORY (LoadCredential=) */
+	CONFIG_CRED_VALUE,	/* the secret inline in netd.yaml: value (wiped when freed) */
+};
+
+/*
+ * One entry of credentials: (netd/model/config_gw.c, docs/config.md).  The
+ * secrets of file: and systemd: are not read here: netd/gw/creds.c does.
+ */
+struct config_credential {
+	char *name;		/* owned; [a-z0-9][a-z0-9_.-]{0,63} */
+	char *header;		/* owned; an RFC 9110 field name, e.g. "Authorization" */
+	char *format;		/* owned; exactly one "{secret}", default "{secret}" */
+	char *placeholder;	/* owned; >= CONFIG_CRED_PLACEHOLDER_MIN token bytes, unique,
+				 * none inside another credential's */
+	char **hosts;		/* owned; normalized names or "*.suffix", >= 1 */
+	size_t n_hosts;
+	enum config_cred_src src;
+	char *src_arg;		/* owned; FILE: the path, SYSTEMD: the name; VALUE: NULL */
+	char *value;		/* owned; VALUE only: the secret, value_len bytes and a NUL;
+				 * explicit_bzero()ed before it is freed */
+	size_t value_len;
+	unsigned int line, col;	/* where the credential's name is in src_file */
+	unsigned int src_line, src_col;	/* ... and its file:/systemd:/value: */
+};
 
 struct config {
 	char *socket;		/* owned */
@@ -104,6 +153,19 @@ struct config {
 	/* limits: { connections: 4096 } - tracked connections per sandbox when its policy
 	 * sets no limits.connections (nftables "ct count"); 0 = no default limit */
 	uint32_t conn_limit;
+	/* gateway: the API gateway's worker (docs/gateway.md) */
+	uint16_t gw_port;	/* port: TCP port the steered connections go to; 0 = off */
+	char *gw_user;		/* owned; user: the worker's user, default "nobody" */
+	char *gw_upstream_ca_file;	/* owned; upstream_ca_file: CAs trusted for upstreams
+					 * instead of the system store; NULL = the store */
+	unsigned int gw_ca_line, gw_ca_col;	/* where upstream_ca_file's value is */
+	uint32_t gw_connect_timeout_s;	/* upstream connect + TLS handshake (s) */
+	uint32_t gw_idle_timeout_s;	/* no bytes either way for this long: closed (s) */
+	/* credentials: the secrets the gateway brokers, in file order */
+	struct config_credential *creds;	/* owned */
+	size_t n_creds;
+	char *src_file;		/* owned; the file gateway:/credentials: were read from
+				 * (for located messages); NULL before a parse */
 };
 
 /* config_init() - fill @c with the defaults (documented in docs/configuration.md). */
@@ -146,6 +208,23 @@ int config_read_resolv_conf(struct config *c, const char *path);
  * (node_block set but @node_ip missing or not IPv4).
  */
 int config_pool_for_node(struct config *c, const char *node_ip, struct diag *err);
+
+/*
+ * config_find_credential() - credential @name of @c, or NULL.  Borrowed
+ * from @c.
+ */
+const struct config_credential *config_find_credential(const struct config *c,
+						       const char *name);
+
+/*
+ * config_gateway_check() - what config_parse() cannot see in the text:
+ * gateway.upstream_ca_file is a regular file this process can read, and
+ * gateway.user exists (getpwnam(3), through NSS) when gateway.port is not 0.
+ * Not pure: stat(2), access(2), NSS.  The secrets are gw_creds_load()'s
+ * (netd/gw/creds.h).  @err: FILE:LINE:COL of the value at fault.
+ * Return: 0; -EINVAL (@err filled); -ENOMEM.
+ */
+int config_gateway_check(const struct config *c, struct diag *err);
 
 /* config_done() - free what @c owns; @c may be re-initialised afterwards. */
 void config_done(struct config *c);

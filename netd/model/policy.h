@@ -80,8 +80,15 @@ struct policy_pos {
  *   gateway:
  *     credentials: [openai]      # names of netd.yaml's credentials:
  *     rate: 5/s burst 20         # per sandbox and rule; N/s or N/m, burst >= 1
- *     methods: [GET, POST]       # optional: upper-case tokens (RFC 9110 9.1)
+ *     methods: [GET, POST]       # optional: tokens, case-sensitive (RFC 9110 9.1)
  *     paths: ["/v1/models"]      # optional: exact, or a prefix that ends in a star
+ *
+ * Parsed by netd/model/policy_gw.c: domain rules with protocol tcp only,
+ * never with tls:/http: (the gateway checks SNI and Host itself); rate
+ * N 1..POLICY_GW_RATE_MAX per second or minute, burst 1..POLICY_GW_BURST_MAX
+ * (default max(1, ceil(N per second))); methods RFC 9110 tokens as written;
+ * paths start with '/', visible ASCII but '?' and '#', a '*' only last;
+ * credentials [a-z0-9][a-z0-9_.-]{0,63}; no duplicates in a list.
  */
 struct policy_gateway {
 	char **credentials;	/* owned; credential names, as written */
@@ -96,8 +103,51 @@ struct policy_gateway {
 	unsigned int line, col;	/* where `gateway:` is */
 };
 
+#define POLICY_GW_RATE_MAX   1000000u	/* requests per second (N/s), or 60x that per minute */
+#define POLICY_GW_BURST_MAX  1000000u	/* requests */
+#define POLICY_GW_METHOD_MAX 32		/* bytes of one method */
+#define POLICY_GW_PATH_MAX   1024	/* bytes of one path */
+#define POLICY_CRED_NAME_MAX 64		/* bytes of a credential's name */
+
 /* policy_gateway_free() - free @g and what it owns; NULL is a no-op. */
 void policy_gateway_free(struct policy_gateway *g);
+
+/*
+ * policy_gw_rate_parse() - "5/s", "300/m", "5/s burst 20" (words apart by
+ * spaces or tabs) -> requests per second x 1000 (a minute's rate rounded to
+ * the nearest milli-request, at least 1) and the burst (given, else
+ * max(1, ceil(requests per second))).  @s, @len: the text, not
+ * NUL-terminated.  @why (@whysz bytes) says what is wrong, with a
+ * suggestion where one is likely ("5/sec": did you mean 5/s?).
+ * Return: 0; -EINVAL (malformed, zero, per hour); -ERANGE (over the maxima).
+ */
+int policy_gw_rate_parse(const char *s, size_t len, uint32_t *rate_milli, uint32_t *burst,
+			 char *why, size_t whysz);
+
+/*
+ * policy_gw_rate_format() - @g's rate as policy_gw_rate_parse() reads it,
+ * canonical: "N/s burst B" when rate_milli is whole requests per second,
+ * else "N/m burst B"; "" when @g has no rate.  @buf >= 48 bytes.  Return: @buf.
+ */
+const char *policy_gw_rate_format(const struct policy_gateway *g, char *buf, size_t sz);
+
+/*
+ * policy_cred_name_valid() - is @s (@len bytes) a credential name:
+ * [a-z0-9][a-z0-9_.-]{0,63}?  The same rule for a policy's
+ * gateway.credentials and netd.yaml's credentials: keys.
+ */
+bool policy_cred_name_valid(const char *s, size_t len);
+
+struct yamlx_node;
+
+/*
+ * policy_gw_parse() - (internal to netd/model/policy*.c: parse_rule()
+ * calls it) `gateway:` node @n of rule @where into a new *@ret, which the
+ * caller owns (policy_gateway_free()).  Errors at @file:LINE:COL in @err.
+ * Return: 0; -EINVAL; -ENOMEM.  Implemented in netd/model/policy_gw.c.
+ */
+int policy_gw_parse(const struct yamlx_node *n, const char *file, struct diag *err,
+		    const char *where, struct policy_gateway **ret);
 
 struct policy_rule {
 	char **domains;		/* owned; normalized pattern strings */
@@ -284,6 +334,17 @@ const char *policy_l7_str(enum policy_l7 m);
 /* policy_free() - free @p and everything it owns; NULL-safe. */
 void policy_free(struct policy *p);
 
+struct config;
+
+/*
+ * policy_gateway_check() - does netd.yaml @c define every credential the
+ * gateway rules of @p name?  Pure; @c and @p are borrowed.
+ * @err: the first one it does not, at the policy's FILE:LINE:COL of the
+ *       name (with a did-you-mean among @c's names when one is close).
+ * Return: 0; -EINVAL (@err filled).
+ */
+int policy_gateway_check(const struct policy *p, const struct config *c, struct diag *err);
+
 /*
  * policy_match() - which domain rules allow @qname: a domain of the rule
  * matches it and no except of the same rule does.
@@ -339,7 +400,8 @@ int policy_pattern_check(const char *pattern, char *why, size_t whysz);
 #define POLICY_PATTERN_MAX 253
 
 /*
- * policy_pattern_norm() - (internal to netd/model/policy*.c) normalize domain
+ * policy_pattern_norm() - (internal to netd/model/: policies, and the hosts
+ * of netd.yaml's credentials) normalize domain
  * pattern @in (@len bytes) into @out (>= POLICY_PATTERN_MAX + 2 bytes):
  * lower case, trailing dot stripped, checked as policy_pattern_check()
  * does.  @narrow: an except pattern (a wildcard over a public suffix is

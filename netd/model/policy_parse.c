@@ -335,13 +335,34 @@ static int check_quic(struct ctx *cx, const struct yamlx_node *eg, const struct 
 	return 0;
 }
 
+/*
+ * gateway: (netd/model/policy_gw.c), k/v of parse_rule() (8 tls, 9 http, 3
+ * protocol, 10 gateway): HTTPS over tcp, and never with tls:/http:, whose
+ * checks the gateway does itself on every request.
+ */
+static int parse_rule_gateway(struct ctx *cx, const struct yamlx_node *const *k,
+			      const struct yamlx_node *const *v, const char *where,
+			      struct policy_rule *rule)
+{
+	if (rule->proto != IPPROTO_TCP)
+		return FAIL(cx, k[10], "%s.gateway: the gateway speaks HTTPS over tcp; this rule "
+			    "is protocol udp (drop 'protocol: udp' or the gateway)", where);
+	for (size_t i = 8; i <= 9; i++)
+		if (v[i])
+			return FAIL(cx, k[i], "%s.%s: not with gateway: the gateway checks the "
+				    "TLS server_name and every request's Host itself (a mismatch "
+				    "is refused with 421); remove '%s'", where,
+				    i == 8 ? "tls" : "http", i == 8 ? "tls" : "http");
+	return policy_gw_parse(v[10], cx->file, cx->err, where, &rule->gateway);
+}
+
 static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 		      struct policy_rule *rule)
 {
 	static const char *const names[] = { "domains", "cidrs", "ports", "protocol",
 					     "min_ttl", "max_qname_length", "idle_grace",
-					     "except", "tls", "http" };
-	const struct yamlx_node *k[10], *v[10];
+					     "except", "tls", "http", "gateway" };
+	const struct yamlx_node *k[11], *v[11];
 	char where[32], q[300];
 	int r;
 
@@ -352,7 +373,7 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "%s: expected a mapping with 'domains' or 'cidrs' and 'ports', "
 			    "got %s", where, yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, where, names, 10, k, v);
+	r = yamlx_fields(n, cx->file, cx->err, where, names, 11, k, v);
 	if (r < 0)
 		return r;
 	if (v[0] && v[1]) {
@@ -398,6 +419,9 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 			return FAIL(cx, v[3], "%s.protocol: bad protocol '%s' (expected tcp or udp)",
 				    where, yamlx_quote(v[3]->str, v[3]->len, q, sizeof(q)));
 	}
+	if (v[10] && !v[0])
+		return FAIL(cx, k[10], "%s.gateway: only a 'domains' rule goes through the "
+			    "gateway (it steers the addresses its names' DNS answers pinned)", where);
 	for (size_t i = 4; i < 10; i++)
 		if (v[i] && !v[0])
 			return FAIL(cx, k[i], "%s.%s: only a 'domains' rule has DNS answers to "
@@ -432,6 +456,8 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 	if ((rule->tls_sni || rule->http_host) && rule->proto != IPPROTO_TCP)
 		return FAIL(cx, v[8] ? k[8] : k[9], "%s: tls and http checks apply to tcp rules "
 			    "only", where);
+	if (v[10])
+		return parse_rule_gateway(cx, k, v, where, rule);
 	return 0;
 }
 
