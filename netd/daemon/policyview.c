@@ -28,6 +28,41 @@ static int pview_limit_conns(json_t *o, const struct policy *p)
 	return json_object_set_new(lim, "connections", json_integer(p->max_conns)) < 0 ? -ENOMEM : 0;
 }
 
+/* @n strings @v as a new JSON array. */
+static json_t *pview_strings(char *const *v, size_t n)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < n; i++)
+		json_array_append_new(arr, json_string(v[i]));
+	return arr;
+}
+
+/*
+ * gateway: {credentials?, rate? ("5/s burst 20", canonical), methods?,
+ * paths?}: what the rule says, each key only when set; in the digest, so a
+ * reload that adds, changes or removes gateway: changes the rule.
+ */
+static json_t *pview_gateway(const struct policy_gateway *g)
+{
+	json_t *o = json_object();
+	char rate[64];
+
+	if (!o)
+		return NULL;
+	if (g->n_credentials)
+		json_object_set_new(o, "credentials", pview_strings(g->credentials,
+								    g->n_credentials));
+	if (g->rate_milli)
+		json_object_set_new(o, "rate", json_string(policy_gw_rate_format(g, rate,
+										 sizeof(rate))));
+	if (g->n_methods)
+		json_object_set_new(o, "methods", pview_strings(g->methods, g->n_methods));
+	if (g->n_paths)
+		json_object_set_new(o, "paths", pview_strings(g->paths, g->n_paths));
+	return o;
+}
+
 /*
  * The per-rule keys, into @rule, each only when the rule sets it (so the
  * digest of a rule without them is what it was before they were shown).
@@ -46,6 +81,8 @@ static void pview_rule_extras(json_t *rule, const struct policy_rule *r)
 	if (r->http_host != POLICY_L7_OFF)
 		json_object_set_new(rule, "http", json_pack("{s:s}", "host",
 						       policy_l7_str((enum policy_l7)r->http_host)));
+	if (r->gateway)
+		json_object_set_new(rule, "gateway", pview_gateway(r->gateway));
 }
 
 json_t *pview_json(const struct policy *p)

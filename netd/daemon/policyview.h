@@ -18,7 +18,8 @@
 /*
  * pview_json() - @p as the API shows it: {name, description?, file?,
  * egress: [{domains, except? | cidrs, ports, protocol, min_ttl?,
- * max_qname_length?, idle_grace?, tls? {sni}, http? {host}}], limits?,
+ * max_qname_length?, idle_grace?, tls? {sni}, http? {host}, gateway?
+ * {credentials?, rate?, methods?, paths?}}], limits?,
  * mode? ("audit"), on_deny? ("reject")}: every key the policy has; the
  * optional ones only when not the default, so older digests stay what
  * they were.
