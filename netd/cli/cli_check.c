@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/diag.h"
 #include "common/paths.h"
 #include "common/special.h"
 #include "netd/cli/cli_help.h"
+#include "netd/gw/creds.h"
 #include "netd/model/config.h"
 #include "netd/model/policy.h"
 
@@ -142,21 +144,58 @@ static void show_excepts(const char *file, const struct policy *p)
 	}
 }
 
-int cli_policy_check(int argc, char **argv)
+/*
+ * `policy check` without --config: the credentials a gateway rule names
+ * are the daemon's netd.yaml's, which was not read; say so once per file.
+ */
+static void note_gateway_unchecked(const char *file, const struct policy *p)
 {
-	int bad = 0;
+	for (size_t r = 0; r < p->n_rules; r++) {
+		const struct policy_gateway *g = p->rules[r].gateway;
 
-	if (argc < 3) {
-		fprintf(stderr, "netd: policy check wants one or more FILEs\n");
-		return CLI_USAGE;
+		if (!g || !g->n_credentials)
+			continue;
+		fprintf(stderr, "%s:%u:%u: note: egress[%zu].gateway names credentials; they "
+			"were not checked against a netd.yaml (add --config /etc/netd/netd.yaml)\n",
+			file, g->line, g->col, r);
+		return;
 	}
+}
+
+/* --config FILE of `policy check`: netd.yaml into @cfg.  Return: CLI_OK or an exit status. */
+static int load_check_config(const char *path, struct config *cfg)
+{
+	struct diag err = { 0 };
+	char msg[1024];
+	int r;
+
+	if (config_init(cfg) < 0)
+		return CLI_FAILED;
+	r = config_load_file(cfg, path, &err);
+	if (r < 0)
+		config_done(cfg);
+	if (r == -ENOENT) {
+		fprintf(stderr, "netd: policy check: --config %s: %s\n", path, strerror(-r));
+		return CLI_NOT_FOUND;
+	}
+	if (r < 0) {
+		fprintf(stderr, "%s\n", diag_format(&err, msg, sizeof(msg)));
+		return r == -EINVAL ? CLI_REJECTED : CLI_FAILED;
+	}
+	return CLI_OK;
+}
+
+/* Each of @argv[@first..@argc) checked; *@bad set if one is bad.  Return: CLI_OK; CLI_FAILED. */
+static int policy_check_files(int argc, char **argv, int first, const struct config *cfg,
+			      int *bad)
+{
 	/* Kept to catch one name in two files, which the daemon refuses. */
 	struct policy **seen = calloc((size_t)argc, sizeof(*seen));
 	size_t n_seen = 0;
 
 	if (!seen)
-		return 1;
-	for (int i = 2; i < argc; i++) {
+		return CLI_FAILED;
+	for (int i = first; i < argc; i++) {
 		struct diag err = { 0 }, more[POLICY_CHECK_ERRORS - 1];
 		unsigned int n_more = 0;
 		struct policy *p;
@@ -169,7 +208,14 @@ int cli_policy_check(int argc, char **argv)
 			fprintf(stderr, "%s\n", diag_format(&err, msg, sizeof(msg)));
 			for (unsigned int m = 0; m < n_more; m++)
 				fprintf(stderr, "%s\n", diag_format(&more[m], msg, sizeof(msg)));
-			bad = 1;
+			*bad = 1;
+			continue;
+		}
+		/* A credential the daemon's netd.yaml does not define: refused at load too. */
+		if (cfg && policy_gateway_check(p, cfg, &err) < 0) {
+			fprintf(stderr, "%s\n", diag_format(&err, msg, sizeof(msg)));
+			*bad = 1;
+			policy_free(p);
 			continue;
 		}
 		for (k = 0; k < n_seen && strcmp(seen[k]->name, p->name) != 0; k++)
@@ -178,7 +224,7 @@ int cli_policy_check(int argc, char **argv)
 			fprintf(stderr, "%s:%u:%u: name: policy name '%s' is also used by %s:%u\n",
 				argv[i], p->name_line, p->name_col, p->name, seen[k]->file,
 				seen[k]->name_line);
-			bad = 1;
+			*bad = 1;
 			policy_free(p);
 			continue;
 		}
@@ -187,12 +233,77 @@ int cli_policy_check(int argc, char **argv)
 		warn_never_pin(argv[i], p);
 		show_excepts(argv[i], p);
 		warn_l7_gaps(argv[i], p);
+		if (!cfg)
+			note_gateway_unchecked(argv[i], p);
 		seen[n_seen++] = p;
 	}
 	for (size_t k = 0; k < n_seen; k++)
 		policy_free(seen[k]);
 	free(seen);
+	return CLI_OK;
+}
+
+int cli_policy_check(int argc, char **argv)
+{
+	const char *config_path = NULL;
+	struct config cfg;
+	int bad = 0, first = 2, rc;
+
+	/* [--config FILE | --config=FILE] FILE... */
+	if (argc > 2 && strncmp(argv[2], "--config=", 9) == 0) {
+		config_path = argv[2] + 9;
+		first = 3;
+	} else if (argc > 2 && strcmp(argv[2], "--config") == 0) {
+		if (argc < 4) {
+			fprintf(stderr, "netd: policy check: --config wants a FILE (netd.yaml)\n");
+			return CLI_USAGE;
+		}
+		config_path = argv[3];
+		first = 4;
+	}
+	if (argc <= first || (config_path && !config_path[0])) {
+		fprintf(stderr, "netd: policy check wants one or more FILEs\n");
+		return CLI_USAGE;
+	}
+	if (config_path && (rc = load_check_config(config_path, &cfg)) != CLI_OK)
+		return rc;
+	rc = policy_check_files(argc, argv, first, config_path ? &cfg : NULL, &bad);
+	if (config_path)
+		config_done(&cfg);
+	if (rc != CLI_OK)
+		return rc;
 	return bad ? CLI_REJECTED : CLI_OK;
+}
+
+/*
+ * `config check`: every credential's secret read as the daemon reads it
+ * (unreadable, bad mode or owner, bad bytes: an error), then dropped; a
+ * warning when an inline value: sits in a netd.yaml group or others may
+ * read.  Return: 0; as gw_creds_load().
+ */
+static int check_secrets(const struct config *cfg, const char *path, struct diag *err)
+{
+	struct gw_creds *cs = NULL;
+	struct stat st;
+	int r;
+
+	if (!cfg->n_creds)
+		return 0;
+	r = gw_creds_load(cfg, &cs, err);
+	gw_creds_free(cs);
+	if (r < 0)
+		return r;
+	if (stat(path, &st) < 0 || !(st.st_mode & (S_IRGRP | S_IROTH)))
+		return 0;
+	for (size_t i = 0; i < cfg->n_creds; i++)
+		if (cfg->creds[i].src == CONFIG_CRED_VALUE)
+			fprintf(stderr, "%s:%u:%u: warning: credentials.%s.value: a secret inline in "
+				"a file of mode %04o, which %s may read: chmod 0600 %s, or move it to "
+				"file: or systemd:\n", path, cfg->creds[i].src_line,
+				cfg->creds[i].src_col, cfg->creds[i].name,
+				(unsigned int)(st.st_mode & 07777),
+				st.st_mode & S_IROTH ? "every user" : "its group", path);
+	return 0;
 }
 
 /*
@@ -216,14 +327,23 @@ int cli_config_check(int argc, char **argv, const char *usage_text)
 	if (config_init(&cfg) < 0)
 		return CLI_FAILED;
 	r = config_load_file(&cfg, path, &err);
-	config_done(&cfg);
 	if (r == -ENOENT) {
+		config_done(&cfg);
 		fprintf(stderr, "netd: config check: %s: %s\n", path, strerror(-r));
 		return CLI_NOT_FOUND;
 	}
 	if (r < 0) {
+		config_done(&cfg);
 		fprintf(stderr, "%s\n", diag_format(&err, msg, sizeof(msg)));
 		return r == -EINVAL ? CLI_REJECTED : CLI_FAILED;
+	}
+	/* What the text cannot show: the CA file, the user, the secrets themselves. */
+	if ((r = config_gateway_check(&cfg, &err)) == 0)
+		r = check_secrets(&cfg, path, &err);
+	config_done(&cfg);
+	if (r < 0) {
+		fprintf(stderr, "%s\n", diag_format(&err, msg, sizeof(msg)));
+		return r == -ENOMEM ? CLI_FAILED : CLI_REJECTED;
 	}
 	printf("%s: ok\n", path);
 	return CLI_OK;

@@ -78,7 +78,7 @@ static const struct help helps[] = {
 	  "own, before COMMAND runs.\n" },
 	{ "policy",
 	  "usage: netd policy check|suggest|replay|list|show|reload ...\n"
-	  "  check FILE...   validate policy files (no daemon needed)\n"
+	  "  check [--config NETD_YAML] FILE...   validate policy files (no daemon needed)\n"
 	  "  suggest ...     a policy from what the audit log shows was used\n"
 	  "  replay ...      what proposed policies would have decided differently\n"
 	  "  list [--json]\n"
@@ -86,9 +86,11 @@ static const struct help helps[] = {
 	  "  reload          re-read policy_dir (all or nothing)\n"
 	  "`netd policy SUBCOMMAND --help` for each; the format is netd-policy(5).\n" },
 	{ "policy check",
-	  "usage: netd policy check FILE...\n"
+	  "usage: netd policy check [--config NETD_YAML] FILE...\n"
 	  "Validate policy files as the daemon would (errors as FILE:LINE:COL); no daemon\n"
-	  "needed.  Exit status 6 if any file is invalid.  Warnings and notes on stderr\n"
+	  "needed.  --config: the credentials gateway rules name must be defined in that\n"
+	  "netd.yaml (without it, a note says they were not checked).\n"
+	  "Exit status 6 if any file is invalid.  Warnings and notes on stderr\n"
 	  "(a CIDR rule over never-pin addresses, an except another rule allows, a rule\n"
 	  "without the tls/http check that can pin an address of a checked rule's names)\n"
 	  "leave the exit status at 0.\n" },
@@ -157,8 +159,11 @@ static const struct help helps[] = {
 	{ "config check",
 	  "usage: netd config check [FILE]\n"
 	  "Read netd.yaml(5) as `netd run` would, without starting anything: FILE:LINE:COL\n"
-	  "and what is wrong on an error (unknown keys get a 'did you mean').  FILE: default\n"
-	  "/etc/netd/netd.yaml.  Exit 0 valid, 6 invalid, 3 no such file.\n" },
+	  "and what is wrong on an error (unknown keys get a 'did you mean').  The gateway's\n"
+	  "upstream_ca_file and user, and every credential's secret are read as netd reads\n"
+	  "them (unreadable, bad mode or owner, bad bytes: an error; an inline value: in a\n"
+	  "file others may read: a warning).  FILE: default /etc/netd/netd.yaml.\n"
+	  "Exit 0 valid, 6 invalid, 3 no such file.\n" },
 	{ "status",
 	  "usage: netd status\n"
 	  "Print the daemon's status as JSON (uptime, counts, audit log path and counters).\n" },
