@@ -94,10 +94,10 @@ int policy_gw_rate_parse(const char *s, size_t len, uint32_t *rate_milli, uint32
 		if (decimal(w, wn, &n) == 0 && next_word(s, len, &j, &w2, &wn2) &&
 		    ((wn2 == 3 && memcmp(w2, "per", 3) == 0) || (wn2 == 1 && *w2 == '/')))
 			snprintf(why, whysz, "write the rate as N/s or N/m, no spaces "
-				 "(did you mean %.9s/s?)", w);
+				 "(did you mean %.*s/s?)", (int)wn, w);
 		else if (decimal(w, wn, &n) == 0)
-			snprintf(why, whysz, "no unit: write %.9s/s (per second) or %.9s/m "
-				 "(per minute)", w, w);
+			snprintf(why, whysz, "no unit: write %.*s/s (per second) or %.*s/m "
+				 "(per minute)", (int)wn, w, (int)wn, w);
 		else
 			snprintf(why, whysz, "expected N/s or N/m, e.g. 5/s burst 20");
 		return -EINVAL;

@@ -169,7 +169,7 @@ static void test_errors(void **state)
 {
 	(void)state;
 	expect_bad("sockets: /x\n", 1, 1, "config: unknown key 'sockets'; did you mean 'socket'? (allowed: socket, state_dir, "
-		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level, audit, reload, policy_watch, metrics_listen, dataplane, limits, verify_interval)");
+		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level, audit, reload, policy_watch, metrics_listen, dataplane, limits, verify_interval, gateway, credentials)");
 	expect_bad("metrics_listen: 9153\n", 1, 17, "metrics_listen: '9153' is not ADDR:PORT");
 	expect_bad("metrics_listen: ::1:9153\n", 1, 17, "is not ADDR:PORT");
 	expect_bad("metrics_listen: \"[127.0.0.1]:9153\"\n", 1, 17, "is not ADDR:PORT");
