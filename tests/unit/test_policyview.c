@@ -80,6 +80,17 @@ static void test_every_rule_key_shows(void **state)
 	assert_string_equal(v, "");
 	rule_key(BASE, "idle_grace", v, sizeof(v));
 	assert_string_equal(v, "");
+	/* gateway: every key it has, the rate in its canonical form (issue 33) */
+	rule_key(BASE "    gateway: { credentials: [openai], rate: 300/m, methods: [GET, post],"
+		 " paths: [\"/v1/*\"] }\n", "gateway", v, sizeof(v));
+	assert_string_equal(v, "{\"credentials\":[\"openai\"],\"methods\":[\"GET\",\"post\"],"
+			    "\"paths\":[\"/v1/*\"],\"rate\":\"5/s burst 5\"}");
+	rule_key(BASE "    gateway: { rate: 90/m burst 4 }\n", "gateway", v, sizeof(v));
+	assert_string_equal(v, "{\"rate\":\"90/m burst 4\"}");
+	rule_key(BASE "    gateway: {}\n", "gateway", v, sizeof(v));
+	assert_string_equal(v, "{}");
+	rule_key(BASE, "gateway", v, sizeof(v));
+	assert_string_equal(v, "");
 }
 
 static void test_every_key_changes_the_digest(void **state)
@@ -94,6 +105,16 @@ static void test_every_key_changes_the_digest(void **state)
 		BASE "    max_qname_length: 40\n",
 		BASE "    idle_grace: 0\n",
 		BASE "    idle_grace: 90\n",
+		BASE "    gateway: {}\n",
+		BASE "    gateway: { credentials: [openai] }\n",
+		BASE "    gateway: { credentials: [openai, other] }\n",
+		BASE "    gateway: { rate: 5/s }\n",
+		BASE "    gateway: { rate: 5/s burst 20 }\n",
+		BASE "    gateway: { rate: 5/m }\n",
+		BASE "    gateway: { methods: [GET] }\n",
+		BASE "    gateway: { methods: [get] }\n",
+		BASE "    gateway: { paths: [\"/v1/*\"] }\n",
+		BASE "    gateway: { paths: [/v1/] }\n",
 	};
 	char d[sizeof(variants) / sizeof(variants[0])][PVIEW_DIGEST_LEN];
 
