@@ -1,7 +1,8 @@
 /*
  * fuzz_config - config_parse() on arbitrary bytes, on top of the defaults.
  * Checks that a failed parse leaves the config untouched and that a
- * successful one respects the documented ranges.
+ * successful one respects the documented ranges (credentials: complete,
+ * one source each, no placeholder inside another).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -37,6 +38,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (unsigned int i = 0; i < c.n_upstream; i++)
 			if (c.upstream[i].port == 0)
 				abort();
+		/* credentials: each complete, one source, placeholders apart (config_gw.c) */
+		if (c.n_creds > CONFIG_MAX_CREDENTIALS || !c.gw_user ||
+		    c.gw_connect_timeout_s < 1 || c.gw_idle_timeout_s < 1)
+			abort();
+		for (size_t i = 0; i < c.n_creds; i++) {
+			const struct config_credential *cr = &c.creds[i];
+
+			if (!cr->name || !cr->header || !cr->format || !strstr(cr->format, "{secret}") ||
+			    !cr->placeholder || strlen(cr->placeholder) < CONFIG_CRED_PLACEHOLDER_MIN ||
+			    cr->n_hosts < 1 || cr->n_hosts > CONFIG_CRED_HOSTS_MAX ||
+			    (cr->src == CONFIG_CRED_VALUE) != (cr->value != NULL) ||
+			    (cr->src == CONFIG_CRED_VALUE) == (cr->src_arg != NULL) ||
+			    config_find_credential(&c, cr->name) != cr)
+				abort();
+			for (size_t k = 0; k < i; k++)
+				if (strstr(cr->placeholder, c.creds[k].placeholder) ||
+				    strstr(c.creds[k].placeholder, cr->placeholder))
+					abort();
+		}
 	}
 	config_done(&c);
 	return 0;
