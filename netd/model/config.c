@@ -11,7 +11,6 @@
  * logs.  Not here: applying the settings (the daemon does that).
  */
 #include "netd/model/config.h"
-#include "netd/model/config_int.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -7,7 +7,8 @@
  * file:/systemd: (netd/gw/creds.c).  An inline value: is kept in one
  * buffer, wiped when freed; no message ever quotes a secret.
  */
-#include "netd/model/config_int.h"
+
+#include "netd/model/config.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/yamlx.h"
 #include "netd/model/policy.h"	/* policy_pattern_norm(), policy_cred_name_valid() */
 
 #define FAIL(n, ...) diag_set(err, file, (n)->line, (n)->col, __VA_ARGS__)

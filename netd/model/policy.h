@@ -16,6 +16,8 @@
  *       idle_grace: 30               # optional: overrides dns.idle_grace (0 = off)
  *       tls: { sni: enforce }        # optional: off (default) | log | enforce
  *       http: { host: log }          # optional: the same for a plain-HTTP Host
+ *       gateway: { credentials: [openai], rate: 5/s }   # optional, instead of tls/http:
+ *                                    # HTTPS through the API gateway (struct policy_gateway)
  *     - cidrs: [198.51.100.7/32]
  *       ports: [8080, "9000-9010"]   # ranges allowed for cidr rules
  *

@@ -145,6 +145,8 @@ static void every_key_is_there(void **state)
 		"max_pins_per_name:", "cache_size:", "idle_grace:", "udp_gso:", "log_level:",
 		"audit:", "rotate_size:", "keep:", "conn_update_interval:", "conntrack_rcvbuf:",
 		"reload:", "cut_removed:", "limits:", "connections:", "verify_interval:",
+		"gateway:", "user:", "upstream_ca_file:", "connect_timeout:", "idle_timeout:",
+		"credentials:",
 	};
 	size_t len;
 	char *y = slurp(EXAMPLE, &len);
