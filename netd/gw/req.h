@@ -32,6 +32,14 @@ struct gw_cred {
 	 */
 	const uint8_t *value;
 	size_t value_len;
+	/*
+	 * The names it may go to (as in netd.yaml: exact or "*.suffix"), for
+	 * the refusal's message only ("may only be sent to api.openai.com");
+	 * NULL/0: the message names none.  Never consulted for the decision:
+	 * @value != NULL is netd's word that this connection may carry it.
+	 */
+	const char *const *hosts;
+	size_t n_hosts;
 };
 
 /* What netd decided for a connection (one SNI) once; every request is checked against it. */
@@ -45,6 +53,8 @@ struct gw_req_ctx {
 	size_t n_paths;
 	const struct gw_cred *creds;	/* every credential of the config (placeholders) */
 	size_t n_creds;
+	uint32_t rate_milli;	/* the rule's rate, requests per second x 1000; 0 = none */
+	uint32_t burst;		/* requests at once; >= 1 when rate_milli != 0 */
 };
 
 /* One request header, bytes as received (no NUL). */
@@ -64,6 +74,13 @@ enum gw_req_verdict {
 	GW_REQ_RATE,		/* 429 "rate-limited", Retry-After */
 	GW_REQ_CRED_MISDIRECTED,	/* 403 "credential-misdirected" */
 	GW_REQ_BAD,		/* 400 "bad-request" (no Host, two Hosts, bad target) */
+	/*
+	 * Not from gw_req_check(): an answer the engine makes itself when the
+	 * upstream failed (502 "upstream-failure", "upstream-closed",
+	 * "bad-response"; 504 "upstream-timeout"); status and reason are the
+	 * caller's.  gw_req_refusal() writes its body as for a refusal.
+	 */
+	GW_REQ_UPSTREAM,
 };
 
 /* A header the engine must replace before forwarding: hdrs[index]'s whole value becomes cred->value. */
@@ -75,24 +92,47 @@ struct gw_rewrite {
 struct gw_req_result {
 	enum gw_req_verdict verdict;
 	unsigned int status;	/* HTTP status for a refusal; 0 when OK */
-	const char *reason;	/* the audit reason word; NULL when OK */
-	const char *cred_name;	/* the credential used or misdirected, or NULL */
+	const char *reason;	/* the audit reason word (static storage); NULL when OK */
+	const char *cred_name;	/* the credential rewritten or misdirected, or NULL */
+	const struct gw_cred *cred;	/* ... the same credential (its hosts name the message) */
+	uint32_t retry_after_s;	/* GW_REQ_RATE: seconds, >= 1 (set by whoever took the rate) */
 	struct gw_rewrite rewrites[GW_REQ_MAX_CREDS];
 	size_t n_rewrites;
 };
 
 /*
- * gw_req_check() - decide one request.
- * @ctx: the connection's decision; @method: the request method (token);
- * @authority: Host (HTTP/1.x) or :authority (HTTP/2), with an optional
- * :port, which must be the connection's port or absent; @path: the
- * request target's path (origin-form), query string included (the check
- * ignores it); @hdrs, @n: the other headers, in order.
- * A placeholder anywhere in a header value, the path or the query is
- * looked for: in the credential's header of a request to one of its hosts
- * (value != NULL) it becomes a rewrite; anywhere else the request is
- * GW_REQ_CRED_MISDIRECTED.  The rate is not checked here (gw_rate_take()).
- * Return: @res filled; never fails.
+ * gw_req_check() - decide one request (RFC 9110 7.2, 9.1; RFC 9112 3.2).
+ * @ctx: the connection's decision (borrowed for the call).
+ * @method, @method_len: the request method, compared byte for byte with
+ * ctx->methods (case-sensitive, RFC 9110 9.1).
+ * @authority, @authority_len: HTTP/2's :authority; NULL for HTTP/1.x, where
+ * the authority is the one Host header among @hdrs (none or two: 400).  With
+ * :authority given, a Host header among @hdrs must be byte-identical to it
+ * (RFC 9113 8.3.1), two Host headers are 400 too.  The authority is
+ * host[:port], OWS around it ignored: host must equal ctx->sni ignoring
+ * ASCII case and :port, if present, must be @port (the connection's port):
+ * anything else, or an empty host, is 421 "host-mismatch" (RFC 9110 15.5.20)
+ * except an empty authority, which is 400.
+ * @path, @path_len: the request target, which must be origin-form
+ * (RFC 9112 3.2.1: "/" then visible ASCII, query included; anything else,
+ * "*", absolute-form, a fragment, a control byte, is 400).  The query is
+ * ignored by the path rules.  When ctx->paths restricts paths, a path
+ * with a dot segment ("/../", "/./", "/..;x/", a final "/.."), a
+ * percent-encoded '.', '/' or '\' (%2e, %2f, %5c, any case) or a '\' is
+ * 400: the upstream may decode or normalize what the rule compares raw.
+ * Paths match ctx->paths exactly, or by prefix for a pattern ending in '*'.
+ * @hdrs, @n: the request's header fields, in order (for HTTP/1.x all of
+ * them, Host included; @res's rewrites index this array).
+ * Placeholders: each credential's placeholder is looked for in every
+ * header value, the path and the query.  Found in a header named
+ * cred->header (ASCII case ignored) while cred->value != NULL, it becomes a
+ * rewrite of that header (one credential per header); found anywhere else
+ * (another header, the path or query, or while cred->value == NULL) the
+ * request is 403 "credential-misdirected" naming that credential, even if
+ * another credential is rewritten in the same request.
+ * Order of the checks: 400, 421, 403 credential, 403 method, 403 path.
+ * The rate is not checked here (gw_rate_take(), netd/gw/rate.h).
+ * Return: @res filled (verdict, status, reason, cred, rewrites); never fails.
  */
 void gw_req_check(const struct gw_req_ctx *ctx, const char *method, size_t method_len,
 		  const char *authority, size_t authority_len, uint16_t port,
@@ -100,10 +140,29 @@ void gw_req_check(const struct gw_req_ctx *ctx, const char *method, size_t metho
 		  struct gw_req_result *res);
 
 /*
- * gw_req_refusal() - the body of a refusal: a JSON object naming the
- * sandbox, policy, rule and reason, with guidance for the agent, e.g.
- * {"error":"credential-misdirected","rule":"policy.yaml rule 2",...}.
- * Written into @buf (NUL-terminated, truncated to @size).  Return: length.
+ * gw_req_result_set() - fill @res as a refusal with @verdict: its status
+ * and reason word (GW_REQ_UPSTREAM: @status and @reason as given, @reason
+ * static storage), no credential, no rewrites.  For the engines' own
+ * answers (400 of the HTTP/1 pre-check, 429, 502, 504).
+ */
+void gw_req_result_set(struct gw_req_result *res, enum gw_req_verdict verdict,
+		       unsigned int status, const char *reason);
+
+#define GW_REQ_REFUSAL_MAX 8192	/* a body buffer this large is never truncated */
+
+/*
+ * gw_req_refusal() - the body of a refusal or a gateway error: one JSON
+ * object {"error": reason, "status": N, "sandbox", "policy", "rule": the
+ * rule's index as in ctx->rule, "message": what happened and what the agent
+ * may do instead, "docs": "docs/gateway.md"}.  Names only what netd's
+ * config and policy say (sandbox, policy, methods, paths, the
+ * credential's name and hosts, the SNI), never a credential's value or
+ * placeholder, never anything the request carried.  Strings are JSON-escaped and
+ * each capped (sandbox, policy 128 bytes; message 512), so a @buf of
+ * GW_REQ_REFUSAL_MAX bytes always holds the whole object.
+ * @buf, @size: written NUL-terminated; a smaller @size truncates (the
+ * result is then not valid JSON).  Return: the length written (< @size),
+ * 0 if @size is 0.
  */
 size_t gw_req_refusal(const struct gw_req_ctx *ctx, const struct gw_req_result *res,
 		      char *buf, size_t size);
