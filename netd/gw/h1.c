@@ -46,6 +46,7 @@ struct entry {
 	bool upgrade;		/* forwarded with Upgrade: websocket */
 	bool req_done;		/* the whole request was read */
 	bool final_started;	/* a non-1xx answer began reaching the client */
+	bool resp_done;		/* the whole answer came before the whole request */
 	uint64_t req_bytes, resp_bytes, start_ns, first_ns, end_ns;
 };
 
@@ -476,15 +477,22 @@ static bool forward_head(struct gw_h1 *h, const struct gw_h1_head *hd,
 static void request_done(struct gw_h1 *h, uint64_t now_ns)
 {
 	struct entry *e = h->cur;
+	/* Connection: close, HTTP/1.0 without keep-alive, an error: no more requests */
+	bool stop = e->close_after || !h->cl.keep_alive;
+	/* nothing more is HTTP until the answer to an upgrade says so */
+	bool upgrade = !e->local && e->upgrade;
 
 	e->req_done = true;
 	h->cur = NULL;
-	if (e->close_after || !h->cl.keep_alive)
-		h->cl_state = CL_STOP;	/* Connection: close, HTTP/1.0 without keep-alive, an error */
-	else
-		h->cl_state = CL_HEAD;
-	if (!e->local && e->upgrade)
-		h->wait_upgrade = true;	/* nothing more is HTTP until the answer says so */
+	if (e->resp_done) {
+		/* answered early (RFC 9110 15.5, e.g. 413): it is over now */
+		upgrade = false;
+		record(h, e);
+		q_pop(h);
+	}
+	h->cl_state = stop ? CL_STOP : CL_HEAD;
+	if (upgrade)
+		h->wait_upgrade = true;
 	drain(h, now_ns);
 }
 
@@ -690,10 +698,15 @@ static void response_done(struct gw_h1 *h, struct entry *e, uint64_t now_ns)
 	if (e->status < 200)
 		return;	/* an interim answer: the final one follows */
 	e->end_ns = now_ns;
-	record(h, e);
-	q_pop(h);
 	if (!s->keep_alive)
 		h->up_closing = true;
+	if (!e->req_done) {
+		/* the request's body is still coming: it goes on, recorded when done */
+		e->resp_done = true;
+		return;
+	}
+	record(h, e);
+	q_pop(h);
 	drain(h, now_ns);
 }
 
@@ -792,7 +805,7 @@ void gw_h1_from_upstream(struct gw_h1 *h, const uint8_t *buf, size_t len, uint64
 			out_client(h, buf + off, len - off, now_ns);
 			return;
 		}
-		if (!e || e->local) {
+		if (!e || e->local || e->resp_done) {
 			finish(h, now_ns, "bad-response");	/* an answer to nothing asked */
 			return;
 		}

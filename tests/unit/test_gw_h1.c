@@ -580,6 +580,41 @@ static void test_upstream_ends(void **state)
 	stop(t);
 }
 
+/* The upstream answers before the request's body is all there (413, 401 early). */
+static void test_early_answer(void **state)
+{
+	struct harness *t = start();
+
+	(void)state;
+	cl(t, "POST /v1/x HTTP/1.1\r\n" HOST "Content-Length: 6\r\n\r\nabc", 1);
+	up(t, "HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\n\r\n", 2);
+	assert_int_equal(t->n_recs, 0);	/* recorded once the request is whole */
+	assert_int_equal(cl(t, "def" GET, 3), 3 + strlen(GET));	/* the rest still goes */
+	assert_int_equal(t->n_recs, 1);
+	assert_int_equal(t->recs[0].status, 413);
+	assert_int_equal(t->recs[0].end, 2);
+	assert_non_null(strstr(t->upstream, "abcdef" GET));
+	up(t, OK200, 4);
+	assert_int_equal(t->n_recs, 2);
+	stop(t);
+
+	/* a second answer while the body still comes answers nothing */
+	t = start();
+	cl(t, "POST /v1/x HTTP/1.1\r\n" HOST "Content-Length: 6\r\n\r\nabc", 1);
+	up(t, "HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\n\r\n" OK200, 2);
+	assert_true(gw_h1_flags(t->h) & GW_H1_DONE);
+	/* and a client EOF meanwhile ends it */
+	stop(t);
+	t = start();
+	cl(t, "POST /v1/x HTTP/1.1\r\n" HOST "Content-Length: 6\r\n\r\nabc", 1);
+	up(t, "HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\n\r\n", 2);
+	gw_h1_client_eof(t->h, 3);
+	assert_true(gw_h1_flags(t->h) & GW_H1_DONE);
+	assert_int_equal(t->n_recs, 1);
+	assert_int_equal(t->recs[0].status, 413);
+	stop(t);
+}
+
 static void test_client_ends(void **state)
 {
 	struct harness *t = start();
@@ -653,6 +688,7 @@ int main(void)
 		cmocka_unit_test(test_upgrade),
 		cmocka_unit_test(test_bodiless_answers),
 		cmocka_unit_test(test_upstream_ends),
+		cmocka_unit_test(test_early_answer),
 		cmocka_unit_test(test_client_ends),
 		cmocka_unit_test(test_head_reader),
 	};
