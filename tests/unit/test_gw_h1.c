@@ -668,6 +668,37 @@ static void test_head_reader(void **state)
 	assert_int_equal(gw_h1_head_parse(resp, strlen(resp), false, &hd), 0);
 	assert_int_equal(hd.status, 200);
 	assert_true(hd.has_length);
+	/* our own reading refuses each shape by itself (http-parser catches some too) */
+	{
+		const char *bad[] = {
+			"POST / HTTP/1.1\r\n" HOST "Content-Length: 3\r\nContent-Length: 3\r\n\r\n",
+			"POST / HTTP/1.1\r\n" HOST "Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+			"POST / HTTP/1.1\r\n" HOST "Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
+			"POST / HTTP/1.1\r\n" HOST "Transfer-Encoding: chunked, gzip\r\n\r\n",
+			"POST / HTTP/1.1\r\n" HOST "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+			"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+			"POST / HTTP/1.1\r\n" HOST "Content-Length: 1 2\r\n\r\n",
+			"GET / HTTP/1.1\r\n" HOST "X: a\r\n b\r\n\r\n",
+			"GET / HTTP/1.1\r\n" HOST "X : a\r\n\r\n",
+			"GET / HTTP/1.1\r\n" HOST "X\t: a\r\n\r\n",
+			"GET / HTTP/1.1\r\n" HOST "X@: a\r\n\r\n",
+			"GET / HTTP/1.1\r\n" HOST "X: a\x7f\r\n\r\n",
+			"GET / HTTP/1.1\r\nAccept: */*\r\n\r\n",
+			"GET / HTTP/1.1\r\n" HOST HOST "\r\n",
+			"GET / HTTP/1.2\r\n" HOST "\r\n",
+			"GET / HTTP/1.1 \r\n" HOST "\r\n",
+			"GET /\r\n\r\n",
+			"HTTP/1.1 200 OK\r\n\r\n",
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+			if (gw_h1_head_parse(bad[i], strlen(bad[i]), true, &hd) != -EBADMSG)
+				fail_msg("taken: %s", bad[i]);
+		const char *r = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n"
+				"Transfer-Encoding: chunked\r\n\r\n";
+
+		assert_int_equal(gw_h1_head_parse(r, strlen(r), false, &hd), -EBADMSG);
+	}
 	assert_int_equal(gw_h1_head_end("GET / HTTP/1.1\r\n\r", 17, 0), 0);
 	assert_int_equal(gw_h1_head_end("GET / HTTP/1.1\r\n\r\nX", 19, 0), 18);
 	assert_int_equal(gw_h1_head_end("GET /\n", 6, 0), -EBADMSG);
