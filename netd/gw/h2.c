@@ -1,0 +1,1089 @@
+/*
+ * h2 - the gateway's HTTP/2 engine (netd/gw/h2.h): an nghttp2 server
+ * session facing the sandbox, an nghttp2 client session facing the
+ * upstream, one upstream stream per client stream.  Bodies stream through
+ * per-stream buffers that flow control bounds: neither session updates its
+ * receive window by itself (no_auto_window_update); a body byte is
+ * consumed (WINDOW_UPDATE to its sender) only when the other session's data
+ * provider has taken it.  Pure apart from nghttp2; never logs.
+ *
+ * Reentrancy: nghttp2 callbacks only change state and submit frames;
+ * nghttp2_session_mem_send() of either session runs only in pump(), after
+ * mem_recv() returned, so no session is entered from its own callback.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nghttp2/nghttp2.h>
+
+#include "netd/gw/h2.h"
+
+#define BODY_CAP (2 * GW_H2_STREAM_WINDOW)	/* flow control keeps a body under this */
+#define REFUSAL_MAX 2048
+
+struct hfield {
+	char *name, *value;	/* one allocation: name NUL value NUL */
+	size_t name_len, value_len;
+};
+
+/* A header block being received: at most GW_H2_MAX_FIELDS, GW_H2_MAX_HEADER_LIST bytes. */
+struct hblock {
+	struct hfield *f;
+	size_t n, cap, list_len;
+	bool over;		/* past a limit: the rest was dropped */
+};
+
+/* Body bytes taken from one session, not yet given to the other. */
+struct bbuf {
+	uint8_t *p;
+	size_t off, len, cap;
+};
+
+struct h2s {
+	struct gw_h2 *h2;
+	struct h2s *prev, *next;
+	int32_t cl_sid, up_sid;		/* up_sid 0: never opened upstream */
+	struct hblock hdrs, trailers;	/* request's from the client (while
+					 * forwarding: the upstream's response) */
+	struct hblock rhdrs, rtrailers;	/* the upstream's response */
+	struct bbuf req_body, resp_body;
+	char *method, *authority, *path;	/* for the record */
+	const char *cred_name, *reason;
+	unsigned int status;
+	uint64_t bytes_from_client, bytes_to_client, start_ns, first_byte_ns;
+	uint32_t error_code;
+	bool cl_open, up_open;		/* the stream is open in that session */
+	bool req_eof, resp_eof;		/* that body is complete (in its buffer) */
+	bool req_trailers, resp_trailers;	/* trailers follow the body */
+	bool up_deferred, cl_deferred;	/* that data provider is waiting */
+	bool resp_started;		/* final response headers submitted to the client */
+	bool local;			/* the response is ours (refusal, 502/504) */
+	bool recorded;
+};
+
+struct gw_h2 {
+	const struct gw_req_ctx *ctx;
+	const struct gw_h2_ops *ops;
+	void *user;
+	uint16_t port;
+	uint64_t now_ns;
+	nghttp2_session *srv, *up;
+	struct h2s *streams;
+	bool client_bad;	/* the client broke HTTP/2: GOAWAY sent or session dead */
+	bool srv_dead;		/* the server session failed fatally: no more calls */
+	bool up_dead;		/* the upstream is gone: no more calls to up */
+	bool goaway_client;	/* a graceful GOAWAY went to the client */
+	uint64_t rst_window_ns;	/* start of the current second of RST_STREAM counting */
+	unsigned int rst_count;
+	int op_err;		/* an op's error, returned by the next call */
+};
+
+/* ---- small buffers ------------------------------------------------------ */
+
+static void hblock_clear(struct hblock *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		free(b->f[i].name);
+	free(b->f);
+	memset(b, 0, sizeof(*b));
+}
+
+/* Adds one field, or marks the block over its limits (RFC 9113 6.5.2 MAX_HEADER_LIST_SIZE). */
+static int hblock_add(struct hblock *b, const uint8_t *name, size_t name_len,
+		      const uint8_t *value, size_t value_len)
+{
+	char *mem;
+
+	if (b->over)
+		return 0;
+	b->list_len += name_len + value_len + 32;	/* RFC 9113 6.5.2: + 32 a field */
+	if (b->list_len > GW_H2_MAX_HEADER_LIST || b->n >= GW_H2_MAX_FIELDS) {
+		b->over = true;
+		return 0;
+	}
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 16;
+		struct hfield *f = realloc(b->f, cap * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		b->f = f;
+		b->cap = cap;
+	}
+	mem = malloc(name_len + value_len + 2);
+	if (!mem)
+		return -ENOMEM;
+	memcpy(mem, name, name_len);
+	mem[name_len] = '\0';
+	memcpy(mem + name_len + 1, value, value_len);
+	mem[name_len + 1 + value_len] = '\0';
+	b->f[b->n++] = (struct hfield){ mem, mem + name_len + 1, name_len, value_len };
+	return 0;
+}
+
+static const struct hfield *hblock_get(const struct hblock *b, const char *name)
+{
+	for (size_t i = 0; i < b->n; i++)
+		if (!strcmp(b->f[i].name, name))
+			return &b->f[i];
+	return NULL;
+}
+
+static size_t bbuf_avail(const struct bbuf *b)
+{
+	return b->len - b->off;
+}
+
+static int bbuf_add(struct bbuf *b, const uint8_t *p, size_t n)
+{
+	if (b->off == b->len)
+		b->off = b->len = 0;
+	if (b->len - b->off + n > BODY_CAP)
+		return -EMSGSIZE;	/* the peer overran the window nghttp2 enforces */
+	if (b->len + n > b->cap) {
+		if (b->off) {
+			memmove(b->p, b->p + b->off, b->len - b->off);
+			b->len -= b->off;
+			b->off = 0;
+		}
+		if (b->len + n > b->cap) {
+			size_t cap = b->cap ? b->cap : 4096;
+			uint8_t *q;
+
+			while (cap < b->len + n)
+				cap *= 2;
+			q = realloc(b->p, cap);
+			if (!q)
+				return -ENOMEM;
+			b->p = q;
+			b->cap = cap;
+		}
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	return 0;
+}
+
+static void bbuf_free(struct bbuf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+/* ---- headers out -------------------------------------------------------- */
+
+#define NV(n, v, vl, fl) ((nghttp2_nv){ (uint8_t *)(n), (uint8_t *)(v), strlen(n), (vl), (fl) })
+
+/*
+ * Connection-specific fields never cross (RFC 9113 8.2.2): nghttp2 refuses
+ * them on receipt already; this is the second line.  "host" goes too: the
+ * request carries :authority (RFC 9113 8.3.1).
+ */
+static bool hop_by_hop(const struct hfield *f, bool request)
+{
+	static const char *const names[] = {
+		"connection", "keep-alive", "proxy-connection", "transfer-encoding",
+		"upgrade", "http2-settings",
+	};
+
+	if (f->name[0] == ':')
+		return true;	/* pseudo-headers are rebuilt */
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(f->name, names[i]))
+			return true;
+	if (!strcmp(f->name, "te"))
+		return strcmp(f->value, "trailers") != 0;	/* RFC 9113 8.2.2 */
+	return request && !strcmp(f->name, "host");
+}
+
+/* @nva gets the regular fields of @b that may cross; returns how many. */
+static size_t nva_fields(const struct hblock *b, bool request, nghttp2_nv *nva)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < b->n; i++)
+		if (!hop_by_hop(&b->f[i], request))
+			nva[n++] = (nghttp2_nv){ (uint8_t *)b->f[i].name, (uint8_t *)b->f[i].value,
+						 b->f[i].name_len, b->f[i].value_len,
+						 NGHTTP2_NV_FLAG_NONE };
+	return n;
+}
+
+/* ---- streams ------------------------------------------------------------ */
+
+static struct h2s *h2s_new(struct gw_h2 *h2, int32_t sid)
+{
+	struct h2s *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->h2 = h2;
+	s->cl_sid = sid;
+	s->cl_open = true;
+	s->start_ns = h2->now_ns;
+	s->next = h2->streams;
+	if (s->next)
+		s->next->prev = s;
+	h2->streams = s;
+	return s;
+}
+
+static void h2s_free(struct h2s *s)
+{
+	struct gw_h2 *h2 = s->h2;
+
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		h2->streams = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	hblock_clear(&s->hdrs);
+	hblock_clear(&s->trailers);
+	hblock_clear(&s->rhdrs);
+	hblock_clear(&s->rtrailers);
+	bbuf_free(&s->req_body);
+	bbuf_free(&s->resp_body);
+	free(s->method);
+	free(s->authority);
+	free(s->path);
+	free(s);
+}
+
+static void record(struct h2s *s)
+{
+	struct gw_h2_record r;
+
+	if (s->recorded)
+		return;
+	s->recorded = true;
+	if (!s->h2->ops->record)
+		return;
+	r = (struct gw_h2_record){
+		.stream_id = s->cl_sid,
+		.method = s->method ? s->method : "",
+		.authority = s->authority ? s->authority : "",
+		.path = s->path ? s->path : "",
+		.status = s->status,
+		.bytes_from_client = s->bytes_from_client,
+		.bytes_to_client = s->bytes_to_client,
+		.start_ns = s->start_ns,
+		.first_byte_ns = s->first_byte_ns,
+		.end_ns = s->h2->now_ns,
+		.cred_name = s->cred_name,
+		.reason = s->reason,
+		.error_code = s->error_code,
+	};
+	s->h2->ops->record(s->h2->user, &r);
+}
+
+/* The client will get no more of this response: give its window back to the upstream. */
+static void drop_resp_body(struct h2s *s)
+{
+	size_t n = bbuf_avail(&s->resp_body);
+
+	if (n && !s->local && !s->h2->up_dead)
+		nghttp2_session_consume(s->h2->up, s->up_sid, n);
+	s->resp_body.off = s->resp_body.len = 0;
+}
+
+/* The upstream will get no more of this request: give its window back to the client. */
+static void drop_req_body(struct h2s *s)
+{
+	size_t n = bbuf_avail(&s->req_body);
+
+	if (n && !s->h2->srv_dead)
+		nghttp2_session_consume(s->h2->srv, s->cl_sid, n);
+	s->req_body.off = s->req_body.len = 0;
+}
+
+/* HTTP/2 error code for the other side: NO_ERROR mid-stream is a cancel there. */
+static uint32_t map_code(uint32_t code)
+{
+	return code == NGHTTP2_NO_ERROR ? NGHTTP2_CANCEL : code;
+}
+
+/* ---- data providers ----------------------------------------------------- */
+
+static ssize_t up_read(nghttp2_session *session, int32_t sid, uint8_t *buf, size_t length,
+		       uint32_t *flags, nghttp2_data_source *src, void *user);
+static ssize_t cl_read(nghttp2_session *session, int32_t sid, uint8_t *buf, size_t length,
+		       uint32_t *flags, nghttp2_data_source *src, void *user);
+
+static int submit_trailers(nghttp2_session *session, int32_t sid, const struct hblock *b)
+{
+	nghttp2_nv *nva = calloc(b->n + 1, sizeof(*nva));
+	int rv;
+
+	if (!nva)
+		return NGHTTP2_ERR_NOMEM;
+	rv = nghttp2_submit_trailer(session, sid, nva, nva_fields(b, false, nva));
+	free(nva);
+	return rv;
+}
+
+/*
+ * A body from @b into @buf: what is there now, DEFERRED when empty and more
+ * is to come (resumed by resume()), EOF (or trailers) at the end.
+ */
+static ssize_t body_read(nghttp2_session *session, int32_t sid, struct bbuf *b, bool eof,
+			 bool trailers, const struct hblock *tb, bool *deferred,
+			 uint8_t *buf, size_t length, uint32_t *flags)
+{
+	size_t n = bbuf_avail(b) < length ? bbuf_avail(b) : length;
+
+	if (n)
+		memcpy(buf, b->p + b->off, n);
+	b->off += n;
+	if (bbuf_avail(b) == 0) {
+		if (!eof) {
+			if (n)
+				return (ssize_t)n;
+			*deferred = true;
+			return NGHTTP2_ERR_DEFERRED;
+		}
+		*flags |= NGHTTP2_DATA_FLAG_EOF;
+		if (trailers && tb->n) {
+			*flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+			if (submit_trailers(session, sid, tb) != 0)
+				return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+		}
+	}
+	return (ssize_t)n;
+}
+
+/* The request body to the upstream; each byte taken is consumed on the client's window. */
+static ssize_t up_read(nghttp2_session *session, int32_t sid, uint8_t *buf, size_t length,
+		       uint32_t *flags, nghttp2_data_source *src, void *user)
+{
+	struct h2s *s = src->ptr;
+	ssize_t n = body_read(session, sid, &s->req_body, s->req_eof, s->req_trailers,
+			      &s->trailers, &s->up_deferred, buf, length, flags);
+
+	if (n > 0 && !s->h2->srv_dead)
+		nghttp2_session_consume(s->h2->srv, s->cl_sid, (size_t)n);
+	return n;
+}
+
+/* The response body to the client; consumed on the upstream's window unless ours. */
+static ssize_t cl_read(nghttp2_session *session, int32_t sid, uint8_t *buf, size_t length,
+		       uint32_t *flags, nghttp2_data_source *src, void *user)
+{
+	struct h2s *s = src->ptr;
+	ssize_t n = body_read(session, sid, &s->resp_body, s->resp_eof, s->resp_trailers,
+			      &s->rtrailers, &s->cl_deferred, buf, length, flags);
+
+	if (n > 0) {
+		s->bytes_to_client += (uint64_t)n;
+		if (!s->local && !s->h2->up_dead)
+			nghttp2_session_consume(s->h2->up, s->up_sid, (size_t)n);
+	}
+	return n;
+}
+
+static void resume_up(struct h2s *s)
+{
+	if (s->up_deferred && s->up_open && !s->h2->up_dead) {
+		s->up_deferred = false;
+		nghttp2_session_resume_data(s->h2->up, s->up_sid);
+	}
+}
+
+static void resume_cl(struct h2s *s)
+{
+	if (s->cl_deferred && s->cl_open && !s->h2->srv_dead) {
+		s->cl_deferred = false;
+		nghttp2_session_resume_data(s->h2->srv, s->cl_sid);
+	}
+}
+
+/* ---- responses made here ------------------------------------------------- */
+
+/*
+ * A response of our own on the client's stream: @status, JSON @body,
+ * x-netd-reason, retry-after when @retry_after_s (RFC 9110 10.2.3).  The
+ * request's body, if any still comes, is read and dropped.
+ */
+static int respond_local(struct h2s *s, unsigned int status, const char *reason,
+			 uint32_t retry_after_s, const char *body, size_t body_len)
+{
+	struct gw_h2 *h2 = s->h2;
+	char st[8], ra[16], cl[24];
+	nghttp2_nv nva[5];
+	size_t n = 0;
+	nghttp2_data_provider dp = { .source.ptr = s, .read_callback = cl_read };
+	int rv;
+
+	s->local = true;
+	s->status = status;
+	s->reason = reason;
+	s->first_byte_ns = h2->now_ns;
+	s->resp_started = true;
+	s->resp_eof = true;
+	drop_req_body(s);
+	s->resp_body.off = s->resp_body.len = 0;
+	if (bbuf_add(&s->resp_body, (const uint8_t *)body, body_len) < 0)
+		return NGHTTP2_ERR_NOMEM;
+	snprintf(st, sizeof(st), "%u", status);
+	snprintf(cl, sizeof(cl), "%zu", body_len);
+	nva[n++] = NV(":status", st, strlen(st), NGHTTP2_NV_FLAG_NONE);
+	nva[n++] = NV("content-type", "application/json", 16, NGHTTP2_NV_FLAG_NONE);
+	nva[n++] = NV("content-length", cl, strlen(cl), NGHTTP2_NV_FLAG_NONE);
+	nva[n++] = NV("x-netd-reason", reason, strlen(reason), NGHTTP2_NV_FLAG_NONE);
+	if (retry_after_s) {
+		snprintf(ra, sizeof(ra), "%u", retry_after_s);
+		nva[n++] = NV("retry-after", ra, strlen(ra), NGHTTP2_NV_FLAG_NONE);
+	}
+	rv = nghttp2_submit_response(h2->srv, s->cl_sid, nva, n, &dp);
+	return rv == NGHTTP2_ERR_NOMEM ? rv : 0;
+}
+
+/* 502/504 for a stream whose upstream failed before its response headers. */
+static int respond_upstream_failed(struct h2s *s, bool timeout)
+{
+	const char *reason = timeout ? "upstream-timeout" : "upstream-failure";
+	char body[160];
+	int len = snprintf(body, sizeof(body),
+			   "{\"error\":\"%s\",\"detail\":\"the upstream %s before its response\"}",
+			   reason, timeout ? "did not answer in time" : "failed");
+
+	return respond_local(s, timeout ? 504 : 502, reason, 0, body, (size_t)len);
+}
+
+static int refuse(struct h2s *s, const struct gw_req_result *res, uint32_t retry_after_s)
+{
+	char body[REFUSAL_MAX];
+	size_t len = gw_req_refusal(s->h2->ctx, res, body, sizeof(body));
+
+	if (len >= sizeof(body))
+		len = sizeof(body) - 1;
+	s->cred_name = res->cred_name;
+	return respond_local(s, res->status, res->reason, retry_after_s, body, len);
+}
+
+/* ---- the request, checked and forwarded --------------------------------- */
+
+static char *dup_n(const char *p, size_t n)
+{
+	char *d = malloc(n + 1);
+
+	if (d) {
+		memcpy(d, p, n);
+		d[n] = '\0';
+	}
+	return d;
+}
+
+/* The request's headers are complete (RFC 9113 8.3.1): check, then open the upstream stream. */
+static int request_ready(struct h2s *s, bool end_stream)
+{
+	struct gw_h2 *h2 = s->h2;
+	const struct hfield *m = hblock_get(&s->hdrs, ":method");
+	const struct hfield *p = hblock_get(&s->hdrs, ":path");
+	const struct hfield *a = hblock_get(&s->hdrs, ":authority");
+	struct gw_req_result res;
+	struct gw_hdr *hdrs = NULL;
+	nghttp2_nv *nva = NULL;
+	size_t n_hdrs = 0, n = 0, path_len;
+	uint32_t retry_after_s = 0;
+	nghttp2_data_provider dp = { .source.ptr = s, .read_callback = up_read };
+	int rv = 0;
+
+	s->req_eof = end_stream;
+	if (!a)
+		a = hblock_get(&s->hdrs, "host");	/* RFC 9113 8.3.1: Host when no :authority */
+	path_len = p ? strcspn(p->value, "?") : 0;	/* the record's path has no query */
+	s->method = dup_n(m ? m->value : "", m ? m->value_len : 0);
+	s->authority = dup_n(a ? a->value : "", a ? a->value_len : 0);
+	s->path = dup_n(p ? p->value : "", path_len);
+	if (!s->method || !s->authority || !s->path)
+		return NGHTTP2_ERR_NOMEM;
+
+	memset(&res, 0, sizeof(res));
+	if (s->hdrs.over) {
+		/* RFC 6585 5: over SETTINGS_MAX_HEADER_LIST_SIZE or GW_H2_MAX_FIELDS */
+		res = (struct gw_req_result){ .verdict = GW_REQ_BAD, .status = 431,
+					      .reason = "bad-request" };
+		return refuse(s, &res, 0);
+	}
+	if (!m || !p || !strcmp(m->value, "CONNECT")) {
+		/* CONNECT (RFC 9113 8.5) would be a tunnel past every check */
+		res = (struct gw_req_result){ .verdict = GW_REQ_METHOD, .status = 405,
+					      .reason = "method-denied" };
+		return refuse(s, &res, 0);
+	}
+	hdrs = calloc(s->hdrs.n + 1, sizeof(*hdrs));
+	nva = calloc(s->hdrs.n + 4, sizeof(*nva));
+	if (!hdrs || !nva) {
+		rv = NGHTTP2_ERR_NOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < s->hdrs.n; i++)
+		if (s->hdrs.f[i].name[0] != ':')
+			hdrs[n_hdrs++] = (struct gw_hdr){ s->hdrs.f[i].name, s->hdrs.f[i].name_len,
+							  s->hdrs.f[i].value, s->hdrs.f[i].value_len };
+	gw_req_check(h2->ctx, m->value, m->value_len, a ? a->value : "", a ? a->value_len : 0,
+		     h2->port, p->value, p->value_len, hdrs, n_hdrs, &res);
+	if (res.verdict == GW_REQ_OK && h2->ops->rate_take &&
+	    h2->ops->rate_take(h2->user, h2->now_ns, &retry_after_s) != 0) {
+		res.verdict = GW_REQ_RATE;
+		res.status = 429;
+		res.reason = "rate-limited";
+		if (!retry_after_s)
+			retry_after_s = 1;
+	}
+	if (res.verdict != GW_REQ_OK) {
+		rv = refuse(s, &res, res.verdict == GW_REQ_RATE ? retry_after_s : 0);
+		goto out;
+	}
+	if (h2->up_dead) {
+		rv = respond_upstream_failed(s, false);
+		goto out;
+	}
+	s->cred_name = res.cred_name;
+
+	/* pseudo-headers rebuilt (RFC 9113 8.3.1), then the fields that may cross */
+	nva[n++] = NV(":method", m->value, m->value_len, NGHTTP2_NV_FLAG_NONE);
+	nva[n++] = NV(":scheme", "https", 5, NGHTTP2_NV_FLAG_NONE);
+	nva[n++] = NV(":authority", a ? a->value : "", a ? a->value_len : 0, NGHTTP2_NV_FLAG_NONE);
+	nva[n++] = NV(":path", p->value, p->value_len, NGHTTP2_NV_FLAG_NONE);
+	for (size_t i = 0; i < n_hdrs; i++) {
+		struct hfield f = { (char *)hdrs[i].name, (char *)hdrs[i].value,
+				    hdrs[i].name_len, hdrs[i].value_len };
+		const struct gw_cred *cred = NULL;
+
+		if (hop_by_hop(&f, true))
+			continue;
+		for (size_t r = 0; r < res.n_rewrites; r++)
+			if (res.rewrites[r].index == i)
+				cred = res.rewrites[r].cred;
+		if (!cred) {
+			nva[n++] = NV(f.name, f.value, f.value_len, NGHTTP2_NV_FLAG_NONE);
+			continue;
+		}
+		if (!cred->value) {	/* req.c's contract says never; refuse rather than leak */
+			res = (struct gw_req_result){ .verdict = GW_REQ_CRED_MISDIRECTED,
+						      .status = 403,
+						      .reason = "credential-misdirected",
+						      .cred_name = cred->name };
+			rv = refuse(s, &res, 0);
+			goto out;
+		}
+		/*
+		 * The secret: referenced, never copied by us (NO_COPY_VALUE:
+		 * ctx outlives the session) and never put in HPACK's dynamic
+		 * table (NO_INDEX: RFC 7541 6.2.3, never-indexed literal).
+		 */
+		nva[n++] = NV(f.name, cred->value, cred->value_len,
+			      NGHTTP2_NV_FLAG_NO_COPY_VALUE | NGHTTP2_NV_FLAG_NO_INDEX);
+	}
+	rv = nghttp2_submit_request(h2->up, NULL, nva, n, end_stream ? NULL : &dp, s);
+	if (rv < 0) {
+		rv = rv == NGHTTP2_ERR_NOMEM ? rv : respond_upstream_failed(s, false);
+		goto out;
+	}
+	s->up_sid = rv;
+	s->up_open = true;
+	rv = 0;
+out:
+	/* the request's fields are copied into nghttp2's frame by now (the secret excepted) */
+	hblock_clear(&s->hdrs);
+	free(hdrs);
+	free(nva);
+	return rv;
+}
+
+/* The upstream's response headers are complete: pass them to the client. */
+static int response_ready(struct h2s *s, bool end_stream)
+{
+	struct gw_h2 *h2 = s->h2;
+	const struct hfield *st = hblock_get(&s->rhdrs, ":status");
+	nghttp2_data_provider dp = { .source.ptr = s, .read_callback = cl_read };
+	nghttp2_nv *nva;
+	unsigned int status = st ? (unsigned int)atoi(st->value) : 0;
+	size_t n = 0;
+	int rv;
+
+	if (!s->cl_open || s->resp_started)
+		goto out;
+	if (s->rhdrs.over || status < 100 || status > 999) {
+		/* a response the client could not be given: 502, the upstream stream cancelled */
+		nghttp2_submit_rst_stream(h2->up, NGHTTP2_FLAG_NONE, s->up_sid, NGHTTP2_CANCEL);
+		hblock_clear(&s->rhdrs);
+		return respond_upstream_failed(s, false);
+	}
+	nva = calloc(s->rhdrs.n + 1, sizeof(*nva));
+	if (!nva)
+		return NGHTTP2_ERR_NOMEM;
+	nva[n++] = NV(":status", st->value, st->value_len, NGHTTP2_NV_FLAG_NONE);
+	n += nva_fields(&s->rhdrs, false, nva + n);
+	if (status < 200) {	/* informational (RFC 9110 15.2): more headers follow */
+		rv = nghttp2_submit_headers(h2->srv, NGHTTP2_FLAG_NONE, s->cl_sid, NULL, nva, n,
+					    NULL);
+	} else {
+		s->status = status;
+		s->first_byte_ns = h2->now_ns;
+		s->resp_started = true;
+		s->resp_eof = end_stream;
+		rv = nghttp2_submit_response(h2->srv, s->cl_sid, nva, n, end_stream ? NULL : &dp);
+	}
+	free(nva);
+	if (rv == NGHTTP2_ERR_NOMEM)
+		return rv;
+out:
+	hblock_clear(&s->rhdrs);
+	return 0;
+}
+
+/* True when a field of @b holds a placeholder (trailers are not checked by req.c). */
+static bool has_placeholder(const struct gw_req_ctx *ctx, const struct hblock *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		for (size_t c = 0; c < ctx->n_creds; c++) {
+			const char *ph = ctx->creds[c].placeholder;
+
+			if (ph && *ph && memmem(b->f[i].value, b->f[i].value_len, ph, strlen(ph)))
+				return true;
+		}
+	return false;
+}
+
+/* ---- nghttp2 callbacks: both sessions ----------------------------------- */
+
+static struct h2s *stream_of(nghttp2_session *session, int32_t sid)
+{
+	return sid > 0 ? nghttp2_session_get_stream_user_data(session, sid) : NULL;
+}
+
+static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame, void *user)
+{
+	struct gw_h2 *h2 = user;
+	struct h2s *s;
+
+	if (frame->hd.type != NGHTTP2_HEADERS)
+		return 0;
+	if (session == h2->srv && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+		s = h2s_new(h2, frame->hd.stream_id);
+		if (!s)
+			return NGHTTP2_ERR_CALLBACK_FAILURE;
+		nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, s);
+	} else if (session == h2->up && (s = stream_of(session, frame->hd.stream_id)) &&
+		   !s->resp_started) {
+		hblock_clear(&s->rhdrs);	/* a final response after 1xx */
+	}
+	return 0;
+}
+
+static int on_header(nghttp2_session *session, const nghttp2_frame *frame,
+		     const uint8_t *name, size_t name_len, const uint8_t *value, size_t value_len,
+		     uint8_t flags, void *user)
+{
+	struct gw_h2 *h2 = user;
+	struct h2s *s = stream_of(session, frame->hd.stream_id);
+	struct hblock *b;
+
+	if (!s || frame->hd.type != NGHTTP2_HEADERS)
+		return 0;
+	if (session == h2->srv)
+		b = frame->headers.cat == NGHTTP2_HCAT_REQUEST ? &s->hdrs : &s->trailers;
+	else	/* nghttp2 says HCAT_HEADERS for a final response after 1xx too */
+		b = s->resp_started ? &s->rtrailers : &s->rhdrs;
+	return hblock_add(b, name, name_len, value, value_len) ? NGHTTP2_ERR_CALLBACK_FAILURE : 0;
+}
+
+static int on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t sid,
+			 const uint8_t *data, size_t len, void *user)
+{
+	struct gw_h2 *h2 = user;
+	struct h2s *s = stream_of(session, sid);
+
+	if (session == h2->srv) {
+		if (s)
+			s->bytes_from_client += len;
+		if (!s || !s->up_open || s->local || h2->up_dead) {
+			nghttp2_session_consume(session, sid, len);	/* read and dropped */
+			return 0;
+		}
+		if (bbuf_add(&s->req_body, data, len) < 0)
+			return NGHTTP2_ERR_CALLBACK_FAILURE;
+		resume_up(s);
+	} else {
+		if (!s || !s->cl_open || s->local || !s->resp_started) {
+			nghttp2_session_consume(session, sid, len);
+			return 0;
+		}
+		if (bbuf_add(&s->resp_body, data, len) < 0)
+			return NGHTTP2_ERR_CALLBACK_FAILURE;
+		resume_cl(s);
+	}
+	return 0;
+}
+
+/* RFC 9113 10.5 (CVE-2023-44487, rapid reset): the client's RST_STREAM per second of now_ns. */
+static void count_client_reset(struct gw_h2 *h2)
+{
+	if (h2->now_ns - h2->rst_window_ns >= 1000000000ull) {
+		h2->rst_window_ns = h2->now_ns;
+		h2->rst_count = 0;
+	}
+	if (++h2->rst_count > GW_H2_MAX_RST_PER_S && !h2->client_bad) {
+		h2->client_bad = true;
+		nghttp2_session_terminate_session(h2->srv, NGHTTP2_ENHANCE_YOUR_CALM);
+	}
+}
+
+static void upstream_goaway(struct gw_h2 *h2)
+{
+	if (h2->goaway_client || h2->srv_dead)
+		return;
+	h2->goaway_client = true;
+	/* the client opens a new connection for what this one will not take */
+	nghttp2_submit_goaway(h2->srv, NGHTTP2_FLAG_NONE,
+			      nghttp2_session_get_last_proc_stream_id(h2->srv), NGHTTP2_NO_ERROR,
+			      NULL, 0);
+}
+
+static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, void *user)
+{
+	struct gw_h2 *h2 = user;
+	struct h2s *s = stream_of(session, frame->hd.stream_id);
+	bool end = frame->hd.flags & NGHTTP2_FLAG_END_STREAM;
+	bool from_client = session == h2->srv;
+
+	switch (frame->hd.type) {
+	case NGHTTP2_HEADERS:
+		if (!s)
+			return 0;
+		if (from_client && frame->headers.cat == NGHTTP2_HCAT_REQUEST)
+			return request_ready(s, end);
+		if (!from_client && !s->resp_started)
+			return response_ready(s, end);
+		if (frame->headers.cat != NGHTTP2_HCAT_HEADERS || s->local)
+			return 0;
+		/* trailers (RFC 9113 8.1): end the body, follow it */
+		if (from_client) {
+			if (s->trailers.over || has_placeholder(h2->ctx, &s->trailers)) {
+				s->reason = s->trailers.over ? "bad-request" : "credential-misdirected";
+				nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, s->cl_sid,
+							  NGHTTP2_REFUSED_STREAM);
+				return 0;
+			}
+			s->req_trailers = s->req_eof = true;
+			resume_up(s);
+		} else {
+			if (s->rtrailers.over)
+				hblock_clear(&s->rtrailers);
+			s->resp_trailers = s->resp_eof = true;
+			resume_cl(s);
+		}
+		return 0;
+	case NGHTTP2_DATA:
+		if (s && end) {
+			if (from_client) {
+				s->req_eof = true;
+				resume_up(s);
+			} else {
+				s->resp_eof = true;
+				resume_cl(s);
+			}
+		}
+		return 0;
+	case NGHTTP2_RST_STREAM:
+		if (from_client)
+			count_client_reset(h2);
+		return 0;
+	case NGHTTP2_GOAWAY:
+		if (!from_client)
+			upstream_goaway(h2);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int on_stream_close(nghttp2_session *session, int32_t sid, uint32_t code, void *user)
+{
+	struct gw_h2 *h2 = user;
+	struct h2s *s = stream_of(session, sid);
+
+	if (!s)
+		return 0;
+	if (session == h2->srv) {
+		/* the client's stream is over: record it; cancel the upstream's */
+		s->cl_open = false;
+		if (code && !s->error_code)
+			s->error_code = code;
+		if (s->up_open && !h2->up_dead)
+			nghttp2_submit_rst_stream(h2->up, NGHTTP2_FLAG_NONE, s->up_sid,
+						  map_code(code));
+		drop_resp_body(s);
+		record(s);
+		if (!s->up_open)
+			h2s_free(s);
+		return 0;
+	}
+	/* the upstream's stream is over */
+	s->up_open = false;
+	drop_req_body(s);
+	if (s->cl_open && !s->resp_started) {
+		if (code == NGHTTP2_REFUSED_STREAM) {	/* not processed: the client may retry */
+			s->error_code = code;
+			nghttp2_submit_rst_stream(h2->srv, NGHTTP2_FLAG_NONE, s->cl_sid, code);
+		} else if (respond_upstream_failed(s, false) != 0) {
+			return NGHTTP2_ERR_CALLBACK_FAILURE;
+		}
+	} else if (s->cl_open && !s->resp_eof) {
+		s->error_code = code ? code : NGHTTP2_INTERNAL_ERROR;
+		nghttp2_submit_rst_stream(h2->srv, NGHTTP2_FLAG_NONE, s->cl_sid,
+					  code ? code : NGHTTP2_INTERNAL_ERROR);
+	}
+	if (!s->cl_open)
+		h2s_free(s);
+	return 0;
+}
+
+static int on_frame_send(nghttp2_session *session, const nghttp2_frame *frame, void *user)
+{
+	struct gw_h2 *h2 = user;
+
+	/* nghttp2 found a connection error (RFC 9113 5.4.1) and said so */
+	if (session == h2->srv && frame->hd.type == NGHTTP2_GOAWAY &&
+	    frame->goaway.error_code != NGHTTP2_NO_ERROR)
+		h2->client_bad = true;
+	return 0;
+}
+
+/* ---- the engine --------------------------------------------------------- */
+
+static int session_new(struct gw_h2 *h2, bool server)
+{
+	nghttp2_session_callbacks *cb;
+	nghttp2_option *opt;
+	int rv;
+
+	if (nghttp2_session_callbacks_new(&cb) != 0)
+		return -ENOMEM;
+	if (nghttp2_option_new(&opt) != 0) {
+		nghttp2_session_callbacks_del(cb);
+		return -ENOMEM;
+	}
+	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+	nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
+	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
+	nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
+	/* flow control by hand: bytes are consumed when passed on (see h2.h) */
+	nghttp2_option_set_no_auto_window_update(opt, 1);
+	nghttp2_option_set_max_send_header_block_length(opt, GW_H2_MAX_HEADER_LIST);
+	/* CVE-2024-28182: Debian's 1.52.0-1+deb12u2 has this backported */
+	nghttp2_option_set_max_continuations(opt, GW_H2_MAX_CONTINUATIONS);
+	if (server)
+		/*
+		 * CVE-2023-44487, backported to 1.52.0-1+deb12u1; on the wall
+		 * clock, so count_client_reset() is the tighter bound on the
+		 * caller's clock and this one a backstop.
+		 */
+		nghttp2_option_set_stream_reset_rate_limit(opt, 2 * GW_H2_MAX_RST_PER_S,
+							   GW_H2_MAX_RST_PER_S);
+	rv = server ? nghttp2_session_server_new2(&h2->srv, cb, h2, opt)
+		    : nghttp2_session_client_new2(&h2->up, cb, h2, opt);
+	nghttp2_option_del(opt);
+	nghttp2_session_callbacks_del(cb);
+	return rv ? -ENOMEM : 0;
+}
+
+struct gw_h2 *gw_h2_new(const struct gw_req_ctx *ctx, uint16_t port,
+			const struct gw_h2_ops *ops, void *user, uint64_t now_ns)
+{
+	struct gw_h2 *h2 = calloc(1, sizeof(*h2));
+
+	if (!h2)
+		return NULL;
+	h2->ctx = ctx;
+	h2->ops = ops;
+	h2->user = user;
+	h2->port = port;
+	h2->now_ns = now_ns;
+	h2->rst_window_ns = now_ns;
+	if (session_new(h2, true) < 0 || session_new(h2, false) < 0) {
+		gw_h2_free(h2);
+		return NULL;
+	}
+	return h2;
+}
+
+/* Everything either session has to send, through the ops, until both are quiet. */
+static int pump(struct gw_h2 *h2)
+{
+	bool more;
+
+	do {
+		more = false;
+		for (int side = 0; side < 2; side++) {
+			nghttp2_session *session = side ? h2->up : h2->srv;
+			int (*out)(void *, const uint8_t *, size_t) =
+				side ? h2->ops->to_upstream : h2->ops->to_client;
+
+			if (side ? h2->up_dead : h2->srv_dead)
+				continue;
+			for (;;) {
+				const uint8_t *data;
+				ssize_t n = nghttp2_session_mem_send(session, &data);
+				int rv;
+
+				if (n < 0)
+					return n == NGHTTP2_ERR_NOMEM ? -ENOMEM : -EPROTO;
+				if (n == 0)
+					break;
+				more = true;
+				rv = out(h2->user, data, (size_t)n);
+				if (rv < 0)
+					return rv;
+			}
+		}
+	} while (more);
+	return 0;
+}
+
+int gw_h2_start(struct gw_h2 *h2, uint64_t now_ns)
+{
+	const nghttp2_settings_entry srv_iv[] = {
+		{ NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, GW_H2_MAX_STREAMS },
+		{ NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, GW_H2_MAX_HEADER_LIST },
+		{ NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, GW_H2_STREAM_WINDOW },
+	};
+	const nghttp2_settings_entry up_iv[] = {
+		{ NGHTTP2_SETTINGS_ENABLE_PUSH, 0 },
+		{ NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, GW_H2_MAX_STREAMS },
+		{ NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, GW_H2_MAX_HEADER_LIST },
+		{ NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, GW_H2_STREAM_WINDOW },
+	};
+
+	h2->now_ns = now_ns;
+	if (nghttp2_submit_settings(h2->srv, NGHTTP2_FLAG_NONE, srv_iv, 3) != 0 ||
+	    nghttp2_submit_settings(h2->up, NGHTTP2_FLAG_NONE, up_iv, 4) != 0 ||
+	    nghttp2_session_set_local_window_size(h2->srv, NGHTTP2_FLAG_NONE, 0,
+						  GW_H2_CONN_WINDOW) != 0 ||
+	    nghttp2_session_set_local_window_size(h2->up, NGHTTP2_FLAG_NONE, 0,
+						  GW_H2_CONN_WINDOW) != 0)
+		return -ENOMEM;
+	return pump(h2);
+}
+
+/* Every stream still waiting on the upstream gets 502/504 or RST_STREAM; up is not used again. */
+static int fail_upstream(struct gw_h2 *h2, bool timeout)
+{
+	struct h2s *s, *next;
+
+	if (h2->up_dead)
+		return 0;
+	h2->up_dead = true;
+	for (s = h2->streams; s; s = next) {
+		next = s->next;
+		if (!s->up_open)
+			continue;
+		s->up_open = false;
+		s->req_body.off = s->req_body.len = 0;
+		if (!s->cl_open) {
+			h2s_free(s);
+			continue;
+		}
+		if (!s->resp_started) {
+			if (respond_upstream_failed(s, timeout) != 0)
+				return -ENOMEM;
+		} else if (!s->resp_eof && !h2->srv_dead) {
+			s->error_code = NGHTTP2_INTERNAL_ERROR;
+			s->reason = timeout ? "upstream-timeout" : "upstream-failure";
+			nghttp2_submit_rst_stream(h2->srv, NGHTTP2_FLAG_NONE, s->cl_sid,
+						  NGHTTP2_INTERNAL_ERROR);
+		}
+	}
+	upstream_goaway(h2);
+	return 0;
+}
+
+int gw_h2_from_client(struct gw_h2 *h2, const uint8_t *buf, size_t len, uint64_t now_ns)
+{
+	ssize_t n;
+	int rv;
+
+	h2->now_ns = now_ns;
+	if (h2->srv_dead)
+		return -EPROTO;
+	n = nghttp2_session_mem_recv(h2->srv, buf, len);
+	if (n < 0) {
+		if (n == NGHTTP2_ERR_NOMEM)
+			return -ENOMEM;
+		/*
+		 * Fatal (bad preface, flood, too many CONTINUATION frames,
+		 * CVE-2024-28182): nghttp2 queued a GOAWAY where it could;
+		 * make sure, send it, and take nothing more from the client.
+		 */
+		h2->client_bad = true;
+		nghttp2_session_terminate_session(h2->srv, NGHTTP2_ENHANCE_YOUR_CALM);
+		rv = pump(h2);
+		h2->srv_dead = true;
+		return rv < 0 ? rv : -EPROTO;
+	}
+	rv = pump(h2);
+	if (rv < 0)
+		return rv;
+	return h2->client_bad ? -EPROTO : 0;
+}
+
+int gw_h2_from_upstream(struct gw_h2 *h2, const uint8_t *buf, size_t len, uint64_t now_ns)
+{
+	ssize_t n;
+	int rv;
+
+	h2->now_ns = now_ns;
+	if (h2->srv_dead)
+		return -EPROTO;
+	if (h2->up_dead)
+		return 0;	/* what was in flight is answered already */
+	n = nghttp2_session_mem_recv(h2->up, buf, len);
+	if (n == NGHTTP2_ERR_NOMEM)
+		return -ENOMEM;
+	if (n < 0 || (!nghttp2_session_want_read(h2->up) && !nghttp2_session_want_write(h2->up))) {
+		/* the upstream broke HTTP/2 or said GOAWAY and finished: its open streams fail */
+		if (n >= 0 && (rv = pump(h2)) < 0)	/* the GOAWAY nghttp2 queued for it */
+			return rv;
+		if (fail_upstream(h2, false) < 0)
+			return -ENOMEM;
+	}
+	return pump(h2);
+}
+
+int gw_h2_upstream_failed(struct gw_h2 *h2, bool timeout, uint64_t now_ns)
+{
+	h2->now_ns = now_ns;
+	if (fail_upstream(h2, timeout) < 0)
+		return -ENOMEM;
+	return pump(h2);
+}
+
+bool gw_h2_finished(const struct gw_h2 *h2)
+{
+	return h2->srv_dead ||
+	       (!nghttp2_session_want_read(h2->srv) && !nghttp2_session_want_write(h2->srv));
+}
+
+void gw_h2_free(struct gw_h2 *h2)
+{
+	if (!h2)
+		return;
+	while (h2->streams) {
+		struct h2s *s = h2->streams;
+
+		if (!s->recorded && !s->error_code)
+			s->error_code = NGHTTP2_CANCEL;
+		record(s);
+		h2s_free(s);
+	}
+	nghttp2_session_del(h2->srv);
+	nghttp2_session_del(h2->up);
+	free(h2);
+}
