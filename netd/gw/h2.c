@@ -19,40 +19,23 @@
 #include <nghttp2/nghttp2.h>
 
 #include "netd/gw/h2.h"
+#include "netd/gw/h2buf.h"
 
-#define BODY_CAP (2 * GW_H2_STREAM_WINDOW)	/* flow control keeps a body under this */
 #define REFUSAL_MAX 2048
-
-struct hfield {
-	char *name, *value;	/* one allocation: name NUL value NUL */
-	size_t name_len, value_len;
-};
-
-/* A header block being received: at most GW_H2_MAX_FIELDS, GW_H2_MAX_HEADER_LIST bytes. */
-struct hblock {
-	struct hfield *f;
-	size_t n, cap, list_len;
-	bool over;		/* past a limit: the rest was dropped */
-};
-
-/* Body bytes taken from one session, not yet given to the other. */
-struct bbuf {
-	uint8_t *p;
-	size_t off, len, cap;
-};
+#define UPSTREAM_FAILURE "upstream-failure"	/* the upstream broke HTTP/2 or a stream */
 
 struct h2s {
 	struct gw_h2 *h2;
 	struct h2s *prev, *next;
 	int32_t cl_sid, up_sid;		/* up_sid 0: never opened upstream */
-	struct hblock hdrs, trailers;	/* request's from the client (while
+	struct gw_hblock hdrs, trailers;	/* request's from the client (while
 					 * forwarding: the upstream's response) */
-	struct hblock rhdrs, rtrailers;	/* the upstream's response */
-	struct bbuf req_body, resp_body;
-	char *method, *authority, *path;	/* for the record */
-	const char *cred_name, *reason;
+	struct gw_hblock rhdrs, rtrailers;	/* the upstream's response */
+	struct gw_body req_body, resp_body;
+	char *method, *host, *path;	/* for the record */
+	const char *credential, *reason;
 	unsigned int status;
-	uint64_t bytes_from_client, bytes_to_client, start_ns, first_byte_ns;
+	uint64_t request_bytes, response_bytes, start_ns, first_byte_ns;
 	uint32_t error_code;
 	bool cl_open, up_open;		/* the stream is open in that session */
 	bool req_eof, resp_eof;		/* that body is complete (in its buffer) */
@@ -60,6 +43,7 @@ struct h2s {
 	bool up_deferred, cl_deferred;	/* that data provider is waiting */
 	bool resp_started;		/* final response headers submitted to the client */
 	bool local;			/* the response is ours (refusal, 502/504) */
+	bool refused;			/* answered by the checks */
 	bool recorded;
 };
 
@@ -80,131 +64,18 @@ struct gw_h2 {
 	int op_err;		/* an op's error, returned by the next call */
 };
 
-/* ---- small buffers ------------------------------------------------------ */
-
-static void hblock_clear(struct hblock *b)
-{
-	for (size_t i = 0; i < b->n; i++)
-		free(b->f[i].name);
-	free(b->f);
-	memset(b, 0, sizeof(*b));
-}
-
-/* Adds one field, or marks the block over its limits (RFC 9113 6.5.2 MAX_HEADER_LIST_SIZE). */
-static int hblock_add(struct hblock *b, const uint8_t *name, size_t name_len,
-		      const uint8_t *value, size_t value_len)
-{
-	char *mem;
-
-	if (b->over)
-		return 0;
-	b->list_len += name_len + value_len + 32;	/* RFC 9113 6.5.2: + 32 a field */
-	if (b->list_len > GW_H2_MAX_HEADER_LIST || b->n >= GW_H2_MAX_FIELDS) {
-		b->over = true;
-		return 0;
-	}
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 16;
-		struct hfield *f = realloc(b->f, cap * sizeof(*f));
-
-		if (!f)
-			return -ENOMEM;
-		b->f = f;
-		b->cap = cap;
-	}
-	mem = malloc(name_len + value_len + 2);
-	if (!mem)
-		return -ENOMEM;
-	memcpy(mem, name, name_len);
-	mem[name_len] = '\0';
-	memcpy(mem + name_len + 1, value, value_len);
-	mem[name_len + 1 + value_len] = '\0';
-	b->f[b->n++] = (struct hfield){ mem, mem + name_len + 1, name_len, value_len };
-	return 0;
-}
-
-static const struct hfield *hblock_get(const struct hblock *b, const char *name)
-{
-	for (size_t i = 0; i < b->n; i++)
-		if (!strcmp(b->f[i].name, name))
-			return &b->f[i];
-	return NULL;
-}
-
-static size_t bbuf_avail(const struct bbuf *b)
-{
-	return b->len - b->off;
-}
-
-static int bbuf_add(struct bbuf *b, const uint8_t *p, size_t n)
-{
-	if (b->off == b->len)
-		b->off = b->len = 0;
-	if (b->len - b->off + n > BODY_CAP)
-		return -EMSGSIZE;	/* the peer overran the window nghttp2 enforces */
-	if (b->len + n > b->cap) {
-		if (b->off) {
-			memmove(b->p, b->p + b->off, b->len - b->off);
-			b->len -= b->off;
-			b->off = 0;
-		}
-		if (b->len + n > b->cap) {
-			size_t cap = b->cap ? b->cap : 4096;
-			uint8_t *q;
-
-			while (cap < b->len + n)
-				cap *= 2;
-			q = realloc(b->p, cap);
-			if (!q)
-				return -ENOMEM;
-			b->p = q;
-			b->cap = cap;
-		}
-	}
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-	return 0;
-}
-
-static void bbuf_free(struct bbuf *b)
-{
-	free(b->p);
-	memset(b, 0, sizeof(*b));
-}
-
 /* ---- headers out -------------------------------------------------------- */
+
 
 #define NV(n, v, vl, fl) ((nghttp2_nv){ (uint8_t *)(n), (uint8_t *)(v), strlen(n), (vl), (fl) })
 
-/*
- * Connection-specific fields never cross (RFC 9113 8.2.2): nghttp2 refuses
- * them on receipt already; this is the second line.  "host" goes too: the
- * request carries :authority (RFC 9113 8.3.1).
- */
-static bool hop_by_hop(const struct hfield *f, bool request)
-{
-	static const char *const names[] = {
-		"connection", "keep-alive", "proxy-connection", "transfer-encoding",
-		"upgrade", "http2-settings",
-	};
-
-	if (f->name[0] == ':')
-		return true;	/* pseudo-headers are rebuilt */
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(f->name, names[i]))
-			return true;
-	if (!strcmp(f->name, "te"))
-		return strcmp(f->value, "trailers") != 0;	/* RFC 9113 8.2.2 */
-	return request && !strcmp(f->name, "host");
-}
-
 /* @nva gets the regular fields of @b that may cross; returns how many. */
-static size_t nva_fields(const struct hblock *b, bool request, nghttp2_nv *nva)
+static size_t nva_fields(const struct gw_hblock *b, bool request, nghttp2_nv *nva)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < b->n; i++)
-		if (!hop_by_hop(&b->f[i], request))
+		if (!gw_h2_hop_by_hop(&b->f[i], request))
 			nva[n++] = (nghttp2_nv){ (uint8_t *)b->f[i].name, (uint8_t *)b->f[i].value,
 						 b->f[i].name_len, b->f[i].value_len,
 						 NGHTTP2_NV_FLAG_NONE };
@@ -240,14 +111,14 @@ static void h2s_free(struct h2s *s)
 		h2->streams = s->next;
 	if (s->next)
 		s->next->prev = s->prev;
-	hblock_clear(&s->hdrs);
-	hblock_clear(&s->trailers);
-	hblock_clear(&s->rhdrs);
-	hblock_clear(&s->rtrailers);
-	bbuf_free(&s->req_body);
-	bbuf_free(&s->resp_body);
+	gw_hblock_clear(&s->hdrs);
+	gw_hblock_clear(&s->trailers);
+	gw_hblock_clear(&s->rhdrs);
+	gw_hblock_clear(&s->rtrailers);
+	gw_body_free(&s->req_body);
+	gw_body_free(&s->resp_body);
 	free(s->method);
-	free(s->authority);
+	free(s->host);
 	free(s->path);
 	free(s);
 }
@@ -264,16 +135,17 @@ static void record(struct h2s *s)
 	r = (struct gw_h2_record){
 		.stream_id = s->cl_sid,
 		.method = s->method ? s->method : "",
-		.authority = s->authority ? s->authority : "",
+		.host = s->host ? s->host : "",
 		.path = s->path ? s->path : "",
 		.status = s->status,
-		.bytes_from_client = s->bytes_from_client,
-		.bytes_to_client = s->bytes_to_client,
+		.request_bytes = s->request_bytes,
+		.response_bytes = s->response_bytes,
 		.start_ns = s->start_ns,
 		.first_byte_ns = s->first_byte_ns,
 		.end_ns = s->h2->now_ns,
-		.cred_name = s->cred_name,
+		.credential = s->credential,
 		.reason = s->reason,
+		.refused = s->refused,
 		.error_code = s->error_code,
 	};
 	s->h2->ops->record(s->h2->user, &r);
@@ -282,7 +154,7 @@ static void record(struct h2s *s)
 /* The client will get no more of this response: give its window back to the upstream. */
 static void drop_resp_body(struct h2s *s)
 {
-	size_t n = bbuf_avail(&s->resp_body);
+	size_t n = gw_body_avail(&s->resp_body);
 
 	if (n && !s->local && !s->h2->up_dead)
 		nghttp2_session_consume(s->h2->up, s->up_sid, n);
@@ -292,7 +164,7 @@ static void drop_resp_body(struct h2s *s)
 /* The upstream will get no more of this request: give its window back to the client. */
 static void drop_req_body(struct h2s *s)
 {
-	size_t n = bbuf_avail(&s->req_body);
+	size_t n = gw_body_avail(&s->req_body);
 
 	if (n && !s->h2->srv_dead)
 		nghttp2_session_consume(s->h2->srv, s->cl_sid, n);
@@ -312,7 +184,7 @@ static ssize_t up_read(nghttp2_session *session, int32_t sid, uint8_t *buf, size
 static ssize_t cl_read(nghttp2_session *session, int32_t sid, uint8_t *buf, size_t length,
 		       uint32_t *flags, nghttp2_data_source *src, void *user);
 
-static int submit_trailers(nghttp2_session *session, int32_t sid, const struct hblock *b)
+static int submit_trailers(nghttp2_session *session, int32_t sid, const struct gw_hblock *b)
 {
 	nghttp2_nv *nva = calloc(b->n + 1, sizeof(*nva));
 	int rv;
@@ -328,16 +200,16 @@ static int submit_trailers(nghttp2_session *session, int32_t sid, const struct h
  * A body from @b into @buf: what is there now, DEFERRED when empty and more
  * is to come (resumed by resume()), EOF (or trailers) at the end.
  */
-static ssize_t body_read(nghttp2_session *session, int32_t sid, struct bbuf *b, bool eof,
-			 bool trailers, const struct hblock *tb, bool *deferred,
+static ssize_t body_read(nghttp2_session *session, int32_t sid, struct gw_body *b, bool eof,
+			 bool trailers, const struct gw_hblock *tb, bool *deferred,
 			 uint8_t *buf, size_t length, uint32_t *flags)
 {
-	size_t n = bbuf_avail(b) < length ? bbuf_avail(b) : length;
+	size_t n = gw_body_avail(b) < length ? gw_body_avail(b) : length;
 
 	if (n)
 		memcpy(buf, b->p + b->off, n);
 	b->off += n;
-	if (bbuf_avail(b) == 0) {
+	if (gw_body_avail(b) == 0) {
 		if (!eof) {
 			if (n)
 				return (ssize_t)n;
@@ -376,7 +248,7 @@ static ssize_t cl_read(nghttp2_session *session, int32_t sid, uint8_t *buf, size
 			      &s->rtrailers, &s->cl_deferred, buf, length, flags);
 
 	if (n > 0) {
-		s->bytes_to_client += (uint64_t)n;
+		s->response_bytes += (uint64_t)n;
 		if (!s->local && !s->h2->up_dead)
 			nghttp2_session_consume(s->h2->up, s->up_sid, (size_t)n);
 	}
@@ -424,7 +296,7 @@ static int respond_local(struct h2s *s, unsigned int status, const char *reason,
 	s->resp_eof = true;
 	drop_req_body(s);
 	s->resp_body.off = s->resp_body.len = 0;
-	if (bbuf_add(&s->resp_body, (const uint8_t *)body, body_len) < 0)
+	if (gw_body_add(&s->resp_body, (const uint8_t *)body, body_len) < 0)
 		return NGHTTP2_ERR_NOMEM;
 	snprintf(st, sizeof(st), "%u", status);
 	snprintf(cl, sizeof(cl), "%zu", body_len);
@@ -441,15 +313,16 @@ static int respond_local(struct h2s *s, unsigned int status, const char *reason,
 }
 
 /* 502/504 for a stream whose upstream failed before its response headers. */
-static int respond_upstream_failed(struct h2s *s, bool timeout)
+static int respond_upstream_failed(struct h2s *s, unsigned int status, const char *reason)
 {
-	const char *reason = timeout ? "upstream-timeout" : "upstream-failure";
 	char body[160];
 	int len = snprintf(body, sizeof(body),
-			   "{\"error\":\"%s\",\"detail\":\"the upstream %s before its response\"}",
-			   reason, timeout ? "did not answer in time" : "failed");
+			   "{\"error\":\"%s\",\"detail\":\"no response from the upstream\"}",
+			   reason);
 
-	return respond_local(s, timeout ? 504 : 502, reason, 0, body, (size_t)len);
+	if (len < 0 || (size_t)len >= sizeof(body))
+		len = 0;
+	return respond_local(s, status, reason, 0, body, (size_t)len);
 }
 
 static int refuse(struct h2s *s, const struct gw_req_result *res, uint32_t retry_after_s)
@@ -459,7 +332,8 @@ static int refuse(struct h2s *s, const struct gw_req_result *res, uint32_t retry
 
 	if (len >= sizeof(body))
 		len = sizeof(body) - 1;
-	s->cred_name = res->cred_name;
+	s->credential = res->cred_name;
+	s->refused = true;
 	return respond_local(s, res->status, res->reason, retry_after_s, body, len);
 }
 
@@ -480,9 +354,9 @@ static char *dup_n(const char *p, size_t n)
 static int request_ready(struct h2s *s, bool end_stream)
 {
 	struct gw_h2 *h2 = s->h2;
-	const struct hfield *m = hblock_get(&s->hdrs, ":method");
-	const struct hfield *p = hblock_get(&s->hdrs, ":path");
-	const struct hfield *a = hblock_get(&s->hdrs, ":authority");
+	const struct gw_hfield *m = gw_hblock_get(&s->hdrs, ":method");
+	const struct gw_hfield *p = gw_hblock_get(&s->hdrs, ":path");
+	const struct gw_hfield *a = gw_hblock_get(&s->hdrs, ":authority");
 	struct gw_req_result res;
 	struct gw_hdr *hdrs = NULL;
 	nghttp2_nv *nva = NULL;
@@ -493,12 +367,12 @@ static int request_ready(struct h2s *s, bool end_stream)
 
 	s->req_eof = end_stream;
 	if (!a)
-		a = hblock_get(&s->hdrs, "host");	/* RFC 9113 8.3.1: Host when no :authority */
+		a = gw_hblock_get(&s->hdrs, "host");	/* RFC 9113 8.3.1: Host when no :authority */
 	path_len = p ? strcspn(p->value, "?") : 0;	/* the record's path has no query */
 	s->method = dup_n(m ? m->value : "", m ? m->value_len : 0);
-	s->authority = dup_n(a ? a->value : "", a ? a->value_len : 0);
+	s->host = dup_n(a ? a->value : "", a ? a->value_len : 0);
 	s->path = dup_n(p ? p->value : "", path_len);
-	if (!s->method || !s->authority || !s->path)
+	if (!s->method || !s->host || !s->path)
 		return NGHTTP2_ERR_NOMEM;
 
 	memset(&res, 0, sizeof(res));
@@ -539,10 +413,10 @@ static int request_ready(struct h2s *s, bool end_stream)
 		goto out;
 	}
 	if (h2->up_dead) {
-		rv = respond_upstream_failed(s, false);
+		rv = respond_upstream_failed(s, 502, UPSTREAM_FAILURE);
 		goto out;
 	}
-	s->cred_name = res.cred_name;
+	s->credential = res.cred_name;
 
 	/* pseudo-headers rebuilt (RFC 9113 8.3.1), then the fields that may cross */
 	nva[n++] = NV(":method", m->value, m->value_len, NGHTTP2_NV_FLAG_NONE);
@@ -550,11 +424,11 @@ static int request_ready(struct h2s *s, bool end_stream)
 	nva[n++] = NV(":authority", a ? a->value : "", a ? a->value_len : 0, NGHTTP2_NV_FLAG_NONE);
 	nva[n++] = NV(":path", p->value, p->value_len, NGHTTP2_NV_FLAG_NONE);
 	for (size_t i = 0; i < n_hdrs; i++) {
-		struct hfield f = { (char *)hdrs[i].name, (char *)hdrs[i].value,
+		struct gw_hfield f = { (char *)hdrs[i].name, (char *)hdrs[i].value,
 				    hdrs[i].name_len, hdrs[i].value_len };
 		const struct gw_cred *cred = NULL;
 
-		if (hop_by_hop(&f, true))
+		if (gw_h2_hop_by_hop(&f, true))
 			continue;
 		for (size_t r = 0; r < res.n_rewrites; r++)
 			if (res.rewrites[r].index == i)
@@ -581,7 +455,7 @@ static int request_ready(struct h2s *s, bool end_stream)
 	}
 	rv = nghttp2_submit_request(h2->up, NULL, nva, n, end_stream ? NULL : &dp, s);
 	if (rv < 0) {
-		rv = rv == NGHTTP2_ERR_NOMEM ? rv : respond_upstream_failed(s, false);
+		rv = rv == NGHTTP2_ERR_NOMEM ? rv : respond_upstream_failed(s, 502, UPSTREAM_FAILURE);
 		goto out;
 	}
 	s->up_sid = rv;
@@ -589,7 +463,7 @@ static int request_ready(struct h2s *s, bool end_stream)
 	rv = 0;
 out:
 	/* the request's fields are copied into nghttp2's frame by now (the secret excepted) */
-	hblock_clear(&s->hdrs);
+	gw_hblock_clear(&s->hdrs);
 	free(hdrs);
 	free(nva);
 	return rv;
@@ -599,7 +473,7 @@ out:
 static int response_ready(struct h2s *s, bool end_stream)
 {
 	struct gw_h2 *h2 = s->h2;
-	const struct hfield *st = hblock_get(&s->rhdrs, ":status");
+	const struct gw_hfield *st = gw_hblock_get(&s->rhdrs, ":status");
 	nghttp2_data_provider dp = { .source.ptr = s, .read_callback = cl_read };
 	nghttp2_nv *nva;
 	unsigned int status = st ? (unsigned int)atoi(st->value) : 0;
@@ -611,8 +485,8 @@ static int response_ready(struct h2s *s, bool end_stream)
 	if (s->rhdrs.over || status < 100 || status > 999) {
 		/* a response the client could not be given: 502, the upstream stream cancelled */
 		nghttp2_submit_rst_stream(h2->up, NGHTTP2_FLAG_NONE, s->up_sid, NGHTTP2_CANCEL);
-		hblock_clear(&s->rhdrs);
-		return respond_upstream_failed(s, false);
+		gw_hblock_clear(&s->rhdrs);
+		return respond_upstream_failed(s, 502, UPSTREAM_FAILURE);
 	}
 	nva = calloc(s->rhdrs.n + 1, sizeof(*nva));
 	if (!nva)
@@ -633,21 +507,8 @@ static int response_ready(struct h2s *s, bool end_stream)
 	if (rv == NGHTTP2_ERR_NOMEM)
 		return rv;
 out:
-	hblock_clear(&s->rhdrs);
+	gw_hblock_clear(&s->rhdrs);
 	return 0;
-}
-
-/* True when a field of @b holds a placeholder (trailers are not checked by req.c). */
-static bool has_placeholder(const struct gw_req_ctx *ctx, const struct hblock *b)
-{
-	for (size_t i = 0; i < b->n; i++)
-		for (size_t c = 0; c < ctx->n_creds; c++) {
-			const char *ph = ctx->creds[c].placeholder;
-
-			if (ph && *ph && memmem(b->f[i].value, b->f[i].value_len, ph, strlen(ph)))
-				return true;
-		}
-	return false;
 }
 
 /* ---- nghttp2 callbacks: both sessions ----------------------------------- */
@@ -671,7 +532,7 @@ static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame
 		nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, s);
 	} else if (session == h2->up && (s = stream_of(session, frame->hd.stream_id)) &&
 		   !s->resp_started) {
-		hblock_clear(&s->rhdrs);	/* a final response after 1xx */
+		gw_hblock_clear(&s->rhdrs);	/* a final response after 1xx */
 	}
 	return 0;
 }
@@ -682,7 +543,7 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame,
 {
 	struct gw_h2 *h2 = user;
 	struct h2s *s = stream_of(session, frame->hd.stream_id);
-	struct hblock *b;
+	struct gw_hblock *b;
 
 	if (!s || frame->hd.type != NGHTTP2_HEADERS)
 		return 0;
@@ -690,7 +551,7 @@ static int on_header(nghttp2_session *session, const nghttp2_frame *frame,
 		b = frame->headers.cat == NGHTTP2_HCAT_REQUEST ? &s->hdrs : &s->trailers;
 	else	/* nghttp2 says HCAT_HEADERS for a final response after 1xx too */
 		b = s->resp_started ? &s->rtrailers : &s->rhdrs;
-	return hblock_add(b, name, name_len, value, value_len) ? NGHTTP2_ERR_CALLBACK_FAILURE : 0;
+	return gw_hblock_add(b, name, name_len, value, value_len) ? NGHTTP2_ERR_CALLBACK_FAILURE : 0;
 }
 
 static int on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t sid,
@@ -701,12 +562,12 @@ static int on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t sid,
 
 	if (session == h2->srv) {
 		if (s)
-			s->bytes_from_client += len;
+			s->request_bytes += len;
 		if (!s || !s->up_open || s->local || h2->up_dead) {
 			nghttp2_session_consume(session, sid, len);	/* read and dropped */
 			return 0;
 		}
-		if (bbuf_add(&s->req_body, data, len) < 0)
+		if (gw_body_add(&s->req_body, data, len) < 0)
 			return NGHTTP2_ERR_CALLBACK_FAILURE;
 		resume_up(s);
 	} else {
@@ -714,7 +575,7 @@ static int on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t sid,
 			nghttp2_session_consume(session, sid, len);
 			return 0;
 		}
-		if (bbuf_add(&s->resp_body, data, len) < 0)
+		if (gw_body_add(&s->resp_body, data, len) < 0)
 			return NGHTTP2_ERR_CALLBACK_FAILURE;
 		resume_cl(s);
 	}
@@ -764,7 +625,7 @@ static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
 			return 0;
 		/* trailers (RFC 9113 8.1): end the body, follow it */
 		if (from_client) {
-			if (s->trailers.over || has_placeholder(h2->ctx, &s->trailers)) {
+			if (s->trailers.over || gw_h2_has_placeholder(h2->ctx, &s->trailers)) {
 				s->reason = s->trailers.over ? "bad-request" : "credential-misdirected";
 				nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, s->cl_sid,
 							  NGHTTP2_REFUSED_STREAM);
@@ -774,7 +635,7 @@ static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
 			resume_up(s);
 		} else {
 			if (s->rtrailers.over)
-				hblock_clear(&s->rtrailers);
+				gw_hblock_clear(&s->rtrailers);
 			s->resp_trailers = s->resp_eof = true;
 			resume_cl(s);
 		}
@@ -831,7 +692,7 @@ static int on_stream_close(nghttp2_session *session, int32_t sid, uint32_t code,
 		if (code == NGHTTP2_REFUSED_STREAM) {	/* not processed: the client may retry */
 			s->error_code = code;
 			nghttp2_submit_rst_stream(h2->srv, NGHTTP2_FLAG_NONE, s->cl_sid, code);
-		} else if (respond_upstream_failed(s, false) != 0) {
+		} else if (respond_upstream_failed(s, 502, UPSTREAM_FAILURE) != 0) {
 			return NGHTTP2_ERR_CALLBACK_FAILURE;
 		}
 	} else if (s->cl_open && !s->resp_eof) {
@@ -974,7 +835,7 @@ int gw_h2_start(struct gw_h2 *h2, uint64_t now_ns)
 }
 
 /* Every stream still waiting on the upstream gets 502/504 or RST_STREAM; up is not used again. */
-static int fail_upstream(struct gw_h2 *h2, bool timeout)
+static int fail_upstream(struct gw_h2 *h2, unsigned int status, const char *reason)
 {
 	struct h2s *s, *next;
 
@@ -992,11 +853,11 @@ static int fail_upstream(struct gw_h2 *h2, bool timeout)
 			continue;
 		}
 		if (!s->resp_started) {
-			if (respond_upstream_failed(s, timeout) != 0)
+			if (respond_upstream_failed(s, status, reason) != 0)
 				return -ENOMEM;
 		} else if (!s->resp_eof && !h2->srv_dead) {
 			s->error_code = NGHTTP2_INTERNAL_ERROR;
-			s->reason = timeout ? "upstream-timeout" : "upstream-failure";
+			s->reason = reason;
 			nghttp2_submit_rst_stream(h2->srv, NGHTTP2_FLAG_NONE, s->cl_sid,
 						  NGHTTP2_INTERNAL_ERROR);
 		}
@@ -1051,16 +912,17 @@ int gw_h2_from_upstream(struct gw_h2 *h2, const uint8_t *buf, size_t len, uint64
 		/* the upstream broke HTTP/2 or said GOAWAY and finished: its open streams fail */
 		if (n >= 0 && (rv = pump(h2)) < 0)	/* the GOAWAY nghttp2 queued for it */
 			return rv;
-		if (fail_upstream(h2, false) < 0)
+		if (fail_upstream(h2, 502, UPSTREAM_FAILURE) < 0)
 			return -ENOMEM;
 	}
 	return pump(h2);
 }
 
-int gw_h2_upstream_failed(struct gw_h2 *h2, bool timeout, uint64_t now_ns)
+int gw_h2_upstream_failed(struct gw_h2 *h2, unsigned int status, const char *reason,
+			  uint64_t now_ns)
 {
 	h2->now_ns = now_ns;
-	if (fail_upstream(h2, timeout) < 0)
+	if (fail_upstream(h2, status, reason) < 0)
 		return -ENOMEM;
 	return pump(h2);
 }

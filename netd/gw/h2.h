@@ -23,12 +23,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "netd/gw/h2buf.h"	/* GW_H2_MAX_HEADER_LIST, GW_H2_STREAM_WINDOW, ... */
 #include "netd/gw/req.h"
 
 #define GW_H2_MAX_STREAMS 100		/* SETTINGS_MAX_CONCURRENT_STREAMS to the client */
-#define GW_H2_MAX_HEADER_LIST 65536	/* SETTINGS_MAX_HEADER_LIST_SIZE both ways, enforced */
-#define GW_H2_MAX_FIELDS 256		/* header fields in one block, enforced */
-#define GW_H2_STREAM_WINDOW 65535	/* per-stream receive window, both sessions */
 #define GW_H2_CONN_WINDOW (256 * 1024)	/* connection receive window, both sessions */
 #define GW_H2_MAX_RST_PER_S 100		/* RST_STREAM from the client a second, then GOAWAY */
 #define GW_H2_MAX_CONTINUATIONS 8	/* CONTINUATION frames after one HEADERS */
@@ -36,22 +34,27 @@
 struct gw_h2;
 
 /*
- * One finished stream, for the "http" audit record.  Every pointer is
- * borrowed for the duration of the ops->record() call only.
+ * One finished stream, for the "http" audit record: the same names as
+ * H1's struct gw_h1_record (netd/gw/h1.h, not on main yet) so the worker
+ * maps both alike; stream_id and error_code are HTTP/2's own.  Bytes are
+ * body bytes (HTTP/2 headers are HPACK-compressed and shared, so a
+ * stream's header bytes mean nothing).  Every pointer is borrowed for the
+ * duration of the ops->record() call only.
  */
 struct gw_h2_record {
 	int32_t stream_id;		/* the client's stream */
 	const char *method;		/* "" when the request never completed its headers */
-	const char *authority;		/* :authority, or Host when absent; "" if neither */
-	const char *path;		/* :path without its query string */
+	const char *host;		/* :authority, or Host when absent; "" if neither */
+	const char *path;		/* :path without its query string; "" if none */
 	unsigned int status;		/* final status sent to the client; 0: none (reset) */
-	uint64_t bytes_from_client;	/* request body bytes received (forwarded or not) */
-	uint64_t bytes_to_client;	/* response body bytes handed to the client's session */
+	uint64_t request_bytes;		/* request body bytes received (forwarded or not) */
+	uint64_t response_bytes;	/* response body bytes handed to the client's session */
 	uint64_t start_ns;		/* request headers began */
 	uint64_t first_byte_ns;		/* response headers (or the refusal) out; 0: none */
 	uint64_t end_ns;		/* the client's stream closed */
-	const char *cred_name;		/* credential rewritten or misdirected, or NULL */
+	const char *credential;		/* credential rewritten or misdirected, or NULL */
 	const char *reason;		/* refusal/failure word, NULL when forwarded */
+	bool refused;			/* answered by the checks (400, 403, 405, 421, 429, 431) */
 	uint32_t error_code;		/* RST_STREAM/GOAWAY code the stream ended with; 0 */
 };
 
@@ -120,15 +123,18 @@ int gw_h2_from_client(struct gw_h2 *h2, const uint8_t *buf, size_t len, uint64_t
 int gw_h2_from_upstream(struct gw_h2 *h2, const uint8_t *buf, size_t len, uint64_t now_ns);
 
 /*
- * gw_h2_upstream_failed() - the upstream connection is gone (@timeout
- * false: closed, TLS or read error) or did not answer in the caller's time
- * (@timeout true).  Streams still waiting for response headers get 502
- * "upstream-failure" (504 "upstream-timeout"); streams whose response had
- * begun get RST_STREAM(INTERNAL_ERROR); the client gets GOAWAY(NO_ERROR),
- * so it opens a new connection for more requests.  Idempotent.
- * Return: 0; an op's error.
+ * gw_h2_upstream_failed() - the upstream connection is gone (closed, TLS or
+ * read error: @status 502) or did not answer in the caller's time (504),
+ * for the reason word @reason (static storage, e.g. "upstream-failure",
+ * "upstream-timeout").  Streams still waiting for response headers get
+ * @status with x-netd-reason @reason and a JSON body; streams whose
+ * response had begun get RST_STREAM(INTERNAL_ERROR); the client gets
+ * GOAWAY(NO_ERROR), so it opens a new connection for more requests.  The
+ * upstream's bytes are ignored from now on.  Idempotent (the first wins).
+ * Return: 0; -ENOMEM; an op's error.
  */
-int gw_h2_upstream_failed(struct gw_h2 *h2, bool timeout, uint64_t now_ns);
+int gw_h2_upstream_failed(struct gw_h2 *h2, unsigned int status, const char *reason,
+			  uint64_t now_ns);
 
 /*
  * gw_h2_finished() - true when the client's session will read and write

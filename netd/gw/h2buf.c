@@ -1,0 +1,134 @@
+/*
+ * h2buf - header blocks, body buffers and the fields that never cross,
+ * for netd/gw/h2.c (netd/gw/h2buf.h).  Pure: memory only.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "netd/gw/h2buf.h"
+
+void gw_hblock_clear(struct gw_hblock *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		free(b->f[i].name);
+	free(b->f);
+	memset(b, 0, sizeof(*b));
+}
+
+/* Adds one field, or marks the block over its limits (RFC 9113 6.5.2 MAX_HEADER_LIST_SIZE). */
+int gw_hblock_add(struct gw_hblock *b, const uint8_t *name, size_t name_len,
+		      const uint8_t *value, size_t value_len)
+{
+	char *mem;
+
+	if (b->over)
+		return 0;
+	b->list_len += name_len + value_len + 32;	/* RFC 9113 6.5.2: + 32 a field */
+	if (b->list_len > GW_H2_MAX_HEADER_LIST || b->n >= GW_H2_MAX_FIELDS) {
+		b->over = true;
+		return 0;
+	}
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 16;
+		struct gw_hfield *f = realloc(b->f, cap * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		b->f = f;
+		b->cap = cap;
+	}
+	mem = malloc(name_len + value_len + 2);
+	if (!mem)
+		return -ENOMEM;
+	memcpy(mem, name, name_len);
+	mem[name_len] = '\0';
+	memcpy(mem + name_len + 1, value, value_len);
+	mem[name_len + 1 + value_len] = '\0';
+	b->f[b->n++] = (struct gw_hfield){ mem, mem + name_len + 1, name_len, value_len };
+	return 0;
+}
+
+const struct gw_hfield *gw_hblock_get(const struct gw_hblock *b, const char *name)
+{
+	for (size_t i = 0; i < b->n; i++)
+		if (!strcmp(b->f[i].name, name))
+			return &b->f[i];
+	return NULL;
+}
+
+size_t gw_body_avail(const struct gw_body *b)
+{
+	return b->len - b->off;
+}
+
+int gw_body_add(struct gw_body *b, const uint8_t *p, size_t n)
+{
+	if (b->off == b->len)
+		b->off = b->len = 0;
+	if (b->len - b->off + n > GW_H2_BODY_CAP)
+		return -EMSGSIZE;	/* the peer overran the window nghttp2 enforces */
+	if (b->len + n > b->cap) {
+		if (b->off) {
+			memmove(b->p, b->p + b->off, b->len - b->off);
+			b->len -= b->off;
+			b->off = 0;
+		}
+		if (b->len + n > b->cap) {
+			size_t cap = b->cap ? b->cap : 4096;
+			uint8_t *q;
+
+			while (cap < b->len + n)
+				cap *= 2;
+			q = realloc(b->p, cap);
+			if (!q)
+				return -ENOMEM;
+			b->p = q;
+			b->cap = cap;
+		}
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	return 0;
+}
+
+void gw_body_free(struct gw_body *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+/*
+ * Connection-specific fields never cross (RFC 9113 8.2.2): nghttp2 refuses
+ * them on receipt already; this is the second line.  "host" goes too: the
+ * request carries :authority (RFC 9113 8.3.1).
+ */
+bool gw_h2_hop_by_hop(const struct gw_hfield *f, bool request)
+{
+	static const char *const names[] = {
+		"connection", "keep-alive", "proxy-connection", "transfer-encoding",
+		"upgrade", "http2-settings",
+	};
+
+	if (f->name[0] == ':')
+		return true;	/* pseudo-headers are rebuilt */
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(f->name, names[i]))
+			return true;
+	if (!strcmp(f->name, "te"))
+		return strcmp(f->value, "trailers") != 0;	/* RFC 9113 8.2.2 */
+	return request && !strcmp(f->name, "host");
+}
+
+/* True when a field of @b holds a placeholder (trailers are not checked by req.c). */
+bool gw_h2_has_placeholder(const struct gw_req_ctx *ctx, const struct gw_hblock *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		for (size_t c = 0; c < ctx->n_creds; c++) {
+			const char *ph = ctx->creds[c].placeholder;
+
+			if (ph && *ph && memmem(b->f[i].value, b->f[i].value_len, ph, strlen(ph)))
+				return true;
+		}
+	return false;
+}
