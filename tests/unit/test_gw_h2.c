@@ -183,10 +183,10 @@ static void op_record(void *user, const struct gw_h2_record *r)
 	w->rec[i] = *r;
 	snprintf(w->rec_method[i], 16, "%s", r->method);
 	snprintf(w->rec_path[i], 256, "%s", r->path);
-	snprintf(w->rec_auth[i], 128, "%s", r->authority);
+	snprintf(w->rec_auth[i], 128, "%s", r->host);
 	w->rec[i].method = w->rec_method[i];
 	w->rec[i].path = w->rec_path[i];
-	w->rec[i].authority = w->rec_auth[i];
+	w->rec[i].host = w->rec_auth[i];
 }
 
 static const struct gw_h2_ops ops = { op_to_client, op_to_upstream, op_rate, op_record };
@@ -476,12 +476,13 @@ static void test_get(void **state)
 	assert_string_equal(w->ups[1].authority, SNI);
 	r = record_of(w, sid);
 	assert_string_equal(r->method, "GET");
-	assert_string_equal(r->authority, SNI);
+	assert_string_equal(r->host, SNI);
 	assert_string_equal(r->path, "/v1/models");	/* no query in the record */
 	assert_int_equal(r->status, 200);
-	assert_int_equal(r->bytes_to_client, 5);
+	assert_int_equal(r->response_bytes, 5);
 	assert_null(r->reason);
-	assert_null(r->cred_name);
+	assert_null(r->credential);
+	assert_false(r->refused);
 	assert_true(r->start_ns && r->first_byte_ns >= r->start_ns && r->end_ns >= r->first_byte_ns);
 	world_free(w);
 }
@@ -505,8 +506,8 @@ static void test_post_body(void **state)
 	assert_int_equal(w->cs[sid].status, 200);
 	assert_int_equal(w->cs[sid].body.len, len);
 	assert_memory_equal(w->cs[sid].body.p, data, len);
-	assert_int_equal(record_of(w, sid)->bytes_from_client, len);
-	assert_int_equal(record_of(w, sid)->bytes_to_client, len);
+	assert_int_equal(record_of(w, sid)->request_bytes, len);
+	assert_int_equal(record_of(w, sid)->response_bytes, len);
 	world_free(w);
 	free(data);
 }
@@ -519,7 +520,7 @@ static void test_credential_rewritten(void **state)
 	pump(w);
 	assert_int_equal(w->cs[sid].status, 200);
 	assert_string_equal(w->ups[1].auth, SECRET);	/* the whole value replaced */
-	assert_string_equal(record_of(w, sid)->cred_name, "openai");
+	assert_string_equal(record_of(w, sid)->credential, "openai");
 	world_free(w);	/* and checks no byte to the client held it */
 }
 
@@ -536,7 +537,8 @@ static void test_credential_misdirected(void **state)
 	assert_non_null(memmem(w->cs[sid].body.p, w->cs[sid].body.len, "credential-misdirected", 22));
 	assert_false(w->ups[1].seen);	/* nothing went upstream */
 	assert_string_equal(record_of(w, sid)->reason, "credential-misdirected");
-	assert_string_equal(record_of(w, sid)->cred_name, "openai");
+	assert_string_equal(record_of(w, sid)->credential, "openai");
+	assert_true(record_of(w, sid)->refused);
 	world_free(w);
 }
 
@@ -666,7 +668,9 @@ static void test_upstream_failed(void **state)
 		pump(w);
 		assert_true(w->ups[1].complete);
 		assert_false(w->cs[sid].closed);
-		assert_int_equal(gw_h2_upstream_failed(w->h2, timeout, w->now), 0);
+		assert_int_equal(gw_h2_upstream_failed(w->h2, timeout ? 504 : 502,
+						       timeout ? "upstream-timeout" : "upstream-failure",
+						       w->now), 0);
 		pump(w);
 		assert_int_equal(w->cs[sid].status, timeout ? 504 : 502);
 		assert_string_equal(w->cs[sid].reason, timeout ? "upstream-timeout"
