@@ -50,6 +50,7 @@
 #include "netd/daemon/sdnotify.h"
 #include "netd/trail/trail.h"
 #include "netd/gw/ca.h"
+#include "netd/gw/creds.h"
 
 /* SIGHUP: the same reload as POST /v1/policies/reload; the outcome is logged. */
 static void on_sighup(evutil_socket_t sig, short what, void *arg)
@@ -267,7 +268,9 @@ static int startup_host(struct daemon *d)
 		log_err("control socket %s: another netd is answering there", d->cfg.socket);
 		return -1;
 	}
-	if (daemon_policies_load(d->cfg.policy_dir, d->policies, &d->n_policies, NULL, 0) < 0)
+	if (daemon_policies_load(&d->cfg, d->policies, &d->n_policies, NULL, 0) < 0)
+		return -1;
+	if (daemon_gw_creds_reload(d, NULL, 0) < 0)
 		return -1;
 	if (d->cfg.egress_interface[0]) {
 		_Static_assert(sizeof(d->egress_ifname) == sizeof(d->cfg.egress_interface), "IFNAMSIZ");
@@ -316,7 +319,7 @@ static int startup_restore(struct daemon *d)
 		.log_group = TRAIL_LOG_GROUP,
 		.no_fast_path = !d->cfg.fast_path,
 		.conn_limit = d->cfg.conn_limit,
-		.gw_port = 0,	/* the API gateway's port: netd.yaml gateway.port (0: none) */
+		.gw_port = d->cfg.gw_port,	/* the API gateway's port (0: none) */
 		.pins = d->pins,
 		.flowtable = d->cfg.flowtable == CONFIG_FLOWTABLE_ON    ? FW_FLOWTABLE_ON :
 			     d->cfg.flowtable == CONFIG_FLOWTABLE_OFF   ? FW_FLOWTABLE_OFF :
@@ -473,7 +476,9 @@ static void daemon_done(struct daemon *d, struct event *sig[3])
 	metrics_http_free(d->metrics_http);
 	ctl_free(d->ctl);
 	daemon_verify_free(d);
+	daemon_gw_stop(d);
 	gw_ca_free(d->gw_ca);
+	gw_creds_free(d->gw_creds);
 	if (d->lk)
 		d->lk->ops->unwatch(d->lk, d->linkwatch);
 	proxy_free(d->proxy);
@@ -520,6 +525,8 @@ int daemon_run(const char *config_path, const char *socket_override,
 	d->lock_fd = -1;
 	d->netns_lock_fd = -1;
 	d->fd_limit = raise_fd_limit();
+	if (readlink("/proc/self/exe", d->self_exe, sizeof(d->self_exe) - 1) < 0)
+		d->self_exe[0] = '\0';
 	d->started = time(NULL);
 	if (pinreg_new(&d->pins) < 0) {
 		log_err("out of memory");
@@ -538,6 +545,9 @@ int daemon_run(const char *config_path, const char *socket_override,
 		log_err("SNI check: cannot bind netfilter queues %u/%u: %s; connections under "
 			"tls.sni/http.host enforce are dropped, under log they pass unchecked",
 			FW_SNI_QUEUE_ENFORCE, FW_SNI_QUEUE_LOG, strerror(-r));
+	/* The gateway: not in a box (no worker process there). */
+	if (!d->box && daemon_gw_start(d) < 0)
+		log_err("gateway: not started; connections steered to it are refused (docs/gateway.md)");
 	if (link_mntns_own())
 		log_warn("netd runs in a mount namespace of its own (started under `ip netns exec` "
 			 "or `unshare -m`?): the sandboxes' /run/netns entries it mounts are not "

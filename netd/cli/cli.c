@@ -44,6 +44,7 @@
 #include "netd/cli/cli_help.h"
 #include "netd/cli/cli_table.h"
 #include "netd/common/version.h"
+#include "netd/gw/worker.h"
 
 
 static const char usage_text[] =
@@ -903,6 +904,9 @@ int cli_main(int argc, char **argv)
 	if (strcmp(argv[i], "audit") == 0)
 		return cli_audit(argc - i, argv + i,
 				 socket_path && socket_path[0] ? socket_path : NETD_DEFAULT_SOCKET);
+	/* Started by `netd run` only (netd/gw/worker.h); not in the usage. */
+	if (strcmp(argv[i], "gateway-worker") == 0)
+		return gw_worker_main(argc - i, argv + i);
 	if (strcmp(argv[i], "run") == 0) {
 		/*
 		 * `run` takes the socket from its config unless --socket is

@@ -275,6 +275,8 @@ static json_t *api_status(void *ctx)
 		json_object_set_new(o, "paths", paths_json(d));
 	if (o && d->trail)
 		json_object_set_new(o, "accounting", trail_stats_json(d->trail));
+	if (o)
+		json_object_set_new(o, "gateway", daemon_gw_status(d));
 	if (o && d->proxy) {
 		struct dns_counter c[DNS_COUNTERS];
 		size_t n = dns_counters(d, c);
@@ -341,6 +343,7 @@ static void api_metrics(void *ctx, FILE *out)
 	if (d->proxy)
 		pin_histogram(proxy_get_stats(d->proxy), out);
 	daemon_verify_metrics(d, out);
+	daemon_gw_metrics(d, out);
 	metrics_process(out);
 }
 
@@ -391,21 +394,9 @@ static void api_verify_cancel(void *ctx, void *arg)
 static int api_gateway_ca(void *ctx, char **pem, char *err, size_t errsz)
 {
 	struct daemon *d = ctx;
-	char dir[PATH_MAX];
-	int r;
+	int r = daemon_gw_ca(d, err, errsz);
 
-	if (!d->gw_ca) {
-		if (snprintf(dir, sizeof(dir), "%s/%s", d->cfg.state_dir, GW_CA_DIR) >=
-		    (int)sizeof(dir))
-			return -ENAMETOOLONG;
-		r = gw_ca_open(dir, time(NULL), &d->gw_ca, err, errsz);
-		if (r < 0) {
-			log_err("gateway CA: %s", err);
-			return r;
-		}
-		log_info("gateway CA: %s %s/%s", r == 1 ? "made" : "loaded", dir, GW_CA_CERT_FILE);
-	}
-	return gw_ca_cert_pem(d->gw_ca, pem, NULL);
+	return r < 0 ? r : gw_ca_cert_pem(d->gw_ca, pem, NULL);
 }
 
 const struct ctl_ops daemon_ctl_ops = {

@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -86,6 +87,35 @@ struct audit_what {
 	size_t len;
 };
 
+#define GW_HIST_N 10	/* request-duration histogram bounds (gwglue.c) */
+#define GW_SERIES_MAX 4096	/* (sandbox, host, status) series of the request counter */
+
+/* The gateway's counters (gwglue.c, /metrics). */
+struct gw_stats {
+	uint64_t requests, restarts, lost;	/* lost: messages to the worker that did not fit */
+	uint64_t conns[3];	/* by verdict: enum gw_ipc_action */
+	uint64_t hist[GW_HIST_N + 1];
+	uint64_t hist_sum_us;
+	struct {
+		char sandbox[64], host[254];
+		unsigned int status;
+		uint64_t n;
+	} series[GW_SERIES_MAX];
+	size_t n_series;
+	uint64_t dropped_series;	/* requests of series past GW_SERIES_MAX (still in requests) */
+};
+
+/* The gateway worker, as netd supervises it (gwglue.c). */
+struct gw_proc {
+	pid_t pid;		/* 0: none runs */
+	int chan;		/* netd's end of the socketpair; -1 */
+	struct event *ev;	/* on chan */
+	struct event *restart;	/* the restart timer */
+	uint64_t started_ms, backoff_ms;
+};
+
+struct gw_creds;
+
 struct daemon {
 	struct config cfg;
 	const struct daemon_box *box;	/* the daemon in a box (netd/daemon.h); NULL = real edges */
@@ -124,7 +154,49 @@ struct daemon {
 	size_t n_pdigests;
 	struct verify *verify;	/* verify.c: the run under way, its counters; NULL until used */
 	struct gw_ca *gw_ca;	/* the gateway's CA (netd/gw/ca.h); NULL until first asked for */
+	struct gw_creds *gw_creds;	/* netd.yaml's credentials with their secrets (netd/gw/creds.h) */
+	struct gw_proc gw;	/* the gateway worker (gwglue.c) */
+	struct gw_stats gw_stats;
+	char self_exe[PATH_MAX];	/* this binary, for the gateway worker's exec */
 };
+
+/* ---- gwglue.c ---- */
+
+extern const double gw_hist_le[GW_HIST_N];	/* seconds */
+
+/*
+ * daemon_gw_ca() - load or make the gateway CA (STATE_DIR/gateway-ca/) once.
+ * Return: 0; -errno (@err says why, logged).
+ */
+int daemon_gw_ca(struct daemon *d, char *err, size_t errsz);
+
+/*
+ * daemon_gw_start() - start the gateway worker if netd.yaml's gateway.port
+ * is not 0 (a listening socket on that port, the worker's channel).
+ * Return: 0; -errno (logged).
+ */
+int daemon_gw_start(struct daemon *d);
+
+/*
+ * daemon_gw_creds_reload() - read netd.yaml's credentials' secrets again
+ * (netd/gw/creds.h) and use them for the next connections; the old set is
+ * kept if one fails.  @err: why, FILE:LINE:COL (logged too).
+ * Return: 0; -errno.
+ */
+int daemon_gw_creds_reload(struct daemon *d, char *err, size_t errsz);
+
+/* daemon_gw_stop() - end the worker (its channel closed, SIGTERM, reaped). */
+void daemon_gw_stop(struct daemon *d);
+
+/*
+ * daemon_gw_status() - the gateway in GET /v1/status: {"enabled", "port",
+ * "worker_pid", "worker_up", "restarts", "requests", "connections": by
+ * verdict}.  A new object (caller decrefs).
+ */
+json_t *daemon_gw_status(const struct daemon *d);
+
+/* daemon_gw_metrics() - netd_gateway_* families, to @out. */
+void daemon_gw_metrics(struct daemon *d, FILE *out);
 
 /* ---- policies.c ---- */
 
@@ -132,13 +204,15 @@ struct daemon {
 const struct policy *daemon_policy_find(const struct daemon *d, const char *name);
 
 /*
- * daemon_policies_load() - every .yaml/.yml file of @dir into @out (at most
- * DAEMON_MAX_POLICIES), sorted by file name; all or nothing.  Errors are
- * logged with file:line:col and the first kept in @ebuf (may be NULL).
- * @out entries: caller frees with policy_free().  Return: 0; -errno.
+ * daemon_policies_load() - every .yaml/.yml file of @cfg's policy_dir into
+ * @out (at most DAEMON_MAX_POLICIES), sorted by file name; all or nothing.
+ * A gateway rule must name credentials @cfg defines, and needs
+ * gateway.port.  Errors are logged with file:line:col and the first kept
+ * in @ebuf (may be NULL).  @out entries: caller frees with policy_free().
+ * Return: 0; -errno.
  */
-int daemon_policies_load(const char *dir, struct policy **out, size_t *n_out, char *ebuf,
-			 size_t esz);
+int daemon_policies_load(const struct config *cfg, struct policy **out, size_t *n_out,
+			 char *ebuf, size_t esz);
 
 /* daemon_policy_deny_all() - add reload_deny_all_new(@name) to the loaded set; borrowed. */
 const struct policy *daemon_policy_deny_all(struct daemon *d, const char *name);

@@ -167,10 +167,17 @@ int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_
 		goto out;
 	}
 	/* 1. Validate the whole new set aside; any error rejects all of it. */
-	r = daemon_policies_load(d->cfg.policy_dir, newp, &n_new, err, errsz);
+	r = daemon_policies_load(&d->cfg, newp, &n_new, err, errsz);
 	if (r < 0) {
 		if (!err[0])
 			snprintf(err, errsz, "%s: %s", d->cfg.policy_dir, strerror(-r));
+		goto out;
+	}
+	/* The gateway's secrets, re-read (rotation); a bad one rejects the reload. */
+	r = daemon_gw_creds_reload(d, err, errsz);
+	if (r < 0) {
+		for (size_t i = 0; i < n_new; i++)
+			policy_free(newp[i]);
 		goto out;
 	}
 	/* 2. Plan (takes the new policies). */

@@ -1,0 +1,570 @@
+/*
+ * gwglue - netd's side of the API gateway (netd/gw/, docs/gateway.md): it
+ * starts the worker process with a listening socket and a channel, answers
+ * its questions (which sandbox, which rule, is this name pinned on that
+ * address, the leaf, the credentials that may go there), writes the "http"
+ * records and counts them, and restarts the worker when it dies.  While
+ * none runs the gateway's port has no listener: steered connections are
+ * refused, never passed on directly.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+#include <openssl/pem.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "netd/common/metrics.h"
+#include "netd/daemon/internal.h"
+#include "netd/gw/ca.h"
+#include "netd/gw/creds.h"
+#include "netd/gw/ipc.h"
+#include "netd/model/pinreg.h"
+#include "netd/trail/audit.h"
+
+#define GW_RESTART_MIN_MS 100	/* first restart delay; doubles to the max */
+#define GW_RESTART_MAX_MS 5000
+#define GW_ROOT_DIR "gateway-root"	/* under state_dir: the worker's empty chroot */
+
+int daemon_gw_ca(struct daemon *d, char *err, size_t errsz)
+{
+	char dir[PATH_MAX];
+	int r;
+
+	if (d->gw_ca)
+		return 0;
+	if (snprintf(dir, sizeof(dir), "%s/%s", d->cfg.state_dir, GW_CA_DIR) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	r = gw_ca_open(dir, time(NULL), &d->gw_ca, err, errsz);
+	if (r < 0) {
+		log_err("gateway CA: %s", err);
+		return r;
+	}
+	log_info("gateway CA: %s %s/%s", r == 1 ? "made" : "loaded", dir, GW_CA_CERT_FILE);
+	return 0;
+}
+
+int daemon_gw_creds_reload(struct daemon *d, char *err, size_t errsz)
+{
+	struct gw_creds *c = NULL;
+	struct diag e = { 0 };
+	char msg[1024];
+	int r = gw_creds_load(&d->cfg, &c, &e);
+
+	if (r < 0) {
+		diag_format(&e, msg, sizeof(msg));
+		log_err("gateway credentials: %s", msg);
+		if (err)
+			snprintf(err, errsz, "%s", msg);
+		return r;
+	}
+	gw_creds_free(d->gw_creds);
+	d->gw_creds = c;
+	return 0;
+}
+
+/* ---- the decision for one connection -------------------------------------- */
+
+/* The first gateway rule of @pol that matches @sni with TCP port @port; -1 if none. */
+static int gw_rule(const struct policy *pol, const char *sni, uint16_t port)
+{
+	uint16_t idx[POLICY_MAX_RULES];
+	size_t n = policy_match(pol, sni, idx, POLICY_MAX_RULES);
+
+	for (size_t i = 0; i < n && i < POLICY_MAX_RULES; i++) {
+		const struct policy_rule *r = &pol->rules[idx[i]];
+
+		if (r->gateway && policy_rule_port(r, IPPROTO_TCP, port))
+			return idx[i];
+	}
+	return -1;
+}
+
+/* Did @sni's own DNS answer pin @dst:@port for @sb (a gateway pin or a plain one)? */
+static bool pinned_for(struct daemon *d, const struct sandbox *sb, const struct addr *dst,
+		       uint16_t port, bool gateway, const char *sni)
+{
+	const char *names[PINREG_NAMES_MAX];
+	size_t n = pinreg_names_gw(d->pins, sb->name, dst, IPPROTO_TCP, port, gateway,
+				   clock_mono_ms(), names);
+
+	for (size_t i = 0; i < n && i < PINREG_NAMES_MAX; i++)
+		if (names[i] && !strcmp(names[i], sni))
+			return true;
+	return false;
+}
+
+/* PEM of the leaf for @sni into @v; the key's buffer is wiped by gw_ipc_verdict_clear(). */
+static int leaf_pem(struct daemon *d, const char *sni, struct gw_ipc_verdict *v)
+{
+	char err[256];
+	struct gw_leaf *leaf = NULL;
+	BIO *cb = NULL, *kb = NULL;
+	BUF_MEM *m;
+	int r = daemon_gw_ca(d, err, sizeof(err));
+
+	if (r < 0 || (r = gw_ca_leaf(d->gw_ca, sni, strlen(sni), time(NULL), &leaf)) < 0)
+		return r;
+	r = -ENOMEM;
+	cb = BIO_new(BIO_s_mem());
+	kb = BIO_new(BIO_s_secmem());
+	if (cb && kb && PEM_write_bio_X509(cb, leaf->cert) == 1 &&
+	    PEM_write_bio_PrivateKey(kb, leaf->key, NULL, NULL, 0, NULL, NULL) == 1) {
+		BIO_get_mem_ptr(cb, &m);
+		v->cert_pem = strndup(m->data, m->length);
+		BIO_get_mem_ptr(kb, &m);
+		v->key_pem = strndup(m->data, m->length);
+		if (v->cert_pem && v->key_pem)
+			r = 0;
+	}
+	BIO_free(cb);
+	BIO_free(kb);	/* a secure-heap BIO: wiped */
+	gw_leaf_free(leaf);
+	return r;
+}
+
+/* One credential for the worker: the value only where it may go (@mine: the rule names it). */
+static int cred_view(const struct gw_credential *src, bool mine, const char *sni,
+		     struct gw_cred *c)
+{
+	c->name = strdup(src->name);
+	c->header = strdup(src->header);
+	c->placeholder = strdup(src->placeholder);
+	if (!c->name || !c->header || !c->placeholder)
+		return -ENOMEM;
+	if (!mine || !gw_creds_host_ok(src, sni))
+		return 0;
+	if (!(c->value = malloc(src->value_len + 1)))
+		return -ENOMEM;
+	memcpy((uint8_t *)c->value, src->value, src->value_len + 1);
+	c->value_len = src->value_len;
+	return 0;
+}
+
+/* The rule's checks and every credential (values only where they may go) into @v. */
+static int gw_rule_view(struct daemon *d, const struct policy_rule *r, const char *sni,
+			struct gw_ipc_verdict *v)
+{
+	const struct policy_gateway *g = r->gateway;
+	size_t n = d->gw_creds ? d->gw_creds->n : 0;
+
+	v->methods = g->n_methods ? calloc(g->n_methods, sizeof(char *)) : NULL;
+	v->paths = g->n_paths ? calloc(g->n_paths, sizeof(char *)) : NULL;
+	v->creds = n ? calloc(n, sizeof(*v->creds)) : NULL;
+	if ((g->n_methods && !v->methods) || (g->n_paths && !v->paths) || (n && !v->creds))
+		return -ENOMEM;
+	for (; v->n_methods < g->n_methods; v->n_methods++)
+		if (!(v->methods[v->n_methods] = strdup(g->methods[v->n_methods])))
+			return -ENOMEM;
+	for (; v->n_paths < g->n_paths; v->n_paths++)
+		if (!(v->paths[v->n_paths] = strdup(g->paths[v->n_paths])))
+			return -ENOMEM;
+	v->rate_milli = g->rate_milli;
+	v->burst = g->burst;
+	for (size_t i = 0; i < n; i++) {
+		const struct gw_credential *src = &d->gw_creds->v[i];
+		bool mine = false;
+
+		for (size_t k = 0; k < g->n_credentials; k++)
+			mine |= !strcmp(g->credentials[k], src->name);
+		if (cred_view(src, mine, sni, &v->creds[v->n_creds++]) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void refuse(struct gw_ipc_verdict *v, const char *reason)
+{
+	v->verdict = GW_IPC_REFUSE;
+	free(v->reason);
+	v->reason = strdup(reason);
+}
+
+/* netd's answer to "conn": who, which rule, pinned by this name's own answer? */
+static void gw_decide(struct daemon *d, const struct gw_ipc_ask *a, struct gw_ipc_verdict *v)
+{
+	const struct sandbox *sb = sandbox_by_addr(d->sandboxes, &a->src);
+	const struct policy *pol = sb ? daemon_policy_find(d, sb->policy) : NULL;
+	int rule;
+
+	v->id = a->id;
+	v->rule = -1;
+	if (!sb || !pol) {
+		refuse(v, "not-a-sandbox");
+		return;
+	}
+	v->sandbox = strdup(sb->name);
+	v->policy = strdup(pol->name);
+	if (!a->sni[0]) {
+		refuse(v, "no-sni");
+		return;
+	}
+	rule = gw_rule(pol, a->sni, a->dport);
+	if (rule < 0) {
+		/* Not a gateway name: untouched, if this name's answer pinned the address. */
+		if (pinned_for(d, sb, &a->dst, a->dport, false, a->sni))
+			v->verdict = GW_IPC_PASS;
+		else
+			refuse(v, "sni-not-pinned");
+		return;
+	}
+	v->rule = rule;
+	if (!pinned_for(d, sb, &a->dst, a->dport, true, a->sni)) {
+		refuse(v, "sni-not-pinned");
+		return;
+	}
+	if (leaf_pem(d, a->sni, v) < 0 || gw_rule_view(d, &pol->rules[rule], a->sni, v) < 0) {
+		refuse(v, "gateway-error");
+		return;
+	}
+	v->verdict = GW_IPC_GATEWAY;
+}
+
+/* ---- records and counters ---------------------------------------------------- */
+
+static void gw_count(struct daemon *d, const struct gw_ipc_http *h)
+{
+	struct gw_stats *s = &d->gw_stats;
+	double secs = (double)h->duration_us / 1e6;
+	size_t i;
+
+	s->requests++;
+	for (i = 0; i < GW_HIST_N && secs > gw_hist_le[i]; i++)
+		;
+	s->hist[i]++;
+	s->hist_sum_us += h->duration_us;
+	for (i = 0; i < s->n_series; i++)
+		if (s->series[i].status == h->status && !strcmp(s->series[i].sandbox, h->sandbox) &&
+		    !strcmp(s->series[i].host, h->host))
+			break;
+	if (i == s->n_series) {
+		if (s->n_series == GW_SERIES_MAX) {
+			s->dropped_series++;
+			return;
+		}
+		memcpy(s->series[i].sandbox, h->sandbox, sizeof(h->sandbox));
+		memcpy(s->series[i].host, h->host, sizeof(h->host));
+		s->series[i].status = h->status;
+		s->n_series++;
+	}
+	s->series[i].n++;
+}
+
+static void gw_record(struct daemon *d, const struct gw_ipc_http *h)
+{
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:f, s:f, s:s, s:s}",
+			      "sandbox", h->sandbox, "policy", h->policy, "method", h->method,
+			      "host", h->host, "path", h->path, "status", (int)h->status,
+			      "bytes_in", (json_int_t)h->bytes_in,
+			      "bytes_out", (json_int_t)h->bytes_out,
+			      "duration_ms", (double)h->duration_us / 1000.0,
+			      "ttfb_ms", (double)h->ttfb_us / 1000.0,
+			      "upstream", h->upstream, "proto", h->proto);
+
+	if (!o)
+		return;
+	if (h->rule >= 0)
+		json_object_set_new(o, "rule", json_integer(h->rule));
+	if (h->cred[0])
+		json_object_set_new(o, "credential", json_string(h->cred));
+	if (h->reason[0])
+		json_object_set_new(o, "reason", json_string(h->reason));
+	if (d->audit)
+		audit_write(d->audit, "http", o);	/* takes @o */
+	else
+		json_decref(o);
+	gw_count(d, h);
+}
+
+/* ---- the worker's channel ------------------------------------------------------ */
+
+static void gw_send(struct daemon *d, char *msg, size_t len)
+{
+	if (send(d->gw.chan, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		d->gw_stats.lost++;
+	explicit_bzero(msg, len);
+	free(msg);
+}
+
+static void gw_exited(struct daemon *d);
+
+static void on_chan(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	static char buf[GW_IPC_MAX + 1];
+	void *root = NULL;
+	ssize_t n;
+
+	for (int i = 0; i < 256; i++) {
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			gw_exited(d);
+			return;
+		}
+		if (n < 0)
+			return;
+		switch (gw_ipc_type(buf, (size_t)n, &root)) {
+		case GW_IPC_CONN: {
+			struct gw_ipc_ask a;
+			struct gw_ipc_verdict v = { .rule = -1 };
+			char *msg;
+			size_t len;
+
+			if (gw_ipc_decode_ask(root, &a) < 0)
+				break;
+			gw_decide(d, &a, &v);
+			log_debug("gateway: connection to %s: %s%s%s", a.sni,
+				  v.verdict == GW_IPC_GATEWAY ? "gateway" :
+				  v.verdict == GW_IPC_PASS ? "pass" : "refuse",
+				  v.reason ? " " : "", v.reason ? v.reason : "");
+			d->gw_stats.conns[v.verdict]++;
+			if (gw_ipc_encode_verdict(&v, &msg, &len) == 0)
+				gw_send(d, msg, len);
+			gw_ipc_verdict_clear(&v);
+			break;
+		}
+		case GW_IPC_HTTP: {
+			struct gw_ipc_http h;
+
+			if (gw_ipc_decode_http(root, &h) == 0)
+				gw_record(d, &h);
+			break;
+		}
+		default:
+			log_warn("gateway: a message from the worker that is not one, ignored");
+			break;
+		}
+		json_decref(root);
+		root = NULL;
+	}
+}
+
+/* ---- starting, supervising, stopping --------------------------------------------- */
+
+/* The listening socket steered connections reach: every address, the configured port. */
+static int gw_listener(uint16_t port)
+{
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons(port) };
+	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0), zero = 0, one = 1, r;
+
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* STATE_DIR/gateway-root: empty, ours, not writable by anyone else. */
+static int gw_root(struct daemon *d, char *path, size_t size)
+{
+	struct stat st;
+
+	if (snprintf(path, size, "%s/%s", d->cfg.state_dir, GW_ROOT_DIR) >= (int)size)
+		return -ENAMETOOLONG;
+	if (mkdir(path, 0555) < 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(path, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 0222))
+		return -EPERM;
+	return 0;
+}
+
+static void gw_restart_cb(evutil_socket_t fd, short what, void *arg);
+
+static int gw_spawn(struct daemon *d)
+{
+	char root[PATH_MAX], *msg;
+	char *argv[12];
+	int sv[2], lfd, r, k = 0;
+	size_t len;
+	struct gw_ipc_config c = {
+		.connect_timeout_ms = d->cfg.gw_connect_timeout_s * 1000,
+		.idle_timeout_ms = d->cfg.gw_idle_timeout_s * 1000,
+	};
+	pid_t pid;
+
+	if ((r = gw_root(d, root, sizeof(root))) < 0) {
+		log_err("gateway: %s/%s: %s", d->cfg.state_dir, GW_ROOT_DIR, strerror(-r));
+		return r;
+	}
+	if ((lfd = gw_listener(d->cfg.gw_port)) < 0) {
+		log_err("gateway: cannot listen on port %u: %s", d->cfg.gw_port, strerror(-lfd));
+		return lfd;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		r = -errno;
+		close(lfd);
+		return r;
+	}
+	argv[k++] = "netd";
+	argv[k++] = "gateway-worker";
+	argv[k++] = "--user";
+	argv[k++] = d->cfg.gw_user;
+	argv[k++] = "--root";
+	argv[k++] = root;
+	if (d->cfg.gw_upstream_ca_file) {
+		argv[k++] = "--ca-file";
+		argv[k++] = d->cfg.gw_upstream_ca_file;
+	}
+	if (d->cfg.log_level >= LOG_LVL_DEBUG)
+		argv[k++] = "--debug";
+	argv[k] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		/* The child: fds 3 and 4, nothing else of netd's. */
+		if (dup2(lfd, GW_IPC_FD_LISTEN) < 0 || dup2(sv[1], GW_IPC_FD_CHAN) < 0)
+			_exit(127);
+		close_range(GW_IPC_FD_CHAN + 1, ~0U, 0);
+		signal(SIGPIPE, SIG_DFL);
+		execv(d->self_exe, argv);
+		_exit(127);
+	}
+	r = pid < 0 ? -errno : 0;
+	close(lfd);	/* the worker's alone: when it dies, nothing listens */
+	close(sv[1]);
+	if (r < 0) {
+		close(sv[0]);
+		return r;
+	}
+	d->gw.pid = pid;
+	d->gw.chan = sv[0];
+	evutil_make_socket_nonblocking(sv[0]);
+	d->gw.ev = event_new(d->base, sv[0], EV_READ | EV_PERSIST, on_chan, d);
+	if (!d->gw.ev || event_add(d->gw.ev, NULL) < 0 || gw_ipc_encode_config(&c, &msg, &len) < 0)
+		return -ENOMEM;
+	gw_send(d, msg, len);
+	d->gw.started_ms = clock_mono_ms();
+	log_info("gateway: worker %d listening on port %u as %s", (int)pid, d->cfg.gw_port,
+		 d->cfg.gw_user);
+	return 0;
+}
+
+/* The worker's channel closed: reap it, and start another after a pause. */
+static void gw_exited(struct daemon *d)
+{
+	int st = 0;
+	struct timeval tv;
+
+	event_free(d->gw.ev);
+	d->gw.ev = NULL;
+	close(d->gw.chan);
+	d->gw.chan = -1;
+	if (d->gw.pid > 0 && waitpid(d->gw.pid, &st, 0) > 0)
+		log_err("gateway: worker %d ended (%s %d); steered connections are refused until it is back",
+			(int)d->gw.pid, WIFSIGNALED(st) ? "signal" : "status",
+			WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	d->gw.pid = 0;
+	d->gw_stats.restarts++;
+	/* A worker that lived a while restarts at once; one that keeps dying, slower. */
+	if (clock_mono_ms() - d->gw.started_ms > 10000)
+		d->gw.backoff_ms = GW_RESTART_MIN_MS;
+	else
+		d->gw.backoff_ms = d->gw.backoff_ms ? d->gw.backoff_ms * 2 : GW_RESTART_MIN_MS;
+	if (d->gw.backoff_ms > GW_RESTART_MAX_MS)
+		d->gw.backoff_ms = GW_RESTART_MAX_MS;
+	tv.tv_sec = d->gw.backoff_ms / 1000;
+	tv.tv_usec = (d->gw.backoff_ms % 1000) * 1000;
+	if (!d->gw.restart)
+		d->gw.restart = evtimer_new(d->base, gw_restart_cb, d);
+	if (d->gw.restart)
+		evtimer_add(d->gw.restart, &tv);
+}
+
+static void gw_restart_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	if (gw_spawn(d) < 0)
+		gw_exited(d);
+}
+
+int daemon_gw_start(struct daemon *d)
+{
+	d->gw.chan = -1;
+	if (!d->cfg.gw_port)
+		return 0;
+	return gw_spawn(d);
+}
+
+void daemon_gw_stop(struct daemon *d)
+{
+	if (d->gw.restart)
+		event_free(d->gw.restart);
+	d->gw.restart = NULL;
+	if (d->gw.ev) {
+		event_free(d->gw.ev);
+		close(d->gw.chan);	/* the worker sees EOF and ends */
+	}
+	d->gw.ev = NULL;
+	d->gw.chan = -1;
+	if (d->gw.pid > 0) {
+		kill(d->gw.pid, SIGTERM);
+		waitpid(d->gw.pid, NULL, 0);
+	}
+	d->gw.pid = 0;
+}
+
+json_t *daemon_gw_status(const struct daemon *d)
+{
+	if (!d->cfg.gw_port)
+		return json_pack("{s:b}", "enabled", 0);
+	return json_pack("{s:b, s:i, s:i, s:b, s:I, s:I, s:{s:I, s:I, s:I}}", "enabled", 1,
+			 "port", d->cfg.gw_port, "worker_pid", (int)d->gw.pid, "worker_up",
+			 d->gw.pid > 0, "restarts", (json_int_t)d->gw_stats.restarts,
+			 "requests", (json_int_t)d->gw_stats.requests, "connections",
+			 "gateway", (json_int_t)d->gw_stats.conns[GW_IPC_GATEWAY],
+			 "pass", (json_int_t)d->gw_stats.conns[GW_IPC_PASS],
+			 "refuse", (json_int_t)d->gw_stats.conns[GW_IPC_REFUSE]);
+}
+
+const double gw_hist_le[GW_HIST_N] = { 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120 };
+
+void daemon_gw_metrics(struct daemon *d, FILE *out)
+{
+	const struct gw_stats *s = &d->gw_stats;
+	static const char *const verdicts[] = { "refuse", "pass", "gateway" };
+
+	metrics_family(out, "netd_gateway_requests_total", "counter",
+		       "Requests through the API gateway, by sandbox, host and status.");
+	for (size_t i = 0; i < s->n_series; i++) {
+		char st[8];
+		const char *l[] = { "sandbox", s->series[i].sandbox, "host", s->series[i].host,
+				    "status", st, NULL };
+
+		snprintf(st, sizeof(st), "%u", s->series[i].status);
+		metrics_u64(out, "netd_gateway_requests_total", l, s->series[i].n);
+	}
+	metrics_family(out, "netd_gateway_connections_total", "counter",
+		       "Connections steered to the gateway, by netd's verdict.");
+	for (size_t i = 0; i < 3; i++) {
+		const char *l[] = { "verdict", verdicts[i], NULL };
+
+		metrics_u64(out, "netd_gateway_connections_total", l, s->conns[i]);
+	}
+	metrics_family(out, "netd_gateway_request_duration_seconds", "histogram",
+		       "Request start to response end through the gateway.");
+	metrics_histogram(out, "netd_gateway_request_duration_seconds", gw_hist_le, s->hist,
+			  GW_HIST_N, (double)s->hist_sum_us / 1e6);
+	metrics_family(out, "netd_gateway_worker_restarts_total", "counter",
+		       "Times the gateway worker ended and was started again.");
+	metrics_u64(out, "netd_gateway_worker_restarts_total", NULL, s->restarts);
+	metrics_family(out, "netd_gateway_worker_up", "gauge",
+		       "1 while a gateway worker runs; 0: steered connections are refused.");
+	metrics_u64(out, "netd_gateway_worker_up", NULL, d->gw.pid > 0);
+}

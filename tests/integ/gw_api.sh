@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# The API gateway (issue 33, docs/gateway.md) end to end in the test world:
+# real upstreams (nginx-light for HTTP/1.1 and HTTP/2, gw_stream.py for SSE
+# and WebSocket: tests/integ/lib_gw.sh), real clients in the sandbox (curl
+# over HTTP/1.1 and HTTP/2, python3 urllib and http.client, node fetch),
+# trusting netd's CA.
+#   - the server receives the real secret; the sandbox holds the placeholder
+#     only, and no log, audit record, metric or status of netd carries it;
+#   - the placeholder to another gateway name is refused (403
+#     credential-misdirected); to a name without gateway: (end-to-end TLS,
+#     the server's own certificate) it arrives as the useless placeholder;
+#   - SNI api.gw with Host other.gw is 421; a method or path outside the
+#     rule is 403; past the rate 429 with Retry-After, another sandbox
+#     unaffected;
+#   - SSE events come through one by one; a WebSocket upgrade passes;
+#   - an upstream whose certificate nobody trusts is 502, audited;
+#   - the worker killed: connections are refused, nothing reaches the server
+#     directly, netd starts another;
+#   - a reload rotates the secret; a reload removing gateway: returns the
+#     name to end-to-end TLS.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/world.sh
+. tests/integ/lib_netd.sh
+. tests/integ/lib_gw.sh
+
+world_up "ndgw$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
+trap 'netd_down >/dev/null; world_down' EXIT
+gw_upstreams_up || { echo "gateway upstreams did not start"; echo "0 passed, 1 failed"; exit 1; }
+
+SECRET=sk-real-$RANDOM$RANDOM-do-not-leak
+SECRET2=sk-rotated-$RANDOM$RANDOM-do-not-leak
+OTHER_SECRET=other-real-$RANDOM$RANDOM
+PH=netd-placeholder-api-0000000001
+PH_OTHER=netd-placeholder-other-000000001
+mkdir -p "$WORLD_DIR/secrets" "$WORLD_DIR/policies"
+chmod 0700 "$WORLD_DIR/secrets"
+printf '%s\n' "$SECRET" >"$WORLD_DIR/secrets/api"
+chmod 0600 "$WORLD_DIR/secrets/api"
+write_policy() {
+	cat >"$WORLD_DIR/policies/gw.yaml" <<-YAML
+	name: gw
+	egress:
+	  - domains: [api.gw.dt.example]
+	    ports: [443]
+	    gateway:
+	      credentials: [api]
+	      rate: 4/s burst 6
+	      methods: [GET, POST]
+	      paths: ["/v1/*", /sse, /ws]
+	  - domains: [other.gw.dt.example]
+	    ports: [443]
+	    gateway: { credentials: [other] }
+	  - domains: [sse.gw.dt.example, badcert.gw.dt.example]
+	    ports: [443]
+	    gateway: {}
+	  - domains: [plain.gw.dt.example]
+	    ports: [443]
+	$1
+	YAML
+}
+write_policy ""
+NETD_POLICIES=$WORLD_DIR/policies
+netd_up "$(cat <<-YAML
+gateway:
+  port: 15443
+  user: nobody
+  upstream_ca_file: $WORLD_CA
+credentials:
+  api:
+    header: Authorization
+    format: "Bearer {secret}"
+    placeholder: $PH
+    hosts: [api.gw.dt.example, sse.gw.dt.example]
+    file: $WORLD_DIR/secrets/api
+  other:
+    header: X-Api-Key
+    placeholder: $PH_OTHER
+    hosts: [other.gw.dt.example]
+    value: $OTHER_SECRET
+YAML
+)" || { echo "0 passed, 1 failed"; exit 1; }
+
+ok "sandbox create" sb_create g1 gw
+ok "sandbox create (a second sandbox)" sb_create g2 gw
+netd ca export --out "$WORLD_DIR/netd-ca.pem" >/dev/null
+cat "$WORLD_CA" "$WORLD_DIR/netd-ca.pem" >"$WORLD_DIR/bundle.pem"
+B=$WORLD_DIR/bundle.pem
+status=$(netd status)
+has "status: the gateway worker is up" '"worker_up": true' "$status"
+
+# gcurl SHORT ARGS... - curl in the sandbox trusting netd's CA (and the world's).
+gcurl() {
+	local n=$1
+	shift
+	sb_exec "$n" env CURL_CA_BUNDLE="$B" curl -sS --connect-timeout 3 --max-time 15 "$@"
+}
+# header NAME - the value of response header NAME in curl -i output on stdin.
+header() { tr -d '\r' | sed -n "s/^$1: //Ip" | head -1; }
+nginx_saw() { grep -F -- "$1" "$GW_NGINX_LOG" | tail -1; }
+
+eq "g1: api.gw resolves" 198.51.100.60 "$(sb_dig g1 +short api.gw.dt.example)"
+
+# ---- the secret goes where it belongs ------------------------------------------
+out=$(gcurl g1 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/models)
+has "curl HTTP/1.1: 200 through the gateway" '"path":"/v1/models"' "$out"
+has "nginx received the real secret" "auth=Bearer $SECRET" "$(nginx_saw 'GET /v1/models')"
+hasnt "the response holds no secret" "$SECRET" "$out"
+out=$(gcurl g1 --http2 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/h2)
+has "curl HTTP/2: 200 through the gateway" '"proto":"HTTP/2.0"' "$out"
+has "nginx received the real secret over HTTP/2" "auth=Bearer $SECRET" "$(nginx_saw 'GET /v1/h2')"
+out=$(gcurl g1 --http1.1 -X POST --data-binary @/etc/os-release -H "Authorization: Bearer $PH" \
+	https://api.gw.dt.example/v1/post)
+has "curl POST with a body" '"method":"POST"' "$out"
+issuer=$(sb_exec g1 sh -c "openssl s_client -connect 198.51.100.60:443 -servername api.gw.dt.example </dev/null 2>/dev/null | openssl x509 -noout -issuer")
+has "the sandbox sees netd's leaf for api.gw" "netd gateway CA" "$issuer"
+
+py=$(sb_exec g1 env SSL_CERT_FILE="$B" "$WORLD_PYTHON" -c "
+import urllib.request, http.client, ssl
+r = urllib.request.urlopen(urllib.request.Request('https://api.gw.dt.example/v1/py-urllib',
+    headers={'Authorization': 'Bearer $PH'}), timeout=10)
+print(r.status, r.read().decode())
+c = http.client.HTTPSConnection('api.gw.dt.example', 443, timeout=10, context=ssl.create_default_context())
+for i in range(3):
+    c.request('GET', '/v1/py-keepalive', headers={'Authorization': 'Bearer $PH'})
+    r = c.getresponse(); print(r.status, r.read().decode())
+" 2>&1)
+has "python urllib" '200 {"host":"api.gw.dt.example","path":"/v1/py-urllib"' "$py"
+eq "python http.client: three requests on one kept-alive connection" 3 \
+	"$(grep -c '^200 .*py-keepalive' <<<"$py")"
+has "nginx received the secret from python" "auth=Bearer $SECRET" "$(nginx_saw 'GET /v1/py-keepalive')"
+node=$(sb_exec g1 env NODE_EXTRA_CA_CERTS="$B" node -e "
+fetch('https://api.gw.dt.example/v1/node', {headers: {Authorization: 'Bearer $PH'}})
+  .then(r => r.text().then(t => console.log(r.status, t))).catch(e => console.log('ERR', e.cause || e))
+" 2>&1)
+has "node fetch" '200 {"host":"api.gw.dt.example","path":"/v1/node"' "$node"
+has "nginx received the secret from node" "auth=Bearer $SECRET" "$(nginx_saw 'GET /v1/node')"
+
+# ---- the placeholder anywhere else ----------------------------------------------
+out=$(gcurl g1 -i --http1.1 -H "Authorization: Bearer $PH" https://other.gw.dt.example/v1/steal)
+has "placeholder to another credential's name: 403" "HTTP/1.1 403" "$out"
+eq "... X-Netd-Reason credential-misdirected" credential-misdirected "$(header X-Netd-Reason <<<"$out")"
+hasnt "... never reached the server" "/v1/steal" "$(cat "$GW_NGINX_LOG")"
+out=$(gcurl g1 -H "X-Api-Key: $PH_OTHER" https://other.gw.dt.example/v1/other)
+has "other.gw with its own placeholder: 200" '"path":"/v1/other"' "$out"
+has "... the server got other's secret" "key=$OTHER_SECRET" "$(nginx_saw 'GET /v1/other')"
+out=$(gcurl g1 -H "Authorization: Bearer $PH" https://plain.gw.dt.example/v1/plain)
+has "a name without gateway: answered by the server itself" '"path":"/v1/plain"' "$out"
+has "... which got only the useless placeholder" "auth=Bearer $PH" "$(nginx_saw 'GET /v1/plain')"
+issuer=$(sb_exec g1 sh -c "openssl s_client -connect 198.51.100.62:443 -servername plain.gw.dt.example </dev/null 2>/dev/null | openssl x509 -noout -issuer")
+has "... over end-to-end TLS (the server's own certificate)" "netd test world CA" "$issuer"
+
+# ---- checks on each request -------------------------------------------------------
+out=$(gcurl g1 -i --http1.1 -H "Host: other.gw.dt.example" https://api.gw.dt.example/v1/front)
+has "SNI api.gw, Host other.gw: 421" "HTTP/1.1 421" "$out"
+out=$(gcurl g1 -i --http2 -H "Host: other.gw.dt.example" https://api.gw.dt.example/v1/front2)
+has "... over HTTP/2 too" "HTTP/2 421" "$out"
+out=$(gcurl g1 -i --http1.1 -X DELETE https://api.gw.dt.example/v1/models)
+has "DELETE is not in methods: 403" "HTTP/1.1 403" "$out"
+eq "... method-denied" method-denied "$(header X-Netd-Reason <<<"$out")"
+has "... the body says so, as JSON" '"error":"method-denied"' "$out"
+out=$(gcurl g1 -i https://api.gw.dt.example/v2/models)
+eq "/v2 is not in paths: 403 path-denied" path-denied "$(header X-Netd-Reason <<<"$out")"
+heads=$(sb_exec g1 env CURL_CA_BUNDLE="$B" sh -c \
+	'for i in $(seq 1 20); do curl -s -o /dev/null -D - https://api.gw.dt.example/v1/rate; done')
+codes=$(grep -o '^HTTP/[0-9.]* [0-9]*' <<<"$heads" | awk '{print $2}')
+ok "past the rate: 429s ($(sort <<<"$codes" | uniq -c | tr '\n' ' '))" grep -q '^429$' <<<"$codes"
+ok "... with Retry-After" test -n "$(header Retry-After <<<"$heads")"
+has "another sandbox is not limited by g1's rate" '"path":"/v1/other-sandbox"' \
+	"$(gcurl g2 https://api.gw.dt.example/v1/other-sandbox)"
+
+# ---- streams ------------------------------------------------------------------------
+sse=$(sb_exec g1 env SSL_CERT_FILE="$B" "$WORLD_PYTHON" -c "
+import http.client, json, ssl, time
+c = http.client.HTTPSConnection('sse.gw.dt.example', 443, timeout=10, context=ssl.create_default_context())
+c.request('GET', '/sse?n=5&gap=300')
+r = c.getresponse()
+got = []
+while len(got) < 5:
+    line = r.fp.readline()
+    if not line: break
+    if line.startswith(b'data: '):
+        got.append((json.loads(line[6:]), time.time()))
+ok = all(got[i][1] < got[i + 1][0]['sent'] for i in range(len(got) - 1))
+print(len(got), 'streamed' if ok else 'bunched')
+" 2>&1)
+eq "SSE: five events, each received before the next was sent" "5 streamed" "$sse"
+ws=$(sb_exec g1 env SSL_CERT_FILE="$B" "$WORLD_PYTHON" -c "
+import socket, ssl, base64, os
+s = ssl.create_default_context().wrap_socket(socket.create_connection(('sse.gw.dt.example', 443), timeout=10), server_hostname='sse.gw.dt.example')
+k = base64.b64encode(os.urandom(16)).decode()
+s.sendall(('GET /ws HTTP/1.1\r\nHost: sse.gw.dt.example\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n' % k).encode())
+head = b''
+while b'\r\n\r\n' not in head: head += s.recv(1)
+m = os.urandom(4); p = b'hello'
+s.sendall(bytes([0x81, 0x80 | len(p)]) + m + bytes(b ^ m[i % 4] for i, b in enumerate(p)))
+f = s.recv(64)
+print(head.split(b'\r\n')[0].decode(), f[2:].decode())
+" 2>&1)
+eq "WebSocket: upgraded and echoed through the gateway" "HTTP/1.1 101 Switching Protocols echo: hello" "$ws"
+
+# ---- upstream failure -------------------------------------------------------------------
+out=$(gcurl g1 -i --http1.1 https://badcert.gw.dt.example/v1/x)
+has "an upstream nobody trusts: 502" "HTTP/1.1 502" "$out"
+eq "... upstream-untrusted" upstream-untrusted "$(header X-Netd-Reason <<<"$out")"
+has "... audited" '"reason":"upstream-untrusted"' \
+	"$(audit_wait 5 '"event":"http"' '"host":"badcert.gw.dt.example"')"
+
+# ---- records --------------------------------------------------------------------------------
+rec=$(audit_wait 5 '"event":"http"' '"path":"/v1/models"' '"status":200')
+has "http record: sandbox" "\"sandbox\":\"$(sb_name g1)\"" "$rec"
+has "http record: credential by name" '"credential":"api"' "$rec"
+has "http record: upstream address" '"upstream":"198.51.100.60:443"' "$rec"
+has "http record for the misdirected placeholder" '"reason":"credential-misdirected"' \
+	"$(audit_wait 5 '"event":"http"' '"path":"/v1/steal"')"
+hasnt "no query string in records" "?n=5" "$(audit_grep '"event":"http"')"
+has "conn records still account the steered connections" '"dport":443' \
+	"$(audit_wait 10 '"event":"conn"' '"dst":"198.51.100.60"')"
+for where in "$NETD_AUDIT" "$NETD_LOG"; do
+	hasnt "the secret is not in ${where##*/}" "$SECRET" "$(cat "$where")"
+	hasnt "other's secret is not in ${where##*/}" "$OTHER_SECRET" "$(cat "$where")"
+done
+hasnt "the secret is not in netd status" "$SECRET" "$(netd status)"
+metrics=$(curl -s --unix-socket "$NETD_SOCKET" http://netd/v1/metrics)
+has "metrics: requests by sandbox, host and status" \
+	"netd_gateway_requests_total{sandbox=\"$(sb_name g1)\",host=\"api.gw.dt.example\",status=\"200\"}" "$metrics"
+has "metrics: the latency histogram" "netd_gateway_request_duration_seconds_bucket" "$metrics"
+hasnt "the secret is not in the metrics" "$SECRET" "$metrics"
+
+# ---- the worker dies ------------------------------------------------------------------------
+wpid=$(netd status | jq -r .gateway.worker_pid)
+ok "the worker runs as an unprivileged user" test "$(stat -c %U /proc/"$wpid")" = nobody
+has "... with no capabilities" "CapEff:	0000000000000000" "$(cat /proc/"$wpid"/status)"
+has "... under seccomp" "Seccomp:	2" "$(cat /proc/"$wpid"/status)"
+# A worker that hangs: steered connections wait and fail, none goes around it.
+kill -STOP "$wpid"
+out=$(gcurl g1 --max-time 3 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/while-stopped 2>&1)
+hasnt "with the worker stopped, nothing reaches the server" "/v1/while-stopped" "$(cat "$GW_NGINX_LOG")"
+kill -CONT "$wpid"
+# A worker that dies: refused until netd starts another; what arrives came through one.
+kill -KILL "$wpid"
+refused=$(ip netns exec "$(sb_name g1)" bash -c 'for i in $(seq 1 100); do
+	if ! (exec 3<>/dev/tcp/198.51.100.60/443) 2>/dev/null; then echo refused; break; fi
+	sleep 0.01; done')
+eq "with the worker dead, a steered connection is refused" refused "$refused"
+gcurl g1 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/while-dead >/dev/null 2>&1
+hasnt "... and nothing reached the server without the gateway" \
+	"/v1/while-dead HTTP/2.0 host=api.gw.dt.example auth=Bearer $PH" "$(cat "$GW_NGINX_LOG")"
+for i in $(seq 1 50); do
+	n=$(netd status | jq -r .gateway.worker_pid)
+	[ "$n" != 0 ] && [ "$n" != "$wpid" ] && break
+	sleep 0.1
+done
+ok "netd started another worker ($wpid -> $n)" test "$n" != 0 -a "$n" != "$wpid"
+has "... which serves again" '"path":"/v1/after"' \
+	"$(gcurl g1 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/after)"
+
+# ---- reloads ---------------------------------------------------------------------------------
+printf '%s\n' "$SECRET2" >"$WORLD_DIR/secrets/api"
+ok "policy reload" netd policy reload
+gcurl g1 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/rotated >/dev/null
+has "a reload rotated the secret" "auth=Bearer $SECRET2" "$(nginx_saw 'GET /v1/rotated')"
+cat >"$WORLD_DIR/policies/gw.yaml" <<-YAML
+name: gw
+egress:
+  - domains: [api.gw.dt.example, plain.gw.dt.example]
+    ports: [443]
+YAML
+ok "policy reload (gateway: removed)" netd policy reload
+sb_dig g1 +short api.gw.dt.example >/dev/null
+issuer=$(sb_exec g1 sh -c "openssl s_client -connect 198.51.100.60:443 -servername api.gw.dt.example </dev/null 2>/dev/null | openssl x509 -noout -issuer")
+has "without gateway: api.gw is end-to-end TLS again" "netd test world CA" "$issuer"
+
+netd_down
+t_summary
