@@ -51,7 +51,7 @@ write_policy() {
 	  - domains: [other.gw.dt.example]
 	    ports: [443]
 	    gateway: { credentials: [other] }
-	  - domains: [sse.gw.dt.example, badcert.gw.dt.example]
+	  - domains: [sse.gw.dt.example, badcert.gw.dt.example, silent.gw.dt.example]
 	    ports: [443]
 	    gateway: {}
 	  - domains: [plain.gw.dt.example]
@@ -66,6 +66,7 @@ gateway:
   port: 15443
   user: nobody
   upstream_ca_file: $WORLD_CA
+  connect_timeout: 2
 credentials:
   api:
     header: Authorization
@@ -205,6 +206,10 @@ has "an upstream nobody trusts: 502" "HTTP/1.1 502" "$out"
 eq "... upstream-untrusted" upstream-untrusted "$(header X-Netd-Reason <<<"$out")"
 has "... audited" '"reason":"upstream-untrusted"' \
 	"$(audit_wait 5 '"event":"http"' '"host":"badcert.gw.dt.example"')"
+
+out=$(gcurl g1 -i --http1.1 https://silent.gw.dt.example/v1/x)
+has "an upstream that never answers: 504" "HTTP/1.1 504" "$out"
+eq "... upstream-timeout" upstream-timeout "$(header X-Netd-Reason <<<"$out")"
 
 # ---- records --------------------------------------------------------------------------------
 rec=$(audit_wait 5 '"event":"http"' '"path":"/v1/models"' '"status":200')

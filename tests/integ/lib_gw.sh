@@ -9,6 +9,7 @@
 #   198.51.100.63 sse.gw.dt.example      tests/integ/gw_stream.py (SSE, WebSocket)
 #   198.51.100.64 badcert.gw.dt.example  nginx-light with a certificate of a CA
 #                                        nobody trusts
+#   198.51.100.65 silent.gw.dt.example   takes TCP connections and never answers
 # Certificates chain to $WORLD_CA except badcert's.  nginx answers
 # {"host", "path", "proto"} in JSON and logs each request's Authorization
 # and X-Api-Key to $GW_NGINX_LOG; gw_stream.py logs to $GW_STREAM_LOG.
@@ -90,5 +91,11 @@ gw_upstreams_up() {
 	local spid=$WORLD_LAST_PID
 	world__wait gw-nginx "$npid" "$WORLD_DIR/gw-nginx.out" \
 		world_exec inet bash -c "exec 3<>/dev/tcp/198.51.100.60/443" || return 1
+	world_exec inet ip addr add 198.51.100.65/32 dev lo || return 1
+	world_spawn inet "$WORLD_DIR/gw-silent.out" "$WORLD_PYTHON" -c '
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("198.51.100.65", 443)); s.listen(64); held = []
+while True: held.append(s.accept()[0])'
 	world__wait gw-stream "$spid" "$WORLD_DIR/gw-stream.out" test -e "$d/stream.ready"
 }
