@@ -210,7 +210,7 @@ demo: build/netd ## build, then run the embedded demo world (root)
 
 # test runs every stage in one tests/run.sh, so it ends with one
 # "N passed, N failed" line; each stage alone is below it.
-test: asan microvm-world ## the whole suite: unit + replay + golden + integ (root, about 20 min on 2 cores)
+test: all asan microvm-world ## the whole suite: unit + replay + golden + integ (root, about 20 min on 2 cores)
 	$(Q)tests/run.sh
 
 unit: $(UNIT_BINS) build/asan/netd $(if $(CNI_SRC),build/asan/netd-cni) ## unit tests (cmocka), no root
@@ -222,7 +222,7 @@ replay: $(REPLAY_BINS) ## every fuzz target's corpus and crash reproducers, repl
 golden: build/asan/golden/fw_golden ## golden ruleset tests (tests/golden/run.sh)
 	$(Q)tests/run.sh --stage golden
 
-integ: asan microvm-world ## integration tests in private worlds (root); FILTER=NAME for some
+integ: all asan microvm-world ## integration tests in private worlds (root); FILTER=NAME for some
 	$(Q)tests/run.sh --stage integ $(FILTER)
 
 # COVERAGE=--integ adds the integration stage (root; tests/coverage.sh).

@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "netd/gw/conn.h"
 #include "netd/gw/engine.h"
+#include "netd/gw/leafcache.h"
 #include "netd/sni/sni.h"
 
 #define PEEK_TIMEOUT_S   10	/* the ClientHello must be complete by then */
@@ -64,6 +65,16 @@ int gw_worker_send(struct gw_worker *w, const char *msg, size_t len)
 	if (send(w->chan, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 		return -errno;
 	return 0;
+}
+
+int gw_conn_new_session(SSL *ssl, SSL_SESSION *sess)
+{
+	struct gw_conn *c = SSL_get_app_data(ssl);
+
+	if (!c)
+		return 0;
+	gw_leafcache_session_put(c->w->leaves, c->ask.sni, sess);
+	return 1;	/* the cache took the reference */
 }
 
 const char *gw_conn_alpn(const struct gw_conn *c)
@@ -349,6 +360,7 @@ static void start_client_tls(struct gw_conn *c);
 static void start_upstream(struct gw_conn *c)
 {
 	SSL *ssl = SSL_new(c->w->up_ctx);
+	SSL_SESSION *sess;
 
 	c->state = CS_UPSTREAM;
 	if (!ssl || SSL_set_tlsext_host_name(ssl, c->ask.sni) != 1 ||
@@ -358,6 +370,12 @@ static void start_upstream(struct gw_conn *c)
 		return;
 	}
 	offer_alpn(ssl, c->ask.alpn);
+	SSL_set_app_data(ssl, c);
+	sess = gw_leafcache_session_get(c->w->leaves, c->ask.sni);
+	if (sess) {
+		SSL_set_session(ssl, sess);	/* resume: no full handshake, a shared peer chain */
+		SSL_SESSION_free(sess);
+	}
 	c->up = bufferevent_openssl_socket_new(c->w->base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
 					       BEV_OPT_CLOSE_ON_FREE);
 	if (!c->up) {
@@ -398,16 +416,22 @@ static void upstream_ready(struct gw_conn *c)
 static SSL *leaf_ssl(struct gw_conn *c)
 {
 	SSL *ssl = SSL_new(c->w->cli_ctx);
-	BIO *cb = BIO_new_mem_buf(c->v.cert_pem, -1), *kb = BIO_new_mem_buf(c->v.key_pem, -1);
-	X509 *cert = cb ? PEM_read_bio_X509(cb, NULL, NULL, NULL) : NULL;
-	EVP_PKEY *key = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
-	bool ok = ssl && cert && key && SSL_use_certificate(ssl, cert) == 1 &&
-		  SSL_use_PrivateKey(ssl, key) == 1;
+	X509 *cert = NULL;
+	EVP_PKEY *key = NULL;
+	bool ok = ssl && gw_leafcache_get(c->w->leaves, c->ask.sni, c->v.cert_pem, c->v.key_pem,
+					  &cert, &key) == 0 &&
+		  SSL_use_certificate(ssl, cert) == 1 && SSL_use_PrivateKey(ssl, key) == 1;
 
-	BIO_free(cb);
-	BIO_free(kb);
 	X509_free(cert);
 	EVP_PKEY_free(key);
+	/* The PEM is parsed (and shared): this connection keeps no copy of it. */
+	free(c->v.cert_pem);
+	c->v.cert_pem = NULL;
+	if (c->v.key_pem) {
+		explicit_bzero(c->v.key_pem, strlen(c->v.key_pem));
+		free(c->v.key_pem);
+		c->v.key_pem = NULL;
+	}
 	if (!ok) {
 		SSL_free(ssl);
 		return NULL;

@@ -18,7 +18,10 @@
 struct event_base;
 struct gw_conn;
 struct gw_rate;
+struct gw_leafcache;
 struct ssl_ctx_st;
+struct ssl_st;
+struct ssl_session_st;
 
 /* The worker's state; one per process. */
 struct gw_worker {
@@ -28,6 +31,7 @@ struct gw_worker {
 	struct ssl_ctx_st *cli_ctx;	/* TLS to sandboxes: our leaves, ALPN */
 	struct gw_ipc_config cfg;
 	struct gw_rate *rate;	/* per (sandbox, rule) request buckets */
+	struct gw_leafcache *leaves;	/* parsed leaves by name */
 	uint64_t next_id;
 	struct gw_conn *conns;	/* every live connection (list; netd/gw/conn.c) */
 	unsigned int n_conns;	/* live connections */
@@ -52,6 +56,13 @@ void gw_conn_verdict(struct gw_worker *w, struct gw_ipc_verdict *v);
 
 /* gw_conn_alpn() - the ALPN protocol the sandbox's TLS must select: "h2" or "http/1.1". */
 const char *gw_conn_alpn(const struct gw_conn *c);
+
+/*
+ * gw_conn_new_session() - OpenSSL's new-session callback of the upstream
+ * context: keep the upstream's session for the connection's name
+ * (netd/gw/leafcache.h).  Return: 1 (the reference was taken), 0.
+ */
+int gw_conn_new_session(struct ssl_st *ssl, struct ssl_session_st *sess);
 
 /* gw_conn_close_all() - close every connection (the worker is ending). */
 void gw_conn_close_all(struct gw_worker *w);

@@ -26,6 +26,7 @@
 
 #include "common/log.h"
 #include "netd/gw/conn.h"
+#include "netd/gw/leafcache.h"
 #include "netd/gw/rate.h"
 #include "netd/gw/worker.h"
 
@@ -102,6 +103,10 @@ static int tls_setup(struct gw_worker *w, const char *ca_file)
 	/* Leaves come per connection; no session tickets: each key stays in this process. */
 	SSL_CTX_set_options(w->cli_ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION);
 	SSL_CTX_set_options(w->up_ctx, SSL_OP_NO_RENEGOTIATION);
+	/* Upstream sessions are kept per name and resumed (netd/gw/leafcache.h). */
+	SSL_CTX_set_session_cache_mode(w->up_ctx, SSL_SESS_CACHE_CLIENT |
+						  SSL_SESS_CACHE_NO_INTERNAL_STORE);
+	SSL_CTX_sess_set_new_cb(w->up_ctx, gw_conn_new_session);
 	SSL_CTX_set_alpn_select_cb(w->cli_ctx, alpn_select, NULL);
 	SSL_CTX_set_mode(w->cli_ctx, SSL_MODE_RELEASE_BUFFERS);
 	SSL_CTX_set_mode(w->up_ctx, SSL_MODE_RELEASE_BUFFERS);
@@ -291,7 +296,8 @@ int gw_worker_main(int argc, char **argv)
 		return 2;
 	}
 	if (tls_setup(&w, a.ca_file) < 0 || read_config(&w) < 0 ||
-	    !(w.rate = gw_rate_new(GW_RATE_KEYS)) || !(w.base = event_base_new()))
+	    !(w.rate = gw_rate_new(GW_RATE_KEYS)) || !(w.leaves = gw_leafcache_new()) ||
+	    !(w.base = event_base_new()))
 		return 1;
 	if (drop_privileges(a.user, a.root) < 0)
 		return 1;
@@ -311,6 +317,7 @@ int gw_worker_main(int argc, char **argv)
 	event_free(ev_listen);
 	event_base_free(w.base);
 	gw_rate_free(w.rate);
+	gw_leafcache_free(w.leaves);
 	SSL_CTX_free(w.up_ctx);
 	SSL_CTX_free(w.cli_ctx);
 	return 0;
