@@ -181,7 +181,7 @@ const char *cli_audit_cell(const char *s, char *buf, size_t sz)
 static int table_row(struct cli_table *t, const json_t *r)
 {
 	char dst[80], c1[64], c2[64], c3[300], c4[300], c5[32], c6[32], out[24] = "-",
-								      in[24] = "-";
+								      in[24] = "-", http_det[300];
 	const json_t *port = json_object_get(r, "dport");
 	const char *ev = str(r, "event");
 	const char *detail = str(r, "reason");
@@ -205,6 +205,21 @@ static int table_row(struct cli_table *t, const json_t *r)
 	}
 	if (ev && strcmp(ev, "sandbox") == 0)
 		detail = str(r, "action");
+	if (ev && strcmp(ev, "http") == 0) {
+		/* A gateway request: the upstream, the Host, "METHOD PATH STATUS [reason]". */
+		const json_t *st = json_object_get(r, "status");
+		char m[40], p[200], why[48];
+
+		snprintf(dst, sizeof(dst), "%s", cli_audit_cell(str(r, "upstream"), c1, sizeof(c1)));
+		snprintf(c4, sizeof(c4), "%s", cli_audit_cell(str(r, "host"), c3, sizeof(c3)));
+		snprintf(http_det, sizeof(http_det), "%s %s %lld%s%s",
+			 cli_audit_cell(str(r, "method"), m, sizeof(m)),
+			 cli_audit_cell(str(r, "path"), p, sizeof(p)),
+			 json_is_integer(st) ? (long long)json_integer_value(st) : 0LL,
+			 str(r, "reason") ? " " : "",
+			 str(r, "reason") ? cli_audit_cell(str(r, "reason"), why, sizeof(why)) : "");
+		detail = http_det;
+	}
 	{
 		char c7[16], c8[16], c9[16], c10[64], det[420];
 		const json_t *cnt = json_object_get(r, "count");
@@ -217,6 +232,8 @@ static int table_row(struct cli_table *t, const json_t *r)
 
 		/* A folded deny: its packets (the SYN and its retransmits). */
 		snprintf(det, sizeof(det), "%s", cli_audit_cell(detail, c3, sizeof(c3)));
+		if (detail == http_det)	/* its parts are cells already; the spaces are ours */
+			snprintf(det, sizeof(det), "%s", http_det);
 		if (json_is_integer(cnt) && json_integer_value(cnt) > 1)
 			snprintf(det, sizeof(det), "%s x%lld", c3, (long long)json_integer_value(cnt));
 		/* Audit mode: passed, but enforce would not have (the JSON's "would_deny"). */
@@ -719,16 +736,17 @@ static int audit_args(int argc, char **argv, struct audit_filter *f, struct read
 			static const char *const events[] = {
 				"dns", "dns_suppressed", "conn", "conn_open", "conn_update",
 				"conn_late", "deny", "deny_suppressed", "sni", "sni_suppressed",
-				"sandbox", "policy_reload", "verify", "netd", NULL
+				"sandbox", "policy_reload", "verify", "http", "netd", NULL
 			};
 			size_t k;
 
 			for (k = 0; events[k] && strcmp(events[k], v) != 0; k++)
 				;
 			if (!events[k]) {
-				fprintf(stderr, "netd audit: unknown event \"%s\" (dns, dns_suppressed, "
-					"conn, conn_open, conn_update, conn_late, deny, deny_suppressed, "
-					"sni, sni_suppressed, sandbox, policy_reload, netd)\n", v);
+				fprintf(stderr, "netd audit: unknown event \"%s\" (", v);
+				for (k = 0; events[k]; k++)
+					fprintf(stderr, "%s%s", k ? ", " : "", events[k]);
+				fputs(")\n", stderr);
 				return CLI_USAGE;
 			}
 			f->event = v, i++;

@@ -265,8 +265,9 @@ static void gw_record(struct daemon *d, const struct gw_ipc_http *h)
 	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:f, s:f, s:s, s:s}",
 			      "sandbox", h->sandbox, "policy", h->policy, "method", h->method,
 			      "host", h->host, "path", h->path, "status", (int)h->status,
-			      "bytes_in", (json_int_t)h->bytes_in,
-			      "bytes_out", (json_int_t)h->bytes_out,
+			      /* as in conn records: out = from the sandbox, in = to it */
+			      "bytes_out", (json_int_t)h->bytes_in,
+			      "bytes_in", (json_int_t)h->bytes_out,
 			      "duration_ms", (double)h->duration_us / 1000.0,
 			      "ttfb_ms", (double)h->ttfb_us / 1000.0,
 			      "upstream", h->upstream, "proto", h->proto);
