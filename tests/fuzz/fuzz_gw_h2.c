@@ -10,8 +10,9 @@
  * with its times in order; an op error is passed back; nothing to the
  * client holds the secret's bytes unless the upstream sent them.
  *
- * gw_req_check()/gw_req_refusal() are doubles here (req.h's contract, as in
- * tests/unit/test_gw_h2.c) until netd/gw/req.c lands.
+ * The request check is netd/gw/req.c's own, as the worker runs it: a
+ * rule with methods and paths (the seeds' "/denied" is refused), one
+ * credential whose value this connection holds, with its hosts.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -19,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "netd/gw/h2.h"
 #include "netd/gw/req.h"
@@ -30,45 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define PLACEHOLDER "netd-placeholder-openai-0001"
 #define SECRET "Bearer sk-FUZZ-SECRET-0123456789"
 
-void gw_req_check(const struct gw_req_ctx *ctx, const char *method, size_t method_len,
-		  const char *authority, size_t authority_len, uint16_t port,
-		  const char *path, size_t path_len, const struct gw_hdr *hdrs, size_t n,
-		  struct gw_req_result *res)
-{
-	memset(res, 0, sizeof(*res));
-	if (authority_len != strlen(ctx->sni) || strncasecmp(authority, ctx->sni, authority_len)) {
-		res->verdict = GW_REQ_MISDIRECTED;
-		res->status = 421;
-		res->reason = "host-mismatch";
-		return;
-	}
-	if (path_len > 1 && path[1] == 'd') {
-		res->verdict = GW_REQ_PATH;
-		res->status = 403;
-		res->reason = "path-denied";
-		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		for (size_t c = 0; c < ctx->n_creds; c++)
-			if (memmem(hdrs[i].value, hdrs[i].value_len, ctx->creds[c].placeholder,
-				   strlen(ctx->creds[c].placeholder))) {
-				res->cred_name = ctx->creds[c].name;
-				if (res->n_rewrites < GW_REQ_MAX_CREDS)
-					res->rewrites[res->n_rewrites++] =
-						(struct gw_rewrite){ i, &ctx->creds[c] };
-			}
-	(void)method;
-	(void)method_len;
-	(void)port;
-}
-
-size_t gw_req_refusal(const struct gw_req_ctx *ctx, const struct gw_req_result *res,
-		      char *buf, size_t size)
-{
-	int n = snprintf(buf, size, "{\"error\":\"%s\"}", res->reason);
-
-	return n < 0 ? 0 : (size_t)n;
-}
+static const char *const methods[] = { "GET", "POST", "PUT" };
+static const char *const paths[] = { "/", "/v1/*", "/echo", "/ok", "/stream*" };
+static const char *const cred_hosts[] = { SNI };
 
 struct fz {
 	bool rate_over, upstream_had_secret, client_got_secret;
@@ -116,10 +80,12 @@ static const struct gw_h2_ops ops = { to_client, to_upstream, rate, record };
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint8_t preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-	struct gw_cred cred = { "openai", "authorization", PLACEHOLDER, (const uint8_t *)SECRET,
-				strlen(SECRET) };
+	struct gw_cred cred = { .name = "openai", .header = "authorization",
+				.placeholder = PLACEHOLDER, .value = (const uint8_t *)SECRET,
+				.value_len = strlen(SECRET), .hosts = cred_hosts, .n_hosts = 1 };
 	struct gw_req_ctx ctx = { .sni = SNI, .sandbox = "sb", .policy = "p", .rule = 0,
-				  .creds = &cred, .n_creds = 1 };
+				  .methods = methods, .n_methods = 3,
+				  .paths = paths, .n_paths = 5, .creds = &cred, .n_creds = 1 };
 	struct fz f = { 0 };
 	uint64_t now = 1000000000ull;
 	struct gw_h2 *h2 = gw_h2_new(&ctx, 443, &ops, &f, now);

@@ -8,10 +8,9 @@
  * control holding a slow reader's upstream back, two streams with one
  * refused, 502/504, rapid reset and CONTINUATION floods ending in GOAWAY.
  *
- * gw_req_check() and gw_req_refusal() are test doubles here (netd/gw/req.c
- * is H1's, and the engine's contract is req.h's): Host against SNI, paths
- * under /denied refused, the placeholder in the credential's header
- * rewritten when the credential has a value for this connection.
+ * The request check is netd/gw/req.c's own (as the worker links it): the
+ * rule allows the paths below (so /denied/x is refused), the credential
+ * may go to SNI only (a connection elsewhere gets no value for it).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -22,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <cmocka.h>
 
 #include <nghttp2/nghttp2.h>
@@ -34,63 +32,9 @@
 #define PLACEHOLDER "netd-placeholder-openai-0001"
 #define SECRET "Bearer sk-THE-REAL-SECRET-42"
 
-/* ---- the request check's test double (req.h's contract) ------------------- */
-
-void gw_req_check(const struct gw_req_ctx *ctx, const char *method, size_t method_len,
-		  const char *authority, size_t authority_len, uint16_t port,
-		  const char *path, size_t path_len, const struct gw_hdr *hdrs, size_t n,
-		  struct gw_req_result *res)
-{
-	size_t host_len = authority_len;
-	const char *colon = memchr(authority, ':', authority_len);
-
-	memset(res, 0, sizeof(*res));
-	if (colon)
-		host_len = (size_t)(colon - authority);
-	if (!authority_len) {
-		*res = (struct gw_req_result){ GW_REQ_BAD, 400, "bad-request", NULL, { { 0 } }, 0 };
-		return;
-	}
-	if (host_len != strlen(ctx->sni) || strncasecmp(authority, ctx->sni, host_len)) {
-		*res = (struct gw_req_result){ GW_REQ_MISDIRECTED, 421, "host-mismatch", NULL,
-					       { { 0 } }, 0 };
-		return;
-	}
-	if (path_len >= 7 && !memcmp(path, "/denied", 7)) {
-		*res = (struct gw_req_result){ GW_REQ_PATH, 403, "path-denied", NULL, { { 0 } }, 0 };
-		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		for (size_t c = 0; c < ctx->n_creds; c++) {
-			const struct gw_cred *cr = &ctx->creds[c];
-
-			if (!memmem(hdrs[i].value, hdrs[i].value_len, cr->placeholder,
-				    strlen(cr->placeholder)))
-				continue;
-			res->cred_name = cr->name;
-			if (!cr->value || hdrs[i].name_len != strlen(cr->header) ||
-			    strncasecmp(hdrs[i].name, cr->header, hdrs[i].name_len)) {
-				res->verdict = GW_REQ_CRED_MISDIRECTED;
-				res->status = 403;
-				res->reason = "credential-misdirected";
-				res->n_rewrites = 0;
-				return;
-			}
-			res->rewrites[res->n_rewrites++] = (struct gw_rewrite){ i, cr };
-		}
-	(void)method;
-	(void)method_len;
-	(void)port;
-}
-
-size_t gw_req_refusal(const struct gw_req_ctx *ctx, const struct gw_req_result *res,
-		      char *buf, size_t size)
-{
-	int n = snprintf(buf, size, "{\"error\":\"%s\",\"rule\":\"%s rule %d\"}", res->reason,
-			 ctx->policy, ctx->rule);
-
-	return n < 0 ? 0 : (size_t)n;
-}
+/* The rule's paths and the credential's hosts (netd.yaml's, via netd's verdict). */
+static const char *const paths[] = { "/", "/v1/*", "/echo", "/stream", "/big", "/hang" };
+static const char *const cred_hosts[] = { SNI };
 
 /* ---- the world ------------------------------------------------------------ */
 
@@ -341,11 +285,15 @@ static struct world *world_new(const char *sni, bool cred_here, bool manual_clie
 
 	assert_non_null(w);
 	W = w;
-	w->cred = (struct gw_cred){ "openai", "authorization", PLACEHOLDER,
-				    cred_here ? (const uint8_t *)SECRET : NULL,
-				    cred_here ? strlen(SECRET) : 0 };
+	w->cred = (struct gw_cred){ .name = "openai", .header = "authorization",
+				    .placeholder = PLACEHOLDER,
+				    .value = cred_here ? (const uint8_t *)SECRET : NULL,
+				    .value_len = cred_here ? strlen(SECRET) : 0,
+				    .hosts = cred_hosts, .n_hosts = 1 };
 	w->ctx = (struct gw_req_ctx){ .sni = sni, .sandbox = "sb1", .policy = "p.yaml",
-				      .rule = 2, .creds = &w->cred, .n_creds = 1 };
+				      .rule = 2, .paths = paths,
+				      .n_paths = sizeof(paths) / sizeof(paths[0]),
+				      .creds = &w->cred, .n_creds = 1 };
 	w->now = 1000000000ull;
 	w->h2 = gw_h2_new(&w->ctx, 443, &ops, w, w->now);
 	assert_non_null(w->h2);
@@ -539,6 +487,36 @@ static void test_credential_misdirected(void **state)
 	assert_string_equal(record_of(w, sid)->reason, "credential-misdirected");
 	assert_string_equal(record_of(w, sid)->credential, "openai");
 	assert_true(record_of(w, sid)->refused);
+	/* req.c's body: the rule, and where the credential may go (its hosts) */
+	assert_non_null(memmem(w->cs[sid].body.p, w->cs[sid].body.len,
+			       "\"policy\":\"p.yaml\",\"rule\":2", 24));
+	assert_non_null(memmem(w->cs[sid].body.p, w->cs[sid].body.len,
+			       "authorization header to " SNI, strlen("authorization header to " SNI)));
+	assert_null(memmem(w->cs[sid].body.p, w->cs[sid].body.len, PLACEHOLDER,
+			   strlen(PLACEHOLDER)));
+	world_free(w);
+}
+
+/* Checks only the real gw_req_check() makes, through the engine. */
+static void test_request_checks(void **state)
+{
+	struct world *w = world_new(SNI, true, false);
+	int32_t dots = request(w, "GET", SNI, "/v1/../denied", NULL, NULL);
+	int32_t inpath = request(w, "GET", SNI, "/v1/x?key=" PLACEHOLDER, NULL, NULL);
+	int32_t port = request(w, "GET", SNI ":443", "/v1/models", NULL, NULL);
+	int32_t other_port = request(w, "GET", SNI ":8443", "/v1/models", NULL, NULL);
+
+	pump(w);
+	/* a dot segment under path rules: the upstream might resolve it elsewhere */
+	assert_int_equal(w->cs[dots].status, 400);
+	assert_string_equal(w->cs[dots].reason, "bad-request");
+	/* the placeholder outside its header, even on its own host */
+	assert_int_equal(w->cs[inpath].status, 403);
+	assert_string_equal(w->cs[inpath].reason, "credential-misdirected");
+	/* :authority with the connection's port is the SNI; another port is not */
+	assert_int_equal(w->cs[port].status, 200);
+	assert_int_equal(w->cs[other_port].status, 421);
+	assert_int_equal(w->n_rec, 4);
 	world_free(w);
 }
 
@@ -651,6 +629,9 @@ static void test_two_streams_one_refused(void **state)
 	assert_int_equal(w->cs[ok].body.len, 7);
 	assert_int_equal(w->cs[no].status, 403);
 	assert_string_equal(w->cs[no].reason, "path-denied");
+	/* the body names the paths the rule allows */
+	assert_non_null(memmem(w->cs[no].body.p, w->cs[no].body.len, "allows only the paths /, /v1/*",
+			       strlen("allows only the paths /, /v1/*")));
 	assert_true(w->cs[ok].closed && w->cs[no].closed);
 	assert_false(w->goaway);
 	assert_int_equal(w->n_rec, 2);
@@ -784,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_credential_rewritten),
 		cmocka_unit_test(test_credential_misdirected),
 		cmocka_unit_test(test_misdirected_authority),
+		cmocka_unit_test(test_request_checks),
 		cmocka_unit_test(test_rate_limited),
 		cmocka_unit_test(test_streamed_response),
 		cmocka_unit_test(test_slow_reader),
