@@ -47,6 +47,30 @@ static const char *const deny_names[N_REASON_DENY] = {
 	[REASON_DENY_OTHER] = "other",
 };
 
+static const char *const gw_names[N_REASON_GW] = {
+	[REASON_GW_HOST_MISMATCH] = "host-mismatch",
+	[REASON_GW_METHOD_DENIED] = "method-denied",
+	[REASON_GW_PATH_DENIED] = "path-denied",
+	[REASON_GW_RATE_LIMITED] = "rate-limited",
+	[REASON_GW_CREDENTIAL_MISDIRECTED] = "credential-misdirected",
+	[REASON_GW_BAD_REQUEST] = "bad-request",
+	[REASON_GW_UPSTREAM_FAILURE] = "upstream-failure",
+	[REASON_GW_UPSTREAM_UNTRUSTED] = "upstream-untrusted",
+	[REASON_GW_UPSTREAM_TLS] = "upstream-tls",
+	[REASON_GW_UPSTREAM_CONNECT] = "upstream-connect",
+	[REASON_GW_UPSTREAM_TIMEOUT] = "upstream-timeout",
+	[REASON_GW_UPSTREAM_CLOSED] = "upstream-closed",
+	[REASON_GW_BAD_RESPONSE] = "bad-response",
+	[REASON_GW_CLIENT_CLOSED] = "client-closed",
+	[REASON_GW_CONNECTION_CLOSED] = "connection-closed",
+	[REASON_GW_INTERNAL] = "internal",
+	[REASON_GW_NOT_A_SANDBOX] = "not-a-sandbox",
+	[REASON_GW_NO_SNI] = "no-sni",
+	[REASON_GW_SNI_NOT_PINNED] = "sni-not-pinned",
+	[REASON_GW_GATEWAY_ERROR] = "gateway-error",
+	[REASON_GW_OTHER] = "other",
+};
+
 /* The index of @name among the first @n - 1 of @names (the last is "other"); else @n - 1. */
 static unsigned int lookup(const char *const *names, unsigned int n, const char *name)
 {
@@ -74,4 +98,14 @@ const char *reason_deny_name(enum reason_deny r)
 enum reason_deny reason_deny_of(const char *name)
 {
 	return (enum reason_deny)lookup(deny_names, N_REASON_DENY, name);
+}
+
+const char *reason_gw_name(enum reason_gw r)
+{
+	return gw_names[(unsigned int)r < N_REASON_GW ? r : REASON_GW_OTHER];
+}
+
+enum reason_gw reason_gw_of(const char *name)
+{
+	return (enum reason_gw)lookup(gw_names, N_REASON_GW, name);
 }

@@ -27,9 +27,9 @@
 #             the keys of docs/configuration.md's table
 #   front     README.md is at most 300 lines with `make deps` and `make test`
 #             in its first 25; docs/README.md links every docs/*.md page
-#   reasons   the DNS and the deny reasons of common/reason.c (but "other",
-#             a metrics label only) are exactly those of docs/audit.md's two
-#             reason tables
+#   reasons   the DNS, the deny and the gateway reasons of common/reason.c
+#             (but "other", a metrics label or lookup answer only) are
+#             exactly those of docs/audit.md's three reason tables
 # Ends with "N passed, N failed"; exit 1 if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -289,7 +289,8 @@ rsrc = read("common/reason.c")
 adoc = read("docs/audit.md")
 bad = []
 for table, kind, head in (("dns_names", "DNS", "| reason | when |"),
-                          ("deny_names", "deny", "| reason | what was dropped |")):
+                          ("deny_names", "deny", "| reason | what was dropped |"),
+                          ("gw_names", "gateway", "| reason | answer, and why |")):
     mt = re.search(table + r"\[[A-Z_]+\] = \{(.*?)\};", rsrc, re.S)
     code = re.findall(r'\] = "([a-z0-9-]+)"', mt.group(1)) if mt else []
     code = [w for w in code if w != "other"]
@@ -309,7 +310,8 @@ for table, kind, head in (("dns_names", "DNS", "| reason | when |"),
     bad += [f"{kind} reason {w}: in docs/audit.md's table, not in common/reason.c"
             for w in doc if w not in code]
     bad += [f"{kind} reason {w}: twice in docs/audit.md's table" for w in set(doc) if doc.count(w) > 1]
-check("reasons: common/reason.c's DNS and deny reasons = docs/audit.md's reason tables", bad)
+check("reasons: common/reason.c's DNS, deny and gateway reasons = docs/audit.md's reason tables",
+      bad)
 
 print(f"docs_check: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
