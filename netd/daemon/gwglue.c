@@ -24,6 +24,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/reason.h"
 #include "netd/common/metrics.h"
 #include "netd/daemon/internal.h"
 #include "netd/gw/ca.h"
@@ -183,11 +184,11 @@ static int gw_rule_view(struct daemon *d, const struct policy_rule *r, const cha
 	return 0;
 }
 
-static void refuse(struct gw_ipc_verdict *v, const char *reason)
+static void refuse(struct gw_ipc_verdict *v, enum reason_gw reason)
 {
 	v->verdict = GW_IPC_REFUSE;
 	free(v->reason);
-	v->reason = strdup(reason);
+	v->reason = strdup(reason_gw_name(reason));
 }
 
 /* netd's answer to "conn": who, which rule, pinned by this name's own answer? */
@@ -200,13 +201,13 @@ static void gw_decide(struct daemon *d, const struct gw_ipc_ask *a, struct gw_ip
 	v->id = a->id;
 	v->rule = -1;
 	if (!sb || !pol) {
-		refuse(v, "not-a-sandbox");
+		refuse(v, REASON_GW_NOT_A_SANDBOX);
 		return;
 	}
 	v->sandbox = strdup(sb->name);
 	v->policy = strdup(pol->name);
 	if (!a->sni[0]) {
-		refuse(v, "no-sni");
+		refuse(v, REASON_GW_NO_SNI);
 		return;
 	}
 	rule = gw_rule(pol, a->sni, a->dport);
@@ -215,16 +216,16 @@ static void gw_decide(struct daemon *d, const struct gw_ipc_ask *a, struct gw_ip
 		if (pinned_for(d, sb, &a->dst, a->dport, false, a->sni))
 			v->verdict = GW_IPC_PASS;
 		else
-			refuse(v, "sni-not-pinned");
+			refuse(v, REASON_GW_SNI_NOT_PINNED);
 		return;
 	}
 	v->rule = rule;
 	if (!pinned_for(d, sb, &a->dst, a->dport, true, a->sni)) {
-		refuse(v, "sni-not-pinned");
+		refuse(v, REASON_GW_SNI_NOT_PINNED);
 		return;
 	}
 	if (leaf_pem(d, a->sni, v) < 0 || gw_rule_view(d, &pol->rules[rule], a->sni, v) < 0) {
-		refuse(v, "gateway-error");
+		refuse(v, REASON_GW_GATEWAY_ERROR);
 		return;
 	}
 	v->verdict = GW_IPC_GATEWAY;

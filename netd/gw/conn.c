@@ -22,6 +22,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/reason.h"
 #include "netd/gw/conn.h"
 #include "netd/gw/engine.h"
 #include "netd/gw/leafcache.h"
@@ -175,7 +176,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	if (c->state == CS_UPSTREAM) {
 		/* The upstream took too long: the sandbox gets a 504 once its TLS is up. */
 		c->up_fail = 504;
-		c->up_reason = "upstream-timeout";
+		c->up_reason = reason_gw_name(REASON_GW_UPSTREAM_TIMEOUT);
 		bufferevent_free(c->up);
 		c->up = NULL;
 		upstream_ready(c);
@@ -386,7 +387,7 @@ static void start_upstream(struct gw_conn *c)
 	bufferevent_setwatermark(c->up, EV_WRITE, HIGH_WATER / 2, 0);
 	if (bufferevent_socket_connect(c->up, (struct sockaddr *)&c->orig, (int)c->orig_len) < 0) {
 		c->up_fail = 502;
-		c->up_reason = "upstream-connect";
+		c->up_reason = reason_gw_name(REASON_GW_UPSTREAM_CONNECT);
 		bufferevent_free(c->up);
 		c->up = NULL;
 		start_client_tls(c);
@@ -498,9 +499,9 @@ static const char *upstream_error(struct bufferevent *bev)
 	unsigned long e = bufferevent_get_openssl_error(bev);
 
 	if (!e)
-		return "upstream-connect";
-	return ERR_GET_REASON(e) == SSL_R_CERTIFICATE_VERIFY_FAILED ? "upstream-untrusted"
-								    : "upstream-tls";
+		return reason_gw_name(REASON_GW_UPSTREAM_CONNECT);
+	return reason_gw_name(ERR_GET_REASON(e) == SSL_R_CERTIFICATE_VERIFY_FAILED
+			      ? REASON_GW_UPSTREAM_UNTRUSTED : REASON_GW_UPSTREAM_TLS);
 }
 
 static void on_event(struct bufferevent *bev, short what, void *arg)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/reason.h"
 #include "netd/gw/engine.h"
 #include "netd/gw/h1.h"
 #include "netd/gw/h2.h"
@@ -173,7 +174,8 @@ void gw_engine_upstream_eof(struct gw_engine *e, uint64_t now_ns)
 {
 	if (e->h1)
 		gw_h1_upstream_eof(e->h1, now_ns);
-	else if (gw_h2_upstream_failed(e->h2, 502, "upstream-closed", now_ns) < 0)
+	else if (gw_h2_upstream_failed(e->h2, 502, reason_gw_name(REASON_GW_UPSTREAM_CLOSED),
+				       now_ns) < 0)
 		e->h2_done = true;
 }
 

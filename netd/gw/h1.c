@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/reason.h"
 #include "netd/gw/h1_head.h"
 
 enum body_kind { BODY_NONE, BODY_LENGTH, BODY_CHUNKED, BODY_CLOSE };
@@ -183,7 +184,7 @@ static void finish(struct gw_h1 *h, uint64_t now_ns, const char *reason)
 		if (!e->end_ns)
 			e->end_ns = now_ns;
 		if (!e->reason)	/* every entry left is unfinished: say why */
-			e->reason = reason ? reason : "connection-closed";
+			e->reason = reason ? reason : reason_gw_name(REASON_GW_CONNECTION_CLOSED);
 		if (e->local && !e->answered)
 			e->status = 0;
 		record(h, e);
@@ -198,7 +199,7 @@ static bool out_client(struct gw_h1 *h, const void *buf, size_t len, uint64_t no
 	if (h->done || len == 0)
 		return !h->done;
 	if (h->ops->to_client(h->user, buf, len) < 0) {
-		finish(h, now_ns, "internal");
+		finish(h, now_ns, reason_gw_name(REASON_GW_INTERNAL));
 		return false;
 	}
 	return true;
@@ -209,7 +210,7 @@ static bool out_upstream(struct gw_h1 *h, const void *buf, size_t len, uint64_t 
 	if (h->done || len == 0)
 		return !h->done;
 	if (h->ops->to_upstream(h->user, buf, len) < 0) {
-		finish(h, now_ns, "internal");
+		finish(h, now_ns, reason_gw_name(REASON_GW_INTERNAL));
 		return false;
 	}
 	return true;
@@ -253,7 +254,7 @@ static void answer_local(struct gw_h1 *h, struct entry *e, uint64_t now_ns)
 	e->end_ns = now_ns;
 	e->final_started = true;
 	if (hlen < 0 || (size_t)hlen >= sizeof(head)) {
-		finish(h, now_ns, "internal");
+		finish(h, now_ns, reason_gw_name(REASON_GW_INTERNAL));
 		return;
 	}
 	if (!e->head_req)
@@ -290,7 +291,7 @@ static void drain(struct gw_h1 *h, uint64_t now_ns)
 		if (!e->local) {
 			/* the upstream said close: nothing more will be answered */
 			if (h->up_closing)
-				finish(h, now_ns, "upstream-closed");
+				finish(h, now_ns, reason_gw_name(REASON_GW_UPSTREAM_CLOSED));
 			return;
 		}
 		if (!e->answered)
@@ -443,7 +444,7 @@ static bool forward_head(struct gw_h1 *h, const struct gw_h1_head *hd,
 			(with[i] ? with[i]->value_len : hd->hdrs[i].value_len);
 	p = malloc(size);
 	if (!p) {
-		finish(h, now_ns, "internal");
+		finish(h, now_ns, reason_gw_name(REASON_GW_INTERNAL));
 		return false;
 	}
 	memcpy(p, h->cl.head, hd->line_len);
@@ -623,7 +624,8 @@ bad:
 		h->cl_state = CL_STOP;
 		drain(h, now_ns);
 	} else {
-		finish(h, now_ns, "bad-request");	/* the upstream has half a request */
+		/* the upstream has half a request */
+		finish(h, now_ns, reason_gw_name(REASON_GW_BAD_REQUEST));
 	}
 	return len;
 }
@@ -719,7 +721,7 @@ static void response_head(struct gw_h1 *h, struct entry *e, uint64_t now_ns)
 
 	if (gw_h1_head_parse(s->head, s->head_len, false, &hd) < 0 ||
 	    (hd.status == 101 && !e->upgrade)) {
-		response_fail(h, e, 502, "bad-response", now_ns);
+		response_fail(h, e, 502, reason_gw_name(REASON_GW_BAD_RESPONSE), now_ns);
 		return;
 	}
 	no_body = e->head_req || hd.status < 200 || hd.status == 204 || hd.status == 304;
@@ -730,7 +732,7 @@ static void response_head(struct gw_h1 *h, struct entry *e, uint64_t now_ns)
 	hp_start(s, HTTP_RESPONSE);
 	s->skip_body = no_body;
 	if (!hp_feed(s, s->head, s->head_len) || s->parser_done != (s->body == BODY_NONE)) {
-		response_fail(h, e, 502, "bad-response", now_ns);
+		response_fail(h, e, 502, reason_gw_name(REASON_GW_BAD_RESPONSE), now_ns);
 		return;
 	}
 	s->keep_alive = http_should_keep_alive(&s->parser) != 0;
@@ -776,13 +778,14 @@ static size_t response_body(struct gw_h1 *h, struct entry *e, const uint8_t *buf
 		int r = gw_h1_chunks_scan(&s->chunks, buf, len, &used);
 
 		if (r < 0) {
-			finish(h, now_ns, "bad-response");	/* the client has half an answer */
+			/* the client has half an answer */
+			finish(h, now_ns, reason_gw_name(REASON_GW_BAD_RESPONSE));
 			return len;
 		}
 		end = r == 1;
 	}
 	if (!hp_feed(s, (const char *)buf, used) || s->parser_done != end) {
-		finish(h, now_ns, "bad-response");
+		finish(h, now_ns, reason_gw_name(REASON_GW_BAD_RESPONSE));
 		return len;
 	}
 	e->resp_bytes += used;
@@ -806,7 +809,8 @@ void gw_h1_from_upstream(struct gw_h1 *h, const uint8_t *buf, size_t len, uint64
 			return;
 		}
 		if (!e || e->local || e->resp_done) {
-			finish(h, now_ns, "bad-response");	/* an answer to nothing asked */
+			/* an answer to nothing asked */
+			finish(h, now_ns, reason_gw_name(REASON_GW_BAD_RESPONSE));
 			return;
 		}
 		if (!e->first_ns)
@@ -817,7 +821,7 @@ void gw_h1_from_upstream(struct gw_h1 *h, const uint8_t *buf, size_t len, uint64
 		}
 		off += head_take(&h->up, buf + off, len - off, false, &res);
 		if (res < 0)
-			response_fail(h, e, 502, "bad-response", now_ns);
+			response_fail(h, e, 502, reason_gw_name(REASON_GW_BAD_RESPONSE), now_ns);
 		else if (res == 1)
 			response_head(h, e, now_ns);
 	}
@@ -841,7 +845,7 @@ void gw_h1_client_eof(struct gw_h1 *h, uint64_t now_ns)
 		break;
 	case CL_BODY:
 		if (!h->cur->local) {
-			finish(h, now_ns, "client-closed");
+			finish(h, now_ns, reason_gw_name(REASON_GW_CLIENT_CLOSED));
 			return;
 		}
 		h->cur->close_after = true;
@@ -899,7 +903,7 @@ void gw_h1_upstream_eof(struct gw_h1 *h, uint64_t now_ns)
 	if (h->up_state == UP_BODY && h->up.body == BODY_CLOSE && e && !e->local) {
 		/* a close-delimited answer (RFC 9112 6.3 (8)) ends here */
 		if (!hp_feed(&h->up, NULL, 0) || !h->up.parser_done) {
-			finish(h, now_ns, "bad-response");
+			finish(h, now_ns, reason_gw_name(REASON_GW_BAD_RESPONSE));
 			return;
 		}
 		h->up.keep_alive = false;
@@ -910,7 +914,7 @@ void gw_h1_upstream_eof(struct gw_h1 *h, uint64_t now_ns)
 		finish(h, now_ns, NULL);
 		return;
 	}
-	gw_h1_upstream_error(h, 502, "upstream-closed", now_ns);
+	gw_h1_upstream_error(h, 502, reason_gw_name(REASON_GW_UPSTREAM_CLOSED), now_ns);
 	if (!h->done)
 		h->up_closing = true;
 }

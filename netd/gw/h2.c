@@ -18,11 +18,13 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include "common/reason.h"
 #include "netd/gw/h2.h"
 #include "netd/gw/h2buf.h"
 
 #define REFUSAL_MAX 2048
-#define UPSTREAM_FAILURE "upstream-failure"	/* the upstream broke HTTP/2 or a stream */
+/* the upstream broke HTTP/2 or a stream */
+#define UPSTREAM_FAILURE reason_gw_name(REASON_GW_UPSTREAM_FAILURE)
 
 struct h2s {
 	struct gw_h2 *h2;
@@ -379,13 +381,13 @@ static int request_ready(struct h2s *s, bool end_stream)
 	if (s->hdrs.over) {
 		/* RFC 6585 5: over SETTINGS_MAX_HEADER_LIST_SIZE or GW_H2_MAX_FIELDS */
 		res = (struct gw_req_result){ .verdict = GW_REQ_BAD, .status = 431,
-					      .reason = "bad-request" };
+					      .reason = reason_gw_name(REASON_GW_BAD_REQUEST) };
 		return refuse(s, &res, 0);
 	}
 	if (!m || !p || !strcmp(m->value, "CONNECT")) {
 		/* CONNECT (RFC 9113 8.5) would be a tunnel past every check */
 		res = (struct gw_req_result){ .verdict = GW_REQ_METHOD, .status = 405,
-					      .reason = "method-denied" };
+					      .reason = reason_gw_name(REASON_GW_METHOD_DENIED) };
 		return refuse(s, &res, 0);
 	}
 	hdrs = calloc(s->hdrs.n + 1, sizeof(*hdrs));
@@ -404,7 +406,7 @@ static int request_ready(struct h2s *s, bool end_stream)
 	    h2->ops->rate_take(h2->user, h2->now_ns, &retry_after_s) != 0) {
 		res.verdict = GW_REQ_RATE;
 		res.status = 429;
-		res.reason = "rate-limited";
+		res.reason = reason_gw_name(REASON_GW_RATE_LIMITED);
 		if (!retry_after_s)
 			retry_after_s = 1;
 	}
@@ -440,7 +442,8 @@ static int request_ready(struct h2s *s, bool end_stream)
 		if (!cred->value) {	/* req.c's contract says never; refuse rather than leak */
 			res = (struct gw_req_result){ .verdict = GW_REQ_CRED_MISDIRECTED,
 						      .status = 403,
-						      .reason = "credential-misdirected",
+						      .reason = reason_gw_name(
+							      REASON_GW_CREDENTIAL_MISDIRECTED),
 						      .cred_name = cred->name };
 			rv = refuse(s, &res, 0);
 			goto out;
@@ -626,7 +629,8 @@ static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
 		/* trailers (RFC 9113 8.1): end the body, follow it */
 		if (from_client) {
 			if (s->trailers.over || gw_h2_has_placeholder(h2->ctx, &s->trailers)) {
-				s->reason = s->trailers.over ? "bad-request" : "credential-misdirected";
+				s->reason = reason_gw_name(s->trailers.over ? REASON_GW_BAD_REQUEST
+						   : REASON_GW_CREDENTIAL_MISDIRECTED);
 				nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, s->cl_sid,
 							  NGHTTP2_REFUSED_STREAM);
 				return 0;

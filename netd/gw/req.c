@@ -6,6 +6,8 @@
  */
 #include "netd/gw/req.h"
 
+#include "common/reason.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,22 +53,22 @@ void gw_req_result_set(struct gw_req_result *res, enum gw_req_verdict verdict,
 {
 	static const struct {
 		unsigned int status;
-		const char *reason;
+		enum reason_gw reason;
 	} tab[] = {
-		[GW_REQ_OK] = { 0, NULL },
-		[GW_REQ_MISDIRECTED] = { 421, "host-mismatch" },
-		[GW_REQ_METHOD] = { 403, "method-denied" },
-		[GW_REQ_PATH] = { 403, "path-denied" },
-		[GW_REQ_RATE] = { 429, "rate-limited" },
-		[GW_REQ_CRED_MISDIRECTED] = { 403, "credential-misdirected" },
-		[GW_REQ_BAD] = { 400, "bad-request" },
-		[GW_REQ_UPSTREAM] = { 502, "upstream-failure" },
+		[GW_REQ_OK] = { 0, REASON_GW_OTHER },	/* no reason: NULL */
+		[GW_REQ_MISDIRECTED] = { 421, REASON_GW_HOST_MISMATCH },
+		[GW_REQ_METHOD] = { 403, REASON_GW_METHOD_DENIED },
+		[GW_REQ_PATH] = { 403, REASON_GW_PATH_DENIED },
+		[GW_REQ_RATE] = { 429, REASON_GW_RATE_LIMITED },
+		[GW_REQ_CRED_MISDIRECTED] = { 403, REASON_GW_CREDENTIAL_MISDIRECTED },
+		[GW_REQ_BAD] = { 400, REASON_GW_BAD_REQUEST },
+		[GW_REQ_UPSTREAM] = { 502, REASON_GW_UPSTREAM_FAILURE },
 	};
 
 	memset(res, 0, sizeof(*res));
 	res->verdict = verdict;
 	res->status = tab[verdict].status;
-	res->reason = tab[verdict].reason;
+	res->reason = verdict == GW_REQ_OK ? NULL : reason_gw_name(tab[verdict].reason);
 	if (verdict == GW_REQ_UPSTREAM) {
 		if (status)
 			res->status = status;
@@ -412,7 +414,7 @@ size_t gw_req_refusal(const struct gw_req_ctx *ctx, const struct gw_req_result *
 		return 0;
 	message(ctx, res, &m);
 	out_str(&o, "{\"error\":");
-	out_json(&o, res->reason ? res->reason : "bad-request", 64);
+	out_json(&o, res->reason ? res->reason : reason_gw_name(REASON_GW_BAD_REQUEST), 64);
 	snprintf(num, sizeof(num), "%u", res->status);
 	out_str(&o, ",\"status\":");
 	out_str(&o, num);
