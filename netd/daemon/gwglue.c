@@ -134,15 +134,25 @@ static int leaf_pem(struct daemon *d, const char *sni, struct gw_ipc_verdict *v)
 	return r;
 }
 
-/* One credential for the worker: the value only where it may go (@mine: the rule names it). */
+/*
+ * One credential for the worker: its names and hosts, the value only where
+ * it may go (@mine: the rule names it).  @c's strings are owned by the
+ * verdict (gw_ipc_verdict_clear()), also when this fails half-way.
+ */
 static int cred_view(const struct gw_credential *src, bool mine, const char *sni,
 		     struct gw_cred *c)
 {
+	char **hosts = src->n_hosts ? calloc(src->n_hosts, sizeof(char *)) : NULL;
+
 	c->name = strdup(src->name);
 	c->header = strdup(src->header);
 	c->placeholder = strdup(src->placeholder);
-	if (!c->name || !c->header || !c->placeholder)
+	c->hosts = (const char *const *)hosts;	/* gw_ipc_verdict_clear() frees them */
+	if (!c->name || !c->header || !c->placeholder || (src->n_hosts && !hosts))
 		return -ENOMEM;
+	for (; c->n_hosts < src->n_hosts; c->n_hosts++)
+		if (!(hosts[c->n_hosts] = strdup(src->hosts[c->n_hosts])))
+			return -ENOMEM;
 	if (!mine || !gw_creds_host_ok(src, sni))
 		return 0;
 	if (!(c->value = malloc(src->value_len + 1)))

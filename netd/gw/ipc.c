@@ -69,7 +69,7 @@ int gw_ipc_encode_ask(const struct gw_ipc_ask *a, char **out, size_t *len)
 				"alpn", (int)a->alpn), out, len);
 }
 
-static json_t *jstrs(char *const *v, size_t n)
+static json_t *jstrs(const char *const *v, size_t n)
 {
 	json_t *arr = json_array();
 
@@ -86,12 +86,16 @@ static json_t *jcreds(const struct gw_cred *c, size_t n)
 	json_t *arr = json_array();
 
 	for (size_t i = 0; arr && i < n; i++) {
-		json_t *o = json_pack("{s:s, s:s, s:s}", "name", c[i].name, "header", c[i].header,
-				      "placeholder", c[i].placeholder);
+		json_t *o = json_pack("{s:s, s:s, s:s, s:o}", "name", c[i].name, "header",
+				      c[i].header, "placeholder", c[i].placeholder,
+				      "hosts", jstrs(c[i].hosts, c[i].n_hosts));
 
-		if (o && c[i].value)
-			json_object_set_new(o, "value", json_stringn((const char *)c[i].value,
-								     c[i].value_len));
+		if (o && c[i].value &&
+		    json_object_set_new(o, "value", json_stringn((const char *)c[i].value,
+								 c[i].value_len)) < 0) {
+			json_decref(o);
+			o = NULL;
+		}
 		if (!o || json_array_append_new(arr, o) < 0) {
 			json_decref(arr);
 			return NULL;
@@ -108,23 +112,30 @@ int gw_ipc_encode_verdict(const struct gw_ipc_verdict *v, char **out, size_t *le
 {
 	json_t *o = json_pack("{s:s, s:I, s:s, s:i}", "t", "conn", "id", (json_int_t)v->id,
 			      "verdict", verdict_words[v->verdict], "rule", v->rule);
+	int bad = 0;	/* a member not set (out of memory, a string not UTF-8): no message */
 
 	if (!o)
 		return -ENOMEM;
 	if (v->reason)
-		json_object_set_new(o, "reason", json_string(v->reason));
+		bad |= json_object_set_new(o, "reason", json_string(v->reason));
 	if (v->sandbox)
-		json_object_set_new(o, "sandbox", json_string(v->sandbox));
+		bad |= json_object_set_new(o, "sandbox", json_string(v->sandbox));
 	if (v->policy)
-		json_object_set_new(o, "policy", json_string(v->policy));
+		bad |= json_object_set_new(o, "policy", json_string(v->policy));
 	if (v->verdict == GW_IPC_GATEWAY) {
-		json_object_set_new(o, "cert", json_string(v->cert_pem ? v->cert_pem : ""));
-		json_object_set_new(o, "key", json_string(v->key_pem ? v->key_pem : ""));
-		json_object_set_new(o, "methods", jstrs(v->methods, v->n_methods));
-		json_object_set_new(o, "paths", jstrs(v->paths, v->n_paths));
-		json_object_set_new(o, "rate_milli", json_integer(v->rate_milli));
-		json_object_set_new(o, "burst", json_integer(v->burst));
-		json_object_set_new(o, "creds", jcreds(v->creds, v->n_creds));
+		bad |= json_object_set_new(o, "cert", json_string(v->cert_pem ? v->cert_pem : ""));
+		bad |= json_object_set_new(o, "key", json_string(v->key_pem ? v->key_pem : ""));
+		bad |= json_object_set_new(o, "methods",
+					   jstrs((const char *const *)v->methods, v->n_methods));
+		bad |= json_object_set_new(o, "paths",
+					   jstrs((const char *const *)v->paths, v->n_paths));
+		bad |= json_object_set_new(o, "rate_milli", json_integer(v->rate_milli));
+		bad |= json_object_set_new(o, "burst", json_integer(v->burst));
+		bad |= json_object_set_new(o, "creds", jcreds(v->creds, v->n_creds));
+	}
+	if (bad) {
+		json_decref(o);	/* the wiping allocator clears what it held */
+		return -ENOMEM;
 	}
 	return finish(o, out, len);
 }
@@ -152,7 +163,8 @@ int gw_ipc_encode_http(const struct gw_ipc_http *h, char **out, size_t *len)
 
 enum gw_ipc_type gw_ipc_type(const char *buf, size_t len, void **root)
 {
-	json_t *o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
+	/* over GW_IPC_MAX: a datagram the receiver's buffer cut (SOCK_SEQPACKET truncates) */
+	json_t *o = len <= GW_IPC_MAX ? json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL) : NULL;
 	const char *t = json_string_value(json_object_get(o, "t"));
 	enum gw_ipc_type type = GW_IPC_BAD;
 
@@ -237,13 +249,14 @@ static char *dup_str(const json_t *o, const char *key, bool *bad)
 	return s;
 }
 
+/* Copies of array @arr's strings: each non-empty, no NUL; at most GW_IPC_LIST_MAX. */
 static char **dup_strs(const json_t *arr, size_t *n, bool *bad)
 {
 	char **v;
 	size_t k = json_array_size(arr);
 
 	*n = 0;
-	if (!json_is_array(arr) || k > GW_REQ_MAX_CREDS) {
+	if (!json_is_array(arr) || k > GW_IPC_LIST_MAX) {
 		*bad = true;
 		return NULL;
 	}
@@ -256,7 +269,9 @@ static char **dup_strs(const json_t *arr, size_t *n, bool *bad)
 	for (size_t i = 0; i < k; i++) {
 		const json_t *s = json_array_get(arr, i);
 
-		if (!json_is_string(s) || !(v[i] = strdup(json_string_value(s)))) {
+		if (!json_is_string(s) || !json_string_length(s) ||
+		    memchr(json_string_value(s), '\0', json_string_length(s)) ||
+		    !(v[i] = strdup(json_string_value(s)))) {
 			*bad = true;
 			break;
 		}
@@ -265,23 +280,32 @@ static char **dup_strs(const json_t *arr, size_t *n, bool *bad)
 	return v;
 }
 
-/* One credential of a verdict; strings owned (cast away in clear()). */
+/*
+ * One credential of a verdict; strings owned (cast away in clear()).  The
+ * value goes into a header: no NUL, CR or LF (netd/gw/creds.c refuses such
+ * a secret; a worker never trusts that it did).
+ */
 static bool dup_cred(const json_t *o, struct gw_cred *c)
 {
 	bool bad = false;
 	const json_t *val = json_object_get(o, "value");
+	char **hosts;
 
 	c->name = dup_str(o, "name", &bad);
 	c->header = dup_str(o, "header", &bad);
 	c->placeholder = dup_str(o, "placeholder", &bad);
+	hosts = dup_strs(json_object_get(o, "hosts"), &c->n_hosts, &bad);
+	c->hosts = (const char *const *)hosts;
 	if (val) {
+		const char *s = json_string_value(val);
+		size_t n = json_string_length(val);
 		uint8_t *b;
 
-		if (!json_is_string(val) || !(b = malloc(json_string_length(val) + 1)))
+		if (!s || strcspn(s, "\r\n") != n || !(b = malloc(n + 1)))
 			return false;
-		memcpy(b, json_string_value(val), json_string_length(val) + 1);
+		memcpy(b, s, n + 1);
 		c->value = b;
-		c->value_len = json_string_length(val);
+		c->value_len = n;
 	}
 	return !bad && c->name && c->header && c->placeholder;
 }
@@ -297,7 +321,7 @@ static int decode_gateway(const json_t *root, struct gw_ipc_verdict *v)
 	v->methods = dup_strs(json_object_get(root, "methods"), &v->n_methods, &bad);
 	v->paths = dup_strs(json_object_get(root, "paths"), &v->n_paths, &bad);
 	if (bad || !v->cert_pem || !v->key_pem || !json_is_array(creds) ||
-	    json_array_size(creds) > GW_REQ_MAX_CREDS ||
+	    json_array_size(creds) > GW_IPC_LIST_MAX ||
 	    !get_int(root, "rate_milli", 0, UINT32_MAX, &rate) ||
 	    !get_int(root, "burst", 0, UINT32_MAX, &burst))
 		return -EBADMSG;
@@ -317,14 +341,14 @@ static int decode_gateway(const json_t *root, struct gw_ipc_verdict *v)
 
 int gw_ipc_decode_verdict(const void *root, struct gw_ipc_verdict *v)
 {
-	const char *w = json_string_value(json_object_get(root, "verdict"));
+	char w[16];
 	json_int_t id, rule;
 	bool bad = false;
 	int r = -EBADMSG;
 
 	memset(v, 0, sizeof(*v));
 	v->rule = -1;
-	if (!w || !get_int(root, "id", 0, INT64_MAX, &id) ||
+	if (!get_str(root, "verdict", w, sizeof(w)) || !get_int(root, "id", 0, INT64_MAX, &id) ||
 	    !get_int(root, "rule", -1, 65535, &rule))
 		return -EBADMSG;
 	v->id = (uint64_t)id;
@@ -415,6 +439,7 @@ void gw_ipc_verdict_clear(struct gw_ipc_verdict *v)
 		free((char *)c->name);
 		free((char *)c->header);
 		free((char *)c->placeholder);
+		free_strs((char **)c->hosts, c->n_hosts);
 		if (c->value) {
 			explicit_bzero((uint8_t *)c->value, c->value_len);
 			free((uint8_t *)c->value);

@@ -29,6 +29,8 @@
 #define GW_IPC_MAX (64 * 1024)	/* bytes: one message */
 #define GW_IPC_FD_LISTEN 3	/* the worker's listening TCP socket */
 #define GW_IPC_FD_CHAN   4	/* the worker's end of the socketpair */
+/* entries of a verdict's methods, paths, creds and a credential's hosts */
+#define GW_IPC_LIST_MAX  GW_REQ_MAX_CREDS	/* 64: POLICY_GW_MAX_ITEMS, CONFIG_CRED_HOSTS_MAX */
 
 /* "conn" from the worker: a connection to decide. */
 struct gw_ipc_ask {
@@ -56,7 +58,12 @@ struct gw_ipc_verdict {
 	char **methods, **paths;
 	size_t n_methods, n_paths;
 	uint32_t rate_milli, burst;	/* per sandbox and rule; 0 = no limit */
-	struct gw_cred *creds;	/* every credential: placeholders; values only where they may go */
+	/*
+	 * Every credential: name, header, placeholder, hosts (for the
+	 * refusal's message); values only where they may go.  Each string
+	 * and the hosts array owned; the value wiped on clear.
+	 */
+	struct gw_cred *creds;
 	size_t n_creds;
 };
 
@@ -103,15 +110,20 @@ enum gw_ipc_type {
 /*
  * gw_ipc_type() - the "t" of message @buf/@len (not NUL-terminated) and,
  * for the decoders below, its parsed form (*@root, caller json_decref()s;
- * NULL for GW_IPC_BAD).  Strict: an object with a known "t" or GW_IPC_BAD.
+ * NULL for GW_IPC_BAD).  Strict: an object with a known "t" or GW_IPC_BAD
+ * (also for @len over GW_IPC_MAX: a message the receive buffer cut).
  */
 enum gw_ipc_type gw_ipc_type(const char *buf, size_t len, void **root);
 
 /*
  * gw_ipc_decode_*() - the message @root (from gw_ipc_type()) into the
  * struct.  Every field is checked: types, ranges, string lengths, address
- * forms.  A verdict's strings are new copies (gw_ipc_verdict_clear()).
- * Return: 0; -EBADMSG (what is wrong is not said: the peer is ours).
+ * forms.  A verdict's strings are new copies (gw_ipc_verdict_clear()),
+ * also on failure (cleared then).  Lists (methods, paths, creds, a
+ * credential's hosts) hold at most GW_IPC_LIST_MAX non-empty strings; a
+ * credential's value has no NUL, CR or LF.
+ * Return: 0; -EBADMSG (what is wrong is not said: the peer is ours);
+ * -ENOMEM.
  */
 int gw_ipc_decode_ask(const void *root, struct gw_ipc_ask *a);
 int gw_ipc_decode_verdict(const void *root, struct gw_ipc_verdict *v);
