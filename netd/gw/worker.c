@@ -66,6 +66,7 @@ static int parse_args(int argc, char **argv, struct worker_args *a)
 static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 		       const unsigned char *in, unsigned int inlen, void *arg)
 {
+	(void)arg;
 	const char *want = gw_conn_alpn(SSL_get_app_data(ssl));
 	size_t wl = strlen(want);
 
@@ -151,6 +152,13 @@ static int drop_privileges(const char *user, const char *root)
 #define GW_SANITIZED 0
 #endif
 
+/* One argument comparison, every field set (libseccomp's SCMP_An() leaves one to the compiler). */
+static struct scmp_arg_cmp cmp(unsigned int arg, enum scmp_compare op, scmp_datum_t a,
+			       scmp_datum_t b)
+{
+	return (struct scmp_arg_cmp){ .arg = arg, .op = op, .datum_a = a, .datum_b = b };
+}
+
 /* A denylist filter: what a parser of hostile bytes must never be able to do. */
 static int seccomp_setup(void)
 {
@@ -185,21 +193,21 @@ static int seccomp_setup(void)
 		scmp_datum_t f = (scmp_datum_t)write_flags[i];
 
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(open), 1,
-				     SCMP_A1(SCMP_CMP_MASKED_EQ, f, f));
+				     cmp(1, SCMP_CMP_MASKED_EQ, f, f));
 		if (r == 0)
 			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(openat), 1,
-					     SCMP_A2(SCMP_CMP_MASKED_EQ, f, f));
+					     cmp(2, SCMP_CMP_MASKED_EQ, f, f));
 	}
 	/* Sockets: AF_UNIX (1), AF_INET (2), AF_INET6 (10) only. */
 	for (int fam = 3; r == 0 && fam < AF_INET6; fam++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-				     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam));
+				     cmp(0, SCMP_CMP_EQ, (scmp_datum_t)fam, 0));
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-				     SCMP_A0(SCMP_CMP_GT, AF_INET6));
+				     cmp(0, SCMP_CMP_GT, AF_INET6, 0));
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-				     SCMP_A0(SCMP_CMP_EQ, AF_UNSPEC));
+				     cmp(0, SCMP_CMP_EQ, AF_UNSPEC, 0));
 	if (r == 0 && !GW_SANITIZED)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ptrace), 0);
 	/* No new namespaces through clone either; clone3 reports ENOSYS so libc uses clone. */
@@ -207,10 +215,10 @@ static int seccomp_setup(void)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-				     SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+				     cmp(0, SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-				     SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWNET, CLONE_NEWNET));
+				     cmp(0, SCMP_CMP_MASKED_EQ, CLONE_NEWNET, CLONE_NEWNET));
 	if (r == 0)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);

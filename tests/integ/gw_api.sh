@@ -141,6 +141,7 @@ has "nginx received the secret from node" "auth=Bearer $SECRET" "$(nginx_saw 'GE
 out=$(gcurl g1 -i --http1.1 -H "Authorization: Bearer $PH" https://other.gw.dt.example/v1/steal)
 has "placeholder to another credential's name: 403" "HTTP/1.1 403" "$out"
 eq "... X-Netd-Reason credential-misdirected" credential-misdirected "$(header X-Netd-Reason <<<"$out")"
+has "... the body says where it may go" "to api.gw.dt.example" "$out"
 hasnt "... never reached the server" "/v1/steal" "$(cat "$GW_NGINX_LOG")"
 out=$(gcurl g1 -H "X-Api-Key: $PH_OTHER" https://other.gw.dt.example/v1/other)
 has "other.gw with its own placeholder: 200" '"path":"/v1/other"' "$out"
@@ -245,11 +246,17 @@ kill -STOP "$wpid"
 out=$(gcurl g1 --max-time 3 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/while-stopped 2>&1)
 hasnt "with the worker stopped, nothing reaches the server" "/v1/while-stopped" "$(cat "$GW_NGINX_LOG")"
 kill -CONT "$wpid"
-# A worker that dies: refused until netd starts another; what arrives came through one.
+# A worker that dies: refused until netd starts another (netd is held
+# stopped meanwhile, so the window cannot close before we look).
+kill -STOP "$NETD_PID"
 kill -KILL "$wpid"
-refused=$(ip netns exec "$(sb_name g1)" bash -c 'for i in $(seq 1 100); do
-	if ! (exec 3<>/dev/tcp/198.51.100.60/443) 2>/dev/null; then echo refused; break; fi
-	sleep 0.01; done')
+for i in $(seq 1 50); do [ -e "/proc/$wpid/status" ] && grep -q '^State:.*Z' "/proc/$wpid/status" && break; sleep 0.02; done
+if ip netns exec "$(sb_name g1)" bash -c 'exec 3<>/dev/tcp/198.51.100.60/443' 2>/dev/null; then
+	refused=connected
+else
+	refused=refused
+fi
+kill -CONT "$NETD_PID"
 eq "with the worker dead, a steered connection is refused" refused "$refused"
 gcurl g1 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/while-dead >/dev/null 2>&1
 hasnt "... and nothing reached the server without the gateway" \
