@@ -30,6 +30,7 @@ cd "$(dirname "$0")/../.."
 NETD_BIN=${NETD_BIN:-$PWD/build/netd}	# the optimized build, not ASan
 . tests/world.sh
 . tests/integ/lib_netd.sh
+. tests/bench/lib_ns.sh
 
 # Sections: BENCH_SECTIONS=dns,scale (comma-separated; default: both).
 # scale: tests/bench/scale.sh (BENCH_SCALE_SIZES, default "1000").
@@ -81,36 +82,6 @@ sb_create b1 bench >/dev/null || exit 1
 SB=$(sb_name b1)
 SB_GW=$(netd sandbox show "$SB" | sed -n 's/.*"gateway4": "\(.*\)".*/\1/p')
 
-# uplink_ns NS IF INET_IF A - a new netns NS linked to the world's "internet"
-# by a veth (IF in NS has 203.0.113.A/30, INET_IF in inet has A-1), default
-# route through it.
-uplink_ns() {
-	local ns=$1 ifn=$2 inet_if=$3 a=$4
-	ip netns add "$ns"
-	ip -n "$ns" link set lo up
-	ip link add "$ifn" netns "$ns" type veth peer name "$inet_if" netns "$WORLD_INET_NS"
-	ip -n "$ns" addr add "203.0.113.$a/30" dev "$ifn"
-	ip -n "$ns" link set "$ifn" up
-	ip -n "$WORLD_INET_NS" addr add "203.0.113.$((a - 1))/30" dev "$inet_if"
-	ip -n "$WORLD_INET_NS" link set "$inet_if" up
-	ip -n "$ns" route add default via "203.0.113.$((a - 1))"
-}
-
-# client_ns NS IF HOST_NS HOST_IF ADDR/PLEN HOST_ADDR/PLEN... - a new netns NS
-# (a peer's client) linked by a veth to HOST_NS (IF in NS has ADDR, HOST_IF
-# in HOST_NS each HOST_ADDR), both ends up.
-client_ns() {
-	local ns=$1 ifn=$2 hns=$3 hif=$4 addr=$5 a
-	shift 5
-	ip netns add "$ns"
-	ip -n "$ns" link set lo up
-	ip link add "$ifn" netns "$ns" type veth peer name "$hif" netns "$hns"
-	ip -n "$ns" addr add "$addr" dev "$ifn"
-	ip -n "$ns" link set "$ifn" up
-	for a in "$@"; do ip -n "$hns" addr add "$a" dev "$hif"; done
-	ip -n "$hns" link set "$hif" up
-}
-
 # ---- the peers' netns: veth to the "internet" -----------------------------------------------
 uplink_ns "$PEER" bp0 bi0 202
 # Every peer is asked the way a sandbox asks netd: by a client in another
@@ -132,11 +103,17 @@ peer_spawn() {	# peer_spawn NAME CMD...
 	world_pid_track $!
 	eval "${name}_PID=$!"
 }
+# Each dnsmasq gets a pid file of its own in the world's dir: by default all
+# three share the machine's /run/dnsmasq/dnsmasq.pid, which each unlinks and
+# re-creates with O_EXCL at startup - an instance that loses that race exits
+# ("failed to open pidfile"), and the file belongs to the machine's dnsmasq.
+# (The one interaction found behind the cache peer's "0 q/s, 400 lost" of
+# issue 33, which three runs here did not reproduce.)
 peer_spawn dnsmasq dnsmasq -k --no-resolv --no-hosts --server=192.0.2.53 --listen-address=10.99.0.1 \
-	--bind-interfaces --port=5353 --user=root --cache-size=10000 \
+	--bind-interfaces --port=5353 --user=root --cache-size=10000 --pid-file="$WORLD_DIR/dnsmasq.pid" \
 	--nftset=/dt.example/4#inet#bench#pins4
 peer_spawn dnsmasqnc dnsmasq -k --no-resolv --no-hosts --server=192.0.2.53 --listen-address=10.99.0.2 \
-	--bind-interfaces --port=5353 --user=root --cache-size=0 \
+	--bind-interfaces --port=5353 --user=root --cache-size=0 --pid-file="$WORLD_DIR/dnsmasqnc.pid" \
 	--nftset=/dt.example/4#inet#bench#pins4nc
 cat >"$WORLD_DIR/unbound-fwd.conf" <<EOF2
 server:
@@ -190,17 +167,31 @@ table inet dmfw {
 }
 NFT
 ip netns exec "$FWH" dnsmasq -k --no-resolv --no-hosts --server=192.0.2.53 --listen-address=10.98.0.1 \
-	--bind-interfaces --port=53 --user=root --cache-size=10000 \
+	--bind-interfaces --port=53 --user=root --cache-size=10000 --pid-file="$WORLD_DIR/dnsmasqfw.pid" \
 	--nftset=/dt.example/4#inet#dmfw#pins4 >"$WORLD_DIR/dnsmasqfw.log" 2>&1 &
 world_pid_track $!
 dnsmasqfw_PID=$!
-for i in $(seq 50); do
-	ip netns exec "$PCLI" dig +time=1 +tries=1 -p 5353 @10.99.0.1 www.dt.example >/dev/null 2>&1 &&
-	ip netns exec "$PCLI" dig +time=1 +tries=1 -p 5353 @10.99.0.2 www.dt.example >/dev/null 2>&1 &&
-	ip netns exec "$PCLI" dig +time=1 +tries=1 -p 5353 @10.99.0.3 www.dt.example >/dev/null 2>&1 &&
-	ip netns exec "$FWC" dig +time=1 +tries=1 @10.98.0.1 www.dt.example >/dev/null 2>&1 && break
-	sleep 0.2
-done
+# peer_ready LABEL PID LOG NS SERVER PORT - the peer answers www.dt.example
+# (30 s); else the bench fails here, loudly, with the peer's log: a peer that
+# did not start must never print a row of zeros.
+peer_ready() {
+	local label=$1 pid=$2 log=$3 ns=$4 server=$5 port=$6 i
+	for ((i = 0; i < 60; i++)); do
+		[ -n "$(ip netns exec "$ns" dig +short +time=1 +tries=1 -p "$port" "@$server" www.dt.example A 2>/dev/null)" ] &&
+			return 0
+		world__alive "$pid" || break
+		sleep 0.5
+	done
+	echo "bench: $label ($server port $port) $(world__alive "$pid" && echo "does not answer" || echo "exited");" \
+		"$log says:" >&2
+	tail -n 20 "$log" >&2
+	exit 1
+}
+peer_ready "dnsmasq+nftset cache" "$dnsmasq_PID" "$WORLD_DIR/dnsmasq.log" "$PCLI" 10.99.0.1 5353
+peer_ready "dnsmasq+nftset no-cache" "$dnsmasqnc_PID" "$WORLD_DIR/dnsmasqnc.log" "$PCLI" 10.99.0.2 5353
+peer_ready "unbound forwarder" "$unbound_PID" "$WORLD_DIR/unbound.log" "$PCLI" 10.99.0.3 5353
+peer_ready "dnsmasq+nftset cache fw" "$dnsmasqfw_PID" "$WORLD_DIR/dnsmasqfw.log" "$FWC" 10.98.0.1 53
+peer_ready "netd (sandbox)" "$NETD_PID" "$NETD_LOG" "$SB" "$SB_GW" 53
 
 # ---- query files ------------------------------------------------------------------------------
 echo "www.dt.example A" >"$WORLD_DIR/hot.txt"
@@ -233,6 +224,14 @@ run() {
 	b1=$(busy_ticks)
 	qps=$(sed -n 's/.*Queries per second: *\([0-9.]*\).*/\1/p' <<<"$out")
 	n=$(sed -n 's/.*Queries completed: *\([0-9]*\).*/\1/p' <<<"$out")
+	# A peer that answered nothing (it died, or never listened) fails the
+	# bench here: a median over zeros would print a row that means nothing.
+	if [ -z "$n" ] || [ "$n" = 0 ] || ! world__alive "$pid"; then
+		echo "bench: $label answered $([ -n "$n" ] && echo "$n queries" || echo "nothing") in the $mode run" \
+			"($(world__alive "$pid" && echo "still running" || echo "its PID $pid has exited")); dnsperf says:" >&2
+		tail -n 15 <<<"$out" >&2
+		exit 1
+	fi
 	# dnsperf -v: "> NOERROR name A latency_s"
 	read -r p50 p99 < <(awk '$1 == ">" {print $NF * 1000}' <<<"$out" | sort -n |
 		awk '{a[NR] = $1} END {if (NR) printf "%.3f %.3f\n", a[int(NR * 0.5) + (NR * 0.5 > int(NR * 0.5))], a[int(NR * 0.99) + (NR * 0.99 > int(NR * 0.99))]; else print "- -"}')
