@@ -10,6 +10,7 @@
 #
 #   BENCH_SECONDS=10 BENCH_ROUNDS=3 tests/bench/run.sh     (root; build/netd first)
 #   BENCH_SECTIONS=scale BENCH_SCALE_SIZES="1000 5000" tests/bench/run.sh
+#   BENCH_SECTIONS=gateway tests/bench/run.sh      (only the API gateway's)
 #
 # The machine is shared with the client (dnsperf), so one run of each peer
 # is noisy: each hot run is repeated BENCH_ROUNDS times with the peers
@@ -32,16 +33,28 @@ NETD_BIN=${NETD_BIN:-$PWD/build/netd}	# the optimized build, not ASan
 . tests/integ/lib_netd.sh
 . tests/bench/lib_ns.sh
 
-# Sections: BENCH_SECTIONS=dns,scale (comma-separated; default: both).
-# scale: tests/bench/scale.sh (BENCH_SCALE_SIZES, default "1000").
-BENCH_SECTIONS=${BENCH_SECTIONS:-dns,scale}
+# Sections: BENCH_SECTIONS=dns,scale,gateway (comma-separated; default:
+# all three).  scale: tests/bench/scale.sh (BENCH_SCALE_SIZES, default
+# "1000").  gateway: tests/bench/gateway.sh, the API gateway next to squid's
+# ssl_bump and mitmproxy (BENCH_SECTIONS=gateway runs only that).  The data
+# plane and SNI sections run with dns.
+BENCH_SECTIONS=${BENCH_SECTIONS:-dns,scale,gateway}
 bench_section() { [[ ",$BENCH_SECTIONS," == *",$1,"* ]]; }
+# A section that fails (a peer that does not start or answers nothing) fails
+# the bench: its exit status is the bench's.
+bench_gateway() {
+	bench_section gateway || return 0
+	NETD_BIN=$NETD_BIN tests/bench/gateway.sh || { echo "bench: the gateway section failed" >&2; return 1; }
+}
 . tests/bench/scale.sh
 if bench_section scale; then
 	[ -x "$NETD_BIN" ] || { echo "bench: build $NETD_BIN first" >&2; exit 1; }
 	bench_scale
 fi
-bench_section dns || exit 0
+if ! bench_section dns; then
+	bench_gateway
+	exit
+fi
 
 SECS=${BENCH_SECONDS:-10}
 for t in dnsperf dnsmasq unbound nft; do
@@ -332,10 +345,15 @@ if [ "$NSB" -gt 0 ]; then
 		"($n sandboxes created through the API in $((t1 - t0)) s, one lookup each in $((t2 - t1)) s)"
 fi
 netd_down >/dev/null
+rc=0
 # ---- the data plane (tests/bench/dataplane.sh; BENCH_DATAPLANE=0 skips it) ----
-[ "${BENCH_DATAPLANE:-1}" = 0 ] || NETD_BIN=$NETD_BIN tests/bench/dataplane.sh
+[ "${BENCH_DATAPLANE:-1}" = 0 ] || NETD_BIN=$NETD_BIN tests/bench/dataplane.sh || rc=1
 # ---- the flowtable's, where a kernel has it (tests/bench/dataplane_guest.sh; BENCH_DATAPLANE=0 skips it) ----
-[ "${BENCH_DATAPLANE:-1}" = 0 ] || tests/bench/dataplane_guest.sh
+[ "${BENCH_DATAPLANE:-1}" = 0 ] || tests/bench/dataplane_guest.sh || rc=1
 
 # ---- the SNI check's cost per new connection (tests/bench/sni.sh; BENCH_SNI=0 skips it) ----
-[ "${BENCH_SNI:-1}" = 0 ] || NETD_BIN=$NETD_BIN tests/bench/sni.sh
+[ "${BENCH_SNI:-1}" = 0 ] || NETD_BIN=$NETD_BIN tests/bench/sni.sh || rc=1
+
+# ---- the API gateway next to squid ssl_bump and mitmproxy (tests/bench/gateway.sh) ----
+bench_gateway || rc=1
+exit "$rc"

@@ -26,6 +26,10 @@ WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # TCP_NODELAY: each flushed event leaves at once, not held by Nagle until
+    # the previous segment's (delayed, 40 ms) ACK - that would be the
+    # server's latency, not the path's.
+    disable_nagle_algorithm = True
 
     def log_message(self, fmt, *args):
         pass
