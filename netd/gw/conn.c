@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -311,6 +312,7 @@ static void out_record(void *arg, const struct gw_ipc_http *rec)
 }
 
 static void on_event(struct bufferevent *bev, short what, void *arg);
+static void nodelay(int fd);
 
 /* ---- pass: a splice to the original destination ------------------------- */
 
@@ -511,6 +513,8 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 
 	if (what & BEV_EVENT_CONNECTED) {
 		touch(c);
+		if (up)
+			nodelay(bufferevent_getfd(bev));
 		if (up && c->state == CS_UPSTREAM)
 			upstream_ready(c);
 		else if (!up && c->state == CS_HANDSHAKE)
@@ -650,6 +654,19 @@ static int conn_addrs(struct gw_conn *c)
 	return 0;
 }
 
+/*
+ * No Nagle: a streamed answer (server-sent events, tokens) is many small
+ * writes, each of which must leave at once, not wait for the ACK of the
+ * last (40 ms of delayed ACK per event).
+ */
+static void nodelay(int fd)
+{
+	int one = 1;
+
+	if (fd >= 0)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
 void gw_conn_accept(struct gw_worker *w, int fd)
 {
 	struct gw_conn *c = calloc(1, sizeof(*c));
@@ -663,6 +680,7 @@ void gw_conn_accept(struct gw_worker *w, int fd)
 	c->fd = fd;
 	c->id = ++w->next_id;
 	c->ask.id = c->id;
+	nodelay(fd);
 	c->v.rule = -1;
 	conn_link(w, c);
 	if (conn_addrs(c) < 0) {
