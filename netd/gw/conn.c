@@ -131,6 +131,8 @@ static void conn_reset(struct gw_conn *c)
 	conn_free(c);
 }
 
+static void arm(struct gw_conn *c, uint64_t ms);
+
 /* Close once what is queued for the sandbox has left. */
 static void conn_finish(struct gw_conn *c)
 {
@@ -145,6 +147,9 @@ static void conn_finish(struct gw_conn *c)
 	}
 	bufferevent_disable(c->cli, EV_READ);
 	bufferevent_setwatermark(c->cli, EV_WRITE, 0, 0);	/* on_write once all left */
+	/* a sandbox that never reads its answer: reset at the idle timeout (on_timer) */
+	if (c->timer)
+		arm(c, c->w->cfg.idle_timeout_ms);
 }
 
 static void touch(struct gw_conn *c)
@@ -166,6 +171,10 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	struct gw_conn *c = arg;
 	uint64_t idle = c->w->cfg.idle_timeout_ms, quiet = clock_mono_ms() - c->last_ms;
 
+	if (c->closing) {
+		conn_reset(c);	/* what was queued for it did not leave in time */
+		return;
+	}
 	if (c->state == CS_RUN || c->state == CS_PASS) {
 		if (quiet < idle) {
 			arm(c, idle - quiet);
@@ -193,7 +202,27 @@ static struct bufferevent *other(struct gw_conn *c, struct bufferevent *bev)
 	return bev == c->cli ? c->up : c->cli;
 }
 
-/* A side drained below the mark: the other may read again. */
+static size_t queued(struct bufferevent *bev)
+{
+	return bev ? evbuffer_get_length(bufferevent_get_output(bev)) : 0;
+}
+
+/*
+ * The sandbox may send again: the engine wants its bytes and neither what
+ * goes to the upstream nor what goes back to the sandbox itself (refusals,
+ * HTTP/2 SETTINGS and PING acknowledgements) is above the mark.  A client
+ * that never reads is held by TCP, not by the worker's memory.
+ */
+static void resume_client(struct gw_conn *c)
+{
+	if (!c->engine || !c->cli || !(gw_engine_flags(c->engine) & GW_ENGINE_READ_CLIENT))
+		return;
+	if (queued(c->up) > HIGH_WATER || queued(c->cli) > HIGH_WATER)
+		return;
+	bufferevent_enable(c->cli, EV_READ);
+}
+
+/* A side drained below the mark: what writes to it may read again. */
 static void on_write(struct bufferevent *bev, void *arg)
 {
 	struct gw_conn *c = arg;
@@ -203,14 +232,20 @@ static void on_write(struct bufferevent *bev, void *arg)
 		conn_free(c);
 		return;
 	}
-	if (o)
-		bufferevent_enable(o, EV_READ);
+	if (c->state != CS_RUN) {
+		if (o)
+			bufferevent_enable(o, EV_READ);
+		return;
+	}
+	if (bev == c->cli && c->up)
+		bufferevent_enable(c->up, EV_READ);
+	resume_client(c);
 }
 
 /* Pause @from while what it produced for @to is above the mark. */
 static void backpressure(struct gw_conn *c, struct bufferevent *from, struct bufferevent *to)
 {
-	if (to && evbuffer_get_length(bufferevent_get_output(to)) > HIGH_WATER)
+	if (queued(to) > HIGH_WATER)
 		bufferevent_disable(from, EV_READ);
 }
 
@@ -243,10 +278,10 @@ static void engine_after(struct gw_conn *c)
 	}
 	if (!(f & GW_ENGINE_READ_CLIENT))
 		bufferevent_disable(c->cli, EV_READ);
-	else if (!(bufferevent_get_enabled(c->cli) & EV_READ) &&
-		 (!c->up || evbuffer_get_length(bufferevent_get_output(c->up)) <= HIGH_WATER))
-		bufferevent_enable(c->cli, EV_READ);
+	else if (!(bufferevent_get_enabled(c->cli) & EV_READ))
+		resume_client(c);
 	backpressure(c, c->cli, c->up);
+	backpressure(c, c->cli, c->cli);	/* what it made us answer, unread */
 	if (c->up)
 		backpressure(c, c->up, c->cli);
 }
