@@ -50,6 +50,7 @@ struct gw_conn {
 	int fd;			/* the sandbox's socket until a bufferevent owns it */
 	struct event *timer;	/* peek/ask deadline, then the idle check */
 	uint64_t last_ms;	/* last byte either way (idle timeout) */
+	uint64_t peek_end_ms;	/* the ClientHello's deadline, from accept */
 	struct gw_ipc_ask ask;
 	struct sockaddr_storage orig;	/* SO_ORIGINAL_DST */
 	socklen_t orig_len;
@@ -631,9 +632,25 @@ static void on_peek(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	if (sni_parse(buf, (size_t)n, &res) == SNI_MORE) {
+		uint64_t now = clock_mono_ms();
+		struct timeval tv;
+
+		if (now >= c->peek_end_ms) {
+			conn_reset(c);
+			return;
+		}
 		/* Wake only when more than what we have arrived. */
 		low = (int)n + 1;
 		setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &low, sizeof(low));
+		/*
+		 * EV_PERSIST restarted the whole timeout as this ran: put back
+		 * what is left of it, or a byte every few seconds would keep a
+		 * connection in the peek for ever (slowloris).
+		 */
+		tv.tv_sec = (time_t)((c->peek_end_ms - now) / 1000);
+		tv.tv_usec = (suseconds_t)((c->peek_end_ms - now) % 1000) * 1000;
+		if (event_add(c->timer, &tv) < 0)
+			conn_reset(c);
 		return;
 	}
 	low = 1;
@@ -717,6 +734,7 @@ void gw_conn_accept(struct gw_worker *w, int fd)
 	c->ask.id = c->id;
 	nodelay(fd);
 	c->v.rule = -1;
+	c->peek_end_ms = clock_mono_ms() + PEEK_TIMEOUT_S * 1000;
 	conn_link(w, c);
 	if (conn_addrs(c) < 0) {
 		conn_reset(c);	/* not steered to us: nobody's connection */
