@@ -279,6 +279,13 @@ void gw_req_check(const struct gw_req_ctx *ctx, const char *method, size_t metho
 		return;
 	}
 	bad = find_placeholders(ctx, path, path_len, hdrs, n, res);
+	/*
+	 * A TRACE is answered with the request as the server received it
+	 * (RFC 9110 9.3.8, which says not to send credentials in one): the
+	 * secret we put in would come back to the sandbox.
+	 */
+	if (!bad && res->n_rewrites && method_len == 5 && memcmp(method, "TRACE", 5) == 0)
+		bad = res->rewrites[0].cred;
 	if (bad) {
 		gw_req_result_set(res, GW_REQ_CRED_MISDIRECTED, 0, NULL);
 		res->cred = bad;
@@ -387,6 +394,7 @@ static void message(const struct gw_req_ctx *ctx, const struct gw_req_result *re
 			out_str(m, " to ");
 			msg_list(m, res->cred->hosts, res->cred->n_hosts);
 		}
+		out_str(m, ", never in a TRACE (RFC 9110 9.3.8: the server sends it back)");
 		break;
 	case GW_REQ_BAD:
 		out_str(m, "the request is malformed or ambiguous (RFC 9110, RFC 9112): one Host "

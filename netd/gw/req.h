@@ -129,7 +129,9 @@ struct gw_req_result {
  * rewrite of that header (one credential per header); found anywhere else
  * (another header, the path or query, or while cred->value == NULL) the
  * request is 403 "credential-misdirected" naming that credential, even if
- * another credential is rewritten in the same request.
+ * another credential is rewritten in the same request.  A TRACE that would
+ * carry a rewrite is refused the same way: the server sends a TRACE back as
+ * it received it (RFC 9110 9.3.8), secret and all.
  * Order of the checks: 400, 421, 403 credential, 403 method, 403 path.
  * The rate is not checked here (gw_rate_take(), netd/gw/rate.h).
  * Return: @res filled (verdict, status, reason, cred, rewrites); never fails.

@@ -239,6 +239,27 @@ static void test_placeholders(void **state)
 	}
 }
 
+/* RFC 9110 9.3.8: a TRACE comes back as sent; the secret would too. */
+static void test_trace_with_credential(void **state)
+{
+	struct gw_req_ctx c = ctx();
+	struct gw_req_result r;
+	struct gw_hdr own[] = { H("Host", "api.openai.com"), H("Authorization", "Bearer " PH_A) };
+	struct gw_hdr none[] = { H("Host", "api.openai.com") };
+
+	(void)state;
+	c.methods = NULL;
+	c.n_methods = 0;	/* any method: only the credential refuses it */
+	check(&c, "TRACE", "/v1/x", own, 2, &r);
+	assert_int_equal(r.verdict, GW_REQ_CRED_MISDIRECTED);
+	assert_int_equal(r.status, 403);
+	assert_string_equal(r.cred_name, "openai");
+	check(&c, "TRACE", "/v1/x", none, 1, &r);
+	assert_int_equal(r.verdict, GW_REQ_OK);
+	check(&c, "GET", "/v1/x", own, 2, &r);
+	assert_int_equal(r.verdict, GW_REQ_OK);
+}
+
 static void test_refusal_body(void **state)
 {
 	struct gw_req_ctx c = ctx();
@@ -369,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_target),
 		cmocka_unit_test(test_methods_paths),
 		cmocka_unit_test(test_placeholders),
+		cmocka_unit_test(test_trace_with_credential),
 		cmocka_unit_test(test_refusal_body),
 		cmocka_unit_test(test_rate_burst_then_rate),
 		cmocka_unit_test(test_rate_per_minute),
