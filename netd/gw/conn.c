@@ -32,6 +32,7 @@
 #define PEEK_TIMEOUT_S   10	/* the ClientHello must be complete by then */
 #define ASK_TIMEOUT_S    5	/* netd's verdict */
 #define HIGH_WATER       (256 * 1024)	/* bytes queued to one side before the other is paused */
+#define LINGER_MS        2000	/* after our last byte: the sandbox's unread bytes drained */
 
 enum conn_state {
 	CS_PEEK,		/* reading the ClientHello without consuming it */
@@ -61,6 +62,7 @@ struct gw_conn {
 	const char *up_reason;
 	struct gw_engine *engine;
 	bool closing;		/* flush what is queued to the sandbox, then close */
+	bool lingering;		/* ... flushed and shut for writing: drain until its EOF */
 };
 
 int gw_worker_send(struct gw_worker *w, const char *msg, size_t len)
@@ -109,7 +111,8 @@ static void conn_free(struct gw_conn *c)
 		gw_engine_free(c->engine);
 	if (c->timer)
 		event_free(c->timer);
-	if (c->cli && c->state != CS_PASS && bufferevent_openssl_get_ssl(c->cli))
+	if (c->cli && c->state != CS_PASS && bufferevent_openssl_get_ssl(c->cli) &&
+	    !(SSL_get_shutdown(bufferevent_openssl_get_ssl(c->cli)) & SSL_SENT_SHUTDOWN))
 		SSL_shutdown(bufferevent_openssl_get_ssl(c->cli));	/* close_notify */
 	if (c->cli)
 		bufferevent_free(c->cli);
@@ -134,7 +137,29 @@ static void conn_reset(struct gw_conn *c)
 
 static void arm(struct gw_conn *c, uint64_t ms);
 
-/* Close once what is queued for the sandbox has left. */
+/*
+ * All of it left: close_notify, FIN, then read and drop what the sandbox
+ * still sends until its EOF or LINGER_MS.  Closing a socket with unread
+ * bytes sends an RST, which can destroy our last answer (a 400 for a head
+ * too big, sent while the rest of the head was arriving) before the
+ * sandbox read it.
+ */
+static void conn_linger(struct gw_conn *c)
+{
+	SSL *ssl = c->state != CS_PASS ? bufferevent_openssl_get_ssl(c->cli) : NULL;
+	int fd = bufferevent_getfd(c->cli);
+
+	if (ssl)
+		SSL_shutdown(ssl);
+	if (fd < 0 || shutdown(fd, SHUT_WR) < 0 || !c->timer) {
+		conn_free(c);
+		return;
+	}
+	c->lingering = true;
+	arm(c, LINGER_MS);
+}
+
+/* Close once what is queued for the sandbox has left (conn_linger()). */
 static void conn_finish(struct gw_conn *c)
 {
 	if (!c->cli || evbuffer_get_length(bufferevent_get_output(c->cli)) == 0) {
@@ -146,7 +171,7 @@ static void conn_finish(struct gw_conn *c)
 		bufferevent_free(c->up);
 		c->up = NULL;
 	}
-	bufferevent_disable(c->cli, EV_READ);
+	bufferevent_enable(c->cli, EV_READ);	/* read and dropped (on_read) */
 	bufferevent_setwatermark(c->cli, EV_WRITE, 0, 0);	/* on_write once all left */
 	/* a sandbox that never reads its answer: reset at the idle timeout (on_timer) */
 	if (c->timer)
@@ -172,6 +197,10 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	struct gw_conn *c = arg;
 	uint64_t idle = c->w->cfg.idle_timeout_ms, quiet = clock_mono_ms() - c->last_ms;
 
+	if (c->lingering) {
+		conn_free(c);
+		return;
+	}
 	if (c->closing) {
 		conn_reset(c);	/* what was queued for it did not leave in time */
 		return;
@@ -230,7 +259,8 @@ static void on_write(struct bufferevent *bev, void *arg)
 	struct bufferevent *o = other(c, bev);
 
 	if (c->closing && bev == c->cli) {
-		conn_free(c);
+		if (!c->lingering)
+			conn_linger(c);
 		return;
 	}
 	if (c->state != CS_RUN) {
@@ -294,6 +324,10 @@ static void on_read(struct bufferevent *bev, void *arg)
 	uint64_t now = clock_mono_us() * 1000;
 
 	touch(c);
+	if (c->closing) {
+		evbuffer_drain(in, evbuffer_get_length(in));	/* after our last answer */
+		return;
+	}
 	if (c->state == CS_PASS) {
 		if (other(c, bev))
 			bufferevent_write_buffer(other(c, bev), in);
@@ -547,6 +581,11 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	struct gw_conn *c = arg;
 	bool up = bev == c->up;
 
+	if (c->closing) {
+		if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT))
+			conn_free(c);	/* the sandbox is done too */
+		return;
+	}
 	if (what & BEV_EVENT_CONNECTED) {
 		touch(c);
 		if (up)
