@@ -399,11 +399,74 @@ static int gw_root(struct daemon *d, char *path, size_t size)
 
 static void gw_restart_cb(evutil_socket_t fd, short what, void *arg);
 
+/* A line the worker wrote: into netd's log, quoted (the worker parses hostile bytes). */
+static void err_flush(struct daemon *d)
+{
+	char q[4 * sizeof(d->gw.err_line) + 1];
+
+	if (!d->gw.err_len)
+		return;
+	log_quote(d->gw.err_line, d->gw.err_len, q, sizeof(q));
+	/* The worker's own lines say their level (common/log.h); anything else is an error. */
+	log_msg(strstr(q, ": debug: ") ? LOG_LVL_DEBUG : strstr(q, ": info: ") ? LOG_LVL_INFO :
+		strstr(q, ": warning: ") ? LOG_LVL_WARN : LOG_LVL_ERR, "gateway worker said: %s", q);
+	d->gw.err_len = 0;
+}
+
+/* Bytes the worker wrote: whole lines to the log, the rest kept. */
+static void err_take(struct daemon *d, const char *buf, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (buf[i] == '\n') {
+			err_flush(d);
+			continue;
+		}
+		if (d->gw.err_len == sizeof(d->gw.err_line))
+			err_flush(d);
+		d->gw.err_line[d->gw.err_len++] = buf[i];
+	}
+}
+
+/* The pipe (set with its event, in gw_spawn()), after what is left in it. */
+static void err_close(struct daemon *d)
+{
+	char buf[4096];
+	ssize_t n;
+
+	if (!d->gw.err_ev)
+		return;
+	while ((n = read(d->gw.err, buf, sizeof(buf))) > 0)
+		err_take(d, buf, (size_t)n);
+	err_flush(d);
+	event_free(d->gw.err_ev);
+	d->gw.err_ev = NULL;
+	close(d->gw.err);
+	d->gw.err = -1;
+}
+
+/*
+ * The worker's stdout and stderr are a pipe to netd, not netd's log file: a
+ * worker taken over could otherwise write anything into netd's log.
+ */
+static void on_err(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	char buf[4096];
+	ssize_t n = read(fd, buf, sizeof(buf));
+
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+		err_close(d);
+		return;
+	}
+	if (n > 0)
+		err_take(d, buf, (size_t)n);
+}
+
 static int gw_spawn(struct daemon *d)
 {
 	char root[PATH_MAX], *msg;
 	char *argv[12];
-	int sv[2], lfd, r, k = 0;
+	int sv[2], errp[2], lfd, r, k = 0;
 	size_t len;
 	struct gw_ipc_config c = {
 		.connect_timeout_ms = d->cfg.gw_connect_timeout_s * 1000,
@@ -424,6 +487,13 @@ static int gw_spawn(struct daemon *d)
 		close(lfd);
 		return r;
 	}
+	if (pipe2(errp, O_CLOEXEC) < 0) {
+		r = -errno;
+		close(lfd);
+		close(sv[0]);
+		close(sv[1]);
+		return r;
+	}
 	argv[k++] = "netd";
 	argv[k++] = "gateway-worker";
 	argv[k++] = "--user";
@@ -439,8 +509,12 @@ static int gw_spawn(struct daemon *d)
 	argv[k] = NULL;
 	pid = fork();
 	if (pid == 0) {
-		/* The child: fds 3 and 4, nothing else of netd's. */
-		if (dup2(lfd, GW_IPC_FD_LISTEN) < 0 || dup2(sv[1], GW_IPC_FD_CHAN) < 0)
+		/* The child: /dev/null, the pipe to netd's log, fds 3 and 4; nothing else of netd's. */
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
+		    dup2(errp[1], STDOUT_FILENO) < 0 || dup2(errp[1], STDERR_FILENO) < 0 ||
+		    dup2(lfd, GW_IPC_FD_LISTEN) < 0 || dup2(sv[1], GW_IPC_FD_CHAN) < 0)
 			_exit(127);
 		close_range(GW_IPC_FD_CHAN + 1, ~0U, 0);
 		signal(SIGPIPE, SIG_DFL);
@@ -450,10 +524,18 @@ static int gw_spawn(struct daemon *d)
 	r = pid < 0 ? -errno : 0;
 	close(lfd);	/* the worker's alone: when it dies, nothing listens */
 	close(sv[1]);
+	close(errp[1]);
 	if (r < 0) {
 		close(sv[0]);
+		close(errp[0]);
 		return r;
 	}
+	err_close(d);	/* a previous worker's last words were read by now, or are lost */
+	d->gw.err = errp[0];
+	evutil_make_socket_nonblocking(errp[0]);
+	d->gw.err_ev = event_new(d->base, errp[0], EV_READ | EV_PERSIST, on_err, d);
+	if (d->gw.err_ev)
+		event_add(d->gw.err_ev, NULL);
 	d->gw.pid = pid;
 	d->gw.chan = sv[0];
 	evutil_make_socket_nonblocking(sv[0]);
@@ -509,6 +591,7 @@ static void gw_restart_cb(evutil_socket_t fd, short what, void *arg)
 int daemon_gw_start(struct daemon *d)
 {
 	d->gw.chan = -1;
+	d->gw.err = -1;
 	if (!d->cfg.gw_port)
 		return 0;
 	return gw_spawn(d);
@@ -530,6 +613,7 @@ void daemon_gw_stop(struct daemon *d)
 		waitpid(d->gw.pid, NULL, 0);
 	}
 	d->gw.pid = 0;
+	err_close(d);	/* its last words (a sanitizer's report, say) are in the pipe still */
 }
 
 json_t *daemon_gw_status(const struct daemon *d)

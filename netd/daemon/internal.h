@@ -112,6 +112,10 @@ struct gw_proc {
 	struct event *ev;	/* on chan */
 	struct event *restart;	/* the restart timer */
 	uint64_t started_ms, backoff_ms;
+	int err;		/* the read end of the worker's stdout/stderr pipe; -1 */
+	struct event *err_ev;	/* on err: its lines into netd's log, quoted */
+	char err_line[1024];	/* a line not yet ended */
+	size_t err_len;
 };
 
 struct gw_creds;

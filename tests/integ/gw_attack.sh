@@ -131,9 +131,13 @@ eq "... runs as the configured user (real, effective, saved, fs)" \
 	"$nobody $nobody $nobody $nobody" "$(awk '$1 == "Uid:" {print $2, $3, $4, $5}' <<<"$st")"
 eq "... its root is an empty directory" "" "$(ls -A "/proc/$WPID/root/")"
 ok "... which is not the host's /" test "$(stat -L -c %d:%i "/proc/$WPID/root")" != "$(stat -c %d:%i /)"
-# stdin, stdout and stderr are what netd gave it (/dev/null, its log); past them
-fds=$(ls -l "/proc/$WPID/fd/" | awk 'NR > 1 && $9 > 2 {print $NF}')
-eq "... only sockets, pipes and anonymous inodes open past stderr" "" \
+# stdin is netd's (/dev/null here); stdout and stderr a pipe netd reads and
+# quotes into its log (never the log file itself: a worker taken over could
+# forge lines there); nothing else but sockets, pipes and anonymous inodes.
+fds=$(ls -l "/proc/$WPID/fd/" | awk 'NR > 1 && $9 > 0 {print $NF}')
+eq "... stdout and stderr are a pipe to netd" "pipe pipe" \
+	"$(ls -l "/proc/$WPID/fd/1" "/proc/$WPID/fd/2" | awk '{print $NF}' | cut -d: -f1 | tr '\n' ' ' | sed 's/ $//')"
+eq "... only sockets, pipes and anonymous inodes open past stdin" "" \
 	"$(grep -Ev '^(socket:|anon_inode:|pipe:)' <<<"$fds")"
 
 # ---- HTTP/1 smuggling --------------------------------------------------------------
