@@ -7,7 +7,8 @@
  *
  * It is not a general DNS library: it decodes what the proxy needs to decide
  * (the question of a query, the CNAME/DNAME chain and addresses of an
- * answer) and edits answers only in place (ID, TTLs).
+ * answer) and edits answers only in place (ID, TTLs).  The messages netd
+ * writes itself are built in wire_build.c.
  */
 #include "dnsproxy/wire.h"
 
@@ -17,13 +18,9 @@
 
 #define HDR_QR       0x8000
 #define HDR_OPCODE(f) (((f) >> 11) & 0x0f)
-#define HDR_RD       0x0100
 #define HDR_TC       0x0200
-#define HDR_RA       0x0080
-#define HDR_CD       0x0010
 #define HDR_RCODE(f) ((f) & 0x000f)
 
-#define OPT_OUR_UDP_SIZE 1232	/* DNS flag day 2020 default */
 #define RR_FIXED_LEN     10	/* type, class, ttl, rdlength */
 
 static uint16_t get16(const uint8_t *p)
@@ -350,81 +347,6 @@ int wire_parse_query(const uint8_t *buf, size_t len, struct wire_query *q)
 	if (off != len)		/* trailing junk */
 		return err ? err : -EBADMSG;
 	return err;
-}
-
-/*
- * A header (@id, @flags, QDCOUNT 1 if there is a question, no answer or
- * authority), @qsec bytes of @query's question section, and with @opt an
- * OPT RR (RFC 6891 6.1.2: root owner, @udp_size as CLASS, @opt_ttl as
- * TTL, no options; ARCOUNT 1).  @out has room (the callers checked).
- */
-static void put_message(uint8_t *out, const uint8_t *query, size_t qsec, uint16_t id,
-			uint16_t flags, bool opt, uint16_t udp_size, uint32_t opt_ttl)
-{
-	put16(out, id);
-	put16(out + 2, flags);
-	put16(out + 4, qsec ? 1 : 0);
-	put16(out + 6, 0);
-	put16(out + 8, 0);
-	put16(out + 10, opt ? 1 : 0);
-	memcpy(out + WIRE_HDR_LEN, query + WIRE_HDR_LEN, qsec);
-	if (opt) {
-		uint8_t *o = out + WIRE_HDR_LEN + qsec;
-
-		o[0] = 0;	/* owner: root */
-		put16(o + 1, WIRE_TYPE_OPT);
-		put16(o + 3, udp_size);
-		put32(o + 5, opt_ttl);
-		put16(o + 9, 0);	/* RDLEN: no options */
-	}
-}
-
-int wire_build_response(const uint8_t *query, size_t qlen, const struct wire_query *q,
-			uint16_t rcode, bool tc, uint8_t *out, size_t outmax)
-{
-	size_t qsec, need;
-	uint16_t flags;
-
-	if (qlen < WIRE_HDR_LEN || q->question_end < WIRE_HDR_LEN || q->question_end > qlen)
-		return -EINVAL;
-	/* RFC 6891 6.1.3: the upper 8 bits of a 12-bit RCODE live in the OPT. */
-	if (rcode > 0xfff || (rcode > 0xf && !q->has_opt))
-		return -EINVAL;
-	qsec = q->question_end - WIRE_HDR_LEN;
-	need = WIRE_HDR_LEN + qsec + (q->has_opt ? 11 : 0);
-	if (need > outmax)
-		return -ENOBUFS;
-
-	flags = HDR_QR | (uint16_t)(q->opcode & 0x0f) << 11 | (q->flags & HDR_RD) | (rcode & 0x0f);
-	/* RA: recursion is what netd offers, but not for a kind of query it
-	 * does not implement (RFC 8906 8.1.4 expects no RA on NOTIMP). */
-	if (rcode != WIRE_RCODE_NOTIMP)
-		flags |= HDR_RA;
-	if (tc)
-		flags |= HDR_TC;
-	/* OPT: extended rcode, version 0 (the one netd implements, RFC 6891
-	 * 6.1.3 also for BADVERS), DO echoed (RFC 3225 3), no other flags. */
-	put_message(out, query, qsec, q->id, flags, q->has_opt, OPT_OUR_UDP_SIZE,
-		    (uint32_t)(rcode >> 4) << 24 | (q->do_bit ? 0x8000u : 0));
-	return (int)need;
-}
-
-int wire_build_upstream_query(const uint8_t *query, size_t qlen, const struct wire_query *q,
-			      uint8_t *out, size_t outmax)
-{
-	size_t qsec, need;
-
-	if (qlen < WIRE_HDR_LEN || q->question_end <= WIRE_HDR_LEN || q->question_end > qlen)
-		return -EINVAL;
-	qsec = q->question_end - WIRE_HDR_LEN;
-	need = WIRE_HDR_LEN + qsec + (q->has_opt ? 11 : 0);
-	if (need > outmax)
-		return -ENOBUFS;
-	/* QUERY with the client's RD and CD, nothing else of its header; OPT
-	 * with the client's size (it gets TC above it), version and DO. */
-	put_message(out, query, qsec, q->id, (uint16_t)(q->flags & (HDR_RD | HDR_CD)), q->has_opt,
-		    q->udp_size, (uint32_t)q->edns_version << 16 | (q->do_bit ? 0x8000u : 0));
-	return (int)need;
 }
 
 void wire_set_id(uint8_t *buf, uint16_t id)
