@@ -174,6 +174,19 @@ int wire_cap_ttls(uint8_t *buf, size_t len, uint32_t max_ttl_s);
 int wire_build_upstream_query(const uint8_t *query, size_t qlen, const struct wire_query *q,
 			      uint8_t *out, size_t outmax);
 
+/*
+ * wire_build_query() - a query of netd's own (RFC 1035 4.1.1-4.1.2): ID
+ * @id, opcode QUERY, RD set, one question (@qname, @qtype, class IN), no
+ * other section, no OPT.  @qname: presentation form without escapes,
+ * labels separated by single dots, a trailing dot allowed, "." (or "")
+ * for the root; written uncompressed, case kept; borrowed.  @out/@outmax:
+ * destination (WIRE_HDR_LEN + WIRE_NAME_MAX + 4 always suffices).
+ * Return: bytes written; -EINVAL (an empty label, one over 63 octets, a
+ * backslash: RFC 1035 2.3.4); -EMSGSIZE (over 255 octets on the wire,
+ * RFC 1035 3.1); -ENOBUFS.
+ */
+int wire_build_query(uint8_t *out, size_t outmax, uint16_t id, const char *qname, uint16_t qtype);
+
 /* wire_set_id() - store @id (host order) as the message ID of @buf (>= 2 bytes). */
 void wire_set_id(uint8_t *buf, uint16_t id);
 

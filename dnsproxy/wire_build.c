@@ -1,8 +1,9 @@
 /*
  * wire_build - the DNS messages netd writes (RFC 1035 4.1, RFC 6891 6.1):
  * answerless responses to a sandbox's query, the query sent upstream for
- * it.  Pure: caller-provided buffers, no allocation, no logging.  Reading
- * messages and editing them in place is wire.c's.
+ * it, and a query of netd's own (`netd verify`'s probes).  Pure:
+ * caller-provided buffers, no allocation, no logging.  Reading messages
+ * and editing them in place is wire.c's.
  */
 #include "dnsproxy/wire.h"
 
@@ -104,4 +105,37 @@ int wire_build_upstream_query(const uint8_t *query, size_t qlen, const struct wi
 	put_message(out, query, qsec, q->id, (uint16_t)(q->flags & (HDR_RD | HDR_CD)), q->has_opt,
 		    q->udp_size, (uint32_t)q->edns_version << 16 | (q->do_bit ? 0x8000u : 0));
 	return (int)need;
+}
+
+int wire_build_query(uint8_t *out, size_t outmax, uint16_t id, const char *qname, uint16_t qtype)
+{
+	const char *s = strcmp(qname, ".") == 0 ? "" : qname;
+	size_t n = WIRE_HDR_LEN, lab;
+
+	/* The question (RFC 1035 4.1.2): the name's labels, uncompressed. */
+	for (; *s; s += lab + (s[lab] == '.')) {
+		lab = strcspn(s, ".\\");
+		/* RFC 1035 2.3.4: a label is 1-63 octets; no \ escape is decoded here */
+		if (lab == 0 || lab > 63 || s[lab] == '\\')
+			return -EINVAL;
+		/* RFC 1035 3.1: a name is at most 255 octets, its root label included */
+		if (n - WIRE_HDR_LEN + 1 + lab + 1 > WIRE_NAME_MAX)
+			return -EMSGSIZE;
+		if (n + 1 + lab > outmax)
+			return -ENOBUFS;
+		out[n] = (uint8_t)lab;
+		memcpy(out + n + 1, s, lab);
+		n += 1 + lab;
+	}
+	if (n + 5 > outmax)
+		return -ENOBUFS;
+	out[n] = 0;	/* the root label */
+	put16(out + n + 1, qtype);
+	put16(out + n + 3, WIRE_CLASS_IN);
+	/* The header (RFC 1035 4.1.1): QUERY, RD, one question, nothing else. */
+	put16(out, id);
+	put16(out + 2, HDR_RD);
+	put16(out + 4, 1);
+	memset(out + 6, 0, WIRE_HDR_LEN - 6);
+	return (int)(n + 5);
 }

@@ -1254,6 +1254,71 @@ static void test_upstream_query(void **state)
 	assert_int_equal(wire_build_upstream_query(p.b, p.len, &q, out, 10), -ENOBUFS);
 }
 
+/* netd's own query (netd verify's probes): what wire_parse_query() reads back. */
+static void test_build_query(void **state)
+{
+	uint8_t out[WIRE_HDR_LEN + WIRE_NAME_MAX + 4];
+	char name[300];
+	struct wire_query q;
+	struct pkt p;
+	int n;
+
+	(void)state;
+	/* Byte for byte what query_of() writes: header with RD, one question. */
+	n = wire_build_query(out, sizeof(out), 0x1234, "p3-00ff.netd-verify.invalid", WIRE_TYPE_A);
+	query_of(&p, "p3-00ff.netd-verify.invalid", WIRE_TYPE_A);
+	assert_int_equal(n, (int)p.len);
+	assert_memory_equal(out, p.b, p.len);
+	assert_int_equal(wire_parse_query(out, (size_t)n, &q), 0);
+	assert_int_equal(q.id, 0x1234);
+	assert_int_equal(q.flags, 0x0100);
+	assert_string_equal(q.qname, "p3-00ff.netd-verify.invalid");
+	assert_int_equal(q.qtype, WIRE_TYPE_A);
+	assert_int_equal(q.qclass, WIRE_CLASS_IN);
+	assert_false(q.has_opt);
+
+	/* Case kept on the wire (the parse lower-cases); a trailing dot is the same name. */
+	n = wire_build_query(out, sizeof(out), 7, "PyPI.org.", WIRE_TYPE_AAAA);
+	assert_int_equal(n, WIRE_HDR_LEN + 10 + 4);
+	assert_memory_equal(out + WIRE_HDR_LEN, "\x04PyPI\x03org", 10);
+	assert_int_equal(wire_parse_query(out, (size_t)n, &q), 0);
+	assert_string_equal(q.qname, "pypi.org");
+	assert_int_equal(q.qtype, WIRE_TYPE_AAAA);
+
+	/* The root. */
+	assert_int_equal(wire_build_query(out, sizeof(out), 7, ".", WIRE_TYPE_NS), WIRE_HDR_LEN + 5);
+	assert_int_equal(wire_parse_query(out, WIRE_HDR_LEN + 5, &q), 0);
+	assert_string_equal(q.qname, ".");
+
+	/* Labels: 1-63 octets, no escapes (RFC 1035 2.3.4). */
+	assert_int_equal(wire_build_query(out, sizeof(out), 7, "a..b", 1), -EINVAL);
+	assert_int_equal(wire_build_query(out, sizeof(out), 7, ".a", 1), -EINVAL);
+	assert_int_equal(wire_build_query(out, sizeof(out), 7, "a\\.b", 1), -EINVAL);
+	memset(name, 'x', 64);
+	name[64] = '\0';
+	assert_int_equal(wire_build_query(out, sizeof(out), 7, name, 1), -EINVAL);
+	name[63] = '\0';
+	assert_int_equal(wire_build_query(out, sizeof(out), 7, name, 1), WIRE_HDR_LEN + 65 + 4);
+
+	/* Names: 255 octets on the wire at most (RFC 1035 3.1): 4 x 63 + 2 + 1 = 255. */
+	memset(name, 'x', 4 * 64);
+	for (int i = 1; i < 4; i++)
+		name[64 * i - 1] = '.';
+	name[4 * 64 - 1] = '\0';	/* 63.63.63.63: 4 x 64 + 1 = 257 */
+	assert_int_equal(wire_build_query(out, sizeof(out), 7, name, 1), -EMSGSIZE);
+	name[4 * 64 - 3] = '\0';	/* 63.63.63.61: 255 */
+	n = wire_build_query(out, sizeof(out), 7, name, 1);
+	assert_int_equal(n, WIRE_HDR_LEN + WIRE_NAME_MAX + 4);
+	assert_int_equal(wire_parse_query(out, (size_t)n, &q), 0);
+
+	/* Room: exactly enough, one byte short. */
+	assert_int_equal(wire_build_query(out, WIRE_HDR_LEN + 10 + 4, 7, "pypi.org", 1),
+			 WIRE_HDR_LEN + 10 + 4);
+	assert_int_equal(wire_build_query(out, WIRE_HDR_LEN + 10 + 3, 7, "pypi.org", 1), -ENOBUFS);
+	assert_int_equal(wire_build_query(out, 5, 7, "pypi.org", 1), -ENOBUFS);
+	assert_int_equal(wire_build_query(out, 5, 7, ".", 1), -ENOBUFS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1277,6 +1342,7 @@ int main(void)
 		cmocka_unit_test(test_cap_ttls),
 		cmocka_unit_test(test_cap_ttls_names_fixed),
 		cmocka_unit_test(test_upstream_query),
+		cmocka_unit_test(test_build_query),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
