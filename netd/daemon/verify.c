@@ -51,6 +51,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "dnsproxy/proxy.h"
+#include "dnsproxy/wire.h"
 #include "netd/common/metrics.h"
 #include "netd/fw.h"
 #include "netd/link/link.h"
@@ -84,8 +85,8 @@ struct vsock {
 	struct addr src;	/* its source address and port, as the kernel sees them */
 	uint16_t sport;
 	uint16_t id;		/* DNS: the query's ID */
-	uint8_t qbuf[300];	/* DNS: the query (TCP: with its length prefix) */
-	size_t qlen;
+	uint8_t qbuf[2 + WIRE_HDR_LEN + WIRE_NAME_MAX + 4];	/* DNS: TCP's prefix, the query */
+	size_t qlen;		/* the query's length, without the prefix */
 	uint8_t rbuf[1500];	/* DNS over TCP: the answer being read */
 	size_t rlen;
 };
@@ -169,94 +170,30 @@ static struct verify *vstate(struct daemon *d)
 	return d->verify;
 }
 
-/* ---- DNS messages ---- */
-
-/* The token query of probe @i (RFC 1035 4.1): "p<i>-<token>.netd-verify.invalid", RD set. */
-static size_t dns_query(uint8_t *buf, size_t sz, uint16_t id, const char *qname, uint16_t qtype)
-{
-	size_t n = 12, lab;
-	const char *s = qname;
-
-	if (sz < 12 + strlen(qname) + 6)
-		return 0;
-	memset(buf, 0, 12);
-	buf[0] = (uint8_t)(id >> 8);
-	buf[1] = (uint8_t)id;
-	buf[2] = 0x01;	/* RD */
-	buf[5] = 1;	/* QDCOUNT */
-	while (*s) {
-		lab = strcspn(s, ".");
-		if (lab == 0 || lab > 63)
-			return 0;
-		buf[n++] = (uint8_t)lab;
-		memcpy(buf + n, s, lab);
-		n += lab;
-		s += lab;
-		if (*s == '.')
-			s++;
-	}
-	buf[n++] = 0;
-	buf[n++] = (uint8_t)(qtype >> 8);
-	buf[n++] = (uint8_t)qtype;
-	buf[n++] = 0;
-	buf[n++] = 1;	/* IN */
-	return n;
-}
-
-/* Skip a (possibly compressed) name at @off; the offset after it, or 0. */
-static size_t dns_skip_name(const uint8_t *b, size_t len, size_t off)
-{
-	for (int guard = 0; off < len && guard < 128; guard++) {
-		uint8_t l = b[off];
-
-		if (l == 0)
-			return off + 1;
-		if ((l & 0xc0) == 0xc0)
-			return off + 2 <= len ? off + 2 : 0;
-		off += 1u + l;
-	}
-	return 0;
-}
+/* ---- DNS answers ---- */
 
 /*
- * An answer to query @id: its RCODE, and (for --allowed) the first A/AAAA
- * address into @first and the count of them.  Return: the RCODE; -1 (not
- * an answer to it).  Bytes from the network: every length checked.
+ * The answer @b/@len to @k's query, read as the proxy reads its upstream's
+ * (wire_walk_answer(): well-formed, to exactly this question; addresses on
+ * the qname's CNAME chain, at most 128 as the proxy): its RCODE, how many
+ * addresses, the first (@first may be NULL).  Return: the RCODE; -1 (not one).
  */
-static int dns_answer(const uint8_t *b, size_t len, uint16_t id, struct addr *first, int *n_addrs)
+static int dns_answer(const struct vsock *k, const uint8_t *b, size_t len, struct addr *first,
+		      int *n_addrs)
 {
-	size_t off, an;
+	struct wire_addr addrs[128];
+	struct wire_answer wa;
+	struct wire_query q;
 
 	*n_addrs = 0;
-	if (len < 12 || (uint16_t)(b[0] << 8 | b[1]) != id || !(b[2] & 0x80))
+	/* The question as wire.c reads it: parsed from the query that was sent. */
+	if (wire_parse_query(k->qbuf + 2, k->qlen, &q) < 0 ||
+	    wire_walk_answer(b, len, &q, addrs, 128, &wa) < 0 || wa.id != k->id)
 		return -1;
-	an = (size_t)(b[6] << 8 | b[7]);
-	off = dns_skip_name(b, len, 12);
-	if (!off || off + 4 > len)
-		return b[3] & 0x0f;
-	off += 4;
-	for (size_t i = 0; i < an && off; i++) {
-		uint16_t type, rdlen;
-
-		off = dns_skip_name(b, len, off);
-		if (!off || off + 10 > len)
-			break;
-		type = (uint16_t)(b[off] << 8 | b[off + 1]);
-		rdlen = (uint16_t)(b[off + 8] << 8 | b[off + 9]);
-		off += 10;
-		if (off + rdlen > len)
-			break;
-		if ((type == 1 && rdlen == 4) || (type == 28 && rdlen == 16)) {
-			if (!*n_addrs && first) {
-				memset(first, 0, sizeof(*first));
-				first->family = type == 1 ? AF_INET : AF_INET6;
-				memcpy(first->a, b + off, rdlen);
-			}
-			(*n_addrs)++;
-		}
-		off += rdlen;
-	}
-	return b[3] & 0x0f;
+	if (first && wa.n_addrs)
+		*first = addrs[0].addr;
+	*n_addrs = (int)wa.n_addrs;
+	return wa.rcode;
 }
 
 /* ---- sockets ---- */
@@ -370,7 +307,6 @@ static void probe_start(struct vsb *s, size_t i, const char *allowed_qname)
 	note_local(k);
 	if (p->kind == VK_DNS_UDP || p->kind == VK_DNS_TCP || p->kind == VK_ALLOWED_DNS) {
 		char qname[128];
-		uint8_t *q = tcp ? k->qbuf + 2 : k->qbuf;
 
 		if (p->kind == VK_ALLOWED_DNS)
 			snprintf(qname, sizeof(qname), "%s", allowed_qname);
@@ -378,14 +314,19 @@ static void probe_start(struct vsb *s, size_t i, const char *allowed_qname)
 			probe_qname(s, i, qname, sizeof(qname));
 		if (getrandom(&k->id, sizeof(k->id), GRND_NONBLOCK) != sizeof(k->id))
 			k->id = (uint16_t)(clock_mono_ms() ^ i);
-		k->qlen = dns_query(q, sizeof(k->qbuf) - 2, k->id, qname,
-				    p->kind == VK_ALLOWED_DNS && af == AF_INET6 ? 28 : 1);
+		r = wire_build_query(k->qbuf + 2, sizeof(k->qbuf) - 2, k->id, qname,
+				     p->kind == VK_ALLOWED_DNS && af == AF_INET6 ? WIRE_TYPE_AAAA :
+									  WIRE_TYPE_A);
+		if (r < 0) {
+			o->send_err = r;
+			return;
+		}
+		k->qlen = (size_t)r;
 		if (tcp) {
 			k->qbuf[0] = (uint8_t)(k->qlen >> 8);
 			k->qbuf[1] = (uint8_t)k->qlen;
-			k->qlen += 2;
 			evw = EV_WRITE;
-		} else if (send(k->fd, k->qbuf, k->qlen, 0) < 0) {
+		} else if (send(k->fd, k->qbuf + 2, k->qlen, 0) < 0) {
 			o->send_err = -errno;
 			return;
 		}
@@ -429,22 +370,22 @@ static void on_sock(evutil_socket_t fd, short what, void *arg)
 	struct addr first;
 	int err = 0;
 	socklen_t el = sizeof(err);
+	size_t flen;
 	ssize_t n;
 
-	(void)what;
 	if (p->kind == VK_DROP || p->kind == VK_ALLOWED_CONN) {
 		getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
 		o->sock_err = err;
 		o->connected = err == 0;
 		return;	/* one-shot */
 	}
-	if (p->kind == VK_DNS_TCP && k->qlen) {
+	if (p->kind == VK_DNS_TCP && (what & EV_WRITE)) {
+		/* Connected (its first event): the query with its length prefix. */
 		getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
-		if (err || send(fd, k->qbuf, k->qlen, MSG_NOSIGNAL) != (ssize_t)k->qlen) {
+		if (err || send(fd, k->qbuf, k->qlen + 2, MSG_NOSIGNAL) != (ssize_t)k->qlen + 2) {
 			o->send_err = -(err ? err : errno ? errno : EIO);
 			return;
 		}
-		k->qlen = 0;
 		event_free(k->ev);
 		k->ev = event_new(s->run->d->base, fd, EV_READ | EV_PERSIST, on_sock, k);
 		if (!k->ev || event_add(k->ev, NULL) < 0)
@@ -458,8 +399,9 @@ static void on_sock(evutil_socket_t fd, short what, void *arg)
 			return;
 		}
 		k->rlen += (size_t)n;
-		if (k->rlen >= 2 && k->rlen >= 2u + (size_t)(k->rbuf[0] << 8 | k->rbuf[1])) {
-			o->rcode = dns_answer(k->rbuf + 2, k->rlen - 2, k->id, NULL, &o->n_addrs);
+		flen = (size_t)(k->rbuf[0] << 8 | k->rbuf[1]);	/* RFC 1035 4.2.2 */
+		if (k->rlen >= 2 && k->rlen >= 2 + flen) {
+			o->rcode = dns_answer(k, k->rbuf + 2, flen, NULL, &o->n_addrs);
 			event_del(k->ev);
 		}
 		return;
@@ -470,7 +412,7 @@ static void on_sock(evutil_socket_t fd, short what, void *arg)
 		event_add(k->ev, NULL);
 		return;
 	}
-	o->rcode = dns_answer(k->rbuf, (size_t)n, k->id, &first, &o->n_addrs);
+	o->rcode = dns_answer(k, k->rbuf, (size_t)n, &first, &o->n_addrs);
 	if (o->rcode < 0) {
 		event_add(k->ev, NULL);	/* not its answer: keep waiting */
 		return;
