@@ -15,7 +15,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -588,12 +590,58 @@ static void gw_restart_cb(evutil_socket_t fd, short what, void *arg)
 		gw_exited(d);
 }
 
+/* Does a loaded policy send anything through the gateway? */
+static bool gw_wanted(const struct daemon *d)
+{
+	for (size_t i = 0; i < d->n_policies; i++)
+		for (size_t r = 0; r < d->policies[i]->n_rules; r++)
+			if (d->policies[i]->rules[r].gateway)
+				return true;
+	return false;
+}
+
+/*
+ * What the worker needs of netd to give up its privileges: chroot, then
+ * setgroups/setresgid/setresuid to gateway.user.  Said once, with the fix,
+ * instead of a worker that dies at start over and over.
+ */
+static int gw_caps_ok(void)
+{
+	static const struct { int cap; const char *name; } need[] = {
+		{ CAP_SYS_CHROOT, "CAP_SYS_CHROOT" }, { CAP_SETUID, "CAP_SETUID" },
+		{ CAP_SETGID, "CAP_SETGID" },
+	};
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+	char missing[64] = "";
+
+	if (syscall(SYS_capget, &h, data) < 0)
+		return -errno;
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (!(data[need[i].cap / 32].effective & (1u << (need[i].cap % 32))))
+			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
+				 "%s%s", missing[0] ? " " : "", need[i].name);
+	if (!missing[0])
+		return 0;
+	log_err("gateway: netd lacks %s, which the gateway worker needs to chroot and become "
+		"gateway.user; steered connections are refused. Add them to the unit's "
+		"CapabilityBoundingSet= and AmbientCapabilities= (deploy/systemd/netd.service, "
+		"docs/install.md)", missing);
+	return -EPERM;
+}
+
 int daemon_gw_start(struct daemon *d)
 {
-	d->gw.chan = -1;
-	d->gw.err = -1;
-	if (!d->cfg.gw_port)
+	if (!d->gw.started) {
+		d->gw.chan = -1;
+		d->gw.err = -1;
+	}
+	/* Only once a policy uses it: no worker and no listener otherwise. */
+	if (!d->cfg.gw_port || d->gw.started || !gw_wanted(d))
 		return 0;
+	d->gw.started = true;
+	if (gw_caps_ok() < 0)
+		return -EPERM;
 	return gw_spawn(d);
 }
 

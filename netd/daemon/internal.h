@@ -112,6 +112,7 @@ struct gw_proc {
 	struct event *ev;	/* on chan */
 	struct event *restart;	/* the restart timer */
 	uint64_t started_ms, backoff_ms;
+	bool started;		/* daemon_gw_start() began supervising (restarts included) */
 	int err;		/* the read end of the worker's stdout/stderr pipe; -1 */
 	struct event *err_ev;	/* on err: its lines into netd's log, quoted */
 	char err_line[1024];	/* a line not yet ended */
@@ -175,9 +176,10 @@ extern const double gw_hist_le[GW_HIST_N];	/* seconds */
 int daemon_gw_ca(struct daemon *d, char *err, size_t errsz);
 
 /*
- * daemon_gw_start() - start the gateway worker if netd.yaml's gateway.port
- * is not 0 (a listening socket on that port, the worker's channel).
- * Return: 0; -errno (logged).
+ * daemon_gw_start() - start the gateway worker (a listening socket on
+ * gateway.port, the worker's channel) once a loaded policy has a gateway:
+ * rule and gateway.port is not 0; called at start and after each reload,
+ * a no-op once started.  Return: 0; -errno (logged).
  */
 int daemon_gw_start(struct daemon *d);
 

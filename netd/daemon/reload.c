@@ -189,6 +189,9 @@ int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_
 	if (r < 0)
 		goto out;
 	reload_swap(d, &plan);
+	/* The first policy with gateway: starts the worker (not in a box). */
+	if (!d->box && daemon_gw_start(d) < 0)
+		log_err("gateway: not started; connections steered to it are refused");
 	/* 4. After the commit: forget and cut what was removed, report; record the digests. */
 	for (size_t i = 0; i < plan.n_changes; i++) {
 		const struct reload_change *c = &plan.changes[i];

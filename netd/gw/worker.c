@@ -92,8 +92,10 @@ static int tls_setup(struct gw_worker *w, const char *ca_file)
 
 	w->up_ctx = SSL_CTX_new(TLS_client_method());
 	w->cli_ctx = SSL_CTX_new(TLS_server_method());
-	if (!w->up_ctx || !w->cli_ctx)
+	if (!w->up_ctx || !w->cli_ctx) {
+		fprintf(stderr, "netd gateway-worker: no TLS context (out of memory)\n");
 		return -ENOMEM;
+	}
 	SSL_CTX_set_min_proto_version(w->up_ctx, TLS1_2_VERSION);
 	SSL_CTX_set_min_proto_version(w->cli_ctx, TLS1_2_VERSION);
 	SSL_CTX_set_verify(w->up_ctx, SSL_VERIFY_PEER, NULL);
@@ -131,18 +133,28 @@ static int drop_privileges(const char *user, const char *root)
 		fprintf(stderr, "netd gateway-worker: chroot %s: %s\n", root, strerror(errno));
 		return -errno;
 	}
+	/*
+	 * The bounding set, where we may (it takes CAP_SETPCAP, which netd's
+	 * unit does not grant): what matters is below, no capability survives
+	 * the uid change, and with no new privileges and no execve (seccomp)
+	 * nothing could regain one.
+	 */
 	for (int cap = 0; cap <= 63; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL && errno != EPERM)
 			return -errno;
 	if (setgroups(0, NULL) < 0 || setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0 ||
 	    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0) {
 		fprintf(stderr, "netd gateway-worker: cannot become %s: %s\n", user, strerror(errno));
 		return -errno;
 	}
-	if (setuid(0) == 0)
+	if (setuid(0) == 0) {
+		fprintf(stderr, "netd gateway-worker: could become root again after the drop\n");
 		return -EPERM;	/* never back */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		fprintf(stderr, "netd gateway-worker: no_new_privs: %s\n", strerror(errno));
 		return -errno;
+	}
 	return 0;
 }
 
@@ -303,10 +315,17 @@ int gw_worker_main(int argc, char **argv)
 		fprintf(stderr, "netd gateway-worker: fds 3 and 4 are not open (netd starts this)\n");
 		return 2;
 	}
-	if (tls_setup(&w, a.ca_file) < 0 || read_config(&w) < 0 ||
-	    !(w.rate = gw_rate_new(GW_RATE_KEYS)) || !(w.leaves = gw_leafcache_new()) ||
-	    !(w.base = event_base_new()))
+	if (tls_setup(&w, a.ca_file) < 0)
+		return 1;	/* said */
+	if (read_config(&w) < 0) {
+		fprintf(stderr, "netd gateway-worker: no config message from netd\n");
 		return 1;
+	}
+	if (!(w.rate = gw_rate_new(GW_RATE_KEYS)) || !(w.leaves = gw_leafcache_new()) ||
+	    !(w.base = event_base_new())) {
+		fprintf(stderr, "netd gateway-worker: out of memory\n");
+		return 1;
+	}
 	if (drop_privileges(a.user, a.root) < 0)
 		return 1;
 	if (seccomp_setup() < 0) {
@@ -317,8 +336,11 @@ int gw_worker_main(int argc, char **argv)
 	evutil_make_socket_nonblocking(GW_IPC_FD_CHAN);
 	ev_chan = event_new(w.base, GW_IPC_FD_CHAN, EV_READ | EV_PERSIST, on_chan, &w);
 	ev_listen = event_new(w.base, GW_IPC_FD_LISTEN, EV_READ | EV_PERSIST, on_accept, &w);
-	if (!ev_chan || !ev_listen || event_add(ev_chan, NULL) < 0 || event_add(ev_listen, NULL) < 0)
+	if (!ev_chan || !ev_listen || event_add(ev_chan, NULL) < 0 ||
+	    event_add(ev_listen, NULL) < 0) {
+		fprintf(stderr, "netd gateway-worker: cannot watch its sockets\n");
 		return 1;
+	}
 	event_base_dispatch(w.base);
 	gw_conn_close_all(&w);
 	event_free(ev_chan);

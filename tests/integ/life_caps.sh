@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The capabilities netd needs, as deploy/systemd/netd.service grants them
 # (CapabilityBoundingSet=; for a root service that is what it gets):
-# CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_NET_BIND_SERVICE, CAP_SYS_PTRACE.  With
+# CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_NET_BIND_SERVICE, CAP_SYS_PTRACE, and for
+# the API gateway's worker CAP_SYS_CHROOT, CAP_SETUID, CAP_SETGID.  With
 # exactly those, everything works: start, a new sandbox whose DNS and
-# egress work, a --pid attach of a process with every capability, delete.
-# Without each one, what needs it fails - so none is there for nothing.
+# egress work, a --pid attach of a process with every capability, the
+# gateway's worker up and unprivileged, delete.  Without each one, what
+# needs it fails - so none is there for nothing.  (A new user found the
+# gateway's worker dying at start under the unit's caps: it lacked the
+# last three.)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/world.sh
@@ -12,8 +16,21 @@ cd "$(dirname "$0")/../.."
 
 world_up "ndq$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
 UNIT_CAPS=$(sed -n 's/^CapabilityBoundingSet=//p' deploy/systemd/netd.service.in)
-eq "the unit grants the four capabilities" \
-	"CAP_NET_ADMIN CAP_SYS_ADMIN CAP_NET_BIND_SERVICE CAP_SYS_PTRACE" "$UNIT_CAPS"
+eq "the unit grants the seven capabilities" \
+	"CAP_NET_ADMIN CAP_SYS_ADMIN CAP_NET_BIND_SERVICE CAP_SYS_PTRACE CAP_SYS_CHROOT CAP_SETUID CAP_SETGID" \
+	"$UNIT_CAPS"
+# The shipped policies, and one whose rule goes through the gateway (so
+# netd starts the worker).
+mkdir -p "$WORLD_DIR/policies"
+cp policies/*.yaml "$WORLD_DIR/policies/" 2>/dev/null
+cat >"$WORLD_DIR/policies/gw.yaml" <<-YAML
+name: gw
+egress:
+  - domains: [api.openai.com]
+    ports: [443]
+    gateway: {}
+YAML
+export NETD_POLICIES=$WORLD_DIR/policies
 REAL_BIN=$NETD_BIN
 
 # with_caps CAPS... - a wrapper that runs netd with only CAPS (setpriv).
@@ -38,7 +55,11 @@ world_pid_track "$FULL_PID"
 with_caps $UNIT_CAPS
 NETD_BIN=$WORLD_DIR/netd-caps netd_up || { t_fail "netd starts with the unit's capabilities"; t_summary; exit 1; }
 NETD_BIN=$REAL_BIN
-has "netd really runs with only those" "0000000000281400" "$(grep CapEff /proc/"$NETD_PID"/status)"
+has "netd really runs with only those" "00000000002c14c0" "$(grep CapEff /proc/"$NETD_PID"/status)"
+wpid=$(netd status | jq -r .gateway.worker_pid)
+eq "the gateway's worker is up" true "$(netd status | jq -r .gateway.worker_up)"
+ok "... and stays up (no restarts)" test "$(sleep 1; netd status | jq -r .gateway.restarts)" = 0
+has "... with no capabilities left" "CapEff:	0000000000000000" "$(cat "/proc/$wpid/status" 2>/dev/null)"
 ok "sandbox create (new netns)" sb_create sb1 python-dev
 eq "its DNS works" "198.51.100.10" "$(sb_dig sb1 +short pypi.org A)"
 eq "its egress works" "pypi.org ok" "$(sb_curl sb1 https://pypi.org/simple/)"
@@ -71,6 +92,14 @@ out=$(netd sandbox create "$(sb_name sb3)" --policy deny-all 2>&1)
 has "without CAP_NET_BIND_SERVICE: no sandbox (its gateway's DNS is port 53)" "ermission denied" "$out$(cat "$NETD_LOG")"
 netd sandbox delete "$(sb_name sb3)" >/dev/null 2>&1
 netd_down >/dev/null
+for c in CAP_SYS_CHROOT CAP_SETUID CAP_SETGID; do
+	without "$c"
+	NETD_BIN=$WORLD_DIR/netd-caps netd_up >/dev/null 2>&1
+	NETD_BIN=$REAL_BIN
+	eq "without $c: no gateway worker" false "$(netd status | jq -r .gateway.worker_up)"
+	has "... and netd says which capability and where to add it" "lacks $c" "$(cat "$NETD_LOG")"
+	netd_down >/dev/null
+done
 for c in CAP_NET_ADMIN CAP_SYS_ADMIN; do
 	without "$c"
 	# not in $(...): netd_up must record NETD_PID here, for netd_down
