@@ -571,8 +571,15 @@ static void handle_policies(struct ctl *c, struct evhttp_request *req,
 		if (r < 0)
 			reply_error(req, r == -EINVAL || r == -EEXIST || r == -E2BIG || r == -ENOENT ?
 					 400 : 500, "%s", msg);
-		else
-			reply_json(req, 200, json_pack("{s:o}", "changed", report));
+		else {
+			json_t *reply = json_pack("{s:o}", "changed", report);
+			json_t *info = c->ops->reload_info ? c->ops->reload_info(c->ctx) : NULL;
+
+			if (reply && info)
+				json_object_update(reply, info);
+			json_decref(info);
+			reply_json(req, 200, reply);
+		}
 	} else if (p->n == 3 && p->seg[2][0]) {
 		json_t *pol;
 

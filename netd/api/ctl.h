@@ -72,6 +72,8 @@ struct ctl_ops {
 	/* Reload policy_dir; *@report: array of changed sandboxes.
 	 * Return: 0; -EINVAL/-EEXIST/-E2BIG/-ENOENT (400); -errno (500). */
 	int (*policy_reload)(void *ctx, json_t **report, char *err, size_t errsz);
+	/* After a reload: more of its reply, e.g. {"credentials_read": N, "credentials_changed": M}; NULL: none. */
+	json_t *(*reload_info)(void *ctx);
 	/* Health and counters (GET /v1/status); the server adds "control". */
 	json_t *(*status)(void *ctx);
 	/* Prometheus text exposition of the counters, to @out. */

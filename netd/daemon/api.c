@@ -371,6 +371,15 @@ static json_t *api_sandbox_get(void *ctx, const char *name)
 	return sb ? daemon_sandbox_json(d, sb) : NULL;
 }
 
+/* The reload's credentials: read again from their files, and how many changed. */
+static json_t *api_reload_info(void *ctx)
+{
+	struct daemon *d = ctx;
+
+	return json_pack("{s:I, s:I}", "credentials_read", (json_int_t)d->gw_creds_read,
+			 "credentials_changed", (json_int_t)d->gw_creds_changed);
+}
+
 static int api_policy_reload(void *ctx, json_t **report, char *err, size_t errsz)
 {
 	return daemon_policy_reload(ctx, report, err, errsz);
@@ -407,6 +416,7 @@ const struct ctl_ops daemon_ctl_ops = {
 	.policies = api_policies,
 	.policy = api_policy,
 	.policy_reload = api_policy_reload,
+	.reload_info = api_reload_info,
 	.status = api_status,
 	.metrics = api_metrics,
 	.verify = api_verify,

@@ -57,6 +57,34 @@ int daemon_gw_ca(struct daemon *d, char *err, size_t errsz)
 	return 0;
 }
 
+static void gw_send(struct daemon *d, char *msg, size_t len);
+
+/* Is @c's secret not what @old had under its name (a new credential counts)? */
+static bool cred_changed(const struct gw_creds *old, const struct gw_credential *c)
+{
+	const struct gw_credential *o = old ? gw_creds_find(old, c->name) : NULL;
+
+	return !o || o->value_len != c->value_len || memcmp(o->value, c->value, c->value_len);
+}
+
+/* Tell the worker the new values of the credentials that changed. */
+static void gw_rotate(struct daemon *d, const struct gw_creds *old, const struct gw_creds *now)
+{
+	struct gw_cred list[GW_REQ_MAX_CREDS];
+	struct gw_ipc_rotate r = { .creds = list };
+	char *msg;
+	size_t len;
+
+	for (size_t i = 0; i < now->n && r.n_creds < GW_REQ_MAX_CREDS; i++)
+		if (old && gw_creds_find(old, now->v[i].name) && cred_changed(old, &now->v[i]))
+			list[r.n_creds++] = (struct gw_cred){
+				.name = now->v[i].name, .value = (const uint8_t *)now->v[i].value,
+				.value_len = now->v[i].value_len,
+			};
+	if (r.n_creds && d->gw.ev && gw_ipc_encode_rotate(&r, &msg, &len) == 0)
+		gw_send(d, msg, len);	/* wiped there */
+}
+
 int daemon_gw_creds_reload(struct daemon *d, char *err, size_t errsz)
 {
 	struct gw_creds *c = NULL;
@@ -71,6 +99,11 @@ int daemon_gw_creds_reload(struct daemon *d, char *err, size_t errsz)
 			snprintf(err, errsz, "%s", msg);
 		return r;
 	}
+	d->gw_creds_read = c->n;
+	d->gw_creds_changed = 0;
+	for (size_t i = 0; d->gw_creds && i < c->n; i++)
+		d->gw_creds_changed += cred_changed(d->gw_creds, &c->v[i]);
+	gw_rotate(d, d->gw_creds, c);
 	gw_creds_free(d->gw_creds);
 	d->gw_creds = c;
 	return 0;
@@ -256,9 +289,14 @@ static void gw_count(struct daemon *d, const struct gw_ipc_http *h)
 		;
 	s->hist[i]++;
 	s->hist_sum_us += h->duration_us;
+	/*
+	 * The host label is the connection's name (its TLS server_name, which
+	 * a policy named), never the Host header: a sandbox writes that, and
+	 * could fill the table with names of its own.
+	 */
 	for (i = 0; i < s->n_series; i++)
 		if (s->series[i].status == h->status && !strcmp(s->series[i].sandbox, h->sandbox) &&
-		    !strcmp(s->series[i].host, h->host))
+		    !strcmp(s->series[i].host, h->sni))
 			break;
 	if (i == s->n_series) {
 		if (s->n_series == GW_SERIES_MAX) {
@@ -266,7 +304,7 @@ static void gw_count(struct daemon *d, const struct gw_ipc_http *h)
 			return;
 		}
 		memcpy(s->series[i].sandbox, h->sandbox, sizeof(h->sandbox));
-		memcpy(s->series[i].host, h->host, sizeof(h->host));
+		memcpy(s->series[i].host, h->sni, sizeof(h->sni));
 		s->series[i].status = h->status;
 		s->n_series++;
 	}
@@ -694,6 +732,9 @@ void daemon_gw_metrics(struct daemon *d, FILE *out)
 		snprintf(st, sizeof(st), "%u", s->series[i].status);
 		metrics_u64(out, "netd_gateway_requests_total", l, s->series[i].n);
 	}
+	metrics_family(out, "netd_gateway_requests_unlabelled_total", "counter",
+		       "Requests past the first 4096 (sandbox, host, status) series, counted here only.");
+	metrics_u64(out, "netd_gateway_requests_unlabelled_total", NULL, s->dropped_series);
 	metrics_family(out, "netd_gateway_connections_total", "counter",
 		       "Connections steered to the gateway, by netd's verdict.");
 	for (size_t i = 0; i < 3; i++) {

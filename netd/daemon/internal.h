@@ -160,6 +160,7 @@ struct daemon {
 	struct verify *verify;	/* verify.c: the run under way, its counters; NULL until used */
 	struct gw_ca *gw_ca;	/* the gateway's CA (netd/gw/ca.h); NULL until first asked for */
 	struct gw_creds *gw_creds;	/* netd.yaml's credentials with their secrets (netd/gw/creds.h) */
+	size_t gw_creds_read, gw_creds_changed;	/* at the last (re)load, for its report */
 	struct gw_proc gw;	/* the gateway worker (gwglue.c) */
 	struct gw_stats gw_stats;
 	char self_exe[PATH_MAX];	/* this binary, for the gateway worker's exec */
@@ -185,8 +186,10 @@ int daemon_gw_start(struct daemon *d);
 
 /*
  * daemon_gw_creds_reload() - read netd.yaml's credentials' secrets again
- * (netd/gw/creds.h) and use them for the next connections; the old set is
- * kept if one fails.  @err: why, FILE:LINE:COL (logged too).
+ * (netd/gw/creds.h): the next connections get them, and the worker puts
+ * the changed ones into the connections that hold them; the old set is
+ * kept if one fails.  Counts in gw_creds_read/gw_creds_changed.
+ * @err: why, FILE:LINE:COL (logged too).
  * Return: 0; -errno.
  */
 int daemon_gw_creds_reload(struct daemon *d, char *err, size_t errsz);

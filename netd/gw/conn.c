@@ -62,6 +62,10 @@ struct gw_conn {
 	const char *up_reason;
 	struct gw_engine *engine;
 	bool closing;		/* flush what is queued to the sandbox, then close */
+	/* Values a rotation replaced: an engine may still point at one (an
+	 * HTTP/2 header not yet written), so they are wiped at the end. */
+	struct retired { uint8_t *p; size_t n; } *retired;
+	size_t n_retired;
 	bool lingering;		/* ... flushed and shut for writing: drain until its EOF */
 };
 
@@ -121,6 +125,11 @@ static void conn_free(struct gw_conn *c)
 	if (c->up)
 		bufferevent_free(c->up);
 	gw_ipc_verdict_clear(&c->v);
+	for (size_t i = 0; i < c->n_retired; i++) {
+		explicit_bzero(c->retired[i].p, c->retired[i].n);
+		free(c->retired[i].p);
+	}
+	free(c->retired);
 	free(c);
 }
 
@@ -811,6 +820,37 @@ void gw_conn_verdict(struct gw_worker *w, struct gw_ipc_verdict *v)
 		conn_reset(c);
 		break;
 	}
+}
+
+/* One connection's copy of credential @name, if it holds its value: now @value. */
+static void conn_rotate(struct gw_conn *c, const struct gw_cred *nc)
+{
+	for (size_t i = 0; i < c->v.n_creds; i++) {
+		struct gw_cred *cr = &c->v.creds[i];
+		struct retired *rt;
+		uint8_t *b;
+
+		if (!cr->value || strcmp(cr->name, nc->name) != 0)
+			continue;
+		rt = realloc(c->retired, (c->n_retired + 1) * sizeof(*rt));
+		if (!rt || !(b = malloc(nc->value_len + 1))) {
+			if (rt)
+				c->retired = rt;
+			continue;	/* keeps the old value: the next connection has the new */
+		}
+		c->retired = rt;
+		rt[c->n_retired++] = (struct retired){ (uint8_t *)cr->value, cr->value_len };
+		memcpy(b, nc->value, nc->value_len + 1);
+		cr->value = b;
+		cr->value_len = nc->value_len;
+	}
+}
+
+void gw_conn_rotate(struct gw_worker *w, const struct gw_ipc_rotate *r)
+{
+	for (struct gw_conn *c = w->conns; c; c = c->next)
+		for (size_t k = 0; k < r->n_creds; k++)
+			conn_rotate(c, &r->creds[k]);
 }
 
 void gw_conn_close_all(struct gw_worker *w)

@@ -64,6 +64,13 @@ const char *gw_conn_alpn(const struct gw_conn *c);
  */
 int gw_conn_new_session(struct ssl_st *ssl, struct ssl_session_st *sess);
 
+/*
+ * gw_conn_rotate() - a reload changed these credentials' secrets (@r):
+ * every connection that holds one's value takes the new one for its next
+ * request (the old is wiped when the connection ends).
+ */
+void gw_conn_rotate(struct gw_worker *w, const struct gw_ipc_rotate *r);
+
 /* gw_conn_close_all() - close every connection (the worker is ending). */
 void gw_conn_close_all(struct gw_worker *w);
 

@@ -37,6 +37,7 @@ static void record(struct gw_engine *e, const char *method, const char *host, co
 	snprintf(h.policy, sizeof(h.policy), "%s", e->ctx.policy ? e->ctx.policy : "");
 	snprintf(h.method, sizeof(h.method), "%s", method ? method : "");
 	snprintf(h.host, sizeof(h.host), "%s", host ? host : "");
+	snprintf(h.sni, sizeof(h.sni), "%s", e->ctx.sni ? e->ctx.sni : "");
 	snprintf(h.path, sizeof(h.path), "%s", path ? path : "");
 	snprintf(h.cred, sizeof(h.cred), "%s", cred ? cred : "");
 	snprintf(h.reason, sizeof(h.reason), "%s", reason ? reason : "");

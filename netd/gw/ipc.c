@@ -149,16 +149,31 @@ int gw_ipc_encode_config(const struct gw_ipc_config *c, char **out, size_t *len)
 
 int gw_ipc_encode_http(const struct gw_ipc_http *h, char **out, size_t *len)
 {
-	return finish(json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:I,"
-				" s:s, s:s, s:s, s:s}", "t", "http",
+	return finish(json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:I,"
+				" s:I, s:s, s:s, s:s, s:s}", "t", "http",
 				"sandbox", h->sandbox, "policy", h->policy, "rule", h->rule,
-				"method", h->method, "host", h->host, "path", h->path,
+				"method", h->method, "host", h->host, "sni", h->sni, "path", h->path,
 				"status", (int)h->status, "bytes_in", (json_int_t)h->bytes_in,
 				"bytes_out", (json_int_t)h->bytes_out,
 				"duration_us", (json_int_t)h->duration_us,
 				"ttfb_us", (json_int_t)h->ttfb_us, "cred", h->cred,
 				"reason", h->reason, "upstream", h->upstream, "proto", h->proto),
 		      out, len);
+}
+
+int gw_ipc_encode_rotate(const struct gw_ipc_rotate *r, char **out, size_t *len)
+{
+	json_t *arr = json_array(), *o;
+
+	for (size_t i = 0; arr && i < r->n_creds; i++) {
+		o = json_pack("{s:s, s:s%}", "name", r->creds[i].name, "value",
+			      (const char *)r->creds[i].value, r->creds[i].value_len);
+		if (!o || json_array_append_new(arr, o) < 0) {
+			json_decref(arr);
+			return -ENOMEM;
+		}
+	}
+	return finish(json_pack("{s:s, s:o}", "t", "rotate", "creds", arr), out, len);
 }
 
 enum gw_ipc_type gw_ipc_type(const char *buf, size_t len, void **root)
@@ -175,6 +190,8 @@ enum gw_ipc_type gw_ipc_type(const char *buf, size_t len, void **root)
 			type = GW_IPC_CONFIG;
 		else if (!strcmp(t, "http"))
 			type = GW_IPC_HTTP;
+		else if (!strcmp(t, "rotate"))
+			type = GW_IPC_ROTATE;
 	}
 	if (type == GW_IPC_BAD) {
 		json_decref(o);
@@ -394,6 +411,7 @@ int gw_ipc_decode_http(const void *root, struct gw_ipc_http *h)
 	    !get_int(root, "rule", -1, 65535, &rule) ||
 	    !get_str(root, "method", h->method, sizeof(h->method)) ||
 	    !get_str(root, "host", h->host, sizeof(h->host)) ||
+	    !get_str(root, "sni", h->sni, sizeof(h->sni)) ||
 	    !get_str(root, "path", h->path, sizeof(h->path)) ||
 	    !get_int(root, "status", 0, 999, &status) ||
 	    !get_int(root, "bytes_in", 0, INT64_MAX, &bi) ||
@@ -448,4 +466,48 @@ void gw_ipc_verdict_clear(struct gw_ipc_verdict *v)
 	free(v->creds);
 	memset(v, 0, sizeof(*v));
 	v->rule = -1;
+}
+
+int gw_ipc_decode_rotate(const void *root, struct gw_ipc_rotate *r)
+{
+	const json_t *arr = json_object_get(root, "creds");
+
+	memset(r, 0, sizeof(*r));
+	if (!json_is_array(arr) || json_array_size(arr) > GW_REQ_MAX_CREDS)
+		return -EBADMSG;
+	if (json_array_size(arr) && !(r->creds = calloc(json_array_size(arr), sizeof(*r->creds))))
+		return -ENOMEM;
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		const json_t *o = json_array_get(arr, i);
+		const json_t *val = json_object_get(o, "value");
+		const char *name = json_string_value(json_object_get(o, "name"));
+		struct gw_cred *c = &r->creds[r->n_creds++];
+		size_t n = json_string_length(val);
+		uint8_t *b;
+
+		if (!json_is_object(o) || !name || !*name || !json_is_string(val) || !n ||
+		    memchr(json_string_value(val), '\0', n) ||
+		    strcspn(json_string_value(val), "\r\n") != n ||
+		    !(c->name = strdup(name)) || !(b = malloc(n + 1))) {
+			gw_ipc_rotate_clear(r);
+			return -EBADMSG;
+		}
+		memcpy(b, json_string_value(val), n + 1);
+		c->value = b;
+		c->value_len = n;
+	}
+	return 0;
+}
+
+void gw_ipc_rotate_clear(struct gw_ipc_rotate *r)
+{
+	for (size_t i = 0; i < r->n_creds; i++) {
+		free((char *)r->creds[i].name);
+		if (r->creds[i].value) {
+			explicit_bzero((uint8_t *)r->creds[i].value, r->creds[i].value_len);
+			free((uint8_t *)r->creds[i].value);
+		}
+	}
+	free(r->creds);
+	memset(r, 0, sizeof(*r));
 }

@@ -78,7 +78,8 @@ struct gw_ipc_http {
 	char sandbox[64], policy[64];
 	int rule;
 	char method[32];
-	char host[254];
+	char host[254];		/* Host / :authority as the sandbox sent it */
+	char sni[254];		/* the connection's TLS server_name: a name of the policy */
 	char path[512];		/* without the query; cut at 511 bytes */
 	unsigned int status;	/* sent to the client; 0 if none was (connection lost) */
 	uint64_t bytes_in, bytes_out;	/* request bytes from the sandbox, response bytes to it */
@@ -99,12 +100,26 @@ int gw_ipc_encode_verdict(const struct gw_ipc_verdict *v, char **out, size_t *le
 int gw_ipc_encode_config(const struct gw_ipc_config *c, char **out, size_t *len);
 int gw_ipc_encode_http(const struct gw_ipc_http *h, char **out, size_t *len);
 
+/*
+ * "rotate" from netd: the new values of credentials whose secret changed at
+ * a reload (gw_cred's name and value only).  The worker puts each into the
+ * connections that already hold that credential's value, so a rotated key
+ * is used from the next request on, not only on new connections.
+ */
+struct gw_ipc_rotate {
+	struct gw_cred *creds;	/* owned (gw_ipc_rotate_clear()) */
+	size_t n_creds;
+};
+
+int gw_ipc_encode_rotate(const struct gw_ipc_rotate *r, char **out, size_t *len);
+
 /* What a received message is. */
 enum gw_ipc_type {
 	GW_IPC_BAD = 0,
 	GW_IPC_CONN,
 	GW_IPC_CONFIG,
 	GW_IPC_HTTP,
+	GW_IPC_ROTATE,
 };
 
 /*
@@ -129,6 +144,10 @@ int gw_ipc_decode_ask(const void *root, struct gw_ipc_ask *a);
 int gw_ipc_decode_verdict(const void *root, struct gw_ipc_verdict *v);
 int gw_ipc_decode_config(const void *root, struct gw_ipc_config *c);
 int gw_ipc_decode_http(const void *root, struct gw_ipc_http *h);
+int gw_ipc_decode_rotate(const void *root, struct gw_ipc_rotate *r);
+
+/* gw_ipc_rotate_clear() - free what @r owns, wiping the values. */
+void gw_ipc_rotate_clear(struct gw_ipc_rotate *r);
 
 /* gw_ipc_verdict_clear() - free what @v owns, wiping the key and the credential values. */
 void gw_ipc_verdict_clear(struct gw_ipc_verdict *v);

@@ -251,14 +251,28 @@ static void on_chan(evutil_socket_t fd, short what, void *arg)
 	}
 	if (n < 0)
 		return;
-	if (gw_ipc_type(buf, (size_t)n, &root) == GW_IPC_CONN) {
+	switch (gw_ipc_type(buf, (size_t)n, &root)) {
+	case GW_IPC_CONN: {
 		struct gw_ipc_verdict v;
 
 		if (gw_ipc_decode_verdict(root, &v) == 0)
 			gw_conn_verdict(w, &v);	/* takes what v owns */
 		else
 			log_warn("gateway worker: a bad verdict from netd, ignored");
-	} else {
+		break;
+	}
+	case GW_IPC_ROTATE: {
+		struct gw_ipc_rotate r;
+
+		if (gw_ipc_decode_rotate(root, &r) == 0) {
+			gw_conn_rotate(w, &r);
+			gw_ipc_rotate_clear(&r);
+		} else {
+			log_warn("gateway worker: a bad rotation from netd, ignored");
+		}
+		break;
+	}
+	default:
 		log_warn("gateway worker: a message from netd that is not one, ignored");
 	}
 	json_decref(root);

@@ -172,10 +172,35 @@ static void try_http(const void *root)
 	    h.bytes_in != g.bytes_in || h.bytes_out != g.bytes_out ||
 	    h.duration_us != g.duration_us || h.ttfb_us != g.ttfb_us ||
 	    strcmp(h.sandbox, g.sandbox) || strcmp(h.policy, g.policy) ||
-	    strcmp(h.method, g.method) || strcmp(h.host, g.host) || strcmp(h.path, g.path) ||
+	    strcmp(h.method, g.method) || strcmp(h.host, g.host) || strcmp(h.sni, g.sni) ||
+	    strcmp(h.path, g.path) ||
 	    strcmp(h.cred, g.cred) || strcmp(h.reason, g.reason) ||
 	    strcmp(h.upstream, g.upstream) || strcmp(h.proto, g.proto))
 		abort();
+	json_decref(again);
+}
+
+static void try_rotate(const void *root)
+{
+	struct gw_ipc_rotate r, q;
+	char *msg;
+	size_t len;
+	void *again;
+
+	if (gw_ipc_decode_rotate(root, &r) < 0)
+		return;
+	if (gw_ipc_encode_rotate(&r, &msg, &len) < 0)
+		abort();
+	again = reparse(msg, len, GW_IPC_ROTATE);
+	if (gw_ipc_decode_rotate(again, &q) < 0 || q.n_creds != r.n_creds)
+		abort();
+	for (size_t i = 0; i < r.n_creds; i++)
+		if (strcmp(r.creds[i].name, q.creds[i].name) ||
+		    r.creds[i].value_len != q.creds[i].value_len ||
+		    memcmp(r.creds[i].value, q.creds[i].value, r.creds[i].value_len))
+			abort();
+	gw_ipc_rotate_clear(&r);
+	gw_ipc_rotate_clear(&q);
 	json_decref(again);
 }
 
@@ -202,6 +227,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	try_verdict(root);
 	try_config(root);
 	try_http(root);
+	try_rotate(root);
 	json_decref(root);
 	return 0;
 }

@@ -235,6 +235,8 @@ has "metrics: requests by sandbox, host and status" \
 	"netd_gateway_requests_total{sandbox=\"$(sb_name g1)\",host=\"api.gw.dt.example\",status=\"200\"}" "$metrics"
 has "metrics: the latency histogram" "netd_gateway_request_duration_seconds_bucket" "$metrics"
 hasnt "the secret is not in the metrics" "$SECRET" "$metrics"
+hasnt "metrics label hosts by the connection's name, never a Host the sandbox made up" \
+	'host="other.gw.dt.example",status="421"' "$metrics"
 
 # ---- the worker dies ------------------------------------------------------------------------
 wpid=$(netd status | jq -r .gateway.worker_pid)
@@ -271,10 +273,29 @@ has "... which serves again" '"path":"/v1/after"' \
 	"$(gcurl g1 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/after)"
 
 # ---- reloads ---------------------------------------------------------------------------------
+# A connection kept alive across the rotation: its next request has the new
+# key (a new user found a busy connection kept the revoked one for ever).
+rm -f "$WORLD_DIR/held.1" "$WORLD_DIR/held.go"
+sb_exec g1 env SSL_CERT_FILE="$B" "$WORLD_PYTHON" -c "
+import http.client, os, ssl, time
+c = http.client.HTTPSConnection('api.gw.dt.example', 443, timeout=20, context=ssl.create_default_context())
+c.request('GET', '/v1/held-before', headers={'Authorization': 'Bearer $PH'}); c.getresponse().read()
+open('$WORLD_DIR/held.1', 'w').close()
+while not os.path.exists('$WORLD_DIR/held.go'): time.sleep(0.05)
+c.request('GET', '/v1/held-after', headers={'Authorization': 'Bearer $PH'}); print(c.getresponse().status)
+" >"$WORLD_DIR/held.out" 2>&1 &
+held=$!
+for i in $(seq 1 100); do [ -e "$WORLD_DIR/held.1" ] && break; sleep 0.1; done
 printf '%s\n' "$SECRET2" >"$WORLD_DIR/secrets/api"
-ok "policy reload" netd policy reload
+out=$(netd policy reload --json)
+eq "policy reload: two credentials read again, one changed" "2 1" \
+	"$(jq -r '"\(.credentials_read) \(.credentials_changed)"' <<<"$out")"
+touch "$WORLD_DIR/held.go"
+wait "$held"
+has "the kept-alive connection's next request carries the rotated secret" \
+	"auth=Bearer $SECRET2" "$(nginx_saw 'GET /v1/held-after')"
 gcurl g1 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/rotated >/dev/null
-has "a reload rotated the secret" "auth=Bearer $SECRET2" "$(nginx_saw 'GET /v1/rotated')"
+has "a new connection too" "auth=Bearer $SECRET2" "$(nginx_saw 'GET /v1/rotated')"
 cat >"$WORLD_DIR/policies/gw.yaml" <<-YAML
 name: gw
 egress:

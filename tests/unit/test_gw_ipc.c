@@ -402,6 +402,45 @@ static void test_config_http_roundtrip(void **state)
 
 /* ---- strict decoding ------------------------------------------------------------ */
 
+/* "rotate": the new values of changed credentials, both ways, and strict. */
+static void test_rotate(void **state)
+{
+	struct gw_cred in[2] = {
+		{ .name = "openai", .value = (const uint8_t *)"Bearer sk-new-1", .value_len = 15 },
+		{ .name = "search", .value = (const uint8_t *)"k2", .value_len = 2 },
+	};
+	struct gw_ipc_rotate r = { .creds = in, .n_creds = 2 }, out;
+	char *msg;
+	size_t len;
+	void *root;
+
+	(void)state;
+	assert_int_equal(gw_ipc_encode_rotate(&r, &msg, &len), 0);
+	assert_int_equal(gw_ipc_type(msg, len, &root), GW_IPC_ROTATE);
+	assert_int_equal(gw_ipc_decode_rotate(root, &out), 0);
+	assert_int_equal(out.n_creds, 2);
+	assert_string_equal(out.creds[0].name, "openai");
+	assert_int_equal(out.creds[0].value_len, 15);
+	assert_memory_equal(out.creds[0].value, "Bearer sk-new-1", 15);
+	assert_memory_equal(out.creds[1].value, "k2", 2);
+	gw_ipc_rotate_clear(&out);
+	assert_null(out.creds);
+	json_decref(root);
+	free(msg);
+	/* a value that would break a header, a missing name, not an array */
+	static const char *const bad[] = {
+		"{\"t\":\"rotate\",\"creds\":[{\"name\":\"a\",\"value\":\"x\\r\\nEvil: 1\"}]}",
+		"{\"t\":\"rotate\",\"creds\":[{\"value\":\"x\"}]}",
+		"{\"t\":\"rotate\",\"creds\":[{\"name\":\"a\",\"value\":\"\"}]}",
+		"{\"t\":\"rotate\",\"creds\":{}}",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(gw_ipc_type(bad[i], strlen(bad[i]), &root), GW_IPC_ROTATE);
+		assert_int_equal(gw_ipc_decode_rotate(root, &out), -EBADMSG);
+		json_decref(root);
+	}
+}
+
 static void test_type(void **state)
 {
 	static const char *const bad[] = {
@@ -728,6 +767,7 @@ int main(void)
 		cmocka_unit_test(test_verdict_roundtrip),
 		cmocka_unit_test(test_verdict_refuse_pass),
 		cmocka_unit_test(test_config_http_roundtrip),
+		cmocka_unit_test(test_rotate),
 		cmocka_unit_test(test_type),
 		cmocka_unit_test(test_strict_ask),
 		cmocka_unit_test(test_strict_verdict),
