@@ -48,6 +48,24 @@ bool yamlx_is_null(const struct yamlx_node *n)
 	       strcmp(n->str, "Null") == 0 || strcmp(n->str, "NULL") == 0;
 }
 
+int yamlx_decimal(const struct yamlx_node *n, unsigned long lo, unsigned long hi,
+		  unsigned long *ret)
+{
+	unsigned long v = 0;
+
+	if (!yamlx_is_str(n) || n->len == 0 || n->len > 9 || (n->len > 1 && n->str[0] == '0'))
+		return -EINVAL;
+	for (size_t i = 0; i < n->len; i++) {
+		if (n->str[i] < '0' || n->str[i] > '9')
+			return -EINVAL;
+		v = v * 10 + (unsigned long)(n->str[i] - '0');
+	}
+	if (v < lo || v > hi)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
 bool yamlx_is_str(const struct yamlx_node *n)
 {
 	return n && n->type == YAMLX_SCALAR && !yamlx_is_null(n) && strlen(n->str) == n->len;

@@ -59,6 +59,16 @@ bool yamlx_is_null(const struct yamlx_node *n);
 /* yamlx_is_str() - true for a scalar that is not null and holds no NUL byte. */
 bool yamlx_is_str(const struct yamlx_node *n);
 
+/*
+ * yamlx_decimal() - scalar @n as a plain decimal in [@lo, @hi]: digits
+ * only, no sign, no leading zero, at most 9 digits (YAML 1.2's core int
+ * without its other forms: a config's numbers mean one thing).
+ * Return: 0 and *@ret; -EINVAL (not such a number, or out of range: the
+ * caller says which key, with yamlx_quote() of the text).
+ */
+int yamlx_decimal(const struct yamlx_node *n, unsigned long lo, unsigned long hi,
+		  unsigned long *ret);
+
 /* yamlx_kind() - "a list", "a mapping", "null" or "a string", for messages. */
 const char *yamlx_kind(const struct yamlx_node *n);
 

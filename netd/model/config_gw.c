@@ -103,23 +103,12 @@ const struct config_credential *config_find_credential(const struct config *c,
 static int gw_uint(const struct yamlx_node *n, const char *file, struct diag *err,
 		   const char *where, unsigned long lo, unsigned long hi, unsigned long *ret)
 {
-	unsigned long v = 0;
 	char q[300];
 
 	if (!yamlx_is_str(n))
 		return FAIL(n, "%s: expected a number, got %s", where, yamlx_kind(n));
-	if (n->len == 0 || n->len > 9 || (n->len > 1 && n->str[0] == '0'))
-		goto bad;
-	for (size_t i = 0; i < n->len; i++) {
-		if (n->str[i] < '0' || n->str[i] > '9')
-			goto bad;
-		v = v * 10 + (unsigned long)(n->str[i] - '0');
-	}
-	if (v < lo || v > hi)
-		goto bad;
-	*ret = v;
-	return 0;
-bad:
+	if (yamlx_decimal(n, lo, hi, ret) == 0)
+		return 0;
 	return FAIL(n, "%s: bad value '%s' (expected %lu-%lu)", where,
 		    yamlx_quote(n->str, n->len, q, sizeof(q)), lo, hi);
 }

@@ -267,25 +267,17 @@ static int parse_ports(struct ctx *cx, const struct yamlx_node *n, const char *w
 static int parse_rule_uint(struct ctx *cx, const struct yamlx_node *n, const char *where,
 			   const char *key, unsigned long lo, unsigned long hi, uint32_t *ret)
 {
-	unsigned long v = 0;
+	unsigned long v;
 	char q[300];
 
 	if (!yamlx_is_str(n))
 		return FAIL(cx, n, "%s.%s: expected a number, got %s", where, key, yamlx_kind(n));
-	yamlx_quote(n->str, n->len, q, sizeof(q));
-	if (n->len == 0 || n->len > 9 || (n->len > 1 && n->str[0] == '0'))
-		goto bad;
-	for (size_t i = 0; i < n->len; i++) {
-		if (n->str[i] < '0' || n->str[i] > '9')
-			goto bad;
-		v = v * 10 + (unsigned long)(n->str[i] - '0');
+	if (yamlx_decimal(n, lo, hi, &v) == 0) {
+		*ret = (uint32_t)v;
+		return 0;
 	}
-	if (v < lo || v > hi)
-		goto bad;
-	*ret = (uint32_t)v;
-	return 0;
-bad:
-	return FAIL(cx, n, "%s.%s: bad value '%s' (expected %lu-%lu)", where, key, q, lo, hi);
+	return FAIL(cx, n, "%s.%s: bad value '%s' (expected %lu-%lu)", where, key,
+		    yamlx_quote(n->str, n->len, q, sizeof(q)), lo, hi);
 }
 
 /* tls: { sni: MODE } or http: { host: MODE } of rule @where (docs/sni.md). */
