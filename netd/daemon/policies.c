@@ -58,21 +58,6 @@ static void policies_err(char *buf, size_t sz, const char *fmt, ...)
  * Load every .yaml/.yml file in @dir into @out; all or nothing.  Errors are
  * logged with file:line:col, and the first one kept in @ebuf (may be NULL).
  */
-/* A policy's gateway rules against netd.yaml: credentials defined, a port to steer to. */
-static int gateway_check(const struct policy *p, const struct config *cfg, struct diag *err)
-{
-	if (!cfg->gw_port)
-		for (size_t i = 0; i < p->n_rules; i++)
-			if (p->rules[i].gateway) {
-				diag_set(err, p->file, p->rules[i].gateway->line,
-					 p->rules[i].gateway->col,
-					 "gateway: needs the API gateway, which netd.yaml turns off "
-					 "(gateway.port: 0)");
-				return -EINVAL;
-			}
-	return policy_gateway_check(p, cfg, err);
-}
-
 int daemon_policies_load(const struct config *cfg, struct policy **out, size_t *n_out,
 			 char *ebuf, size_t esz)
 {
@@ -112,7 +97,7 @@ int daemon_policies_load(const struct config *cfg, struct policy **out, size_t *
 
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		r = policy_load_file(path, &p, &err);
-		if (r == 0 && (r = gateway_check(p, cfg, &err)) < 0)
+		if (r == 0 && (r = policy_gateway_check(p, cfg, &err)) < 0)
 			policy_free(p);
 		if (r < 0) {
 			policies_err(ebuf, esz, "%s", diag_format(&err, msg, sizeof(msg)));

@@ -339,10 +339,13 @@ void policy_free(struct policy *p);
 struct config;
 
 /*
- * policy_gateway_check() - does netd.yaml @c define every credential the
- * gateway rules of @p name?  Pure; @c and @p are borrowed.
- * @err: the first one it does not, at the policy's FILE:LINE:COL of the
- *       name (with a did-you-mean among @c's names when one is close).
+ * policy_gateway_check() - can netd.yaml @c serve the gateway rules of @p:
+ * is the gateway on (gateway.port not 0) and does @c define every
+ * credential they name?  What `netd run` and `netd policy check --config`
+ * both ask, so the two agree.  Pure; @c and @p are borrowed.
+ * @err: the first problem at the policy's FILE:LINE:COL: the rule's
+ *       gateway: key when the gateway is off, else the credential's name
+ *       (with a did-you-mean among @c's names when one is close).
  * Return: 0; -EINVAL (@err filled).
  */
 int policy_gateway_check(const struct policy *p, const struct config *c, struct diag *err);

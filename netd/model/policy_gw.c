@@ -361,6 +361,16 @@ int policy_gateway_check(const struct policy *p, const struct config *c, struct 
 	const char *file = p->file ? p->file : "<input>";
 	const char **names = NULL;
 
+	/* No gateway to steer to: the daemon would refuse this policy at load. */
+	if (!c->gw_port)
+		for (size_t i = 0; i < p->n_rules; i++)
+			if (p->rules[i].gateway) {
+				diag_set(err, file, p->rules[i].gateway->line,
+					 p->rules[i].gateway->col, "egress[%zu].gateway: needs the API "
+					 "gateway, which %s turns off (gateway.port: 0)", i,
+					 c->src_file ? c->src_file : "netd.yaml");
+				return -EINVAL;
+			}
 	if (c->n_creds) {
 		names = calloc(c->n_creds, sizeof(*names));
 		if (!names)

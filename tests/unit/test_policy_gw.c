@@ -383,6 +383,33 @@ static void test_gateway_check(void **state)
 	config_done(&empty);
 }
 
+/* gateway.port: 0 turns the gateway off: a gateway rule is refused, at its gateway: key. */
+static void test_gateway_check_off(void **state)
+{
+	static const char off_yaml[] = "gateway:\n  port: 0\n";
+	struct diag err = { 0 };
+	struct policy *p;
+	struct config c;
+
+	(void)state;
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(config_parse(&c, off_yaml, strlen(off_yaml), "port0.yaml", &err), 0);
+	assert_int_equal(c.gw_port, 0);
+	p = parse_ok(RULE "    gateway: {}\n");
+	assert_int_equal(policy_gateway_check(p, &c, &err), -EINVAL);
+	assert_string_equal(err.file, "t.yaml");
+	assert_int_equal(err.line, 5);
+	assert_int_equal(err.col, 14);
+	assert_non_null(strstr(err.msg, "egress[0].gateway: needs the API gateway, which "
+				   "port0.yaml turns off (gateway.port: 0)"));
+	policy_free(p);
+	/* a policy without gateway: is fine with the gateway off */
+	p = parse_ok(RULE);
+	assert_int_equal(policy_gateway_check(p, &c, &err), 0);
+	policy_free(p);
+	config_done(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -396,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_every_rule_error),
 		cmocka_unit_test(test_cred_name_valid),
 		cmocka_unit_test(test_gateway_check),
+		cmocka_unit_test(test_gateway_check_off),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
