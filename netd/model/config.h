@@ -156,6 +156,7 @@ struct config {
 	/* gateway: the API gateway's worker (docs/gateway.md) */
 	uint16_t gw_port;	/* port: TCP port the steered connections go to; 0 = off */
 	char *gw_user;		/* owned; user: the worker's user, default "nobody" */
+	unsigned int gw_user_line, gw_user_col;	/* where user's value is; 0 = the default */
 	char *gw_upstream_ca_file;	/* owned; upstream_ca_file: CAs trusted for upstreams
 					 * instead of the system store; NULL = the store */
 	unsigned int gw_ca_line, gw_ca_col;	/* where upstream_ca_file's value is */

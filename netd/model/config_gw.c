@@ -164,6 +164,8 @@ static int parse_gateway(struct config *c, const struct yamlx_node *n, const cha
 			return -ENOMEM;
 		free(c->gw_user);
 		c->gw_user = s;
+		c->gw_user_line = v[1]->line;
+		c->gw_user_col = v[1]->col;
 	}
 	if (v[2] && !yamlx_is_null(v[2])) {
 		if (!yamlx_is_str(v[2]) || v[2]->str[0] != '/' || v[2]->len >= PATH_MAX)
@@ -575,7 +577,8 @@ int config_gateway_check(const struct config *c, struct diag *err)
 					strerror(-r));
 	}
 	if (c->gw_port && c->gw_user && !getpwnam(c->gw_user))
-		return diag_set(err, file, 0, 0, "gateway.user: no user '%s' on this host "
-				"(getpwnam)", c->gw_user);
+		return diag_set(err, file, c->gw_user_line, c->gw_user_col, "gateway.user: no "
+				"user '%s' on this host (getpwnam)%s", c->gw_user,
+				c->gw_user_line ? "" : " (the default; set gateway.user)");
 	return 0;
 }

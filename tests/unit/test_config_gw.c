@@ -297,6 +297,8 @@ static void test_gateway_check(void **state)
 	parse_ok(&c, "gateway: { user: no-such-user-netd-test }\n");
 	assert_int_equal(config_gateway_check(&c, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "no user 'no-such-user-netd-test'"));
+	assert_int_equal(err.line, 1);	/* at the value, as every other error */
+	assert_int_equal(err.col, 18);
 	config_done(&c);
 	parse_ok(&c, "gateway: { port: 0, user: no-such-user-netd-test }\n");
 	assert_int_equal(config_gateway_check(&c, &err), 0);
