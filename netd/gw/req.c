@@ -360,6 +360,50 @@ static void msg_list(struct out *m, const char *const *list, size_t n)
 	}
 }
 
+/*
+ * A 502/504's message by its reason (docs/audit.md's gateway reasons): what
+ * failed and whether a retry can help.  Only a request that never reached
+ * the upstream, or one safe to repeat (RFC 9110 9.2.2), may be retried.
+ */
+static void upstream_message(const char *sni, const char *reason, struct out *m)
+{
+	switch (reason_gw_of(reason ? reason : "")) {
+	case REASON_GW_UPSTREAM_UNTRUSTED:
+		out_str(m, "the upstream's certificate is not trusted by the gateway "
+			   "(gateway.upstream_ca_file, or the system store); retrying will not "
+			   "help");
+		break;
+	case REASON_GW_UPSTREAM_TLS:
+		out_str(m, "the TLS handshake with ");
+		out_str(m, sni);
+		out_str(m, " failed (no protocol version or cipher in common, or a TLS "
+			   "error); retrying will not help");
+		break;
+	case REASON_GW_UPSTREAM_CONNECT:
+		out_str(m, "the gateway could not open a TCP connection to ");
+		out_str(m, sni);
+		out_str(m, " (refused or unreachable); the request never reached it and may "
+			   "be retried later");
+		break;
+	case REASON_GW_UPSTREAM_TIMEOUT:
+		out_str(m, "the gateway got no connection to ");
+		out_str(m, sni);
+		out_str(m, " within gateway.connect_timeout; the request may be retried");
+		break;
+	case REASON_GW_UPSTREAM_CLOSED:
+		out_str(m, sni);
+		out_str(m, " closed the connection before its answer was whole; retry only "
+			   "a request that is safe to repeat (RFC 9110 9.2.2)");
+		break;
+	default:	/* upstream-failure: it broke HTTP/2 or reset the stream */
+		out_str(m, "the gateway could not get an answer from ");
+		out_str(m, sni);
+		out_str(m, " (it broke the HTTP exchange); retry only a request that is safe "
+			   "to repeat (RFC 9110 9.2.2)");
+		break;
+	}
+}
+
 /* What happened, for the agent; from the config and policy only. */
 static void message(const struct gw_req_ctx *ctx, const struct gw_req_result *res, struct out *m)
 {
@@ -402,9 +446,7 @@ static void message(const struct gw_req_ctx *ctx, const struct gw_req_result *re
 			   "segments or encoded slashes, unambiguous framing");
 		break;
 	case GW_REQ_UPSTREAM:
-		out_str(m, "the gateway could not get an answer from ");
-		out_str(m, sni);
-		out_str(m, "; the request may be retried");
+		upstream_message(sni, res->reason, m);
 		break;
 	case GW_REQ_OK:
 		break;

@@ -305,6 +305,45 @@ static void test_refusal_body(void **state)
 	assert_int_equal(r.status, 504);
 }
 
+/* A 502/504's message says what failed and whether retrying can help, by reason. */
+static void test_upstream_message(void **state)
+{
+	static const struct {
+		unsigned int status;
+		const char *reason, *has, *hasnt;
+	} t[] = {
+		{ 502, "upstream-untrusted", "the upstream's certificate is not trusted by the "
+		  "gateway (gateway.upstream_ca_file, or the system store); retrying will not help",
+		  "may be retried" },
+		{ 502, "upstream-tls", "retrying will not help", "may be retried" },
+		{ 502, "upstream-connect", "may be retried later", "will not help" },
+		{ 504, "upstream-timeout", "gateway.connect_timeout; the request may be retried",
+		  "will not help" },
+		{ 502, "upstream-closed", "safe to repeat", "will not help" },
+		{ 502, "upstream-failure", "safe to repeat", "will not help" },
+	};
+	struct gw_req_ctx c = ctx();
+	struct gw_req_result r;
+	char buf[2048];
+	json_error_t err;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		json_t *j;
+		const char *msg;
+
+		gw_req_result_set(&r, GW_REQ_UPSTREAM, t[i].status, t[i].reason);
+		gw_req_refusal(&c, &r, buf, sizeof(buf));
+		j = json_loads(buf, 0, &err);
+		assert_non_null(j);
+		assert_string_equal(json_string_value(json_object_get(j, "error")), t[i].reason);
+		msg = json_string_value(json_object_get(j, "message"));
+		if (!strstr(msg, t[i].has) || strstr(msg, t[i].hasnt))
+			fail_msg("%s: \"%s\"", t[i].reason, msg);
+		json_decref(j);
+	}
+}
+
 /* ---- rate ---- */
 
 static void test_rate_burst_then_rate(void **state)
@@ -392,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_placeholders),
 		cmocka_unit_test(test_trace_with_credential),
 		cmocka_unit_test(test_refusal_body),
+		cmocka_unit_test(test_upstream_message),
 		cmocka_unit_test(test_rate_burst_then_rate),
 		cmocka_unit_test(test_rate_per_minute),
 		cmocka_unit_test(test_rate_lru_and_reload),
