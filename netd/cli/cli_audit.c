@@ -63,18 +63,101 @@ static bool in_prefix(const struct prefix *p, const char *s)
 	return s && addr_parse(s, &a) == 0 && a.family == p->addr.family && prefix_contains(p, &a);
 }
 
+/*
+ * An http record's "upstream" ("198.51.100.60:443", "[2001:db8::1]:443")
+ * split: the address into @addr, the port into *@port.  Return: false if
+ * it is not of that form.
+ */
+static bool upstream_split(const char *up, char *addr, size_t sz, long *port)
+{
+	const char *colon, *a = up;
+	size_t n;
+	char *end;
+
+	if (!up)
+		return false;
+	colon = strrchr(up, ':');
+	if (!colon)
+		return false;
+	n = (size_t)(colon - up);
+	if (up[0] == '[') {
+		if (n < 2 || up[n - 1] != ']')
+			return false;
+		a = up + 1;
+		n -= 2;
+	}
+	if (n == 0 || n >= sz)
+		return false;
+	memcpy(addr, a, n);
+	addr[n] = '\0';
+	*port = strtol(colon + 1, &end, 10);
+	return colon[1] && !*end && *port >= 0 && *port <= 65535;
+}
+
+static bool is_http(const json_t *rec)
+{
+	const char *ev = json_string_value(json_object_get(rec, "event"));
+
+	return ev && strcmp(ev, "http") == 0;
+}
+
 static bool dst_match(const struct prefix *p, const json_t *rec)
 {
 	const json_t *ans = json_object_get(rec, "answers");
 	size_t i;
 	const json_t *v;
+	char up[ADDR_STRLEN + 2];
+	long port;
 
 	if (in_prefix(p, json_string_value(json_object_get(rec, "dst"))))
+		return true;
+	/* A gateway request's destination is its upstream (the table's DESTINATION). */
+	if (is_http(rec) && upstream_split(json_string_value(json_object_get(rec, "upstream")),
+					   up, sizeof(up), &port) && in_prefix(p, up))
 		return true;
 	json_array_foreach(ans, i, v)
 		if (in_prefix(p, json_string_value(v)))
 			return true;
 	return false;
+}
+
+/* The i-th word of CLI_AUDIT_EVENTS at *@w, its length *@n.  Return: false past the end. */
+static bool event_word(size_t i, const char **w, size_t *n)
+{
+	static const char sep[] = ", \n";
+	const char *s = CLI_AUDIT_EVENTS;
+
+	for (;;) {
+		s += strspn(s, sep);
+		if (!*s)
+			return false;
+		*w = s;
+		*n = strcspn(s, sep);
+		if (i-- == 0)
+			return true;
+		s += *n;
+	}
+}
+
+bool cli_audit_event_known(const char *ev)
+{
+	const char *w;
+	size_t n;
+
+	for (size_t i = 0; event_word(i, &w, &n); i++)
+		if (strlen(ev) == n && memcmp(ev, w, n) == 0)
+			return true;
+	return false;
+}
+
+/* "dns, dns_suppressed, ..." on one line of @out. */
+static void print_events(FILE *out)
+{
+	const char *w;
+	size_t n;
+
+	for (size_t i = 0; event_word(i, &w, &n); i++)
+		fprintf(out, "%s%.*s", i ? ", " : "", (int)n, w);
 }
 
 static const char *str(const json_t *o, const char *k)
@@ -99,13 +182,26 @@ bool cli_audit_match(const struct audit_filter *f, const json_t *rec)
 		return false;
 	if (f->reason && (!str(rec, "reason") || strcmp(str(rec, "reason"), f->reason) != 0))
 		return false;
-	if (f->port >= 0 && (!json_is_integer(json_object_get(rec, "dport")) ||
-			     json_integer_value(json_object_get(rec, "dport")) != f->port))
-		return false;
+	if (f->port >= 0) {
+		const json_t *dport = json_object_get(rec, "dport");
+		char up[ADDR_STRLEN + 2];
+		long port = -1;
+
+		/* An http record has no dport: its upstream's port is the one it went to. */
+		if (json_is_integer(dport))
+			port = (long)json_integer_value(dport);
+		else if (is_http(rec) && !upstream_split(str(rec, "upstream"), up, sizeof(up), &port))
+			port = -1;
+		if (port != f->port)
+			return false;
+	}
 	if (f->has_dst && !dst_match(&f->dst, rec))
 		return false;
 	if (f->domain) {
-		const char *d = str(rec, "domain") ? str(rec, "domain") : str(rec, "qname");
+		/* dns: qname; conn, deny, sni: domain; http: the request's host (DOMAIN) */
+		const char *d = str(rec, "domain") ? str(rec, "domain") :
+				str(rec, "qname") ? str(rec, "qname") :
+				is_http(rec) ? str(rec, "host") : NULL;
 		size_t dl, sl;
 
 		if (!d)
@@ -733,19 +829,9 @@ static int audit_args(int argc, char **argv, struct audit_filter *f, struct read
 		} else if (v && strcmp(a, "--sandbox") == 0) {
 			f->sandbox = v, i++;
 		} else if (v && strcmp(a, "--event") == 0) {
-			static const char *const events[] = {
-				"dns", "dns_suppressed", "conn", "conn_open", "conn_update",
-				"conn_late", "deny", "deny_suppressed", "sni", "sni_suppressed",
-				"sandbox", "policy_reload", "verify", "http", "netd", NULL
-			};
-			size_t k;
-
-			for (k = 0; events[k] && strcmp(events[k], v) != 0; k++)
-				;
-			if (!events[k]) {
+			if (!cli_audit_event_known(v)) {
 				fprintf(stderr, "netd audit: unknown event \"%s\" (", v);
-				for (k = 0; events[k]; k++)
-					fprintf(stderr, "%s%s", k ? ", " : "", events[k]);
+				print_events(stderr);
 				fputs(")\n", stderr);
 				return CLI_USAGE;
 			}

@@ -20,9 +20,10 @@ struct audit_filter {
 	char until[40];
 	const char *verdict;	/* "allow" or "deny"; NULL = any (see cli_audit_verdict()) */
 	const char *reason;	/* exact "reason"; NULL = any */
-	bool has_dst;		/* dst: "dst" (or a DNS record's "answers") inside it */
+	bool has_dst;		/* dst: "dst" (or a DNS record's "answers", an http
+				 * record's "upstream" address) inside it */
 	struct prefix dst;
-	int port;		/* "dport"; -1 = any */
+	int port;		/* "dport" (an http record's "upstream" port); -1 = any */
 };
 
 /*
@@ -34,10 +35,18 @@ const char *cli_audit_verdict(const json_t *rec);
 
 /*
  * cli_audit_match() - does record @rec pass @f?  "domain" is matched
- * against the record's "domain" (conn, deny) or "qname" (dns); "dst"
- * against "dst" or any of a dns record's "answers".  Pure.
+ * against the record's "domain" (conn, deny), "qname" (dns) or "host"
+ * (http); "dst" against "dst", any of a dns record's "answers" or an http
+ * record's "upstream" address; the port against "dport" or the
+ * "upstream" port: what `netd audit`'s DESTINATION and DOMAIN show.  Pure.
  */
 bool cli_audit_match(const struct audit_filter *f, const json_t *rec);
+
+/*
+ * cli_audit_event_known() - is @ev one of CLI_AUDIT_EVENTS (cli_help.h),
+ * the events `netd audit --event` takes?  Pure.
+ */
+bool cli_audit_event_known(const char *ev);
 
 /*
  * cli_audit_time() - @arg as an RFC 3339 UTC bound into @out (>= 40 bytes):

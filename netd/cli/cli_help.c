@@ -194,10 +194,9 @@ static const struct help helps[] = {
 	  "audit_log, else /var/log/netd/audit.jsonl.\n"
 	  "  -f, --follow     keep reading as records are written, from the end like\n"
 	  "                   tail -f (follows rotation); --from-start replays the log first\n"
-	  "  --event EVENT    dns, dns_suppressed, conn, conn_open, conn_update, conn_late,\n"
-	  "                   deny, deny_suppressed, sni, sni_suppressed, sandbox,\n"
-	  "                   policy_reload, verify, netd\n"
+	  "  --event EVENT    " CLI_AUDIT_EVENTS "\n"
 	  "  --verdict, --reason, --dst, --port: only records with that value\n"
+	  "                   (http records: --domain the host; --dst, --port the upstream)\n"
 	  "  --last N         only the last N matching records\n"
 	  "  --summary        per (sandbox, domain): connections, bytes, denials\n"
 	  "  T: RFC 3339 UTC (2026-11-30T06:00:00Z, or a prefix of it) or N[smhd] ago\n" },

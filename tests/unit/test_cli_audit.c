@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "netd/cli/cli_audit.h"
+#include "netd/cli/cli_help.h"
 
 static json_t *rec(const char *text)
 {
@@ -88,11 +89,61 @@ static void test_dst(void **state)
 	json_decref(c), json_decref(d), json_decref(q), json_decref(l);
 }
 
+/* An http record: DESTINATION is its upstream, DOMAIN its host; the filters read them. */
+static void test_http(void **state)
+{
+	static const char http4[] = "{\"event\":\"http\",\"sandbox\":\"sb1\","
+		"\"method\":\"GET\",\"host\":\"api.gw.dt.example\",\"path\":\"/v1/models\","
+		"\"status\":200,\"upstream\":\"198.51.100.60:443\"}";
+	static const char http6[] = "{\"event\":\"http\",\"host\":\"v6.gw.dt.example\","
+		"\"upstream\":\"[2001:db8::60]:8443\"}";
+	struct audit_filter f = { .port = -1, .domain = "api.gw.dt.example" };
+	json_t *h = rec(http4), *h6 = rec(http6), *c = rec(conn);
+
+	(void)state;
+	assert_true(cli_audit_match(&f, h));
+	assert_false(cli_audit_match(&f, h6));
+	f.domain = "*.dt.example";
+	assert_true(cli_audit_match(&f, h));
+	assert_true(cli_audit_match(&f, h6));
+	f.domain = NULL;
+	f.has_dst = true;
+	assert_int_equal(prefix_parse("198.51.100.60/32", &f.dst), 0);
+	assert_true(cli_audit_match(&f, h));
+	assert_false(cli_audit_match(&f, h6));
+	assert_int_equal(prefix_parse("2001:db8::/32", &f.dst), 0);
+	assert_true(cli_audit_match(&f, h6));
+	f.has_dst = false;
+	f.port = 443;
+	assert_true(cli_audit_match(&f, h));
+	assert_true(cli_audit_match(&f, c));
+	assert_false(cli_audit_match(&f, h6));
+	f.port = 8443;
+	assert_true(cli_audit_match(&f, h6));
+	json_decref(h), json_decref(h6), json_decref(c);
+}
+
+/* --event takes what the help lists, http among them. */
+static void test_events(void **state)
+{
+	(void)state;
+	assert_true(cli_audit_event_known("http"));
+	assert_true(cli_audit_event_known("dns"));
+	assert_true(cli_audit_event_known("netd"));
+	assert_true(cli_audit_event_known("conn_late"));
+	assert_false(cli_audit_event_known("htt"));
+	assert_false(cli_audit_event_known(""));
+	assert_false(cli_audit_event_known("dns,"));
+	assert_non_null(strstr(CLI_AUDIT_EVENTS, "http"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_verdict),
 		cmocka_unit_test(test_reason_port),
+		cmocka_unit_test(test_http),
+		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_dst),
 	};
 
