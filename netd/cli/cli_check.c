@@ -5,6 +5,7 @@
  */
 #include "netd/cli/cli_check.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -185,17 +186,17 @@ static int load_check_config(const char *path, struct config *cfg)
 	return CLI_OK;
 }
 
-/* Each of @argv[@first..@argc) checked; *@bad set if one is bad.  Return: CLI_OK; CLI_FAILED. */
-static int policy_check_files(int argc, char **argv, int first, const struct config *cfg,
-			      int *bad)
+/* Each of @files[0..@n) checked; *@bad set if one is bad.  Return: CLI_OK; CLI_FAILED. */
+static int policy_check_files(char *const *files, size_t n, const struct config *cfg, int *bad)
 {
 	/* Kept to catch one name in two files, which the daemon refuses. */
-	struct policy **seen = calloc((size_t)argc, sizeof(*seen));
+	struct policy **seen = calloc(n ? n : 1, sizeof(*seen));
 	size_t n_seen = 0;
+	char *const *argv = files;
 
 	if (!seen)
 		return CLI_FAILED;
-	for (int i = first; i < argc; i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct diag err = { 0 }, more[POLICY_CHECK_ERRORS - 1];
 		unsigned int n_more = 0;
 		struct policy *p;
@@ -243,31 +244,137 @@ static int policy_check_files(int argc, char **argv, int first, const struct con
 	return CLI_OK;
 }
 
+/* A policy file of policy_dir, as the daemon picks them: *.yaml, *.yml, no dot file. */
+static bool policy_file_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return name[0] != '.' && ((n > 5 && strcmp(name + n - 5, ".yaml") == 0) ||
+				  (n > 4 && strcmp(name + n - 4, ".yml") == 0));
+}
+
+static int path_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The policy files of @dir, "DIR/NAME" in name order as `netd run` reads
+ * them, into *@ret (caller frees each and the array).  Return: CLI_OK;
+ * CLI_NOT_FOUND (no such directory); CLI_FAILED.
+ */
+static int policy_dir_files(const char *dir, char ***ret, size_t *n_ret)
+{
+	char **v = NULL, **nv;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	DIR *dh = opendir(dir);
+	int rc = CLI_OK;
+
+	*ret = NULL;
+	*n_ret = 0;
+	if (!dh) {
+		fprintf(stderr, "netd: policy check: policy_dir %s: %s\n", dir, strerror(errno));
+		return errno == ENOENT ? CLI_NOT_FOUND : CLI_FAILED;
+	}
+	while ((e = readdir(dh))) {
+		if (!policy_file_name(e->d_name))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			if (!(nv = realloc(v, cap * sizeof(*v)))) {
+				rc = CLI_FAILED;
+				break;
+			}
+			v = nv;
+		}
+		if (asprintf(&v[n], "%s/%s", dir, e->d_name) < 0) {
+			rc = CLI_FAILED;
+			break;
+		}
+		n++;
+	}
+	closedir(dh);
+	if (rc != CLI_OK) {
+		for (size_t i = 0; i < n; i++)
+			free(v[i]);
+		free(v);
+		return rc;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), path_cmp);
+	*ret = v;
+	*n_ret = n;
+	return CLI_OK;
+}
+
 int cli_policy_check(int argc, char **argv)
 {
 	const char *config_path = NULL;
+	char **files, **dir_files = NULL;
+	size_t n_files = 0, n_dir = 0;
+	bool opts = true;
 	struct config cfg;
-	int bad = 0, first = 2, rc;
+	int bad = 0, rc;
 
-	/* [--config FILE | --config=FILE] FILE... */
-	if (argc > 2 && strncmp(argv[2], "--config=", 9) == 0) {
-		config_path = argv[2] + 9;
-		first = 3;
-	} else if (argc > 2 && strcmp(argv[2], "--config") == 0) {
-		if (argc < 4) {
-			fprintf(stderr, "netd: policy check: --config wants a FILE (netd.yaml)\n");
+	/* [--config NETD_YAML | --config=NETD_YAML] [FILE...], options anywhere before "--" */
+	files = calloc((size_t)argc, sizeof(*files));
+	if (!files)
+		return CLI_FAILED;
+	for (int i = 2; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (opts && strcmp(a, "--") == 0) {
+			opts = false;
+		} else if (opts && strncmp(a, "--config=", 9) == 0) {
+			config_path = a + 9;
+		} else if (opts && strcmp(a, "--config") == 0) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "netd: policy check: --config wants a FILE "
+					"(netd.yaml)\n");
+				free(files);
+				return CLI_USAGE;
+			}
+			config_path = argv[++i];
+		} else if (opts && a[0] == '-' && a[1]) {
+			fprintf(stderr, "netd: policy check: unknown option '%s' (usage: netd "
+				"policy check [--config NETD_YAML] [FILE...])\n", a);
+			free(files);
 			return CLI_USAGE;
+		} else {
+			files[n_files++] = argv[i];
 		}
-		config_path = argv[3];
-		first = 4;
 	}
-	if (argc <= first || (config_path && !config_path[0])) {
-		fprintf(stderr, "netd: policy check wants one or more FILEs\n");
+	if (config_path && !config_path[0]) {
+		fprintf(stderr, "netd: policy check: --config wants a FILE (netd.yaml)\n");
+		free(files);
 		return CLI_USAGE;
 	}
-	if (config_path && (rc = load_check_config(config_path, &cfg)) != CLI_OK)
+	if (!n_files && !config_path) {
+		fprintf(stderr, "netd: policy check wants one or more FILEs, or --config "
+			"NETD_YAML to check its policy_dir\n");
+		free(files);
+		return CLI_USAGE;
+	}
+	if (config_path && (rc = load_check_config(config_path, &cfg)) != CLI_OK) {
+		free(files);
 		return rc;
-	rc = policy_check_files(argc, argv, first, config_path ? &cfg : NULL, &bad);
+	}
+	/* No FILE: every policy `netd run` with this netd.yaml would load. */
+	if (!n_files) {
+		rc = policy_dir_files(cfg.policy_dir, &dir_files, &n_dir);
+		if (rc == CLI_OK && !n_dir)
+			fprintf(stderr, "netd: policy check: no policy files (*.yaml, *.yml) in "
+				"policy_dir %s\n", cfg.policy_dir);
+		if (rc == CLI_OK)
+			rc = policy_check_files(dir_files, n_dir, &cfg, &bad);
+	} else {
+		rc = policy_check_files(files, n_files, config_path ? &cfg : NULL, &bad);
+	}
+	for (size_t i = 0; i < n_dir; i++)
+		free(dir_files[i]);
+	free(dir_files);
+	free(files);
 	if (config_path)
 		config_done(&cfg);
 	if (rc != CLI_OK)

@@ -5,11 +5,13 @@
 #define NETD_CLI_CHECK_H
 
 /*
- * cli_policy_check() - `netd policy check [--config NETD_YAML] FILE...`
- * (@argv[0] "policy", @argv[1] "check"): each file parsed as the daemon
- * would, with --config the credentials its gateway rules name checked
- * against that netd.yaml (policy_gateway_check()), without it a note for
- * a file that names some; every bad rule
+ * cli_policy_check() - `netd policy check [--config NETD_YAML] [FILE...]`
+ * (@argv[0] "policy", @argv[1] "check"; --config before or after the
+ * files, "--" ends the options): each file parsed as the daemon would,
+ * with --config its gateway rules checked against that netd.yaml
+ * (policy_gateway_check()), without it a note for a file that names
+ * credentials; --config without FILE checks every policy file of its
+ * policy_dir, as `netd run` loads them; every bad rule
  * as FILE:LINE:COL on stderr, "FILE: ok" and the warnings and notes
  * (never-pin CIDRs, excepts another rule allows, SNI gaps) otherwise; one
  * policy name in two files is an error.  Return: CLI_OK; CLI_REJECTED (a

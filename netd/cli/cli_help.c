@@ -78,7 +78,7 @@ static const struct help helps[] = {
 	  "own, before COMMAND runs.\n" },
 	{ "policy",
 	  "usage: netd policy check|suggest|replay|list|show|reload ...\n"
-	  "  check [--config NETD_YAML] FILE...   validate policy files (no daemon needed)\n"
+	  "  check [--config NETD_YAML] [FILE...]   validate policy files (no daemon needed)\n"
 	  "  suggest ...     a policy from what the audit log shows was used\n"
 	  "  replay ...      what proposed policies would have decided differently\n"
 	  "  list [--json]\n"
@@ -87,9 +87,13 @@ static const struct help helps[] = {
 	  "`netd policy SUBCOMMAND --help` for each; the format is netd-policy(5).\n" },
 	{ "policy check",
 	  "usage: netd policy check [--config NETD_YAML] FILE...\n"
+	  "       netd policy check --config NETD_YAML\n"
 	  "Validate policy files as the daemon would (errors as FILE:LINE:COL); no daemon\n"
-	  "needed.  --config: the credentials gateway rules name must be defined in that\n"
-	  "netd.yaml (without it, a note says they were not checked).\n"
+	  "needed.  --config (before or after the FILEs): gateway rules are checked against\n"
+	  "that netd.yaml as `netd run` checks them: the gateway on (gateway.port not 0),\n"
+	  "every credential they name defined (without it, a note says they were not\n"
+	  "checked).  --config without FILE: every policy file of that netd.yaml's\n"
+	  "policy_dir (*.yaml, *.yml), as `netd run` would load them.\n"
 	  "Exit status 6 if any file is invalid.  Warnings and notes on stderr\n"
 	  "(a CIDR rule over never-pin addresses, an except another rule allows, a rule\n"
 	  "without the tls/http check that can pin an address of a checked rule's names)\n"

@@ -408,6 +408,56 @@ static void test_cli_policy(void **state)
 	box_run_done(&r);
 }
 
+/*
+ * `policy check --config NETD_YAML`: options before or after the files;
+ * without FILE, the config's policy_dir; the gateway checks `netd run` makes.
+ */
+static void test_cli_policy_check_config(void **state)
+{
+	char dir[PATH_MAX], pol[PATH_MAX], port0[PATH_MAX], on[PATH_MAX], yaml[PATH_MAX + 64];
+	struct box_run r;
+
+	(void)state;
+	box_path(dir, sizeof(dir), "chk");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	box_path(dir, sizeof(dir), "chk/pol");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	box_put("chk/pol/a.yaml", "name: a\negress:\n  - domains: [api.example.com]\n"
+		"    ports: [443]\n    gateway: {}\n");
+	box_put("chk/pol/.hidden.yaml", "not: a policy\n");
+	box_put("chk/pol/README", "not a policy either\n");
+	box_path(pol, sizeof(pol), "chk/pol/a.yaml");
+	snprintf(yaml, sizeof(yaml), "policy_dir: %s\ngateway:\n  port: 0\n", dir);
+	box_put("chk/port0.yaml", yaml);
+	snprintf(yaml, sizeof(yaml), "policy_dir: %s\n", dir);
+	box_put("chk/on.yaml", yaml);
+	box_path(port0, sizeof(port0), "chk/port0.yaml");
+	box_path(on, sizeof(on), "chk/on.yaml");
+
+	/* gateway.port: 0 and a gateway rule: what `netd run` refuses, at FILE:LINE:COL */
+	netd_plain(&r, "policy", "check", "--config", port0, pol, NULL);
+	expect(&r, CLI_REJECTED, NULL, "a.yaml:5:14: egress[0].gateway: needs the API gateway");
+	/* --config after the files is an option, not a file */
+	netd_plain(&r, "policy", "check", pol, "--config", port0, NULL);
+	expect(&r, CLI_REJECTED, NULL, "a.yaml:5:14: egress[0].gateway: needs the API gateway");
+	netd_plain(&r, "policy", "check", pol, "--config=" , NULL);
+	expect(&r, CLI_USAGE, NULL, "--config wants a FILE");
+	/* no FILE: every policy file of policy_dir, as `netd run` picks them */
+	netd_plain(&r, "policy", "check", "--config", port0, NULL);
+	expect(&r, CLI_REJECTED, NULL, "a.yaml:5:14: egress[0].gateway: needs the API gateway");
+	netd_plain(&r, "policy", "check", "--config", on, NULL);
+	assert_exit(&r, CLI_OK);
+	assert_true(has(r.out, "/chk/pol/a.yaml: ok (policy a, 1 rule)"));
+	assert_false(has(r.out, "hidden"));
+	assert_false(has(r.err, "hidden"));
+	box_run_done(&r);
+	/* an unknown option is a usage error, not a file name */
+	netd_plain(&r, "policy", "check", pol, "--confg", on, NULL);
+	expect(&r, CLI_USAGE, NULL, "unknown option '--confg'");
+	netd_plain(&r, "policy", "check", NULL);
+	expect(&r, CLI_USAGE, NULL, "or --config NETD_YAML to check its policy_dir");
+}
+
 /* `audit` and `policy suggest` over what the daemon wrote for web's DNS. */
 static void test_cli_audit_suggest(void **state)
 {
@@ -923,6 +973,7 @@ int main(void)
 		cmocka_unit_test(test_cli_tap),
 		cmocka_unit_test(test_cli_list_show),
 		cmocka_unit_test(test_cli_policy),
+		cmocka_unit_test(test_cli_policy_check_config),
 		cmocka_unit_test(test_cli_audit_suggest),
 		cmocka_unit_test(test_cli_audit_records),
 		cmocka_unit_test(test_cli_delete),
