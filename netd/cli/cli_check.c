@@ -146,6 +146,24 @@ static void show_excepts(const char *file, const struct policy *p)
 }
 
 /*
+ * `policy check`: gateway rules that load but cannot work as written
+ * (policy_gateway_warnings(); the credentials' hosts only with @cfg).
+ */
+static void warn_gateway(const char *file, const struct policy *p, const struct config *cfg)
+{
+	size_t n = policy_gateway_warnings(p, cfg, NULL, 0);
+	struct policy_gw_warning *w = n ? calloc(n, sizeof(*w)) : NULL;
+
+	if (!w)
+		return;
+	n = policy_gateway_warnings(p, cfg, w, n);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s:%u:%u: warning: %s\n", file, w[i].at.line, w[i].at.col,
+			w[i].msg);
+	free(w);
+}
+
+/*
  * `policy check` without --config: the credentials a gateway rule names
  * are the daemon's netd.yaml's, which was not read; say so once per file.
  */
@@ -234,6 +252,7 @@ static int policy_check_files(char *const *files, size_t n, const struct config 
 		warn_never_pin(argv[i], p);
 		show_excepts(argv[i], p);
 		warn_l7_gaps(argv[i], p);
+		warn_gateway(argv[i], p, cfg);
 		if (!cfg)
 			note_gateway_unchecked(argv[i], p);
 		seen[n_seen++] = p;

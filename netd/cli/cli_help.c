@@ -96,7 +96,9 @@ static const struct help helps[] = {
 	  "policy_dir (*.yaml, *.yml), as `netd run` would load them.\n"
 	  "Exit status 6 if any file is invalid.  Warnings and notes on stderr\n"
 	  "(a CIDR rule over never-pin addresses, an except another rule allows, a rule\n"
-	  "without the tls/http check that can pin an address of a checked rule's names)\n"
+	  "without the tls/http check that can pin an address of a checked rule's names;\n"
+	  "a gateway rule with a lower-case method, a port but 443, or with --config a\n"
+	  "credential whose hosts cover none of its domains)\n"
 	  "leave the exit status at 0.\n" },
 	{ "policy suggest",
 	  "usage: netd policy suggest --sandbox NAME | --policy NAME [--since T]\n"

@@ -258,6 +258,7 @@ void policy_gateway_free(struct policy_gateway *g)
 		free(g->credentials[i]);
 	free(g->credentials);
 	free(g->credential_pos);
+	free(g->method_pos);
 	for (size_t i = 0; i < g->n_methods; i++)
 		free(g->methods[i]);
 	free(g->methods);

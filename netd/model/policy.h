@@ -99,6 +99,7 @@ struct policy_gateway {
 	uint32_t rate_milli;	/* requests per second x 1000; 0 = no rate limit */
 	uint32_t burst;		/* requests; >= 1 when rate_milli != 0 */
 	char **methods;		/* owned; 0 entries = any method */
+	struct policy_pos *method_pos;	/* owned; where each is (n_methods) */
 	size_t n_methods;
 	char **paths;		/* owned; 0 entries = any path */
 	size_t n_paths;
@@ -349,6 +350,29 @@ struct config;
  * Return: 0; -EINVAL (@err filled).
  */
 int policy_gateway_check(const struct policy *p, const struct config *c, struct diag *err);
+
+/* One thing policy_gateway_warnings() found: valid, but surely not meant. */
+struct policy_gw_warning {
+	struct policy_pos at;	/* in the policy's file */
+	char msg[320];		/* "egress[0].gateway...: ..." without the position */
+};
+
+/*
+ * policy_gateway_warnings() - gateway rules of @p that load but cannot
+ * work as written, for `netd policy check`'s warnings:
+ * - a method with lower-case letters whose upper case is a standard one
+ *   ("get": methods are case-sensitive, RFC 9110 9.1; never matches GET);
+ * - a port other than 443 (the gateway terminates TLS only: plain HTTP
+ *   steered to it is reset);
+ * - with @c (may be NULL: skipped), a credential defined in @c whose hosts
+ *   cover none of the rule's domains (every request using it would be
+ *   refused credential-misdirected).
+ * Pure; @p and @c are borrowed.
+ * @out, @max: filled in rule order; @out may be NULL when @max is 0.
+ * Return: the number found (may exceed @max; only @max were stored).
+ */
+size_t policy_gateway_warnings(const struct policy *p, const struct config *c,
+			       struct policy_gw_warning *out, size_t max);
 
 /*
  * policy_match() - which domain rules allow @qname: a domain of the rule

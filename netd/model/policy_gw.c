@@ -8,6 +8,7 @@
 #include "netd/model/policy.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,7 +341,7 @@ int policy_gw_parse(const struct yamlx_node *n, const char *file, struct diag *e
 
 		snprintf(w2, sizeof(w2), "%s.methods", w);
 		r = gw_list(v[2], file, err, w2, "methods: [GET, POST]", method_ok, &g->methods,
-			    &g->n_methods, NULL);
+			    &g->n_methods, &g->method_pos);
 		if (r < 0)
 			return r;
 	}
@@ -403,4 +404,116 @@ int policy_gateway_check(const struct policy *p, const struct config *c, struct 
 	}
 	free(names);
 	return 0;
+}
+
+/* Is @name (a normalized name, no wildcard) strictly below @suffix? */
+static bool below(const char *name, const char *suffix)
+{
+	size_t nl = strlen(name), sl = strlen(suffix);
+
+	return nl > sl + 1 && name[nl - sl - 1] == '.' && strcmp(name + nl - sl, suffix) == 0;
+}
+
+/*
+ * Can one name match both patterns (a name or "*.suffix", any depth below,
+ * not the suffix itself; as gw_creds_host_ok() and policy_match() read them)?
+ */
+static bool patterns_overlap(const char *a, const char *b)
+{
+	bool wa = a[0] == '*' && a[1] == '.', wb = b[0] == '*' && b[1] == '.';
+
+	if (wa && wb)	/* *.x.s and *.s share every name below x.s */
+		return strcmp(a + 2, b + 2) == 0 || below(a + 2, b + 2) || below(b + 2, a + 2);
+	if (wa)
+		return below(b, a + 2);
+	if (wb)
+		return below(a, b + 2);
+	return strcmp(a, b) == 0;
+}
+
+/* RFC 9110 9.3 and RFC 5789's methods: what a lower-case one surely meant. */
+static const char *standard_method(const char *m, char *upper, size_t sz)
+{
+	static const char *const std[] = { "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT",
+					   "OPTIONS", "TRACE", "PATCH" };
+	size_t n = strlen(m);
+	bool lower = false;
+
+	if (n >= sz)
+		return NULL;
+	for (size_t i = 0; i <= n; i++) {
+		lower |= m[i] >= 'a' && m[i] <= 'z';
+		upper[i] = m[i] >= 'a' && m[i] <= 'z' ? (char)(m[i] - 'a' + 'A') : m[i];
+	}
+	for (size_t i = 0; lower && i < sizeof(std) / sizeof(std[0]); i++)
+		if (strcmp(upper, std[i]) == 0)
+			return std[i];
+	return NULL;
+}
+
+__attribute__((format(printf, 5, 6)))
+static void warn(struct policy_gw_warning *out, size_t max, size_t *n, struct policy_pos at,
+		 const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*n < max) {
+		out[*n].at = at;
+		va_start(ap, fmt);
+		vsnprintf(out[*n].msg, sizeof(out[*n].msg), fmt, ap);
+		va_end(ap);
+	}
+	(*n)++;
+}
+
+size_t policy_gateway_warnings(const struct policy *p, const struct config *c,
+			       struct policy_gw_warning *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct policy_rule *r = &p->rules[i];
+		const struct policy_gateway *g = r->gateway;
+		struct policy_pos gat;
+
+		if (!g)
+			continue;
+		gat = (struct policy_pos){ .line = g->line, .col = g->col };
+		for (size_t k = 0; k < g->n_methods; k++) {
+			char upper[POLICY_GW_METHOD_MAX + 1];
+			const char *m = standard_method(g->methods[k], upper, sizeof(upper));
+
+			if (m)
+				warn(out, max, &n, g->method_pos ? g->method_pos[k] : gat,
+				     "egress[%zu].gateway.methods[%zu]: '%s': methods are "
+				     "case-sensitive (RFC 9110 9.1); did you mean %s?", i, k,
+				     g->methods[k], m);
+		}
+		for (size_t k = 0; k < r->n_ports; k++) {	/* a domain rule's: no ranges */
+			if (r->ports[k].lo == 443)
+				continue;
+			warn(out, max, &n, gat, "egress[%zu].gateway: port %u is steered to the "
+			     "gateway, which terminates TLS only: plain HTTP there is reset (HTTPS "
+			     "is port 443; give a plain-HTTP port a rule without gateway:)", i,
+			     r->ports[k].lo);
+		}
+		for (size_t k = 0; c && k < g->n_credentials; k++) {
+			const struct config_credential *cr = config_find_credential(c,
+										  g->credentials[k]);
+			bool any = false;
+
+			if (!cr)
+				continue;	/* policy_gateway_check()'s error */
+			for (size_t d = 0; !any && d < r->n_domains; d++)
+				for (size_t h = 0; !any && h < cr->n_hosts; h++)
+					any = patterns_overlap(r->domains[d], cr->hosts[h]);
+			if (!any)
+				warn(out, max, &n, g->credential_pos ? g->credential_pos[k] : gat,
+				     "egress[%zu].gateway.credentials[%zu]: the hosts of credential "
+				     "'%s' (%s%s) cover none of this rule's domains: every request "
+				     "using it would be refused (credential-misdirected)", i, k,
+				     cr->name, cr->hosts[0], cr->n_hosts > 1 ? ", ..." : "");
+		}
+	}
+	return n;
 }

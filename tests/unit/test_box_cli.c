@@ -414,7 +414,7 @@ static void test_cli_policy(void **state)
  */
 static void test_cli_policy_check_config(void **state)
 {
-	char dir[PATH_MAX], pol[PATH_MAX], port0[PATH_MAX], on[PATH_MAX], yaml[PATH_MAX + 64];
+	char dir[PATH_MAX], pol[PATH_MAX], port0[PATH_MAX], on[PATH_MAX], yaml[PATH_MAX + 256];
 	struct box_run r;
 
 	(void)state;
@@ -429,7 +429,9 @@ static void test_cli_policy_check_config(void **state)
 	box_path(pol, sizeof(pol), "chk/pol/a.yaml");
 	snprintf(yaml, sizeof(yaml), "policy_dir: %s\ngateway:\n  port: 0\n", dir);
 	box_put("chk/port0.yaml", yaml);
-	snprintf(yaml, sizeof(yaml), "policy_dir: %s\n", dir);
+	snprintf(yaml, sizeof(yaml), "policy_dir: %s\ncredentials:\n  openai:\n"
+		 "    header: Authorization\n    placeholder: netd-placeholder-openai-0001\n"
+		 "    hosts: [api.openai.com]\n    value: sk-1\n", dir);
 	box_put("chk/on.yaml", yaml);
 	box_path(port0, sizeof(port0), "chk/port0.yaml");
 	box_path(on, sizeof(on), "chk/on.yaml");
@@ -450,6 +452,19 @@ static void test_cli_policy_check_config(void **state)
 	assert_true(has(r.out, "/chk/pol/a.yaml: ok (policy a, 1 rule)"));
 	assert_false(has(r.out, "hidden"));
 	assert_false(has(r.err, "hidden"));
+	box_run_done(&r);
+	/* valid but surely not meant: warnings at FILE:LINE:COL, exit 0 */
+	box_put("chk/w.yaml", "name: w\negress:\n  - domains: [api.example.com]\n"
+		"    ports: [80]\n    gateway: { credentials: [openai], methods: [get] }\n");
+	box_path(pol, sizeof(pol), "chk/w.yaml");
+	netd_plain(&r, "policy", "check", pol, "--config", on, NULL);
+	assert_exit(&r, CLI_OK);
+	assert_true(has(r.err, "w.yaml:5:30: warning: egress[0].gateway.credentials[0]: the hosts "
+			"of credential 'openai' (api.openai.com) cover none of this rule's domains"));
+	assert_true(has(r.err, "w.yaml:5:49: warning: egress[0].gateway.methods[0]: 'get': methods "
+			"are case-sensitive (RFC 9110 9.1); did you mean GET?"));
+	assert_true(has(r.err, "w.yaml:5:14: warning: egress[0].gateway: port 80 is steered to "
+			"the gateway, which terminates TLS only"));
 	box_run_done(&r);
 	/* an unknown option is a usage error, not a file name */
 	netd_plain(&r, "policy", "check", pol, "--confg", on, NULL);

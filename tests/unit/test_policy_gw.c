@@ -410,6 +410,82 @@ static void test_gateway_check_off(void **state)
 	config_done(&c);
 }
 
+/* Valid, but surely not meant: policy_gateway_warnings(). */
+static void test_gateway_warnings(void **state)
+{
+	static const char cfg_yaml[] =
+		"credentials:\n"
+		"  openai:\n    header: Authorization\n    placeholder: netd-placeholder-openai-0001\n"
+		"    hosts: [api.openai.com]\n    value: sk-1\n"
+		"  wide:\n    header: Authorization\n    placeholder: netd-placeholder-wide-00001\n"
+		"    hosts: [\"*.example.com\"]\n    value: w-1\n";
+	struct policy_gw_warning w[8];
+	struct diag err = { 0 };
+	struct policy *p;
+	struct config c;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(config_parse(&c, cfg_yaml, strlen(cfg_yaml), "netd.yaml", &err), 0);
+
+	/* nothing to say: 443, upper-case methods, hosts that cover the domain */
+	p = parse_ok(RULE "    gateway: { credentials: [wide], methods: [GET, M-SEARCH, x] }\n");
+	assert_int_equal(policy_gateway_warnings(p, &c, NULL, 0), 0);
+	policy_free(p);
+
+	/* a credential whose hosts cover none of the domains: at the name */
+	p = parse_ok(RULE "    gateway: { credentials: [wide, openai] }\n");
+	n = policy_gateway_warnings(p, &c, w, 8);
+	assert_int_equal(n, 1);
+	assert_int_equal(w[0].at.line, 5);
+	assert_int_equal(w[0].at.col, 36);
+	assert_non_null(strstr(w[0].msg, "egress[0].gateway.credentials[1]: the hosts of "
+				  "credential 'openai' (api.openai.com) cover none of this rule's "
+				  "domains"));
+	assert_non_null(strstr(w[0].msg, "credential-misdirected"));
+	/* without a netd.yaml: not checked */
+	assert_int_equal(policy_gateway_warnings(p, NULL, NULL, 0), 0);
+	policy_free(p);
+	/* wildcards overlap either way; a suffix is not below itself */
+	p = parse_ok("name: t\negress:\n  - domains: [\"*.a.example.com\", example.com]\n"
+		     "    ports: [443]\n    gateway: { credentials: [wide] }\n");
+	assert_int_equal(policy_gateway_warnings(p, &c, NULL, 0), 0);
+	policy_free(p);
+	p = parse_ok("name: t\negress:\n  - domains: [example.com, \"*.openai.com\"]\n"
+		     "    ports: [443]\n    gateway: { credentials: [openai] }\n");
+	assert_int_equal(policy_gateway_warnings(p, &c, NULL, 0), 0);
+	policy_free(p);
+	p = parse_ok("name: t\negress:\n  - domains: [example.com]\n"
+		     "    ports: [443]\n    gateway: { credentials: [wide] }\n");
+	assert_int_equal(policy_gateway_warnings(p, &c, NULL, 0), 1);
+	policy_free(p);
+
+	/* methods: [get]: case-sensitive, at the method */
+	p = parse_ok(RULE "    gateway: { methods: [GET, get, Post] }\n");
+	n = policy_gateway_warnings(p, NULL, w, 8);
+	assert_int_equal(n, 2);
+	assert_int_equal(w[0].at.line, 5);
+	assert_int_equal(w[0].at.col, 31);
+	assert_non_null(strstr(w[0].msg, "egress[0].gateway.methods[1]: 'get': methods are "
+				  "case-sensitive (RFC 9110 9.1); did you mean GET?"));
+	assert_non_null(strstr(w[1].msg, "did you mean POST?"));
+	policy_free(p);
+
+	/* a port but 443: the gateway terminates TLS only */
+	p = parse_ok("name: t\negress:\n  - domains: [api.example.com]\n"
+		     "    ports: [80, 443, 8080]\n    gateway: {}\n");
+	n = policy_gateway_warnings(p, NULL, w, 1);
+	assert_int_equal(n, 2);	/* counted past @max */
+	assert_int_equal(w[0].at.line, 5);
+	assert_non_null(strstr(w[0].msg, "egress[0].gateway: port 80 is steered to the gateway, "
+				  "which terminates TLS only"));
+	n = policy_gateway_warnings(p, NULL, w, 8);
+	assert_non_null(strstr(w[1].msg, "port 8080 is steered"));
+	policy_free(p);
+	config_done(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -424,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_cred_name_valid),
 		cmocka_unit_test(test_gateway_check),
 		cmocka_unit_test(test_gateway_check_off),
+		cmocka_unit_test(test_gateway_warnings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
