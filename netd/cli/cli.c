@@ -548,43 +548,49 @@ static int exec_netns_visible(const char *name, const char *netns)
 	return 126;
 }
 
-/* @a (a JSON array of strings) as "x, y", or "-" when empty. */
-static void print_list(const json_t *a)
+/* @a (a JSON array of strings) as "x, y", or "-" when empty, on @out. */
+static void print_list(const json_t *a, FILE *out)
 {
 	const json_t *v;
 	size_t i;
 
 	if (!json_array_size(a))
-		fputs("-", stdout);
+		fputs("-", out);
 	json_array_foreach(a, i, v)
-		printf("%s%s", i ? ", " : "", json_string_value(v) ? json_string_value(v) : "?");
+		fprintf(out, "%s%s", i ? ", " : "",
+			json_string_value(v) ? json_string_value(v) : "?");
 }
 
-/* POST /v1/policies/reload's answer, for people: a line per changed sandbox. */
-static void print_reload(const json_t *reply)
+void cli_reload_print(const json_t *reply, FILE *out)
 {
 	const json_t *changed = json_object_get(reply, "changed"), *c;
+	const json_t *cr = json_object_get(reply, "credentials_read");
+	const json_t *cc = json_object_get(reply, "credentials_changed");
 	size_t i, n = json_array_size(changed);
 
-	if (!n) {
-		printf("policies reloaded; no sandbox changed\n");
-		return;
-	}
-	printf("policies reloaded; %zu sandbox%s changed\n", n, n == 1 ? "" : "es");
+	if (!n)
+		fprintf(out, "policies reloaded; no sandbox changed\n");
+	else
+		fprintf(out, "policies reloaded; %zu sandbox%s changed\n", n, n == 1 ? "" : "es");
+	/* A reload re-reads every secret too (rotation): say so when the daemon counts them. */
+	if (json_is_integer(cr))
+		fprintf(out, "credentials: %lld re-read, %lld changed\n",
+			(long long)json_integer_value(cr),
+			json_is_integer(cc) ? (long long)json_integer_value(cc) : 0LL);
 	json_array_foreach(changed, i, c) {
-		printf("  %s (policy %s): ", str(c, "sandbox"), str(c, "policy"));
+		fprintf(out, "  %s (policy %s): ", str(c, "sandbox"), str(c, "policy"));
 		if (json_is_true(json_object_get(c, "deny_all"))) {
-			printf("the policy is gone: denied all egress\n");
+			fprintf(out, "the policy is gone: denied all egress\n");
 			continue;
 		}
-		fputs("added ", stdout);
-		print_list(json_object_get(c, "added"));
-		fputs("; removed ", stdout);
-		print_list(json_object_get(c, "removed"));
-		printf("; pins kept %lld, removed %zu; connections cut %lld\n",
-		       (long long)json_integer_value(json_object_get(c, "pins_kept")),
-		       json_array_size(json_object_get(c, "pins_removed")),
-		       (long long)json_integer_value(json_object_get(c, "connections_cut")));
+		fputs("added ", out);
+		print_list(json_object_get(c, "added"), out);
+		fputs("; removed ", out);
+		print_list(json_object_get(c, "removed"), out);
+		fprintf(out, "; pins kept %lld, removed %zu; connections cut %lld\n",
+			(long long)json_integer_value(json_object_get(c, "pins_kept")),
+			json_array_size(json_object_get(c, "pins_removed")),
+			(long long)json_integer_value(json_object_get(c, "connections_cut")));
 	}
 }
 
@@ -781,7 +787,7 @@ static int cmd_policy(int argc, char **argv)
 		if (argc == 3)
 			print_json(reply);
 		else
-			print_reload(reply);
+			cli_reload_print(reply, stdout);
 		json_decref(reply);
 		return 0;
 	}

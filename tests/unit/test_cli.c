@@ -1,7 +1,8 @@
 /*
  * test_cli - the command line's pure parts: tables sized from their
- * content (netd/cli/cli_table.c), the exit status for each HTTP status, and
- * which words ask for help (netd/cli/cli_help.c).
+ * content (netd/cli/cli_table.c), the exit status for each HTTP status,
+ * which words ask for help (netd/cli/cli_help.c), and `policy reload`'s
+ * lines (cli_reload_print(), netd/cli/cli.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "netd/cli/cli.h"
 #include "netd/cli/cli_help.h"
 #include "netd/cli/cli_table.h"
 
@@ -162,6 +164,41 @@ static void help_every_topic(void **state)
 	}
 }
 
+/* `policy reload`'s lines, from the daemon's answer (credentials only when counted). */
+static void test_reload_print(void **state)
+{
+	static const char *const replies[] = {
+		"{\"changed\":[]}",
+		"{\"changed\":[],\"credentials_read\":2,\"credentials_changed\":1}",
+		"{\"changed\":[{\"sandbox\":\"sb1\",\"policy\":\"agent\",\"added\":[\"a.example\"],"
+		"\"removed\":[],\"pins_kept\":3,\"pins_removed\":[],\"connections_cut\":0}],"
+		"\"credentials_read\":1,\"credentials_changed\":0}",
+	};
+	static const char *const want[] = {
+		"policies reloaded; no sandbox changed\n",
+		"policies reloaded; no sandbox changed\ncredentials: 2 re-read, 1 changed\n",
+		"policies reloaded; 1 sandbox changed\ncredentials: 1 re-read, 0 changed\n"
+		"  sb1 (policy agent): added a.example; removed -; pins kept 3, removed 0; "
+		"connections cut 0\n",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(replies) / sizeof(replies[0]); i++) {
+		json_t *j = json_loads(replies[i], 0, NULL);
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		assert_non_null(j);
+		assert_non_null(f);
+		cli_reload_print(j, f);
+		fclose(f);
+		assert_string_equal(buf, want[i]);
+		free(buf);
+		json_decref(j);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -171,6 +208,7 @@ int main(void)
 		cmocka_unit_test(exit_from_http),
 		cmocka_unit_test(help_wanted),
 		cmocka_unit_test(help_every_topic),
+		cmocka_unit_test(test_reload_print),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
