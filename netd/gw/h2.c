@@ -61,6 +61,8 @@ struct gw_h2 {
 	bool srv_dead;		/* the server session failed fatally: no more calls */
 	bool up_dead;		/* the upstream is gone: no more calls to up */
 	bool goaway_client;	/* a graceful GOAWAY went to the client */
+	int32_t hdr_sid;	/* a client HEADERS frame begun before its stream exists */
+	size_t hdr_len;		/* ... its payload bytes, added when the stream is made */
 	uint64_t rst_window_ns;	/* start of the current second of RST_STREAM counting */
 	unsigned int rst_count;
 	int op_err;		/* an op's error, returned by the next call */
@@ -533,6 +535,10 @@ static int on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame
 		if (!s)
 			return NGHTTP2_ERR_CALLBACK_FAILURE;
 		nghttp2_session_set_stream_user_data(session, frame->hd.stream_id, s);
+		/* on_begin_frame() saw this HEADERS frame before the stream was made */
+		if (h2->hdr_sid == frame->hd.stream_id)
+			s->request_bytes += h2->hdr_len;
+		h2->hdr_sid = 0;
 	} else if (session == h2->up && (s = stream_of(session, frame->hd.stream_id)) &&
 		   !s->resp_started) {
 		gw_hblock_clear(&s->rhdrs);	/* a final response after 1xx */
@@ -709,9 +715,43 @@ static int on_stream_close(nghttp2_session *session, int32_t sid, uint32_t code,
 	return 0;
 }
 
+/*
+ * The client's header blocks count in the request's bytes: every HEADERS
+ * and CONTINUATION frame's payload (RFC 9113 6.2, 6.10; the request's
+ * head and trailers, HPACK-compressed), as DATA payloads do for the body.
+ * nghttp2 reports CONTINUATION frames only here.  A stream's first HEADERS
+ * begins before on_begin_headers() makes the stream: kept until then.
+ */
+static int on_begin_frame(nghttp2_session *session, const nghttp2_frame_hd *hd, void *user)
+{
+	struct gw_h2 *h2 = user;
+	struct h2s *s;
+
+	if (session != h2->srv ||
+	    (hd->type != NGHTTP2_HEADERS && hd->type != NGHTTP2_CONTINUATION))
+		return 0;
+	if ((s = stream_of(session, hd->stream_id))) {
+		s->request_bytes += hd->length;
+	} else if (hd->type == NGHTTP2_HEADERS) {
+		h2->hdr_sid = hd->stream_id;
+		h2->hdr_len = hd->length;
+	}
+	return 0;
+}
+
 static int on_frame_send(nghttp2_session *session, const nghttp2_frame *frame, void *user)
 {
 	struct gw_h2 *h2 = user;
+	struct h2s *s;
+
+	/*
+	 * The response's header blocks to the client count in its bytes, as
+	 * its DATA does: for a HEADERS frame sent, nghttp2's hd.length is the
+	 * whole block, CONTINUATION frames included (they are not reported).
+	 */
+	if (session == h2->srv && frame->hd.type == NGHTTP2_HEADERS &&
+	    (s = stream_of(session, frame->hd.stream_id)))
+		s->response_bytes += frame->hd.length;
 
 	/* nghttp2 found a connection error (RFC 9113 5.4.1) and said so */
 	if (session == h2->srv && frame->hd.type == NGHTTP2_GOAWAY &&
@@ -734,6 +774,7 @@ static int session_new(struct gw_h2 *h2, bool server)
 		nghttp2_session_callbacks_del(cb);
 		return -ENOMEM;
 	}
+	nghttp2_session_callbacks_set_on_begin_frame_callback(cb, on_begin_frame);
 	nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
 	nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
 	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);

@@ -37,8 +37,11 @@ struct gw_h2;
  * One finished stream, for the "http" audit record: the same names as
  * H1's struct gw_h1_record (netd/gw/h1.h, not on main yet) so the worker
  * maps both alike; stream_id and error_code are HTTP/2's own.  Bytes are
- * body bytes (HTTP/2 headers are HPACK-compressed and shared, so a
- * stream's header bytes mean nothing).  Every pointer is borrowed for the
+ * the stream's on the client's connection, head and body, as HTTP/1's are
+ * (docs/audit.md): the payloads of its HEADERS and CONTINUATION frames
+ * (the header blocks as HPACK compressed them, trailers included) and of
+ * its DATA frames (padding aside); not the 9-byte frame headers nor
+ * connection-level frames.  Every pointer is borrowed for the
  * duration of the ops->record() call only.
  */
 struct gw_h2_record {
@@ -47,8 +50,10 @@ struct gw_h2_record {
 	const char *host;		/* :authority, or Host when absent; "" if neither */
 	const char *path;		/* :path without its query string; "" if none */
 	unsigned int status;		/* final status sent to the client; 0: none (reset) */
-	uint64_t request_bytes;		/* request body bytes received (forwarded or not) */
-	uint64_t response_bytes;	/* response body bytes handed to the client's session */
+	uint64_t request_bytes;		/* request header block and body bytes received
+					 * (forwarded or not) */
+	uint64_t response_bytes;	/* response header block bytes sent and body bytes
+					 * handed to the client's session */
 	uint64_t start_ns;		/* request headers began */
 	uint64_t first_byte_ns;		/* response headers (or the refusal) out; 0: none */
 	uint64_t end_ns;		/* the client's stream closed */

@@ -60,6 +60,7 @@ struct cl_stream {		/* what the sandbox got on one stream */
 	unsigned int chunks;
 	bool closed;
 	uint32_t code;
+	uint64_t wire_out, wire_in;	/* header block and DATA payload bytes each way */
 };
 
 struct up_stream {		/* what the upstream got, and what it sends */
@@ -168,6 +169,26 @@ static int cl_close(nghttp2_session *s, int32_t sid, uint32_t code, void *user)
 	return 0;
 }
 
+/*
+ * What the client's session put on the wire for each stream and got: the
+ * HEADERS/CONTINUATION payloads (a sent HEADERS frame's hd.length is its
+ * whole block) and DATA bytes, the record's meaning of bytes.
+ */
+static int cl_sent(nghttp2_session *s, const nghttp2_frame *f, void *user)
+{
+	if (f->hd.type == NGHTTP2_HEADERS && f->hd.stream_id > 0 && f->hd.stream_id < MAX_SID)
+		W->cs[f->hd.stream_id].wire_out += f->hd.length;
+	return 0;
+}
+
+static int cl_begin(nghttp2_session *s, const nghttp2_frame_hd *hd, void *user)
+{
+	if ((hd->type == NGHTTP2_HEADERS || hd->type == NGHTTP2_CONTINUATION ||
+	     hd->type == NGHTTP2_DATA) && hd->stream_id > 0 && hd->stream_id < MAX_SID)
+		W->cs[hd->stream_id].wire_in += hd->length;	/* no padding in these tests */
+	return 0;
+}
+
 static int cl_frame(nghttp2_session *s, const nghttp2_frame *f, void *user)
 {
 	if (f->hd.type == NGHTTP2_GOAWAY) {
@@ -267,8 +288,11 @@ static nghttp2_session *session(bool server, bool manual_window)
 	nghttp2_session_callbacks_set_on_header_callback(cb, server ? us_header : cl_header);
 	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, server ? us_data : cl_data);
 	nghttp2_session_callbacks_set_on_frame_recv_callback(cb, server ? us_frame : cl_frame);
-	if (!server)
+	if (!server) {
 		nghttp2_session_callbacks_set_on_stream_close_callback(cb, cl_close);
+		nghttp2_session_callbacks_set_on_frame_send_callback(cb, cl_sent);
+		nghttp2_session_callbacks_set_on_begin_frame_callback(cb, cl_begin);
+	}
 	if (server)
 		assert_int_equal(nghttp2_session_server_new2(&s, cb, NULL, opt), 0);
 	else
@@ -427,12 +451,39 @@ static void test_get(void **state)
 	assert_string_equal(r->host, SNI);
 	assert_string_equal(r->path, "/v1/models");	/* no query in the record */
 	assert_int_equal(r->status, 200);
-	assert_int_equal(r->response_bytes, 5);
+	/* bytes are head and body, as over HTTP/1: a GET's request is its HEADERS */
+	assert_true(w->cs[sid].wire_out > 0);
+	assert_int_equal(r->request_bytes, w->cs[sid].wire_out);
+	assert_int_equal(r->response_bytes, w->cs[sid].wire_in);
+	assert_true(r->response_bytes > 5);
 	assert_null(r->reason);
 	assert_null(r->credential);
 	assert_false(r->refused);
 	assert_true(r->start_ns && r->first_byte_ns >= r->start_ns && r->end_ns >= r->first_byte_ns);
 	world_free(w);
+}
+
+/* A request head over one frame: HEADERS and CONTINUATION both count in its bytes. */
+static void test_bytes_continuation(void **state)
+{
+	size_t len = 40000;
+	char *big = malloc(len + 1);
+	struct world *w;
+	int32_t sid;
+
+	assert_non_null(big);
+	for (size_t i = 0; i < len; i++)
+		big[i] = (char)('!' + (i * 31) % 90);	/* printable, HPACK's Huffman cannot halve it */
+	big[len] = '\0';
+	w = world_new(SNI, true, false);
+	sid = request(w, "GET", SNI, "/v1/models", big, NULL);
+	pump(w);
+	assert_int_equal(w->cs[sid].status, 200);
+	assert_true(w->cs[sid].wire_out > 16384);	/* past SETTINGS_MAX_FRAME_SIZE's default */
+	assert_int_equal(record_of(w, sid)->request_bytes, w->cs[sid].wire_out);
+	assert_int_equal(record_of(w, sid)->response_bytes, w->cs[sid].wire_in);
+	world_free(w);
+	free(big);
 }
 
 static void test_post_body(void **state)
@@ -454,8 +505,9 @@ static void test_post_body(void **state)
 	assert_int_equal(w->cs[sid].status, 200);
 	assert_int_equal(w->cs[sid].body.len, len);
 	assert_memory_equal(w->cs[sid].body.p, data, len);
-	assert_int_equal(record_of(w, sid)->request_bytes, len);
-	assert_int_equal(record_of(w, sid)->response_bytes, len);
+	assert_int_equal(record_of(w, sid)->request_bytes, w->cs[sid].wire_out + len);
+	assert_int_equal(record_of(w, sid)->response_bytes, w->cs[sid].wire_in);
+	assert_true(record_of(w, sid)->response_bytes > len);
 	world_free(w);
 	free(data);
 }
@@ -761,6 +813,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_get),
+		cmocka_unit_test(test_bytes_continuation),
 		cmocka_unit_test(test_post_body),
 		cmocka_unit_test(test_credential_rewritten),
 		cmocka_unit_test(test_credential_misdirected),
