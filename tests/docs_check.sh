@@ -24,7 +24,7 @@
 #   pure      the files the "Pure modules" line of docs/architecture.md lists
 #             open no file or socket, log nothing, read no clock, use no event loop
 #   config    the keys netd/model/config.c and config_gw.c accept (their names[] arrays) are exactly
-#             the keys of docs/configuration.md's table
+#             the keys of docs/configuration.md's table, and docs/man/netd.yaml.5's entries
 #   front     README.md is at most 300 lines with `make deps` and `make test`
 #             in its first 25; docs/README.md links every docs/*.md page
 #   reasons   the DNS, the deny and the gateway reasons of common/reason.c
@@ -270,6 +270,21 @@ for line in ex.splitlines():
         seen.add(f"{section}.{key}")
 bad = [f"{k}: accepted by netd/model/config.c, not in {EXAMPLE}" for k in sorted(accepted - seen)]
 check(f"example: {EXAMPLE} shows every key netd/model/config.c accepts", bad)
+
+# -- the man page netd.yaml(5) has an entry (a .TP item ".BR key ...") for every key
+MAN5 = "docs/man/netd.yaml.5"
+# an item's bold words before its default are its keys ('.BR dns.qps ", " dns.burst " ("
+# 1000 ...'); the
+# items between .RS and .RE (a credential's own keys) are a key's parts, not keys
+man5 = re.sub(r"^\.RS\n.*?^\.RE\n", "", read(MAN5), flags=re.M | re.S)
+man_keys = set()
+for item in re.findall(r"^\.TP\n\.BR? (.*)$", man5, re.M):
+    item = item.split("(")[0]	# the default in parentheses follows the keys
+    man_keys.update(w for w in re.sub(r'"[^"]*"', " ", item).split()
+                    if re.fullmatch(r"[a-z][a-z0-9_]*(\.[a-z0-9_]+)?", w))
+bad = [f"{k}: accepted by netd/model/config.c, no entry in {MAN5}" for k in sorted(accepted - man_keys)]
+bad += [f"{k}: an entry in {MAN5}, not accepted by netd/model/config.c" for k in sorted(man_keys - accepted)]
+check(f"man: {MAN5} has an entry for every key netd/model/config.c accepts", bad)
 
 # -- the front door and the table of contents
 readme = read("README.md").splitlines()
