@@ -171,7 +171,7 @@ static void conn_linger(struct gw_conn *c)
 /* Close once what is queued for the sandbox has left (conn_linger()). */
 static void conn_finish(struct gw_conn *c)
 {
-	if (!c->cli || evbuffer_get_length(bufferevent_get_output(c->cli)) == 0) {
+	if (!c->cli) {
 		conn_free(c);
 		return;
 	}
@@ -179,6 +179,14 @@ static void conn_finish(struct gw_conn *c)
 	if (c->up) {
 		bufferevent_free(c->up);
 		c->up = NULL;
+	}
+	if (evbuffer_get_length(bufferevent_get_output(c->cli)) == 0) {
+		/* Our last bytes are in the kernel already; the sandbox may still
+		 * be sending (a flood we answered with GOAWAY): linger all the
+		 * same, or the close resets them away (gw_attack saw it under load). */
+		bufferevent_enable(c->cli, EV_READ);
+		conn_linger(c);
+		return;
 	}
 	bufferevent_enable(c->cli, EV_READ);	/* read and dropped (on_read) */
 	bufferevent_setwatermark(c->cli, EV_WRITE, 0, 0);	/* on_write once all left */
@@ -207,6 +215,12 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	uint64_t idle = c->w->cfg.idle_timeout_ms, quiet = clock_mono_ms() - c->last_ms;
 
 	if (c->lingering) {
+		/* Take what arrived last, so the close sends FIN, not RST, if it stopped. */
+		int cfd = bufferevent_getfd(c->cli);
+		char junk[4096];
+
+		for (int i = 0; cfd >= 0 && i < 256 && recv(cfd, junk, sizeof(junk), MSG_DONTWAIT) > 0; i++)
+			;
 		conn_free(c);
 		return;
 	}
