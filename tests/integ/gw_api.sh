@@ -103,8 +103,28 @@ nginx_saw() { grep -F -- "$1" "$GW_NGINX_LOG" | tail -1; }
 eq "g1: api.gw resolves" 198.51.100.60 "$(sb_dig g1 +short api.gw.dt.example)"
 
 # ---- the secret goes where it belongs ------------------------------------------
+# Every packet in the sandbox's netns while it calls the API (AF_PACKET, all
+# interfaces): the secret must not be in any of them.
+ip netns exec "$(sb_name g1)" "$WORLD_PYTHON" -c "
+import socket, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+s.settimeout(0.2)
+open('$WORLD_DIR/cap.ready', 'w').close()
+end = time.time() + 8
+with open('$WORLD_DIR/cap.bin', 'wb') as f:
+    while time.time() < end:
+        try: f.write(s.recv(65535))
+        except socket.timeout: pass
+" &
+cap=$!
+for i in $(seq 1 50); do [ -e "$WORLD_DIR/cap.ready" ] && break; sleep 0.1; done
 out=$(gcurl g1 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/models)
 has "curl HTTP/1.1: 200 through the gateway" '"path":"/v1/models"' "$out"
+wait "$cap"
+ok "the capture inside the sandbox saw the connection (its ClientHello's name)" \
+	grep -qa "api.gw.dt.example" "$WORLD_DIR/cap.bin"
+ok "... and the secret in none of its packets" bash -c "! grep -qaF -- '$SECRET' '$WORLD_DIR/cap.bin'"
+hasnt "the sandbox's environment holds no secret" "$SECRET" "$(sb_exec g1 env)"
 has "nginx received the real secret" "auth=Bearer $SECRET" "$(nginx_saw 'GET /v1/models')"
 hasnt "the response holds no secret" "$SECRET" "$out"
 out=$(gcurl g1 --http2 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/h2)
