@@ -120,6 +120,9 @@ struct gw_proc {
 };
 
 struct gw_creds;
+struct gw_ipc_ask;
+struct gw_ipc_verdict;
+struct gw_ipc_http;
 
 struct daemon {
 	struct config cfg;
@@ -193,6 +196,23 @@ int daemon_gw_start(struct daemon *d);
  * Return: 0; -errno.
  */
 int daemon_gw_creds_reload(struct daemon *d, char *err, size_t errsz);
+
+/*
+ * daemon_gw_decide() - netd's verdict @v for the worker's question @a
+ * (gwdecide.c): refuse (with a reason), pass (a name without gateway:
+ * pinned there) or gateway (leaf, the rule's checks, credentials).  @v's
+ * strings are new (gw_ipc_verdict_clear()).
+ */
+void daemon_gw_decide(struct daemon *d, const struct gw_ipc_ask *a, struct gw_ipc_verdict *v);
+
+/* daemon_gw_record() - one request's "http" audit record and its counters (gwdecide.c). */
+void daemon_gw_record(struct daemon *d, const struct gw_ipc_http *h);
+
+/*
+ * daemon_gw_send() - message @msg/@len (JSON, heap) to the worker; wipes and
+ * frees it.  A full channel loses it (gw_stats.lost).
+ */
+void daemon_gw_send(struct daemon *d, char *msg, size_t len);
 
 /* daemon_gw_stop() - end the worker (its channel closed, SIGTERM, reaped). */
 void daemon_gw_stop(struct daemon *d);
