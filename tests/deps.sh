@@ -29,6 +29,8 @@ pkgs=(
 	# servers and the bench's peers
 	libssl-dev libhttp-parser-dev libnghttp2-dev libseccomp-dev
 	nginx-light squid-openssl mitmproxy
+	# the gateway's clients in the sandbox: node's fetch (tests/integ/gw_api.sh)
+	nodejs
 	# the gateway bench's load generator (h2load: HTTP/1.1 and HTTP/2 over TLS)
 	nghttp2-client
 	# sd_notify, `systemd-analyze verify` of the unit, man pages
