@@ -31,6 +31,8 @@ pkgs=(
 	nginx-light squid-openssl mitmproxy
 	# the gateway's clients in the sandbox: node's fetch (tests/integ/gw_api.sh)
 	nodejs
+	# gw_record.py decodes the HTTP/2 it records (gw_attack.sh)
+	python3-h2
 	# the gateway bench's load generator (h2load: HTTP/1.1 and HTTP/2 over TLS)
 	nghttp2-client
 	# sd_notify, `systemd-analyze verify` of the unit, man pages
