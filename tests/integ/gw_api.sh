@@ -24,9 +24,7 @@ cd "$(dirname "$0")/../.."
 . tests/integ/lib_netd.sh
 . tests/integ/lib_gw.sh
 
-world_up "ndgw$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
-trap 'netd_down >/dev/null; world_down' EXIT
-gw_upstreams_up || { echo "gateway upstreams did not start"; echo "0 passed, 1 failed"; exit 1; }
+gw_world_up "ndgw$$"
 
 SECRET=sk-real-$RANDOM$RANDOM-do-not-leak
 SECRET2=sk-rotated-$RANDOM$RANDOM-do-not-leak
@@ -61,12 +59,7 @@ write_policy() {
 }
 write_policy ""
 NETD_POLICIES=$WORLD_DIR/policies
-netd_up "$(cat <<-YAML
-gateway:
-  port: 15443
-  user: nobody
-  upstream_ca_file: $WORLD_CA
-  connect_timeout: 2
+netd_up "$(gw_gateway_yaml "connect_timeout: 2"; cat <<-YAML
 credentials:
   api:
     header: Authorization

@@ -32,9 +32,7 @@ cd "$(dirname "$0")/../.."
 . tests/integ/lib_netd.sh
 . tests/integ/lib_gw.sh
 
-world_up "ndga$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
-trap 'netd_down >/dev/null; world_down' EXIT
-gw_upstreams_up || { echo "gateway upstreams did not start"; echo "0 passed, 1 failed"; exit 1; }
+gw_world_up "ndga$$"
 
 # rec.gw: the recorder (198.51.100.66, tests/world/zones/dt.example.zone)
 REC_LOG=$WORLD_DIR/gw/record.log
@@ -66,11 +64,7 @@ egress:
     ports: [443]
 YAML
 NETD_POLICIES=$WORLD_DIR/policies
-netd_up "$(cat <<-YAML
-gateway:
-  port: 15443
-  user: nobody
-  upstream_ca_file: $WORLD_CA
+netd_up "$(gw_gateway_yaml; cat <<-YAML
 credentials:
   api:
     header: Authorization

@@ -19,9 +19,7 @@ NETD_BIN=${GW_SCALE_NETD:-$PWD/build/netd}
 . tests/integ/lib_gw.sh
 
 N=${GW_SCALE_N:-1000}
-world_up "ndgs$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
-trap 'netd_down >/dev/null; world_down' EXIT
-gw_upstreams_up || { echo "gateway upstreams did not start"; echo "0 passed, 1 failed"; exit 1; }
+gw_world_up "ndgs$$"
 PH=netd-placeholder-api-0000000001
 SECRET=sk-scale-$RANDOM$RANDOM
 mkdir -p "$WORLD_DIR/policies" "$WORLD_DIR/secrets"
@@ -37,10 +35,7 @@ egress:
     ports: [443]
 YAML
 NETD_POLICIES=$WORLD_DIR/policies
-netd_up "$(cat <<-YAML
-gateway:
-  port: 15443
-  upstream_ca_file: $WORLD_CA
+netd_up "$(gw_gateway_yaml; cat <<-YAML
 credentials:
   api:
     header: Authorization

@@ -99,3 +99,21 @@ s.bind(("198.51.100.65", 443)); s.listen(64); held = []
 while True: held.append(s.accept()[0])'
 	world__wait gw-stream "$spid" "$WORLD_DIR/gw-stream.out" test -e "$d/stream.ready"
 }
+
+# gw_world_up PREFIX - the world (world_up PREFIX), its teardown on exit
+# (netd_down, world_down) and the upstreams above; a test that cannot have
+# them says so and ends as failed.
+gw_world_up() {
+	world_up "$1" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
+	trap 'netd_down >/dev/null; world_down' EXIT
+	gw_upstreams_up || { echo "gateway upstreams did not start"; echo "0 passed, 1 failed"; exit 1; }
+}
+
+# gw_gateway_yaml [LINE...] - netd.yaml's gateway: section for these
+# upstreams (port 15443, the worker as nobody, the world's CA trusted for
+# upstreams), each LINE added under it (e.g. "connect_timeout: 2").
+gw_gateway_yaml() {
+	local l
+	printf 'gateway:\n  port: 15443\n  user: nobody\n  upstream_ca_file: %s\n' "$WORLD_CA"
+	for l in "$@"; do printf '  %s\n' "$l"; done
+}
