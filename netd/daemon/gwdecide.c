@@ -17,6 +17,7 @@
 #include <openssl/pem.h>
 
 #include "common/clock.h"
+#include "common/hash.h"
 #include "common/log.h"
 #include "common/reason.h"
 #include "netd/daemon/internal.h"
@@ -263,11 +264,27 @@ void daemon_gw_decide(struct daemon *d, const struct gw_ipc_ask *a, struct gw_ip
 
 /* ---- records and counters ---------------------------------------------------- */
 
+/* The index slot of (sandbox, TLS name, status): its series, or the free slot it would take. */
+static size_t series_slot(const struct gw_stats *s, const struct gw_ipc_http *h)
+{
+	uint32_t k = fnv32_str(fnv32_str(FNV32_INIT, h->sandbox), h->sni);
+	size_t at = fnv32_add(k, &h->status, sizeof(h->status)) % GW_SERIES_SLOTS;
+
+	for (;; at = (at + 1) % GW_SERIES_SLOTS) {	/* half full at most: ends */
+		uint16_t v = s->series_index[at];
+
+		if (!v || (s->series[v - 1].status == h->status &&
+			   !strcmp(s->series[v - 1].sandbox, h->sandbox) &&
+			   !strcmp(s->series[v - 1].host, h->sni)))
+			return at;
+	}
+}
+
 static void gw_count(struct daemon *d, const struct gw_ipc_http *h)
 {
 	struct gw_stats *s = &d->gw_stats;
 	double secs = (double)h->duration_us / 1e6;
-	size_t i;
+	size_t i, at;
 
 	s->requests++;
 	for (i = 0; i < GW_HIST_N && secs > gw_hist_le[i]; i++)
@@ -279,10 +296,8 @@ static void gw_count(struct daemon *d, const struct gw_ipc_http *h)
 	 * a policy named), never the Host header: a sandbox writes that, and
 	 * could fill the table with names of its own.
 	 */
-	for (i = 0; i < s->n_series; i++)
-		if (s->series[i].status == h->status && !strcmp(s->series[i].sandbox, h->sandbox) &&
-		    !strcmp(s->series[i].host, h->sni))
-			break;
+	at = series_slot(s, h);
+	i = s->series_index[at] ? s->series_index[at] - 1u : s->n_series;
 	if (i == s->n_series) {
 		if (s->n_series == GW_SERIES_MAX) {
 			s->dropped_series++;
@@ -292,6 +307,7 @@ static void gw_count(struct daemon *d, const struct gw_ipc_http *h)
 		memcpy(s->series[i].host, h->sni, sizeof(h->sni));
 		s->series[i].status = h->status;
 		s->n_series++;
+		s->series_index[at] = (uint16_t)(i + 1);
 	}
 	s->series[i].n++;
 }

@@ -89,6 +89,7 @@ struct audit_what {
 
 #define GW_HIST_N 10	/* request-duration histogram bounds (gwglue.c) */
 #define GW_SERIES_MAX 4096	/* (sandbox, host, status) series of the request counter */
+#define GW_SERIES_SLOTS (2 * GW_SERIES_MAX)	/* their index: open addressing, half full at most */
 
 /* The gateway's counters (gwglue.c, /metrics). */
 struct gw_stats {
@@ -102,6 +103,7 @@ struct gw_stats {
 		uint64_t n;
 	} series[GW_SERIES_MAX];
 	size_t n_series;
+	uint16_t series_index[GW_SERIES_SLOTS];	/* series + 1 by label hash; 0 free (gwdecide.c) */
 	uint64_t dropped_series;	/* requests of series past GW_SERIES_MAX (still in requests) */
 };
 

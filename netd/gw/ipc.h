@@ -111,6 +111,7 @@ struct gw_ipc_rotate {
 	size_t n_creds;
 };
 
+/* gw_ipc_encode_rotate() - as gw_ipc_encode_ask() above; the buffer holds secrets: wipe it. */
 int gw_ipc_encode_rotate(const struct gw_ipc_rotate *r, char **out, size_t *len);
 
 /* What a received message is. */
