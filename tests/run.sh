@@ -115,13 +115,26 @@ run() {			# run NAME CMD...
 	rm -f "$out"
 }
 
+# missing NAME PATH - a test whose binary was not built: a failure, with the fix.
+missing() {
+	echo "=== $1: $2 is not built: run make asan (or make unit / make replay) first"
+	failed=$((failed + 1))
+	failures+=("$1 (not built)")
+}
+
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 if stage unit; then
-	for t in build/asan/unit/test_*; do
-		[ -x "$t" ] || continue
+	# Every test's source has its binary, or the stage fails saying so: a
+	# fresh clone without `make asan` must not look green.
+	for src in tests/unit/test_*.c; do
+		t=build/asan/unit/$(basename "$src" .c)
 		want "$(basename "$t")" || continue
+		if [ ! -x "$t" ]; then
+			missing "unit/$(basename "$t")" "$t"
+			continue
+		fi
 		run "unit/$(basename "$t")" "$t"
 	done
 	# The docs against the tree, and the include rules (no build, no root).
@@ -138,10 +151,14 @@ if stage unit; then
 	fi
 fi
 if stage replay; then
-	for t in build/asan/replay/fuzz_*; do
-		[ -x "$t" ] || continue
-		n=$(basename "$t")
+	for src in tests/fuzz/fuzz_*.c; do
+		n=$(basename "$src" .c)
+		t=build/asan/replay/$n
 		want "$n" || continue
+		if [ ! -x "$t" ]; then
+			missing "fuzz-replay/$n" "$t"
+			continue
+		fi
 		dirs=()
 		for d in "tests/fuzz/corpus/$n" "tests/fuzz/crashes/$n"; do
 			[ -d "$d" ] && dirs+=("$d")
