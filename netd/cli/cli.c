@@ -82,7 +82,7 @@ static const char usage_text[] =
 	"  ca export [--out FILE]                  the gateway CA's certificate, PEM (made on\n"
 	"                                          first use; docs/gateway.md)\n"
 	"  audit [--file PATH] [-f] [--sandbox S] [--event E] [--domain D] [--since T] [--until T]\n"
-	"        [--json] [--summary]            read the audit log (no daemon needed)\n"
+	"        [--json] [--summary]              read the audit log (no daemon needed)\n"
 	"\n"
 	"  --version                               print the version\n"
 	"\n"
