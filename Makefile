@@ -210,7 +210,7 @@ demo: build/netd ## build, then run the embedded demo world (root)
 
 # test runs every stage in one tests/run.sh, so it ends with one
 # "N passed, N failed" line; each stage alone is below it.
-test: all asan microvm-world ## the whole suite: unit + replay + golden + integ (root, about 20 min on 2 cores)
+test: all asan microvm-world ## the whole suite: unit + replay + golden + integ (root, about 25 min on 2 cores)
 	$(Q)tests/run.sh
 
 unit: $(UNIT_BINS) build/asan/netd $(if $(CNI_SRC),build/asan/netd-cni) ## unit tests (cmocka), no root
@@ -237,7 +237,7 @@ clean: ## remove build/
 
 help: ## this list
 	@echo "make [TARGET] [V=1] [CI=true]"
-	@sed -nE 's/^([a-z][a-z_-]*):.*## (.*)$$/  \1\t\2/p' $(firstword $(MAKEFILE_LIST)) | expand -t 12
+	@awk -F':.*## ' '/^[a-z][a-z_-]*:.*## /{ printf "  %-15s%s\n", $$1, $$2 }' $(firstword $(MAKEFILE_LIST))
 
 .PHONY: all asan microvm-guest microvm-world deps demo test unit replay golden integ fuzz bench coverage clean help image-rootfs
 
