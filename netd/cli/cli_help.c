@@ -168,8 +168,9 @@ static const struct help helps[] = {
 	  "and what is wrong on an error (unknown keys get a 'did you mean').  The gateway's\n"
 	  "upstream_ca_file and user, and every credential's secret are read as netd reads\n"
 	  "them (unreadable, bad mode or owner, bad bytes: an error; an inline value: in a\n"
-	  "file others may read: a warning).  FILE: default /etc/netd/netd.yaml.\n"
-	  "Exit 0 valid, 6 invalid, 3 no such file.\n" },
+	  "file others may read: a warning).  FILE: default /etc/netd/netd.yaml; when\n"
+	  "that is absent, netd run takes the defaults, and so does the check (exit 0).\n"
+	  "Exit 0 valid, 6 invalid, 3 no such FILE.\n" },
 	{ "status",
 	  "usage: netd status\n"
 	  "Print the daemon's status as JSON (uptime, counts, audit log path and counters).\n" },

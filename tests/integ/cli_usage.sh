@@ -59,6 +59,16 @@ eq "... says where and what" "$T/netd.yaml:2:3: dns: unknown key 'prt'; did you 
 rc 0 "config check of the shipped example" "$NETD_BIN" config check deploy/netd.yaml.example
 has "... says ok" "deploy/netd.yaml.example: ok" "$("$NETD_BIN" config check deploy/netd.yaml.example)"
 rc 3 "config check of a missing file" "$NETD_BIN" config check "$T/none.yaml"
+# No FILE and no /etc/netd/netd.yaml: what netd run does then, the defaults
+# (exit 0).  The default file hidden behind an empty tmpfs if this host has one.
+if [ -e /etc/netd ]; then
+	out=$(unshare -m sh -c 'mount -t tmpfs none /etc/netd && exec "$0" config check' "$NETD_BIN" 2>&1)
+else
+	out=$("$NETD_BIN" config check 2>&1)
+fi
+eq "config check with no netd.yaml: netd run's defaults, exit 0" \
+	"0 /etc/netd/netd.yaml: not present: netd run uses the built-in defaults (docs/configuration.md)" \
+	"$? $out"
 rc 2 "config with no subcommand" "$NETD_BIN" config
 rm -rf "$T"
 
