@@ -68,24 +68,6 @@ struct gw_h2 {
 	int op_err;		/* an op's error, returned by the next call */
 };
 
-/* ---- headers out -------------------------------------------------------- */
-
-
-#define NV(n, v, vl, fl) ((nghttp2_nv){ (uint8_t *)(n), (uint8_t *)(v), strlen(n), (vl), (fl) })
-
-/* @nva gets the regular fields of @b that may cross; returns how many. */
-static size_t nva_fields(const struct gw_hblock *b, bool request, nghttp2_nv *nva)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < b->n; i++)
-		if (!gw_h2_hop_by_hop(&b->f[i], request))
-			nva[n++] = (nghttp2_nv){ (uint8_t *)b->f[i].name, (uint8_t *)b->f[i].value,
-						 b->f[i].name_len, b->f[i].value_len,
-						 NGHTTP2_NV_FLAG_NONE };
-	return n;
-}
-
 /* ---- streams ------------------------------------------------------------ */
 
 static struct h2s *h2s_new(struct gw_h2 *h2, int32_t sid)
@@ -195,7 +177,7 @@ static int submit_trailers(nghttp2_session *session, int32_t sid, const struct g
 
 	if (!nva)
 		return NGHTTP2_ERR_NOMEM;
-	rv = nghttp2_submit_trailer(session, sid, nva, nva_fields(b, false, nva));
+	rv = nghttp2_submit_trailer(session, sid, nva, gw_h2_nva_fields(b, false, nva));
 	free(nva);
 	return rv;
 }
@@ -304,13 +286,13 @@ static int respond_local(struct h2s *s, unsigned int status, const char *reason,
 		return NGHTTP2_ERR_NOMEM;
 	snprintf(st, sizeof(st), "%u", status);
 	snprintf(cl, sizeof(cl), "%zu", body_len);
-	nva[n++] = NV(":status", st, strlen(st), NGHTTP2_NV_FLAG_NONE);
-	nva[n++] = NV("content-type", "application/json", 16, NGHTTP2_NV_FLAG_NONE);
-	nva[n++] = NV("content-length", cl, strlen(cl), NGHTTP2_NV_FLAG_NONE);
-	nva[n++] = NV("x-netd-reason", reason, strlen(reason), NGHTTP2_NV_FLAG_NONE);
+	nva[n++] = GW_H2_NV(":status", st, strlen(st), NGHTTP2_NV_FLAG_NONE);
+	nva[n++] = GW_H2_NV("content-type", "application/json", 16, NGHTTP2_NV_FLAG_NONE);
+	nva[n++] = GW_H2_NV("content-length", cl, strlen(cl), NGHTTP2_NV_FLAG_NONE);
+	nva[n++] = GW_H2_NV("x-netd-reason", reason, strlen(reason), NGHTTP2_NV_FLAG_NONE);
 	if (retry_after_s) {
 		snprintf(ra, sizeof(ra), "%u", retry_after_s);
-		nva[n++] = NV("retry-after", ra, strlen(ra), NGHTTP2_NV_FLAG_NONE);
+		nva[n++] = GW_H2_NV("retry-after", ra, strlen(ra), NGHTTP2_NV_FLAG_NONE);
 	}
 	rv = nghttp2_submit_response(h2->srv, s->cl_sid, nva, n, &dp);
 	return rv == NGHTTP2_ERR_NOMEM ? rv : 0;
@@ -354,19 +336,68 @@ static char *dup_n(const char *p, size_t n)
 	return d;
 }
 
-/* The request's headers are complete (RFC 9113 8.3.1): check, then open the upstream stream. */
+/*
+ * request_verdict() - the request check (netd/gw/req.c) and the rule's rate
+ * on the request's fields @hdrs (no pseudo-headers) into @res; a 429 gets
+ * *@retry_after_s (at least 1).
+ */
+static void request_verdict(struct h2s *s, const struct gw_hfield *m, const struct gw_hfield *a,
+			    const struct gw_hfield *p, const struct gw_hdr *hdrs, size_t n_hdrs,
+			    struct gw_req_result *res, uint32_t *retry_after_s)
+{
+	struct gw_h2 *h2 = s->h2;
+
+	gw_req_check(h2->ctx, m->value, m->value_len, a ? a->value : "", a ? a->value_len : 0,
+		     h2->port, p->value, p->value_len, hdrs, n_hdrs, res);
+	if (res->verdict == GW_REQ_OK && h2->ops->rate_take &&
+	    h2->ops->rate_take(h2->user, h2->now_ns, retry_after_s) != 0) {
+		res->verdict = GW_REQ_RATE;
+		res->status = 429;
+		res->reason = reason_gw_name(REASON_GW_RATE_LIMITED);
+		if (!*retry_after_s)
+			*retry_after_s = 1;
+	}
+}
+
+/* request_refused_early() - refused before any check: too many fields, CONNECT. */
+static bool request_refused_early(struct h2s *s, const struct gw_hfield *m,
+				  const struct gw_hfield *p, int *rv)
+{
+	struct gw_req_result res;
+
+	if (s->hdrs.over)
+		/* RFC 6585 5: over SETTINGS_MAX_HEADER_LIST_SIZE or GW_H2_MAX_FIELDS */
+		res = (struct gw_req_result){ .verdict = GW_REQ_BAD, .status = 431,
+					      .reason = reason_gw_name(REASON_GW_BAD_REQUEST) };
+	else if (!m || !p || !strcmp(m->value, "CONNECT"))
+		/* CONNECT (RFC 9113 8.5) would be a tunnel past every check */
+		res = (struct gw_req_result){ .verdict = GW_REQ_METHOD, .status = 405,
+					      .reason = reason_gw_name(REASON_GW_METHOD_DENIED) };
+	else
+		return false;
+	*rv = refuse(s, &res, 0);
+	return true;
+}
+
+/*
+ * request_ready() - a whole request head from the sandbox on @s: checked,
+ * then submitted upstream with its secrets, or refused.  Return: 0, or an
+ * nghttp2 error for the session.
+ */
 static int request_ready(struct h2s *s, bool end_stream)
 {
 	struct gw_h2 *h2 = s->h2;
 	const struct gw_hfield *m = gw_hblock_get(&s->hdrs, ":method");
 	const struct gw_hfield *p = gw_hblock_get(&s->hdrs, ":path");
 	const struct gw_hfield *a = gw_hblock_get(&s->hdrs, ":authority");
-	struct gw_req_result res;
+	struct gw_req_result res = { 0 };
+	const struct gw_cred *bad = NULL;
 	struct gw_hdr *hdrs = NULL;
 	nghttp2_nv *nva = NULL;
-	size_t n_hdrs = 0, n = 0, path_len;
+	size_t n_hdrs = 0, path_len;
 	uint32_t retry_after_s = 0;
 	nghttp2_data_provider dp = { .source.ptr = s, .read_callback = up_read };
+	ssize_t n;
 	int rv = 0;
 
 	s->req_eof = end_stream;
@@ -378,20 +409,8 @@ static int request_ready(struct h2s *s, bool end_stream)
 	s->path = dup_n(p ? p->value : "", path_len);
 	if (!s->method || !s->host || !s->path)
 		return NGHTTP2_ERR_NOMEM;
-
-	memset(&res, 0, sizeof(res));
-	if (s->hdrs.over) {
-		/* RFC 6585 5: over SETTINGS_MAX_HEADER_LIST_SIZE or GW_H2_MAX_FIELDS */
-		res = (struct gw_req_result){ .verdict = GW_REQ_BAD, .status = 431,
-					      .reason = reason_gw_name(REASON_GW_BAD_REQUEST) };
-		return refuse(s, &res, 0);
-	}
-	if (!m || !p || !strcmp(m->value, "CONNECT")) {
-		/* CONNECT (RFC 9113 8.5) would be a tunnel past every check */
-		res = (struct gw_req_result){ .verdict = GW_REQ_METHOD, .status = 405,
-					      .reason = reason_gw_name(REASON_GW_METHOD_DENIED) };
-		return refuse(s, &res, 0);
-	}
+	if (request_refused_early(s, m, p, &rv))
+		return rv;
 	hdrs = calloc(s->hdrs.n + 1, sizeof(*hdrs));
 	nva = calloc(s->hdrs.n + 4, sizeof(*nva));
 	if (!hdrs || !nva) {
@@ -402,16 +421,7 @@ static int request_ready(struct h2s *s, bool end_stream)
 		if (s->hdrs.f[i].name[0] != ':')
 			hdrs[n_hdrs++] = (struct gw_hdr){ s->hdrs.f[i].name, s->hdrs.f[i].name_len,
 							  s->hdrs.f[i].value, s->hdrs.f[i].value_len };
-	gw_req_check(h2->ctx, m->value, m->value_len, a ? a->value : "", a ? a->value_len : 0,
-		     h2->port, p->value, p->value_len, hdrs, n_hdrs, &res);
-	if (res.verdict == GW_REQ_OK && h2->ops->rate_take &&
-	    h2->ops->rate_take(h2->user, h2->now_ns, &retry_after_s) != 0) {
-		res.verdict = GW_REQ_RATE;
-		res.status = 429;
-		res.reason = reason_gw_name(REASON_GW_RATE_LIMITED);
-		if (!retry_after_s)
-			retry_after_s = 1;
-	}
+	request_verdict(s, m, a, p, hdrs, n_hdrs, &res, &retry_after_s);
 	if (res.verdict != GW_REQ_OK) {
 		rv = refuse(s, &res, res.verdict == GW_REQ_RATE ? retry_after_s : 0);
 		goto out;
@@ -421,44 +431,15 @@ static int request_ready(struct h2s *s, bool end_stream)
 		goto out;
 	}
 	s->credential = res.cred_name;
-
-	/* pseudo-headers rebuilt (RFC 9113 8.3.1), then the fields that may cross */
-	nva[n++] = NV(":method", m->value, m->value_len, NGHTTP2_NV_FLAG_NONE);
-	nva[n++] = NV(":scheme", "https", 5, NGHTTP2_NV_FLAG_NONE);
-	nva[n++] = NV(":authority", a ? a->value : "", a ? a->value_len : 0, NGHTTP2_NV_FLAG_NONE);
-	nva[n++] = NV(":path", p->value, p->value_len, NGHTTP2_NV_FLAG_NONE);
-	for (size_t i = 0; i < n_hdrs; i++) {
-		struct gw_hfield f = { (char *)hdrs[i].name, (char *)hdrs[i].value,
-				    hdrs[i].name_len, hdrs[i].value_len };
-		const struct gw_cred *cred = NULL;
-
-		if (gw_h2_hop_by_hop(&f, true))
-			continue;
-		for (size_t r = 0; r < res.n_rewrites; r++)
-			if (res.rewrites[r].index == i)
-				cred = res.rewrites[r].cred;
-		if (!cred) {
-			nva[n++] = NV(f.name, f.value, f.value_len, NGHTTP2_NV_FLAG_NONE);
-			continue;
-		}
-		if (!cred->value) {	/* req.c's contract says never; refuse rather than leak */
-			res = (struct gw_req_result){ .verdict = GW_REQ_CRED_MISDIRECTED,
-						      .status = 403,
-						      .reason = reason_gw_name(
-							      REASON_GW_CREDENTIAL_MISDIRECTED),
-						      .cred_name = cred->name };
-			rv = refuse(s, &res, 0);
-			goto out;
-		}
-		/*
-		 * The secret: referenced, never copied by us (NO_COPY_VALUE:
-		 * ctx outlives the session) and never put in HPACK's dynamic
-		 * table (NO_INDEX: RFC 7541 6.2.3, never-indexed literal).
-		 */
-		nva[n++] = NV(f.name, cred->value, cred->value_len,
-			      NGHTTP2_NV_FLAG_NO_COPY_VALUE | NGHTTP2_NV_FLAG_NO_INDEX);
+	n = gw_h2_nva_request(nva, m, a, p, hdrs, n_hdrs, &res, &bad);
+	if (n < 0) {
+		res = (struct gw_req_result){ .verdict = GW_REQ_CRED_MISDIRECTED, .status = 403,
+					      .reason = reason_gw_name(REASON_GW_CREDENTIAL_MISDIRECTED),
+					      .cred_name = bad->name };
+		rv = refuse(s, &res, 0);
+		goto out;
 	}
-	rv = nghttp2_submit_request(h2->up, NULL, nva, n, end_stream ? NULL : &dp, s);
+	rv = nghttp2_submit_request(h2->up, NULL, nva, (size_t)n, end_stream ? NULL : &dp, s);
 	if (rv < 0) {
 		rv = rv == NGHTTP2_ERR_NOMEM ? rv : respond_upstream_failed(s, 502, UPSTREAM_FAILURE);
 		goto out;
@@ -496,8 +477,8 @@ static int response_ready(struct h2s *s, bool end_stream)
 	nva = calloc(s->rhdrs.n + 1, sizeof(*nva));
 	if (!nva)
 		return NGHTTP2_ERR_NOMEM;
-	nva[n++] = NV(":status", st->value, st->value_len, NGHTTP2_NV_FLAG_NONE);
-	n += nva_fields(&s->rhdrs, false, nva + n);
+	nva[n++] = GW_H2_NV(":status", st->value, st->value_len, NGHTTP2_NV_FLAG_NONE);
+	n += gw_h2_nva_fields(&s->rhdrs, false, nva + n);
 	if (status < 200) {	/* informational (RFC 9110 15.2): more headers follow */
 		rv = nghttp2_submit_headers(h2->srv, NGHTTP2_FLAG_NONE, s->cl_sid, NULL, nva, n,
 					    NULL);

@@ -1,6 +1,7 @@
 /*
- * h2buf - header blocks, body buffers and the fields that never cross,
- * for netd/gw/h2.c (netd/gw/h2buf.h).  Pure: memory only.
+ * h2buf - header blocks, body buffers and the field lists that cross, for
+ * netd/gw/h2.c (netd/gw/h2buf.h).  Pure: memory only (nghttp2's nv type,
+ * no session).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -132,3 +133,57 @@ bool gw_h2_has_placeholder(const struct gw_req_ctx *ctx, const struct gw_hblock 
 		}
 	return false;
 }
+
+/* ---- the field lists that cross ------------------------------------------ */
+
+size_t gw_h2_nva_fields(const struct gw_hblock *b, bool request, nghttp2_nv *nva)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < b->n; i++)
+		if (!gw_h2_hop_by_hop(&b->f[i], request))
+			nva[n++] = (nghttp2_nv){ (uint8_t *)b->f[i].name, (uint8_t *)b->f[i].value,
+						 b->f[i].name_len, b->f[i].value_len,
+						 NGHTTP2_NV_FLAG_NONE };
+	return n;
+}
+
+ssize_t gw_h2_nva_request(nghttp2_nv *nva, const struct gw_hfield *m, const struct gw_hfield *a,
+			   const struct gw_hfield *p, const struct gw_hdr *hdrs, size_t n_hdrs,
+			   const struct gw_req_result *res, const struct gw_cred **ret_bad)
+{
+	size_t n = 0;
+
+	nva[n++] = GW_H2_NV(":method", m->value, m->value_len, NGHTTP2_NV_FLAG_NONE);
+	nva[n++] = GW_H2_NV(":scheme", "https", 5, NGHTTP2_NV_FLAG_NONE);
+	nva[n++] = GW_H2_NV(":authority", a ? a->value : "", a ? a->value_len : 0, NGHTTP2_NV_FLAG_NONE);
+	nva[n++] = GW_H2_NV(":path", p->value, p->value_len, NGHTTP2_NV_FLAG_NONE);
+	for (size_t i = 0; i < n_hdrs; i++) {
+		struct gw_hfield f = { (char *)hdrs[i].name, (char *)hdrs[i].value,
+				       hdrs[i].name_len, hdrs[i].value_len };
+		const struct gw_cred *cred = NULL;
+
+		if (gw_h2_hop_by_hop(&f, true))
+			continue;
+		for (size_t r = 0; r < res->n_rewrites; r++)
+			if (res->rewrites[r].index == i)
+				cred = res->rewrites[r].cred;
+		if (!cred) {
+			nva[n++] = GW_H2_NV(f.name, f.value, f.value_len, NGHTTP2_NV_FLAG_NONE);
+			continue;
+		}
+		if (!cred->value) {
+			*ret_bad = cred;
+			return -1;
+		}
+		/*
+		 * The secret: referenced, never copied by us (NO_COPY_VALUE:
+		 * ctx outlives the session) and never put in HPACK's dynamic
+		 * table (NO_INDEX: RFC 7541 6.2.3, never-indexed literal).
+		 */
+		nva[n++] = GW_H2_NV(f.name, cred->value, cred->value_len,
+			      NGHTTP2_NV_FLAG_NO_COPY_VALUE | NGHTTP2_NV_FLAG_NO_INDEX);
+	}
+	return (ssize_t)n;
+}
+

@@ -1,8 +1,9 @@
 /*
  * h2buf - what the HTTP/2 engine (netd/gw/h2.c) keeps of a stream while
  * passing it on: received header blocks under hard limits, body bytes
- * between the two sessions, and which fields never cross (RFC 9113 8.2.2).
- * Pure: memory only.
+ * between the two sessions, and the field lists that cross (RFC 9113
+ * 8.2.2, 8.3.1), a credential's secret placed by reference.  Pure: memory
+ * only.
  */
 #ifndef NETD_GW_H2BUF_H
 #define NETD_GW_H2BUF_H
@@ -10,6 +11,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <string.h>
+#include <sys/types.h>
+
+#include <nghttp2/nghttp2.h>
 
 #include "netd/gw/req.h"
 
@@ -80,5 +86,30 @@ bool gw_h2_hop_by_hop(const struct gw_hfield *f, bool request);
  * sees, are refused with one).
  */
 bool gw_h2_has_placeholder(const struct gw_req_ctx *ctx, const struct gw_hblock *b);
+
+/* One nghttp2 name/value pair; @n a NUL-terminated literal or string. */
+#define GW_H2_NV(n, v, vl, fl) \
+	((nghttp2_nv){ (uint8_t *)(n), (uint8_t *)(v), strlen(n), (vl), (fl) })
+
+/*
+ * gw_h2_nva_fields() - the regular fields of @b that may cross (not
+ * gw_h2_hop_by_hop()) into @nva (room for b->n), pointing into @b.
+ * Return: how many.
+ */
+size_t gw_h2_nva_fields(const struct gw_hblock *b, bool request, nghttp2_nv *nva);
+
+/*
+ * gw_h2_nva_request() - the upstream request's fields into @nva (room for
+ * @n_hdrs + 4): the pseudo-headers rebuilt from method @m, authority @a
+ * (may be NULL) and path @p (RFC 9113 8.3.1), then the fields of @hdrs
+ * that may cross, a placeholder replaced by its credential's secret as
+ * @res's rewrites say: referenced, not copied (NO_COPY_VALUE: the secret
+ * outlives the session) and never indexed (NO_INDEX, RFC 7541 6.2.3).
+ * Return: the count; -1 with *@ret_bad set when a rewrite's credential has
+ * no secret (gw_req_check()'s contract says never: refuse, never leak).
+ */
+ssize_t gw_h2_nva_request(nghttp2_nv *nva, const struct gw_hfield *m, const struct gw_hfield *a,
+			  const struct gw_hfield *p, const struct gw_hdr *hdrs, size_t n_hdrs,
+			  const struct gw_req_result *res, const struct gw_cred **ret_bad);
 
 #endif
