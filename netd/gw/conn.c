@@ -33,6 +33,7 @@
 #define ASK_TIMEOUT_S    5	/* netd's verdict */
 #define HIGH_WATER       (256 * 1024)	/* bytes queued to one side before the other is paused */
 #define LINGER_MS        2000	/* after our last byte: the sandbox's unread bytes drained */
+#define LINGER_MAX_MS    10000	/* ... while it keeps sending, at most this long */
 
 enum conn_state {
 	CS_PEEK,		/* reading the ClientHello without consuming it */
@@ -67,6 +68,7 @@ struct gw_conn {
 	struct retired { uint8_t *p; size_t n; } *retired;
 	size_t n_retired;
 	bool lingering;		/* ... flushed and shut for writing: drain until its EOF */
+	uint64_t linger_ms;	/* ... since then (monotonic ms) */
 };
 
 int gw_worker_send(struct gw_worker *w, const char *msg, size_t len)
@@ -148,7 +150,7 @@ static void arm(struct gw_conn *c, uint64_t ms);
 
 /*
  * All of it left: close_notify, FIN, then read and drop what the sandbox
- * still sends until its EOF or LINGER_MS.  Closing a socket with unread
+ * still sends until its EOF, LINGER_MS of quiet or LINGER_MAX_MS.  Closing a socket with unread
  * bytes sends an RST, which can destroy our last answer (a 400 for a head
  * too big, sent while the rest of the head was arriving) before the
  * sandbox read it.
@@ -165,6 +167,7 @@ static void conn_linger(struct gw_conn *c)
 		return;
 	}
 	c->lingering = true;
+	c->linger_ms = clock_mono_ms();
 	arm(c, LINGER_MS);
 }
 
@@ -214,6 +217,12 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	struct gw_conn *c = arg;
 	uint64_t idle = c->w->cfg.idle_timeout_ms, quiet = clock_mono_ms() - c->last_ms;
 
+	if (c->lingering && quiet < LINGER_MS && clock_mono_ms() - c->linger_ms < LINGER_MAX_MS) {
+		/* Still sending (a flood we answered with GOAWAY, slowly): a close
+		 * now would reset our answer away before it is read. */
+		arm(c, LINGER_MS - quiet);
+		return;
+	}
 	if (c->lingering) {
 		/* Take what arrived last, so the close sends FIN, not RST, if it stopped. */
 		int cfd = bufferevent_getfd(c->cli);
