@@ -413,7 +413,7 @@ static int msg_open(const uint8_t *buf, size_t len, struct msg *m)
 /*
  * Where a receiver finds names in RDATA (RFC 3597 4: the types of RFC 1035,
  * plus RP, AFSDB, RT, SIG, PX, NXT, SRV; DNAME, RRSIG, KX; SVCB/HTTPS's
- * TargetName): @skip octets, then @names names.  NAPTR is rdata_names_at().
+ * TargetName): @skip octets, then @names names.  NAPTR is wire_rdata_names().
  */
 static const struct {
 	uint16_t type;
@@ -427,36 +427,52 @@ static const struct {
 
 #define WIRE_TYPE_NAPTR 35
 
+int wire_rdata_names(uint16_t type, const uint8_t *rdata, size_t rdlen, size_t *ret_first,
+		     unsigned int *ret_n)
+{
+	size_t pos = 0;
+
+	*ret_first = 0;
+	*ret_n = 0;
+	if (type == WIRE_TYPE_NAPTR) {
+		/* order, preference, flags, services, regexp, replacement */
+		if (rdlen < 4)
+			return -EBADMSG;
+		pos = 4;
+		for (int i = 0; i < 3; i++) {
+			if (pos >= rdlen || rdlen - pos < 1u + rdata[pos])
+				return -EBADMSG;
+			pos += 1u + rdata[pos];
+		}
+		*ret_first = pos;
+		*ret_n = 1;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(rdata_names) / sizeof(rdata_names[0]); i++) {
+		if (rdata_names[i].type != type)
+			continue;
+		if (rdlen < rdata_names[i].skip)
+			return -EBADMSG;
+		*ret_first = rdata_names[i].skip;
+		*ret_n = rdata_names[i].names;
+		return 0;
+	}
+	return 0;
+}
+
 /*
- * rdata_names_at() - check the names in @rr's RDATA (see rdata_names[])
+ * rdata_names_at() - check the names in @rr's RDATA (wire_rdata_names())
  * against @fixed: each must end inside the RDATA and never read a fixed
  * field.  Other types' RDATA is opaque.  Return: 0; -EBADMSG.
  */
 static int rdata_names_at(const uint8_t *buf, const struct rr *rr, const uint8_t *fixed)
 {
-	size_t end = rr->rdata_off + rr->rdlen, pos = rr->rdata_off;
-	unsigned int names = 0;
+	size_t end = rr->rdata_off + rr->rdlen, pos;
+	unsigned int names;
 
-	if (rr->type == WIRE_TYPE_NAPTR) {
-		/* order, preference, flags, services, regexp, replacement */
-		if (rr->rdlen < 4)
-			return -EBADMSG;
-		pos += 4;
-		for (int i = 0; i < 3; i++) {
-			if (pos >= end || end - pos < 1u + buf[pos])
-				return -EBADMSG;
-			pos += 1u + buf[pos];
-		}
-		names = 1;
-	}
-	for (size_t i = 0; !names && i < sizeof(rdata_names) / sizeof(rdata_names[0]); i++) {
-		if (rdata_names[i].type != rr->type)
-			continue;
-		if (rr->rdlen < rdata_names[i].skip)
-			return -EBADMSG;
-		pos += rdata_names[i].skip;
-		names = rdata_names[i].names;
-	}
+	if (wire_rdata_names(rr->type, buf + rr->rdata_off, rr->rdlen, &pos, &names) < 0)
+		return -EBADMSG;
+	pos += rr->rdata_off;
 	for (unsigned int i = 0; i < names; i++)
 		if (name_read_in(buf, end, &pos, NULL, fixed) < 0)
 			return -EBADMSG;

@@ -216,4 +216,50 @@ int wire_age_ttls(uint8_t *buf, size_t len, uint32_t age_s);
  */
 int wire_question_end(const uint8_t *buf, size_t len);
 
+/*
+ * wire_rdata_names() - where the names a receiver decompresses lie in the
+ * RDATA of @type (RFC 3597 4: NS, MD, MF, CNAME, SOA, MB, MG, MR, PTR,
+ * MINFO, MX, RP, AFSDB, RT, SIG, PX, NXT, SRV, NAPTR; and KX, DNAME,
+ * RRSIG, SVCB/HTTPS's TargetName): *@ret_n names, one after the other,
+ * the first at offset *@ret_first of @rdata; 0 names for opaque RDATA.
+ * @rdata/@rdlen borrowed; the names themselves are not read.
+ * Return: 0; -EBADMSG (RDATA shorter than what precedes its first name).
+ */
+int wire_rdata_names(uint16_t type, const uint8_t *rdata, size_t rdlen, size_t *ret_first,
+		     unsigned int *ret_n);
+
+#define WIRE_SVC_ECH 5		/* the ech SvcParamKey (RFC 9460 14.3.2, RFC 9848) */
+#define WIRE_ECH_MAX_CUTS 1024	/* byte ranges one rewrite may remove */
+
+/* What wire_ech_strip() removed. */
+struct wire_ech_result {
+	unsigned int params;	/* ech SvcParams removed from RRs that stay */
+	unsigned int rrs;	/* SVCB/HTTPS RRs dropped: their mandatory listed ech */
+	unsigned int sigs;	/* RRSIGs dropped: they covered an RRset that changed */
+};
+
+/*
+ * wire_ech_strip() - @in without its ECH configurations (RFC 9460, RFC
+ * 9848): in every section, every ServiceMode (SvcPriority > 0) SVCB (64)
+ * or HTTPS (65) RR of any class loses its ech SvcParam (key 5), or, if its
+ * mandatory key lists ech (RFC 9460 8: the RR does not work without it),
+ * is dropped whole; so are the RRSIGs covering an RRset that changed (their
+ * signature no longer holds), and the AD bit is cleared.  AliasMode RRs
+ * are left as they are (2.4.2: their SvcParams are ignored).  Everything
+ * else is copied byte for byte; every RDLENGTH and section count that
+ * changes is rewritten, and every compression pointer whose target moved
+ * is moved with it (RFC 1035 4.1.4) wherever a name reads it.
+ * @in/@len: a whole DNS message, borrowed.  @out/@outmax: where the result
+ * goes (@outmax >= @len always suffices; never @in).  @res: filled.
+ * Fails closed: a message it cannot walk, an SVCB/HTTPS RDATA
+ * wire_svcb_check() refuses, a name (kept) that reads bytes the cut
+ * removes, or more than WIRE_ECH_MAX_CUTS ranges to cut is refused whole,
+ * never passed on with an ech in it.
+ * Return: the bytes written to @out (< @len) when something was removed; 0
+ * when @in carries no ech to remove (nothing written); -EBADMSG; -E2BIG
+ * (too many cuts); -ENOBUFS (@outmax).
+ */
+int wire_ech_strip(const uint8_t *in, size_t len, uint8_t *out, size_t outmax,
+		   struct wire_ech_result *res);
+
 #endif
