@@ -75,9 +75,17 @@ static void pview_rule_extras(json_t *rule, const struct policy_rule *r)
 		json_object_set_new(rule, "max_qname_length", json_integer(r->max_qname_len));
 	if (r->idle_grace_set)
 		json_object_set_new(rule, "idle_grace", json_integer(r->idle_grace_s));
-	if (r->tls_sni != POLICY_L7_OFF)
-		json_object_set_new(rule, "tls", json_pack("{s:s}", "sni",
-						      policy_l7_str((enum policy_l7)r->tls_sni)));
+	if (r->tls_sni != POLICY_L7_OFF || r->tls_ech != POLICY_ECH_DEFAULT) {
+		json_t *tls = json_object();
+
+		if (r->tls_sni != POLICY_L7_OFF)
+			json_object_set_new(tls, "sni", json_string(policy_l7_str(
+								(enum policy_l7)r->tls_sni)));
+		if (r->tls_ech != POLICY_ECH_DEFAULT)	/* only when written: the digest */
+			json_object_set_new(tls, "ech", json_string(policy_ech_str(
+								(enum policy_ech)r->tls_ech)));
+		json_object_set_new(rule, "tls", tls);
+	}
 	if (r->http_host != POLICY_L7_OFF)
 		json_object_set_new(rule, "http", json_pack("{s:s}", "host",
 						       policy_l7_str((enum policy_l7)r->http_host)));

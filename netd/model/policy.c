@@ -19,6 +19,19 @@ const char *policy_l7_str(enum policy_l7 m)
 	return m == POLICY_L7_ENFORCE ? "enforce" : m == POLICY_L7_LOG ? "log" : "off";
 }
 
+bool policy_rule_ech_strip(const struct policy_rule *r)
+{
+	if (r->gateway)
+		return true;
+	return (r->tls_sni != POLICY_L7_OFF || r->http_host != POLICY_L7_OFF) &&
+	       r->tls_ech != POLICY_ECH_KEEP;
+}
+
+const char *policy_ech_str(enum policy_ech e)
+{
+	return e == POLICY_ECH_STRIP ? "strip" : e == POLICY_ECH_KEEP ? "keep" : "";
+}
+
 bool policy_l7_port(const struct policy *p, uint16_t port, enum policy_l7 mode)
 {
 	for (size_t i = 0; p && i < p->n_rules; i++) {

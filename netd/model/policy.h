@@ -14,7 +14,8 @@
  *       min_ttl: 60                  # optional: pins last at least 60 s
  *       max_qname_length: 64         # optional: longer names are denied
  *       idle_grace: 30               # optional: overrides dns.idle_grace (0 = off)
- *       tls: { sni: enforce }        # optional: off (default) | log | enforce
+ *       tls: { sni: enforce }        # optional: off (default) | log | enforce;
+ *                                    # ech: strip (default where the SNI is checked) | keep
  *       http: { host: log }          # optional: the same for a plain-HTTP Host
  *       gateway: { credentials: [openai], rate: 5/s }   # optional, instead of tls/http:
  *                                    # HTTPS through the API gateway (struct policy_gateway)
@@ -64,6 +65,18 @@ enum policy_l7 {
 	POLICY_L7_OFF = 0,	/* not looked at */
 	POLICY_L7_LOG,		/* looked at; a mismatch is audited, the connection passes */
 	POLICY_L7_ENFORCE,	/* a mismatch is reset and audited */
+};
+
+/*
+ * tls.ech of a domain rule: do its names' DNS answers keep their ECH
+ * configurations (the ech SvcParam of HTTPS/SVCB RRs, RFC 9848)?  Only on
+ * a rule whose connections' SNI is checked (policy_rule_ech_strip()),
+ * where a client using ECH would hide the name: docs/dns.md.
+ */
+enum policy_ech {
+	POLICY_ECH_DEFAULT = 0,	/* not written: strip where the SNI is checked */
+	POLICY_ECH_STRIP,
+	POLICY_ECH_KEEP,
 };
 
 /* Where a value is in the policy file, 1-based. */
@@ -172,6 +185,8 @@ struct policy_rule {
 	uint32_t idle_grace_s;	/* ... seconds (0 = off), <= POLICY_IDLE_GRACE_MAX */
 	uint8_t tls_sni;	/* enum policy_l7; domain rules, protocol tcp only */
 	uint8_t http_host;	/* enum policy_l7; the same */
+	uint8_t tls_ech;	/* enum policy_ech; only with tls.sni or http.host on */
+	struct policy_pos ech_pos;	/* where tls.ech's value is (0:0 if not written) */
 	struct policy_gateway *gateway;	/* owned; NULL: not through the gateway */
 	unsigned int line;	/* where the rule starts in the file, 1-based */
 	unsigned int col;	/* ... and its column, 1-based (0: not known) */
@@ -330,6 +345,18 @@ struct policy_l7_gap {
  * Return: the number of pairs (may exceed @max; only @max were stored).
  */
 size_t policy_l7_gaps(const struct policy *p, struct policy_l7_gap *out, size_t max);
+
+/*
+ * policy_rule_ech_strip() - do @r's names' answers lose their ECH configs?
+ * Where the SNI of its connections is checked: tls.sni, or http.host
+ * (which a TLS stream falls back to, docs/sni.md), at log or enforce,
+ * unless tls.ech is keep; and a gateway: rule (the gateway reads the
+ * TLS server_name itself and cannot decrypt an ECH hello).
+ */
+bool policy_rule_ech_strip(const struct policy_rule *r);
+
+/* policy_ech_str() - "strip", "keep"; "" for POLICY_ECH_DEFAULT. */
+const char *policy_ech_str(enum policy_ech e);
 
 /* policy_l7_str() - "off", "log", "enforce". */
 const char *policy_l7_str(enum policy_l7 m);

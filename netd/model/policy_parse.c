@@ -280,12 +280,27 @@ static int parse_rule_uint(struct ctx *cx, const struct yamlx_node *n, const cha
 		    yamlx_quote(n->str, n->len, q, sizeof(q)), lo, hi);
 }
 
-/* tls: { sni: MODE } or http: { host: MODE } of rule @where (docs/sni.md). */
+/* The MODE of @w.@sub (off, log, enforce) at @v into @ret. */
+static int l7_value(struct ctx *cx, const struct yamlx_node *v, const char *w, const char *sub,
+		    uint8_t *ret)
+{
+	char q[300];
+
+	for (int m = POLICY_L7_OFF; m <= POLICY_L7_ENFORCE; m++)
+		if (yamlx_is_str(v) && strcmp(v->str, policy_l7_str((enum policy_l7)m)) == 0) {
+			*ret = (uint8_t)m;
+			return 0;
+		}
+	return FAIL(cx, v, "%s.%s: expected enforce, log or off, got '%s'", w, sub,
+		    yamlx_is_str(v) ? yamlx_quote(v->str, v->len, q, sizeof(q)) : yamlx_kind(v));
+}
+
+/* http: { host: MODE } of rule @where (docs/sni.md); tls: is parse_tls(). */
 static int parse_l7(struct ctx *cx, const struct yamlx_node *n, const char *where,
 		    const char *key, const char *sub, uint8_t *ret)
 {
 	const struct yamlx_node *v;
-	char w[64], q[300];
+	char w[64];
 	int r;
 
 	snprintf(w, sizeof(w), "%s.%s", where, key);
@@ -295,13 +310,66 @@ static int parse_l7(struct ctx *cx, const struct yamlx_node *n, const char *wher
 	r = yamlx_fields(n, cx->file, cx->err, w, &sub, 1, NULL, &v);
 	if (r < 0 || !v)
 		return r;
-	for (int m = POLICY_L7_OFF; m <= POLICY_L7_ENFORCE; m++)
-		if (yamlx_is_str(v) && strcmp(v->str, policy_l7_str((enum policy_l7)m)) == 0) {
-			*ret = (uint8_t)m;
+	return l7_value(cx, v, w, sub, ret);
+}
+
+/*
+ * tls: { sni: MODE, ech: strip|keep } of rule @where (docs/sni.md,
+ * docs/dns.md).  Whether ech may be written (only where the SNI is
+ * checked, and http.host counts) is known once http: is read too:
+ * check_ech().
+ */
+static int parse_tls(struct ctx *cx, const struct yamlx_node *n, const char *where,
+		     struct policy_rule *rule)
+{
+	static const char *const names[] = { "sni", "ech" };
+	const struct yamlx_node *v[2];
+	char w[64], q[300];
+	int r;
+
+	snprintf(w, sizeof(w), "%s.tls", where);
+	if (n->type != YAMLX_MAP)
+		return FAIL(cx, n, "%s: expected a mapping, got %s (e.g. tls: { sni: enforce })", w,
+			    yamlx_kind(n));
+	r = yamlx_fields(n, cx->file, cx->err, w, names, 2, NULL, v);
+	if (r < 0)
+		return r;
+	if (v[0] && (r = l7_value(cx, v[0], w, "sni", &rule->tls_sni)) < 0)
+		return r;
+	if (!v[1])
+		return 0;
+	for (int e = POLICY_ECH_STRIP; e <= POLICY_ECH_KEEP; e++)
+		if (yamlx_is_str(v[1]) && strcmp(v[1]->str, policy_ech_str((enum policy_ech)e)) == 0) {
+			rule->tls_ech = (uint8_t)e;
+			rule->ech_pos = (struct policy_pos){ v[1]->line, v[1]->col };
 			return 0;
 		}
-	return FAIL(cx, v, "%s.%s: expected enforce, log or off, got '%s'", w, sub,
-		    yamlx_is_str(v) ? yamlx_quote(v->str, v->len, q, sizeof(q)) : yamlx_kind(v));
+	if (yamlx_is_str(v[1])) {
+		static const char *const words[] = { "strip", "keep" };
+		const char *near = yamlx_near_miss(v[1]->str, words, 2);
+
+		return FAIL(cx, v[1], "%s.ech: expected strip or keep, got '%s'%s%s%s", w,
+			    yamlx_quote(v[1]->str, v[1]->len, q, sizeof(q)),
+			    near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
+	}
+	return FAIL(cx, v[1], "%s.ech: expected strip or keep, got %s", w, yamlx_kind(v[1]));
+}
+
+/*
+ * tls.ech of rule @idx (parsed by parse_tls()) has something to act on:
+ * a check of the SNI, tls.sni or http.host at log or enforce.  Without
+ * one, ECH hides nothing netd reads, and a key that does nothing is
+ * refused rather than silently ignored.
+ */
+static int check_ech(struct ctx *cx, size_t idx, const struct policy_rule *rule)
+{
+	if (!rule->tls_ech || rule->tls_sni || rule->http_host)
+		return 0;
+	return diag_set(cx->err, cx->file, rule->ech_pos.line, rule->ech_pos.col,
+			"egress[%zu].tls.ech: %s applies only to a rule that checks the SNI "
+			"(tls.sni or http.host at log or enforce); without a check ECH is "
+			"passed on as it is: add 'sni: enforce' or remove 'ech'", idx,
+			policy_ech_str((enum policy_ech)rule->tls_ech));
 }
 
 /*
@@ -441,7 +509,7 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 			return r;
 		rule->idle_grace_set = true;
 	}
-	if (v[8] && (r = parse_l7(cx, v[8], where, "tls", "sni", &rule->tls_sni)) < 0)
+	if (v[8] && (r = parse_tls(cx, v[8], where, rule)) < 0)
 		return r;
 	if (v[9] && (r = parse_l7(cx, v[9], where, "http", "host", &rule->http_host)) < 0)
 		return r;
@@ -553,6 +621,8 @@ static int parse_rules(struct ctx *cx, const struct yamlx_node *eg, struct polic
 		/* Count the rule first so policy_free() frees a half-built one. */
 		p->n_rules++;
 		r = parse_rule(cx, eg->kids[i], i, &p->rules[i]);
+		if (r == 0)
+			r = check_ech(cx, i, &p->rules[i]);
 		if (r < 0 && !go_on(cx, r))
 			return r;
 	}

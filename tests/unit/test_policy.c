@@ -538,6 +538,67 @@ static void test_rule_l7(void **state)
 #undef BAD
 }
 
+/*
+ * tls: { ech: strip|keep } (docs/dns.md): strip by default where the SNI
+ * is checked (tls.sni, or http.host that TLS falls back to, or a gateway
+ * rule), keep only when written; refused where nothing is checked.
+ */
+static void test_rule_ech(void **state)
+{
+	struct policy *p;
+
+	(void)state;
+	p = parse_ok(HDR "  - domains: [a.test]\n    ports: [443]\n    tls: { sni: enforce }\n"
+		     "  - domains: [b.test]\n    ports: [443]\n    tls: { sni: log, ech: keep }\n"
+		     "  - domains: [c.test]\n    ports: [443]\n"
+		     "  - domains: [d.test]\n    ports: [443]\n    http: { host: enforce }\n"
+		     "  - domains: [e.test]\n    ports: [443]\n    tls: { ech: strip }\n"
+		     "    http: { host: log }\n"
+		     "  - domains: [f.test]\n    ports: [443]\n    gateway: {}\n"
+		     "  - domains: [g.test]\n    ports: [443]\n"
+		     "    tls:\n      ech: keep\n      sni: enforce\n"
+		     "  - cidrs: [198.51.100.0/24]\n    ports: [443]\n");
+	assert_int_equal(p->rules[0].tls_ech, POLICY_ECH_DEFAULT);
+	assert_true(policy_rule_ech_strip(&p->rules[0]));
+	assert_int_equal(p->rules[1].tls_ech, POLICY_ECH_KEEP);
+	assert_int_equal(p->rules[1].ech_pos.line, 8);
+	assert_int_equal(p->rules[1].ech_pos.col, 27);
+	assert_false(policy_rule_ech_strip(&p->rules[1]));
+	assert_false(policy_rule_ech_strip(&p->rules[2]));	/* no check */
+	assert_true(policy_rule_ech_strip(&p->rules[3]));	/* TLS falls back to the Host mode */
+	assert_int_equal(p->rules[4].tls_ech, POLICY_ECH_STRIP);
+	assert_true(policy_rule_ech_strip(&p->rules[4]));
+	assert_true(policy_rule_ech_strip(&p->rules[5]));	/* the gateway reads the name */
+	assert_int_equal(p->rules[6].tls_ech, POLICY_ECH_KEEP);
+	assert_int_equal(p->rules[6].tls_sni, POLICY_L7_ENFORCE);
+	assert_false(policy_rule_ech_strip(&p->rules[6]));
+	assert_false(policy_rule_ech_strip(&p->rules[7]));
+	assert_string_equal(policy_ech_str(POLICY_ECH_STRIP), "strip");
+	assert_string_equal(policy_ech_str(POLICY_ECH_KEEP), "keep");
+	policy_free(p);
+
+#define BAD(name, y, l, c, f) expect_bad(name, y, strlen(y), l, c, f)
+	BAD("ech value", HDR "  - domains: [a.test]\n    ports: [443]\n"
+	    "    tls: { sni: enforce, ech: remove }\n", 5, 31,
+	    "egress[0].tls.ech: expected strip or keep, got 'remove'");
+	BAD("ech near miss", HDR "  - domains: [a.test]\n    ports: [443]\n"
+	    "    tls: { sni: enforce, ech: stirp }\n", 5, 31, "got 'stirp' (did you mean strip?)");
+	BAD("ech a list", HDR "  - domains: [a.test]\n    ports: [443]\n"
+	    "    tls: { sni: enforce, ech: [strip] }\n", 5, 31, "expected strip or keep, got a list");
+	BAD("ech key near miss", HDR "  - domains: [a.test]\n    ports: [443]\n"
+	    "    tls: { sni: enforce, ehc: strip }\n", 5, 26, "did you mean 'ech'?");
+	BAD("ech without a check", HDR "  - domains: [a.test]\n    ports: [443]\n"
+	    "    tls: { ech: strip }\n", 5, 17,
+	    "egress[0].tls.ech: strip applies only to a rule that checks the SNI");
+	BAD("ech keep with sni off", HDR "  - domains: [a.test]\n    ports: [443]\n"
+	    "    tls: { sni: off, ech: keep }\n", 5, 27, "keep applies only to a rule that checks");
+	BAD("ech on a cidr rule", HDR "  - cidrs: [198.51.100.0/24]\n    ports: [443]\n"
+	    "    tls: { ech: keep }\n", 5, 5, "only a 'domains' rule");
+	BAD("ech with gateway", HDR "  - domains: [a.test]\n    ports: [443]\n    gateway: {}\n"
+	    "    tls: { ech: keep }\n", 6, 5, "not with gateway");
+#undef BAD
+}
+
 static void test_name_valid(void **state)
 {
 	(void)state;
@@ -1175,6 +1236,7 @@ int main(void)
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_rule_dns_keys),
 		cmocka_unit_test(test_rule_l7),
+		cmocka_unit_test(test_rule_ech),
 		cmocka_unit_test(test_name_valid),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_except),

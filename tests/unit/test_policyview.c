@@ -63,6 +63,10 @@ static void test_every_rule_key_shows(void **state)
 	(void)state;
 	rule_key(BASE "    tls: { sni: enforce }\n", "tls", v, sizeof(v));
 	assert_string_equal(v, "{\"sni\":\"enforce\"}");
+	rule_key(BASE "    tls: { sni: log, ech: keep }\n", "tls", v, sizeof(v));
+	assert_string_equal(v, "{\"ech\":\"keep\",\"sni\":\"log\"}");
+	rule_key(BASE "    tls: { ech: strip }\n    http: { host: enforce }\n", "tls", v, sizeof(v));
+	assert_string_equal(v, "{\"ech\":\"strip\"}");
 	rule_key(BASE "    http: { host: log }\n", "http", v, sizeof(v));
 	assert_string_equal(v, "{\"host\":\"log\"}");
 	rule_key(BASE "    min_ttl: 300\n", "min_ttl", v, sizeof(v));
@@ -99,6 +103,8 @@ static void test_every_key_changes_the_digest(void **state)
 		BASE,
 		BASE "    tls: { sni: enforce }\n",
 		BASE "    tls: { sni: log }\n",
+		BASE "    tls: { sni: log, ech: strip }\n",
+		BASE "    tls: { sni: log, ech: keep }\n",
 		BASE "    http: { host: enforce }\n",
 		BASE "    http: { host: log }\n",
 		BASE "    min_ttl: 300\n",
