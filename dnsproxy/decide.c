@@ -149,6 +149,17 @@ static uint32_t clamp_ttl(const struct decide_ctx *c, uint32_t ttl_s)
 	return ttl_s;
 }
 
+bool decide_ech_strip(const struct decide_ctx *c, const uint16_t *rules, size_t n_rules)
+{
+	for (size_t i = 0; i < n_rules; i++) {
+		struct decide_rule rule;
+
+		if (rule_get(c, rules[i], &rule) == 0 && rule.ech_strip)
+			return true;
+	}
+	return false;
+}
+
 int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rules,
 		const struct wire_addr *addrs, size_t n_addrs, struct pin *out, size_t max,
 		size_t *n_rebind)

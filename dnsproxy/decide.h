@@ -22,6 +22,8 @@
  */
 struct decide_rule {
 	bool by_name;		/* a domain rule; a cidr rule never pins through a name */
+	bool ech_strip;		/* its names' answers lose their ECH configs: the SNI of
+				 * the connections it admits is checked (decide_ech_strip()) */
 	uint8_t proto;		/* IPPROTO_TCP or IPPROTO_UDP */
 	uint32_t min_ttl_s;	/* pins last at least this (s); 0 = dns.min_ttl only */
 	uint16_t max_qname_len;	/* longer names do not match; 0 = no cap */
@@ -116,6 +118,15 @@ const char *decide_reason(enum decide_verdict v);
 int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rules,
 		const struct wire_addr *addrs, size_t n_addrs, struct pin *out, size_t max,
 		size_t *n_rebind);
+
+/*
+ * decide_ech_strip() - must an answer for a name that matched @rules lose
+ * its ECH configurations (wire_ech_strip())?  Yes if any of them says so
+ * (decide_rule.ech_strip): a connection to an address one of them pins
+ * has its SNI checked, and a client using ECH would hide the name there,
+ * so one rule keeping ECH never outvotes another that checks.
+ */
+bool decide_ech_strip(const struct decide_ctx *c, const uint16_t *rules, size_t n_rules);
 
 /*
  * decide_never_pin() - is @a inside c->internal, or does it embed an IPv4

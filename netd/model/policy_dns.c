@@ -22,6 +22,7 @@ static int view_rule(const void *pol, uint16_t i, struct decide_rule *out)
 	r = &p->rules[i];
 	*out = (struct decide_rule){
 		.by_name = r->n_domains > 0,
+		.ech_strip = r->n_domains > 0 && policy_rule_ech_strip(r),
 		.proto = r->proto,
 		.min_ttl_s = r->min_ttl_s,
 		.max_qname_len = r->max_qname_len,

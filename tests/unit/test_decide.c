@@ -515,6 +515,59 @@ static void test_pins_gateway(void **state)
 	assert_false(pins[1].gateway);
 }
 
+/*
+ * decide_ech_strip(): an answer loses its ECH configs if any rule that
+ * matched its name checks the SNI (one that keeps them does not outvote
+ * it); cidr rules and no rules leave it alone.
+ */
+static void test_ech_strip(void **state)
+{
+	static const char yaml[] =
+		"name: e\n"
+		"egress:\n"
+		"  - domains: [\"*.cdn.test\"]\n"	/* rule 0: checked, strips */
+		"    ports: [443]\n"
+		"    tls: { sni: enforce }\n"
+		"  - domains: [\"*.cdn.test\", keep.test]\n"	/* rule 1: checked, keeps */
+		"    ports: [443]\n"
+		"    tls: { sni: log, ech: keep }\n"
+		"  - domains: [plain.test]\n"	/* rule 2: no check */
+		"    ports: [443]\n"
+		"  - cidrs: [198.51.100.0/24]\n"	/* rule 3 */
+		"    ports: [443]\n";
+	struct policy *p = NULL;
+	struct diag err;
+	struct decide_ctx c = { .min_ttl_s = 5, .max_ttl_s = 3600 };
+	struct decide_rule view;
+	struct wire_query q;
+	uint16_t rules[DECIDE_MAX_RULES];
+	size_t n_rules;
+
+	(void)state;
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(policy_parse(yaml, strlen(yaml), "e.yaml", &p, &err), 0);
+	c.policy = VIEW(p);
+	q = query("a.cdn.test", WIRE_TYPE_HTTPS, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n_rules), DECIDE_ALLOW);
+	assert_int_equal(n_rules, 2);
+	assert_true(decide_ech_strip(&c, rules, n_rules));	/* rule 0 wins over 1's keep */
+	assert_false(decide_ech_strip(&c, &rules[1], 1));
+	q = query("keep.test", WIRE_TYPE_HTTPS, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n_rules), DECIDE_ALLOW);
+	assert_false(decide_ech_strip(&c, rules, n_rules));
+	q = query("plain.test", WIRE_TYPE_HTTPS, WIRE_CLASS_IN);
+	assert_int_equal(decide_query(&c, &q, rules, &n_rules), DECIDE_ALLOW);
+	assert_false(decide_ech_strip(&c, rules, n_rules));
+	assert_false(decide_ech_strip(&c, rules, 0));
+	rules[0] = 3;
+	assert_false(decide_ech_strip(&c, rules, 1));
+	assert_int_equal(c.policy->ops->rule(c.policy->pol, 3, &view), 0);
+	assert_false(view.ech_strip);
+	rules[0] = 99;	/* no such rule (a reload): nothing to strip for */
+	assert_false(decide_ech_strip(&c, rules, 1));
+	policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -524,6 +577,7 @@ int main(void)
 		cmocka_unit_test(test_pins),
 		cmocka_unit_test(test_rule_keys),
 		cmocka_unit_test(test_pins_gateway),
+		cmocka_unit_test(test_ech_strip),
 		cmocka_unit_test(test_internal_default),
 		cmocka_unit_test(test_never_pin_findings),
 	};
