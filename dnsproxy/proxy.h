@@ -93,6 +93,7 @@ struct proxy_stats {
 	uint64_t pin_sum_us;	/* all batches together (the histogram's _sum) */
 	uint64_t limit_qps, limit_outstanding, limit_pins, limit_name;	/* refusals */
 	uint64_t tunnel_suspect;	/* queries with long high-entropy labels */
+	uint64_t ech_stripped;	/* answers handed out without their ECH configs */
 	uint64_t pins_tracked;	/* live pin elements over all sandboxes */
 	uint64_t cache_hits, cache_misses;	/* allowed queries answered from / not in the cache */
 	uint64_t cache_entries;	/* entries held */

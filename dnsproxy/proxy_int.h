@@ -196,6 +196,7 @@ struct proxy {
 	/* Scratch, single-threaded: the receive buffer and one answer. */
 	uint8_t rx[WIRE_MSG_MAX + 1];
 	uint8_t ans[WIRE_MSG_MAX];
+	uint8_t ech[WIRE_MSG_MAX];	/* p->ans without its ECH configs (query.c answer_ech()) */
 	struct wire_addr addrs[PROXY_MAX_ADDRS];
 	struct pin pins[PROXY_MAX_PINS];
 	struct pin plan[PROXY_MAX_PINS];

@@ -205,6 +205,8 @@ struct answer {
 	struct request rq;
 	const struct proxy_client *cl;
 	size_t len;		/* bytes of the answer in p->ans: ID and question the client's */
+	uint8_t *out;		/* what this client gets (answer_ech()): p->ans, or p->ech */
+	size_t out_len;
 	bool cached;		/* a cache hit: TTLs were capped when stored; not stored again */
 	uint64_t rx_ms;		/* a fresh answer: when it arrived (its cache entry's birth) */
 	const uint16_t *rules;	/* the rules decide_query() matched for it in this same
@@ -240,7 +242,7 @@ static int answer_pins(struct proxy *p, const struct answer *a, const struct dec
 	size_t n_rebind = 0;
 	int n_pins, r;
 
-	r = wire_walk_answer(p->ans, a->len, a->rq.q, p->addrs, PROXY_MAX_ADDRS, &wa);
+	r = wire_walk_answer(a->out, a->out_len, a->rq.q, p->addrs, PROXY_MAX_ADDRS, &wa);
 	if (r < 0) {
 		v->reason = reason_dns_name(r == -ELOOP ? REASON_DNS_ANSWER_LOOP :
 					    r == -ENOBUFS ? REASON_DNS_ANSWER_TOO_LARGE :
@@ -354,6 +356,43 @@ static int answer_commit(struct proxy *p, const struct answer *a, const struct v
 	return 0;
 }
 
+/*
+ * answer_ech() - what @a's client gets: where a rule that matched its name
+ * checks the SNI (decide_ech_strip()), the answer without its ECH configs
+ * (wire_ech_strip(): a client would hide the name the check reads), in
+ * p->ech; else p->ans as it is, byte for byte.  Per client, every time:
+ * the cache keeps the upstream's answer (p->ans), since another sandbox's
+ * rule may keep ECH.  Return: 0 (@a->out, @a->out_len set); -EBADMSG with
+ * *@ret_reason set (SERVFAIL: an answer that cannot be stripped is never
+ * passed on with its ECH).
+ */
+static int answer_ech(struct proxy *p, struct answer *a, const struct decide_ctx *dc,
+		      const uint16_t *rules, size_t n_rules, const char **ret_reason)
+{
+	struct wire_ech_result res;
+	int n;
+
+	a->out = p->ans;
+	a->out_len = a->len;
+	if (!decide_ech_strip(dc, rules, n_rules))
+		return 0;
+	n = wire_ech_strip(p->ans, a->len, p->ech, sizeof(p->ech), &res);
+	if (n < 0) {
+		log_warn("dns: %s (sandbox %s): the answer's ECH configs cannot be removed "
+			 "(%s): SERVFAIL", a->rq.q->qname, a->cl->sandbox, strerror(-n));
+		*ret_reason = reason_dns_name(REASON_DNS_BAD_ANSWER);
+		return -EBADMSG;
+	}
+	if (n == 0)
+		return 0;
+	p->stats.ech_stripped++;
+	log_debug("dns: %s (sandbox %s): ECH removed (%u SvcParams, %u RRs, %u RRSIGs)",
+		  a->rq.q->qname, a->cl->sandbox, res.params, res.rrs, res.sigs);
+	a->out = p->ech;
+	a->out_len = (size_t)n;
+	return 0;
+}
+
 /* answer_store() - a delivered fresh answer into the cache. */
 static void answer_store(struct proxy *p, const struct answer *a)
 {
@@ -375,7 +414,7 @@ static void answer_store(struct proxy *p, const struct answer *a)
  * policy is checked again, the pins are the ones of the TTLs actually
  * handed out, and nothing is sent before the kernel acknowledged them.
  */
-static void answer_pass(struct proxy *p, const struct answer *a)
+static void answer_pass(struct proxy *p, struct answer *a)
 {
 	struct verdict v = {
 		.sandbox = a->cl->sandbox, .policy = a->cl->policy.name, .owner = a->cl->owner,
@@ -401,12 +440,18 @@ static void answer_pass(struct proxy *p, const struct answer *a)
 		return;
 	}
 	v.allowed = true;
-	if (answer_pins(p, a, &dc, rules, n_rules, &v, &rcode) < 0 ||
+	/* The pins are those of what this client gets (without ECH, an RR
+	 * whose mandatory listed it is gone, and its hints with it). */
+	if (answer_ech(p, a, &dc, rules, n_rules, &v.reason) < 0 ||
+	    answer_pins(p, a, &dc, rules, n_rules, &v, &rcode) < 0 ||
 	    answer_commit(p, a, &v, &v.reason) < 0)
 		goto servfail;
 	/* No client may cache the answer longer than its pins last (a cached
-	 * answer was stored capped, and aging only lowers its TTLs). */
-	if (!a->cached && wire_cap_ttls(p->ans, a->len, p->cfg.max_ttl_s) < 0) {
+	 * answer was stored capped, and aging only lowers its TTLs); the
+	 * upstream's answer is capped too when it goes to the cache. */
+	if (!a->cached && (wire_cap_ttls(a->out, a->out_len, p->cfg.max_ttl_s) < 0 ||
+			   (a->out != p->ans &&
+			    wire_cap_ttls(p->ans, a->len, p->cfg.max_ttl_s) < 0))) {
 		v.reason = reason_dns_name(REASON_DNS_BAD_ANSWER);
 		goto servfail;
 	}
@@ -418,7 +463,7 @@ static void answer_pass(struct proxy *p, const struct answer *a)
 	 * Never move it before answer_commit().  tests/unit/test_replay.c
 	 * checks it.
 	 */
-	reply(p, &a->rq, p->ans, a->len);
+	reply(p, &a->rq, a->out, a->out_len);
 	v.reason = reason_dns_name(v.would_deny ? REASON_DNS_AUDIT_MODE : REASON_DNS_POLICY);
 	answer_store(p, a);
 	v.rcode = rcode;

@@ -142,7 +142,7 @@ struct dns_counter {
 	const char *help;
 };
 
-#define DNS_COUNTERS 17
+#define DNS_COUNTERS 18
 
 /* The proxy's counters for status and metrics alike; d->proxy is set. */
 static size_t dns_counters(struct daemon *d, struct dns_counter c[DNS_COUNTERS])
@@ -175,6 +175,8 @@ static size_t dns_counters(struct daemon *d, struct dns_counter c[DNS_COUNTERS])
 		  "Answers refused over dns.max_pins_per_name." },
 		{ "tunnel_suspect", "netd_dns_tunnel_suspect_total", false, ps->tunnel_suspect,
 		  "DNS queries with long high-entropy labels." },
+		{ "ech_stripped", "netd_dns_ech_stripped_total", false, ps->ech_stripped,
+		  "DNS answers handed out without their ECH configs (a rule checks the SNI)." },
 		{ "udp_gso_sends", "netd_dns_udp_gso_sends_total", false, ps->udp_gso_sends,
 		  "UDP GSO sends (replies to one client in one send)." },
 		{ "udp_gso_replies", "netd_dns_udp_gso_replies_total", false, ps->udp_gso_replies,

@@ -70,9 +70,8 @@ has "and still carries its hint" "ipv4hint=198.51.100.41" "$out"
 h0=$(stat cache_hits)
 eq "the next sandbox without the check gets the ech from the cache" "$want2" "$(https none ech2.dt.example)"
 eq "(a cache hit)" "$((h0 + 1))" "$(stat cache_hits)"
-full=$(sb_dig sni +noall +answer +comments ech2.dt.example HTTPS)
-has "the stripped answer is NOERROR" "status: NOERROR" "$full"
-hasnt "and not marked authenticated (AD)" " ad;" "$full"
+has "the stripped answer is NOERROR" "status: NOERROR" \
+	"$(sb_dig sni +noall +comments ech2.dt.example HTTPS)"
 
 # ---- mandatory=ech: that RR is dropped, the others stay -----------------------------------------
 wantm=$(up echmand.dt.example)

@@ -47,6 +47,8 @@ struct ev {
 struct harness {
 	struct proxy *p;
 	struct policy *allow, *deny;
+	struct policy *keep;	/* sb2's instead of allow when sb2_keep: ech.test keeps ECH */
+	bool sb2_keep;
 	struct addr sb1, sb2, stranger;
 	bool sb1_denies;	/* sb1's policy reloaded to one that denies all */
 	bool sb1_audit;		/* sb1 in audit mode */
@@ -87,7 +89,7 @@ static int t_lookup(void *ctx, const struct addr *src, struct proxy_client *out)
 	}
 	if (addr_equal(src, &h.sb2)) {
 		out->sandbox = "sb2";
-		out->policy = policy_dns_view(h.allow);
+		out->policy = policy_dns_view(h.sb2_keep ? h.keep : h.allow);
 		return 0;
 	}
 	return -ENOENT;
@@ -244,8 +246,17 @@ static const char allow_yaml[] =
 	"name: allow\n"
 	"egress:\n"
 	"  - domains: [www.example.com, \"*.cdn.test\"]\n"
-	"    ports: [443]\n";
+	"    ports: [443]\n"
+	"  - domains: [ech.test]\n"
+	"    ports: [443]\n"
+	"    tls: { sni: enforce }\n";
 static const char deny_yaml[] = "name: denyall\negress: []\n";
+static const char keep_yaml[] =
+	"name: keep\n"
+	"egress:\n"
+	"  - domains: [ech.test]\n"
+	"    ports: [443]\n"
+	"    tls: { sni: enforce, ech: keep }\n";
 
 static int setup(void **state)
 {
@@ -256,6 +267,7 @@ static int setup(void **state)
 	memset(&h, 0, sizeof(h));
 	assert_int_equal(policy_parse(allow_yaml, strlen(allow_yaml), "allow.yaml", &h.allow, &err), 0);
 	assert_int_equal(policy_parse(deny_yaml, strlen(deny_yaml), "deny.yaml", &h.deny, &err), 0);
+	assert_int_equal(policy_parse(keep_yaml, strlen(keep_yaml), "keep.yaml", &h.keep, &err), 0);
 	assert_int_equal(addr_parse("10.87.0.2", &h.sb1), 0);
 	assert_int_equal(addr_parse("10.87.0.6", &h.sb2), 0);
 	assert_int_equal(addr_parse("203.0.113.9", &h.stranger), 0);
@@ -268,6 +280,7 @@ static int teardown(void **state)
 	proxy_free(h.p);
 	policy_free(h.allow);
 	policy_free(h.deny);
+	policy_free(h.keep);
 	return 0;
 }
 
@@ -468,6 +481,114 @@ static void test_cache_hit_pins_first(void **state)
 	assert_int_equal(proxy_get_stats(h.p)->pins_skipped, 1);
 }
 
+/*
+ * answer_https() - the response to @q/@qlen with one HTTPS RR owned by the
+ * qname: priority 1, ".", ipv4hint 198.51.100.41, then (@ech) an ech
+ * SvcParam of @ech_len octets of @ech.  ID 0x7777, TTL 60.
+ */
+static size_t answer_https(uint8_t *buf, const uint8_t *q, size_t qlen, const uint8_t *ech,
+			   size_t ech_len)
+{
+	static const uint8_t head[] = { 0xc0, 0x0c, 0, 65, 0, 1, 0, 0, 0, 60 };
+	static const uint8_t rdata[] = { 0, 1, 0, 0, 4, 0, 4, 198, 51, 100, 41 };
+	size_t o = qlen, rdlen = sizeof(rdata) + (ech ? 4 + ech_len : 0);
+
+	memcpy(buf, q, qlen);
+	buf[0] = 0x77;
+	buf[1] = 0x77;
+	buf[2] = 0x81;
+	buf[3] = 0x80;
+	buf[7] = 1;
+	memcpy(buf + o, head, sizeof(head));
+	o += sizeof(head);
+	buf[o++] = (uint8_t)(rdlen >> 8);
+	buf[o++] = (uint8_t)rdlen;
+	memcpy(buf + o, rdata, sizeof(rdata));
+	o += sizeof(rdata);
+	if (ech) {
+		buf[o++] = 0;
+		buf[o++] = 5;
+		buf[o++] = (uint8_t)(ech_len >> 8);
+		buf[o++] = (uint8_t)ech_len;
+		memcpy(buf + o, ech, ech_len);
+		o += ech_len;
+	}
+	return o;
+}
+
+/*
+ * Issue 25: under a rule that checks the SNI, the ech SvcParam never
+ * reaches the client, fresh or from the cache; the hint is pinned before
+ * the answer leaves; the cache keeps the upstream's answer, which a rule
+ * that keeps ECH gets byte for byte (but its ID).  An answer whose ech
+ * cannot be cut (a later name reads its bytes) is SERVFAIL, not passed on.
+ */
+static void test_ech_stripped(void **state)
+{
+	static const uint8_t ech[] = { 0x00, 0x06, 0xfe, 0x0d, 0x00, 0x02, 0x42, 0x42 };
+	uint8_t q[512], a[1024], want[1024];
+	size_t qlen = query(q, 0x2525, "ech.test", WIRE_TYPE_HTTPS), alen, wlen, i_pin, i_reply;
+	const struct ev *rep;
+
+	replay_query(h.p, &h.sb1, false, q, qlen, 1);
+	alen = answer_https(a, q, qlen, ech, sizeof(ech));
+	wlen = answer_https(want, q, qlen, NULL, 0);
+	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 0, NULL)->id, 0, a, alen), 0);
+	assert_non_null(find(EV_PIN, 0, &i_pin));
+	rep = find(EV_REPLY, 0, &i_reply);
+	assert_non_null(rep);
+	assert_true(i_pin < i_reply);
+	assert_int_equal(find(EV_PIN, 0, NULL)->pins[0].addr.a[3], 41);	/* the hint */
+	want[0] = 0x25, want[1] = 0x25;
+	assert_int_equal(rep->len, wlen);
+	assert_memory_equal(rep->msg, want, wlen);	/* exactly: no ech, nothing else changed */
+	assert_int_equal(proxy_get_stats(h.p)->ech_stripped, 1);
+
+	/* From the cache: stripped again, for this client. */
+	h.n = 0;
+	q[0] = 0x26;
+	replay_query(h.p, &h.sb1, false, q, qlen, 2);
+	assert_int_equal(count(EV_UPSTREAM), 0);
+	rep = find(EV_REPLY, 0, NULL);
+	assert_int_equal(rep->len, wlen);
+	assert_null(memmem(rep->msg, rep->len, ech, sizeof(ech)));
+	assert_int_equal(proxy_get_stats(h.p)->cache_hits, 1);
+	assert_int_equal(proxy_get_stats(h.p)->ech_stripped, 2);
+
+	/* A rule that keeps ECH: the cached upstream answer, byte for byte. */
+	h.n = 0;
+	h.sb2_keep = true;
+	q[0] = 0x27;
+	replay_query(h.p, &h.sb2, false, q, qlen, 3);
+	rep = find(EV_REPLY, 0, NULL);
+	a[0] = 0x27, a[1] = 0x25;
+	assert_int_equal(rep->len, alen);
+	assert_memory_equal(rep->msg, a, alen);
+	assert_int_equal(proxy_get_stats(h.p)->ech_stripped, 2);
+	h.sb2_keep = false;
+
+	/* The ech's bytes read by a later name: cannot be cut, SERVFAIL. */
+	h.n = 0;
+	qlen = query(q, 0x2828, "ech.test", WIRE_TYPE_A);
+	replay_query(h.p, &h.sb1, false, q, qlen, 4);
+	alen = answer_https(a, q, qlen, (const uint8_t *)"\x01x\xc0\x0c", 4);
+	a[7] = 2;
+	memcpy(a + alen, (const uint8_t[]){ 0xc0, (uint8_t)(alen - 4), 0, 1, 0, 1, 0, 0, 0, 60,
+					   0, 4, 198, 51, 100, 42 }, 16);
+	alen += 16;
+	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 0, NULL)->id, 0, a, alen), 0);
+	assert_int_equal(msg_rcode(find(EV_REPLY, 0, NULL)), WIRE_RCODE_SERVFAIL);
+	assert_int_equal(count(EV_PIN), 0);
+	assert_string_equal(find(EV_AUDIT, 0, NULL)->reason, "bad-answer");
+	/* (the same answer where ECH is kept: well-formed, delivered) */
+	h.n = 0;
+	h.sb2_keep = true;
+	replay_query(h.p, &h.sb2, false, q, qlen, 5);
+	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 0, NULL)->id, 0, a, alen), 0);
+	assert_int_equal(msg_rcode(find(EV_REPLY, 0, NULL)), WIRE_RCODE_NOERROR);
+	h.sb2_keep = false;
+}
+
 /* Upstream failure: SERVFAIL, audited as such. */
 static void test_upstream_failure(void **state)
 {
@@ -612,6 +733,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_audit_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stranger_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_hit_pins_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ech_stripped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upstream_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_audit_upstream_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deadline_servfail_then_late_answer_dropped,
