@@ -253,8 +253,10 @@ struct wire_ech_result {
  * goes (@outmax >= @len always suffices; never @in).  @res: filled.
  * Fails closed: a message it cannot walk, an SVCB/HTTPS RDATA
  * wire_svcb_check() refuses, a name (kept) that reads bytes the cut
- * removes, or more than WIRE_ECH_MAX_CUTS ranges to cut is refused whole,
- * never passed on with an ech in it.
+ * removes or reads as a label an octet it patches (a count, an RDLENGTH,
+ * a pointer it moves), a pointer to move that lies in opaque RDATA, or
+ * more than WIRE_ECH_MAX_CUTS ranges to cut is refused whole, never
+ * passed on with an ech in it.
  * Return: the bytes written to @out (< @len) when something was removed; 0
  * when @in carries no ech to remove (nothing written); -EBADMSG; -E2BIG
  * (too many cuts); -ENOBUFS (@outmax).

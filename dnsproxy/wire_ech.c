@@ -11,8 +11,9 @@
  * its mandatory key lists ech, the RRSIGs over an RRset that changed.
  * (3) Every name of what stays, followed through its pointers: a pointer
  * is moved with its target; a name that reads a byte the cut removes is
- * refused.  Then the kept bytes are copied and the RDLENGTHs, counts and
- * pointers patched.  Names are never decompressed or re-encoded, so what
+ * refused, and so is one that reads as text an octet the rewrite patches.
+ * Then the kept bytes are copied and the RDLENGTHs, counts and pointers
+ * patched.  Names are never decompressed or re-encoded, so what
  * the cut does not touch is byte for byte the upstream's.
  *
  * Not here: whether an answer is stripped (decide_ech_strip()), or the
@@ -57,6 +58,9 @@ struct ech {
 	uint16_t counts[4];	/* QD, AN, NS, AR as they will be */
 	struct wire_ech_result *res;
 	uint8_t ptrs[WIRE_MSG_MAX / 8 + 1];	/* pointers to move, by position */
+	uint8_t labels[WIRE_MSG_MAX / 8 + 1];	/* octets a kept name reads as a label */
+	uint8_t inplace[WIRE_MSG_MAX / 8 + 1];	/* octets of kept names where they start,
+						 * up to their first pointer (included) */
 };
 
 /* One RR of the input. */
@@ -65,6 +69,16 @@ struct rec {
 	uint16_t type, rdlen;
 	unsigned int section;	/* 1 answer, 2 authority, 3 additional */
 };
+
+static bool bit(const uint8_t *map, size_t i)
+{
+	return map[i / 8] & (1u << (i % 8));
+}
+
+static void bit_set(uint8_t *map, size_t i)
+{
+	map[i / 8] |= (uint8_t)(1u << (i % 8));
+}
 
 static uint16_t get16(const uint8_t *p)
 {
@@ -173,8 +187,13 @@ static int name_walk(struct ech *e, size_t *off, size_t end, uint8_t *lc, size_t
 			target = (size_t)(l & 0x3f) << 8 | e->b[pos + 1];
 			if (target >= seg)	/* only backwards: the walk ends */
 				return -EBADMSG;
-			if (mark)
-				e->ptrs[pos / 8] |= (uint8_t)(1u << (pos % 8));
+			if (mark) {
+				bit_set(e->ptrs, pos);
+				if (!jumped) {
+					bit_set(e->inplace, pos);
+					bit_set(e->inplace, pos + 1);
+				}
+			}
 			if (!jumped)
 				*off = pos + 2;
 			jumped = true;
@@ -190,6 +209,11 @@ static int name_walk(struct ech *e, size_t *off, size_t end, uint8_t *lc, size_t
 			uint8_t c = e->b[pos + i];
 
 			lc[total + i] = i && c >= 'A' && c <= 'Z' ? (uint8_t)(c + 32) : c;
+		}
+		for (size_t i = 0; mark && i <= l; i++) {
+			bit_set(e->labels, pos + i);
+			if (!jumped)
+				bit_set(e->inplace, pos + i);
 		}
 		total += 1u + l;
 		pos += 1u + l;
@@ -380,6 +404,42 @@ static int mark_names(struct ech *e, const struct rec *rr)
 	return 0;
 }
 
+/*
+ * What the rewrite patches must change nothing else: no kept name may read
+ * as a label an octet it patches (the header's counts and AD, an RDLENGTH
+ * it lowers, a pointer it moves), and a pointer it moves must be part of
+ * a name where that name is written, not octets of opaque RDATA that a
+ * name happens to read through (a TXT's bytes would change).  No encoder
+ * writes such messages (RFC 1035 4.1.4: a pointer refers to a prior name);
+ * wire.c refuses most of them too (msg_check()).  Return: 0; -EBADMSG.
+ */
+static int check_patches(const struct ech *e)
+{
+	for (size_t i = 0; i < WIRE_HDR_LEN; i++)
+		if (bit(e->labels, i))
+			return -EBADMSG;
+	for (size_t i = 0; i < e->n_cuts; i++)
+		if (e->cuts[i].rdlen_at &&
+		    (bit(e->labels, e->cuts[i].rdlen_at) || bit(e->labels, e->cuts[i].rdlen_at + 1u)))
+			return -EBADMSG;
+	for (size_t pos = 0; pos + 1 < e->len; pos++) {
+		size_t target;
+
+		if (!e->ptrs[pos / 8]) {
+			pos |= 7;
+			continue;
+		}
+		if (!bit(e->ptrs, pos))
+			continue;
+		target = (size_t)(e->b[pos] & 0x3f) << 8 | e->b[pos + 1];
+		if (moved(e, target) != target &&
+		    (bit(e->labels, pos) || bit(e->labels, pos + 1) || !bit(e->inplace, pos) ||
+		     !bit(e->inplace, pos + 1)))
+			return -EBADMSG;
+	}
+	return 0;
+}
+
 /* The output: the kept bytes, then the counts, RDLENGTHs and pointers patched. */
 static void emit(const struct ech *e, uint8_t *out)
 {
@@ -408,7 +468,7 @@ static void emit(const struct ech *e, uint8_t *out)
 			pos |= 7;	/* none in this octet of the map */
 			continue;
 		}
-		if (!(e->ptrs[pos / 8] & (1u << (pos % 8))))
+		if (!bit(e->ptrs, pos))
 			continue;
 		target = moved(e, (size_t)(e->b[pos] & 0x3f) << 8 | e->b[pos + 1]);
 		put16(out + moved(e, pos), (uint16_t)(0xc000 | target));
@@ -426,6 +486,8 @@ int wire_ech_strip(const uint8_t *in, size_t len, uint8_t *out, size_t outmax,
 		return -EBADMSG;
 	memset(&e, 0, offsetof(struct ech, ptrs));
 	memset(e.ptrs, 0, len / 8 + 1);
+	memset(e.labels, 0, len / 8 + 1);
+	memset(e.inplace, 0, len / 8 + 1);
 	e.b = in;
 	e.len = len;
 	e.res = res;
@@ -438,6 +500,8 @@ int wire_ech_strip(const uint8_t *in, size_t len, uint8_t *out, size_t outmax,
 		r = rr_walk(&e, false, find_cuts);
 	if (r == 0)
 		r = rr_walk(&e, true, mark_names);
+	if (r == 0)
+		r = check_patches(&e);
 	if (r == 0 && outmax < len - e.removed)
 		r = -ENOBUFS;
 	if (r < 0) {
