@@ -197,6 +197,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (!p->rules[k].domain_pos || !p->rules[k].domain_pos[d].line)
 					abort();
 	}
+	/* tls.ech (issue 25): only on a rule that checks the SNI, with its
+	 * position; a rule strips ECH exactly when it checks and does not
+	 * keep, or goes through the gateway. */
+	for (size_t k = 0; k < p->n_rules; k++) {
+		const struct policy_rule *ru = &p->rules[k];
+		bool checks = ru->tls_sni || ru->http_host;
+
+		if (ru->tls_ech > POLICY_ECH_KEEP || (ru->tls_ech && (!checks || !ru->ech_pos.line)) ||
+		    policy_rule_ech_strip(ru) !=
+			    (ru->gateway || (checks && ru->tls_ech != POLICY_ECH_KEEP)))
+			abort();
+	}
 	policy_free(p);
 	return 0;
 }
