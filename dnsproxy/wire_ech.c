@@ -23,7 +23,6 @@
 #include "dnsproxy/wire.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <string.h>
 
 #define RR_FIXED_LEN  10	/* type, class, TTL, RDLENGTH (RFC 1035 4.1.3) */
@@ -484,13 +483,13 @@ int wire_ech_strip(const uint8_t *in, size_t len, uint8_t *out, size_t outmax,
 	memset(res, 0, sizeof(*res));
 	if (len < WIRE_HDR_LEN || len > WIRE_MSG_MAX)
 		return -EBADMSG;
-	memset(&e, 0, offsetof(struct ech, ptrs));
-	memset(e.ptrs, 0, len / 8 + 1);
-	memset(e.labels, 0, len / 8 + 1);
-	memset(e.inplace, 0, len / 8 + 1);
+	/* Only what the walks read before they write it: most answers carry
+	 * no ech, and clearing ~40 KiB for them would cost more than the walk. */
 	e.b = in;
 	e.len = len;
 	e.res = res;
+	e.n_cuts = e.removed = e.n_sets = 0;
+	e.sets_full = false;
 	for (int s = 0; s < 4; s++)
 		e.counts[s] = get16(in + 4 + 2 * s);
 	r = rr_walk(&e, false, find_sets);
@@ -498,8 +497,12 @@ int wire_ech_strip(const uint8_t *in, size_t len, uint8_t *out, size_t outmax,
 		return 0;	/* no ech anywhere */
 	if (r == 0)
 		r = rr_walk(&e, false, find_cuts);
-	if (r == 0)
+	if (r == 0) {
+		memset(e.ptrs, 0, len / 8 + 1);
+		memset(e.labels, 0, len / 8 + 1);
+		memset(e.inplace, 0, len / 8 + 1);
 		r = rr_walk(&e, true, mark_names);
+	}
 	if (r == 0)
 		r = check_patches(&e);
 	if (r == 0 && outmax < len - e.removed)
