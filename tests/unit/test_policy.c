@@ -532,10 +532,23 @@ static void test_rule_l7(void **state)
 	    "    http: { host: log }\n", 5, 5, "only a 'domains' rule");
 	BAD("tls on udp", HDR "  - domains: [a.test]\n    ports: [443]\n    protocol: udp\n"
 	    "    tls: { sni: log }\n", 6, 5, "tcp rules only");
-	BAD("quic under enforce", HDR "  - domains: [a.test]\n    ports: [443]\n    tls: { sni: enforce }\n"
-	    "  - domains: [\"*.b.test\"]\n    ports: [443]\n    protocol: udp\n", 6, 5,
-	    "egress[1]: udp port 443 of a domain rule while a tcp rule enforces");
 #undef BAD
+}
+
+/*
+ * QUIC (issue 25): a udp domain rule beside a tcp rule that enforces the SNI
+ * on the same port must load (HTTP/3 checked like TLS), the udp rule then
+ * enforcing the SNI too.
+ */
+static void test_rule_quic(void **state)
+{
+	struct policy *p;
+
+	(void)state;
+	p = parse_ok(HDR "  - domains: [a.test]\n    ports: [443]\n    tls: { sni: enforce }\n"
+		     "  - domains: [\"*.b.test\"]\n    ports: [443]\n    protocol: udp\n");
+	assert_int_equal(p->rules[1].tls_sni, POLICY_L7_ENFORCE);
+	policy_free(p);
 }
 
 /*
@@ -1236,6 +1249,7 @@ int main(void)
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_rule_dns_keys),
 		cmocka_unit_test(test_rule_l7),
+		cmocka_unit_test(test_rule_quic),
 		cmocka_unit_test(test_rule_ech),
 		cmocka_unit_test(test_name_valid),
 		cmocka_unit_test(test_match),
