@@ -264,6 +264,25 @@ static enum sni_status tls_parse(const uint8_t *b, size_t len, struct sni_result
 	return set(res, SNI_MORE);
 }
 
+enum sni_status sni_parse_handshake(const uint8_t *msg, size_t len, struct sni_result *res)
+{
+	size_t need;
+
+	res->proto = SNI_PROTO_QUIC;
+	res->name[0] = '\0';
+	res->alpn = 0;
+	if (len >= 1 && msg[0] != TLS_HS_CLIENT_HELLO)
+		return set(res, SNI_GARBAGE);
+	if (len < 4)
+		return set(res, SNI_MORE);
+	need = 4 + ((size_t)msg[1] << 16 | (size_t)msg[2] << 8 | msg[3]);
+	if (need > SNI_STREAM_MAX)
+		return set(res, SNI_TOO_LONG);
+	if (len < need)
+		return set(res, SNI_MORE);
+	return tls_client_hello((struct rd){ .p = msg + 4, .n = need - 4 }, res);
+}
+
 /* ---- HTTP/1.x ---------------------------------------------------------- */
 
 /* RFC 9110 5.6.2 tchar. */
@@ -461,6 +480,7 @@ const char *sni_proto_str(enum sni_proto p)
 	case SNI_PROTO_TLS: return "tls";
 	case SNI_PROTO_HTTP1: return "http";
 	case SNI_PROTO_H2: return "h2";
+	case SNI_PROTO_QUIC: return "quic";
 	case SNI_PROTO_UNKNOWN: break;
 	}
 	return "unknown";

@@ -13,8 +13,9 @@
  *
  * What this module does not do: decrypt anything (ECH's inner name is
  * unknowable: the outer, public name is reported with SNI_ECH), parse
- * QUIC Initial packets, decode HPACK, or judge whether a name is allowed
- * (sni_match.h does that).
+ * QUIC Initial packets (quic.h does, and hands the ClientHello it
+ * reassembled to sni_parse_handshake()), decode HPACK, or judge whether a
+ * name is allowed (sni_match.h does that).
  */
 #ifndef NETD_SNI_H
 #define NETD_SNI_H
@@ -52,6 +53,7 @@ enum sni_proto {
 	SNI_PROTO_TLS,
 	SNI_PROTO_HTTP1,
 	SNI_PROTO_H2,	/* prior knowledge ("PRI * HTTP/2.0" preface) */
+	SNI_PROTO_QUIC,	/* a ClientHello from QUIC Initial packets (quic.h) */
 };
 
 struct sni_result {
@@ -84,6 +86,19 @@ struct sni_result {
 enum sni_status sni_parse(const uint8_t *buf, size_t len, struct sni_result *res);
 
 /*
+ * sni_parse_handshake() - the same verdict as sni_parse() on TLS, over a
+ * bare handshake message instead of TLS records: QUIC carries the
+ * ClientHello in CRYPTO frames, without the record layer (RFC 9001 4.1.3).
+ * @msg: the first @len bytes of the handshake stream (HandshakeType 1,
+ *       a 24-bit length, the ClientHello; RFC 8446 4); not retained.
+ * @res: filled in every case; res->proto is SNI_PROTO_QUIC.
+ * Return: res->status: SNI_MORE until the whole message is there; a
+ * message longer than SNI_STREAM_MAX is SNI_TOO_LONG; any other
+ * handshake type SNI_GARBAGE.
+ */
+enum sni_status sni_parse_handshake(const uint8_t *msg, size_t len, struct sni_result *res);
+
+/*
  * sni_name_norm() - normalize host name @in[0..@len) into @out (>=
  * SNI_NAME_MAX + 1 bytes): lower-case, one trailing dot dropped; labels of
  * [a-z0-9_-], 1..63 bytes, at most SNI_NAME_MAX bytes in all (RFC 1035 2.3.4,
@@ -95,7 +110,7 @@ int sni_name_norm(const char *in, size_t len, char *out);
 /* sni_status_str() - "name", "need-more", ... for logs and the audit trail. */
 const char *sni_status_str(enum sni_status s);
 
-/* sni_proto_str() - "tls", "http", "h2" or "unknown". */
+/* sni_proto_str() - "tls", "http", "h2", "quic" or "unknown". */
 const char *sni_proto_str(enum sni_proto p);
 
 /*

@@ -99,7 +99,7 @@ void sni_modes_port(const struct policy *pol, uint8_t proto, uint16_t port,
 
 enum policy_l7 sni_mode_for(enum sni_proto proto, enum policy_l7 tls, enum policy_l7 http)
 {
-	if (proto == SNI_PROTO_TLS)
+	if (proto == SNI_PROTO_TLS || proto == SNI_PROTO_QUIC)
 		return tls != POLICY_L7_OFF ? tls : http;
 	if (proto == SNI_PROTO_HTTP1)
 		return http != POLICY_L7_OFF ? http : tls;

@@ -65,7 +65,7 @@ void sni_modes_port(const struct policy *pol, uint8_t proto, uint16_t port,
 
 /*
  * sni_mode_for() - the mode that applies to what the stream turned out to
- * be: a TLS stream is judged by tls.sni, an HTTP/1 one by http.host - each
+ * be: a TLS stream (or a QUIC ClientHello) is judged by tls.sni, an HTTP/1 one by http.host - each
  * falling back to the other if it is off, so that plain HTTP on a port where
  * only the SNI is enforced (or TLS where only the Host is) is no way
  * around the check; anything else (garbage, HTTP/2 prior knowledge, too
