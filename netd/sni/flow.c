@@ -258,10 +258,9 @@ static int ipv6_skip_ext(const uint8_t *ip, size_t tot, uint8_t *nh, size_t *hl)
 	return -EPROTO;
 }
 
-int sniflow_pkt_parse(const uint8_t *ip, size_t len, struct sniflow_pkt *out)
+int sniflow_ip_parse(const uint8_t *ip, size_t len, struct sniflow_ip *out)
 {
-	size_t hl, tot, thl;
-	const uint8_t *th;
+	size_t hl, tot;
 	uint8_t nh;
 	int r;
 
@@ -274,8 +273,9 @@ int sniflow_pkt_parse(const uint8_t *ip, size_t len, struct sniflow_pkt *out)
 		tot = (size_t)ip[2] << 8 | ip[3];
 		if (tot < hl || tot > len)
 			return -EBADMSG;
-		if (ip[9] != 6 || (ip[6] & 0x3f) || ip[7])
-			return -EPROTO;	/* not TCP, or a fragment (MF or an offset) */
+		if ((ip[6] & 0x3f) || ip[7])
+			return -EPROTO;	/* a fragment (MF or an offset) */
+		out->proto = ip[9];
 		out->src.family = out->dst.family = AF_INET;
 		memcpy(out->src.a, ip + 12, 4);
 		memcpy(out->dst.a, ip + 16, 4);
@@ -289,19 +289,37 @@ int sniflow_pkt_parse(const uint8_t *ip, size_t len, struct sniflow_pkt *out)
 		nh = ip[6];
 		if ((r = ipv6_skip_ext(ip, tot, &nh, &hl)) < 0)
 			return r;
-		if (nh != 6)
-			return -EPROTO;
+		out->proto = nh;
 		out->src.family = out->dst.family = AF_INET6;
 		memcpy(out->src.a, ip + 8, 16);
 		memcpy(out->dst.a, ip + 24, 16);
 	} else {
 		return -EBADMSG;
 	}
-	th = ip + hl;
-	if (tot - hl < 20)
+	out->l4_off = hl;
+	out->l4_len = tot - hl;
+	return 0;
+}
+
+int sniflow_pkt_parse(const uint8_t *ip, size_t len, struct sniflow_pkt *out)
+{
+	struct sniflow_ip l3;
+	size_t thl;
+	const uint8_t *th;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if ((r = sniflow_ip_parse(ip, len, &l3)) < 0)
+		return r;
+	if (l3.proto != 6)
+		return -EPROTO;
+	out->src = l3.src;
+	out->dst = l3.dst;
+	th = ip + l3.l4_off;
+	if (l3.l4_len < 20)
 		return -EBADMSG;
 	thl = (size_t)(th[12] >> 4) * 4;
-	if (thl < 20 || thl > tot - hl)
+	if (thl < 20 || thl > l3.l4_len)
 		return -EBADMSG;
 	out->sport = (uint16_t)(th[0] << 8 | th[1]);
 	out->dport = (uint16_t)(th[2] << 8 | th[3]);
@@ -314,7 +332,7 @@ int sniflow_pkt_parse(const uint8_t *ip, size_t len, struct sniflow_pkt *out)
 	out->urg = th[13] & 0x20;
 	out->odd_opt = odd_options(th + 20, thl - 20);
 	out->payload = th + thl;
-	out->len = tot - hl - thl;
+	out->len = l3.l4_len - thl;
 	return 0;
 }
 

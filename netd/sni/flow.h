@@ -72,6 +72,21 @@ struct sniflow_pkt {
  */
 int sniflow_pkt_parse(const uint8_t *ip, size_t len, struct sniflow_pkt *out);
 
+/* An IP packet's addresses and where its upper-layer header starts. */
+struct sniflow_ip {
+	struct addr src, dst;
+	uint8_t proto;		/* the upper-layer protocol (IPPROTO_TCP, IPPROTO_UDP, ...) */
+	size_t l4_off, l4_len;	/* its header's offset in the packet, and its length to the end */
+};
+
+/*
+ * sniflow_ip_parse() - the IPv4 or IPv6 header of @ip (extension headers
+ * walked as sniflow_pkt_parse() does) into *@out, for any upper-layer
+ * protocol (the QUIC check's UDP, qflow.h).  Return: 0; -EPROTO (a
+ * fragment, ESP, no next header, too many extension headers); -EBADMSG.
+ */
+int sniflow_ip_parse(const uint8_t *ip, size_t len, struct sniflow_ip *out);
+
 enum sniflow_step {
 	SNIFLOW_ACCEPT,		/* pass this one; keep watching the flow */
 	SNIFLOW_DROP,		/* out of order: drop it, the client sends it again */

@@ -1,0 +1,440 @@
+/*
+ * qflow - the QUIC side of the SNI check's flow table.  See qflow.h.  A
+ * chained hash over the UDP 4-tuple; settled flows also sit on a list,
+ * oldest first, from which the table takes room when it is full.  An
+ * undecided flow owns a struct quic_hello (18 KiB); an accepted one only
+ * the ClientHello bytes it read.
+ */
+#include "netd/sni/qflow.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hash.h"
+#include "netd/sni/flow.h"
+#include "netd/sni/quic.h"
+
+#define QFLOW_BUCKETS 1024u
+
+enum qstate { Q_OPEN, Q_ACCEPTED, Q_REJECTED };
+
+struct qf {
+	struct qf *next;			/* bucket chain */
+	struct qf *lru_prev, *lru_next;		/* settled flows, oldest first */
+	struct addr src, dst;
+	uint16_t sport, dport;
+	enum qstate state;
+	uint32_t owner;
+	uint64_t start_ms;			/* the first datagram, or when settled */
+	unsigned int n_dgrams;
+	uint8_t tag[2];
+	bool tagged;
+	bool reopened;				/* set by on_reset() during a read */
+	struct quic_conn conn;
+	struct quic_hello *qh;			/* Q_OPEN */
+	uint8_t *seen;				/* Q_ACCEPTED: the bytes read */
+	size_t seen_len;
+	struct qflow_tab *t;
+};
+
+struct qflow_tab {
+	struct qf *b[QFLOW_BUCKETS];
+	struct qf *lru_head, *lru_tail;
+	uint16_t *open;		/* [owner]: flows in Q_OPEN */
+	uint32_t n_owners;
+	size_t n;
+	uint64_t now_ms;	/* of the datagram being read (on_reset()) */
+};
+
+int qflow_pkt_parse(const uint8_t *ip, size_t len, struct qflow_pkt *out)
+{
+	struct sniflow_ip l3;
+	const uint8_t *uh;
+	size_t ul;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if ((r = sniflow_ip_parse(ip, len, &l3)) < 0)
+		return r;
+	if (l3.proto != IPPROTO_UDP)
+		return -EPROTO;
+	uh = ip + l3.l4_off;
+	if (l3.l4_len < 8)
+		return -EBADMSG;
+	ul = (size_t)uh[4] << 8 | uh[5];	/* RFC 768: header and data */
+	if (ul < 8 || ul > l3.l4_len)
+		return -EBADMSG;
+	out->src = l3.src;
+	out->dst = l3.dst;
+	out->sport = (uint16_t)(uh[0] << 8 | uh[1]);
+	out->dport = (uint16_t)(uh[2] << 8 | uh[3]);
+	out->payload = uh + 8;
+	out->len = ul - 8;
+	return 0;
+}
+
+/* Not keyed, as flow.c: a sandbox can lengthen a chain, never past QFLOW_MAX. */
+static struct qf **find(struct qflow_tab *t, const struct qflow_pkt *p)
+{
+	uint32_t h = FNV32_INIT;
+	struct qf **pp;
+
+	h = fnv32_add(h, p->src.a, addr_len(p->src.family));
+	h = fnv32_add(h, p->dst.a, addr_len(p->dst.family));
+	h = fnv32_add(h, &p->sport, sizeof(p->sport));
+	h = fnv32_add(h, &p->dport, sizeof(p->dport));
+	for (pp = &t->b[h & (QFLOW_BUCKETS - 1)]; *pp; pp = &(*pp)->next)
+		if ((*pp)->sport == p->sport && (*pp)->dport == p->dport &&
+		    addr_equal(&(*pp)->src, &p->src) && addr_equal(&(*pp)->dst, &p->dst))
+			break;
+	return pp;
+}
+
+static void lru_remove(struct qflow_tab *t, struct qf *f)
+{
+	if (f->lru_prev)
+		f->lru_prev->lru_next = f->lru_next;
+	else if (t->lru_head == f)
+		t->lru_head = f->lru_next;
+	if (f->lru_next)
+		f->lru_next->lru_prev = f->lru_prev;
+	else if (t->lru_tail == f)
+		t->lru_tail = f->lru_prev;
+	f->lru_prev = f->lru_next = NULL;
+}
+
+static void lru_append(struct qflow_tab *t, struct qf *f)
+{
+	f->lru_prev = t->lru_tail;
+	f->lru_next = NULL;
+	if (t->lru_tail)
+		t->lru_tail->lru_next = f;
+	else
+		t->lru_head = f;
+	t->lru_tail = f;
+}
+
+/*
+ * Move @f to @s: an open flow counts against its owner's share and owns a
+ * reassembly buffer (allocated by the caller); a settled one sits on the
+ * list.  Opening frees what an accepted flow kept.
+ */
+static void set_state(struct qflow_tab *t, struct qf *f, enum qstate s)
+{
+	bool was_open = f->state == Q_OPEN;
+
+	f->state = s;
+	if (was_open && s != Q_OPEN) {
+		if (f->owner < t->n_owners && t->open[f->owner])
+			t->open[f->owner]--;
+		lru_append(t, f);
+		free(f->qh);
+		f->qh = NULL;
+	} else if (!was_open && s == Q_OPEN) {
+		lru_remove(t, f);
+		if (f->owner < t->n_owners)
+			t->open[f->owner]++;
+		free(f->seen);
+		f->seen = NULL;
+		f->seen_len = 0;
+	}
+}
+
+static void flow_unlink(struct qflow_tab *t, struct qf **pp)
+{
+	struct qf *f = *pp;
+
+	if (f->state == Q_OPEN) {
+		if (f->owner < t->n_owners && t->open[f->owner])
+			t->open[f->owner]--;
+	} else {
+		lru_remove(t, f);
+	}
+	*pp = f->next;
+	free(f->qh);
+	free(f->seen);
+	free(f);
+	t->n--;
+}
+
+int qflow_new(uint32_t n_owners, struct qflow_tab **ret)
+{
+	struct qflow_tab *t = calloc(1, sizeof(*t));
+
+	*ret = NULL;
+	if (!t)
+		return -ENOMEM;
+	t->open = calloc(n_owners ? n_owners : 1, sizeof(*t->open));
+	if (!t->open) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->n_owners = n_owners;
+	*ret = t;
+	return 0;
+}
+
+void qflow_free(struct qflow_tab *t)
+{
+	if (!t)
+		return;
+	for (uint32_t i = 0; i < QFLOW_BUCKETS; i++)
+		while (t->b[i])
+			flow_unlink(t, &t->b[i]);
+	free(t->open);
+	free(t);
+}
+
+/* ---- reading a datagram into a flow ------------------------------------------ */
+
+/* Open @f (again) for @owner at @now_ms with an empty ClientHello.  Return: false (no memory). */
+static bool flow_open(struct qflow_tab *t, struct qf *f, uint32_t owner, uint64_t now_ms)
+{
+	struct quic_hello *qh = malloc(sizeof(*qh));
+
+	if (!qh)
+		return false;
+	quic_hello_init(qh);
+	if (f->state == Q_OPEN) {
+		/* A new connection while the last one was read: the flow's
+		 * deadline and datagram count go on (no way to stay undecided). */
+		free(f->qh);
+		f->qh = qh;
+		return true;
+	}
+	f->owner = owner;
+	set_state(t, f, Q_OPEN);
+	f->qh = qh;
+	f->start_ms = now_ms;
+	f->n_dgrams = 0;
+	return true;
+}
+
+/* CRYPTO data: reassembled while open; compared with what was read once accepted. */
+static int on_crypto(void *ctx, uint64_t off, const uint8_t *d, size_t n)
+{
+	struct qf *f = ctx;
+	int r;
+
+	if (f->qh) {
+		r = quic_hello_add(f->qh, off, d, n);
+		return r == -EBADMSG ? -EILSEQ : r;
+	}
+	if (off >= f->seen_len)
+		return 0;	/* past what decided: not looked at (as TCP) */
+	if (n > f->seen_len - off)
+		n = f->seen_len - (size_t)off;
+	return memcmp(f->seen + off, d, n) ? -EILSEQ : 0;
+}
+
+/* A new connection on the flow's addresses and ports (or its first keys): read afresh. */
+static void on_reset(void *ctx)
+{
+	struct qf *f = ctx;
+
+	if (f->state == Q_REJECTED)
+		return;
+	f->reopened = true;
+	if (!flow_open(f->t, f, f->owner, f->t->now_ms))
+		f->reopened = false;	/* no memory: its CRYPTO data is compared, and fails */
+}
+
+static void res_garbage(struct sni_result *res, enum sni_status s)
+{
+	*res = (struct sni_result){ .status = s, .proto = SNI_PROTO_QUIC };
+}
+
+/* What an open flow's datagram (read into f->qh) comes to. */
+static enum qflow_step open_step(struct qf *f, const struct quic_dgram *dg, struct sni_result *res)
+{
+	if (!f->qh) {
+		res_garbage(res, SNI_GARBAGE);	/* reopened without memory */
+		return QFLOW_DECIDED;
+	}
+	if (quic_hello_parse(f->qh, res) != SNI_MORE)
+		return QFLOW_DECIDED;	/* the whole datagram follows the verdict */
+	if (dg->n_other || !dg->n_initial)
+		return QFLOW_DROP;	/* 0-RTT, Handshake, 1-RTT before the name decided */
+	return QFLOW_PASS;
+}
+
+static enum qflow_step read_dgram(struct qflow_tab *t, struct qf *f, const struct qflow_pkt *p,
+				  uint64_t now_ms, uint32_t deadline_ms, struct sni_result *res)
+{
+	const struct quic_reader r = { on_crypto, on_reset, f };
+	bool was_open = f->state == Q_OPEN;
+	struct quic_dgram dg;
+
+	if (was_open) {
+		if (++f->n_dgrams > QFLOW_DGRAMS_MAX) {
+			quic_hello_parse(f->qh, res);
+			return QFLOW_TOO_MANY;
+		}
+		if (now_ms >= f->start_ms + deadline_ms) {
+			quic_hello_parse(f->qh, res);
+			return QFLOW_LATE;
+		}
+	}
+	t->now_ms = now_ms;
+	f->reopened = false;
+	switch (quic_dgram_read(&f->conn, p->payload, p->len, &r, &dg)) {
+	case QUIC_READ_SMALL:
+		return QFLOW_DROP;
+	case QUIC_READ_VERSION:
+		res_garbage(res, SNI_GARBAGE);
+		return QFLOW_VERSION;
+	case QUIC_READ_GARBAGE:
+		if (f->state == Q_ACCEPTED)
+			return QFLOW_DROP;	/* not this connection's: no key opens it */
+		res_garbage(res, SNI_GARBAGE);
+		return QFLOW_DECIDED;
+	case QUIC_READ_STOP:
+		if (dg.cb_err == -EMSGSIZE) {
+			res_garbage(res, SNI_TOO_LONG);
+			return QFLOW_DECIDED;
+		}
+		if (f->qh)
+			quic_hello_parse(f->qh, res);
+		else
+			res_garbage(res, SNI_NAME);	/* what was accepted, rewritten */
+		return QFLOW_REWRITTEN;
+	case QUIC_READ_OK:
+		break;
+	}
+	if (f->state == Q_ACCEPTED)
+		return QFLOW_ACCEPTED;	/* the same connection, the same bytes */
+	return open_step(f, &dg, res);
+}
+
+/* Room for a flow: the oldest settled one goes if the table is full. */
+static bool make_room(struct qflow_tab *t)
+{
+	struct qf *old = t->lru_head;
+
+	if (t->n < QFLOW_MAX)
+		return true;
+	if (!old)
+		return false;
+	flow_unlink(t, find(t, &(struct qflow_pkt){ .src = old->src, .dst = old->dst,
+						     .sport = old->sport, .dport = old->dport }));
+	return true;
+}
+
+/* A new flow for @p in @owner's share, open.  NULL: no room. */
+static struct qf *flow_add(struct qflow_tab *t, const struct qflow_pkt *p, uint32_t owner,
+			   uint64_t now_ms)
+{
+	struct qf *f;
+
+	if ((owner < t->n_owners && t->open[owner] >= QFLOW_OPEN_PER_OWNER) || !make_room(t))
+		return NULL;
+	if (!(f = calloc(1, sizeof(*f))))
+		return NULL;
+	f->src = p->src;
+	f->dst = p->dst;
+	f->sport = p->sport;
+	f->dport = p->dport;
+	f->t = t;
+	f->state = Q_REJECTED;	/* settled, off every share, until opened */
+	f->owner = owner;
+	lru_append(t, f);
+	if (!flow_open(t, f, owner, now_ms)) {
+		lru_remove(t, f);
+		free(f);
+		return NULL;
+	}
+	f->next = *find(t, p);
+	*find(t, p) = f;
+	t->n++;
+	return f;
+}
+
+enum qflow_step qflow_packet(struct qflow_tab *t, const struct qflow_pkt *p, uint32_t owner,
+			     uint64_t now_ms, uint32_t deadline_ms, struct sni_result *res)
+{
+	struct qf *f = *find(t, p);
+
+	*res = (struct sni_result){ .status = SNI_MORE, .proto = SNI_PROTO_QUIC };
+	if (!f && !(f = flow_add(t, p, owner, now_ms)))
+		return QFLOW_FULL;
+	if (f->state == Q_REJECTED)
+		return QFLOW_REJECTED;
+	return read_dgram(t, f, p, now_ms, deadline_ms, res);
+}
+
+void qflow_settle(struct qflow_tab *t, const struct qflow_pkt *p, bool accepted, uint64_t now_ms)
+{
+	struct qf *f = *find(t, p);
+
+	if (!f)
+		return;	/* no room was found for it: its next datagram is checked again */
+	f->start_ms = now_ms;
+	if (f->state == Q_REJECTED)
+		return;	/* never turned into an accepted one */
+	if (accepted && f->state == Q_OPEN) {
+		size_t n = f->qh->prefix;
+
+		/* What decided: the contiguous ClientHello (and what followed it). */
+		f->seen = n ? malloc(n) : NULL;
+		if (f->seen) {
+			memcpy(f->seen, f->qh->buf, n);
+			f->seen_len = n;
+		}
+	}
+	if (f->state == Q_OPEN || !accepted)
+		set_state(t, f, accepted ? Q_ACCEPTED : Q_REJECTED);
+}
+
+void qflow_tag(struct qflow_tab *t, const struct qflow_pkt *p, uint8_t a, uint8_t b)
+{
+	struct qf *f = *find(t, p);
+
+	if (f) {
+		f->tag[0] = a;
+		f->tag[1] = b;
+		f->tagged = true;
+	}
+}
+
+bool qflow_tagged(struct qflow_tab *t, const struct qflow_pkt *p, uint8_t *a, uint8_t *b,
+		  uint64_t *start_ms)
+{
+	const struct qf *f = *find(t, p);
+
+	if (!f || !f->tagged)
+		return false;
+	*a = f->tag[0];
+	*b = f->tag[1];
+	*start_ms = f->start_ms;
+	return true;
+}
+
+size_t qflow_sweep(struct qflow_tab *t, uint64_t now_ms, uint32_t deadline_ms)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < QFLOW_BUCKETS; i++)
+		for (struct qf **pp = &t->b[i]; *pp;) {
+			uint64_t keep = (*pp)->state == Q_OPEN ? deadline_ms : QFLOW_KEEP_MS;
+
+			if (now_ms >= (*pp)->start_ms + keep) {
+				flow_unlink(t, pp);
+				n++;
+			} else {
+				pp = &(*pp)->next;
+			}
+		}
+	return n;
+}
+
+size_t qflow_count(const struct qflow_tab *t)
+{
+	return t ? t->n : 0;
+}
+
+size_t qflow_open_count(const struct qflow_tab *t, uint32_t owner)
+{
+	return t && owner < t->n_owners ? t->open[owner] : 0;
+}
