@@ -135,6 +135,18 @@
 #define FW_SNI_WATCH_ENFORCE 0x00010000u
 #define FW_SNI_WATCH_LOG     0x00020000u
 #define FW_SNI_CTMARK_BITS   (FW_SNI_DONE_CTMARK | FW_SNI_WATCH_ENFORCE | FW_SNI_WATCH_LOG)
+/*
+ * QUIC (issue 25): the check's UDP flows.  Their first datagrams are
+ * queued like a TCP connection's (a checked udp port: until the done bit,
+ * and every long-header packet - RFC 9000 17.2, the first bit of the UDP
+ * payload - even after it, since a new connection on the same addresses
+ * and ports starts with one); a refused flow's entry gets
+ * FW_SNI_DROP_CTMARK under FW_SNI_CTMARK_BITS (both watch bits, no done
+ * bit: a value no TCP connection has, no bit of ACCT_MARK()'s), which the
+ * policy chain's first rules drop.  No watch bit is set for UDP: no
+ * reply of a UDP flow is queued.
+ */
+#define FW_SNI_DROP_CTMARK   (FW_SNI_WATCH_ENFORCE | FW_SNI_WATCH_LOG)
 
 struct fw;
 struct pinreg;

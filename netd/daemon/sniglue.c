@@ -4,7 +4,8 @@
  * queued packet: which sandbox and policy, the flow's stream so far
  * (netd/sni/flow.h), which names pinned the destination (netd/model/pinreg.h),
  * the match and the verdict (netd/sni/sni_match.h), and the audit record
- * of every mismatch.  Every packet gets its verdict before the callback
+ * of every mismatch.  QUIC flows (UDP, issue 25) take the same path with
+ * their own table (netd/sni/qflow.h): a refused one is dropped, not reset.  Every packet gets its verdict before the callback
  * returns: netd never holds one, so it cannot stall a sandbox.
  */
 #include "netd/daemon/internal.h"
@@ -23,6 +24,7 @@
 #include "netd/model/pinreg.h"
 #include "netd/model/sandbox.h"
 #include "netd/sni/flow.h"
+#include "netd/sni/qflow.h"
 #include "netd/sni/queue.h"
 #include "netd/sni/rst.h"
 #include "netd/sni/sni_match.h"
@@ -39,6 +41,7 @@ struct sni_state {
 	struct event *ev[2];
 	struct event *sweep;
 	struct sniflow_tab *flows;
+	struct qflow_tab *qflows;	/* QUIC */
 	struct tbucket audit_tb;
 	uint64_t suppressed;	/* records left out since the last report */
 };
@@ -54,15 +57,16 @@ struct judge {
 	const char *detail;	/* why undecided: "no-syn", "deadline", NULL */
 	bool audit;		/* the sandbox is in audit mode (fw_mode_audit()) */
 	bool would_deny;	/* audit mode passed what enforce would have reset */
+	bool quic;		/* a QUIC flow: refusals are drops */
 	bool reset_server;	/* a refusal just decided: reset the server's side too */
 	uint32_t rst_seq;	/* ... with this sequence number (its RCV.NXT) */
 };
 
-static void sni_audit(struct daemon *d, const struct judge *j, const struct sniflow_pkt *p,
-		      const struct sni_result *res, bool accepted)
+static void sni_audit(struct daemon *d, const struct judge *j, const struct addr *dst,
+		      uint16_t dport, const struct sni_result *res, bool accepted)
 {
 	uint64_t now = clock_mono_ms();
-	char dst[ADDR_STRLEN];
+	char ds[ADDR_STRLEN];
 	json_t *rec, *names;
 
 	if (!tbucket_take(&sni.audit_tb, SNI_AUDIT_RATE, SNI_AUDIT_BURST, now)) {
@@ -74,11 +78,11 @@ static void sni_audit(struct daemon *d, const struct judge *j, const struct snif
 		json_array_append_new(names, json_string(j->names[i]));
 	rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:o*}",
 			"sandbox", j->sb->name, "policy", j->pol->name, "reason", "sni-mismatch",
-			"action", accepted ? "logged" : "reset",
+			"action", accepted ? "logged" : j->quic ? "dropped" : "reset",
 			"mode", j->would_deny ? "enforce" : policy_l7_str(j->mode),
 			"proto", sni_proto_str(res->proto), "status", sni_status_str(res->status),
-			"name", res->name, "dst", addr_format(&p->dst, dst, sizeof(dst)), "dport",
-			(int)p->dport, "pinned_by", names);
+			"name", res->name, "dst", addr_format(dst, ds, sizeof(ds)), "dport",
+			(int)dport, "pinned_by", names);
 	if (rec && j->detail)
 		json_object_set_new(rec, "detail", json_string(j->detail));
 	if (rec && j->would_deny)
@@ -104,7 +108,7 @@ static enum sniq_verdict settle(struct daemon *d, struct judge *j, const struct 
 		res->status = SNI_TOO_LONG;	/* undecided: reported as too long */
 	v = sni_decide(j->mode, res, matched);
 	if (v.audit)
-		sni_audit(d, j, p, res, v.accept);
+		sni_audit(d, j, &p->dst, p->dport, res, v.accept);
 	/* Accepted on what netd read: watched until the server acknowledged
 	 * those bytes (flow.h), so no segment it discarded decided.  Without
 	 * the replies (fw_sni_replies()) no acknowledgment ever comes: done
@@ -228,6 +232,96 @@ static enum sniq_verdict judge(struct daemon *d, struct judge *j, const struct s
 		      step == SNIFLOW_DECIDED || (step == SNIFLOW_FULL && res.status != SNI_MORE), now);
 }
 
+/* Which names pinned QUIC flow @p's destination, and how strictly it is checked. */
+static void quic_modes(struct daemon *d, struct judge *j, const struct qflow_pkt *p,
+		       uint64_t now)
+{
+	uint8_t a = 0, b = 0;
+	uint64_t start = now;
+	bool tagged = qflow_tagged(sni.qflows, p, &a, &b, &start);
+
+	j->n_names = pinreg_names(d->pins, j->sb->name, &p->dst, IPPROTO_UDP, p->dport, start,
+				  j->names);
+	if (tagged) {
+		j->tls = (enum policy_l7)a;
+		j->http = (enum policy_l7)b;
+	} else if (j->n_names) {
+		sni_modes(j->pol, j->names, j->n_names, IPPROTO_UDP, p->dport, &j->tls, &j->http);
+	} else {
+		sni_modes_port(j->pol, IPPROTO_UDP, p->dport, &j->tls, &j->http);
+	}
+}
+
+/* The verdict on a QUIC flow whose check ended (decided, or not). */
+static enum sniq_verdict settle_quic(struct daemon *d, struct judge *j, const struct qflow_pkt *p,
+				     struct sni_result *res, bool decided, uint64_t now)
+{
+	struct sni_verdict v;
+	bool matched;
+
+	j->mode = sni_mode_for(SNI_PROTO_QUIC, j->tls, j->http);
+	if (j->audit && j->mode == POLICY_L7_ENFORCE) {
+		j->mode = POLICY_L7_LOG;
+		j->would_deny = true;
+	}
+	matched = decided &&
+		  sni_match(j->pol, j->names, j->n_names, IPPROTO_UDP, p->dport, res->name);
+	if (!decided && res->status == SNI_MORE)
+		res->status = SNI_TOO_LONG;
+	res->proto = SNI_PROTO_QUIC;
+	v = sni_decide(j->mode, res, matched);
+	if (v.audit)
+		sni_audit(d, j, &p->dst, p->dport, res, v.accept);
+	qflow_settle(sni.qflows, p, v.accept, now);
+	return v.accept ? SNIQ_ACCEPT_DONE : SNIQ_DROP_MARK;
+}
+
+static const char *qstep_detail(enum qflow_step step)
+{
+	switch (step) {
+	case QFLOW_LATE: return "deadline";
+	case QFLOW_TOO_MANY: return "packets";
+	case QFLOW_REWRITTEN: return "rewritten";
+	case QFLOW_FULL: return "table-full";
+	case QFLOW_VERSION: return "quic-version";
+	default: return NULL;
+	}
+}
+
+/* A datagram from a sandbox (@j->sb) to a checked udp port (docs/sni.md, QUIC). */
+static enum sniq_verdict judge_quic(struct daemon *d, struct judge *j, const struct qflow_pkt *p)
+{
+	uint64_t now = clock_mono_ms();
+	struct sni_result res;
+	enum qflow_step step;
+
+	j->quic = true;
+	j->audit = fw_mode_audit(j->sb->mode, j->pol);
+	if (policy_cidr_allows(j->pol, &p->dst, IPPROTO_UDP, p->dport))
+		return SNIQ_ACCEPT_DONE;	/* not for the check */
+	step = qflow_packet(sni.qflows, p, j->sb->slot, now, SNI_DEADLINE_MS, &res);
+	if (step == QFLOW_ACCEPTED)
+		return SNIQ_ACCEPT_DONE;
+	if (step == QFLOW_REJECTED)
+		return SNIQ_DROP_MARK;
+	quic_modes(d, j, p, now);
+	if (step == QFLOW_PASS || step == QFLOW_DROP) {
+		if (j->tls == POLICY_L7_OFF && j->http == POLICY_L7_OFF) {
+			/* Pinned only by rules that check nothing: settled now. */
+			qflow_settle(sni.qflows, p, true, now);
+			return SNIQ_ACCEPT_DONE;
+		}
+		qflow_tag(sni.qflows, p, (uint8_t)j->tls, (uint8_t)j->http);
+		/* What waits for the name (0-RTT, 1-RTT) is dropped under enforce only. */
+		if (step == QFLOW_DROP && !j->audit &&
+		    sni_mode_for(SNI_PROTO_QUIC, j->tls, j->http) == POLICY_L7_ENFORCE)
+			return SNIQ_DROP;
+		return SNIQ_ACCEPT;
+	}
+	j->detail = qstep_detail(step);
+	return settle_quic(d, j, p, &res, step == QFLOW_DECIDED || step == QFLOW_VERSION, now);
+}
+
 /*
  * A packet from a server to a sandbox (@sb) of a connection still watched
  * (fw.h FW_SNI_WATCH_*): once it acknowledges what the check read, the
@@ -265,6 +359,29 @@ static int reset_server(struct sniq *q, const struct sniq_packet *qp, enum sniq_
 	return sniq_verdict_replace(q, qp, rst, (size_t)n);
 }
 
+/*
+ * @qp as a UDP datagram (issue 25): from a sandbox, judged (*@v, and *@t
+ * its flow); anything else in a UDP queue rule (a reply is never queued)
+ * gets the queue's own rule.  Return: false if it is not UDP.
+ */
+static bool quic_packet(struct daemon *d, const struct sniq_packet *qp, bool enforce_q,
+			enum sniq_verdict *v, struct sniq_tuple *t)
+{
+	struct qflow_pkt p;
+	struct judge j = { 0 };
+
+	if (qflow_pkt_parse(qp->ip, qp->len, &p) < 0)
+		return false;
+	*t = (struct sniq_tuple){ .src = p.src, .dst = p.dst, .sport = p.sport, .dport = p.dport,
+				  .proto = IPPROTO_UDP };
+	if (!(j.sb = sandbox_by_addr(d->sandboxes, &p.src)) ||
+	    !(j.pol = daemon_policy_find(d, j.sb->policy)))
+		*v = enforce_q ? SNIQ_DROP : SNIQ_ACCEPT_DONE;	/* only the queue's own rule applies */
+	else
+		*v = judge_quic(d, &j, &p);
+	return true;
+}
+
 static void on_packet(void *ctx, struct sniq *q, const struct sniq_packet *qp)
 {
 	struct daemon *d = ctx;
@@ -275,7 +392,9 @@ static void on_packet(void *ctx, struct sniq *q, const struct sniq_packet *qp)
 	enum sniq_verdict v;
 	int r;
 
-	if (sniflow_pkt_parse(qp->ip, qp->len, &p) < 0) {
+	if ((r = sniflow_pkt_parse(qp->ip, qp->len, &p)) == -EPROTO && quic_packet(d, qp, enforce_q, &v, &t)) {
+		;	/* a QUIC flow's datagram */
+	} else if (r < 0) {
 		v = enforce_q ? SNIQ_DROP : SNIQ_ACCEPT;	/* fragments, ESP: fail closed */
 	} else if ((j.sb = sandbox_by_addr(d->sandboxes, &p.src))) {
 		j.pol = daemon_policy_find(d, j.sb->policy);
@@ -323,6 +442,7 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 	struct daemon *d = arg;
 
 	sniflow_sweep(sni.flows, clock_mono_ms(), SNI_DEADLINE_MS);
+	qflow_sweep(sni.qflows, clock_mono_ms(), SNI_DEADLINE_MS);
 	if (sni.suppressed) {
 		audit_write(d->audit, "sni_suppressed",
 			    json_pack("{s:I}", "records", (json_int_t)sni.suppressed));
@@ -336,7 +456,7 @@ int daemon_sni_start(struct daemon *d)
 	static const uint16_t nums[2] = { FW_SNI_QUEUE_ENFORCE, FW_SNI_QUEUE_LOG };
 	int r = sniflow_new(SANDBOX_MAX, &sni.flows);
 
-	if (r < 0)
+	if (r < 0 || (r = qflow_new(SANDBOX_MAX, &sni.qflows)) < 0)
 		return r;
 	tbucket_init(&sni.audit_tb, SNI_AUDIT_BURST, clock_mono_ms());
 	for (int i = 0; i < 2; i++) {
@@ -373,4 +493,6 @@ void daemon_sni_stop(struct daemon *d)
 	sni.sweep = NULL;
 	sniflow_free(sni.flows);
 	sni.flows = NULL;
+	qflow_free(sni.qflows);
+	sni.qflows = NULL;
 }

@@ -95,7 +95,9 @@ static void pc_quota(const struct pc *c)
 	bt_rule(c->bt, &rb);
 }
 
-size_t pchain_sni_ports(const struct policy *pol, bool audit, enum policy_l7 mode, uint16_t *out)
+/* pchain_sni_ports() and pchain_quic_ports(): @proto's checked ports in @mode. */
+static size_t l7_ports(const struct policy *pol, uint8_t proto, bool audit, enum policy_l7 mode,
+		       uint16_t *out)
 {
 	size_t n = 0;
 
@@ -104,10 +106,12 @@ size_t pchain_sni_ports(const struct policy *pol, bool audit, enum policy_l7 mod
 	for (size_t i = 0; i < pol->n_rules; i++)
 		for (size_t k = 0; k < pol->rules[i].n_ports; k++) {
 			uint16_t port = pol->rules[i].ports[k].lo;
-			bool enf = policy_l7_port(pol, port, POLICY_L7_ENFORCE), dup = false;
+			bool enf = policy_l7_port_proto(pol, proto, port, POLICY_L7_ENFORCE), dup = false;
 
-			if (audit ? !enf && !policy_l7_port(pol, port, POLICY_L7_LOG)
-				  : !policy_l7_port(pol, port, mode) ||
+			if (pol->rules[i].proto != proto)
+				continue;
+			if (audit ? !enf && !policy_l7_port_proto(pol, proto, port, POLICY_L7_LOG)
+				  : !policy_l7_port_proto(pol, proto, port, mode) ||
 				    (mode == POLICY_L7_LOG && enf))
 				continue;
 			for (size_t j = 0; j < n && !dup; j++)
@@ -116,6 +120,91 @@ size_t pchain_sni_ports(const struct policy *pol, bool audit, enum policy_l7 mod
 				out[n++] = port;
 		}
 	return n;
+}
+
+size_t pchain_sni_ports(const struct policy *pol, bool audit, enum policy_l7 mode, uint16_t *out)
+{
+	return l7_ports(pol, IPPROTO_TCP, audit, mode, out);
+}
+
+size_t pchain_quic_ports(const struct policy *pol, bool audit, enum policy_l7 mode, uint16_t *out)
+{
+	return l7_ports(pol, IPPROTO_UDP, audit, mode, out);
+}
+
+/* The first bit of the UDP payload: a QUIC long header (RFC 9000 17.2, RFC 8999 5.1). */
+static void fm_quic_long_header(struct rb *rb)
+{
+	uint8_t mask = 0x80, zero = 0;
+
+	fx_payload(rb, NFT_PAYLOAD_TRANSPORT_HEADER, 8, 1, NFT_REG_1);
+	fx_bitwise(rb, NFT_REG_1, &mask, &zero, 1);
+	fx_cmp(rb, NFT_REG_1, NFT_CMP_NEQ, &zero, 1);
+}
+
+/*
+ * The QUIC check's queue rules (fw.h), per checked udp port P and queue Q:
+ * @established: "udp dport P ct state established ct mark & DONE == 0
+ * queue" and "udp dport P ct state established @th,64,1 == 1 queue" (a
+ * long header: a new connection on the flow's tuple begins with one);
+ * otherwise, before the pin accept, the same two for ct state new with
+ * the pin lookup - a UDP flow is "new" until its first reply, and only a
+ * pinned destination may be queued (netd's accept is the pin's).  The
+ * rest (short headers of a flow netd passed) stays in the kernel.
+ */
+static void pc_quic_queue(const struct pc *c, bool established)
+{
+	static const enum policy_l7 modes[] = { POLICY_L7_ENFORCE, POLICY_L7_LOG };
+	uint16_t ports[FW_SNI_PORTS_MAX];
+	struct setdef d;
+	struct rb rb;
+
+	for (int m = 0; m < 2; m++) {
+		size_t n = pchain_quic_ports(c->pol, c->audit, modes[m], ports);
+		bool log = modes[m] == POLICY_L7_LOG;
+
+		for (size_t i = 0; i < n; i++)
+			for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++)
+				for (int lh = 0; lh < 2; lh++) {
+					if (established && f != FW_FAM_V4)
+						break;	/* one rule for both families */
+					pc_rule(c, &rb);
+					if (!established)
+						fm_nfproto(&rb, f->nfproto);
+					fm_l4proto(&rb, IPPROTO_UDP);
+					fm_dport(&rb, ports[i]);
+					if (established)
+						fm_ct_est_only(&rb);
+					else
+						fm_ct_new(&rb);
+					if (lh)
+						fm_quic_long_header(&rb);
+					else
+						fm_ct_mark_clear(&rb, FW_SNI_DONE_CTMARK);
+					if (!established) {
+						setdef_pin(&d, f);
+						fm_pin_lookup(&rb, f, d.name);
+					}
+					fx_queue(&rb, log ? FW_SNI_QUEUE_LOG : FW_SNI_QUEUE_ENFORCE, log);
+					bt_rule(c->bt, &rb);
+				}
+	}
+}
+
+/* "meta l4proto udp ct mark & CTMARK_BITS == DROP counter drop": a flow the QUIC check refused. */
+static void pc_quic_drop(const struct pc *c)
+{
+	uint16_t ports[FW_SNI_PORTS_MAX];
+	struct rb rb;
+
+	if (!pchain_quic_ports(c->pol, false, POLICY_L7_ENFORCE, ports))
+		return;
+	pc_rule(c, &rb);
+	fm_l4proto(&rb, IPPROTO_UDP);
+	fm_ct_mark_masked(&rb, FW_SNI_CTMARK_BITS, FW_SNI_DROP_CTMARK);
+	fx_counter(&rb);
+	fx_verdict(&rb, NF_DROP);
+	bt_rule(c->bt, &rb);
 }
 
 /*
@@ -285,9 +374,9 @@ static void pc_conn_limit(const struct pc *c)
 }
 
 /*
- * The rules: SNI reset, the mark, quota, SNI queue, replies, conn limit (a
- * host protection: audit mode keeps it), CIDR rules, internal drop, SNI
- * queue (new), pins, the tail (pc_tail()).
+ * The rules: SNI reset, QUIC drop, the mark, quota, SNI and QUIC queue,
+ * replies, conn limit (a host protection: audit mode keeps it), CIDR rules,
+ * internal drop, SNI and QUIC queue (new), pins, the tail (pc_tail()).
  */
 static void pc_rules(const struct pc *c)
 {
@@ -296,6 +385,7 @@ static void pc_rules(const struct pc *c)
 	struct rb rb;
 
 	pc_sni_reset(c);
+	pc_quic_drop(c);
 	/*
 	 * What conntrack does not track has no mark: nothing below that is a
 	 * sandbox's own (its quota above all) could see it.  Dropped.
@@ -308,6 +398,7 @@ static void pc_rules(const struct pc *c)
 	pc_mark(c);
 	pc_quota(c);
 	pc_sni_queue(c, true);
+	pc_quic_queue(c, true);
 	pc_rule(c, &rb);
 	fm_ct_est(&rb);
 	fx_verdict(&rb, NF_ACCEPT);
@@ -334,6 +425,7 @@ static void pc_rules(const struct pc *c)
 		bt_rule(c->bt, &rb);
 	}
 	pc_sni_queue(c, false);
+	pc_quic_queue(c, false);
 	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
 		setdef_pin(&d, f);
 		pc_rule(c, &rb);
@@ -350,7 +442,9 @@ bool pchain_slow_path(const struct policy *pol)
 	uint16_t ports[FW_SNI_PORTS_MAX];
 
 	return pol->egress_bytes != 0 || pchain_sni_ports(pol, false, POLICY_L7_ENFORCE, ports) ||
-	       pchain_sni_ports(pol, false, POLICY_L7_LOG, ports);
+	       pchain_sni_ports(pol, false, POLICY_L7_LOG, ports) ||
+	       pchain_quic_ports(pol, false, POLICY_L7_ENFORCE, ports) ||
+	       pchain_quic_ports(pol, false, POLICY_L7_LOG, ports);
 }
 
 void render_pchain(struct bt *bt, const struct policy *pol, bool audit)

@@ -484,6 +484,13 @@ bool pchain_slow_path(const struct policy *pol);
  */
 size_t pchain_sni_ports(const struct policy *pol, bool audit, enum policy_l7 mode, uint16_t *out);
 
+/*
+ * pchain_quic_ports() - the same for QUIC: the udp ports of domain rules
+ * with tls.sni at @mode (policy_l7_port_proto()), whose flows' first
+ * datagrams go to netd (fw.h).  @out: 64 slots.  Return: how many.
+ */
+size_t pchain_quic_ports(const struct policy *pol, bool audit, enum policy_l7 mode, uint16_t *out);
+
 /* ---- sandbox.c ----------------------------------------------------------- */
 
 /* One sandbox to render (or, pol NULL, to remove). */

@@ -44,6 +44,20 @@ bool policy_l7_port(const struct policy *p, uint16_t port, enum policy_l7 mode)
 	return false;
 }
 
+bool policy_l7_port_proto(const struct policy *p, uint8_t proto, uint16_t port,
+			  enum policy_l7 mode)
+{
+	if (proto == IPPROTO_TCP)
+		return policy_l7_port(p, port, mode);
+	for (size_t i = 0; p && i < p->n_rules; i++) {
+		const struct policy_rule *r = &p->rules[i];
+
+		if (r->n_domains && r->tls_sni == mode && policy_rule_port(r, IPPROTO_UDP, port))
+			return true;
+	}
+	return false;
+}
+
 bool policy_rule_port(const struct policy_rule *r, uint8_t proto, uint16_t port)
 {
 	if (r->proto != proto)

@@ -183,8 +183,12 @@ struct policy_rule {
 				 * form, no trailing dot) do not match; 0 = no cap */
 	bool idle_grace_set;	/* domain rules: idle_grace given; overrides dns.idle_grace */
 	uint32_t idle_grace_s;	/* ... seconds (0 = off), <= POLICY_IDLE_GRACE_MAX */
-	uint8_t tls_sni;	/* enum policy_l7; domain rules, protocol tcp only */
-	uint8_t http_host;	/* enum policy_l7; the same */
+	uint8_t tls_sni;	/* enum policy_l7; domain rules; on a udp rule the QUIC
+				 * check (docs/sni.md), at least what tcp rules
+				 * check on its ports (tls_sni_inherited) */
+	bool tls_sni_inherited;	/* udp: tls_sni raised to a tcp rule's tls.sni or
+				 * http.host on one of its ports */
+	uint8_t http_host;	/* enum policy_l7; domain rules, protocol tcp only */
 	uint8_t tls_ech;	/* enum policy_ech; only with tls.sni or http.host on */
 	struct policy_pos ech_pos;	/* where tls.ech's value is (0:0 if not written) */
 	struct policy_gateway *gateway;	/* owned; NULL: not through the gateway */
@@ -302,6 +306,14 @@ ssize_t policy_cidr_rule(const struct policy *p, const struct addr *dst, uint8_t
  * ruleset: which ports' first payload packets go to netd, and how.
  */
 bool policy_l7_port(const struct policy *p, uint16_t port, enum policy_l7 mode);
+
+/*
+ * policy_l7_port_proto() - the same for @proto: IPPROTO_TCP as
+ * policy_l7_port(); IPPROTO_UDP: does a udp domain rule of @p have tls.sni
+ * at @mode on @port (its QUIC Initials go to netd).
+ */
+bool policy_l7_port_proto(const struct policy *p, uint8_t proto, uint16_t port,
+			  enum policy_l7 mode);
 
 /*
  * The SNI/Host check follows the rules that pinned an address

@@ -173,11 +173,12 @@ int sniq_receive(struct sniq *q, unsigned int max_msgs,
 
 /*
  * IPCTNL_MSG_CT_NEW without NLM_F_CREATE on @t's entry: an update.  ct mark
- * = (ct mark & ~(DONE | WATCH_*)) ^ DONE (ctnetlink_change_mark()): the done
- * bit on, the watched bits off (forward stops looking at its replies), the
- * sandbox's accounting mark untouched.
+ * = (ct mark & ~(DONE | WATCH_*)) ^ @mark (ctnetlink_change_mark()): with
+ * FW_SNI_DONE_CTMARK the done bit on, the watched bits off (forward stops
+ * looking at its replies); with FW_SNI_DROP_CTMARK a refused QUIC flow's
+ * mark; the sandbox's accounting mark untouched.
  */
-static int ct_mark_done(struct sniq *q, const struct sniq_tuple *t)
+static int ct_mark_done(struct sniq *q, const struct sniq_tuple *t, uint32_t mark)
 {
 	char buf[512] __attribute__((aligned(8))), ack[4096] __attribute__((aligned(8)));
 	int r;
@@ -199,12 +200,12 @@ static int ct_mark_done(struct sniq *q, const struct sniq_tuple *t)
 	mnl_attr_put(nlh, v4 ? CTA_IP_V4_DST : CTA_IP_V6_DST, addr_len(t->dst.family), t->dst.a);
 	mnl_attr_nest_end(nlh, ip);
 	proto = mnl_attr_nest_start(nlh, CTA_TUPLE_PROTO);
-	mnl_attr_put_u8(nlh, CTA_PROTO_NUM, IPPROTO_TCP);
+	mnl_attr_put_u8(nlh, CTA_PROTO_NUM, t->proto ? t->proto : IPPROTO_TCP);
 	mnl_attr_put_u16(nlh, CTA_PROTO_SRC_PORT, htons(t->sport));
 	mnl_attr_put_u16(nlh, CTA_PROTO_DST_PORT, htons(t->dport));
 	mnl_attr_nest_end(nlh, proto);
 	mnl_attr_nest_end(nlh, orig);
-	mnl_attr_put_u32(nlh, CTA_MARK, htonl(FW_SNI_DONE_CTMARK));
+	mnl_attr_put_u32(nlh, CTA_MARK, htonl(mark));
 	mnl_attr_put_u32(nlh, CTA_MARK_MASK, htonl(FW_SNI_CTMARK_BITS));
 	if (mnl_socket_sendto(q->ct, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
@@ -227,8 +228,14 @@ int sniq_verdict(struct sniq *q, const struct sniq_packet *p, enum sniq_verdict 
 		break;
 	case SNIQ_ACCEPT_DONE:
 		/* The mark first, so no later packet of it is queued. */
-		r = t ? ct_mark_done(q, t) : -EINVAL;
+		r = t ? ct_mark_done(q, t, FW_SNI_DONE_CTMARK) : -EINVAL;
 		nfq_nlmsg_verdict_put(nlh, (int)p->id, NF_ACCEPT);
+		break;
+	case SNIQ_DROP_MARK:
+		/* An entry not confirmed yet (the flow's first datagram) is not
+		 * found: -ENOENT; its next datagram comes here again. */
+		r = t ? ct_mark_done(q, t, FW_SNI_DROP_CTMARK) : -EINVAL;
+		nfq_nlmsg_verdict_put(nlh, (int)p->id, NF_DROP);
 		break;
 	case SNIQ_DROP:
 		nfq_nlmsg_verdict_put(nlh, (int)p->id, NF_DROP);

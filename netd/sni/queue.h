@@ -11,7 +11,8 @@
  * CONFIG_NETFILTER_NETLINK_GLUE_CT, which not every kernel has); drop; reset (NF_REPEAT with the packet mark
  * bit FW_SNI_RESET_MARK: the policy chain's first rule then answers it
  * with a TCP reset); accept with the packet replaced (netd's reset of the
- * server's side, netd/sni/rst.h).
+ * server's side, netd/sni/rst.h); for a refused QUIC flow, drop and set
+ * FW_SNI_DROP_CTMARK, which the chain's first rules drop.
  */
 #ifndef NETD_SNI_QUEUE_H
 #define NETD_SNI_QUEUE_H
@@ -32,10 +33,11 @@ struct sniq_packet {
 	size_t len;
 };
 
-/* The connection's original-direction tuple, for SNIQ_ACCEPT_DONE (TCP). */
+/* The connection's original-direction tuple, for SNIQ_ACCEPT_DONE and SNIQ_DROP_MARK. */
 struct sniq_tuple {
 	struct addr src, dst;
 	uint16_t sport, dport;	/* host byte order */
+	uint8_t proto;		/* IPPROTO_UDP for a QUIC flow; 0 or IPPROTO_TCP: TCP */
 };
 
 enum sniq_verdict {
@@ -43,6 +45,7 @@ enum sniq_verdict {
 	SNIQ_ACCEPT_DONE,
 	SNIQ_DROP,
 	SNIQ_RESET,
+	SNIQ_DROP_MARK,		/* drop, and mark the flow's entry FW_SNI_DROP_CTMARK (QUIC) */
 };
 
 /*
