@@ -372,27 +372,41 @@ static int check_ech(struct ctx *cx, size_t idx, const struct policy_rule *rule)
 			policy_ech_str((enum policy_ech)rule->tls_ech));
 }
 
+/* Do port ranges @a and @b share a port? */
+static bool ports_meet(const struct port_range *a, size_t na, const struct port_range *b,
+		       size_t nb)
+{
+	for (size_t i = 0; i < na; i++)
+		for (size_t k = 0; k < nb; k++)
+			if (a[i].lo <= b[k].hi && b[k].lo <= a[i].hi)
+				return true;
+	return false;
+}
+
 /*
- * QUIC cannot be checked (its Initial is encrypted and not parsed here):
- * a udp domain rule on a port where a tcp rule enforces the SNI would let
- * a sandbox speak HTTP/3 to any name sharing the address.  Refused.
+ * QUIC (docs/sni.md): a udp domain rule on a port where a tcp domain rule
+ * checks the SNI or the Host is checked at least as strictly - its tls.sni
+ * is raised to the strictest of those (tls_sni_inherited), so HTTP/3 is
+ * no way around a check the policy puts on HTTPS.  Never lowered.
  */
-static int check_quic(struct ctx *cx, const struct yamlx_node *eg, const struct policy *p)
+static void inherit_quic(struct policy *p)
 {
 	for (size_t i = 0; i < p->n_rules; i++) {
-		const struct policy_rule *u = &p->rules[i];
+		struct policy_rule *u = &p->rules[i];
 
 		if (u->proto != IPPROTO_UDP || !u->n_domains)
 			continue;
-		for (size_t k = 0; k < u->n_ports; k++)
-			if (policy_l7_port(p, u->ports[k].lo, POLICY_L7_ENFORCE))
-				return FAIL(cx, eg->kids[i], "egress[%zu]: udp port %u of a domain rule "
-					    "while a tcp rule enforces tls.sni or http.host on it: "
-					    "QUIC is not inspected, so it is refused under enforce "
-					    "(docs/sni.md); drop the udp rule or use 'log'", i,
-					    u->ports[k].lo);
+		for (size_t k = 0; k < p->n_rules; k++) {
+			const struct policy_rule *t = &p->rules[k];
+			uint8_t m = t->tls_sni > t->http_host ? t->tls_sni : t->http_host;
+
+			if (t->proto == IPPROTO_TCP && t->n_domains && m > u->tls_sni &&
+			    ports_meet(u->ports, u->n_ports, t->ports, t->n_ports)) {
+				u->tls_sni = m;
+				u->tls_sni_inherited = true;
+			}
+		}
 	}
-	return 0;
 }
 
 /*
@@ -513,9 +527,10 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 		return r;
 	if (v[9] && (r = parse_l7(cx, v[9], where, "http", "host", &rule->http_host)) < 0)
 		return r;
-	if ((rule->tls_sni || rule->http_host) && rule->proto != IPPROTO_TCP)
-		return FAIL(cx, v[8] ? k[8] : k[9], "%s: tls and http checks apply to tcp rules "
-			    "only", where);
+	/* tls.sni on a udp rule is the QUIC check; HTTP/3 has no Host to read. */
+	if (rule->http_host && rule->proto != IPPROTO_TCP)
+		return FAIL(cx, k[9], "%s: http.host applies to tcp rules only (a udp rule "
+			    "checks QUIC's SNI with tls: { sni: ... })", where);
 	if (v[10])
 		return parse_rule_gateway(cx, k, v, where, rule);
 	return 0;
@@ -703,9 +718,7 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct polic
 		return r;
 	if (cx->bad)
 		return -EINVAL;	/* the errors are in *cx->err and more[] */
-	r = check_quic(cx, eg, p);
-	if (r < 0)
-		return r;
+	inherit_quic(p);
 	return policy_index_build(p);
 }
 

@@ -530,15 +530,15 @@ static void test_rule_l7(void **state)
 	    5, 12, "host");
 	BAD("http on a cidr rule", HDR "  - cidrs: [198.51.100.0/24]\n    ports: [80]\n"
 	    "    http: { host: log }\n", 5, 5, "only a 'domains' rule");
-	BAD("tls on udp", HDR "  - domains: [a.test]\n    ports: [443]\n    protocol: udp\n"
-	    "    tls: { sni: log }\n", 6, 5, "tcp rules only");
+	BAD("http on udp", HDR "  - domains: [a.test]\n    ports: [443]\n    protocol: udp\n"
+	    "    http: { host: log }\n", 6, 5, "http.host applies to tcp rules only");
 #undef BAD
 }
 
 /*
  * QUIC (issue 25): a udp domain rule beside a tcp rule that enforces the SNI
- * on the same port must load (HTTP/3 checked like TLS), the udp rule then
- * enforcing the SNI too.
+ * on the same port loads (HTTP/3 is checked like TLS) and inherits the
+ * stricter mode; tls.sni is legal on a udp rule of its own.
  */
 static void test_rule_quic(void **state)
 {
@@ -546,8 +546,29 @@ static void test_rule_quic(void **state)
 
 	(void)state;
 	p = parse_ok(HDR "  - domains: [a.test]\n    ports: [443]\n    tls: { sni: enforce }\n"
-		     "  - domains: [\"*.b.test\"]\n    ports: [443]\n    protocol: udp\n");
+		     "  - domains: [\"*.b.test\"]\n    ports: [443]\n    protocol: udp\n"
+		     "  - domains: [c.test]\n    ports: [8443]\n    protocol: udp\n"
+		     "    tls: { sni: log }\n"
+		     "  - domains: [d.test]\n    ports: [53]\n    protocol: udp\n");
 	assert_int_equal(p->rules[1].tls_sni, POLICY_L7_ENFORCE);
+	assert_true(p->rules[1].tls_sni_inherited);
+	assert_int_equal(p->rules[2].tls_sni, POLICY_L7_LOG);
+	assert_false(p->rules[2].tls_sni_inherited);
+	assert_int_equal(p->rules[3].tls_sni, POLICY_L7_OFF);
+	assert_true(policy_l7_port_proto(p, IPPROTO_UDP, 443, POLICY_L7_ENFORCE));
+	assert_true(policy_l7_port_proto(p, IPPROTO_UDP, 8443, POLICY_L7_LOG));
+	assert_false(policy_l7_port_proto(p, IPPROTO_UDP, 53, POLICY_L7_LOG));
+	assert_false(policy_l7_port_proto(p, IPPROTO_UDP, 53, POLICY_L7_ENFORCE));
+	/* the tcp side is what it was */
+	assert_true(policy_l7_port(p, 443, POLICY_L7_ENFORCE));
+	assert_false(policy_l7_port(p, 8443, POLICY_L7_LOG));
+	policy_free(p);
+	/* a udp rule's own log is raised to the tcp rule's enforce on that port */
+	p = parse_ok(HDR "  - domains: [a.test]\n    ports: [443]\n    http: { host: enforce }\n"
+		     "  - domains: [a.test]\n    ports: [443]\n    protocol: udp\n"
+		     "    tls: { sni: log }\n");
+	assert_int_equal(p->rules[1].tls_sni, POLICY_L7_ENFORCE);
+	assert_true(p->rules[1].tls_sni_inherited);
 	policy_free(p);
 }
 
