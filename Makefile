@@ -162,7 +162,7 @@ build/test/acct_burst: tests/integ/acct_burst.c
 	$(Q)$(CC) -std=gnu11 -O2 -Wall -o $@ $<
 
 TEST_HELPERS := build/asan/golden/fw_golden build/asan/integ/link_driver build/asan/integ/tap_driver \
-		build/asan/integ/proxy_harness build/test/acct_burst
+		build/asan/integ/proxy_harness build/test/acct_burst build/asan/integ/quic_send
 
 asan: build/asan/netd $(if $(CNI_SRC),build/asan/netd-cni) $(UNIT_BINS) $(REPLAY_BINS) $(TEST_HELPERS) ## ASan+UBSan build of everything the tests run (build/asan/)
 

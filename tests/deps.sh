@@ -35,6 +35,9 @@ pkgs=(
 	python3-h2
 	# the gateway bench's load generator (h2load: HTTP/1.1 and HTTP/2 over TLS)
 	nghttp2-client
+	# HTTP/3 over QUIC through the SNI check (tests/integ/sni_quic.sh):
+	# ngtcp2's example server and client (gtlsserver, gtlsclient)
+	ngtcp2-server ngtcp2-client
 	# sd_notify, `systemd-analyze verify` of the unit, man pages
 	libsystemd-dev systemd man-db
 	# promtool (metrics format check), iperf3 (data-plane bench)
@@ -92,6 +95,7 @@ if command -v systemctl >/dev/null; then
 		unbound) units=(unbound.service) ;;
 		docker.io) units=(docker.service docker.socket) ;;
 		containerd) units=(containerd.service) ;;
+		ngtcp2-server) units=(ngtcp2d.service) ;;
 		*) continue ;;
 		esac
 		"${sudo[@]}" systemctl disable --quiet "${units[@]}" 2>/dev/null || true

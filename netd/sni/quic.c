@@ -511,8 +511,9 @@ enum quic_read quic_dgram_read(struct quic_conn *c, const uint8_t *d, size_t len
 		case QUIC_PT_RETRY:
 			return out->status = QUIC_READ_GARBAGE;	/* a server's, not a client's */
 		case QUIC_PT_SHORT:
+			/* 1-RTT: last in a datagram (RFC 9000 12.2), never read */
 			out->n_other++;
-			return out->status = pos ? QUIC_READ_GARBAGE : QUIC_READ_OK;
+			return out->status = QUIC_READ_OK;
 		default:
 			break;
 		}

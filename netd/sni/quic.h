@@ -166,8 +166,8 @@ enum quic_read {
 	QUIC_READ_VERSION,	/* a long header of a version not read here */
 	QUIC_READ_GARBAGE,	/* not QUIC from a client: malformed, an Initial no key
 				 * opens, a frame an Initial may not carry, a Retry or
-				 * Version Negotiation, coalesced packets of two
-				 * connection IDs, junk after the packets */
+				 * Version Negotiation, coalesced long-header
+				 * packets of two connection IDs */
 	QUIC_READ_STOP,		/* the crypto callback stopped the walk (cb_err) */
 };
 
@@ -198,8 +198,9 @@ struct quic_reader {
  * each Initial opened with @c's keys, else with keys for its version from
  * @c's original DCID (compatible version negotiation, RFC 9368), else from
  * its own DCID (a new connection: @c is re-keyed, r->reset() called); its
- * CRYPTO frames to r->crypto().  Zero bytes after the last packet are
- * padding.  *@out says what was found.
+ * CRYPTO frames to r->crypto().  Zero bytes after the last long-header
+ * packet are padding; other bytes there are a short-header packet (1-RTT
+ * comes last: RFC 9000 12.2), counted in n_other.  *@out says what was found.
  * Return: out->status.
  */
 enum quic_read quic_dgram_read(struct quic_conn *c, const uint8_t *d, size_t len,
