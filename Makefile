@@ -229,7 +229,17 @@ integ: all asan microvm-world ## integration tests in private worlds (root); FIL
 coverage: ## gcov on a copy of the tree: product lines the rootless stages reach (COVERAGE=--integ: and only root tests)
 	$(Q)tests/coverage.sh $(COVERAGE)
 
-bench: build/netd microvm-world ## side-by-side benchmark against the peers (root)
+# The QUIC check's microbench (tests/bench/quic_bench.c): netd's code as
+# the release build compiles it, no sanitizers, through an archive.
+build/libnetd.a: $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
+	$(Q)rm -f $@ && ar qcs $@ $^
+
+build/bench/quic_bench: build/obj/tests/bench/quic_bench.o build/libnetd.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+bench: build/netd build/bench/quic_bench microvm-world ## side-by-side benchmark against the peers (root)
 	$(Q)tests/bench/run.sh
 
 clean: ## remove build/

@@ -24,6 +24,8 @@ static const uint8_t salt_v2[20] = { 0x0d, 0xed, 0xe3, 0xde, 0xf7, 0x00, 0xa6, 0
 
 static struct {
 	EVP_KDF *hkdf;
+	EVP_KDF_CTX *kctx;	/* reused: its digest set once */
+	bool kctx_ready;
 	EVP_CIPHER *ecb, *gcm;
 	EVP_CIPHER_CTX *ecb_ctx, *gcm_ctx;
 } ossl;
@@ -41,6 +43,8 @@ static int ossl_init(void)
 	if (!ossl.ecb_ctx)
 		ossl.ecb_ctx = EVP_CIPHER_CTX_new();
 	if (!ossl.hkdf || !ossl.ecb || !ossl.gcm || !ossl.ecb_ctx)
+		return -ENOMEM;
+	if (!ossl.kctx && !(ossl.kctx = EVP_KDF_CTX_new(ossl.hkdf)))
 		return -ENOMEM;
 	ossl.gcm_ctx = EVP_CIPHER_CTX_new();
 	return ossl.gcm_ctx ? 0 : -ENOMEM;
@@ -165,23 +169,29 @@ int quic_hdr_parse(const uint8_t *buf, size_t len, struct quic_hdr *h)
 static int hkdf(int mode, const uint8_t *salt, size_t salt_len, const uint8_t *key,
 		size_t key_len, const uint8_t *info, size_t info_len, uint8_t *out, size_t out_len)
 {
+	static const uint8_t none[1];
 	OSSL_PARAM params[6], *p = params;
-	EVP_KDF_CTX *kc;
-	int r;
 
-	if (ossl_init() < 0 || !(kc = EVP_KDF_CTX_new(ossl.hkdf)))
+	if (ossl_init() < 0)
 		return -ENOMEM;
-	*p++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256", 0);
+	/* The context is kept: the digest is fetched by name once (that fetch
+	 * is most of a step's cost); every call sets all of the rest. */
+	if (!ossl.kctx_ready)
+		*p++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256", 0);
 	*p++ = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
 	*p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)key, key_len);
-	if (salt)
-		*p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt, salt_len);
-	if (info)
-		*p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)info, info_len);
+	*p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT,
+						 (void *)(salt ? salt : none), salt_len);
+	*p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO,
+						 (void *)(info ? info : none), info_len);
 	*p = OSSL_PARAM_construct_end();
-	r = EVP_KDF_derive(kc, out, out_len, params) == 1 ? 0 : -EIO;
-	EVP_KDF_CTX_free(kc);
-	return r;
+	if (EVP_KDF_derive(ossl.kctx, out, out_len, params) != 1) {
+		ossl.kctx_ready = false;
+		EVP_KDF_CTX_reset(ossl.kctx);
+		return -EIO;
+	}
+	ossl.kctx_ready = true;
+	return 0;
 }
 
 /* HKDF-Expand-Label(@secret, @label, "", @out_len) (RFC 8446 7.1): "tls13 " + label. */

@@ -25,7 +25,8 @@
 # figures include dnsperf's own printing for every peer alike.  Not a test:
 # it prints figures and asserts nothing about time.
 # Then the data plane: tests/bench/dataplane.sh (iperf3, netd vs no nftables),
-# and the SNI check's cost per new connection: tests/bench/sni.sh.
+# and the SNI check's cost per new connection: tests/bench/sni.sh, and per
+# new QUIC flow: build/bench/quic_bench (tests/bench/quic_bench.c).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 NETD_BIN=${NETD_BIN:-$PWD/build/netd}	# the optimized build, not ASan
@@ -353,6 +354,12 @@ rc=0
 
 # ---- the SNI check's cost per new connection (tests/bench/sni.sh; BENCH_SNI=0 skips it) ----
 [ "${BENCH_SNI:-1}" = 0 ] || NETD_BIN=$NETD_BIN tests/bench/sni.sh || rc=1
+# ... and the QUIC check's per new flow, in netd's code beside the TCP parse
+# (tests/bench/quic_bench.c, built by make bench; BENCH_QUIC=0 skips it)
+if [ "${BENCH_QUIC:-1}" != 0 ]; then
+	echo "=== the QUIC check: added cost per new flow (docs/sni.md#cost)"
+	build/bench/quic_bench || rc=1
+fi
 
 # ---- the API gateway next to squid ssl_bump and mitmproxy (tests/bench/gateway.sh) ----
 bench_gateway || rc=1
