@@ -1,19 +1,26 @@
 /*
- * fuzz_quic - netd/sni/quic.c on arbitrary bytes, two ways.  The first
- * byte picks: even, the rest is a client datagram as received
+ * fuzz_quic - netd/sni/quic.c and qflow.c on arbitrary bytes, three ways.
+ * The first byte picks: 0 mod 3, the rest is a client datagram as received
  * (quic_dgram_read() with a fresh connection, twice: a second read of the
- * same bytes must not change what the first reassembled); odd, the rest
- * is an Initial's plaintext frames, sealed by the test encoder
- * (tests/unit/quic_enc.h) into a valid 1200-byte Initial, so the frame
- * walker and the CRYPTO reassembly see what decrypts.  Checks: headers
- * stay inside the datagram, a sealed Initial always opens, the frames'
- * verdict is the same sealed or bare, a decided name is normalized.
+ * same bytes must not change what the first reassembled), and the same
+ * bytes as an IP packet (qflow_pkt_parse(): the payload lies inside);
+ * 1 mod 3, the rest is an Initial's plaintext frames, sealed by the test
+ * encoder (tests/unit/quic_enc.h) into a valid 1200-byte Initial, so the
+ * frame walker and the CRYPTO reassembly see what decrypts; 2 mod 3, the
+ * rest is a sequence of datagrams (a length byte, then that many bytes,
+ * each sealed as an Initial's frames when its length byte is odd) fed to
+ * one qflow table flow by flow, each decision settled by a bit of the
+ * length.  Checks: headers stay inside the datagram, a sealed Initial
+ * always opens, the frames' verdict is the same sealed or bare, a decided
+ * name is normalized, the table's counts stay in bounds.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
+#include "netd/sni/qflow.h"
 #include "netd/sni/quic.h"
 #include "tests/unit/quic_enc.h"
 
@@ -97,13 +104,75 @@ static void sealed(const uint8_t *f, size_t n)
 	check_hello();
 }
 
+/* One Initial of @f (@n bytes of frames), sealed for DCID @id, into @out. */
+static size_t seal(uint8_t *out, const uint8_t *f, size_t n, uint8_t id, uint64_t pn)
+{
+	const uint8_t dcid[8] = { id, 2, 3, 4, 5, 6, 7, 8 };
+	struct qe_pkt p = { .version = QUIC_V1, .dcid = dcid, .dcid_len = 8, .pn = pn,
+			    .pn_len = 2, .frames = f, .frames_len = n, .size = 1200 };
+	struct quic_keys k;
+
+	if (quic_initial_keys(QUIC_V1, dcid, 8, false, &k) < 0)
+		abort();
+	return qe_initial(out, &p, &k);
+}
+
+static void table(const uint8_t *d, size_t n)
+{
+	static uint8_t pkt[2048];
+	struct qflow_tab *t;
+	uint64_t now = 0;
+	uint64_t pn = 0;
+
+	if (qflow_new(2, &t) < 0)
+		abort();
+	while (n >= 2) {
+		size_t len = d[0] < n - 1 ? d[0] : n - 1;
+		struct qflow_pkt p = { .sport = (uint16_t)(d[1] & 3), .dport = 443 };
+		struct sni_result res;
+		enum qflow_step s;
+
+		p.src.family = p.dst.family = AF_INET;
+		p.payload = d + 1;
+		p.len = len;
+		if (d[0] & 1) {
+			p.len = seal(pkt, d + 1, len, (uint8_t)(d[0] >> 6), pn++);
+			p.payload = pkt;
+		}
+		now += d[0] & 0x0f ? 10 : 3000;
+		s = qflow_packet(t, &p, d[0] >> 7, now, 5000, &res);
+		if (s == QFLOW_DECIDED || s == QFLOW_VERSION || s == QFLOW_LATE ||
+		    s == QFLOW_TOO_MANY || s == QFLOW_REWRITTEN)
+			qflow_settle(t, &p, d[0] & 2, now);
+		if (d[0] == 0xff)
+			qflow_sweep(t, now, 5000);
+		if (qflow_count(t) > QFLOW_MAX || qflow_open_count(t, 0) > QFLOW_OPEN_PER_OWNER)
+			abort();
+		d += 1 + len;
+		n -= 1 + len;
+	}
+	qflow_free(t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct qflow_pkt q;
+
 	if (size < 1)
 		return 0;
-	if (data[0] & 1)
-		sealed(data + 1, size - 1);
-	else
+	switch (data[0] % 3) {
+	case 0:
 		raw(data + 1, size - 1);
+		if (qflow_pkt_parse(data + 1, size - 1, &q) == 0 &&
+		    (q.payload < data + 1 || q.payload + q.len > data + size))
+			abort();
+		break;
+	case 1:
+		sealed(data + 1, size - 1);
+		break;
+	default:
+		table(data + 1, size - 1);
+		break;
+	}
 	return 0;
 }
