@@ -281,7 +281,10 @@ static enum qflow_step read_dgram(struct qflow_tab *t, struct qf *f, const struc
 	f->reopened = false;
 	switch (quic_dgram_read(&f->conn, p->payload, p->len, &r, &dg)) {
 	case QUIC_READ_SMALL:
-		return QFLOW_DROP;
+		/* Its Initials were not read (the server discards them too): an
+		 * accepted connection's other packets in it pass (ngtcp2 sends
+		 * an Initial ACK with its Handshake Finished unpadded). */
+		return f->state == Q_ACCEPTED ? QFLOW_ACCEPTED : QFLOW_DROP;
 	case QUIC_READ_VERSION:
 		res_garbage(res, SNI_GARBAGE);
 		return QFLOW_VERSION;

@@ -10,8 +10,9 @@
  * server cannot finish a handshake without the rest of the ClientHello,
  * which is still to come through here); one that holds a 0-RTT, Handshake
  * or short-header packet is dropped (its keys come from a handshake not
- * yet allowed), as is an Initial in a datagram under 1200 bytes (a server
- * discards it: RFC 9000 14.1, so it must not be read either).  The
+ * yet allowed), as is one with an Initial in a datagram under 1200 bytes
+ * (a server discards that Initial: RFC 9000 14.1, so it must not be read
+ * either; once accepted, such a datagram passes unread).  The
  * datagram that completes the ClientHello waits for the caller's verdict.
  *
  * What decides is what the server reads.  An accepted flow keeps the

@@ -131,8 +131,9 @@ int quic_hdr_parse(const uint8_t *buf, size_t len, struct quic_hdr *h)
 		h->type = QUIC_PT_OTHER_VERSION;
 		return 0;
 	}
-	if (!(buf[0] & 0x40))
-		return -EBADMSG;	/* the fixed bit (RFC 9000 17.2) */
+	/* The fixed bit is not checked: a peer that saw grease_quic_bit in the
+	 * other's transport parameters (or remembers it) sends it as 0 at
+	 * random (RFC 9287 3); ngtcp2 does, in Initials too. */
 	h->type = long_type(h->version, buf[0]);
 	h->dcid_len = r.n ? r.p[0] : 0;
 	rd_take(&r, 1);
@@ -530,9 +531,9 @@ enum quic_read quic_dgram_read(struct quic_conn *c, const uint8_t *d, size_t len
 		/* RFC 9000 12.2: coalesced packets share the first one's DCID. */
 		if (pos && (h.dcid_len != first.dcid_len || memcmp(h.dcid, first.dcid, h.dcid_len)))
 			return out->status = QUIC_READ_GARBAGE;
-		if (h.type == QUIC_PT_INITIAL) {
-			if (len < QUIC_DGRAM_MIN)
-				return out->status = QUIC_READ_SMALL;
+		if (h.type == QUIC_PT_INITIAL && len < QUIC_DGRAM_MIN) {
+			out->n_small++;	/* not read: a server discards it, not the rest */
+		} else if (h.type == QUIC_PT_INITIAL) {
 			if ((s = read_initial(c, d + pos, &h, r, out)) != QUIC_READ_OK)
 				return out->status = s;
 		} else {
@@ -540,7 +541,7 @@ enum quic_read quic_dgram_read(struct quic_conn *c, const uint8_t *d, size_t len
 		}
 		pos += h.len;
 	}
-	return out->status = QUIC_READ_OK;
+	return out->status = out->n_small ? QUIC_READ_SMALL : QUIC_READ_OK;
 }
 
 const char *quic_read_str(enum quic_read s)

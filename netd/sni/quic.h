@@ -60,8 +60,8 @@ struct quic_hdr {
 
 /*
  * quic_hdr_parse() - the header of the packet at @buf (@len bytes left in
- * the datagram) into *@h.  A long header of v1 or v2 must have the fixed
- * bit (RFC 9000 17.2), connection IDs of at most 20 bytes, and for
+ * the datagram) into *@h.  A long header of v1 or v2 must have connection
+ * IDs of at most 20 bytes (its fixed bit may be greased: RFC 9287), and for
  * Initial, 0-RTT and Handshake a Length that fits in @len and leaves room
  * for the header protection sample (RFC 9001 5.4.2).  Other versions, a
  * Version Negotiation, Retry and a short header take the rest of @len.
@@ -161,8 +161,9 @@ struct quic_conn {
 
 enum quic_read {
 	QUIC_READ_OK,		/* every Initial read (maybe none: see quic_dgram) */
-	QUIC_READ_SMALL,	/* an Initial in a datagram under QUIC_DGRAM_MIN: not
-				 * read (a server discards it: RFC 9000 14.1) */
+	QUIC_READ_SMALL,	/* Initials in a datagram under QUIC_DGRAM_MIN: not
+				 * read (a server discards them, and only them:
+				 * RFC 9000 14.1); the rest was (n_small) */
 	QUIC_READ_VERSION,	/* a long header of a version not read here */
 	QUIC_READ_GARBAGE,	/* not QUIC from a client: malformed, an Initial no key
 				 * opens, a frame an Initial may not carry, a Retry or
@@ -177,6 +178,7 @@ struct quic_dgram {
 	uint32_t version;	/* of the first long header, 0 if none */
 	unsigned int n_initial;	/* Initials opened */
 	unsigned int n_other;	/* 0-RTT, Handshake and short-header packets: not read */
+	unsigned int n_small;	/* Initials not read: the datagram is under QUIC_DGRAM_MIN */
 	bool new_conn;		/* an Initial opened only with keys from its own DCID:
 				 * the client started a new connection (after a Retry
 				 * or a Version Negotiation, or a second connection on

@@ -12,6 +12,7 @@
 #ifndef NETD_TESTS_QUIC_ENC_H
 #define NETD_TESTS_QUIC_ENC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -51,6 +52,7 @@ struct qe_pkt {
 	const uint8_t *frames;
 	size_t frames_len;
 	size_t size;			/* PADDING added up to this packet size (0: none) */
+	bool grease;			/* the fixed bit 0 (RFC 9287) */
 };
 
 /*
@@ -64,7 +66,8 @@ static inline size_t qe_initial(uint8_t *out, const struct qe_pkt *p, const stru
 	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
 	int l = 0;
 
-	out[n++] = (uint8_t)(0xc0 | (p->version == QUIC_V2 ? 0x10 : 0x00) | (p->pn_len - 1));
+	out[n++] = (uint8_t)((p->grease ? 0x80 : 0xc0) | (p->version == QUIC_V2 ? 0x10 : 0x00) |
+			     (p->pn_len - 1));
 	for (int i = 3; i >= 0; i--)
 		out[n++] = (uint8_t)(p->version >> (8 * i));
 	out[n++] = (uint8_t)p->dcid_len;

@@ -83,6 +83,11 @@ static void test_decide_and_settle(void **state)
 	assert_int_equal(qflow_open_count(t, 0), 0);
 	/* the same Initial again (a retransmission): accepted */
 	assert_int_equal(qflow_packet(t, &p, 0, 5, DL, &res), QFLOW_ACCEPTED);
+	/* an Initial in a small datagram, now: passes unread (other bytes, even) */
+	hello[10] ^= 0xff;
+	p = dgram(1000, initial(dcid_a, 3, 0, 300, 600));
+	hello[10] ^= 0xff;
+	assert_int_equal(qflow_packet(t, &p, 0, 5, DL, &res), QFLOW_ACCEPTED);
 	/* other bytes where the hello was read: rewritten */
 	hello[100] ^= 0xff;
 	p = dgram(1000, initial(dcid_a, 2, 50, 200, 1200));
