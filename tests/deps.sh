@@ -38,6 +38,8 @@ pkgs=(
 	# HTTP/3 over QUIC through the SNI check (tests/integ/sni_quic.sh):
 	# ngtcp2's example server and client (gtlsserver, gtlsclient)
 	ngtcp2-server ngtcp2-client
+	# a real DNS tunnel through an allowed wildcard (tests/integ/dns_tunnel.sh)
+	iodine
 	# sd_notify, `systemd-analyze verify` of the unit, man pages
 	libsystemd-dev systemd man-db
 	# promtool (metrics format check), iperf3 (data-plane bench)
@@ -93,6 +95,7 @@ if command -v systemctl >/dev/null; then
 		case $p in
 		knot) units=(knot.service) ;;
 		unbound) units=(unbound.service) ;;
+		iodine) units=(iodined.service) ;;
 		docker.io) units=(docker.service docker.socket) ;;
 		containerd) units=(containerd.service) ;;
 		ngtcp2-server) units=(ngtcp2d.service) ;;
