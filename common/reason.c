@@ -32,6 +32,8 @@ static const char *const dns_names[N_REASON_DNS] = {
 	[REASON_DNS_QTYPE_OBSOLETE] = "qtype-obsolete",
 	[REASON_DNS_FORMERR] = "formerr",
 	[REASON_DNS_NOTIMP] = "notimp",
+	[REASON_DNS_BUDGET] = "dns-budget",
+	[REASON_DNS_ENCODED] = "dns-encoded",
 	[REASON_DNS_OTHER] = "other",
 };
 

@@ -41,6 +41,8 @@ enum reason_dns {
 	REASON_DNS_QTYPE_OBSOLETE,
 	REASON_DNS_FORMERR,
 	REASON_DNS_NOTIMP,
+	REASON_DNS_BUDGET,		/* over the rule's dns.budget of distinct names */
+	REASON_DNS_ENCODED,		/* a label the encoded-label score refuses */
 	REASON_DNS_OTHER,		/* a metrics label only: a word not above */
 	N_REASON_DNS
 };

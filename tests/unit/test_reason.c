@@ -26,6 +26,8 @@ static void test_dns(void **state)
 	assert_string_equal(reason_dns_name(REASON_DNS_NOT_IN_POLICY), "not-in-policy");
 	assert_string_equal(reason_dns_name(REASON_DNS_QNAME_TOO_LONG), "qname-too-long");
 	assert_string_equal(reason_dns_name(REASON_DNS_UPSTREAM_FAILURE), "upstream-failure");
+	assert_string_equal(reason_dns_name(REASON_DNS_BUDGET), "dns-budget");
+	assert_string_equal(reason_dns_name(REASON_DNS_ENCODED), "dns-encoded");
 	assert_string_equal(reason_dns_name(N_REASON_DNS), "other");
 }
 
