@@ -103,6 +103,10 @@ const char *decide_reason(enum decide_verdict v)
 		return reason_dns_name(REASON_DNS_BAD_CLASS);
 	case DECIDE_DENY_LONG:
 		return reason_dns_name(REASON_DNS_QNAME_TOO_LONG);
+	case DECIDE_DENY_BUDGET:
+		return reason_dns_name(REASON_DNS_BUDGET);
+	case DECIDE_DENY_ENCODED:
+		return reason_dns_name(REASON_DNS_ENCODED);
 	default:
 		return reason_dns_name(REASON_DNS_NOT_IN_POLICY);
 	}

@@ -31,6 +31,20 @@ struct decide_rule {
 	size_t n_ports;
 	bool gateway;		/* its connections go through netd's API gateway: its
 				 * pins are gateway pins (struct pin.gateway) */
+	/* dns: { budget, encoded } (dnsproxy/budget.h, docs/dns.md): */
+	uint32_t budget_names;	/* distinct names a sandbox may ask below this rule
+				 * within budget_window_s; 0 = no budget */
+	uint32_t budget_window_s;	/* the sliding window, seconds (1..86400) */
+	uint8_t encoded;	/* enum decide_encoded: what the encoded-label score does */
+	const char *pattern;	/* the rule's first domain pattern, for the refusal's
+				 * EDE text; borrowed like @ports; may be NULL */
+};
+
+/* What a rule does with a name the encoded-label score flags (tunnel_score()). */
+enum decide_encoded {
+	DECIDE_ENCODED_OFF = 0,	/* not scored */
+	DECIDE_ENCODED_LOG,	/* scored, logged and counted; answered */
+	DECIDE_ENCODED_REFUSE,	/* the rule does not allow it */
 };
 
 struct decide_policy_ops {
@@ -64,6 +78,9 @@ enum decide_verdict {
 	DECIDE_DENY_NAME,	/* qname has bytes that may not be matched */
 	DECIDE_DENY_CLASS,	/* class other than IN */
 	DECIDE_DENY_LONG,	/* matched only rules whose max_qname_length it exceeds */
+	DECIDE_DENY_BUDGET,	/* matched only rules whose name budget it would exceed
+				 * (budget_filter(), not decide_query()) */
+	DECIDE_DENY_ENCODED,	/* matched only rules that refuse it as encoded (the same) */
 };
 
 /*
@@ -99,8 +116,8 @@ enum decide_verdict decide_query(const struct decide_ctx *c, const struct wire_q
 
 /*
  * decide_reason() - the audit reason word (common/reason.h) for a denying
- * verdict @v: bad-name, bad-class, qname-too-long, else not-in-policy.
- * Static storage.
+ * verdict @v: bad-name, bad-class, qname-too-long, dns-budget, dns-encoded,
+ * else not-in-policy.  Static storage.
  */
 const char *decide_reason(enum decide_verdict v);
 

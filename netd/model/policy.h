@@ -19,6 +19,8 @@
  *       http: { host: log }          # optional: the same for a plain-HTTP Host
  *       gateway: { credentials: [openai], rate: 5/s }   # optional, instead of tls/http:
  *                                    # HTTPS through the API gateway (struct policy_gateway)
+ *       dns: { budget: 500/10m, encoded: refuse }     # optional: DNS tunnelling defences
+ *                                    # (the defaults of a rule with a wildcard)
  *     - cidrs: [198.51.100.7/32]
  *       ports: [8080, "9000-9010"]   # ranges allowed for cidr rules
  *
@@ -165,6 +167,31 @@ struct yamlx_node;
 int policy_gw_parse(const struct yamlx_node *n, const char *file, struct diag *err,
 		    const char *where, struct policy_gateway **ret);
 
+/*
+ * dns: of a domain rule: the DNS tunnelling defences (netd/model/policy_dns.c;
+ * the proxy's side is dnsproxy/budget.h; docs/dns.md).
+ *
+ *   dns:
+ *     budget: 500/10m    # distinct names a sandbox may ask below the rule per
+ *                        # window (N/s, N/m, N/h: N 1..4096, window 1 s..24 h);
+ *                        # 0 or off: none
+ *     encoded: refuse    # refuse | log | off: names the encoded-label score flags
+ *
+ * A rule with a wildcard gets POLICY_DNS_BUDGET_DEF names per
+ * POLICY_DNS_WINDOW_DEF and encoded: refuse unless it says otherwise; a
+ * rule of exact names only gets neither (it has nothing to budget).
+ */
+enum policy_encoded {
+	POLICY_ENCODED_OFF = 0,
+	POLICY_ENCODED_LOG,
+	POLICY_ENCODED_REFUSE,
+};
+
+#define POLICY_DNS_BUDGET_MAX 4096	/* names (a sandbox holds at most this many) */
+#define POLICY_DNS_WINDOW_MAX 86400	/* seconds */
+#define POLICY_DNS_BUDGET_DEF 500	/* the default of a rule with a wildcard ... */
+#define POLICY_DNS_WINDOW_DEF 600	/* ... per 10 minutes */
+
 struct policy_rule {
 	char **domains;		/* owned; normalized pattern strings */
 	size_t n_domains;
@@ -192,9 +219,51 @@ struct policy_rule {
 	uint8_t tls_ech;	/* enum policy_ech; only with tls.sni or http.host on */
 	struct policy_pos ech_pos;	/* where tls.ech's value is (0:0 if not written) */
 	struct policy_gateway *gateway;	/* owned; NULL: not through the gateway */
+	uint32_t dns_budget;	/* dns.budget: distinct names per window; 0 = none */
+	uint32_t dns_window_s;	/* ... the window, 1..POLICY_DNS_WINDOW_MAX s (0: none) */
+	uint8_t dns_encoded;	/* dns.encoded: enum policy_encoded */
+	bool dns_set;		/* `dns:` is written in the rule (shown, digested) */
 	unsigned int line;	/* where the rule starts in the file, 1-based */
 	unsigned int col;	/* ... and its column, 1-based (0: not known) */
 };
+
+/*
+ * policy_dns_parse() - (internal to netd/model/policy*.c: parse_rule() calls
+ * it) `dns:` node @n of domain rule @where into @rule's dns_* fields (over
+ * the defaults policy_dns_defaults() put there).  Errors at @file:LINE:COL
+ * of the bad value in @err.  Return: 0; -EINVAL.  In netd/model/policy_dns.c.
+ */
+int policy_dns_parse(const struct yamlx_node *n, const char *file, struct diag *err,
+		     const char *where, struct policy_rule *rule);
+
+/*
+ * policy_dns_defaults() - (internal, the same) @rule's dns_* fields as a
+ * rule without `dns:` has them: the default budget and encoded: refuse if
+ * one of its domains is a wildcard, nothing otherwise.
+ */
+void policy_dns_defaults(struct policy_rule *rule);
+
+/*
+ * policy_dns_budget_parse() - "500/10m" (N/WINDOW: N 1..POLICY_DNS_BUDGET_MAX,
+ * WINDOW an optional decimal and s, m or h, 1 s..24 h; "500/m" is per
+ * minute), "0" or "off" (none: *@names = *@window_s = 0).  @s, @len: the
+ * text, not NUL-terminated.  @why (@whysz bytes) says what is wrong, with a
+ * suggestion where one is likely ("500/10min": did you mean 500/10m?).
+ * Return: 0; -EINVAL (malformed, negative, a zero window); -ERANGE (over
+ * the maxima).
+ */
+int policy_dns_budget_parse(const char *s, size_t len, uint32_t *names, uint32_t *window_s,
+			    char *why, size_t whysz);
+
+/*
+ * policy_dns_budget_format() - @r's budget as policy_dns_budget_parse()
+ * reads it, canonical ("500/10m", "90/90s"), or "off".  @buf >= 32 bytes.
+ * Return: @buf.
+ */
+const char *policy_dns_budget_format(const struct policy_rule *r, char *buf, size_t sz);
+
+/* policy_encoded_str() - "off", "log", "refuse". */
+const char *policy_encoded_str(enum policy_encoded e);
 
 struct policy {
 	char *name;		/* owned */

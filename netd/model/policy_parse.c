@@ -435,8 +435,8 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 {
 	static const char *const names[] = { "domains", "cidrs", "ports", "protocol",
 					     "min_ttl", "max_qname_length", "idle_grace",
-					     "except", "tls", "http", "gateway" };
-	const struct yamlx_node *k[11], *v[11];
+					     "except", "tls", "http", "gateway", "dns" };
+	const struct yamlx_node *k[12], *v[12];
 	char where[32], q[300];
 	int r;
 
@@ -447,7 +447,7 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "%s: expected a mapping with 'domains' or 'cidrs' and 'ports', "
 			    "got %s", where, yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, where, names, 11, k, v);
+	r = yamlx_fields(n, cx->file, cx->err, where, names, 12, k, v);
 	if (r < 0)
 		return r;
 	if (v[0] && v[1]) {
@@ -496,10 +496,15 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 	if (v[10] && !v[0])
 		return FAIL(cx, k[10], "%s.gateway: only a 'domains' rule goes through the "
 			    "gateway (it steers the addresses its names' DNS answers pinned)", where);
-	for (size_t i = 4; i < 10; i++)
-		if (v[i] && !v[0])
+	for (size_t i = 4; i < 12; i++)
+		if (v[i] && !v[0] && i != 10)
 			return FAIL(cx, k[i], "%s.%s: only a 'domains' rule has DNS answers to "
 				    "apply it to", where, names[i]);
+	/* dns: the tunnelling defences (netd/model/policy_dns.c); defaults first. */
+	if (v[0])
+		policy_dns_defaults(rule);
+	if (v[11] && (r = policy_dns_parse(v[11], cx->file, cx->err, where, rule)) < 0)
+		return r;
 	if (v[4]) {
 		r = parse_rule_uint(cx, v[4], where, "min_ttl", 1, POLICY_MIN_TTL_MAX,
 				    &rule->min_ttl_s);

@@ -100,7 +100,7 @@ static const struct bad_case {
 	/* rules */
 	{ "rule string", HDR "  - pypi.org\n", 3, 5, "egress[0]: expected a mapping with 'domains' or 'cidrs' and 'ports', got a string" },
 	{ "rule unknown key", HDR "  - domains: [a.b]\n    ports: [443]\n    port: 80\n", 5, 5,
-	  "egress[0]: unknown key 'port'; did you mean 'ports'? (allowed: domains, cidrs, ports, protocol, min_ttl, max_qname_length, idle_grace, except, tls, http, gateway)" },
+	  "egress[0]: unknown key 'port'; did you mean 'ports'? (allowed: domains, cidrs, ports, protocol, min_ttl, max_qname_length, idle_grace, except, tls, http, gateway, dns)" },
 	{ "rule dup key", HDR "  - domains: [a.b]\n    ports: [443]\n    ports: [80]\n", 5, 5,
 	  "egress[0]: duplicate key 'ports' (first at line 4, column 5)" },
 	{ "rule both", HDR "  - domains: [a.b]\n    cidrs: [192.0.2.0/24]\n    ports: [443]\n", 4, 5,
@@ -1176,6 +1176,89 @@ static void expect_bad_s(const char *name, const char *yaml, size_t unused, unsi
 }
 
 /* limits: { egress_bytes, on_exceed }: sizes with K/M/G suffixes. */
+/*
+ * dns: (issue 25): a wildcard rule gets the default budget and encoded:
+ * refuse, an exact one neither; written values, partial ones, "0"/"off",
+ * the window units and the canonical form policy show prints.
+ */
+static void test_dns_keys(void **state)
+{
+	static const char yaml[] =
+		"name: d\negress:\n"
+		"  - domains: [\"*.a.example\"]\n    ports: [443]\n"		/* 0 */
+		"  - domains: [b.example]\n    ports: [443]\n"			/* 1 */
+		"  - domains: [c.example, \"*.c.example\"]\n    ports: [443]\n"	/* 2 */
+		"  - domains: [\"*.d.example\"]\n    ports: [443]\n"		/* 3 */
+		"    dns: { budget: 100/1h }\n"
+		"  - domains: [\"*.e.example\"]\n    ports: [443]\n"		/* 4 */
+		"    dns: { encoded: log }\n"
+		"  - domains: [\"*.f.example\"]\n    ports: [443]\n"		/* 5 */
+		"    dns: { budget: 0, encoded: off }\n"
+		"  - domains: [g.example]\n    ports: [443]\n"			/* 6 */
+		"    dns: { budget: 20/m, encoded: refuse }\n"
+		"  - domains: [\"*.h.example\"]\n    ports: [443]\n"		/* 7 */
+		"    dns: { budget: off }\n"
+		"  - domains: [\"*.i.example\"]\n    ports: [443]\n"		/* 8 */
+		"    dns: { budget: 4096/86400s }\n";
+	struct diag err = { 0 };
+	struct policy *p = NULL;
+	char buf[32];
+	uint32_t n, w;
+	char why[200];
+
+	(void)state;
+	assert_int_equal(policy_parse(yaml, strlen(yaml), "d.yaml", &p, &err), 0);
+	assert_int_equal(p->rules[0].dns_budget, POLICY_DNS_BUDGET_DEF);
+	assert_int_equal(p->rules[0].dns_window_s, POLICY_DNS_WINDOW_DEF);
+	assert_int_equal(p->rules[0].dns_encoded, POLICY_ENCODED_REFUSE);
+	assert_false(p->rules[0].dns_set);
+	assert_int_equal(p->rules[1].dns_budget, 0);
+	assert_int_equal(p->rules[1].dns_encoded, POLICY_ENCODED_OFF);
+	assert_int_equal(p->rules[2].dns_budget, POLICY_DNS_BUDGET_DEF);	/* has a wildcard */
+	assert_int_equal(p->rules[3].dns_budget, 100);
+	assert_int_equal(p->rules[3].dns_window_s, 3600);
+	assert_int_equal(p->rules[3].dns_encoded, POLICY_ENCODED_REFUSE);	/* the default stays */
+	assert_true(p->rules[3].dns_set);
+	assert_int_equal(p->rules[4].dns_budget, POLICY_DNS_BUDGET_DEF);
+	assert_int_equal(p->rules[4].dns_encoded, POLICY_ENCODED_LOG);
+	assert_int_equal(p->rules[5].dns_budget, 0);
+	assert_int_equal(p->rules[5].dns_window_s, 0);
+	assert_int_equal(p->rules[5].dns_encoded, POLICY_ENCODED_OFF);
+	assert_int_equal(p->rules[6].dns_budget, 20);
+	assert_int_equal(p->rules[6].dns_window_s, 60);
+	assert_int_equal(p->rules[6].dns_encoded, POLICY_ENCODED_REFUSE);
+	assert_int_equal(p->rules[7].dns_budget, 0);
+	assert_string_equal(policy_dns_budget_format(&p->rules[0], buf, sizeof(buf)), "500/10m");
+	assert_string_equal(policy_dns_budget_format(&p->rules[3], buf, sizeof(buf)), "100/1h");
+	assert_string_equal(policy_dns_budget_format(&p->rules[6], buf, sizeof(buf)), "20/1m");
+	assert_string_equal(policy_dns_budget_format(&p->rules[7], buf, sizeof(buf)), "off");
+	assert_string_equal(policy_dns_budget_format(&p->rules[8], buf, sizeof(buf)), "4096/24h");
+	assert_string_equal(policy_encoded_str(POLICY_ENCODED_LOG), "log");
+	policy_free(p);
+	/* The grammar alone. */
+	assert_int_equal(policy_dns_budget_parse("90/90s", 6, &n, &w, why, sizeof(why)), 0);
+	assert_int_equal(n, 90);
+	assert_int_equal(w, 90);
+	assert_int_equal(policy_dns_budget_parse("1/24h", 5, &n, &w, why, sizeof(why)), 0);
+	assert_int_equal(w, 86400);
+	assert_int_equal(policy_dns_budget_parse("1/25h", 5, &n, &w, why, sizeof(why)), -ERANGE);
+	assert_int_equal(policy_dns_budget_parse("1/1441m", 7, &n, &w, why, sizeof(why)), -ERANGE);
+	assert_int_equal(policy_dns_budget_parse("0/10m", 5, &n, &w, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "'budget: 0'"));
+	assert_int_equal(policy_dns_budget_parse("500/-1m", 7, &n, &w, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "negative window"));
+	assert_int_equal(policy_dns_budget_parse("500/10", 6, &n, &w, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "needs a unit"));
+	assert_int_equal(policy_dns_budget_parse("500/10 m", 8, &n, &w, why, sizeof(why)), -EINVAL);
+	assert_int_equal(policy_dns_budget_parse("0500/10m", 8, &n, &w, why, sizeof(why)), -EINVAL);
+	assert_int_equal(policy_dns_budget_parse("", 0, &n, &w, why, sizeof(why)), -EINVAL);
+	assert_int_equal(policy_dns_budget_parse("/10m", 4, &n, &w, why, sizeof(why)), -EINVAL);
+	assert_int_equal(policy_dns_budget_parse("99999999999/1m", 14, &n, &w, why, sizeof(why)),
+			 -ERANGE);
+	assert_int_equal(policy_dns_budget_parse("500/3hours", 10, &n, &w, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "did you mean 500/3h?"));
+}
+
 static void test_egress_quota(void **state)
 {
 	static const struct {
@@ -1283,6 +1366,7 @@ int main(void)
 		cmocka_unit_test(test_every_rule_error),
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_egress_quota),
+		cmocka_unit_test(test_dns_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
