@@ -16,6 +16,7 @@
 
 #define EDE_OPTION_CODE  15	/* EDNS0 option "Extended DNS Error" (RFC 8914 2) */
 #define EDE_INFO_BLOCKED 15	/* RFC 8914 4.16 */
+#define EDE_INFO_PROHIBITED 18	/* RFC 8914 4.19: this client may not, for now */
 #define EDE_TEXT_MAX     160	/* bytes of EXTRA-TEXT we send */
 #define EDE_OPTION_MAX   (4 + 2 + EDE_TEXT_MAX)	/* code, length, INFO-CODE, text */
 

@@ -89,37 +89,6 @@ void slots_free(struct proxy *p)
 	}
 }
 
-/*
- * At least PROXY_LONG_LABEL characters drawn from PROXY_LONG_LABEL_DISTINCT
- * or more distinct ones (base32/hex/base64 encodings; host names repeat
- * letters far more).
- */
-bool tunnel_suspect(const char *qname)
-{
-	const char *label = qname;
-
-	while (*label) {
-		size_t len = strcspn(label, ".");
-
-		if (len >= PROXY_LONG_LABEL) {
-			bool seen[256] = { false };
-			unsigned int distinct = 0;
-
-			for (size_t i = 0; i < len; i++) {
-				if (!seen[(uint8_t)label[i]])
-					distinct++;
-				seen[(uint8_t)label[i]] = true;
-			}
-			if (distinct >= PROXY_LONG_LABEL_DISTINCT)
-				return true;
-		}
-		label += len;
-		if (*label == '.')
-			label++;
-	}
-	return false;
-}
-
 /* ---- the encoded-label score ---------------------------------------------- */
 
 /*

@@ -15,10 +15,12 @@
 #include <event2/event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "dnsproxy/budget.h"
 #include "dnsproxy/cache.h"
 #include "dnsproxy/pintrack.h"
 #include "dnsproxy/proxy_int.h"
@@ -71,13 +73,18 @@ const struct proxy_stats *proxy_get_stats(struct proxy *p)
 {
 	p->stats.pins_tracked = pintrack_total(p->pt);
 	p->stats.cache_entries = p->cache ? cache_count(p->cache) : 0;
+	p->stats.budget_names = budget_names(p->budget);
 	return &p->stats;
 }
 
 void proxy_sandbox_reset(struct proxy *p, const char *sandbox)
 {
-	if (p)
-		pintrack_reset(p->pt, sandbox);
+	if (!p)
+		return;
+	pintrack_reset(p->pt, sandbox);
+	/* Its name budgets too: the counts are kept by its policy's rule
+	 * indexes, which a change of policy may move (docs/dns.md). */
+	budget_reset(p->budget, sandbox);
 }
 
 int proxy_pin_extend(struct proxy *p, const char *sandbox, const struct pin *pins, size_t n)
@@ -103,6 +110,7 @@ void proxy_sweep(struct proxy *p)
 	uint64_t now = proxy_now_ms(p);
 
 	pintrack_expire(p->pt, now);
+	budget_expire(p->budget, now);
 	if (p->cache)
 		cache_expire(p->cache, now);
 }
@@ -172,6 +180,7 @@ fail:
 int proxy_init(struct proxy *p, const struct proxy_config *cfg, const struct proxy_ops *ops,
 	       void *ctx)
 {
+	uint8_t key[BUDGET_KEY_LEN];
 	int r;
 
 	p->cfg = *cfg;
@@ -198,6 +207,14 @@ int proxy_init(struct proxy *p, const struct proxy_config *cfg, const struct pro
 	r = pintrack_new(&p->pt);
 	if (r < 0)
 		return r;
+	/* The budget's SipHash key: a sandbox must not be able to compute
+	 * names that collide with the ones it already spent. */
+	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key))
+		return errno ? -errno : -EIO;
+	r = budget_new(key, &p->budget);
+	if (r < 0)
+		return r;
+	tbucket_init(&p->tunnel_log, 10, proxy_now_ms(p));
 	if (p->cfg.cache_size > 0) {
 		r = cache_new(p->cfg.cache_size, (size_t)p->cfg.cache_size * CACHE_BYTES_PER_ENTRY,
 			      &p->cache);
@@ -295,6 +312,7 @@ void proxy_free(struct proxy *p)
 	if (p->deadline_ev)
 		event_free(p->deadline_ev);
 	pintrack_free(p->pt);
+	budget_free(p->budget);
 	cache_free(p->cache);
 	if (p->udp_fd >= 0)
 		close(p->udp_fd);

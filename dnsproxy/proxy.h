@@ -92,7 +92,12 @@ struct proxy_stats {
 	uint64_t pin_max_us;
 	uint64_t pin_sum_us;	/* all batches together (the histogram's _sum) */
 	uint64_t limit_qps, limit_outstanding, limit_pins, limit_name;	/* refusals */
-	uint64_t tunnel_suspect;	/* queries with long high-entropy labels */
+	uint64_t tunnel_suspect;	/* queries whose name the encoded-label score flags
+					 * under a rule that scores it (refused or logged) */
+	uint64_t encoded_refused;	/* ... refused for it (dns.encoded: refuse) */
+	uint64_t budget_refused;	/* queries refused over a rule's name budget */
+	uint64_t budget_full;	/* ... refused at a sandbox's BUDGET_NAMES_MAX */
+	uint64_t budget_names;	/* names held in budget windows, all sandboxes */
 	uint64_t ech_stripped;	/* answers handed out without their ECH configs */
 	uint64_t pins_tracked;	/* live pin elements over all sandboxes */
 	uint64_t cache_hits, cache_misses;	/* allowed queries answered from / not in the cache */
@@ -121,7 +126,8 @@ const struct proxy_stats *proxy_get_stats(struct proxy *p);
 /*
  * proxy_sandbox_reset() - forget the pins tracked for @sandbox: call it
  * whenever its sets are (re)created or deleted, so a later answer pins
- * again instead of trusting elements that are gone.  NULL-safe.
+ * again instead of trusting elements that are gone.  Its name budgets
+ * (dnsproxy/budget.h) start afresh too.  NULL-safe.
  */
 void proxy_sandbox_reset(struct proxy *p, const char *sandbox);
 

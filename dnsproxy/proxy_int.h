@@ -9,7 +9,9 @@
  *   udp.c      UDP: recvmmsg() rounds, queued replies, GSO sends, the
  *              gateway listeners
  *   tcp.c      TCP (RFC 1035 4.2.2, RFC 7766): accept, framing, limits
- *   limits.c   per client address: the query-rate bucket, counters
+ *   limits.c   per client address: the query-rate bucket, counters; the
+ *              encoded-label score (dnsproxy/budget.h)
+ *   budget.c   the name budget per sandbox and rule (dnsproxy/budget.h)
  *   replay.c   the replay seam: the same path driven by a test, no socket
  */
 #ifndef NETD_DNSPROXY_PROXY_INT_H
@@ -23,6 +25,7 @@
 #include <sys/socket.h>
 
 #include "common/tbucket.h"
+#include "dnsproxy/budget.h"
 #include "dnsproxy/decide.h"
 #include "dnsproxy/proxy.h"
 #include "dnsproxy/refuselog.h"
@@ -56,8 +59,6 @@
 #define PROXY_DEF_ADDRS_PER_NAME   64	/* addresses one answer may pin */
 #define PROXY_DEF_QPS              1000	/* queries/s per client address ... */
 #define PROXY_DEF_BURST            2000	/* ... with this bucket depth */
-#define PROXY_LONG_LABEL           40	/* tunnelling suspicion: label length ... */
-#define PROXY_LONG_LABEL_DISTINCT  20	/* ... made of this many distinct characters */
 
 struct proxy;
 struct origin;
@@ -181,6 +182,7 @@ struct proxy {
 	struct event *accept_pause;	/* re-arms tcp_ev after EMFILE */
 	struct event *deadline_ev;	/* the oldest pending query's deadline */
 	struct pintrack *pt;
+	struct budget *budget;	/* the rules' name budgets (dnsproxy/budget.h) */
 	struct cache *cache;	/* NULL = no answer cache */
 	struct event *sweep;
 	struct proxy_stats stats;
@@ -192,6 +194,8 @@ struct proxy {
 	bool closing;
 	uint64_t n_dropped;	/* replies we could not send, malformed drops */
 	struct refuse_log refused;	/* answer addresses never pinned, logged (rate-limited) */
+	struct tbucket tunnel_log;	/* names an encoded: log rule let through, logged:
+					 * 1 a second, bursts of 10 */
 	struct replay *replay;	/* the replay seam's state; NULL in the daemon */
 	/* Scratch, single-threaded: the receive buffer and one answer. */
 	uint8_t rx[WIRE_MSG_MAX + 1];
@@ -284,11 +288,7 @@ bool rate_ok(struct proxy *p, const struct addr *a, uint64_t *ret_limited);
 /* slots_free() - every client's counters (teardown). */
 void slots_free(struct proxy *p);
 
-/*
- * tunnel_suspect() - does @qname carry a label that looks like data (DNS
- * tunnelling through an allowed wildcard)?
- */
-bool tunnel_suspect(const char *qname);
+/* The encoded-label score, tunnel_score(), is limits.c's too: dnsproxy/budget.h. */
 
 /* ---- udp.c ---- */
 

@@ -5,7 +5,8 @@
  * the sandbox and commits its pins.
  *
  *   query_in():     parse -> which sandbox -> rate limit -> decide_query()
- *                   -> denied: deny_rcode | cached: answer_pass() |
+ *                   -> the rules' dns: keys (budget_filter()) -> denied:
+ *                   deny_rcode, or REFUSED | cached: answer_pass() |
  *                   else forward upstream (a struct pending)
  *   on_upstream():  the answer -> answer_pass()
  *   answer_pass():  decide again -> decide_pins() -> pintrack_plan() ->
@@ -22,6 +23,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/reason.h"
+#include "dnsproxy/budget.h"
 #include "dnsproxy/cache.h"
 #include "dnsproxy/ede.h"
 #include "dnsproxy/pintrack.h"
@@ -81,6 +83,8 @@ struct verdict {
 	size_t n_rebind;
 	void *owner;		/* proxy_client.owner */
 	const char *would_deny;	/* audit mode: what enforce mode would have said */
+	uint16_t ede_code;	/* a denial's RFC 8914 INFO-CODE (0: 15 Blocked) ... */
+	const char *ede_text;	/* ... and EXTRA-TEXT (NULL: the policy's reason) */
 };
 
 static void audit(struct proxy *p, const struct request *rq, const struct verdict *v)
@@ -118,15 +122,18 @@ static void reply_audit(struct proxy *p, const struct request *rq, const struct 
 
 /*
  * reply_deny() - a policy denial: @v->rcode with an RFC 8914 Extended DNS
- * Error (15 Blocked, with the reason; not the policy's name) when the client
- * sent EDNS, and audit @v.  The audit record is the same either way.
+ * Error (15 Blocked, with the reason; not the policy's name; or @v's own
+ * code and text) when the client sent EDNS, and audit @v.  The audit
+ * record is the same either way.
  */
 static void reply_deny(struct proxy *p, const struct request *rq, const struct verdict *v)
 {
 	uint8_t msg[WIRE_HDR_LEN + WIRE_NAME_MAX + 4 + 11 + EDE_OPTION_MAX];
 	char text[EDE_TEXT_MAX + 1];
-	int n = ede_build_response(rq->msg, rq->len, rq->q, v->rcode, EDE_INFO_BLOCKED,
-				   ede_policy_text(text, sizeof(text), v->reason),
+	int n = ede_build_response(rq->msg, rq->len, rq->q, v->rcode,
+				   v->ede_code ? v->ede_code : EDE_INFO_BLOCKED,
+				   v->ede_text ? v->ede_text
+					       : ede_policy_text(text, sizeof(text), v->reason),
 				   msg, sizeof(msg));
 
 	if (n < 0)
@@ -138,12 +145,92 @@ static void reply_deny(struct proxy *p, const struct request *rq, const struct v
 
 /*
  * audit_pass() - does audit mode let @dv through?  Only the policy's own
- * denials (no rule, or only rules whose max_qname_length it exceeds);
- * bad names and classes are refused in either mode.
+ * denials (no rule, or only rules whose max_qname_length it exceeds, whose
+ * name budget it would exceed or that refuse it as encoded); bad names and
+ * classes are refused in either mode.
  */
 static bool audit_pass(const struct proxy_client *cl, enum decide_verdict dv)
 {
-	return cl->audit && (dv == DECIDE_DENY || dv == DECIDE_DENY_LONG);
+	return cl->audit && (dv == DECIDE_DENY || dv == DECIDE_DENY_LONG ||
+			     dv == DECIDE_DENY_BUDGET || dv == DECIDE_DENY_ENCODED);
+}
+
+/*
+ * deny_verdict() - @v's rcode, reason and EDE for denying verdict @dv: the
+ * rules' dns: keys refuse (REFUSED, RFC 8914 18 Prohibited for a spent
+ * budget, 15 Blocked for an encoded name, @text saying why); the policy
+ * denies with dns.deny_rcode.
+ */
+static void deny_verdict(const struct proxy *p, enum decide_verdict dv, const char *text,
+			 struct verdict *v)
+{
+	v->reason = decide_reason(dv);
+	v->rcode = p->cfg.deny_rcode;
+	if (dv == DECIDE_DENY_BUDGET || dv == DECIDE_DENY_ENCODED) {
+		v->rcode = WIRE_RCODE_REFUSED;
+		v->ede_code = dv == DECIDE_DENY_BUDGET ? EDE_INFO_PROHIBITED : EDE_INFO_BLOCKED;
+		v->ede_text = text;
+	}
+}
+
+/*
+ * query_tunnel() - the dns: keys of the rules an allowed query @q of @cl
+ * matched (budget_filter(): the encoded-label score, the name budget):
+ * rules that refuse it drop out of @rules/@n_rules.  A name counts when it
+ * is first asked, here, before it goes upstream; deciding its answer again
+ * counts nothing new.  @text (EDE_TEXT_MAX + 1 bytes): why, on a refusal.
+ * @why (may be NULL): what budget_filter() found.
+ * Return: DECIDE_ALLOW, DECIDE_DENY_BUDGET, DECIDE_DENY_ENCODED.
+ */
+static enum decide_verdict query_tunnel(struct proxy *p, const struct proxy_client *cl,
+					const struct wire_query *q, const struct decide_ctx *dc,
+					uint16_t *rules, size_t *n_rules, char *text,
+					struct budget_why *why)
+{
+	struct budget_why w;
+	enum decide_verdict dv = budget_filter(p->budget, dc, cl->sandbox, q->qname,
+					       proxy_now_ms(p), rules, n_rules, &w);
+
+	if (dv == DECIDE_DENY_BUDGET || dv == DECIDE_DENY_ENCODED)
+		budget_text(text, EDE_TEXT_MAX + 1, dv, &w);
+	if (why)
+		*why = w;
+	return dv;
+}
+
+/*
+ * tunnel_account() - count and log what query_tunnel() found for the query
+ * of @v (its own decision, once): @refused unless audit mode let it pass.
+ * A spent budget is logged at its first refusal; names an encoded: log rule
+ * lets through are logged at most one a second (bursts of 10), the rest
+ * counted.
+ */
+static void tunnel_account(struct proxy *p, const struct request *rq, const struct verdict *v,
+			   enum decide_verdict dv, const struct budget_why *why, bool refused)
+{
+	char w[BUDGET_WINDOW_STRLEN];
+
+	if (why->encoded || why->logged)
+		p->stats.tunnel_suspect++;
+	if (refused && dv == DECIDE_DENY_ENCODED)
+		p->stats.encoded_refused++;
+	if (refused && dv == DECIDE_DENY_BUDGET && why->full)
+		p->stats.budget_full++;
+	else if (refused && dv == DECIDE_DENY_BUDGET)
+		p->stats.budget_refused++;
+	if (why->first_over)
+		log_warn("dns: sandbox %s spent the name budget of %s (%u names per %s): new "
+			 "names below it are %s for %u s", v->sandbox,
+			 why->pattern ? why->pattern : "a rule", why->names,
+			 budget_window_format(why->window_s, w, sizeof(w)),
+			 refused ? "refused" : "marked would_deny (audit mode)", why->retry_s);
+	if (why->full && refused)
+		log_warn("dns: sandbox %s holds %u names under DNS budgets: refusing \"%s\"",
+			 v->sandbox, BUDGET_NAMES_MAX, rq->q->qname);
+	if (why->logged && !why->encoded &&
+	    tbucket_take(&p->tunnel_log, 1, 10, proxy_now_ms(p)))
+		log_warn("dns: sandbox %s asked \"%s\": it looks encoded (%s; DNS tunnelling?)",
+			 v->sandbox, rq->q->qname, tunnel_shape_name(why->score.shape));
 }
 
 static void decide_ctx_init(const struct proxy *p, const struct decide_policy *pol,
@@ -163,7 +250,7 @@ static void decide_ctx_init(const struct proxy *p, const struct decide_policy *p
  * upstream failed): the query's own decision.  NULL: nothing (or not
  * audit mode).
  */
-static const char *audit_would_deny(const struct proxy *p, const struct proxy_client *cl,
+static const char *audit_would_deny(struct proxy *p, const struct proxy_client *cl,
 				    const struct wire_query *q)
 {
 	uint16_t rules[DECIDE_MAX_RULES];
@@ -171,10 +258,14 @@ static const char *audit_would_deny(const struct proxy *p, const struct proxy_cl
 	enum decide_verdict dv;
 	size_t n_rules;
 
+	char text[EDE_TEXT_MAX + 1];
+
 	if (!cl->audit)
 		return NULL;
 	decide_ctx_init(p, &cl->policy, &dc);
 	dv = decide_query(&dc, q, rules, &n_rules);
+	if (dv == DECIDE_ALLOW)
+		dv = query_tunnel(p, cl, q, &dc, rules, &n_rules, text, NULL);
 	return dv != DECIDE_ALLOW && audit_pass(cl, dv) ? decide_reason(dv) : NULL;
 }
 
@@ -420,22 +511,28 @@ static void answer_pass(struct proxy *p, struct answer *a)
 		.sandbox = a->cl->sandbox, .policy = a->cl->policy.name, .owner = a->cl->owner,
 	};
 	uint16_t rules[DECIDE_MAX_RULES];
+	char text[EDE_TEXT_MAX + 1];
 	struct decide_ctx dc;
 	enum decide_verdict dv;
 	uint8_t rcode = WIRE_RCODE_SERVFAIL;
 	size_t n_rules;
+	bool again = !a->rules;
 
 	decide_ctx_init(p, &a->cl->policy, &dc);
 	dv = answer_decide(&dc, a, rules, &n_rules);
 	/* A cache hit audit mode let through comes with no rules: why not. */
-	if (dv == DECIDE_ALLOW && n_rules == 0)
+	if (dv == DECIDE_ALLOW && n_rules == 0) {
 		dv = decide_query(&dc, a->rq.q, rules, &n_rules);
+		again = true;
+	}
+	/* Decided again: the rules' dns: keys too (the name counted at its query). */
+	if (dv == DECIDE_ALLOW && again)
+		dv = query_tunnel(p, a->cl, a->rq.q, &dc, rules, &n_rules, text, NULL);
 	if (dv != DECIDE_ALLOW && audit_pass(a->cl, dv)) {
 		v.would_deny = decide_reason(dv);
 		n_rules = 0;	/* nothing to pin: the audit chain lets it pass */
 	} else if (dv != DECIDE_ALLOW) {
-		v.reason = decide_reason(dv);
-		v.rcode = p->cfg.deny_rcode;
+		deny_verdict(p, dv, text, &v);
 		reply_deny(p, &a->rq, &v);
 		return;
 	}
@@ -723,25 +820,26 @@ static void query_decide(struct proxy *p, const struct request *rq,
 			 const struct proxy_client *cl, struct verdict *v)
 {
 	uint16_t rules[DECIDE_MAX_RULES];
+	char text[EDE_TEXT_MAX + 1];
+	struct budget_why why;
 	struct decide_ctx dc;
 	enum decide_verdict dv;
 	size_t n_rules;
 
-	if (tunnel_suspect(rq->q->qname)) {
-		/* Counted and logged; a rule's max_qname_length is what caps it. */
-		p->stats.tunnel_suspect++;
-		log_warn("dns: sandbox %s asked \"%s\": a long high-entropy label (DNS "
-			 "tunnelling?)", v->sandbox, rq->q->qname);
-	}
 	decide_ctx_init(p, &cl->policy, &dc);
 	dv = decide_query(&dc, rq->q, rules, &n_rules);
+	if (dv == DECIDE_ALLOW) {
+		/* The encoded-label score, then the name budget: before the
+		 * cache and upstream, so a refused name never leaves. */
+		dv = query_tunnel(p, cl, rq->q, &dc, rules, &n_rules, text, &why);
+		tunnel_account(p, rq, v, dv, &why, !audit_pass(cl, dv));
+	}
 	if (dv != DECIDE_ALLOW && audit_pass(cl, dv)) {
 		/* Audit mode: resolved all the same; answer_pass() marks it. */
 		n_rules = 0;
 	} else if (dv != DECIDE_ALLOW) {
 		/* Denied: nothing goes upstream. */
-		v->reason = decide_reason(dv);
-		v->rcode = p->cfg.deny_rcode;
+		deny_verdict(p, dv, text, v);
 		reply_deny(p, rq, v);
 		return;
 	}

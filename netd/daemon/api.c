@@ -142,7 +142,7 @@ struct dns_counter {
 	const char *help;
 };
 
-#define DNS_COUNTERS 18
+#define DNS_COUNTERS 22
 
 /* The proxy's counters for status and metrics alike; d->proxy is set. */
 static size_t dns_counters(struct daemon *d, struct dns_counter c[DNS_COUNTERS])
@@ -174,7 +174,15 @@ static size_t dns_counters(struct daemon *d, struct dns_counter c[DNS_COUNTERS])
 		{ "name_limited", "netd_dns_name_limited_total", false, ps->limit_name,
 		  "Answers refused over dns.max_pins_per_name." },
 		{ "tunnel_suspect", "netd_dns_tunnel_suspect_total", false, ps->tunnel_suspect,
-		  "DNS queries with long high-entropy labels." },
+		  "DNS queries whose name the encoded-label score flags (refused or logged)." },
+		{ "encoded_refused", "netd_dns_encoded_refused_total", false, ps->encoded_refused,
+		  "DNS queries refused as encoded (a rule's dns.encoded: refuse)." },
+		{ "budget_refused", "netd_dns_budget_refused_total", false, ps->budget_refused,
+		  "DNS queries refused over a rule's name budget (dns.budget)." },
+		{ "budget_full", "netd_dns_budget_full_total", false, ps->budget_full,
+		  "DNS queries refused because the sandbox holds the most budgeted names." },
+		{ "budget_names", "netd_dns_budget_names", true, ps->budget_names,
+		  "Names counted in name budgets' windows, all sandboxes." },
 		{ "ech_stripped", "netd_dns_ech_stripped_total", false, ps->ech_stripped,
 		  "DNS answers handed out without their ECH configs (a rule checks the SNI)." },
 		{ "udp_gso_sends", "netd_dns_udp_gso_sends_total", false, ps->udp_gso_sends,

@@ -249,7 +249,13 @@ static const char allow_yaml[] =
 	"    ports: [443]\n"
 	"  - domains: [ech.test]\n"
 	"    ports: [443]\n"
-	"    tls: { sni: enforce }\n";
+	"    tls: { sni: enforce }\n"
+	"  - domains: [\"*.tun.test\"]\n"		/* a small name budget */
+	"    ports: [443]\n"
+	"    dns: { budget: 3/1m }\n"
+	"  - domains: [\"*.log.test\"]\n"		/* encoded names logged, answered */
+	"    ports: [443]\n"
+	"    dns: { budget: off, encoded: log }\n";
 static const char deny_yaml[] = "name: denyall\negress: []\n";
 static const char keep_yaml[] =
 	"name: keep\n"
@@ -723,6 +729,177 @@ static void test_rate_limit(void **state)
 	assert_int_equal(msg_rcode(find(EV_REPLY, 0, NULL)), WIRE_RCODE_NXDOMAIN);
 }
 
+/* query_opt() - query() with an OPT RR (EDNS 0, 1232 bytes): room for an EDE. */
+static size_t query_opt(uint8_t *buf, uint16_t id, const char *name, uint16_t qtype)
+{
+	static const uint8_t opt[] = { 0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0 };
+	size_t n = query(buf, id, name, qtype);
+
+	buf[11] = 1;
+	memcpy(buf + n, opt, sizeof(opt));
+	return n + sizeof(opt);
+}
+
+/* The EDE option of reply @e: its INFO-CODE, and its EXTRA-TEXT into @text. */
+static unsigned int reply_ede(const struct ev *e, char *text, size_t sz)
+{
+	const uint8_t *o = memmem(e->msg, e->len, (const uint8_t[]){ 0, 15 }, 2);
+	size_t tl;
+
+	/* The EDE is the last thing in our replies: code, length, info, text. */
+	while (o && (size_t)(e->msg + e->len - o) != 4 + (size_t)(o[2] << 8 | o[3]))
+		o = memmem(o + 1, (size_t)(e->msg + e->len - o - 1), (const uint8_t[]){ 0, 15 }, 2);
+	if (!o)
+		return 0;
+	tl = (size_t)(o[2] << 8 | o[3]) - 2;
+	snprintf(text, sz, "%.*s", (int)tl, (const char *)o + 6);
+	return (unsigned int)(o[4] << 8 | o[5]);
+}
+
+/* Ask @name from sb1; answer it upstream with @rcode (NOERROR: one A). */
+static void ask_answer(const char *name, uint8_t rcode)
+{
+	uint8_t q[512], a[1024];
+	size_t qlen = query(q, 0x4242, name, WIRE_TYPE_A), alen;
+	unsigned int before = count(EV_UPSTREAM);
+	const struct ev *up;
+
+	replay_query(h.p, &h.sb1, false, q, qlen, 40);
+	assert_int_equal(count(EV_UPSTREAM), before + 1);
+	up = find(EV_UPSTREAM, before, NULL);
+	alen = answer_a(a, q, qlen, rcode ? 0 : 1, 70, 60);
+	a[3] = (uint8_t)(0x80 | rcode);
+	assert_int_equal(replay_answer(h.p, up->id, 0, a, alen), 0);
+}
+
+/*
+ * The name budget (issue 25): 3 distinct names a minute below *.tun.test;
+ * a name counts when asked, whatever the answer (NXDOMAIN, upstream
+ * failure); the 4th is REFUSED at once with EDE 18 and why, audited
+ * dns-budget, nothing upstream; names asked before still resolve; other
+ * sandboxes have their own; the window slides; a reset forgets.
+ */
+static void test_budget(void **state)
+{
+	uint8_t q[512];
+	size_t qlen;
+	const struct ev *rep;
+	char text[200];
+
+	ask_answer("a.tun.test", WIRE_RCODE_NOERROR);
+	ask_answer("b.tun.test", WIRE_RCODE_NXDOMAIN);
+	qlen = query(q, 0x4343, "c.tun.test", WIRE_TYPE_TXT);
+	replay_query(h.p, &h.sb1, false, q, qlen, 41);
+	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 2, NULL)->id, -EIO, NULL, 0), 0);
+	h.n = 0;
+
+	qlen = query_opt(q, 0x4444, "d.tun.test", WIRE_TYPE_A);
+	replay_query(h.p, &h.sb1, false, q, qlen, 42);
+	assert_int_equal(count(EV_UPSTREAM), 0);
+	rep = find(EV_REPLY, 0, NULL);
+	assert_non_null(rep);
+	assert_int_equal(msg_rcode(rep), WIRE_RCODE_REFUSED);
+	assert_int_equal(reply_ede(rep, text, sizeof(text)), 18);
+	assert_string_equal(text, "netd: DNS name budget spent: 3 new names per 1m below "
+			    "*.tun.test; retry in 60s");
+	assert_string_equal(find(EV_AUDIT, 0, NULL)->reason, "dns-budget");
+	assert_int_equal(find(EV_AUDIT, 0, NULL)->rcode, WIRE_RCODE_REFUSED);
+	assert_int_equal(proxy_get_stats(h.p)->budget_refused, 1);
+	assert_int_equal(proxy_get_stats(h.p)->budget_names, 3);
+
+	/* A name asked before: answered (here from the cache, pinned first). */
+	h.n = 0;
+	qlen = query(q, 0x4545, "a.tun.test", WIRE_TYPE_A);
+	replay_query(h.p, &h.sb1, false, q, qlen, 43);
+	assert_int_equal(msg_rcode(find(EV_REPLY, 0, NULL)), WIRE_RCODE_NOERROR);
+	/* sb2 has a budget of its own. */
+	h.n = 0;
+	qlen = query(q, 0x4646, "d.tun.test", WIRE_TYPE_A);
+	replay_query(h.p, &h.sb2, false, q, qlen, 44);
+	assert_int_equal(count(EV_UPSTREAM), 1);
+	/* 59 s after "b" (asked at 1 s): still refused; at 61 s, "b" left the window. */
+	h.n = 0;
+	replay_set_clock(h.p, 1000 + 59000);
+	qlen = query(q, 0x4747, "e.tun.test", WIRE_TYPE_A);
+	replay_query(h.p, &h.sb1, false, q, qlen, 45);
+	assert_int_equal(msg_rcode(find(EV_REPLY, 0, NULL)), WIRE_RCODE_REFUSED);
+	replay_set_clock(h.p, 1000 + 61000);
+	replay_query(h.p, &h.sb1, false, q, qlen, 46);
+	assert_int_equal(count(EV_UPSTREAM), 1);
+	/* A reload that changes the sandbox's policy resets its budgets. */
+	h.n = 0;
+	proxy_sandbox_reset(h.p, "sb1");
+	qlen = query(q, 0x4848, "f.tun.test", WIRE_TYPE_A);
+	replay_query(h.p, &h.sb1, false, q, qlen, 47);
+	assert_int_equal(count(EV_UPSTREAM), 1);
+}
+
+#define ENCODED "mfrggzdfmztwq2lknnwg23tpobyxe43uov3ho6dzpjqwe2lm"
+
+/*
+ * The encoded-label score: refused at once (EDE 15, dns-encoded), nothing
+ * upstream, the budget untouched; under encoded: log, answered and counted.
+ */
+static void test_encoded(void **state)
+{
+	uint8_t q[512];
+	size_t qlen = query_opt(q, 0x4949, ENCODED ".x.cdn.test", WIRE_TYPE_A);
+	const struct ev *rep;
+	char text[200];
+
+	replay_query(h.p, &h.sb1, false, q, qlen, 50);
+	assert_int_equal(count(EV_UPSTREAM), 0);
+	rep = find(EV_REPLY, 0, NULL);
+	assert_int_equal(msg_rcode(rep), WIRE_RCODE_REFUSED);
+	assert_int_equal(reply_ede(rep, text, sizeof(text)), 15);
+	assert_string_equal(text, "netd: refused as DNS tunnelling: a run of 48 characters "
+			    "looks base32-encoded");
+	assert_string_equal(find(EV_AUDIT, 0, NULL)->reason, "dns-encoded");
+	/* Three encoded names under *.tun.test spend none of its 3. */
+	for (int i = 0; i < 3; i++) {
+		char name[128];
+
+		snprintf(name, sizeof(name), "%s.%d.tun.test", ENCODED, i);
+		qlen = query(q, 0x4a4a, name, WIRE_TYPE_A);
+		replay_query(h.p, &h.sb1, false, q, qlen, 51);
+	}
+	assert_int_equal(count(EV_UPSTREAM), 0);
+	assert_int_equal(proxy_get_stats(h.p)->encoded_refused, 4);
+	ask_answer("a.tun.test", WIRE_RCODE_NOERROR);
+	ask_answer("b.tun.test", WIRE_RCODE_NOERROR);
+	ask_answer("c.tun.test", WIRE_RCODE_NOERROR);
+	/* encoded: log: it goes upstream and is answered. */
+	ask_answer(ENCODED ".log.test", WIRE_RCODE_NOERROR);
+	assert_int_equal(proxy_get_stats(h.p)->tunnel_suspect, 5);
+	assert_int_equal(proxy_get_stats(h.p)->encoded_refused, 4);
+}
+
+/* Audit mode: over the budget, resolved all the same, marked would_deny dns-budget. */
+static void test_budget_audit_mode(void **state)
+{
+	uint8_t q[512], a[1024];
+	size_t qlen, alen;
+	const struct ev *au;
+
+	ask_answer("a.tun.test", WIRE_RCODE_NOERROR);
+	ask_answer("b.tun.test", WIRE_RCODE_NOERROR);
+	ask_answer("c.tun.test", WIRE_RCODE_NOERROR);
+	h.sb1_audit = true;
+	h.n = 0;
+	qlen = query(q, 0x4b4b, "d.tun.test", WIRE_TYPE_A);
+	replay_query(h.p, &h.sb1, false, q, qlen, 60);
+	assert_int_equal(count(EV_UPSTREAM), 1);
+	alen = answer_a(a, q, qlen, 1, 77, 60);
+	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 0, NULL)->id, 0, a, alen), 0);
+	assert_int_equal(count(EV_PIN), 0);
+	assert_int_equal(msg_rcode(find(EV_REPLY, 0, NULL)), WIRE_RCODE_NOERROR);
+	au = find(EV_AUDIT, 0, NULL);
+	assert_string_equal(au->reason, "audit-mode");
+	assert_string_equal(au->would_deny, "dns-budget");
+	assert_int_equal(proxy_get_stats(h.p)->budget_refused, 0);	/* not refused */
+	h.sb1_audit = false;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -741,6 +918,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reload_while_upstream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rate_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_encoded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_audit_mode, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
