@@ -16,6 +16,7 @@
 #include "common/diag.h"
 #include "common/paths.h"
 #include "common/special.h"
+#include "dnsproxy/budget.h"
 #include "netd/cli/cli_help.h"
 #include "netd/gw/creds.h"
 #include "netd/model/config.h"
@@ -146,6 +147,46 @@ static void show_excepts(const char *file, const struct policy *p)
 }
 
 /*
+ * `policy check`: each domain rule's DNS tunnelling defences (dns:, or the
+ * defaults of a wildcard rule) on stdout; a warning on stderr for a domain
+ * the encoded-label score flags under encoded: refuse (a wildcard's
+ * suffix: every name below it would be refused; an exact name: itself).
+ */
+static void show_dns(const char *file, const struct policy *p)
+{
+	static const char *const enc[] = { "not scored", "logged", "refused" };
+
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct policy_rule *r = &p->rules[i];
+		char w[BUDGET_WINDOW_STRLEN], budget[96];
+
+		if (!r->n_domains || (!r->dns_budget && !r->dns_encoded && !r->dns_set))
+			continue;
+		if (r->dns_budget)
+			snprintf(budget, sizeof(budget), "%u names per %s a sandbox", r->dns_budget,
+				 budget_window_format(r->dns_window_s, w, sizeof(w)));
+		else
+			snprintf(budget, sizeof(budget), "no name budget");
+		printf("%s:%u: egress[%zu]: DNS tunnelling: %s, encoded names %s%s\n", file,
+		       r->line, i, budget, enc[r->dns_encoded % 3],
+		       r->dns_set ? "" : " (the defaults of a wildcard rule)");
+		for (size_t d = 0; r->dns_encoded == POLICY_ENCODED_REFUSE && d < r->n_domains; d++) {
+			const char *name = r->domains[d][0] == '*' ? r->domains[d] + 2 : r->domains[d];
+			struct tunnel_score sc;
+			struct policy_pos at = domain_at(r, d);
+
+			if (tunnel_score(name, &sc))
+				fprintf(stderr, "%s:%u:%u: warning: egress[%zu].domains[%zu] %s looks "
+					"encoded to the tunnelling score (%s): %s; write dns: { "
+					"encoded: log } on this rule (docs/dns.md)\n", file, at.line,
+					at.col, i, d, r->domains[d], tunnel_shape_name(sc.shape),
+					r->domains[d][0] == '*' ? "every name below it is refused"
+								 : "it is refused");
+		}
+	}
+}
+
+/*
  * `policy check`: gateway rules that load but cannot work as written
  * (policy_gateway_warnings(); the credentials' hosts only with @cfg).
  */
@@ -251,6 +292,7 @@ static int policy_check_files(char *const *files, size_t n, const struct config 
 		       p->n_rules == 1 ? "" : "s");
 		warn_never_pin(argv[i], p);
 		show_excepts(argv[i], p);
+		show_dns(argv[i], p);
 		warn_l7_gaps(argv[i], p);
 		warn_gateway(argv[i], p, cfg);
 		if (!cfg)

@@ -105,7 +105,8 @@ static json_t *api_policies(void *ctx)
  * GET /v1/policies/NAME: the policy as written (pview_json(), every key it
  * has) and "defaults": what applies where it says nothing, from netd.yaml
  * (dns.min_ttl, dns.max_ttl, dns.idle_grace, limits.connections) and the
- * built-in defaults (mode, on_deny, tls.sni, http.host).  Not in the digest.
+ * built-in defaults (mode, on_deny, tls.sni, http.host, a wildcard rule's
+ * dns).  Not in the digest.
  */
 static json_t *api_policy(void *ctx, const char *name)
 {
@@ -128,6 +129,15 @@ static json_t *api_policy(void *ctx, const char *name)
 		json_object_set_new(def, "on_deny", json_string("drop"));
 	if (def)
 		json_object_set_new(def, "max_qname_length", json_integer(0));	/* no cap */
+	if (def) {	/* a wildcard rule's dns: (an exact one's: off, off) */
+		struct policy_rule wild = { .dns_budget = POLICY_DNS_BUDGET_DEF,
+					    .dns_window_s = POLICY_DNS_WINDOW_DEF };
+		char b[32];
+
+		json_object_set_new(def, "dns", json_pack("{s:s, s:s}", "budget",
+				    policy_dns_budget_format(&wild, b, sizeof(b)), "encoded",
+				    policy_encoded_str(POLICY_ENCODED_REFUSE)));
+	}
 	if (o)
 		json_object_set_new(o, "defaults", def);
 	return o;

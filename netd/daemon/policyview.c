@@ -91,6 +91,14 @@ static void pview_rule_extras(json_t *rule, const struct policy_rule *r)
 						       policy_l7_str((enum policy_l7)r->http_host)));
 	if (r->gateway)
 		json_object_set_new(rule, "gateway", pview_gateway(r->gateway));
+	/* dns: as written (canonical); its defaults are in the API's "defaults". */
+	if (r->dns_set) {
+		char b[32];
+
+		json_object_set_new(rule, "dns", json_pack("{s:s, s:s}", "budget",
+					policy_dns_budget_format(r, b, sizeof(b)), "encoded",
+					policy_encoded_str((enum policy_encoded)r->dns_encoded)));
+	}
 }
 
 json_t *pview_json(const struct policy *p)

@@ -388,6 +388,10 @@ static void test_cli_policy(void **state)
 	assert_true(has(r.out, "except secret.example.com"));
 	assert_true(has(r.err, "is still allowed by egress[1]"));	/* the except undone */
 	assert_true(has(r.err, "10.0.0.0/8 opens"));	/* the never-pin warning */
+	/* The wildcard rule's tunnelling defaults; none for exact names (issue 25). */
+	assert_true(has(r.out, "wide.yaml:3: egress[0]: DNS tunnelling: 500 names per 10m a "
+			"sandbox, encoded names refused (the defaults of a wildcard rule)"));
+	assert_false(has(r.out, "egress[1]: DNS tunnelling"));
 	box_run_done(&r);
 	assert_int_equal(unlink(want), 0);
 

@@ -6,7 +6,7 @@
  * reload that only added `tls: { sni: enforce }` reported "no sandbox
  * changed" and left the ruleset as it was (issue 32).  A policy without
  * the per-rule keys keeps the digest it always had, so upgrading does not
- * drop the pins of every sandbox.
+ * drop the pins of every sandbox (a wildcard rule's dns: defaults included).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -95,6 +95,14 @@ static void test_every_rule_key_shows(void **state)
 	assert_string_equal(v, "{}");
 	rule_key(BASE, "gateway", v, sizeof(v));
 	assert_string_equal(v, "");
+	/* dns: as written, canonical; a wildcard rule's defaults are not shown (issue 25) */
+	rule_key(BASE "    dns: { budget: 60/3600s, encoded: log }\n", "dns", v, sizeof(v));
+	assert_string_equal(v, "{\"budget\":\"60/1h\",\"encoded\":\"log\"}");
+	rule_key(BASE "    dns: { budget: 0 }\n", "dns", v, sizeof(v));
+	assert_string_equal(v, "{\"budget\":\"off\",\"encoded\":\"off\"}");
+	rule_key("name: web\negress:\n  - domains: [\"*.a.example\"]\n    ports: [443]\n", "dns",
+		 v, sizeof(v));
+	assert_string_equal(v, "");
 }
 
 static void test_every_key_changes_the_digest(void **state)
@@ -121,6 +129,10 @@ static void test_every_key_changes_the_digest(void **state)
 		BASE "    gateway: { methods: [get] }\n",
 		BASE "    gateway: { paths: [\"/v1/*\"] }\n",
 		BASE "    gateway: { paths: [/v1/] }\n",
+		BASE "    dns: {}\n",
+		BASE "    dns: { budget: 500/10m }\n",
+		BASE "    dns: { budget: 500/1h }\n",
+		BASE "    dns: { encoded: log }\n",
 	};
 	char d[sizeof(variants) / sizeof(variants[0])][PVIEW_DIGEST_LEN];
 
