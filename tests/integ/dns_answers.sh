@@ -134,13 +134,16 @@ for a in 10.1.2.3 "::ffff:" "64:ff9b::" "2002:a00:1::1"; do
 	hasnt "rebinding address $a never pinned" "$a" "$all"
 done
 
-# ---- qname length cap and tunnelling suspicion --------------------------------------------------
+# ---- qname length cap, and an encoded label (the rest: dns_tunnel.sh) -------------------------
 eq "a short name under the capped wildcard" "198.51.100.48" "$(sb_dig sb1 +short a.tun.dt.example A)"
 long=k7f3q9z2x8w4v6b1n5m0c3l9j2h7g4f8d1s6a5p0
 st=$(sb_dig sb1 "$long.tun.dt.example" A | grep -o 'status: [A-Z]*')
 eq "longer than the rule's max_qname_length: denied" "status: NXDOMAIN" "$st"
 has "audited as qname-too-long" '"reason":"qname-too-long"' "$(audit_grep "\"qname\":\"$long.tun.dt.example\"")"
-has "a long high-entropy label is logged as tunnelling" "DNS tunnelling?" "$(cat "$NETD_LOG")"
+enc=k7f3q9z2x8w4v6b1n5m0c3l9j2h7g4f8d.rb.dt.example
+eq "a 33-character random label under a wildcard: refused as encoded" "status: REFUSED" \
+	"$(sb_dig sb1 "$enc" A | grep -o 'status: [A-Z]*')"
+has "audited as dns-encoded" '"reason":"dns-encoded"' "$(audit_grep "\"qname\":\"$enc\"")"
 
 ok "netd still alive" netd_alive
 netd_down
