@@ -214,7 +214,7 @@ int proxy_init(struct proxy *p, const struct proxy_config *cfg, const struct pro
 	r = budget_new(key, &p->budget);
 	if (r < 0)
 		return r;
-	tbucket_init(&p->tunnel_log, 10, proxy_now_ms(p));
+	tbucket_init(&p->tunnel_log, 10, 0);	/* full from the clock's start */
 	if (p->cfg.cache_size > 0) {
 		r = cache_new(p->cfg.cache_size, (size_t)p->cfg.cache_size * CACHE_BYTES_PER_ENTRY,
 			      &p->cache);

@@ -194,8 +194,9 @@ struct proxy {
 	bool closing;
 	uint64_t n_dropped;	/* replies we could not send, malformed drops */
 	struct refuse_log refused;	/* answer addresses never pinned, logged (rate-limited) */
-	struct tbucket tunnel_log;	/* names an encoded: log rule let through, logged:
-					 * 1 a second, bursts of 10 */
+	struct tbucket tunnel_log;	/* names an encoded: log rule let through and
+					 * refusals of a full budget, logged: 1 a
+					 * second, bursts of 10 */
 	struct replay *replay;	/* the replay seam's state; NULL in the daemon */
 	/* Scratch, single-threaded: the receive buffer and one answer. */
 	uint8_t rx[WIRE_MSG_MAX + 1];

@@ -201,9 +201,9 @@ static enum decide_verdict query_tunnel(struct proxy *p, const struct proxy_clie
 /*
  * tunnel_account() - count and log what query_tunnel() found for the query
  * of @v (its own decision, once): @refused unless audit mode let it pass.
- * A spent budget is logged at its first refusal; names an encoded: log rule
- * lets through are logged at most one a second (bursts of 10), the rest
- * counted.
+ * A spent budget is logged at its first refusal; a full sandbox's
+ * refusals and the names an encoded: log rule lets through are logged at
+ * most one a second (bursts of 10), the rest counted.
  */
 static void tunnel_account(struct proxy *p, const struct request *rq, const struct verdict *v,
 			   enum decide_verdict dv, const struct budget_why *why, bool refused)
@@ -224,7 +224,7 @@ static void tunnel_account(struct proxy *p, const struct request *rq, const stru
 			 why->pattern ? why->pattern : "a rule", why->names,
 			 budget_window_format(why->window_s, w, sizeof(w)),
 			 refused ? "refused" : "marked would_deny (audit mode)", why->retry_s);
-	if (why->full && refused)
+	if (why->full && refused && tbucket_take(&p->tunnel_log, 1, 10, proxy_now_ms(p)))
 		log_warn("dns: sandbox %s holds %u names under DNS budgets: refusing \"%s\"",
 			 v->sandbox, BUDGET_NAMES_MAX, rq->q->qname);
 	if (why->logged && !why->encoded &&
