@@ -14,6 +14,8 @@
 #include <openssl/kdf.h>
 #include <openssl/params.h>
 
+#include "netd/sni/rd.h"
+
 #define HASH_LEN 32	/* SHA-256: the Initial secrets' hash (RFC 9001 5.2) */
 
 /* RFC 9001 5.2 and RFC 9369 3.3.1. */
@@ -51,25 +53,6 @@ static int ossl_init(void)
 }
 
 /* ---- varints and the header (RFC 9000 16, 17.2) ------------------------ */
-
-struct rd {
-	const uint8_t *p;
-	size_t n;
-	bool bad;
-};
-
-static const uint8_t *rd_take(struct rd *r, size_t n)
-{
-	const uint8_t *p = r->p;
-
-	if (r->bad || r->n < n) {
-		r->bad = true;
-		return NULL;
-	}
-	r->p += n;
-	r->n -= n;
-	return p;
-}
 
 /* A variable-length integer (RFC 9000 16): 1, 2, 4 or 8 bytes, the top two bits say which. */
 static uint64_t rd_varint(struct rd *r)

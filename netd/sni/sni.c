@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "netd/sni/rd.h"
+
 #define TLS_REC_HDR        5
 #define TLS_CT_HANDSHAKE   22	/* RFC 8446 5.1, ContentType.handshake */
 #define TLS_HS_CLIENT_HELLO 1	/* RFC 8446 4, HandshakeType.client_hello */
@@ -77,35 +79,6 @@ static enum sni_status set_name(struct sni_result *res, const char *s, size_t n,
 }
 
 /* ---- TLS -------------------------------------------------------------- */
-
-struct rd {
-	const uint8_t *p;
-	size_t n;
-	bool bad;
-};
-
-static const uint8_t *rd_take(struct rd *r, size_t n)
-{
-	const uint8_t *p = r->p;
-
-	if (r->bad || r->n < n) {
-		r->bad = true;
-		return NULL;
-	}
-	r->p += n;
-	r->n -= n;
-	return p;
-}
-
-static uint32_t rd_uint(struct rd *r, size_t n)
-{
-	const uint8_t *p = rd_take(r, n);
-	uint32_t v = 0;
-
-	for (size_t i = 0; p && i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
 
 /* A vector with an @lenbytes-byte length prefix, as a sub-reader. */
 static struct rd rd_vec(struct rd *r, size_t lenbytes)
