@@ -48,21 +48,32 @@ bool yamlx_is_null(const struct yamlx_node *n)
 	       strcmp(n->str, "Null") == 0 || strcmp(n->str, "NULL") == 0;
 }
 
+int yamlx_digits(const char *s, size_t n, uint64_t max, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (n == 0 || (n > 1 && s[0] == '0'))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		v = v * 10 + (uint64_t)(s[i] - '0');
+		if (v > max)
+			return -ERANGE;	/* before it could wrap */
+	}
+	*ret = v;
+	return 0;
+}
+
 int yamlx_decimal(const struct yamlx_node *n, unsigned long lo, unsigned long hi,
 		  unsigned long *ret)
 {
-	unsigned long v = 0;
+	uint64_t v;
 
-	if (!yamlx_is_str(n) || n->len == 0 || n->len > 9 || (n->len > 1 && n->str[0] == '0'))
+	if (!yamlx_is_str(n) || n->len > 9 || yamlx_digits(n->str, n->len, hi, &v) < 0 || v < lo)
 		return -EINVAL;
-	for (size_t i = 0; i < n->len; i++) {
-		if (n->str[i] < '0' || n->str[i] > '9')
-			return -EINVAL;
-		v = v * 10 + (unsigned long)(n->str[i] - '0');
-	}
-	if (v < lo || v > hi)
-		return -EINVAL;
-	*ret = v;
+	*ret = (unsigned long)v;
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/diag.h"
 
@@ -58,6 +59,14 @@ bool yamlx_is_null(const struct yamlx_node *n);
 
 /* yamlx_is_str() - true for a scalar that is not null and holds no NUL byte. */
 bool yamlx_is_str(const struct yamlx_node *n);
+
+/*
+ * yamlx_digits() - @s/@n (not NUL-terminated) as a plain decimal: digits
+ * only, no sign, no leading zero, at most @max.  For numbers inside a
+ * scalar ("500/10m", "5/s burst 20").  Return: 0 and *@ret; -EINVAL (not
+ * such a number); -ERANGE (over @max).
+ */
+int yamlx_digits(const char *s, size_t n, uint64_t max, uint64_t *ret);
 
 /*
  * yamlx_decimal() - scalar @n as a plain decimal in [@lo, @hi]: digits

@@ -94,25 +94,15 @@ void policy_dns_defaults(struct policy_rule *rule)
 	rule->dns_encoded = wildcard ? POLICY_ENCODED_REFUSE : POLICY_ENCODED_OFF;
 }
 
-/* Digits @s/@n as a number up to @max.  Return: 0; -EINVAL; -ERANGE. */
+/* Digits @s/@n as a number up to @max (yamlx_digits()).  Return: 0; -EINVAL; -ERANGE. */
 static int decimal(const char *s, size_t n, uint32_t max, uint32_t *ret)
 {
-	uint64_t v = 0;
+	uint64_t v;
+	int r = yamlx_digits(s, n, max, &v);
 
-	if (n == 0)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -EINVAL;
-		if (v <= UINT32_MAX)
-			v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (n > 1 && s[0] == '0')
-		return -EINVAL;
-	if (v > max)
-		return -ERANGE;
-	*ret = (uint32_t)v;
-	return 0;
+	if (r == 0)
+		*ret = (uint32_t)v;
+	return r;
 }
 
 /* The seconds of window unit @u/@un: 1, 60, 3600; 0 and a hint in @why if unknown. */

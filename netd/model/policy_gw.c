@@ -39,24 +39,10 @@ static bool tchar(char ch)
 	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
 }
 
-/* Decimal digits @s/@n, no sign, no leading zero, at most 9 digits. */
+/* Decimal digits @s/@n, no sign, no leading zero, at most 9 digits (yamlx_digits()). */
 static int decimal(const char *s, size_t n, uint64_t *ret)
 {
-	uint64_t v = 0;
-
-	if (n == 0)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-		if (v > 999999999)
-			return -ERANGE;
-	}
-	if (n > 1 && s[0] == '0')
-		return -EINVAL;
-	*ret = v;
-	return 0;
+	return yamlx_digits(s, n, 999999999, ret);
 }
 
 /* The next word of @s/@len from *@i (spaces and tabs apart): *@w, *@wn. */
