@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "netd/sni/lru.h"
 
 #define SNIFLOW_BUCKETS 4096u
 #define SNIFLOW_EXT_MAX 8	/* IPv6 extension headers walked */
@@ -30,7 +31,7 @@ enum fstate { F_OPEN, F_CONFIRM, F_ACCEPTED, F_REJECTED };
 
 struct flow {
 	struct flow *next;		/* bucket chain */
-	struct flow *lru_prev, *lru_next;	/* settled flows, oldest first */
+	struct lru_node lru;	/* settled flows, oldest first */
 	struct addr src, dst;
 	uint16_t sport, dport;
 	enum fstate state;
@@ -48,7 +49,7 @@ struct flow {
 
 struct sniflow_tab {
 	struct flow *b[SNIFLOW_BUCKETS];
-	struct flow *lru_head, *lru_tail;
+	struct lru lru;		/* settled flows, oldest first */
 	uint16_t *open;		/* [owner]: flows in F_OPEN or F_CONFIRM */
 	uint32_t n_owners;
 	size_t n;
@@ -93,31 +94,6 @@ static struct flow **find(struct sniflow_tab *t, const struct sniflow_pkt *p)
 	return find_tuple(t, &p->src, &p->dst, p->sport, p->dport);
 }
 
-static void lru_remove(struct sniflow_tab *t, struct flow *f)
-{
-	if (f->lru_prev)
-		f->lru_prev->lru_next = f->lru_next;
-	else if (t->lru_head == f)
-		t->lru_head = f->lru_next;
-	if (f->lru_next)
-		f->lru_next->lru_prev = f->lru_prev;
-	else if (t->lru_tail == f)
-		t->lru_tail = f->lru_prev;
-	f->lru_prev = f->lru_next = NULL;
-}
-
-/* Append settled flow @f to the settled list (the newest end). */
-static void lru_append(struct sniflow_tab *t, struct flow *f)
-{
-	f->lru_prev = t->lru_tail;
-	f->lru_next = NULL;
-	if (t->lru_tail)
-		t->lru_tail->lru_next = f;
-	else
-		t->lru_head = f;
-	t->lru_tail = f;
-}
-
 /*
  * Move @f to state @s, keeping the owner counts and the settled list right:
  * an open flow counts against its owner's share, a settled one sits on the
@@ -131,9 +107,9 @@ static void set_state(struct sniflow_tab *t, struct flow *f, enum fstate s)
 	if (was_open && !is_open(f)) {
 		if (f->owner < t->n_owners && t->open[f->owner])
 			t->open[f->owner]--;
-		lru_append(t, f);
+		lru_append(&t->lru, &f->lru);
 	} else if (!was_open && is_open(f)) {
-		lru_remove(t, f);
+		lru_remove(&t->lru, &f->lru);
 		if (f->owner < t->n_owners)
 			t->open[f->owner]++;
 	}
@@ -151,7 +127,7 @@ static void flow_unlink(struct sniflow_tab *t, struct flow **pp)
 		if (f->owner < t->n_owners && t->open[f->owner])
 			t->open[f->owner]--;
 	} else {
-		lru_remove(t, f);
+		lru_remove(&t->lru, &f->lru);
 	}
 	*pp = f->next;
 	free(f->st);
@@ -162,7 +138,7 @@ static void flow_unlink(struct sniflow_tab *t, struct flow **pp)
 /* Room for one more flow: forget the oldest settled one if the table is full. */
 static bool make_room(struct sniflow_tab *t)
 {
-	struct flow *old = t->lru_head;
+	struct flow *old = lru_first(&t->lru, struct flow, lru);
 
 	if (t->n < SNIFLOW_MAX)
 		return true;
@@ -189,7 +165,7 @@ static struct flow *flow_add(struct sniflow_tab *t, struct flow **pp, const stru
 	f->dport = p->dport;
 	f->state = s;
 	f->owner = UINT32_MAX;	/* nobody's share until opened */
-	lru_append(t, f);
+	lru_append(&t->lru, &f->lru);
 	*pp = f;
 	t->n++;
 	return f;
@@ -547,7 +523,7 @@ static enum sniflow_step no_flow(const struct sniflow_tab *t, uint32_t owner)
 {
 	if (owner < t->n_owners && t->open[owner] >= SNIFLOW_OPEN_PER_OWNER)
 		return SNIFLOW_FULL;
-	if (t->n >= SNIFLOW_MAX && !t->lru_head)
+	if (t->n >= SNIFLOW_MAX && !t->lru.head)
 		return SNIFLOW_FULL;
 	return SNIFLOW_UNKNOWN;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "netd/sni/lru.h"
 #include "netd/sni/flow.h"
 #include "netd/sni/quic.h"
 
@@ -22,7 +23,7 @@ enum qstate { Q_OPEN, Q_ACCEPTED, Q_REJECTED };
 
 struct qf {
 	struct qf *next;			/* bucket chain */
-	struct qf *lru_prev, *lru_next;		/* settled flows, oldest first */
+	struct lru_node lru;		/* settled flows, oldest first */
 	struct addr src, dst;
 	uint16_t sport, dport;
 	enum qstate state;
@@ -41,7 +42,7 @@ struct qf {
 
 struct qflow_tab {
 	struct qf *b[QFLOW_BUCKETS];
-	struct qf *lru_head, *lru_tail;
+	struct lru lru;		/* settled flows, oldest first */
 	uint16_t *open;		/* [owner]: flows in Q_OPEN */
 	uint32_t n_owners;
 	size_t n;
@@ -92,30 +93,6 @@ static struct qf **find(struct qflow_tab *t, const struct qflow_pkt *p)
 	return pp;
 }
 
-static void lru_remove(struct qflow_tab *t, struct qf *f)
-{
-	if (f->lru_prev)
-		f->lru_prev->lru_next = f->lru_next;
-	else if (t->lru_head == f)
-		t->lru_head = f->lru_next;
-	if (f->lru_next)
-		f->lru_next->lru_prev = f->lru_prev;
-	else if (t->lru_tail == f)
-		t->lru_tail = f->lru_prev;
-	f->lru_prev = f->lru_next = NULL;
-}
-
-static void lru_append(struct qflow_tab *t, struct qf *f)
-{
-	f->lru_prev = t->lru_tail;
-	f->lru_next = NULL;
-	if (t->lru_tail)
-		t->lru_tail->lru_next = f;
-	else
-		t->lru_head = f;
-	t->lru_tail = f;
-}
-
 /*
  * Move @f to @s: an open flow counts against its owner's share and owns a
  * reassembly buffer (allocated by the caller); a settled one sits on the
@@ -129,11 +106,11 @@ static void set_state(struct qflow_tab *t, struct qf *f, enum qstate s)
 	if (was_open && s != Q_OPEN) {
 		if (f->owner < t->n_owners && t->open[f->owner])
 			t->open[f->owner]--;
-		lru_append(t, f);
+		lru_append(&t->lru, &f->lru);
 		free(f->qh);
 		f->qh = NULL;
 	} else if (!was_open && s == Q_OPEN) {
-		lru_remove(t, f);
+		lru_remove(&t->lru, &f->lru);
 		if (f->owner < t->n_owners)
 			t->open[f->owner]++;
 		free(f->seen);
@@ -150,7 +127,7 @@ static void flow_unlink(struct qflow_tab *t, struct qf **pp)
 		if (f->owner < t->n_owners && t->open[f->owner])
 			t->open[f->owner]--;
 	} else {
-		lru_remove(t, f);
+		lru_remove(&t->lru, &f->lru);
 	}
 	*pp = f->next;
 	free(f->qh);
@@ -314,7 +291,7 @@ static enum qflow_step read_dgram(struct qflow_tab *t, struct qf *f, const struc
 /* Room for a flow: the oldest settled one goes if the table is full. */
 static bool make_room(struct qflow_tab *t)
 {
-	struct qf *old = t->lru_head;
+	struct qf *old = lru_first(&t->lru, struct qf, lru);
 
 	if (t->n < QFLOW_MAX)
 		return true;
@@ -342,9 +319,9 @@ static struct qf *flow_add(struct qflow_tab *t, const struct qflow_pkt *p, uint3
 	f->t = t;
 	f->state = Q_REJECTED;	/* settled, off every share, until opened */
 	f->owner = owner;
-	lru_append(t, f);
+	lru_append(&t->lru, &f->lru);
 	if (!flow_open(t, f, owner, now_ms)) {
-		lru_remove(t, f);
+		lru_remove(&t->lru, &f->lru);
 		free(f);
 		return NULL;
 	}
