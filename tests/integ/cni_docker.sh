@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Docker (no CNI): docs/docker.md's attach pattern, for real.  dockerd runs in
 # the world's host netns and a private mount namespace, with its own
-# data-root, exec-root, pidfile and socket, no bridge and no iptables; the
-# image is a busybox rootfs the test builds and `docker import`s.  Then
+# data-root, exec-root, pidfile and socket, no bridge and no iptables
+# (tests/integ/lib_docker.sh); the image is a busybox rootfs the test builds
+# and `docker import`s.  Then
 #   docker run --network none ... ; netd sandbox create --pid PID ; ... ;
 #   netd sandbox delete ; docker rm -f
 # and the container gets exactly its policy's egress.
@@ -11,58 +12,17 @@ cd "$(dirname "$0")/../.."
 . tests/world.sh
 . tests/integ/lib_netd.sh
 . tests/integ/lib_cni.sh
+. tests/integ/lib_docker.sh
 
-if ! command -v dockerd >/dev/null || ! command -v docker >/dev/null; then
-	skip_loud "docker.io is not installed (make deps)"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
 world_up "ndk$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
+trap 'docker_unmount; world_down' EXIT
 cni_policies
 netd_up || { echo "0 passed, 1 failed"; exit 1; }
-
-D=$WORLD_DIR/docker
-mkdir -p "$D"
-echo '{}' >"$D/daemon.json"
-export DOCKER_HOST=unix://$D/docker.sock
-dk() { timeout 60 docker "$@"; }
-
-# dockerd writes /run/docker/plugins and /etc/docker/key.json, and its
-# containerd's shims /run/containerd/s, whatever the flags say: in its
-# private mount namespace the test's own dirs are grafted over those
-# (tests/integ/lib_mntns.sh), so a fresh machine needs none of them and no
-# path appears on the machine.
-mkdir -p "$D/run-docker" "$D/run-containerd" "$D/etc-docker" "$D/stage"
-paths_before=$(host_paths)
-world_spawn host "$D/dockerd.log" unshare -m --propagation private -- \
-	"$PWD/tests/integ/lib_mntns.sh" "$D/stage" "$D/run-docker=/run/docker" \
-	"$D/run-containerd=/run/containerd" "$D/etc-docker=/etc/docker" -- \
-	dockerd --config-file "$D/daemon.json" --data-root "$D/data" --exec-root "$D/exec" \
-	--pidfile "$D/docker.pid" -H "$DOCKER_HOST" --group root \
-	--bridge=none --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false \
-	--userland-proxy=false --storage-driver=vfs
-DOCKERD_PID=$WORLD_LAST_PID
-up=0
-for ((i = 0; i < 300; i++)); do
-	if docker info >/dev/null 2>&1; then up=1; break; fi
-	kill -0 "$DOCKERD_PID" 2>/dev/null || break
-	sleep 0.2
-done
-if [ "$up" != 1 ]; then
-	skip_loud "dockerd cannot start on this machine; its log:"
-	tail -n 20 "$D/dockerd.log"
-	netd_down >/dev/null
-	echo "0 passed, 1 failed"
-	exit 1
-fi
+docker_up || { netd_down >/dev/null; echo "0 passed, 1 failed"; exit 1; }
 t_pass "dockerd runs in the world's host netns with private dirs"
 
 # The machine's own namespace is untouched: no docker0, no iptables chains.
 eq "no docker0 bridge in the root netns" 0 "$(ip link show docker0 2>/dev/null | wc -l)"
-
-cni_rootfs "$D/rootfs" || { t_fail "busybox rootfs (busybox-static)"; t_summary; exit 1; }
-tar -C "$D/rootfs" -cf "$D/rootfs.tar" .
-ok "docker import of the busybox rootfs" dk import "$D/rootfs.tar" ndtest/busybox:1
 
 # run_c NAME [v4only] - a container with no network and a resolv.conf we
 # fill later.  Docker turns IPv6 off in a --network none container: netd
@@ -75,24 +35,6 @@ run_c() {
 	dk run -d --network none --name "$1" -v "$D/$1.resolv:/etc/resolv.conf:ro" \
 		"${v6[@]}" ndtest/busybox:1 /bin/sleep 600 >/dev/null
 }
-cpid() { dk inspect -f '{{.State.Pid}}' "$1"; }
-cx() { local c=$1; shift; timeout 30 docker exec "$c" "$@"; }
-# http_get C ADDR HOST [PORT] - body of GET / from inside container C; fails
-# if nothing answers.  If nc itself cannot run there (docker exec's 125-127)
-# nothing was tried: it says so and succeeds with no output, so that neither
-# a "does not connect" check nor an "answers" check can pass on it.
-http_get() {
-	local out rc=0
-	out=$(printf 'GET / HTTP/1.0\r\nHost: %s\r\n\r\n' "$3" |
-		timeout 30 docker exec -i "$1" nc -w 3 "$2" "${4:-80}") || rc=$?
-	if [ "$rc" -ge 125 ] && [ "$rc" -le 127 ]; then
-		echo "http_get: nc could not run in container $1 (exit $rc): nothing was tried" >&2
-		return 0
-	fi
-	[ "$rc" = 0 ] && [ -n "$out" ] || return 1
-	tail -n 1 <<<"$out"
-}
-
 ok "docker run --network none (web80 container)" run_c dweb
 ok "docker run --network none (deny-all container, IPv6 left off)" run_c ddeny v4only
 fail "before attaching, the container has no way out" http_get dweb 198.51.100.10 pypi.org
@@ -131,11 +73,6 @@ eq "no policy chain left (gone with its last sandbox)" "" "$(policy_chains)"
 hasnt "no pins left" "198.51.100.10" "$(world_exec host nft list table inet netd)"
 eq "netd has no sandboxes" 0 "$(netd sandbox list --json | jq length)"
 
-# ---- stop dockerd (by PID); world_down sweeps anything left in the netns ----------
-kill -TERM "$DOCKERD_PID" 2>/dev/null
-for ((i = 0; i < 150; i++)); do world__alive "$DOCKERD_PID" || break; sleep 0.1; done
-fail "dockerd stopped" world__alive "$DOCKERD_PID"
-eq "no path appeared on the machine (/run/docker, /run/containerd, /etc/docker/key.json)" \
-	"$paths_before" "$(host_paths)"
+docker_down
 netd_down
 t_summary
