@@ -6,7 +6,10 @@
 # and `docker import`s.  Then
 #   docker run --network none ... ; netd sandbox create --pid PID ; ... ;
 #   netd sandbox delete ; docker rm -f
-# and the container gets exactly its policy's egress.
+# and the container gets exactly its policy's egress.  A container attached
+# this way and restarted comes back with a new netns: netd does not follow
+# it, and says so (audit log, netd status) instead of leaving it silently
+# with only lo.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/world.sh
@@ -61,6 +64,34 @@ fail "denied address does not connect" http_get dweb 203.0.113.66 example.com
 fail "allowed name on another port does not connect" http_get dweb 198.51.100.10 pypi.org 443
 fail "deny-all container: pypi.org does not resolve" cx ddeny nslookup pypi.org
 fail "deny-all container: nothing connects" http_get ddeny 198.51.100.10 pypi.org
+
+# ---- docker restart: a new netns, which netd does not follow, and says so ----
+ok "docker run --network none (restarted container)" run_c drst v4only
+ok "netd sandbox create --pid (restarted container)" sb_create drst web80 --pid "$(cpid drst)"
+RST=$(sb_name drst)
+has "before the restart it has netd's eth0" "inet 10.87." "$(cx drst ip -4 addr show eth0)"
+ok "docker restart" dk restart -t 1 drst
+gone=0
+for ((i = 0; i < 50; i++)); do
+	netd sandbox show "$RST" >/dev/null 2>&1 || { gone=1; break; }
+	sleep 0.1
+done
+eq "the restarted container's sandbox is retired (its netns is gone)" 1 "$gone"
+fail "after the restart the container has no eth0: netd did not re-attach it" cx drst ip link show eth0
+rec=$(audit_wait 5 "\"sandbox\":\"$RST\"" '"action":"vanished"')
+has "audit: the vanished record says it was not re-attached" '"reattached":false' "$rec"
+has "audit: and why" 'not re-attached' "$rec"
+st=$(netd status)
+eq "netd status: degraded, not ok" degraded "$(jq -r .status <<<"$st")"
+has "netd status: a warning names the sandbox and says it was not re-attached" \
+	"$RST" "$(jq -r '.warnings[]?' <<<"$st" | grep 'not re-attached')"
+eq "netd status: the vanished sandbox is listed with its netns" "/proc/" \
+	"$(jq -r --arg n "$RST" '.vanished[]? | select(.sandbox == $n) | .netns[0:6]' <<<"$st")"
+ok "a new attach of the restarted container clears the warning" \
+	sb_create drst web80 --pid "$(cpid drst)"
+eq "netd status: ok again" ok "$(netd status | jq -r .status)"
+ok "netd sandbox delete (restarted container)" netd sandbox delete "$RST"
+ok "docker rm -f (restarted container)" dk rm -f drst
 
 # ---- detach: delete before docker rm ------------------------------------------
 HOST_IF=$(netd sandbox show "$(sb_name dweb)" | jq -r .host_ifname)
