@@ -46,7 +46,11 @@ if [ -n "$share" ]; then
 		{ echo "lib_mntns.sh: $share is not a shared mount" >&2; exit 1; }
 	while IFS= read -r t; do
 		case $t in "$share" | "$share"/*) continue ;; esac
-		mount --make-private "$t"
+		# A mount gone since the listing (another test's netns deleted
+		# meanwhile) is no error; one still there that stays shared is.
+		mount --make-private "$t" 2>/dev/null ||
+			[ -z "$(findmnt -rn -o TARGET --mountpoint "$t" 2>/dev/null)" ] ||
+			{ echo "lib_mntns.sh: cannot make $t private" >&2; exit 1; }
 	done < <(findmnt -rn -o TARGET | sed 's/\\x20/ /g')
 else
 	# started with --propagation private; make sure of it
