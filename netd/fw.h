@@ -430,4 +430,36 @@ struct fw_base_check {
  */
 int fw_base_check(struct fw *fw, struct fw_base_check *out);
 
+/*
+ * Another table's forward-hook chain that stops a sandbox's traffic netd's
+ * own forward chain accepted (fw_forward_blockers()).  nf_tables runs every
+ * base chain on the hook: a drop in any of them wins over netd's accept.
+ */
+#define FW_BLOCKERS_MAX 16
+struct fw_blocker {
+	uint8_t family;		/* NFPROTO_IPV4 ("ip"), NFPROTO_IPV6 ("ip6"), NFPROTO_INET */
+	char table[256];
+	char chain[256];
+	int32_t priority;
+	bool policy_drop;	/* its policy is drop */
+	bool drops;		/* every packet of the kind is dropped; false: it may be,
+				 * by rules whose conditions netd cannot tell (ct state, ...) */
+	bool egress;		/* what a sandbox sends is stopped (or may be) */
+	bool reply;		/* what comes back to it is */
+	bool docker_user;	/* its table has a DOCKER-USER chain (Docker's place for rules) */
+};
+
+/*
+ * fw_forward_blockers() - every forward-hook base chain of families ip, ip6
+ * (only if @ipv6: sandboxes have IPv6 addresses) and inet outside netd's
+ * table that drops, or may drop, a packet between a sandbox's interface
+ * ("nd" + 5 hex digits) and @egress_ifname, either way (netd/fw/fjudge.h:
+ * interface conditions are judged, any other condition may or may not
+ * hold, jumps are followed, the policy ends it).  Dumps only: nothing is
+ * changed.  @out: at most @max, *@n_out of them filled.
+ * Return: 0; -EINVAL; -ENOMEM; the kernel's -errno.
+ */
+int fw_forward_blockers(struct fw *fw, const char *egress_ifname, bool ipv6,
+			struct fw_blocker *out, size_t max, size_t *n_out);
+
 #endif
