@@ -335,6 +335,9 @@ static int startup_restore(struct daemon *d)
 	daemon_tombstones_process(d);
 	daemon_orphans_remove(d);
 	daemon_flowtable_report(d);
+	/* Another table's forward chain that drops what netd accepts: said at once (health.c). */
+	if (!d->box)
+		daemon_health_refresh(d, true);
 	return 0;
 }
 

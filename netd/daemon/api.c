@@ -272,8 +272,7 @@ static json_t *paths_json(const struct daemon *d)
 static json_t *api_status(void *ctx)
 {
 	struct daemon *d = ctx;
-	json_t *o = json_pack("{s:s, s:I, s:I, s:I, s:{s:I, s:I, s:I}, s:{s:I, s:I}}", "status", "ok",
-			 "uptime_s", (json_int_t)(time(NULL) - d->started), "sandboxes",
+	json_t *o = json_pack("{s:I, s:I, s:I, s:{s:I, s:I, s:I}, s:{s:I, s:I}}", "uptime_s", (json_int_t)(time(NULL) - d->started), "sandboxes",
 			 (json_int_t)sandbox_count(d->sandboxes), "policies",
 			 (json_int_t)d->n_policies, "dns", "allowed", (json_int_t)d->dns_allowed,
 			 "denied", (json_int_t)d->dns_denied, "failed", (json_int_t)d->dns_failed,
@@ -287,6 +286,8 @@ static json_t *api_status(void *ctx)
 		json_object_set_new(json_object_get(o, "audit"), "file",
 				    json_string(d->cfg.audit_log));
 
+	if (o)	/* "status": "ok", or "degraded" with "warnings" (health.c) */
+		daemon_health_json(d, o);
 	if (o)
 		json_object_set_new(o, "sandboxes_vanished", json_integer((json_int_t)d->vanished));
 	if (o)
@@ -363,6 +364,7 @@ static void api_metrics(void *ctx, FILE *out)
 	if (d->proxy)
 		pin_histogram(proxy_get_stats(d->proxy), out);
 	daemon_verify_metrics(d, out);
+	daemon_health_metrics(d, out);
 	daemon_gw_metrics(d, out);
 	metrics_process(out);
 }

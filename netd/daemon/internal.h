@@ -18,6 +18,7 @@
  *   daemon/dnsglue.c         the DNS proxy's ops and its audit records
  *   daemon/graceglue.c       the idle grace's pin and policy lookups
  *   daemon/vanish.c          sandboxes whose interface vanished (netd/link/linkwatch.c)
+ *   daemon/health.c          status "degraded": other tables' forward drops, unfollowed vanishes
  *   daemon/sniglue.c         the SNI/Host check's queues, verdicts and audit (docs/sni.md)
  *   daemon/tapsb.c           microVM sandboxes: netd's tap instead of a veth
  *   daemon/verify.c          `netd verify`: probes from inside each sandbox, verify_interval
@@ -42,6 +43,7 @@
 
 #include "common/addr.h"
 #include "netd/model/config.h"
+#include "netd/fw.h"
 #include "netd/api/ctl.h"
 #include "netd/model/policy.h"
 #include "netd/model/sandbox.h"
@@ -126,6 +128,17 @@ struct gw_ipc_ask;
 struct gw_ipc_verdict;
 struct gw_ipc_http;
 
+/* A sandbox attached by PID or netns path that vanished and was not re-attached (health.c). */
+#define DAEMON_VANISHED_KEEP 16
+struct vanished_rec {
+	char name[SANDBOX_NAME_MAX + 1];
+	char policy[SANDBOX_NAME_MAX + 1];
+	char netns[PATH_MAX];
+	char host_ifname[16];
+	struct workload workload;
+	time_t at;
+};
+
 struct daemon {
 	struct config cfg;
 	const struct daemon_box *box;	/* the daemon in a box (netd/daemon.h); NULL = real edges */
@@ -154,6 +167,18 @@ struct daemon {
 				 * reloads and the SNI check read it; freed after both */
 	uint64_t reloads, reloads_rejected;
 	uint64_t vanished;	/* sandboxes retired because their interface vanished */
+	/* health.c: the last DAEMON_VANISHED_KEEP sandboxes attached by path that
+	 * vanished (oldest first) and how many older ones were let go */
+	struct vanished_rec vanished_recent[DAEMON_VANISHED_KEEP];
+	size_t n_vanished_recent;
+	uint64_t vanished_recent_dropped;
+	/* health.c: other tables' forward chains that stop sandboxes, as last read */
+	struct fw_blocker blockers[FW_BLOCKERS_MAX];
+	size_t n_blockers;
+	bool blockers_read;
+	int blockers_err;	/* the last read's -errno, 0 if it worked */
+	uint64_t blockers_at_ms;	/* when last read (monotonic) */
+	char forward_detail[256];	/* daemon_health_forward()'s answer */
 	uint64_t ft_failures;	/* egress interface additions nf_tables refused (flowglue.c) */
 	struct audit_who who;	/* caches of the DNS audit (dnsglue.c) */
 	struct audit_what what;
@@ -228,6 +253,59 @@ json_t *daemon_gw_status(const struct daemon *d);
 
 /* daemon_gw_metrics() - netd_gateway_* families, to @out. */
 void daemon_gw_metrics(struct daemon *d, FILE *out);
+
+/* ---- health.c ---- */
+
+/*
+ * daemon_sandbox_by_path() - @sb was attached by PID or netns path (netd
+ * did not make its netns; not chained, not a tap): the kind whose
+ * container netd does not follow to its next netns.
+ */
+bool daemon_sandbox_by_path(const struct sandbox *sb);
+
+/* daemon_vanished_why() - why such a sandbox is gone and what to do, one sentence (static). */
+const char *daemon_vanished_why(void);
+
+/*
+ * daemon_vanished_note() - remember @sb (attached by path, just retired as
+ * vanished) for status until a sandbox of its name is created again; the
+ * oldest of DAEMON_VANISHED_KEEP is let go (counted).  Others: nothing.
+ */
+void daemon_vanished_note(struct daemon *d, const struct sandbox *sb);
+
+/* daemon_vanished_forget() - a sandbox named @name exists again: drop its entry. */
+void daemon_vanished_forget(struct daemon *d, const char *name);
+
+/*
+ * daemon_health_refresh() - read other tables' forward chains again
+ * (fw_forward_blockers()) unless read within the last 2 s (@force: now);
+ * a change is logged, each blocker with its fix.  No fw yet: nothing.
+ */
+void daemon_health_refresh(struct daemon *d, bool force);
+
+/*
+ * daemon_health_blockers() - refresh, then the blockers' messages into
+ * @msgs (at most @max).  Return: how many blockers there are.
+ */
+size_t daemon_health_blockers(struct daemon *d, char (*msgs)[1024], size_t max);
+
+/*
+ * daemon_health_forward() - `netd verify`'s foreign-forward probe: "" when
+ * no other table's forward chain stops the sandboxes, else which one
+ * (borrowed from @d until the next call).  @fresh: read the kernel now.
+ */
+const char *daemon_health_forward(struct daemon *d, bool fresh);
+
+/*
+ * daemon_health_json() - read the kernel now, then on the status object @o: "status" ("ok", or
+ * "degraded" with "warnings"), "forward_blockers", "vanished" (attached by
+ * path, not re-attached), "vanished_not_listed"; "forward_check_error" if the
+ * kernel could not be read.
+ */
+void daemon_health_json(struct daemon *d, json_t *o);
+
+/* daemon_health_metrics() - netd_forward_blocker(s) and netd_sandboxes_vanished_unattached. */
+void daemon_health_metrics(struct daemon *d, FILE *out);
 
 /* ---- policies.c ---- */
 

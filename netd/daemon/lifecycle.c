@@ -136,6 +136,11 @@ void daemon_audit_sandbox(struct daemon *d, const struct sandbox *sb, const char
 	/* Who it was for, on each lifecycle record (docs/audit.md): not on every conn/dns record. */
 	if (rec)
 		workload_json(&sb->workload, rec, false);
+	/* Gone with its netns, and nothing follows it there: say so (health.c). */
+	if (rec && strcmp(action, "vanished") == 0 && daemon_sandbox_by_path(sb)) {
+		json_object_set_new(rec, "reattached", json_false());
+		json_object_set_new(rec, "why", json_string(daemon_vanished_why()));
+	}
 	audit_write(d->audit, "sandbox", rec);
 }
 
@@ -616,6 +621,7 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 		log_warn("policy %s: cannot save its digest: %s (a restart will drop its sandboxes' pins)",
 			 sb->policy, strerror(-r));
 	sandbox_insert(d->sandboxes, sb);
+	daemon_vanished_forget(d, sb->name);	/* re-attached: no longer a warning */
 	log_info("sandbox %s created: policy %s, %s, host interface %s", sb->name, sb->policy,
 		 sb->tap ? "tap" : sb->netns_path, sb->host_ifname);
 	daemon_audit_sandbox(d, sb, "create");

@@ -311,6 +311,7 @@ static int restore_one(struct daemon *d, const char *path, struct restore_set *s
 			 sb->name, sb->host_ifname, sb->netns_path);
 		daemon_sandbox_teardown(d, sb);
 		daemon_audit_sandbox(d, sb, "vanished");
+		daemon_vanished_note(d, sb);
 		sandbox_release(d->sandboxes, sb);
 		return 0;
 	}

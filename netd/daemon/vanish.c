@@ -24,8 +24,10 @@ static bool vanish_check(struct daemon *d, struct sandbox *sb)
 		return false;	/* there (or cannot tell: keep it, fail closed) */
 	snprintf(name, sizeof(name), "%s", sb->name);
 	snprintf(ifname, sizeof(ifname), "%s", sb->host_ifname);
-	log_warn("sandbox %s: its interface %s vanished (netns %s gone?); retiring it", name,
-		 ifname, sb->netns_path);
+	log_warn("sandbox %s: its interface %s vanished (netns %s gone?); retiring it%s%s", name,
+		 ifname, sb->netns_path, daemon_sandbox_by_path(sb) ? ". " : "",
+		 daemon_sandbox_by_path(sb) ? daemon_vanished_why() : "");
+	daemon_vanished_note(d, sb);	/* before the retire frees it */
 	if (daemon_sandbox_retire(d, name, "vanished") == 0)
 		d->vanished++;
 	return true;

@@ -11,12 +11,11 @@
  * fw_sandbox_check()), then this thread setns()es into its netns for as
  * long as it takes to make its non-blocking sockets and start each probe
  * (a socket keeps the netns it was made in), and returns at once.  A
- * microVM's tap has no netns: its probes are frames written into the tap
- * as its guest's (sb_frames(), tap_inject(): only while no VMM holds it).  The
- * answers are libevent events; one timer per sandbox ends its probes after
- * VERIFY_WAIT_MS (a dropped packet is a bounded wait, never more), when
- * each connection probe still pending is looked up in conntrack (an entry
- * means the kernel accepted the packet) and everything is judged.
+ * microVM's tap has no netns: its probes are frames written into the tap as
+ * its guest's (sb_frames(), tap_inject(): only while no VMM holds it).  One
+ * timer per sandbox ends its probes after VERIFY_WAIT_MS (a drop is a bounded
+ * wait); a connection probe still pending is then looked up in conntrack (an
+ * entry: the kernel accepted it) and all is judged.  foreign-forward: health.c.
  *
  * How probe traffic is told from the sandbox's own (so that the deny
  * counters, the audit's deny and dns records and so `netd policy suggest`
@@ -53,7 +52,6 @@
 #include "dnsproxy/proxy.h"
 #include "dnsproxy/wire.h"
 #include "netd/common/metrics.h"
-#include "netd/fw.h"
 #include "netd/link/link.h"
 #include "netd/link/tap.h"
 #include "netd/trail/audit.h"
@@ -590,6 +588,8 @@ static void sb_kernel(struct vsb *s, const struct sandbox *sb)
 			what = run->base_r < 0 ? strerror(-run->base_r) : run->base.redirect;
 		else if (strcmp(name, "kernel-anti-spoof") == 0)
 			what = run->base_r < 0 ? strerror(-run->base_r) : run->base.spoof;
+		else if (strcmp(name, "foreign-forward") == 0)
+			what = daemon_health_forward(run->d, false);
 		snprintf(out, sizeof(s->kernel[0]), "%s", what);
 		s->o[i].kernel = out;
 	}
@@ -893,6 +893,7 @@ int daemon_verify_start(struct daemon *d, const struct verify_request *req, cons
 		run->sbs[i].nsfd = -1;
 	}
 	run->base_r = fw_base_check(d->fw, &run->base);
+	daemon_health_forward(d, true);
 	trail_set_probe(d->trail, claim_deny, d);
 	v->run = run;
 	/* Never from here: the report comes on a later loop turn, even an empty one. */

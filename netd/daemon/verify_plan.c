@@ -207,6 +207,8 @@ size_t verify_plan(const struct verify_facts *f, struct verify_probe *out)
 	add(out, &n, "kernel-mark", VK_KERNEL, 0, NULL, NULL, 0);
 	add(out, &n, "kernel-dns-redirect", VK_KERNEL, 0, NULL, NULL, 0);
 	add(out, &n, "kernel-anti-spoof", VK_KERNEL, 0, NULL, NULL, 0);
+	/* Another table's forward chain that drops what netd accepts (health.c). */
+	add(out, &n, "foreign-forward", VK_KERNEL, 0, NULL, NULL, 0);
 	if (f->tap)
 		add(out, &n, "kernel-tap-mac", VK_KERNEL, 0, NULL, NULL, 0);
 
