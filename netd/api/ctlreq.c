@@ -69,9 +69,9 @@ static int member_uint(json_t *obj, const char *key, const char *what, json_int_
 }
 
 /*
- * "kind": "tap" and its "tap" object (daemon.h).  "kind" may also be
- * "interface" (the default); "chained" is what "attach" makes, so it is not
- * asked for by name.
+ * "kind": "tap" and its "tap" object (daemon.h), or "peer" (its "mac").
+ * "kind" may also be "interface" (the default); "chained" is what "attach"
+ * makes, so it is not asked for by name.
  */
 static int tap_request(json_t *obj, struct sandbox_request *sr, char *err, size_t errsz)
 {
@@ -85,9 +85,16 @@ static int tap_request(json_t *obj, struct sandbox_request *sr, char *err, size_
 	r = member_string(obj, "kind", "", &kind, err, errsz);
 	if (r < 0)
 		return r;
-	if (kind && strcmp(kind, "tap") != 0 && strcmp(kind, "interface") != 0)
-		return diag_err(err, errsz, "\"kind\" must be \"interface\" or \"tap\"");
+	if (kind && strcmp(kind, "tap") != 0 && strcmp(kind, "interface") != 0 &&
+	    strcmp(kind, "peer") != 0)
+		return diag_err(err, errsz, "\"kind\" must be \"interface\", \"tap\" or \"peer\"");
 	sr->tap = kind && strcmp(kind, "tap") == 0;
+	sr->peer = kind && strcmp(kind, "peer") == 0;
+	if (sr->mac && !sr->peer)
+		return diag_err(err, errsz, "\"mac\" needs \"kind\": \"peer\"");
+	if (sr->peer && (sr->attach_host_ifname || (!sr->addr_ipv4 && !sr->addr_ipv6)))
+		return diag_err(err, errsz, "\"kind\": \"peer\" needs \"addresses\" (the caller "
+				"puts them on the peer it moves) and takes no \"attach\"");
 	if (!sr->tap) {
 		if (t && !json_is_null(t))
 			return diag_err(err, errsz, "\"tap\" needs \"kind\": \"tap\"");
@@ -161,7 +168,7 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 		   char *err, size_t errsz)
 {
 	static const char *const top[] = { "name", "policy", "netns", "ifname", "attach",
-					    "addresses", "kind", "tap", "mode", "container_id",
+					    "addresses", "kind", "tap", "mode", "mac", "container_id",
 					    "pod_namespace", "pod_name", "pod_uid", NULL };
 	static const char *const att[] = { "host_ifname", "ipv4", "ipv6", NULL };
 	static const char *const adr[] = { "ipv4", "gateway4", "ipv6", "gateway6", NULL };
@@ -174,14 +181,15 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 	if (!obj)
 		return r;
 	r = keys_known(obj, top, "", "name, policy, netns, ifname, attach, addresses, kind, tap, "
-		       "mode, container_id, pod_namespace, pod_name, pod_uid", err, errsz);
+		       "mode, mac, container_id, pod_namespace, pod_name, pod_uid", err, errsz);
 	if (r < 0)
 		goto fail;
 	if ((r = member_string(obj, "name", "", &sr->name, err, errsz)) < 0 ||
 	    (r = member_string(obj, "policy", "", &sr->policy, err, errsz)) < 0 ||
 	    (r = member_string(obj, "netns", "", &sr->netns, err, errsz)) < 0 ||
 	    (r = member_string(obj, "ifname", "", &sr->ifname, err, errsz)) < 0 ||
-	    (r = member_string(obj, "mode", "", &sr->mode, err, errsz)) < 0)
+	    (r = member_string(obj, "mode", "", &sr->mode, err, errsz)) < 0 ||
+	    (r = member_string(obj, "mac", "", &sr->mac, err, errsz)) < 0)
 		goto fail;
 	if (sr->mode && strcmp(sr->mode, "audit") != 0 && strcmp(sr->mode, "enforce") != 0) {
 		r = diag_err(err, errsz, "\"mode\" must be \"audit\" or \"enforce\"");

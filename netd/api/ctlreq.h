@@ -54,6 +54,18 @@ struct sandbox_request {
 	unsigned tap_queues;	/* 0 or 1: single queue; up to TAP_QUEUES_MAX */
 	unsigned tap_mtu;	/* 0: tap_mtu()'s choice */
 	/*
+	 * A veth whose peer netd leaves in its own netns for the caller to
+	 * move (kind "peer"; false/NULL otherwise): a Docker network driver's
+	 * endpoint (docker-plugin/), which Docker moves into the container and
+	 * renames.  Needs "addresses" (the caller configures the peer with
+	 * them); @ifname is the peer's name as made (NULL: "ndp" + the slot in
+	 * hex), @netns where it will live (recorded, not opened: it may not
+	 * exist yet), @mac its MAC ("xx:xx:xx:xx:xx:xx"; NULL: derived from
+	 * the name).  POST /v1/sandboxes {"kind": "peer", "addresses", "mac"?}.
+	 */
+	bool peer;
+	const char *mac;
+	/*
 	 * Who the sandbox is for (common/workload.h), checked here; each ""
 	 * if not given.  POST /v1/sandboxes {"container_id", "pod_namespace",
 	 * "pod_name", "pod_uid"}: netd-cni sends them, any client may.
@@ -66,7 +78,7 @@ struct sandbox_request {
  *   {"name", "policy", "netns"?, "ifname"?, "mode"? ("audit" | "enforce"),
  *    "attach"?: {"host_ifname", "ipv4"?, "ipv6"?},
  *    "addresses"?: {"ipv4"?, "gateway4"?, "ipv6"?, "gateway6"?},
- *    "kind"?: "interface" | "tap",
+ *    "kind"?: "interface" | "tap" | "peer", "mac"? (with "peer"),
  *    "tap"?: {"name"?, "owner", "group"?, "queues"?, "mtu"?},
  *    "container_id"?, "pod_namespace"?, "pod_name"?, "pod_uid"?}
  * Unknown keys, wrong types and duplicate keys are errors; "name" and
@@ -74,6 +86,7 @@ struct sandbox_request {
  * "addresses" needs each address with its gateway and excludes "attach";
  * "kind": "tap" needs "tap" with "owner" (a UID) and takes none of netns,
  * ifname, attach, addresses; "tap" without "kind": "tap" is an error;
+ * "kind": "peer" needs "addresses" and takes no "attach"; "mac" only with it;
  * "container_id" and the pod's fields must pass workload_set() (400 with
  * the key and the rule otherwise).
  * (Whether the values make sense — a valid name, an existing policy —

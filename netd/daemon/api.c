@@ -27,6 +27,7 @@
 #include "netd/trail/trail.h"
 #include "netd/common/version.h"
 #include "netd/gw/ca.h"
+#include "netd/link/tap.h"
 #include "common/log.h"
 
 json_t *daemon_json_addr(const struct addr *a)
@@ -56,7 +57,14 @@ json_t *daemon_sandbox_json(struct daemon *d, const struct sandbox *sb)
 			 "allowed", (json_int_t)sb->dns_allowed, "denied",
 			 (json_int_t)sb->dns_denied);
 	if (o)
-		json_object_set_new(o, "kind", json_string(sb->chained ? "chained" : "interface"));
+		json_object_set_new(o, "kind", json_string(sb->chained ? "chained" :
+							   sb->peer ? "peer" : "interface"));
+	if (o && sb->peer) {	/* the MAC its owner keeps when it moves the peer */
+		char mac[TAP_MAC_STRLEN];
+
+		tap_mac_format(sb->mac, mac);
+		json_object_set_new(o, "mac", json_string(mac));
+	}
 	/* The mode in force: its own (create --mode), else its policy's. */
 	if (o)
 		json_object_set_new(o, "mode", json_string(fw_mode_audit(sb->mode,

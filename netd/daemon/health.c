@@ -36,7 +36,7 @@
 
 bool daemon_sandbox_by_path(const struct sandbox *sb)
 {
-	return !sb->netns_owned && !sb->chained && !sb->tap && sb->netns_path[0];
+	return !sb->netns_owned && !sb->chained && !sb->tap && !sb->peer && sb->netns_path[0];
 }
 
 const char *daemon_vanished_why(void)

@@ -258,7 +258,8 @@ void daemon_gw_metrics(struct daemon *d, FILE *out);
 
 /*
  * daemon_sandbox_by_path() - @sb was attached by PID or netns path (netd
- * did not make its netns; not chained, not a tap): the kind whose
+ * did not make its netns; not chained, not a tap, not a peer: a Docker
+ * driver's endpoint, made again at each container start): the kind whose
  * container netd does not follow to its next netns.
  */
 bool daemon_sandbox_by_path(const struct sandbox *sb);

@@ -1,7 +1,8 @@
 /*
  * lifecycle - sandboxes come and go: create (netd's veth, in a netns netd
- * makes or one it is given), attach (a chained CNI attachment: rules
- * only), delete, and retire (the same, for one whose interface vanished).
+ * makes or one it is given, or with its peer left for the caller to move:
+ * a Docker endpoint), attach (a chained CNI attachment: rules only),
+ * delete, and retire (the same, for one whose interface vanished).
  * Order of every change is chosen so that a sandbox is never without
  * rules:
  *
@@ -33,6 +34,7 @@
 #include "netd/daemon/hostcheck.h"
 #include "netd/fw.h"
 #include "netd/link/kernel.h"
+#include "netd/link/tap.h"
 #include "netd/model/pinreg.h"
 #include "netd/trail/trail.h"
 
@@ -306,6 +308,50 @@ fail_ns:
 	return r;
 }
 
+/*
+ * Bring up a kind "peer" sandbox (a Docker endpoint): rules first, then the
+ * veth whose peer stays in netd's netns, down and bare, for the caller to
+ * move (link_veth.peer_here).  netd opens no netns: the one named is where
+ * the peer will go (Docker makes it after the driver's Join), so the
+ * one-sandbox-per-netns and only-lo checks of an attach cannot be made.
+ */
+static int sandbox_build_peer(struct daemon *d, struct sandbox *sb, const struct policy *pol,
+			      const struct sandbox_request *req, char *err, size_t errsz)
+{
+	struct fw_sandbox fv;
+	struct link_veth v = { 0 };
+	int r;
+
+	if (req->mac && tap_mac_parse(req->mac, sb->mac) < 0) {
+		snprintf(err, errsz, "\"mac\" must be a unicast MAC, xx:xx:xx:xx:xx:xx");
+		return -EINVAL;
+	}
+	if (!req->mac)
+		tap_mac_from_name(sb->name, sb->mac);	/* stable, locally administered */
+	if (!req->ifname)
+		snprintf(sb->peer_ifname, sizeof(sb->peer_ifname), "ndp%05x", sb->slot);
+	sb->peer = true;
+	r = daemon_sandbox_rules(d, sb, pol, &fv, err, errsz);
+	if (r < 0)
+		return r;
+	v.host_ifname = sb->host_ifname;
+	v.peer_ifname = sb->peer_ifname;
+	v.netns_fd = -1;
+	v.peer_here = true;
+	v.peer_mac = sb->mac;
+	build_veth_addrs(sb, &v);
+	r = d->lk->ops->veth_setup(d->lk, &v);
+	if (r < 0) {
+		snprintf(err, errsz, "cannot make interfaces %s/%s: %s", sb->host_ifname,
+			 sb->peer_ifname, r == -EEXIST ? "an interface of that name exists" :
+			 strerror(-r));
+		fw_sandbox_del(d->fw, &fv);
+		return r;
+	}
+	daemon_dns_direct(d, sb);
+	return 0;
+}
+
 /* The host's facts for hostcheck.h, gathered for one request. */
 struct host_facts {
 	struct hostcheck_facts h;
@@ -577,7 +623,7 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 		sb->mode = strcmp(req->mode, "audit") == 0 ? FW_MODE_AUDIT : FW_MODE_ENFORCE;
 	if (req->ifname)
 		snprintf(sb->peer_ifname, sizeof(sb->peer_ifname), "%s", req->ifname);
-	if (req->netns || req->attach_host_ifname) {
+	if (req->netns || req->attach_host_ifname || req->peer) {
 		snprintf(sb->netns_path, sizeof(sb->netns_path), "%s", req->netns ? req->netns : "");
 		sb->netns_owned = false;
 	} else {
@@ -594,7 +640,8 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 	}
 	r = req->tap ? daemon_tap_build(d, sb, pol, req, err, errsz) :
 	    req->attach_host_ifname ? sandbox_attach(d, sb, pol, req, err, errsz) :
-				      sandbox_build(d, sb, pol, sb->netns_owned, err, errsz);
+	    req->peer ? sandbox_build_peer(d, sb, pol, req, err, errsz) :
+			sandbox_build(d, sb, pol, sb->netns_owned, err, errsz);
 	if (r < 0) {
 		sandbox_release(d->sandboxes, sb);
 		return r;

@@ -72,8 +72,10 @@ static void state_of(const struct sandbox *sb, struct statefile *sf)
 		sf->tap_queues = sb->tap_queues;
 		sf->mtu = sb->mtu;
 	} else if (sb->own_addrs) {
-		/* An IPAM plugin's addresses on netd's veth (not the slot's). */
-		sf->kind = STATEFILE_IPAM;
+		/* An IPAM plugin's addresses on netd's veth (not the slot's);
+		 * a peer (a Docker endpoint): its owner's, and the peer's MAC. */
+		sf->kind = sb->peer ? STATEFILE_PEER : STATEFILE_IPAM;
+		memcpy(sf->mac, sb->mac, sizeof(sf->mac));
 		sf->addr4 = sb->addr4;
 		sf->gw4 = sb->gw4;
 		sf->plen4 = sb->plen4;
@@ -231,7 +233,8 @@ static int state_apply(struct daemon *d, const char *path, const struct statefil
 		r = sandbox_set_addrs(d->sandboxes, sb, &sf->addr4, &sf->addr6);
 		if (r < 0) {
 			log_err("%s: bad %s address state (%s); left in place", path,
-				sf->kind == STATEFILE_CHAINED ? "chained attachment" : "IPAM",
+				sf->kind == STATEFILE_CHAINED ? "chained attachment" :
+				sf->kind == STATEFILE_PEER ? "peer" : "IPAM",
 				r == -EADDRINUSE ? "another sandbox has the address" : strerror(-r));
 			sandbox_release(d->sandboxes, sb);
 			return r;
@@ -247,7 +250,9 @@ static int state_apply(struct daemon *d, const char *path, const struct statefil
 		sb->tap_group = sf->tap_group;
 		sb->tap_queues = sf->tap_queues;
 		sb->mtu = sf->mtu;
-	} else if (sf->kind == STATEFILE_IPAM) {
+	} else if (sf->kind == STATEFILE_IPAM || sf->kind == STATEFILE_PEER) {
+		sb->peer = sf->kind == STATEFILE_PEER;
+		memcpy(sb->mac, sf->mac, sizeof(sb->mac));
 		sb->gw4 = sf->gw4;
 		sb->gw6 = sf->gw6;
 		sb->plen4 = sf->plen4;

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "netd/link/tap.h"
 #include "netd/model/policy.h"
 
 /*
@@ -197,6 +198,20 @@ static int parse_chained(json_t *obj, struct statefile *sf, char *err, size_t er
 	return 0;
 }
 
+/* netd's veth whose peer its owner moved (Docker): IPAM's keys and the peer's MAC. */
+static int parse_peer(json_t *obj, struct statefile *sf, char *err, size_t errsz)
+{
+	char mac[TAP_MAC_STRLEN + 1];
+	int r = parse_ipam(obj, sf, err, errsz);
+
+	if (r < 0 || (r = get_str(obj, "mac", true, mac, sizeof(mac), err, errsz)) < 0)
+		return r;
+	if (tap_mac_parse(mac, sf->mac) < 0)
+		return diag_err(err, errsz, "\"mac\" must be a unicast MAC, xx:xx:xx:xx:xx:xx");
+	sf->kind = STATEFILE_PEER;
+	return 0;
+}
+
 /* netd's tap: its name, owner (never none), group, queues and MTU. */
 static int parse_tap(json_t *obj, struct statefile *sf, char *err, size_t errsz)
 {
@@ -248,10 +263,13 @@ int statefile_parse(const char *text, size_t len, struct statefile *out, char *e
 	kind = json_object_get(obj, "kind");
 	if (kind && !json_is_null(kind) &&
 	    (!json_is_string(kind) || (strcmp(json_string_value(kind), "chained") != 0 &&
-				       strcmp(json_string_value(kind), "tap") != 0)))
-		r = diag_err(err, errsz, "\"kind\" must be \"chained\" or \"tap\" if set");
+				       strcmp(json_string_value(kind), "tap") != 0 &&
+				       strcmp(json_string_value(kind), "peer") != 0)))
+		r = diag_err(err, errsz, "\"kind\" must be \"chained\", \"tap\" or \"peer\" if set");
 	else if (kind && json_is_string(kind) && strcmp(json_string_value(kind), "tap") == 0)
 		r = parse_tap(obj, out, err, errsz);
+	else if (kind && json_is_string(kind) && strcmp(json_string_value(kind), "peer") == 0)
+		r = parse_peer(obj, out, err, errsz);
 	else if (kind && json_is_string(kind))
 		r = parse_chained(obj, out, err, errsz);
 	else if (json_object_get(obj, "plen4") || json_object_get(obj, "plen6"))
@@ -287,7 +305,13 @@ char *statefile_format(const struct statefile *sf)
 	/* Only when the sandbox has its own: older files, and readers, unchanged. */
 	if (obj && sf->mode)
 		json_object_set_new(obj, "mode", json_string(sf->mode == 2 ? "audit" : "enforce"));
-	if (obj && sf->kind == STATEFILE_IPAM)
+	if (obj && sf->kind == STATEFILE_PEER) {
+		char mac[TAP_MAC_STRLEN];
+
+		tap_mac_format(sf->mac, mac);
+		json_object_update_new(obj, json_pack("{s:s, s:s}", "kind", "peer", "mac", mac));
+	}
+	if (obj && (sf->kind == STATEFILE_IPAM || sf->kind == STATEFILE_PEER))
 		json_object_update_new(obj, json_pack("{s:o, s:o, s:i, s:o, s:o, s:i}",
 						      "ipv4_addr", addr_json(&sf->addr4),
 						      "gateway4", addr_json(&sf->gw4),

@@ -9,6 +9,8 @@
  *   {"name", "policy", "netns", "netns_owned", "ifname", "slot",
  *    "created"?, "policy_digest"?, "ipv6"?,
  *    IPAM:    "ipv4_addr", "gateway4", "plen4", "ipv6_addr", "gateway6", "plen6"
+ *    peer:    "kind": "peer", "mac", and IPAM's keys (the peer left for its
+ *             owner to move: a Docker endpoint)
  *    chained: "kind": "chained", "host_ifname", "ipv4_addr", "ipv6_addr"
  *    tap:     "kind": "tap", "host_ifname", "tap_owner", "tap_group" (or null),
  *             "tap_queues", "mtu"
@@ -34,6 +36,7 @@ enum statefile_kind {
 	STATEFILE_IPAM,		/* netd's veth, an IPAM plugin's addresses */
 	STATEFILE_CHAINED,	/* another plugin's bridge port, the container's addresses */
 	STATEFILE_TAP,		/* netd's tap (a microVM's), the pool's addresses */
+	STATEFILE_PEER,		/* netd's veth, its peer moved by its owner (Docker), the owner's addresses */
 };
 
 struct statefile {
@@ -55,7 +58,8 @@ struct statefile {
 	uint16_t mtu;		/* STATEFILE_TAP: 1280..65521 */
 	struct addr addr4, gw4;	/* IPAM (both) and chained (addr only); family 0 = none */
 	struct addr addr6, gw6;
-	uint8_t plen4, plen6;	/* IPAM: 1..31 and 1..127 where the address is set */
+	uint8_t plen4, plen6;	/* IPAM, peer: 1..31 and 1..127 where the address is set */
+	uint8_t mac[6];		/* STATEFILE_PEER: the peer's MAC */
 	struct workload workload;	/* each "" if absent */
 };
 

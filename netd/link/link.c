@@ -370,7 +370,10 @@ static int veth_create(struct rtnl *nl, const struct link_veth *v)
 	memset(peer, 0, sizeof(*peer));
 	peer->ifi_family = AF_UNSPEC;
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, v->peer_ifname);
-	mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)v->netns_fd);
+	if (v->peer_mac)
+		mnl_attr_put(nlh, IFLA_ADDRESS, 6, v->peer_mac);
+	if (!v->peer_here)	/* else it stays here, for its owner to move */
+		mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)v->netns_fd);
 	mnl_attr_nest_end(nlh, peer_nest);
 	mnl_attr_nest_end(nlh, data);
 	mnl_attr_nest_end(nlh, linkinfo);
@@ -415,6 +418,35 @@ static int veth_neighbours(struct rtnl *host, struct rtnl *ns, const struct link
 		     (r = nl_neigh_add(ns, peer_idx, &far[1][f]->addr, hl.mac)) < 0))
 			return r;
 	}
+	return 0;
+}
+
+/*
+ * The host end of a pair whose peer stays here (@v->peer_here): its
+ * addresses (point-to-point to the peer's), no IPv6 link-local, up, and
+ * the peer's addresses as permanent neighbours at the peer's MAC.  The peer
+ * is left down and bare: who moves it configures it.
+ */
+static int veth_configure_host(struct rtnl *host, const struct link_veth *v)
+{
+	const struct prefix *peer[2] = { &v->peer4, &v->peer6 };
+	const struct prefix *own[2] = { &v->host4, &v->host6 };
+	int idx = rtnl_ifindex(host, v->host_ifname), r;
+
+	if (idx < 0)
+		return idx;
+	for (int f = 0; f < 2; f++)
+		if (prefix_given(own[f]) &&
+		    (r = nl_addr_add(host, idx, own[f],
+				     own[f]->plen == (f ? 128 : 32) && prefix_given(peer[f]) ?
+					     &peer[f]->addr : NULL)) < 0)
+			return r;
+	if ((r = nl_link_no_ll6(host, idx)) < 0 || (r = nl_link_up(host, idx)) < 0)
+		return r;
+	for (int f = 0; f < 2; f++)
+		if (prefix_given(own[f]) && prefix_given(peer[f]) &&
+		    (r = nl_neigh_add(host, idx, &peer[f]->addr, v->peer_mac)) < 0)
+			return r;
 	return 0;
 }
 
@@ -478,7 +510,7 @@ int link_veth_setup(const struct link_veth *v)
 	struct rtnl host = { 0 }, ns = { 0 };
 	int r;
 
-	if (!v || v->netns_fd < 0)
+	if (!v || (v->peer_here ? !v->peer_mac : v->netns_fd < 0))
 		return -EINVAL;
 	if ((r = rtnl_ifname_check(v->host_ifname)) < 0 ||
 	    (r = rtnl_ifname_check(v->peer_ifname)) < 0)
@@ -492,7 +524,7 @@ int link_veth_setup(const struct link_veth *v)
 	r = rtnl_open(&host, -1);
 	if (r < 0)
 		return r;
-	r = rtnl_open(&ns, v->netns_fd);
+	r = v->peer_here ? 0 : rtnl_open(&ns, v->netns_fd);
 	if (r < 0)
 		goto out;
 
@@ -500,7 +532,7 @@ int link_veth_setup(const struct link_veth *v)
 	r = veth_create(&host, v);
 	if (r < 0)
 		goto out;
-	r = veth_configure(&host, &ns, v);
+	r = v->peer_here ? veth_configure_host(&host, v) : veth_configure(&host, &ns, v);
 	if (r < 0)
 		/* Deleting the host end takes the peer in the netns with it. */
 		(void)nl_link_delete(&host, v->host_ifname);

@@ -66,6 +66,17 @@ struct link_veth {
 	const char *host_ifname;	/* created in the caller's netns */
 	const char *peer_ifname;	/* created in @netns_fd, e.g. "eth0" */
 	int netns_fd;
+	/*
+	 * @peer_here: the peer stays in the caller's netns, down, without
+	 * addresses or routes, for someone else to move (Docker's driver
+	 * protocol: it moves the interface its driver names into the
+	 * container); @netns_fd unused.  The peer's addresses still tell the
+	 * host end's point-to-point route and neighbour.  @peer_mac: the peer's
+	 * MAC (NULL: the kernel's choice; required with @peer_here, so the
+	 * neighbour entry matches).
+	 */
+	bool peer_here;
+	const uint8_t *peer_mac;
 	struct prefix host4, peer4;	/* e.g. 10.87.0.1/30 and 10.87.0.2/30; family 0 = none */
 	struct prefix host6, peer6;	/* e.g. fd00:87::1/64, fd00:87::2/64; family 0 = none */
 };
@@ -78,7 +89,9 @@ struct link_veth {
  * link_veth_setup() - create the veth pair, move the peer into the netns,
  * put the addresses on both ends (IPv6 without DAD), bring up both and the
  * netns's lo, and add default routes in the netns via the host end's
- * addresses.  On failure nothing is left behind.
+ * addresses.  With @v->peer_here only the host end is configured and up
+ * (its addresses, the neighbour entry for the peer's); the peer is left
+ * down in the caller's netns.  On failure nothing is left behind.
  * Return: 0; -EEXIST (an interface of that name exists); -errno.
  */
 int link_veth_setup(const struct link_veth *v);

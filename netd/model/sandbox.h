@@ -54,7 +54,13 @@ struct sandbox {
 	 * made in its own netns (no netns, no peer); the guest behind it is
 	 * configured statically from addr4/gw4 (plen 30), addr6/gw6 (126). */
 	bool tap;
-	uint8_t mac[6];		/* tap: the guest's MAC, tap_mac_from_name(); anti-spoofing */
+	/* A veth whose peer netd left in its own netns for the caller to move
+	 * (kind "peer": a Docker endpoint).  peer_ifname is the peer's name as
+	 * made, netns_path where it goes (recorded, never opened by a create),
+	 * mac its MAC; addresses as own_addrs (the caller's IPAM). */
+	bool peer;
+	uint8_t mac[6];		/* tap: the guest's MAC, tap_mac_from_name(); anti-spoofing;
+				 * peer: the peer's MAC (a permanent neighbour on the host end) */
 	uint32_t tap_owner;	/* tap: UID whose VMM may open it */
 	uint32_t tap_group;	/* tap: GID, or UINT32_MAX for none */
 	uint16_t tap_queues;	/* tap: 1..TAP_QUEUES_MAX */

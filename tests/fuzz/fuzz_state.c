@@ -37,8 +37,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (a.kind == STATEFILE_CHAINED && (!a.host_ifname[0] || (!a.addr4.family && !a.addr6.family)))
 		abort();
-	if (a.kind == STATEFILE_IPAM && ((a.addr4.family && (!a.gw4.family || !a.plen4)) ||
-					  (a.addr6.family && (!a.gw6.family || !a.plen6))))
+	if ((a.kind == STATEFILE_IPAM || a.kind == STATEFILE_PEER) &&
+	    ((a.addr4.family && (!a.gw4.family || !a.plen4)) ||
+	     (a.addr6.family && (!a.gw6.family || !a.plen6))))
+		abort();
+	/* A peer's MAC is unicast and not zero (tap_mac_parse()); no one else has one. */
+	if (a.kind == STATEFILE_PEER ? (a.mac[0] & 1) || !(a.mac[0] | a.mac[1] | a.mac[2] |
+							     a.mac[3] | a.mac[4] | a.mac[5]) :
+				       (a.mac[0] | a.mac[1] | a.mac[2] | a.mac[3] | a.mac[4] | a.mac[5]))
 		abort();
 	if (!workload_valid(&a.workload))
 		abort();

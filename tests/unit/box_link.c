@@ -164,6 +164,13 @@ static int bl_veth_setup(struct link_kernel *k, const struct link_veth *v)
 	}
 	snprintf(text, sizeof(text), "veth %s %s %s %s %s %s", v->host_ifname, v->peer_ifname,
 		 pb[0], pb[1], pb[2], pb[3]);
+	if (v->peer_here) {	/* the peer stays here, for its owner to move (kind "peer") */
+		if (!v->peer_mac)
+			return -EINVAL;
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 " peer-here %02x:%02x:%02x:%02x:%02x:%02x", v->peer_mac[0], v->peer_mac[1],
+			 v->peer_mac[2], v->peer_mac[3], v->peer_mac[4], v->peer_mac[5]);
+	}
 	r = bl_make(b, "links", v->host_ifname, text);
 	bl_log(b, "veth_setup %s%s", text + 5, r == -EEXIST ? " (exists)" : "");
 	return r;

@@ -10,7 +10,9 @@
  * netd-cni use) on ROOT/ctl.sock, and reads what the daemon left: the
  * model, the links, the state files, the audit log.  The scenario runs in
  * order: create, show, list, DNS, bad requests, reload (good and bad), a
- * vanished interface, restart, delete, and a startup that must fail.
+ * vanished interface (netd's own netns, then one attached by path, which
+ * status reports), a peer (a Docker endpoint), restart, delete, and a
+ * startup that must fail.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -287,6 +289,103 @@ static void test_vanish(void **state)
 	assert_int_equal(box_count_in("link.log", "netns_delete gone\n"), 1);
 }
 
+/*
+ * Attached by netns path, then the netns (and so its interface) vanishes:
+ * netd does not follow the container to a next netns, and says so: the
+ * audit record, status degraded with the sandbox listed; a create of that
+ * name clears it.
+ */
+static void test_vanish_by_path(void **state)
+{
+	struct sockaddr_un to = { .sun_family = AF_UNIX };
+	char msg[64], ifname[16], body[PATH_MAX + 128], ns[PATH_MAX];
+	json_t *o, *v;
+	int fd;
+
+	box_put("ns-attached", "netns\n");
+	box_path(ns, sizeof(ns), "ns-attached");
+	snprintf(body, sizeof(body), "{\"name\": \"byp\", \"policy\": \"openai-only\", \"netns\": \"%s\"}", ns);
+	assert_int_equal(box_api("POST", "/v1/sandboxes", body, &o), 201);
+	snprintf(ifname, sizeof(ifname), "%s", box_jstr(o, "host_ifname"));
+	json_decref(o);
+	assert_int_equal(box_api("GET", "/v1/status", NULL, &o), 200);
+	assert_string_equal(box_jstr(o, "status"), "ok");
+	json_decref(o);
+	box_path(to.sun_path, sizeof(to.sun_path), "linkwatch.sock");
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(msg, sizeof(msg), "deleted %s", ifname);
+	assert_int_equal(sendto(fd, msg, strlen(msg), 0, (struct sockaddr *)&to, sizeof(to)),
+			 (ssize_t)strlen(msg));
+	close(fd);
+	assert_int_equal(box_api_until("/v1/sandboxes/byp", 404), 404);
+	assert_int_equal(box_count_when("audit.jsonl", "\"reattached\":false", 1), 1);
+	assert_int_equal(box_api("GET", "/v1/status", NULL, &o), 200);
+	assert_string_equal(box_jstr(o, "status"), "degraded");
+	v = json_array_get(json_object_get(o, "vanished"), 0);
+	assert_string_equal(box_jstr(v, "sandbox"), "byp");
+	assert_string_equal(box_jstr(v, "netns"), ns);
+	assert_non_null(strstr(json_string_value(json_array_get(json_object_get(o, "warnings"), 0)),
+			       "not re-attached"));
+	json_decref(o);
+	/* Attached again: the warning goes. */
+	assert_int_equal(box_api("POST", "/v1/sandboxes", body, &o), 201);
+	json_decref(o);
+	assert_int_equal(box_api("GET", "/v1/status", NULL, &o), 200);
+	assert_string_equal(box_jstr(o, "status"), "ok");
+	assert_int_equal(json_array_size(json_object_get(o, "vanished")), 0);
+	json_decref(o);
+	assert_int_equal(box_api("DELETE", "/v1/sandboxes/byp", NULL, &o), 200);
+	json_decref(o);
+}
+
+static char dk_if[16];
+
+/*
+ * Kind "peer" (a Docker endpoint): the veth made with its peer left here,
+ * down, at the MAC asked for; an IPAM's addresses; the netns recorded, not
+ * opened (it does not exist yet); the state file says so.
+ */
+static void test_peer(void **state)
+{
+	char key[256], *text;
+	json_t *o;
+
+	assert_int_equal(box_api("POST", "/v1/sandboxes",
+			     "{\"name\": \"dk1\", \"policy\": \"openai-only\", \"kind\": \"peer\", "
+			     "\"netns\": \"/var/run/docker/netns/0123456789ab\", \"mac\": \"02:42:ac:12:00:02\", "
+			     "\"addresses\": {\"ipv4\": \"172.18.0.2/16\", \"gateway4\": \"172.18.0.1\"}}", &o),
+			 201);
+	assert_string_equal(box_jstr(o, "kind"), "peer");
+	assert_string_equal(box_jstr(o, "mac"), "02:42:ac:12:00:02");
+	assert_string_equal(box_jstr(o, "ipv4"), "172.18.0.2");
+	assert_string_equal(box_jstr(o, "gateway4"), "172.18.0.1");
+	assert_string_equal(box_jstr(o, "netns"), "/var/run/docker/netns/0123456789ab");
+	assert_string_equal(box_jstr(o, "ifname"), "ndp00004");	/* slot 4: after sb1, gone, byp x2 */
+	snprintf(dk_if, sizeof(dk_if), "%s", box_jstr(o, "host_ifname"));
+	json_decref(o);
+	snprintf(key, sizeof(key), "veth_setup %s ndp00004 172.18.0.1/32 172.18.0.2/16 - - "
+		 "peer-here 02:42:ac:12:00:02", dk_if);
+	assert_int_equal(box_count_in("link.log", key), 1);
+	box_ifname_addr_key(dk_if, "172.18.0.2", key, sizeof(key));
+	assert_true(box_model_has("sandbox_src4", key));
+	text = box_slurp("state/sandboxes/dk1.json");
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\"kind\": \"peer\""));
+	assert_non_null(strstr(text, "\"mac\": \"02:42:ac:12:00:02\""));
+	free(text);
+	/* A peer needs addresses; mac only with kind peer. */
+	assert_int_equal(box_api("POST", "/v1/sandboxes",
+			     "{\"name\": \"dk2\", \"policy\": \"openai-only\", \"kind\": \"peer\"}", &o),
+			 400);
+	assert_non_null(strstr(box_jerr(o), "needs \"addresses\""));
+	json_decref(o);
+	assert_int_equal(box_api("POST", "/v1/sandboxes",
+			     "{\"name\": \"dk2\", \"policy\": \"openai-only\", \"mac\": \"02:42:ac:12:00:03\"}",
+			     &o), 400);
+	json_decref(o);
+	assert_false(box_file_exists("state/sandboxes/dk2.json"));
+}
+
 /* Restart over the same state dir: the sandboxes come back, nothing is made again. */
 static void test_restart(void **state)
 {
@@ -305,7 +404,12 @@ static void test_restart(void **state)
 	assert_int_equal(box_daemon_start(), 0);
 	assert_int_equal(box_api("GET", "/v1/sandboxes", NULL, &o), 200);
 	arr = json_object_get(o, "sandboxes");
-	assert_int_equal(json_array_size(arr), 2);
+	assert_int_equal(json_array_size(arr), 3);
+	json_decref(o);
+	assert_int_equal(box_api("GET", "/v1/sandboxes/dk1", NULL, &o), 200);	/* a peer too */
+	assert_string_equal(box_jstr(o, "kind"), "peer");
+	assert_string_equal(box_jstr(o, "mac"), "02:42:ac:12:00:02");
+	assert_string_equal(box_jstr(o, "host_ifname"), dk_if);
 	json_decref(o);
 	assert_int_equal(box_api("GET", "/v1/sandboxes/sb2", NULL, &o), 200);
 	assert_string_equal(box_jstr(o, "mode"), "audit");
@@ -321,8 +425,8 @@ static void test_restart(void **state)
 	assert_true(box_model_has("sandbox_ifs", key));
 	assert_int_equal(box_count_in("nft.txt", "chain inet netd pa-openai-only "), 1);
 	/* Interfaces kept: set up once each, before the restart. */
-	assert_int_equal(box_count_in("link.log", "veth_setup "), 3);	/* sb1, gone, sb2 */
-	assert_int_equal(box_count_when("audit.jsonl", "\"restored\":2", 1), 1);
+	assert_int_equal(box_count_in("link.log", "veth_setup "), 6);	/* sb1, gone, byp x2, dk1, sb2 */
+	assert_int_equal(box_count_when("audit.jsonl", "\"restored\":3", 1), 1);
 }
 
 /* Delete: interface, then rules, then state; 404 afterwards. */
@@ -349,7 +453,8 @@ static void test_delete(void **state)
 	assert_false(box_file_exists("etc-netns/sb1/resolv.conf"));
 	assert_int_equal(box_api("GET", "/v1/sandboxes/sb1", NULL, &o), 404);
 	json_decref(o);
-	assert_int_equal(box_count_when("audit.jsonl", "\"action\":\"delete\"", 1), 1);
+	assert_int_equal(box_count_when("audit.jsonl",
+					"\"action\":\"delete\",\"netns\":\"/run/netns/sb1\"", 1), 1);
 }
 
 /* A bad policy at startup: the daemon refuses to start, and says where. */
@@ -375,6 +480,8 @@ int main(void)
 		cmocka_unit_test(test_reload),
 		cmocka_unit_test(test_reload_bad),
 		cmocka_unit_test(test_vanish),
+		cmocka_unit_test(test_vanish_by_path),
+		cmocka_unit_test(test_peer),
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_delete),
 		cmocka_unit_test(test_startup_bad_policy),

@@ -110,6 +110,33 @@ static void test_ipam_and_chained(void **state)
 	roundtrip(&sf);
 }
 
+/* A peer (a Docker endpoint): IPAM's addresses, the peer's MAC; without a MAC, refused. */
+static void test_peer(void **state)
+{
+	struct statefile sf;
+	char err[256] = "";
+
+	assert_int_equal(parse("{\"name\":\"dk-0123456789abcdef\",\"policy\":\"p\",\"netns\":"
+			       "\"/var/run/docker/netns/0123456789ab\",\"netns_owned\":false,"
+			       "\"ifname\":\"ndp00004\",\"slot\":4,\"kind\":\"peer\",\"mac\":"
+			       "\"02:42:AC:12:00:02\",\"ipv4_addr\":\"172.18.0.2\",\"gateway4\":"
+			       "\"172.18.0.1\",\"plen4\":16}", &sf, err, sizeof(err)), 0);
+	assert_int_equal(sf.kind, STATEFILE_PEER);
+	assert_int_equal(sf.mac[0], 0x02);
+	assert_int_equal(sf.mac[2], 0xac);
+	assert_int_equal(sf.plen4, 16);
+	roundtrip(&sf);
+	assert_int_equal(parse("{\"name\":\"dk1\",\"policy\":\"p\",\"netns\":\"\",\"netns_owned\":false,"
+			       "\"ifname\":\"ndp00004\",\"slot\":4,\"kind\":\"peer\",\"ipv4_addr\":"
+			       "\"172.18.0.2\",\"gateway4\":\"172.18.0.1\",\"plen4\":16}", &sf, err,
+			       sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "mac"));
+	assert_int_equal(parse("{\"name\":\"dk1\",\"policy\":\"p\",\"netns\":\"\",\"netns_owned\":false,"
+			       "\"ifname\":\"ndp00004\",\"slot\":4,\"kind\":\"peer\",\"mac\":"
+			       "\"03:42:ac:12:00:02\",\"ipv4_addr\":\"172.18.0.2\",\"gateway4\":"
+			       "\"172.18.0.1\",\"plen4\":16}", &sf, err, sizeof(err)), -EINVAL);
+}
+
 static void test_tap(void **state)
 {
 	struct statefile sf;
@@ -253,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_pool),
 		cmocka_unit_test(test_mode),
 		cmocka_unit_test(test_ipam_and_chained),
+		cmocka_unit_test(test_peer),
 		cmocka_unit_test(test_tap),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_workload),

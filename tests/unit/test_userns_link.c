@@ -216,6 +216,54 @@ static void test_netns_veth(void **state)
 	assert_int_equal(link_netns_delete("ut1"), 0);
 }
 
+/*
+ * A veth whose peer stays here (link_veth.peer_here), as a Docker endpoint
+ * is made: the host end up with its point-to-point address, the peer here
+ * with the MAC asked for; moved into a netns (as Docker moves it) it is
+ * gone from here and the host end stays; deleting the host end takes it.
+ */
+static void test_peer_here(void **state)
+{
+	static const uint8_t mac[6] = { 0x02, 0x42, 0xac, 0x12, 0x00, 0x02 };
+	struct link_veth v = { .host_ifname = "utp0", .peer_ifname = "ndp00001",
+			       .netns_fd = -1, .peer_here = true, .peer_mac = mac };
+	char first[16] = "", line[512];
+	FILE *pipe;
+	int fd;
+
+	need_userns();
+	ifaddr("172.18.0.1", 32, &v.host4);
+	ifaddr("172.18.0.2", 16, &v.peer4);
+	v.peer_mac = NULL;
+	assert_int_equal(link_veth_setup(&v), -EINVAL);	/* a peer here needs its MAC */
+	v.peer_mac = mac;
+	assert_int_equal(link_veth_setup(&v), 0);
+	assert_int_equal(link_exists("utp0"), 1);
+	assert_int_equal(link_exists("ndp00001"), 1);	/* left here, for its owner */
+	assert_true(local_addr("172.18.0.1/32"));
+	/* (this netns's /sys is not mounted here: ip(8) reads it over rtnetlink) */
+	pipe = popen("ip -o link show dev ndp00001", "r");
+	assert_non_null(pipe);
+	assert_non_null(fgets(line, sizeof(line), pipe));
+	pclose(pipe);
+	assert_non_null(strstr(line, "link/ether 02:42:ac:12:00:02"));
+	assert_non_null(strstr(line, "state DOWN"));
+	assert_int_equal(link_veth_setup(&v), -EEXIST);
+
+	assert_int_equal(link_netns_create("ut3"), 0);
+	assert_int_equal(system("ip link set dev ndp00001 netns ut3"), 0);	/* as Docker does */
+	assert_int_equal(link_exists("ndp00001"), 0);
+	assert_int_equal(link_exists("utp0"), 1);
+	fd = link_netns_open("/run/netns/ut3");
+	assert_true(fd >= 0);
+	assert_int_equal(link_netns_other_links(fd, first, sizeof(first)), 1);
+	assert_string_equal(first, "ndp00001");
+	assert_int_equal(link_delete("utp0"), 0);
+	assert_int_equal(link_netns_other_links(fd, first, sizeof(first)), 0);	/* the peer went too */
+	close(fd);
+	assert_int_equal(link_netns_delete("ut3"), 0);
+}
+
 struct watched {
 	struct event_base *base;
 	char gone[16];
@@ -268,6 +316,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_forwarding),
 		cmocka_unit_test(test_netns_veth),
+		cmocka_unit_test(test_peer_here),
 		cmocka_unit_test(test_linkwatch),
 	};
 
