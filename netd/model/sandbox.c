@@ -279,6 +279,11 @@ struct sandbox *sandbox_by_addr(const struct sandbox_table *t, const struct addr
 	return sb;
 }
 
+struct sandbox *sandbox_by_slot(const struct sandbox_table *t, uint32_t slot)
+{
+	return slot < t->n_slots ? t->slots[slot] : NULL;
+}
+
 size_t sandbox_count(const struct sandbox_table *t)
 {
 	return t->count;

@@ -126,6 +126,13 @@ struct sandbox *sandbox_find(const struct sandbox_table *t, const char *name);
  */
 struct sandbox *sandbox_by_addr(const struct sandbox_table *t, const struct addr *a);
 
+/*
+ * sandbox_by_slot() - the sandbox in slot @slot (its ct mark's, its host
+ * veth's "nd%05x"), whatever its addresses (pool, an IPAM's, a chained
+ * attachment's, a peer's); O(1); borrowed or NULL.
+ */
+struct sandbox *sandbox_by_slot(const struct sandbox_table *t, uint32_t slot);
+
 /* sandbox_count() - sandboxes in the table. */
 size_t sandbox_count(const struct sandbox_table *t);
 

@@ -102,25 +102,16 @@ static uint64_t real_ns(void)
 }
 
 /* The sandbox in @slot, by its pool address (sandbox.h: .2 of the slot's /30). */
+/*
+ * The sandbox of slot @slot (a ct mark's, an interface's), by the slot
+ * itself: one with its own addresses (an IPAM's, a chained attachment's,
+ * a Docker endpoint's) has none at the slot's pool address.
+ */
 static struct sandbox *by_slot(const struct trail *t, int64_t slot)
 {
-	struct addr a = t->cfg.pool4.addr;
-	struct sandbox *sb;
-
-	if (slot < 0 || slot >= SANDBOX_MAX || a.family != AF_INET)
+	if (slot < 0 || slot >= SANDBOX_MAX)
 		return NULL;
-	{
-		uint32_t v = (uint32_t)a.a[0] << 24 | (uint32_t)a.a[1] << 16 |
-			     (uint32_t)a.a[2] << 8 | a.a[3];
-
-		v += (uint32_t)slot * 4 + 2;
-		a.a[0] = (uint8_t)(v >> 24);
-		a.a[1] = (uint8_t)(v >> 16);
-		a.a[2] = (uint8_t)(v >> 8);
-		a.a[3] = (uint8_t)v;
-	}
-	sb = sandbox_by_addr(t->sbs, &a);
-	return sb && sb->slot == (uint32_t)slot ? sb : NULL;
+	return sandbox_by_slot(t->sbs, (uint32_t)slot);
 }
 
 /* "the name the address was pinned for in that sandbox; the CIDR rule if none" */

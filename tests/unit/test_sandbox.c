@@ -136,9 +136,13 @@ static void test_own_addrs(void **state)
 	sandbox_insert(t, c1);
 	assert_ptr_equal(sandbox_by_addr(t, &x4), c1);
 	assert_ptr_equal(sandbox_by_addr(t, &x6), c1);
-	/* Its slot's pool address is not its address. */
+	/* Its slot's pool address is not its address; its slot still finds it
+	 * (the trail's way from a ct mark or an interface name to it). */
 	addr_parse("10.87.0.6", &in_pool);
 	assert_null(sandbox_by_addr(t, &in_pool));
+	assert_ptr_equal(sandbox_by_slot(t, c1->slot), c1);
+	assert_ptr_equal(sandbox_by_slot(t, a->slot), a);
+	assert_null(sandbox_by_slot(t, 1000000));
 	addr_parse("10.88.0.3", &y4);
 	assert_null(sandbox_by_addr(t, &y4));
 	/* The same address twice is refused. */
