@@ -1,6 +1,6 @@
 # netd — one hand-written GNU Makefile.  `make V=1` shows commands.
 #
-#   make            build/netd and build/netd-cni (gcc, -O2)
+#   make            build/netd, build/netd-cni and build/netd-docker (gcc, -O2)
 #   make deps       apt-get the Debian packages netd and its tests need
 #   make demo       build, then run the embedded demo world (root)
 #   make test       ASan+UBSan build, unit tests, fuzz-corpus replay, golden
@@ -43,6 +43,8 @@ LIB_SRC  := $(filter-out netd/main.c $(SEAM_SRC),$(LIB_SRC))
 MAIN_SRC := netd/main.c
 CNI_SRC  := $(wildcard cni-plugin/*.c)
 CNI_LIB_SRC := $(filter-out cni-plugin/main.c,$(CNI_SRC))
+DK_SRC   := $(wildcard docker-plugin/*.c)
+DK_LIB_SRC := $(filter-out docker-plugin/main.c,$(DK_SRC))
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 
@@ -50,7 +52,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 asan_objs = $(patsubst %.c,build/asan/obj/%.o,$(1))
 fuzz_objs = $(patsubst %.c,build/fuzz/obj/%.o,$(1))
 
-all: build/netd $(if $(CNI_SRC),build/netd-cni) ## release build: build/netd and build/netd-cni (-O2)
+all: build/netd $(if $(CNI_SRC),build/netd-cni) $(if $(DK_SRC),build/netd-docker) ## release build: build/netd, build/netd-cni, build/netd-docker (-O2)
 
 # ---- release build -------------------------------------------------------
 build/obj/%.o: %.c
@@ -63,6 +65,12 @@ build/netd: $(patsubst %.c,build/obj/%.o,$(MAIN_SRC) $(LIB_SRC))
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 build/netd-cni: $(patsubst %.c,build/obj/%.o,$(CNI_SRC) $(filter common/%,$(LIB_SRC)))
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# netd-docker, Docker's network driver for netd: docker-plugin/ and common/,
+# libevent's evhttp and jansson (docs/docker.md).
+build/netd-docker: $(patsubst %.c,build/obj/%.o,$(DK_SRC) $(filter common/%,$(LIB_SRC)))
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -95,13 +103,17 @@ build/asan/netd: $(patsubst %.c,build/asan/obj/%.o,$(MAIN_SRC) $(LIB_SRC))
 build/asan/netd-cni: $(patsubst %.c,build/asan/obj/%.o,$(CNI_SRC) $(filter common/%,$(LIB_SRC)))
 	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
 
+build/asan/netd-docker: $(patsubst %.c,build/asan/obj/%.o,$(DK_SRC) $(filter common/%,$(LIB_SRC)))
+	@$(if $(Q),echo "  LD/SAN  $@")
+	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
+
 # Unit tests and replayed fuzz targets link the library archives below, as
 # the golden and integration helpers do: the linker takes only the members a
 # test needs, so no test keeps a list of sources and a file that moves needs
 # no edit here.  That a pure module's test needs no I/O is docs_check's
 # "pure" rule (on includes and calls), not the link line's.
 # (objects first, then the archives: a harness object's calls are resolved too)
-build/asan/unit/%: build/asan/obj/tests/unit/%.o build/asan/libseams.a build/asan/libcni.a build/asan/libnetd.a
+build/asan/unit/%: build/asan/obj/tests/unit/%.o build/asan/libseams.a build/asan/libcni.a build/asan/libdocker.a build/asan/libnetd.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(LDLIBS) -lcmocka
@@ -115,7 +127,7 @@ build/asan/unit/test_daemon: $(BOX_OBJS)
 build/asan/unit/test_box_cli: $(BOX_OBJS)
 
 # Fuzz targets replayed through a plain main() (tests/fuzz/replay.c).
-build/asan/replay/%: build/asan/obj/tests/fuzz/%.o build/asan/obj/tests/fuzz/replay.o build/asan/libcni.a build/asan/libnetd.a
+build/asan/replay/%: build/asan/obj/tests/fuzz/%.o build/asan/obj/tests/fuzz/replay.o build/asan/libcni.a build/asan/libdocker.a build/asan/libnetd.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
 
@@ -138,6 +150,11 @@ build/asan/libseams.a: $(call asan_objs,$(SEAM_SRC))
 
 # netd-cni's library code (all of cni-plugin/ but its main), for the tests.
 build/asan/libcni.a: $(call asan_objs,$(CNI_LIB_SRC))
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar qcs $@ $^
+
+# netd-docker's library code (all of docker-plugin/ but its main), for the tests.
+build/asan/libdocker.a: $(call asan_objs,$(DK_LIB_SRC))
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar qcs $@ $^
 
@@ -164,7 +181,7 @@ build/test/acct_burst: tests/integ/acct_burst.c
 TEST_HELPERS := build/asan/golden/fw_golden build/asan/integ/link_driver build/asan/integ/tap_driver \
 		build/asan/integ/proxy_harness build/test/acct_burst build/asan/integ/quic_send
 
-asan: build/asan/netd $(if $(CNI_SRC),build/asan/netd-cni) $(UNIT_BINS) $(REPLAY_BINS) $(TEST_HELPERS) ## ASan+UBSan build of everything the tests run (build/asan/)
+asan: build/asan/netd $(if $(CNI_SRC),build/asan/netd-cni) $(if $(DK_SRC),build/asan/netd-docker) $(UNIT_BINS) $(REPLAY_BINS) $(TEST_HELPERS) ## ASan+UBSan build of everything the tests run (build/asan/)
 
 # The real guest the microVM tests boot (tests/microvm/): Debian's cloud
 # kernel and a busybox initramfs from `apt-get download`, cached in
@@ -192,7 +209,10 @@ build/fuzz/libnetd.a: $(call fuzz_objs,$(LIB_SRC))
 build/fuzz/libcni.a: $(call fuzz_objs,$(CNI_LIB_SRC))
 	$(Q)rm -f $@ && ar qcs $@ $^
 
-build/fuzz/%: build/fuzz/obj/tests/fuzz/%.o build/fuzz/libcni.a build/fuzz/libnetd.a
+build/fuzz/libdocker.a: $(call fuzz_objs,$(DK_LIB_SRC))
+	$(Q)rm -f $@ && ar qcs $@ $^
+
+build/fuzz/%: build/fuzz/obj/tests/fuzz/%.o build/fuzz/libcni.a build/fuzz/libdocker.a build/fuzz/libnetd.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CLANG) -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS)
 
@@ -213,7 +233,7 @@ demo: build/netd ## build, then run the embedded demo world (root)
 test: all asan microvm-world ## the whole suite: unit + replay + golden + integ (root, about 25 min on 2 cores)
 	$(Q)tests/run.sh
 
-unit: $(UNIT_BINS) build/asan/netd $(if $(CNI_SRC),build/asan/netd-cni) ## unit tests (cmocka), no root
+unit: $(UNIT_BINS) build/asan/netd $(if $(CNI_SRC),build/asan/netd-cni) $(if $(DK_SRC),build/asan/netd-docker) ## unit tests (cmocka), no root
 	$(Q)tests/run.sh --stage unit
 
 replay: $(REPLAY_BINS) ## every fuzz target's corpus and crash reproducers, replayed; no root

@@ -15,7 +15,7 @@
 #   3. with --integ, the integration stage (`tests/run.sh --stage integ`,
 #      root, about 25 minutes) runs once with GCOV_PREFIX=COVER_DIR/integ;
 #   4. `gcov -t` on every product .c file (netd/, dnsproxy/, common/,
-#      cni-plugin/; not the test seam dnsproxy/replay.c) against each run's
+#      cni-plugin/, docker-plugin/; not the test seam dnsproxy/replay.c) against each run's
 #      counts: a line is executable if gcov counts it (product headers'
 #      inline code included), reached if its count is not zero.
 #
@@ -64,7 +64,7 @@ say() { echo "coverage: $*" >&2; }
 # product_sum: one hash over the product's sources; integration counts are
 # reused only for the same sources (line numbers must mean the same lines).
 product_sum() {
-	(cd "$1" && find netd dnsproxy common cni-plugin -name '*.[ch]' -print0 | sort -z |
+	(cd "$1" && find netd dnsproxy common cni-plugin docker-plugin -name '*.[ch]' -print0 | sort -z |
 		xargs -0 sha256sum | sha256sum | cut -c1-16)
 }
 
@@ -150,7 +150,7 @@ fi
 # refuses counts whose stamp is not their notes').
 gcov_run() {
 	local dir=$1 at=${2:-$tree} f obj
-	(cd "$tree" && find netd dnsproxy common cni-plugin -name '*.c' ! -path dnsproxy/replay.c | sort |
+	(cd "$tree" && find netd dnsproxy common cni-plugin docker-plugin -name '*.c' ! -path dnsproxy/replay.c | sort |
 		while read -r f; do
 			obj=$dir$at/build/asan/obj/$(dirname "$f")
 			mkdir -p "$obj"
@@ -167,7 +167,7 @@ import os, re, sys
 from collections import defaultdict
 
 cover, integ = sys.argv[1], sys.argv[2]
-PRODUCT = ("netd/", "dnsproxy/", "common/", "cni-plugin/")
+PRODUCT = ("netd/", "dnsproxy/", "common/", "cni-plugin/", "docker-plugin/")
 
 def read(path):
     """{(file, line): reached} over every product source gcov printed."""

@@ -2,7 +2,7 @@
 # docs_check.sh - the architecture page and the configuration reference
 # against the tree, and the dependency rules docs/architecture.md states.
 # No root, no build, no network: reads files only.  Checks:
-#   files     every *.c/*.h under netd/ dnsproxy/ common/ cni-plugin/ is named
+#   files     every *.c/*.h under netd/ dnsproxy/ common/ cni-plugin/ docker-plugin/ is named
 #             (by its path) in docs/architecture.md
 #   paths     every path docs/architecture.md names exists
 #   dnsproxy  no #include "netd/..." under dnsproxy/
@@ -11,7 +11,7 @@
 #             (they reach it only through struct ctl_ops)
 #   cycles    no include cycle between modules (a module: netd/daemon.[ch] +
 #             netd/daemon/, netd/fw.h + netd/fw/, each other netd/DIR/STEM.[ch],
-#             dnsproxy/, common/, cni-plugin/)
+#             dnsproxy/, common/, cni-plugin/, docker-plugin/)
 #   internal  netd/daemon/internal.h is included only by the daemon's files;
 #             dnsproxy/proxy_int.h only by the proxy's own .c files;
 #             netd/fw/ internals only inside netd/fw/ (tests aside)
@@ -63,7 +63,7 @@ def read(path):
 ARCH = "docs/architecture.md"
 CONF = "docs/configuration.md"
 arch = read(ARCH)
-product = sorted(f for d in ("netd", "dnsproxy", "common", "cni-plugin")
+product = sorted(f for d in ("netd", "dnsproxy", "common", "cni-plugin", "docker-plugin")
                  for f in glob.glob(d + "/**/*.[ch]", recursive=True))
 includes = {f: re.findall(r'^\s*#\s*include\s+"([^"]+)"', read(f), re.M) for f in product}
 
@@ -75,7 +75,7 @@ check("files: every product file is named in " + ARCH,
 # -- paths: every path the page names exists.  A path: `...` or a bare word
 # starting with a top-level folder; NAME/PID placeholders, globs and
 # build/ outputs are not paths of the tree.
-TOP = ("netd/", "dnsproxy/", "common/", "cni-plugin/", "policies/", "deploy/",
+TOP = ("netd/", "dnsproxy/", "common/", "cni-plugin/", "docker-plugin/", "policies/", "deploy/",
        "tests/", "docs/", ".ci/")
 missing = []
 for tok in sorted(set(re.findall(r"(?<![A-Za-z0-9_./-])((?:%s)[A-Za-z0-9_./+-]*)" %
