@@ -9,7 +9,7 @@
 #   make fuzz       libFuzzer targets, each for FUZZ_SECONDS (clang)
 #   make bench      side-by-side benchmark against the peers (root)
 #   make help       every target, one line each (the '##' comments below)
-#   make install    netd, netd-cni, config, policies, unit, man pages (DESTDIR, PREFIX)
+#   make install    netd, netd-cni, netd-docker, config, policies, units, man pages (DESTDIR, PREFIX)
 
 CC      ?= gcc
 CLANG   ?= clang
@@ -290,7 +290,7 @@ INSTALL       ?= install
 install_conf = if [ -e "$(2)" ]; then cmp -s "$(1)" "$(2)" || $(INSTALL) -m 0644 "$(1)" "$(2).dist"; \
 	else $(INSTALL) -m 0644 "$(1)" "$(2)"; fi
 
-install: build/netd build/netd-cni ## install netd, netd-cni, config, policies, unit, man pages (DESTDIR, PREFIX)
+install: build/netd build/netd-cni build/netd-docker ## install netd, netd-cni, netd-docker, config, policies, units, man pages (DESTDIR, PREFIX)
 	$(INSTALL) -d "$(DESTDIR)$(sbindir)" "$(DESTDIR)$(CNI_BIN_DIR)" \
 		"$(DESTDIR)$(sysconfdir)/netd/policies" \
 		"$(DESTDIR)$(systemdunitdir)" "$(DESTDIR)$(mandir)/man5" "$(DESTDIR)$(mandir)/man8" \
@@ -298,6 +298,7 @@ install: build/netd build/netd-cni ## install netd, netd-cni, config, policies, 
 	$(INSTALL) -m 0755 build/netd "$(DESTDIR)$(sbindir)/netd"
 	$(INSTALL) -m 0755 build/netd-cni "$(DESTDIR)$(sbindir)/netd-cni"
 	$(INSTALL) -m 0755 build/netd-cni "$(DESTDIR)$(CNI_BIN_DIR)/netd-cni"
+	$(INSTALL) -m 0755 build/netd-docker "$(DESTDIR)$(sbindir)/netd-docker"
 	sed -e 's|^#policy_dir: /etc/netd/policies$$|$(if $(filter /etc,$(sysconfdir)),#,)policy_dir: $(sysconfdir)/netd/policies|' \
 		deploy/netd.yaml.example >build/install/netd.yaml.example
 	# A host's config: the documentation blocks never pinned (they are the test
@@ -313,13 +314,17 @@ install: build/netd build/netd-cni ## install netd, netd-cni, config, policies, 
 	sed -e 's|@SBINDIR@|$(sbindir)|g' -e 's|@SYSCONFDIR@|$(sysconfdir)|g' \
 		deploy/systemd/netd.service.in >build/install/netd.service
 	$(INSTALL) -m 0644 build/install/netd.service "$(DESTDIR)$(systemdunitdir)/netd.service"
+	sed -e 's|@SBINDIR@|$(sbindir)|g' deploy/systemd/netd-docker.service.in >build/install/netd-docker.service
+	$(INSTALL) -m 0644 build/install/netd-docker.service "$(DESTDIR)$(systemdunitdir)/netd-docker.service"
 	$(INSTALL) -m 0644 deploy/logrotate/netd "$(DESTDIR)$(datadir)/netd/logrotate.example"
-	$(INSTALL) -m 0644 docs/man/netd.8 docs/man/netd-cni.8 "$(DESTDIR)$(mandir)/man8/"
+	$(INSTALL) -m 0644 docs/man/netd.8 docs/man/netd-cni.8 docs/man/netd-docker.8 "$(DESTDIR)$(mandir)/man8/"
 	$(INSTALL) -m 0644 docs/man/netd.yaml.5 docs/man/netd-policy.5 "$(DESTDIR)$(mandir)/man5/"
 	$(INSTALL) -m 0644 deploy/bash-completion/netd "$(DESTDIR)$(bashcompdir)/netd"
 
 uninstall: ## remove what make install installed (keeps config, policies, state, logs)
 	rm -f "$(DESTDIR)$(sbindir)/netd" "$(DESTDIR)$(sbindir)/netd-cni" \
+		"$(DESTDIR)$(sbindir)/netd-docker" "$(DESTDIR)$(systemdunitdir)/netd-docker.service" \
+		"$(DESTDIR)$(mandir)/man8/netd-docker.8" \
 		"$(DESTDIR)$(CNI_BIN_DIR)/netd-cni" "$(DESTDIR)$(systemdunitdir)/netd.service" \
 		"$(DESTDIR)$(datadir)/netd/logrotate.example" "$(DESTDIR)$(mandir)/man8/netd.8" \
 		"$(DESTDIR)$(mandir)/man8/netd-cni.8" \

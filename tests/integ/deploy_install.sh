@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `make install DESTDIR=...` lays out a host install: netd and netd-cni
-# (also in CNI_BIN_DIR), the example config (every key, not overwritten
+# `make install DESTDIR=...` lays out a host install: netd, netd-cni
+# (also in CNI_BIN_DIR) and netd-docker with its unit, the example config (every key, not overwritten
 # later), the shipped policies, netd.service, the logrotate snippet, the
 # man pages and the bash completion.  The unit passes `systemd-analyze
 # verify` (with no output: unknown keys only warn), the man pages render
@@ -14,14 +14,15 @@ T=$(mktemp -d /tmp/ndinst.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 D=$T/root
 ok "make install DESTDIR=$D" make -s install DESTDIR="$D"
-for f in usr/local/sbin/netd usr/local/sbin/netd-cni opt/cni/bin/netd-cni; do
+for f in usr/local/sbin/netd usr/local/sbin/netd-cni opt/cni/bin/netd-cni usr/local/sbin/netd-docker; do
 	ok "installed and executable: /$f" test -x "$D/$f"
 done
 for f in etc/netd/netd.yaml etc/netd/policies/deny-all.yaml usr/local/share/netd/policies/python-dev.yaml \
 	usr/local/share/netd/policies/openai-only.yaml usr/local/share/netd/policies/deny-all.yaml \
 	usr/local/share/netd/logrotate.example \
-	usr/local/lib/systemd/system/netd.service \
+	usr/local/lib/systemd/system/netd.service usr/local/lib/systemd/system/netd-docker.service \
 	usr/local/share/man/man8/netd.8 usr/local/share/man/man8/netd-cni.8 \
+	usr/local/share/man/man8/netd-docker.8 \
 	usr/local/share/man/man5/netd.yaml.5 \
 	usr/local/share/man/man5/netd-policy.5 usr/local/share/bash-completion/completions/netd \
 	usr/local/share/netd/netd.yaml.example; do
@@ -54,11 +55,20 @@ ok "the installed binary checks the installed policies" "$D/usr/local/sbin/netd"
 sed "s|^ExecStart=/usr/local/sbin/|ExecStart=$D/usr/local/sbin/|" "$U" >"$T/netd.service"
 out=$(MANPATH=$D/usr/local/share/man systemd-analyze verify --man=yes "$T/netd.service" 2>&1); rc=$?
 eq "systemd-analyze verify: exit 0, no warning" "0 " "$rc $out"
+# netd-docker's unit: the installed binary, no capability, Docker's plugin dir.
+UD=$D/usr/local/lib/systemd/system/netd-docker.service
+has "netd-docker's unit runs the installed binary" "ExecStart=/usr/local/sbin/netd-docker" "$(cat "$UD")"
+has "... with no capability" "CapabilityBoundingSet=" "$(grep -x 'CapabilityBoundingSet=' "$UD")"
+sed "s|^ExecStart=/usr/local/sbin/|ExecStart=$D/usr/local/sbin/|" "$UD" >"$T/netd-docker.service"
+out=$(MANPATH=$D/usr/local/share/man systemd-analyze verify --man=yes "$T/netd-docker.service" 2>&1); rc=$?
+eq "systemd-analyze verify netd-docker.service: exit 0, no warning" "0 " "$rc $out"
+eq "netd-docker --help names its default socket in Docker's plugin dir" 1 \
+	"$("$D/usr/local/sbin/netd-docker" --help | grep -c /run/docker/plugins/netd.sock)"
 # ... and it does catch a mistake.
 sed 's/^Type=notify$/Type=notify\nBogusKey=1/' "$T/netd.service" >"$T/bad.service"
 has "(verify reports an unknown key)" "Unknown key" "$(systemd-analyze verify --man=no "$T/bad.service" 2>&1)"
 
-for m in man8/netd.8 man8/netd-cni.8 man5/netd.yaml.5 man5/netd-policy.5; do
+for m in man8/netd.8 man8/netd-cni.8 man8/netd-docker.8 man5/netd.yaml.5 man5/netd-policy.5; do
 	out=$(MANWIDTH=80 man -l --warnings "$D/usr/local/share/man/$m" 2>&1 >/dev/null); rc=$?
 	eq "man -l --warnings $m: renders, no warning" "0 " "$rc $out"
 done
@@ -101,5 +111,7 @@ has "the config names sysconfdir's policy_dir" "policy_dir: /srv/etc/netd/polici
 
 ok "make uninstall" make -s uninstall DESTDIR="$D"
 fail "uninstall removes the binary" test -e "$D/usr/local/sbin/netd"
+fail "... and netd-docker's" test -e "$D/usr/local/sbin/netd-docker"
+fail "... and its unit" test -e "$D/usr/local/lib/systemd/system/netd-docker.service"
 ok "uninstall keeps the config" test -e "$D/etc/netd/netd.yaml"
 t_summary
