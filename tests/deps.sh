@@ -17,8 +17,11 @@ pkgs=(
 	nftables iproute2 util-linux procps
 	knot knot-dnsutils unbound dnsmasq-base dnsperf dnsutils
 	curl openssl python3 iputils-ping conntrack
-	# container runtime tests (tests/integ/cni_*.sh)
+	# container runtime tests (tests/integ/cni_*.sh, docker_driver.sh)
 	jq python3-yaml busybox-static runc containerd docker.io
+	# another table's forward chain that drops (fw_foreign.sh: iptables-nft, ip6tables);
+	# docker.io pulls it in too, but the test uses it itself
+	iptables
 	containernetworking-plugins podman uidmap
 	# deploy/kubernetes manifests checked against the API schema (cni_deploy)
 	python3-kubernetes
