@@ -120,6 +120,13 @@ static void blocker_message(const struct fw_blocker *b, char *buf, size_t sz)
 			 family_name(b->family), b->table, b->chain);
 }
 
+/* Why the last read could not judge (d->blockers_err set). */
+static const char *check_error(const struct daemon *d)
+{
+	return d->blockers_err == -ENODEV ? "netd knows no egress interface" :
+					    strerror(-d->blockers_err);
+}
+
 /* Two reads found the same blockers (for logging a change once). */
 static bool blockers_same(const struct fw_blocker *a, size_t na, const struct fw_blocker *b,
 			  size_t nb)
@@ -145,12 +152,16 @@ void daemon_health_refresh(struct daemon *d, bool force)
 	if (!d->fw || (!force && d->blockers_read && t - d->blockers_at_ms < HEALTH_RECHECK_MS))
 		return;
 	d->blockers_at_ms = t;
-	r = fw_forward_blockers(d->fw, d->egress_ifname, d->cfg.pool6_enabled, now,
-				FW_BLOCKERS_MAX, &n);
+	/* Without the egress interface's name no verdict can be told apart from a guess. */
+	r = !d->egress_ifname[0] ? -ENODEV :
+	    fw_forward_blockers(d->fw, d->egress_ifname, d->cfg.pool6_enabled, now, FW_BLOCKERS_MAX,
+				&n);
 	if (r < 0) {
-		if (d->blockers_err != r)
-			log_warn("cannot read other tables' forward chains: %s", strerror(-r));
+		bool first = d->blockers_err != r;
+
 		d->blockers_err = r;
+		if (first)
+			log_warn("cannot judge other tables' forward chains: %s", check_error(d));
 		return;
 	}
 	d->blockers_err = 0;
@@ -184,7 +195,7 @@ const char *daemon_health_forward(struct daemon *d, bool fresh)
 	daemon_health_refresh(d, fresh);
 	if (d->blockers_err)
 		snprintf(d->forward_detail, sizeof(d->forward_detail),
-			 "cannot read other tables' forward chains: %s", strerror(-d->blockers_err));
+			 "cannot judge other tables' forward chains: %s", check_error(d));
 	else if (!d->n_blockers)
 		d->forward_detail[0] = '\0';
 	else
@@ -241,7 +252,7 @@ void daemon_health_json(struct daemon *d, json_t *o)
 	json_object_set_new(o, "warnings", warn);
 	json_object_set_new(o, "forward_blockers", fb);
 	if (d->blockers_err)
-		json_object_set_new(o, "forward_check_error", json_string(strerror(-d->blockers_err)));
+		json_object_set_new(o, "forward_check_error", json_string(check_error(d)));
 	json_object_set_new(o, "vanished", van);
 	json_object_set_new(o, "vanished_not_listed", json_integer((json_int_t)d->vanished_recent_dropped));
 }
