@@ -939,11 +939,16 @@ int cli_main(int argc, char **argv)
 	if (strcmp(argv[i], "config") == 0)
 		return cli_config_check(argc - i, argv + i, usage_text);
 	if (strcmp(argv[i], "status") == 0 && argc == i + 1) {
-		json_t *reply = api("GET", "/v1/status", NULL, NULL);
+		json_t *reply = api("GET", "/v1/status", NULL, NULL), *w;
+		size_t k;
 
 		if (!reply)
 			return api_exit;
 		print_json(reply);
+		/* "degraded": each warning once more on stderr, where a person looks */
+		json_array_foreach(json_object_get(reply, "warnings"), k, w)
+			if (json_is_string(w))
+				fprintf(stderr, "netd: warning: %s\n", json_string_value(w));
 		json_decref(reply);
 		return 0;
 	}

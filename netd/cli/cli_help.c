@@ -173,7 +173,10 @@ static const struct help helps[] = {
 	  "Exit 0 valid, 6 invalid, 3 no such FILE.\n" },
 	{ "status",
 	  "usage: netd status\n"
-	  "Print the daemon's status as JSON (uptime, counts, audit log path and counters).\n" },
+	  "Print the daemon's status as JSON (uptime, counts, audit log path and counters).\n"
+	  "\"status\" is \"degraded\" while something stops sandboxes (another table's forward\n"
+	  "chain that drops what netd accepts) or a sandbox attached by PID vanished with\n"
+	  "its netns; each warning, with what to do, is also printed on stderr.  Exit status 0.\n" },
 	{ "verify",
 	  "usage: netd verify [NAME... | --all] [--allowed] [--json]\n"
 	  "Prove, sandbox by sandbox, that its policy is enforced now: the daemon probes\n"

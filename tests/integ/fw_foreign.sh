@@ -36,6 +36,7 @@ eq "netd status: degraded" degraded "$(jq -r .status <<<"$st")"
 eq "netd status: the blocker, exactly" '[{"family":"ip","table":"filter","chain":"FORWARD","verdict":"drops"}]' "$(blockers)"
 has "the warning names the chain" "ip filter FORWARD" "$(jq -r '.warnings[]?' <<<"$st")"
 has "the warning gives Docker's fix" "iptables -I DOCKER-USER -i nd+ -j ACCEPT" "$(jq -r '.warnings[]?' <<<"$st")"
+has "netd status says it on stderr too" "netd: warning: forward chain ip filter FORWARD" "$(netd status 2>&1 >/dev/null)"
 eq "metric: netd_forward_blockers 1" "netd_forward_blockers 1" "$(metric netd_forward_blockers)"
 has "metric: the chain's series" 'netd_forward_blocker{family="ip",table="filter",chain="FORWARD",verdict="drops"} 1' \
 	"$(metric netd_forward_blocker)"
