@@ -177,6 +177,18 @@ out=$(dk run -d --name p1 --network agents -p 8080:80 ndtest/busybox:1 sleep 600
 has "-p on a netd network is refused, saying why" "publishes no ports" "$out"
 dk rm -f p1 >/dev/null 2>&1
 
+# ---- IPv6: docker network create --ipv6 --------------------------------------------------
+ok "docker network create -d netd --ipv6 --subnet fd00:dd::/64 dual" \
+	dk network create -d netd --ipv6 --subnet fd00:dd::/64 -o netd.policy=web80 dual
+ok "docker run --network dual" dk run -d --name d1 --network dual ndtest/busybox:1 sleep 600
+sb=$(netd sandbox show "$(sb_of d1 dual)")
+a6=$(jq -r .ipv6 <<<"$sb")
+eq "netd's sandbox has the IPv6 address Docker's IPAM gave" "$(dk inspect -f '{{.NetworkSettings.Networks.dual.GlobalIPv6Address}}' d1)" "$a6"
+has "the container has it on eth0" "inet6 $a6/64" "$(cx d1 ip -6 addr show eth0)"
+has "its IPv6 default route is via netd's gateway6" "default via $(jq -r .gateway6 <<<"$sb")" "$(cx d1 ip -6 route)"
+eq "and IPv4 beside it" "pypi.org ok" "$(resolves d1 pypi.org 198.51.100.10 && web d1)"
+ok "docker rm -f, docker network rm dual" bash -c "timeout 60 docker rm -f d1 >/dev/null && timeout 60 docker network rm dual >/dev/null"
+
 # ---- the plugin socket: bad requests get clean JSON errors --------------------------------
 eq "not JSON: 400" 400 "$(plugin_code NetworkDriver.Join '{not json')"
 has "  and a JSON error saying why" "is not JSON" "$(plugin NetworkDriver.Join '{not json' | jq -r .Err)"
