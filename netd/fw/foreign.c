@@ -20,6 +20,7 @@
 #include <libnftnl/rule.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
 
 #include "netd/fw/fjudge.h"
 
@@ -284,6 +285,15 @@ static int expr_read(struct nftnl_expr *e, void *data)
 	return 0;
 }
 
+/* Rule @ru (parsed) reduced to what fjudge.c judges, into @out. */
+static void rule_reduce(struct nftnl_rule *ru, struct fj_rule *out)
+{
+	struct rule_read rr = { .r = out };
+
+	memset(out, 0, sizeof(*out));
+	nftnl_expr_foreach(ru, expr_read, &rr);
+}
+
 static long table_chain_index(const struct table_read *t, const char *name)
 {
 	for (size_t i = 0; i < t->n_chains; i++)
@@ -292,14 +302,41 @@ static long table_chain_index(const struct table_read *t, const char *name)
 	return -1;
 }
 
+/*
+ * Each expression of rule message @nlh has its name: libnftnl (1.2.4)
+ * reads it without looking (a NULL dereference; fuzz_foreign found it).
+ * The kernel always sends one; a message that has none is refused here.
+ */
+static bool exprs_named(const struct nlmsghdr *nlh)
+{
+	const struct nlattr *a, *e, *n;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
+		if (mnl_attr_get_type(a) != NFTA_RULE_EXPRESSIONS)
+			continue;
+		mnl_attr_for_each_nested(e, a) {
+			bool named = false;
+
+			mnl_attr_for_each_nested(n, e)
+				named |= mnl_attr_get_type(n) == NFTA_EXPR_NAME &&
+					 mnl_attr_validate(n, MNL_TYPE_NUL_STRING) == 0;
+			if (!named)
+				return false;
+		}
+	}
+	return true;
+}
+
 static int table_rule_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct table_read *t = data;
-	struct nftnl_rule *ru = nftnl_rule_alloc();
-	struct rule_read rr = { 0 };
+	struct nftnl_rule *ru;
 	const char *ch;
 	long ci;
 
+	if (!exprs_named(nlh))
+		return MNL_CB_ERROR;
+	ru = nftnl_rule_alloc();
 	if (!ru)
 		return MNL_CB_ERROR;
 	if (nftnl_rule_nlmsg_parse(nlh, ru) < 0) {
@@ -327,9 +364,7 @@ static int table_rule_cb(const struct nlmsghdr *nlh, void *data)
 			t->rule_chain = nc;
 			t->cap_rules = cap;
 		}
-		rr.r = &t->rules[t->n_rules];
-		memset(rr.r, 0, sizeof(*rr.r));
-		nftnl_expr_foreach(ru, expr_read, &rr);
+		rule_reduce(ru, &t->rules[t->n_rules]);
 		t->rule_chain[t->n_rules++] = (size_t)ci;
 	}
 	nftnl_rule_free(ru);
