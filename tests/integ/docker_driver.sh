@@ -10,8 +10,9 @@
 # container stops: the tombstone) and a netd-docker restart; docker rm
 # leaves nothing (sandbox, links, nft elements, state files of netd and of
 # the driver).  Two networks with different policies; a per-container
-# policy through --driver-opt; -p refused; a broken request on the plugin
-# socket gets a JSON error; netd verify proves a Docker sandbox.
+# policy through --driver-opt; a --ipv6 network; -p refused; a broken
+# request on the plugin socket gets a JSON error; netd verify proves a
+# Docker sandbox.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/world.sh
