@@ -23,7 +23,7 @@
 #             product file is in a layer
 #   pure      the files the "Pure modules" line of docs/architecture.md lists
 #             open no file or socket, log nothing, read no clock, use no event loop
-#   config    the keys netd/model/config.c and config_gw.c accept (their names[] arrays) are exactly
+#   config    the keys netd/model/config.c, config_gw.c and config_ipfix.c accept (their names[] arrays) are exactly
 #             the keys of docs/configuration.md's table, and docs/man/netd.yaml.5's entries
 #   front     README.md is at most 300 lines with `make deps` and `make test`
 #             in its first 25; docs/README.md links every docs/*.md page
@@ -228,8 +228,8 @@ for f in pure:
             bad.append(f"{f} {what} {hit.strip()}")
 check("pure: the pure modules do no I/O, logging or clock reads", bad)
 
-# -- config keys: netd/model/config.c's names[] (and config_gw.c's: gateway:) vs docs/configuration.md's table
-src = read("netd/model/config.c") + read("netd/model/config_gw.c")
+# -- config keys: netd/model/config.c's names[] (and config_gw.c's: gateway:, config_ipfix.c's: ipfix:) vs docs/configuration.md's table
+src = read("netd/model/config.c") + read("netd/model/config_gw.c") + read("netd/model/config_ipfix.c")
 accepted = set()
 sections = {}
 for fn, body in re.findall(r"^static int (parse_\w+)\([^)]*\)\s*\{(.*?)^\}", src, re.M | re.S):

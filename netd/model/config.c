@@ -97,6 +97,7 @@ int config_init(struct config *c)
 	c->conn_update_interval_s = 60;
 	c->conn_open = true;
 	c->conn_limit = CONFIG_CONN_LIMIT_DEFAULT;
+	config_ipfix_init(c);
 	return 0;
 }
 
@@ -559,11 +560,14 @@ static int parse_log_level(struct ctx *cx, const struct yamlx_node *n, struct co
 		    yamlx_quote(n->str, n->len, q, sizeof(q)));
 }
 
-/* audit: { rotate_size: BYTES (0 = never), keep: N, conn_update_interval: SECONDS (0 = none) } */
+/*
+ * audit: { rotate_size: BYTES (0 = never), keep: N, conn_update_interval: SECONDS (0 = none),
+ *          conntrack_rcvbuf: BYTES, conn_open: BOOL, journal: BOOL }
+ */
 static int parse_audit(struct ctx *cx, const struct yamlx_node *n, struct config *c)
 {
 	static const char *const names[] = { "rotate_size", "keep", "conn_update_interval",
-					     "conntrack_rcvbuf", "conn_open" };
+					     "conntrack_rcvbuf", "conn_open", "journal" };
 	const struct yamlx_node *v[NAMES_N];
 	unsigned long x;
 	int r;
@@ -584,8 +588,11 @@ static int parse_audit(struct ctx *cx, const struct yamlx_node *n, struct config
 	    (r = get_u32(cx, v[3], "audit.conntrack_rcvbuf", 4096, 1ul << 30,
 			 &c->conntrack_rcvbuf_bytes)) < 0)
 		return r;
-	if (v[4])
-		return get_bool(cx, v[4], "audit.conn_open", &c->conn_open);
+	if (v[4] && (r = get_bool(cx, v[4], "audit.conn_open", &c->conn_open)) < 0)
+		return r;
+	/* Every record also to the systemd journal (netd/trail/journal.h). */
+	if (v[5])
+		return get_bool(cx, v[5], "audit.journal", &c->audit_journal);
 	return 0;
 }
 
@@ -707,7 +714,7 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct confi
 		"socket", "state_dir", "policy_dir", "audit_log", "upstream",
 		"egress_interface", "pool", "dns", "log_level", "audit", "reload", "policy_watch",
 		"metrics_listen", "dataplane", "limits", "verify_interval", "gateway",
-		"credentials",
+		"credentials", "ipfix",
 	};
 	const struct yamlx_node *v[NAMES_N], *ttl_node = NULL;
 	int r = 0;
@@ -756,6 +763,9 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct confi
 		return r;
 	/* gateway: and credentials: (config_gw.c) */
 	if ((v[16] || v[17]) && (r = config_gw_parse(c, v[16], v[17], cx->file, cx->err)) < 0)
+		return r;
+	/* ipfix: (config_ipfix.c) */
+	if (v[18] && (r = config_ipfix_parse(c, v[18], cx->file, cx->err)) < 0)
 		return r;
 	if (c->min_ttl_s > c->max_ttl_s) {
 		const struct yamlx_node *at = ttl_node ? ttl_node : root;

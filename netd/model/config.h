@@ -17,12 +17,16 @@
  *          max_pins_per_name: 64, cache_size: 10000, idle_grace: 0, udp_gso: true,
  *          upstream_deadline_ms: 2500, never_pin_documentation: false }
  *   log_level: info
- *   audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60 }
+ *   audit: { rotate_size: 104857600, keep: 5, conn_update_interval: 60, journal: false }
  *   dataplane: { fast_path: true, flowtable: auto }  # fast_path false: established flows
  *                                            # walk every rule; flowtable auto|true|false
  *   limits: { connections: 4096 }           # per sandbox, unless its policy says
  *   gateway: { port: 15443, user: nobody, upstream_ca_file: /path,   # the API gateway
  *              connect_timeout: 10, idle_timeout: 300 }             # (config_gw.c)
+ *   ipfix: { collectors: [udp://192.0.2.9:4739, "tcp://[2001:db8::9]:4739"],  # flows to
+ *            observation_domain: 1, enterprise: 32473, interim_interval: 0,   # collectors
+ *            template_refresh: 600, reconnect_interval: 60,                  # (config_ipfix.c)
+ *            buffer_size: 4194304, message_size: 1400 }
  *   credentials:                             # secrets the gateway brokers (config_gw.c)
  *     openai: { header: Authorization, format: "Bearer {secret}",
  *               placeholder: netd-placeholder-openai-0001, hosts: [api.openai.com],
@@ -64,6 +68,30 @@
 #define CONFIG_CRED_PLACEHOLDER_MIN 16	/* bytes */
 #define CONFIG_CRED_PLACEHOLDER_MAX 256	/* bytes */
 #define CONFIG_CRED_SECRET_MAX 8192	/* bytes of a secret (file, systemd or value) */
+
+#define CONFIG_IPFIX_MAX_COLLECTORS 4	/* ipfix.collectors */
+#define CONFIG_IPFIX_PORT_DEFAULT 4739	/* RFC 7011 10.3.1, 10.4.1: the IPFIX port */
+#define CONFIG_IPFIX_URL_MAX 64		/* bytes of "tcp://[V6]:PORT" (config_ipfix_format()) */
+
+/* One ipfix.collectors entry: udp://ADDR[:PORT] or tcp://ADDR[:PORT]. */
+struct config_ipfix_collector {
+	bool tcp;
+	struct addr addr;
+	uint16_t port;		/* host byte order */
+};
+
+/* ipfix: (netd/model/config_ipfix.c, docs/flows.md).  No collector: export is off. */
+struct config_ipfix {
+	struct config_ipfix_collector collectors[CONFIG_IPFIX_MAX_COLLECTORS];
+	unsigned int n_collectors;
+	uint32_t observation_domain;	/* the Observation Domain ID (RFC 7011 3.1); default 1 */
+	uint32_t enterprise;	/* the PEN of netd's own elements; default 32473 (RFC 5612) */
+	uint32_t interim_s;	/* interim records of live connections; 0 = none */
+	uint32_t template_refresh_s;	/* UDP: Templates resent this often (RFC 7011 8.4) */
+	uint32_t reconnect_s;	/* TCP: the least time between connection attempts */
+	uint64_t buffer_bytes;	/* records held per collector while it is down or slow */
+	uint32_t message_size;	/* the largest IPFIX Message, bytes (RFC 7011 10.3.3) */
+};
 
 /* Where a credential's secret comes from (exactly one of file:, systemd:, value:). */
 enum config_cred_src {
@@ -135,6 +163,8 @@ struct config {
 						 * receive buffer; 0 = acct's default (8 MiB) */
 	bool conn_open;		/* audit.conn_open: a conn_open record per allowed
 				 * connection (default true) */
+	bool audit_journal;	/* audit.journal: every record also to the systemd journal */
+	struct config_ipfix ipfix;	/* ipfix: flow export (config_ipfix.c) */
 	/* metrics_listen: ADDR:PORT ("127.0.0.1:9153", "[::1]:9153") serving GET
 	 * /metrics over TCP; family 0 = off (the default) */
 	struct addr metrics_addr;
@@ -270,6 +300,32 @@ int config_gw_parse(struct config *c, const struct yamlx_node *gw, const struct 
  * credentials a config parsed on top of had).
  */
 bool config_gw_wipe(struct yamlx_node *root);
+
+/* config_ipfix_init() - ipfix: defaults into @c (no collector, domain 1, PEN 32473, ...). */
+void config_ipfix_init(struct config *c);
+
+/*
+ * config_ipfix_parse() - the ipfix: section @n of @file into @c.  Errors at
+ * FILE:LINE:COL in @err.  Return: 0; -EINVAL.
+ */
+int config_ipfix_parse(struct config *c, const struct yamlx_node *n, const char *file,
+		       struct diag *err);
+
+/*
+ * config_ipfix_collector_parse() - "udp://ADDR[:PORT]" or
+ * "tcp://ADDR[:PORT]" (@s, @len bytes, not NUL-terminated) into @ret; an
+ * IPv6 ADDR in brackets; PORT 1-65535, default 4739.  Names are not
+ * resolved: addresses only.  Pure.
+ * Return: 0; -EPROTONOSUPPORT (another scheme); -EINVAL (bad address or
+ * shape); -ERANGE (bad port).
+ */
+int config_ipfix_collector_parse(const char *s, size_t len, struct config_ipfix_collector *ret);
+
+/*
+ * config_ipfix_format() - @c back as "udp://192.0.2.9:4739" or
+ * "tcp://[2001:db8::9]:4739" into @buf (>= CONFIG_IPFIX_URL_MAX).  Return: @buf.
+ */
+char *config_ipfix_format(const struct config_ipfix_collector *c, char *buf, size_t sz);
 
 /* config_done() - free what @c owns; @c may be re-initialised afterwards. */
 void config_done(struct config *c);

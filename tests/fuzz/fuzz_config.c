@@ -2,7 +2,8 @@
  * fuzz_config - config_parse() on arbitrary bytes, on top of the defaults.
  * Checks that a failed parse leaves the config untouched and that a
  * successful one respects the documented ranges (credentials: complete,
- * one source each, no placeholder inside another).
+ * one source each, no placeholder inside another; ipfix collectors that
+ * format back to themselves).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -55,6 +56,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (size_t k = 0; k < i; k++)
 				if (strstr(cr->placeholder, c.creds[k].placeholder) ||
 				    strstr(c.creds[k].placeholder, cr->placeholder))
+					abort();
+		}
+		/* ipfix: (config_ipfix.c): within the ranges; each collector formats
+		 * back to text that parses to the same collector, listed once. */
+		if (c.ipfix.n_collectors > CONFIG_IPFIX_MAX_COLLECTORS || c.ipfix.enterprise == 0 ||
+		    c.ipfix.enterprise == 29305 || c.ipfix.message_size < 1024 ||
+		    c.ipfix.message_size > 65535 || c.ipfix.buffer_bytes < 65536 ||
+		    c.ipfix.template_refresh_s < 1 || c.ipfix.reconnect_s < 1)
+			abort();
+		for (unsigned int i = 0; i < c.ipfix.n_collectors; i++) {
+			const struct config_ipfix_collector *a = &c.ipfix.collectors[i];
+			struct config_ipfix_collector b;
+			char u[CONFIG_IPFIX_URL_MAX];
+
+			config_ipfix_format(a, u, sizeof(u));
+			if (a->port == 0 || config_ipfix_collector_parse(u, strlen(u), &b) != 0 ||
+			    b.tcp != a->tcp || b.port != a->port || !addr_equal(&a->addr, &b.addr))
+				abort();
+			for (unsigned int k = 0; k < i; k++)
+				if (c.ipfix.collectors[k].tcp == a->tcp &&
+				    c.ipfix.collectors[k].port == a->port &&
+				    addr_equal(&c.ipfix.collectors[k].addr, &a->addr))
 					abort();
 		}
 	}

@@ -169,7 +169,7 @@ static void test_errors(void **state)
 {
 	(void)state;
 	expect_bad("sockets: /x\n", 1, 1, "config: unknown key 'sockets'; did you mean 'socket'? (allowed: socket, state_dir, "
-		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level, audit, reload, policy_watch, metrics_listen, dataplane, limits, verify_interval, gateway, credentials)");
+		   "policy_dir, audit_log, upstream, egress_interface, pool, dns, log_level, audit, reload, policy_watch, metrics_listen, dataplane, limits, verify_interval, gateway, credentials, ipfix)");
 	expect_bad("metrics_listen: 9153\n", 1, 17, "metrics_listen: '9153' is not ADDR:PORT");
 	expect_bad("metrics_listen: ::1:9153\n", 1, 17, "is not ADDR:PORT");
 	expect_bad("metrics_listen: \"[127.0.0.1]:9153\"\n", 1, 17, "is not ADDR:PORT");
@@ -605,6 +605,98 @@ static void test_dataplane(void **state)
 	config_done(&c);
 }
 
+/* ipfix: and audit.journal: defaults, every key, the collector forms, errors at LINE:COL. */
+static void test_ipfix(void **state)
+{
+	struct config c;
+	struct diag err = { 0 };
+	struct config_ipfix_collector cl;
+	char u[CONFIG_IPFIX_URL_MAX];
+
+	(void)state;
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(c.ipfix.n_collectors, 0);
+	assert_int_equal(c.ipfix.enterprise, 32473);	/* RFC 5612 */
+	assert_int_equal(c.ipfix.observation_domain, 1);
+	assert_int_equal(c.ipfix.template_refresh_s, 600);
+	assert_int_equal(c.ipfix.reconnect_s, 60);
+	assert_int_equal(c.ipfix.buffer_bytes, 4u << 20);
+	assert_int_equal(c.ipfix.message_size, 1400);
+	assert_false(c.audit_journal);
+	assert_int_equal(cparse(&c, "audit: { journal: true }\n"
+				"ipfix:\n"
+				"  collectors: [udp://192.0.2.9, \"tcp://[2001:db8::9]:9995\", "
+				"tcp://192.0.2.9:4739]\n"
+				"  observation_domain: 4294967295\n"
+				"  enterprise: 99\n"
+				"  interim_interval: 30\n"
+				"  template_refresh: 5\n"
+				"  reconnect_interval: 1\n"
+				"  buffer_size: 1073741824\n"
+				"  message_size: 65535\n", "i.yaml", &err), 0);
+	assert_true(c.audit_journal);
+	assert_int_equal(c.ipfix.n_collectors, 3);
+	assert_false(c.ipfix.collectors[0].tcp);
+	assert_int_equal(c.ipfix.collectors[0].port, 4739);
+	assert_string_equal(config_ipfix_format(&c.ipfix.collectors[0], u, sizeof(u)),
+			    "udp://192.0.2.9:4739");
+	assert_string_equal(config_ipfix_format(&c.ipfix.collectors[1], u, sizeof(u)),
+			    "tcp://[2001:db8::9]:9995");
+	assert_int_equal(c.ipfix.observation_domain, 4294967295u);
+	assert_int_equal(c.ipfix.enterprise, 99);
+	assert_int_equal(c.ipfix.interim_s, 30);
+	assert_int_equal(c.ipfix.template_refresh_s, 5);
+	assert_int_equal(c.ipfix.reconnect_s, 1);
+	assert_int_equal(c.ipfix.buffer_bytes, 1u << 30);
+	assert_int_equal(c.ipfix.message_size, 65535);
+	/* null: no collectors, the rest stays */
+	assert_int_equal(cparse(&c, "ipfix: { collectors: null }\n", "i.yaml", &err), 0);
+	assert_int_equal(c.ipfix.n_collectors, 0);
+	assert_int_equal(c.ipfix.enterprise, 99);
+	config_done(&c);
+
+	/* The collector parser alone. */
+	assert_int_equal(config_ipfix_collector_parse("udp://[::1]", 11, &cl), 0);
+	assert_int_equal(cl.port, 4739);
+	assert_int_equal(config_ipfix_collector_parse("udp://::1", 9, &cl), -EINVAL);
+	assert_int_equal(config_ipfix_collector_parse("sctp://192.0.2.9", 16, &cl), -EPROTONOSUPPORT);
+	assert_int_equal(config_ipfix_collector_parse("udp://192.0.2.9:0", 17, &cl), -ERANGE);
+	assert_int_equal(config_ipfix_collector_parse("udp://192.0.2.9:65536", 21, &cl), -ERANGE);
+	assert_int_equal(config_ipfix_collector_parse("udp://192.0.2.9:", 16, &cl), -ERANGE);
+	assert_int_equal(config_ipfix_collector_parse("udp://[2001:db8::1]x", 20, &cl), -EINVAL);
+	assert_int_equal(config_ipfix_collector_parse("udp://[192.0.2.9]", 17, &cl), -EINVAL);
+	assert_int_equal(config_ipfix_collector_parse("tcp://collector.example:4739", 28, &cl),
+			 -EINVAL);
+	assert_int_equal(config_ipfix_collector_parse("tcp://", 6, &cl), -EINVAL);
+	/* Not NUL-terminated: only @len bytes are read. */
+	assert_int_equal(config_ipfix_collector_parse("udp://192.0.2.9:47390", 20, &cl), 0);
+	assert_int_equal(cl.port, 4739);
+
+	expect_bad("ipfix:\n  collectors: [udp://192.0.2.9, ftp://192.0.2.9]\n", 2, 33,
+		   "ipfix.collectors[1]: 'ftp://192.0.2.9': expected udp:// or tcp://");
+	expect_bad("ipfix:\n  collectors:\n    - tcp://collector.example\n", 3, 7,
+		   "names are not resolved");
+	expect_bad("ipfix: { collectors: [\"udp://192.0.2.9:99999\"] }\n", 1, 23,
+		   "bad port in 'udp://192.0.2.9:99999' (1-65535)");
+	expect_bad("ipfix: { collectors: [udp://192.0.2.9, udp://192.0.2.9:4739] }\n", 1, 40,
+		   "is listed twice");
+	expect_bad("ipfix: { collectors: [udp://192.0.2.1, udp://192.0.2.2, udp://192.0.2.3, "
+		   "udp://192.0.2.4, udp://192.0.2.5] }\n", 1, 91,
+		   "too many collectors (the limit is 4)");
+	expect_bad("ipfix: { collectors: udp://192.0.2.9 }\n", 1, 22,
+		   "ipfix.collectors: expected a list");
+	expect_bad("ipfix:\n  enterprise: 29305\n", 2, 15, "reserved for reverse elements");
+	expect_bad("ipfix:\n  enterprise: 0\n", 2, 15,
+		   "ipfix.enterprise: 0 is out of range (1-4294967295)");
+	expect_bad("ipfix:\n  message_size: 512\n", 2, 17,
+		   "ipfix.message_size: 512 is out of range (1024-65535)");
+	expect_bad("ipfix:\n  buffer_size: 1k\n", 2, 16, "ipfix.buffer_size: '1k' is not a number");
+	expect_bad("ipfix:\n  template_refresh: 0\n", 2, 21, "out of range (1-86400)");
+	expect_bad("ipfix: { collector: [] }\n", 1, 10, "ipfix: unknown key 'collector'");
+	expect_bad("ipfix: [udp://192.0.2.9]\n", 1, 8, "ipfix: expected a mapping");
+	expect_bad("audit: { journal: yes }\n", 1, 19, "audit.journal: expected true or false");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -621,6 +713,7 @@ int main(void)
 		cmocka_unit_test(test_verify_interval),
 		cmocka_unit_test(test_metrics_listen),
 		cmocka_unit_test(test_dataplane),
+		cmocka_unit_test(test_ipfix),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

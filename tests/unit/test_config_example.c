@@ -125,7 +125,16 @@ static void uncommented_parses_with_the_defaults(void **state)
 	assert_int_equal(c.dns_max_pins, 16384);
 	assert_int_equal(c.dns_max_pins_per_name, 64);
 	assert_int_equal(c.conntrack_rcvbuf_bytes, 8u << 20);
-	/* examples, not defaults: upstream and egress_interface */
+	assert_int_equal(c.audit_journal, d.audit_journal);
+	assert_int_equal(c.ipfix.observation_domain, d.ipfix.observation_domain);
+	assert_int_equal(c.ipfix.enterprise, 32473);
+	assert_int_equal(c.ipfix.interim_s, d.ipfix.interim_s);
+	assert_int_equal(c.ipfix.template_refresh_s, d.ipfix.template_refresh_s);
+	assert_int_equal(c.ipfix.reconnect_s, d.ipfix.reconnect_s);
+	assert_int_equal(c.ipfix.buffer_bytes, d.ipfix.buffer_bytes);
+	assert_int_equal(c.ipfix.message_size, d.ipfix.message_size);
+	/* examples, not defaults: upstream, egress_interface, ipfix.collectors */
+	assert_int_equal(c.ipfix.n_collectors, 2);
 	assert_int_equal(c.n_upstream, 2);
 	assert_string_equal(c.egress_interface, "eth0");
 	config_done(&c);
@@ -137,7 +146,8 @@ static void uncommented_parses_with_the_defaults(void **state)
 static void every_key_is_there(void **state)
 {
 	/* netd/model/config.c's schema: parse_doc(), parse_pool(), parse_dns(),
-	 * parse_audit(), parse_reload(), parse_limits().  A new key belongs here and there. */
+	 * parse_audit(), parse_reload(), parse_limits(); config_ipfix.c's parse_ipfix().
+	 * A new key belongs here and there. */
 	static const char *const keys[] = {
 		"socket:", "state_dir:", "policy_dir:", "audit_log:", "upstream:",
 		"egress_interface:", "pool:", "ipv4:", "ipv6:", "dns:", "port:", "min_ttl:",
@@ -146,7 +156,9 @@ static void every_key_is_there(void **state)
 		"audit:", "rotate_size:", "keep:", "conn_update_interval:", "conntrack_rcvbuf:",
 		"reload:", "cut_removed:", "limits:", "connections:", "verify_interval:",
 		"gateway:", "user:", "upstream_ca_file:", "connect_timeout:", "idle_timeout:",
-		"credentials:",
+		"credentials:", "journal:", "ipfix:", "collectors:", "observation_domain:",
+		"enterprise:", "interim_interval:", "template_refresh:", "reconnect_interval:",
+		"buffer_size:", "message_size:",
 	};
 	size_t len;
 	char *y = slurp(EXAMPLE, &len);
