@@ -400,19 +400,26 @@ static int add_addressing(json_t *o, uint8_t proto, const struct addr *src, uint
 	return r;
 }
 
+void ct_flow_span(const struct ct_flow *f, uint64_t now_ns, uint64_t *start_ns, uint64_t *end_ns)
+{
+	uint64_t end = f->stop_ns ? f->stop_ns : now_ns;
+	uint64_t start = f->start_ns ? f->start_ns : end;
+
+	*start_ns = start;
+	*end_ns = end < start ? start : end;
+}
+
 json_t *ct_conn_json(const struct ct_flow *f, const char *sandbox, const char *policy,
 		     const char *domain, uint64_t now_ns)
 {
 	json_t *o = json_object();
-	uint64_t end = f->stop_ns ? f->stop_ns : now_ns;
-	uint64_t start = f->start_ns ? f->start_ns : end;
+	uint64_t start, end;
 	char sbuf[32], ebuf[32];
 	int r = 0;
 
 	if (!o)
 		return NULL;
-	if (end < start)
-		end = start;
+	ct_flow_span(f, now_ns, &start, &end);
 	r |= json_object_set_new(o, "sandbox", sandbox ? json_string(sandbox) : json_null());
 	r |= json_object_set_new(o, "policy", policy ? json_string(policy) : json_null());
 	r |= add_addressing(o, f->proto, &f->src, f->sport, &f->dst, f->dport);

@@ -108,6 +108,13 @@ const char *ct_proto_name(uint8_t proto, char *buf, size_t sz);
 char *ct_time_format(uint64_t ns, char *buf, size_t sz);
 
 /*
+ * ct_flow_span() - when @f began and ended, as its records say
+ * (CLOCK_REALTIME ns): the kernel's timestamps; without a stop time
+ * (an interim record) @now_ns; without a start, the end.  end >= start.
+ */
+void ct_flow_span(const struct ct_flow *f, uint64_t now_ns, uint64_t *start_ns, uint64_t *end_ns);
+
+/*
  * ct_conn_json() - the body of a "conn" (or "conn_update") audit record:
  * sandbox, policy, proto, src, sport, dst, dport, domain, bytes_out,
  * bytes_in, packets_out, packets_in, start, end, duration_s - in that order.

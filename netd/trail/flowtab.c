@@ -25,6 +25,8 @@ struct fent {
 	struct fkey k;
 	struct flow_ctr counted;	/* folded into the metrics */
 	struct flow_ctr rec;		/* what the close's record reported (recorded) */
+	struct flow_ctr exported;	/* what interim IPFIX records reported */
+	uint64_t exported_ns;		/* when the last one was; 0: none */
 };
 
 struct flowtab {
@@ -267,4 +269,42 @@ bool flowtab_end(struct flowtab *t, const struct ct_flow *f, struct flow_ctr *fo
 size_t flowtab_count(const struct flowtab *t)
 {
 	return t ? t->n : 0;
+}
+
+bool flowtab_interim(struct flowtab *t, const struct ct_flow *f, uint64_t now_ns,
+		     uint64_t interval_ns, struct flow_ctr *delta, uint64_t *since_ns)
+{
+	struct fkey k = key_of(f);
+	struct flow_ctr now = flowtab_ctr(f);
+	struct fent *e;
+	uint64_t since;
+	size_t slot;
+
+	e = find(t, &k, &slot);
+	if (!e || e->recorded || !interval_ns)
+		return false;
+	since = e->exported_ns ? e->exported_ns : f->start_ns;
+	if (!since || now_ns < since || now_ns - since < interval_ns)
+		return false;
+	*delta = sub(&now, &e->exported);
+	*since_ns = since;
+	raise_to(&e->exported, &now);
+	e->exported_ns = now_ns;
+	return true;
+}
+
+struct flow_ctr flowtab_exported(struct flowtab *t, const struct ct_flow *f, uint64_t *since_ns)
+{
+	struct fkey k = key_of(f);
+	struct fent *e;
+	size_t slot;
+
+	e = find(t, &k, &slot);
+	*since_ns = e ? e->exported_ns : 0;
+	return e ? e->exported : (struct flow_ctr){ 0 };
+}
+
+struct flow_ctr flowtab_ctr_sub(const struct flow_ctr *a, const struct flow_ctr *b)
+{
+	return sub(a, b);
 }

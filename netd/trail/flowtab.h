@@ -98,6 +98,27 @@ int flowtab_close(struct flowtab *t, const struct ct_flow *f, struct flow_ctr *f
 bool flowtab_end(struct flowtab *t, const struct ct_flow *f, struct flow_ctr *fold,
 		 struct flow_ctr *late);
 
+/*
+ * flowtab_interim() - IPFIX interim export (ipfixexp.h) of the live flow @f
+ * with these counters: due if it is tracked, its record was not written at
+ * a close, and @interval_ns have passed since its last interim export (or
+ * its start, @f->start_ns).  *@delta: what it counted since that export;
+ * *@since_ns: when that was.  The export is then remembered (@now_ns, the
+ * counters).  Return: true if due.
+ */
+bool flowtab_interim(struct flowtab *t, const struct ct_flow *f, uint64_t now_ns,
+		     uint64_t interval_ns, struct flow_ctr *delta, uint64_t *since_ns);
+
+/*
+ * flowtab_exported() - what @f's interim exports reported so far, and when
+ * the last one was (*@since_ns; 0 if none): a final export reports the
+ * rest.  Zero counters for an untracked flow or one without interim exports.
+ */
+struct flow_ctr flowtab_exported(struct flowtab *t, const struct ct_flow *f, uint64_t *since_ns);
+
+/* flowtab_ctr_sub() - @a - @b per counter, 0 where @a is smaller. */
+struct flow_ctr flowtab_ctr_sub(const struct flow_ctr *a, const struct flow_ctr *b);
+
 /* flowtab_count() - entries held. */
 size_t flowtab_count(const struct flowtab *t);
 

@@ -190,6 +190,54 @@ static void test_bad_args(void **state)
 	flowtab_free(NULL);
 }
 
+/* IPFIX interim records: each reports what grew since the last; the final one the rest. */
+static void test_interim(void **state)
+{
+	struct flowtab *t = NULL;
+	struct ct_flow f = flow(9, 1000, 5000);
+	struct flow_ctr d, done, fold, late;
+	uint64_t since = 0;
+	const uint64_t s = 1000000000ull;
+
+	(void)state;
+	assert_int_equal(flowtab_new(64, &t), 0);
+	f.start_ns = 100 * s;
+	/* Untracked: never due, nothing exported. */
+	assert_false(flowtab_interim(t, &f, 200 * s, 10 * s, &d, &since));
+	assert_int_equal(flowtab_open(t, &f, 0), 1);
+	/* Not before the interval has passed since the start; never with interval 0. */
+	assert_false(flowtab_interim(t, &f, 105 * s, 10 * s, &d, &since));
+	assert_false(flowtab_interim(t, &f, 200 * s, 0, &d, &since));
+	assert_true(flowtab_interim(t, &f, 110 * s, 10 * s, &d, &since));
+	assert_int_equal(since, 100 * s);
+	assert_int_equal(d.bytes_out, 1000);
+	assert_int_equal(d.bytes_in, 5000);
+	f.bytes_out = 1500;
+	f.bytes_in = 9000;
+	assert_false(flowtab_interim(t, &f, 119 * s, 10 * s, &d, &since));
+	assert_true(flowtab_interim(t, &f, 120 * s, 10 * s, &d, &since));
+	assert_int_equal(since, 110 * s);
+	assert_int_equal(d.bytes_out, 500);
+	assert_int_equal(d.bytes_in, 4000);
+	done = flowtab_exported(t, &f, &since);
+	assert_int_equal(since, 120 * s);
+	assert_int_equal(done.bytes_out, 1500);
+	/* The close: the final record reports the rest; no interim after it. */
+	f.bytes_out = 1600;
+	assert_int_equal(flowtab_close(t, &f, &fold), 1);
+	d = flowtab_ctr(&f);
+	d = flowtab_ctr_sub(&d, &done);
+	assert_int_equal(d.bytes_out, 100);
+	assert_int_equal(d.bytes_in, 0);
+	assert_false(flowtab_interim(t, &f, 500 * s, 10 * s, &d, &since));
+	assert_true(flowtab_end(t, &f, &fold, &late));
+	/* Gone: nothing exported, nothing due. */
+	done = flowtab_exported(t, &f, &since);
+	assert_true(flowtab_ctr_zero(&done));
+	assert_int_equal(since, 0);
+	flowtab_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +246,7 @@ int main(void)
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_opened_name),
 		cmocka_unit_test(test_bad_args),
+		cmocka_unit_test(test_interim),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
