@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "common/fsutil.h"
 #include "common/log.h"
+#include "netd/trail/journal.h"
 
 #include <event2/event.h>
 
@@ -49,6 +50,7 @@ struct audit {
 	char *buf;		/* records of this loop turn, whole lines */
 	size_t buf_len;
 	unsigned int buf_records;
+	struct journal *journal;	/* audit_set_journal(): every record there too; borrowed */
 };
 
 #define AUDIT_BUF_MAX (256u * 1024)	/* bytes gathered before an early flush */
@@ -351,6 +353,8 @@ int audit_write(struct audit *a, const char *event, json_t *obj)
 		r = -ENOMEM;
 		goto fail;
 	}
+	if (a->journal)		/* queued for its thread: never blocks (journal.h) */
+		journal_record(a->journal, rec);
 	line = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII |
 				 JSON_REAL_PRECISION(12));	/* "duration_s":0.123, not 0.12300000000000001 */
 	if (!line) {
@@ -425,7 +429,18 @@ int audit_write_members(struct audit *a, const char *event, const char *members,
 	}
 	line[n++] = '}';
 	line[n++] = '\n';
+	if (a->journal) {	/* the hot path's records: parsed back only when asked for */
+		json_t *rec = json_loadb(line, n, 0, NULL);
+
+		journal_record(a->journal, rec);
+		json_decref(rec);
+	}
 	return emit(a, line, n);
+}
+
+void audit_set_journal(struct audit *a, struct journal *j)
+{
+	a->journal = j;
 }
 
 uint64_t audit_dropped(const struct audit *a)

@@ -70,6 +70,15 @@ uint64_t audit_rotations(const struct audit *a);
  */
 int audit_write_members(struct audit *a, const char *event, const char *members, size_t len);
 
+struct journal;
+
+/*
+ * audit_set_journal() - from now on every record also goes to @j (the
+ * systemd journal, netd/trail/journal.h; NULL: no more), whether or not the
+ * file takes it.  @j borrowed until unset or audit_close().
+ */
+void audit_set_journal(struct audit *a, struct journal *j);
+
 /* audit_dropped() - records that could not be written since open. */
 uint64_t audit_dropped(const struct audit *a);
 
