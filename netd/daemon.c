@@ -49,6 +49,8 @@
 #include "netd/daemon/policywatch.h"
 #include "netd/daemon/sdnotify.h"
 #include "netd/trail/trail.h"
+#include "netd/trail/ipfixexp.h"
+#include "netd/trail/journal.h"
 #include "netd/gw/ca.h"
 #include "netd/gw/creds.h"
 
@@ -359,6 +361,39 @@ static int startup_trail(struct daemon *d)
 	if (trail_new(d->base, &tc, d->audit, d->sandboxes, daemon_trail_policy, d, &d->trail) < 0)
 		return -1;
 	daemon_grace_update(d);
+	/* ipfix: the same records, to collectors (netd/trail/ipfixexp.h; docs/flows.md). */
+	if (d->cfg.ipfix.n_collectors) {
+		int r = ipfixexp_new(d->base, &d->cfg.ipfix, &d->ipfix);
+
+		if (r < 0) {
+			log_err("ipfix: %s", strerror(-r));
+			return -1;
+		}
+		trail_set_export(d->trail, d->ipfix, d->cfg.ipfix.interim_s);
+		log_info("ipfix: exporting connections to %u collector(s), observation domain %u, "
+			 "enterprise number %u", d->cfg.ipfix.n_collectors,
+			 d->cfg.ipfix.observation_domain, d->cfg.ipfix.enterprise);
+	}
+	return 0;
+}
+
+/* audit.journal: every audit record to the systemd journal too (netd/trail/journal.h). */
+static int startup_journal(struct daemon *d)
+{
+	int r;
+
+	if (!d->cfg.audit_journal)
+		return 0;
+	r = journal_new(&d->journal);
+	if (r < 0) {
+		log_err("audit.journal: cannot start its writer: %s", strerror(-r));
+		return -1;
+	}
+	audit_set_journal(d->audit, d->journal);
+	/* libsystemd drops records silently without journald: say so once. */
+	if (access("/run/systemd/journal/socket", F_OK) < 0)
+		log_warn("audit.journal: no journald here (/run/systemd/journal/socket: %s); "
+			 "records go to the audit log only", strerror(errno));
 	return 0;
 }
 
@@ -486,8 +521,10 @@ static void daemon_done(struct daemon *d, struct event *sig[3])
 		d->lk->ops->unwatch(d->lk, d->linkwatch);
 	proxy_free(d->proxy);
 	daemon_pdigest_free(d);
-	trail_free(d->trail);
+	trail_free(d->trail);	/* its last records reach the exporter, then it goes */
+	ipfixexp_free(d->ipfix);
 	audit_close(d->audit);
+	journal_free(d->journal);	/* after the last record was queued */
 	fw_close(d->fw);
 	pinreg_free(d->pins);	/* after fw and the trail, which borrow it */
 	d->pins = NULL;
@@ -541,7 +578,8 @@ int daemon_run(const char *config_path, const char *socket_override,
 	d->base = event_base_new();
 	if (!d->base || audit_attach(d->audit, d->base) < 0)
 		goto out;
-	if (startup_trail(d) < 0 || startup_proxy(d) < 0 || startup_edges(d, sig) < 0)
+	if (startup_journal(d) < 0 || startup_trail(d) < 0 || startup_proxy(d) < 0 ||
+	    startup_edges(d, sig) < 0)
 		goto out;
 	/* A box has no nfnetlink_queue: the SNI check is not bound (netd/daemon.h). */
 	if (!d->box && (r = daemon_sni_start(d)) < 0)

@@ -43,8 +43,11 @@ pkgs=(
 	ngtcp2-server ngtcp2-client
 	# a real DNS tunnel through an allowed wildcard (tests/integ/dns_tunnel.sh)
 	iodine
-	# sd_notify, `systemd-analyze verify` of the unit, man pages
+	# sd_notify and sd_journal_sendv, `systemd-analyze verify` of the unit, man
+	# pages; systemd-journald and journalctl for flow_ipfix.sh's private journal
 	libsystemd-dev systemd man-db
+	# IPFIX collectors for tests/integ/flow_ipfix.sh (nfcapd, nfdump)
+	nfdump
 	# promtool (metrics format check), iperf3 (data-plane bench)
 	prometheus iperf3
 	# the microVM tests (tests/microvm/): QEMU -M microvm; the guest's kernel

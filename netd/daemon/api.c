@@ -21,6 +21,8 @@
 
 #include "dnsproxy/proxy.h"
 #include "netd/trail/audit.h"
+#include "netd/trail/ipfixexp.h"
+#include "netd/trail/journal.h"
 #include "netd/daemon/policyview.h"
 #include "netd/fw.h"
 #include "netd/common/metrics.h"
@@ -277,6 +279,30 @@ static json_t *paths_json(const struct daemon *d)
 	return o;
 }
 
+/* Where the records go besides the file: {"ipfix": [per collector], "journal": {...}}. */
+static json_t *export_json(const struct daemon *d)
+{
+	return json_pack("{s:o, s:{s:b, s:I, s:I}}", "ipfix", ipfixexp_status_json(d->ipfix),
+			 "journal", "on", d->journal != NULL, "written",
+			 (json_int_t)journal_written(d->journal), "dropped",
+			 (json_int_t)journal_dropped(d->journal));
+}
+
+/* netd_ipfix_* per collector (ipfixexp.h) and the journal's two counters, when configured. */
+static void export_metrics(const struct daemon *d, FILE *out)
+{
+	if (d->ipfix)
+		ipfixexp_metrics(d->ipfix, out);
+	if (!d->journal)
+		return;
+	metrics_family(out, "netd_audit_journal_written_total", "counter",
+		       "Audit records the systemd journal took (audit.journal).");
+	metrics_u64(out, "netd_audit_journal_written_total", NULL, journal_written(d->journal));
+	metrics_family(out, "netd_audit_journal_dropped_total", "counter",
+		       "Audit records not sent to the journal: its queue was full, or sending failed.");
+	metrics_u64(out, "netd_audit_journal_dropped_total", NULL, journal_dropped(d->journal));
+}
+
 static json_t *api_status(void *ctx)
 {
 	struct daemon *d = ctx;
@@ -304,6 +330,8 @@ static json_t *api_status(void *ctx)
 		json_object_set_new(o, "paths", paths_json(d));
 	if (o && d->trail)
 		json_object_set_new(o, "accounting", trail_stats_json(d->trail));
+	if (o)
+		json_object_set_new(o, "export", export_json(d));
 	if (o)
 		json_object_set_new(o, "gateway", daemon_gw_status(d));
 	if (o && d->proxy) {
@@ -363,6 +391,7 @@ static void api_metrics(void *ctx, FILE *out)
 		       "Re-adds of the egress interface to the flowtable (at reloads) nf_tables refused.");
 	metrics_u64(out, "netd_flowtable_failures_total", NULL, d->ft_failures);
 	trail_metrics(d->trail, out);
+	export_metrics(d, out);
 	for (size_t i = 0; i < n; i++) {
 		if (!c[i].metric)
 			continue;

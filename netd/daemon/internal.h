@@ -125,6 +125,8 @@ struct gw_proc {
 
 struct gw_creds;
 struct gw_ipc_ask;
+struct ipfixexp;
+struct journal;
 struct gw_ipc_verdict;
 struct gw_ipc_http;
 
@@ -151,6 +153,8 @@ struct daemon {
 	struct metrics_http *metrics_http;	/* metrics_listen, or NULL */
 	struct policywatch *pwatch;	/* policy_watch: inotify on policy_dir; NULL = off */
 	struct trail *trail;	/* conn/deny records (issue: accounting) */
+	struct ipfixexp *ipfix;	/* ipfix: flow export to collectors; NULL = none */
+	struct journal *journal;	/* audit.journal: the records in the journal too; NULL = off */
 	struct linkwatch *linkwatch;	/* vanished interfaces (vanish.c) */
 	struct sandbox_table *sandboxes;
 	struct policy *policies[DAEMON_MAX_POLICIES];

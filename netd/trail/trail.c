@@ -28,6 +28,7 @@
 #include "netd/trail/flowtab.h"
 #include "netd/trail/nametab.h"
 #include "netd/trail/grace.h"
+#include "netd/trail/ipfixexp.h"
 #include "netd/common/metrics.h"
 #include "netd/trail/nflog.h"
 #include "netd/model/pinreg.h"
@@ -85,6 +86,8 @@ struct trail {
 	void *probe_ctx;
 	int64_t gone_slot;	/* the slot trail_sandbox_gone() drains: no grace, -1 = none */
 	struct grace_seen *seen;	/* TCP closes already served */
+	struct ipfixexp *exp;	/* trail_set_export(): IPFIX export of the records; NULL: none */
+	uint64_t interim_ns;	/* ... and of live connections this often; 0: none */
 	struct {
 		uint64_t repinned;	/* grace pins sent to the kernel */
 		uint64_t covered;	/* a longer pin was already there */
@@ -223,26 +226,36 @@ static void on_closing(void *ctx, const struct ct_flow *f)
 }
 
 /*
- * Audit mode (netd/fw.h fw_mode_audit()): mark @rec with what enforce mode
- * would have done to the connection, as the policy stands now.  A name the
+ * Audit mode (netd/fw.h fw_mode_audit()): what enforce mode would have done
+ * to a connection of @sb to @dst, as the policy stands now.  A name the
  * policy does not list: "not-in-policy"; no name and no CIDR rule, or a
  * port no rule gives: "not-pinned" (the reason a "deny" record would say).
- * Return: true if @rec was marked (it is not in enforce mode, nor when the
- * policy allows the connection).
+ * Return: that reason; NULL in enforce mode, or when the policy allows it.
  */
-static bool mark_would_deny(const struct trail *t, const struct sandbox *sb,
-			    const struct addr *dst, uint8_t proto, uint16_t dport,
-			    const char *domain, json_t *rec)
+static const char *would_deny(const struct trail *t, const struct sandbox *sb,
+			      const struct addr *dst, uint8_t proto, uint16_t dport,
+			      const char *domain)
 {
 	const struct policy *p = t->policy(t->ctx, sb->policy);
 	const char *name = domain && !strchr(domain, '/') ? domain : NULL;
 	uint16_t idx[1];
 
-	if (!rec || !fw_mode_audit(sb->mode, p) || policy_allows(p, name, dst, proto, dport))
+	if (!fw_mode_audit(sb->mode, p) || policy_allows(p, name, dst, proto, dport))
+		return NULL;
+	return name && !policy_match(p, name, idx, 1) ? reason_dns_name(REASON_DNS_NOT_IN_POLICY) :
+							 reason_deny_name(REASON_DENY_NOT_PINNED);
+}
+
+/* would_deny() as @rec's "would_deny" member.  Return: true if @rec was marked. */
+static bool mark_would_deny(const struct trail *t, const struct sandbox *sb,
+			    const struct addr *dst, uint8_t proto, uint16_t dport,
+			    const char *domain, json_t *rec)
+{
+	const char *why = rec ? would_deny(t, sb, dst, proto, dport, domain) : NULL;
+
+	if (!why)
 		return false;
-	json_object_set_new(rec, "would_deny", json_string(
-		name && !policy_match(p, name, idx, 1) ? reason_dns_name(REASON_DNS_NOT_IN_POLICY) :
-		reason_deny_name(REASON_DENY_NOT_PINNED)));
+	json_object_set_new(rec, "would_deny", json_string(why));
 	return true;
 }
 
@@ -285,20 +298,34 @@ static const char *rule_label(const struct policy *p, const char *name, uint8_t 
 	return pat ? pat : TRAIL_DOMAIN_OTHER;
 }
 
-/* The per-domain counters' key for a flow of @sb to @dst whose domain_of() is @domain. */
-static const char *domain_key(const struct trail *t, const struct sandbox *sb,
-			      const struct ct_flow *f, const char *domain)
+/* What a flow's records name: its domain, and the rule that allowed it (found once, when asked). */
+struct names {
+	const char *domain;	/* domain_of(), or what it was opened under; NULL: none */
+	const char *rule;	/* rule_of(); NULL until asked */
+};
+
+/*
+ * The rule that allowed a flow of @sb whose domain is @n->domain: the
+ * per-domain counters' key and the IPFIX "rule" element.
+ */
+static const char *rule_of(const struct trail *t, const struct sandbox *sb,
+			   const struct ct_flow *f, struct names *n)
 {
-	if (!domain)
-		return "";
-	if (strchr(domain, '/'))
-		return domain;	/* a CIDR rule, already a pattern */
-	return rule_label(t->policy(t->ctx, sb->policy), domain, f->proto, f->dport);
+	if (n->rule)
+		return n->rule;
+	if (!n->domain)
+		n->rule = "";
+	else if (strchr(n->domain, '/'))
+		n->rule = n->domain;	/* a CIDR rule, already a pattern */
+	else
+		n->rule = rule_label(t->policy(t->ctx, sb->policy), n->domain, f->proto,
+				     f->dport);
+	return n->rule;
 }
 
 /* Add @c to @sb's counters and its rule's; @ended: one more connection. */
 static void fold(struct trail *t, const struct sandbox *sb, const struct ct_flow *f,
-		 const char *domain, const struct flow_ctr *c, bool ended)
+		 struct names *n, const struct flow_ctr *c, bool ended)
 {
 	struct totals *s = &t->per_slot[sb->slot], *d;
 
@@ -307,7 +334,7 @@ static void fold(struct trail *t, const struct sandbox *sb, const struct ct_flow
 	s->conns += ended;
 	s->bytes_out += c->bytes_out;
 	s->bytes_in += c->bytes_in;
-	d = dom_ctr(t, sb->slot, domain_key(t, sb, f, domain));
+	d = dom_ctr(t, sb->slot, rule_of(t, sb, f, n));
 	if (d) {
 		d->conns += ended;
 		d->bytes_out += c->bytes_out;
@@ -316,14 +343,47 @@ static void fold(struct trail *t, const struct sandbox *sb, const struct ct_flow
 }
 
 /*
- * The record of a flow; @c: the counters it reports (NULL: @f's own).  An
- * audit-mode sandbox's records of a flow enforce mode would have dropped
- * carry would_deny.
+ * A flow's record in IPFIX (ipfixexp.h): @c, what it counted from @since_ns
+ * to @end_ns (CLOCK_REALTIME), ended for @reason; @why: would_deny().
+ */
+static void export_flow(struct trail *t, const struct sandbox *sb, const struct ct_flow *f,
+			struct names *n, const struct flow_ctr *c, uint64_t since_ns,
+			uint64_t end_ns, enum ipfix_end reason, const char *why)
+{
+	char verdict[48];
+	bool icmp = f->proto == IPPROTO_ICMP || f->proto == IPPROTO_ICMPV6;
+	struct ipfix_flow x = {
+		.src = f->src, .dst = f->dst, .proto = f->proto, .end_reason = (uint8_t)reason,
+		/* ICMP: no ports; type * 256 + code where NetFlow collectors look for it */
+		.sport = icmp ? 0 : f->sport, .dport = f->dport,
+		.start_ms = since_ns / 1000000u, .end_ms = end_ns / 1000000u,
+		.octets_out = c->bytes_out, .packets_out = c->packets_out,
+		.octets_in = c->bytes_in, .packets_in = c->packets_in,
+		.sandbox = sb->name, .policy = sb->policy, .domain = n->domain,
+		.rule = rule_of(t, sb, f, n), .verdict = "allow",
+	};
+
+	if (why) {
+		snprintf(verdict, sizeof(verdict), "would-deny:%s", why);
+		x.verdict = verdict;
+	}
+	ipfixexp_add(t->exp, &x);
+}
+
+/*
+ * The record of a flow, in the audit log as @event and, unless @x is NULL,
+ * in IPFIX: @c, the counters the record reports (NULL: @f's own); @x, the
+ * part of them IPFIX has not reported yet (interim records) and since when
+ * (@x_since_ns; 0: the flow's start).  An audit-mode sandbox's records of a
+ * flow enforce mode would have dropped carry would_deny.
  */
 static void write_conn(struct trail *t, const char *event, const struct sandbox *sb,
-		       const struct ct_flow *f, const char *domain, const struct flow_ctr *c)
+		       const struct ct_flow *f, struct names *n, const struct flow_ctr *c,
+		       const struct flow_ctr *x, uint64_t x_since_ns, enum ipfix_end reason)
 {
 	struct ct_flow g = *f;
+	uint64_t now = real_ns(), start, end;
+	const char *why = would_deny(t, sb, &f->dst, f->proto, f->dport, n->domain);
 	json_t *rec;
 
 	if (c) {
@@ -332,9 +392,14 @@ static void write_conn(struct trail *t, const char *event, const struct sandbox 
 		g.packets_out = c->packets_out;
 		g.packets_in = c->packets_in;
 	}
-	rec = ct_conn_json(&g, sb->name, sb->policy, domain, real_ns());
-	mark_would_deny(t, sb, &f->dst, f->proto, f->dport, domain, rec);
+	rec = ct_conn_json(&g, sb->name, sb->policy, n->domain, now);
+	if (rec && why)
+		json_object_set_new(rec, "would_deny", json_string(why));
 	audit_write(t->audit, event, rec);
+	if (!t->exp || !x)
+		return;
+	ct_flow_span(&g, now, &start, &end);	/* the span the audit record says */
+	export_flow(t, sb, f, n, x, x_since_ns ? x_since_ns : start, end, reason, why);
 }
 
 /*
@@ -384,16 +449,23 @@ static void on_flow(void *ctx, enum acct_kind kind, const struct ct_flow *f)
 {
 	struct trail *t = ctx;
 	struct sandbox *sb = by_slot(t, ACCT_MARK_SLOT(f->mark));
-	struct flow_ctr c = { 0 }, late = { 0 };
+	struct flow_ctr c = { 0 }, late = { 0 }, x = { 0 }, all = flowtab_ctr(f);
 	char cbuf[PREFIX_STRLEN];
-	const char *domain;
+	struct names n = { 0 };
 	bool recorded = false, opened = false;
+	uint64_t x_since = 0;
 	uint32_t name = 0;
 	int r = 0;
 
 	/* What it was opened under, before the table may forget it (its end). */
 	if (kind != ACCT_OPEN)
 		opened = flowtab_name(t->flows, f, &name);
+	/* What IPFIX reported of it in interim records: the final one reports the rest. */
+	if (t->exp && (kind == ACCT_CLOSE || kind == ACCT_END)) {
+		struct flow_ctr done = flowtab_exported(t->flows, f, &x_since);
+
+		x = flowtab_ctr_sub(&all, &done);
+	}
 	/* The table first: it must forget a flow even if its sandbox is gone. */
 	if (kind == ACCT_LIVE || kind == ACCT_UPDATE)
 		r = flowtab_live(t->flows, f, &c);
@@ -419,37 +491,44 @@ static void on_flow(void *ctx, enum acct_kind kind, const struct ct_flow *f)
 	 * one, whatever names pin the address later).  A flow whose open was
 	 * not seen is named now, as best one can.
 	 */
-	domain = opened ? nametab_str(t->names, name) :
-			  domain_of(t, sb, &f->dst, cbuf, sizeof(cbuf));
+	n.domain = opened ? nametab_str(t->names, name) :
+			    domain_of(t, sb, &f->dst, cbuf, sizeof(cbuf));
 	switch (kind) {
 	case ACCT_OPEN:
 		return;
 	case ACCT_LIVE:
 	case ACCT_UPDATE:
-		fold(t, sb, f, domain, &c, false);
+		fold(t, sb, f, &n, &c, false);
 		/* No interim record after the final one (a TIME_WAIT entry). */
 		if (kind == ACCT_UPDATE && r != 2)
-			write_conn(t, "conn_update", sb, f, domain, NULL);
+			write_conn(t, "conn_update", sb, f, &n, NULL, NULL, 0, 0);
+		/* IPFIX's interim records: what grew since the last one (ipfix.interim_interval). */
+		if (t->exp && r == 1 && flowtab_interim(t->flows, f, real_ns(), t->interim_ns, &x,
+							&x_since))
+			export_flow(t, sb, f, &n, &x, x_since, real_ns(), IPFIX_END_ACTIVE,
+				    would_deny(t, sb, &f->dst, f->proto, f->dport, n.domain));
 		return;
 	case ACCT_CLOSE:
 		if (r < 0)
 			return;	/* table full: the DESTROY writes it */
-		fold(t, sb, f, domain, &c, r == 1);
+		fold(t, sb, f, &n, &c, r == 1);
 		if (r == 1)
-			write_conn(t, "conn", sb, f, domain, NULL);
+			write_conn(t, "conn", sb, f, &n, NULL, &x, x_since, IPFIX_END_FLOW);
 		return;
 	case ACCT_END:
-		fold(t, sb, f, domain, &c, !recorded);
+		fold(t, sb, f, &n, &c, !recorded);
 		if (!recorded) {
-			write_conn(t, "conn", sb, f, domain, NULL);
+			/* TCP ended long ago (its close was not seen); others timed out idle. */
+			write_conn(t, "conn", sb, f, &n, NULL, &x, x_since,
+				   f->proto == IPPROTO_TCP ? IPFIX_END_FLOW : IPFIX_END_IDLE);
 		} else if (!flowtab_ctr_zero(&late)) {
 			t->conn_late++;
-			write_conn(t, "conn_late", sb, f, domain, &late);
+			write_conn(t, "conn_late", sb, f, &n, &late, &late, 0, IPFIX_END_FLOW);
 		}
 		/* TCP: the grace began at its close, unless that update was lost
 		 * (then it begins now, late rather than never). */
 		if (t->grace_on && !(f->proto == IPPROTO_TCP && grace_seen_take(t->seen, f->id)))
-			grace_flow(t, sb, f, domain);
+			grace_flow(t, sb, f, n.domain);
 		nametab_put(t->names, name);	/* the entry that held it is gone */
 		return;
 	}
@@ -553,6 +632,14 @@ static void on_deny(void *ctx, const struct ct_logpkt *p, const char *reason)
 		return;
 	if (denyfold_add(t->denies, sb->slot, p, why, suppressed, now, now_r, &ev))
 		write_deny(t, &ev);
+}
+
+void trail_set_export(struct trail *t, struct ipfixexp *x, uint32_t interim_s)
+{
+	if (!t)
+		return;
+	t->exp = x;
+	t->interim_ns = (uint64_t)interim_s * 1000000000u;
 }
 
 void trail_set_probe(struct trail *t, trail_probe_fn fn, void *ctx)

@@ -95,6 +95,18 @@ typedef bool (*trail_probe_fn)(void *ctx, const struct sandbox *sb, uint8_t prot
 			       const struct addr *src, uint16_t sport, const struct addr *dst,
 			       uint16_t dport, const char *reason);
 
+struct ipfixexp;
+
+/*
+ * trail_set_export() - from now on every conn and conn_late record is also
+ * exported through @x (NULL: no more), each connection's bytes once: the
+ * final record reports what interim records did not; with @interim_s,
+ * connections live that long get an interim record at each conntrack dump
+ * (every ACCT_FOLD_INTERVAL_S) that finds the interval passed since their
+ * last.  @x borrowed until unset or trail_free().
+ */
+void trail_set_export(struct trail *t, struct ipfixexp *x, uint32_t interim_s);
+
 /* trail_set_probe() - the claim of netd's own probes (NULL: none); @ctx borrowed. */
 void trail_set_probe(struct trail *t, trail_probe_fn fn, void *ctx);
 

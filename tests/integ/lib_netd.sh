@@ -60,7 +60,10 @@ t_summary() {
 # netd_up [EXTRA_YAML] - write a config into WORLD_DIR and start netd in the
 # host netns (nsenter: same mount namespace, so its /run/netns mounts are
 # visible here).  NETD_DNS_EXTRA: more lines for the dns: section, each
-# indented two spaces.  NETD_UPSTREAM: the resolver (default 192.0.2.53).  Waits for the control socket.  Sets NETD_SOCKET, NETD_PID,
+# indented two spaces.  NETD_UPSTREAM: the resolver (default 192.0.2.53).
+# NETD_WRAP: an array, a command netd runs under, which execs it (unshare,
+# tests/integ/lib_mntns.sh: netd's PID stays the one recorded).  Waits for
+# the control socket.  Sets NETD_SOCKET, NETD_PID,
 # NETD_AUDIT, NETD_LOG, NETD_CONF.
 netd_up() {
 	local extra=${1:-} i
@@ -89,7 +92,7 @@ netd_up() {
 	log_level: debug
 	$extra
 	YAML
-	world_spawn host "$NETD_LOG" "$NETD_BIN" run --config "$NETD_CONF"
+	world_spawn host "$NETD_LOG" ${NETD_WRAP[@]+"${NETD_WRAP[@]}"} "$NETD_BIN" run --config "$NETD_CONF"
 	NETD_PID=$WORLD_LAST_PID
 	for ((i = 0; i < 300; i++)); do
 		if [ -S "$NETD_SOCKET" ] && "$NETD_BIN" status >/dev/null 2>&1; then
