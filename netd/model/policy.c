@@ -86,6 +86,38 @@ bool policy_cidr_allows(const struct policy *p, const struct addr *dst, uint8_t 
 	return policy_cidr_rule(p, dst, proto, port) >= 0;
 }
 
+const char *policy_rule_pattern(const struct policy *p, const char *name, uint8_t proto,
+				uint16_t port)
+{
+	uint16_t idx[16];
+	size_t n = p ? policy_match(p, name, idx, 16) : 0;
+	const struct policy_rule *best = NULL;
+	const char *pat = NULL;
+	size_t nl = strlen(name);
+
+	if (n > 16)
+		n = 16;
+	for (size_t i = 0; i < n && !best; i++) {
+		const struct policy_rule *r = &p->rules[idx[i]];
+
+		if (policy_rule_port(r, proto, port))
+			best = r;
+	}
+	if (!best && n)
+		best = &p->rules[idx[0]];
+	for (size_t k = 0; best && k < best->n_domains; k++) {
+		const char *d = best->domains[k];
+		size_t dl = strlen(d);
+
+		if (strcmp(d, name) == 0)
+			return d;	/* exact beats any wildcard */
+		if (dl > 2 && d[0] == '*' && d[1] == '.' && nl > dl - 1 &&
+		    strcmp(name + nl - (dl - 1), d + 1) == 0 && (!pat || dl > strlen(pat)))
+			pat = d;
+	}
+	return pat;
+}
+
 bool policy_allows(const struct policy *p, const char *name, const struct addr *dst,
 		   uint8_t proto, uint16_t port)
 {

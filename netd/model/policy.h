@@ -507,6 +507,18 @@ bool policy_allows(const struct policy *p, const char *name, const struct addr *
 		   uint8_t proto, uint16_t port);
 
 /*
+ * policy_rule_pattern() - the rule pattern that allows @name on @proto/@port
+ * (host order) under @p ("pypi.org", "*.pythonhosted.org"): the most
+ * specific pattern of the first matching rule that allows the port (of the
+ * first matching rule if none does).  Bounded by the policy's size, unlike
+ * the names a wildcard matches: the per-rule counters' key and the IPFIX
+ * "rule" element.  Borrowed from @p.  Pure.
+ * Return: the pattern; NULL if no rule matches @name (@p NULL: none).
+ */
+const char *policy_rule_pattern(const struct policy *p, const char *name, uint8_t proto,
+				uint16_t port);
+
+/*
  * policy_except_shadows() - the other rules that still allow some name
  * that except @ex of rule @rule takes back (an exact except: the rules
  * matching it; "*.T": rules with a domain inside T's subtree, or a

@@ -259,45 +259,6 @@ static bool mark_would_deny(const struct trail *t, const struct sandbox *sb,
 	return true;
 }
 
-/*
- * The rule pattern that allows @name on @proto/@port under @p ("pypi.org",
- * "*.pythonhosted.org"): the per-domain counters' key, bounded by the
- * policy's size, unlike the names a wildcard matches.  The most specific
- * pattern of the first matching rule that allows the port; "(other)" if
- * no rule allows the name any more (a reload).
- */
-static const char *rule_label(const struct policy *p, const char *name, uint8_t proto,
-			      uint16_t port)
-{
-	uint16_t idx[16];
-	size_t n = p ? policy_match(p, name, idx, 16) : 0;
-	const struct policy_rule *best = NULL;
-	const char *pat = NULL;
-	size_t nl = strlen(name);
-
-	if (n > 16)
-		n = 16;
-	for (size_t i = 0; i < n && !best; i++) {
-		const struct policy_rule *r = &p->rules[idx[i]];
-
-		if (policy_rule_port(r, proto, port))
-			best = r;
-	}
-	if (!best && n)
-		best = &p->rules[idx[0]];
-	for (size_t k = 0; best && k < best->n_domains; k++) {
-		const char *d = best->domains[k];
-		size_t dl = strlen(d);
-
-		if (strcmp(d, name) == 0)
-			return d;	/* exact beats any wildcard */
-		if (dl > 2 && d[0] == '*' && d[1] == '.' && nl > dl - 1 &&
-		    strcmp(name + nl - (dl - 1), d + 1) == 0 && (!pat || dl > strlen(pat)))
-			pat = d;
-	}
-	return pat ? pat : TRAIL_DOMAIN_OTHER;
-}
-
 /* What a flow's records name: its domain, and the rule that allowed it (found once, when asked). */
 struct names {
 	const char *domain;	/* domain_of(), or what it was opened under; NULL: none */
@@ -318,8 +279,10 @@ static const char *rule_of(const struct trail *t, const struct sandbox *sb,
 	else if (strchr(n->domain, '/'))
 		n->rule = n->domain;	/* a CIDR rule, already a pattern */
 	else
-		n->rule = rule_label(t->policy(t->ctx, sb->policy), n->domain, f->proto,
-				     f->dport);
+		n->rule = policy_rule_pattern(t->policy(t->ctx, sb->policy), n->domain, f->proto,
+					      f->dport);
+	if (!n->rule)
+		n->rule = TRAIL_DOMAIN_OTHER;	/* no rule allows it any more (a reload) */
 	return n->rule;
 }
 

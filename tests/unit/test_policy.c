@@ -973,6 +973,26 @@ static void test_mode_on_deny(void **state)
 	policy_free(p);
 }
 
+/* The rule pattern a flow is counted (and exported) under: exact beats wildcard, the port's rule first. */
+static void test_rule_pattern(void **state)
+{
+	struct policy *p;
+
+	(void)state;
+	p = parse_ok("name: a\negress:\n"
+		     "  - {domains: [\"*.example.com\", \"*.b.example.com\"], ports: [443]}\n"
+		     "  - {domains: [x.b.example.com, pypi.org], ports: [80]}\n");
+	assert_string_equal(policy_rule_pattern(p, "a.example.com", IPPROTO_TCP, 443), "*.example.com");
+	assert_string_equal(policy_rule_pattern(p, "x.b.example.com", IPPROTO_TCP, 443),
+			    "*.b.example.com");	/* the longest wildcard of the rule with the port */
+	assert_string_equal(policy_rule_pattern(p, "x.b.example.com", IPPROTO_TCP, 80),
+			    "x.b.example.com");
+	assert_string_equal(policy_rule_pattern(p, "pypi.org", IPPROTO_TCP, 8080), "pypi.org");
+	assert_null(policy_rule_pattern(p, "example.org", IPPROTO_TCP, 443));
+	assert_null(policy_rule_pattern(NULL, "pypi.org", IPPROTO_TCP, 80));
+	policy_free(p);
+}
+
 static void test_match_many_rules(void **state)
 {
 	size_t len = 0, cap = 0;
@@ -1361,6 +1381,7 @@ int main(void)
 		cmocka_unit_test(test_l7_gaps),
 		cmocka_unit_test(test_mode_on_deny),
 		cmocka_unit_test(test_match_many_rules),
+		cmocka_unit_test(test_rule_pattern),
 		cmocka_unit_test(test_shipped_policies),
 		cmocka_unit_test(test_bad_fixtures),
 		cmocka_unit_test(test_every_rule_error),
