@@ -407,7 +407,10 @@ ok "a journald of the test's own listens" test -S "$J/run/journal.netdtest/socke
 # for a service); /run/netns stays shared, so its sandboxes are visible here.
 NETD_WRAP=(unshare -m --propagation unchanged tests/integ/lib_mntns.sh --share /run/netns
 	"$J/stage2" "$J/run/journal.netdtest=/run/systemd/journal" --)
-netd_up "audit: { conn_update_interval: 0, journal: true }" || { echo "0 passed, 1 failed"; exit 1; }
+# (and IPFIX to the TCP reader with interim records every 5 s: below)
+netd_up "audit: { conn_update_interval: 0, journal: true }
+ipfix: { collectors: [\"$TCP_COL\"], interim_interval: 5, reconnect_interval: 1 }" ||
+	{ echo "0 passed, 1 failed"; exit 1; }
 unset NETD_WRAP
 hasnt "netd found the journal" "no journald here" "$(cat "$NETD_LOG")"
 ok "sandbox create" sb_create j1 flows
@@ -432,5 +435,30 @@ ok "journal: the sandbox's DNS query too" test -n "$(jctl -o json NETD_SANDBOX="
 ok "journal: the sandbox's create" test -n "$(jctl -o json NETD_SANDBOX="$SBJ" NETD_EVENT=sandbox NETD_ACTION=create)"
 fail "journal: another sandbox has nothing" test -n "$(jctl -o json NETD_SANDBOX=no-such-sandbox)"
 eq "metrics: the journal took every record, dropped none" "0" "$(metric netd_audit_journal_dropped_total)"
+
+# ---- interim records: a long download, exported in stretches that add up ------------
+SB1=$SBJ	# conn_sum's sandbox
+sport=$(sb_curl j1 -o /dev/null -w '%{local_port}' "https://pypi.org/bytes/2000000?rate=250000")
+rec=$(audit_wait 20 '"event":"conn"' "\"sandbox\":\"$SBJ\"" "\"sport\":$sport,")
+ok "the long download's conn record" test -n "$rec"
+settled "$sport" 443
+ours=$(conn_sum "$sport" 443)
+eq "interim: the stretches add up to the conn records" "$ours" \
+	"$(wait_for 20 ipfix_sum "$WORLD_DIR/tcp.jsonl" "$sport" 443)"
+python3 - "$WORLD_DIR/tcp.jsonl" "$sport" "$(ms_of "$(field "$rec" start)")" \
+	"$(ms_of "$(field "$rec" end)")" >"$WORLD_DIR/interim.out" <<-'PY'
+	import json, sys
+	rs = [r for r in map(json.loads, open(sys.argv[1]))
+	      if r["kind"] == "record" and r.get("sport") == int(sys.argv[2]) and r.get("dport") == 443]
+	reasons = [r["end_reason"] for r in rs]
+	tiled = all(a["end_ms"] == b["start_ms"] for a, b in zip(rs, rs[1:]))
+	print(len(rs) >= 2 and reasons[:-1] == [2] * (len(rs) - 1) and reasons[-1] == 3,
+	      tiled, rs[0]["start_ms"] == int(sys.argv[3]), rs[-1]["end_ms"] == int(sys.argv[4]), reasons)
+	PY
+read -r shape tiled first last _ <"$WORLD_DIR/interim.out"
+echo "  interim: end reasons $(cut -d' ' -f5- "$WORLD_DIR/interim.out")"
+eq "interim: active-timeout records (2), then the end of the flow (3)" "True" "$shape"
+eq "interim: each stretch starts where the last ended; the first at the start, the last at the end" \
+	"True True True" "$tiled $first $last"
 netd_down
 t_summary
