@@ -259,7 +259,14 @@ build/bench/quic_bench: build/obj/tests/bench/quic_bench.o build/libnetd.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-bench: build/netd build/bench/quic_bench microvm-world ## side-by-side benchmark against the peers (root)
+# What exporting one connection record costs (tests/bench/ipfix_bench.c): the
+# same release-built code.
+build/bench/ipfix_bench: build/obj/tests/bench/ipfix_bench.o build/libnetd.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+bench: build/netd build/bench/quic_bench build/bench/ipfix_bench microvm-world ## side-by-side benchmark against the peers (root)
 	$(Q)tests/bench/run.sh
 
 clean: ## remove build/

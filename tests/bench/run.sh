@@ -27,6 +27,8 @@
 # Then the data plane: tests/bench/dataplane.sh (iperf3, netd vs no nftables),
 # and the SNI check's cost per new connection: tests/bench/sni.sh, and per
 # new QUIC flow: build/bench/quic_bench (tests/bench/quic_bench.c).
+# What exporting one connection record costs (IPFIX, journal):
+# build/bench/ipfix_bench (tests/bench/ipfix_bench.c).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 NETD_BIN=${NETD_BIN:-$PWD/build/netd}	# the optimized build, not ASan
@@ -363,6 +365,13 @@ rc=0
 if [ "${BENCH_QUIC:-1}" != 0 ]; then
 	echo "=== the QUIC check: added cost per new flow (docs/sni.md#cost)"
 	build/bench/quic_bench || rc=1
+fi
+
+# ---- what exporting a connection record costs (IPFIX, the journal's fields;
+# build/bench/ipfix_bench, tests/bench/ipfix_bench.c; BENCH_FLOWS=0 skips it) ----
+if [ "${BENCH_FLOWS:-1}" != 0 ]; then
+	echo "=== IPFIX export and the journal: added cost per connection record (docs/performance.md#exporting-flows)"
+	build/bench/ipfix_bench "${BENCH_FLOW_RECORDS:-1000000}" || rc=1
 fi
 
 # ---- the API gateway next to squid ssl_bump and mitmproxy (tests/bench/gateway.sh) ----
