@@ -403,8 +403,8 @@ unshare -m --propagation private tests/integ/lib_mntns.sh "$J/stage1" "$J/run=/r
 world_pid_track $!
 for ((i = 0; i < 100; i++)); do [ -S "$J/run/journal.netdtest/socket" ] && break; sleep 0.1; done
 ok "a journald of the test's own listens" test -S "$J/run/journal.netdtest/socket"
-# netd sees that socket at /run/systemd/journal/socket (as LogNamespace= does
-# for a service); /run/netns stays shared, so its sandboxes are visible here.
+# netd sees that socket at /run/systemd/journal/socket, in a mount namespace
+# of its own where /run/netns stays shared, so its sandboxes are visible here.
 NETD_WRAP=(unshare -m --propagation unchanged tests/integ/lib_mntns.sh --share /run/netns
 	"$J/stage2" "$J/run/journal.netdtest=/run/systemd/journal" --)
 # (and IPFIX to the TCP reader with interim records every 5 s: below)
