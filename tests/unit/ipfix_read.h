@@ -127,6 +127,7 @@ static inline int ipr_data(const struct ipr_tpl *t, struct ipr_msg *m, const uin
 
 	while (off < len) {
 		struct ipr_rec rec = { .tpl = t->id, .n = t->n };
+		size_t start = off;
 
 		for (uint16_t i = 0; i < t->n; i++) {
 			size_t fl = t->f[i].len;
@@ -148,6 +149,8 @@ static inline int ipr_data(const struct ipr_tpl *t, struct ipr_msg *m, const uin
 						     .len = (uint16_t)fl, .p = p + off };
 			off += fl;
 		}
+		if (off == start)
+			return -EBADMSG;	/* a record of no octets would never end the Set */
 		if (m->n_rec < IPR_RECORDS)
 			m->rec[m->n_rec] = rec;
 		m->n_rec++;
