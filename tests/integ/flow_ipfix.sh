@@ -320,6 +320,11 @@ eq "UDP: what it missed is exactly its Sequence Numbers' gap ($gap)" "$exp" "$((
 ok "UDP: netd counted no more than it missed" \
 	test "$(metric "netd_ipfix_records_dropped_total{collector=\"$UDP_COL\"}")" -le "$gap"
 
+m=$(world_exec host curl -s --unix-socket "$NETD_SOCKET" http://netd/metrics)
+out=$(promtool check metrics <<<"$m" 2>&1); rc=$?
+eq "promtool check metrics: the netd_ipfix_* families too" "0 " "$rc $out"
+has "metrics: a series per collector" "netd_ipfix_records_sent_total{collector=\"$TCP_COL\"}" "$m"
+
 # ---- a burst: every connection a flow at every collector ------------------------
 world_spawn inet "$WORLD_DIR/burst-server.log" "$BURST" server 198.51.100.7 9000
 for ((i = 0; i < 50; i++)); do grep -q listening "$WORLD_DIR/burst-server.log" && break; sleep 0.1; done
@@ -435,6 +440,8 @@ ok "journal: the sandbox's DNS query too" test -n "$(jctl -o json NETD_SANDBOX="
 ok "journal: the sandbox's create" test -n "$(jctl -o json NETD_SANDBOX="$SBJ" NETD_EVENT=sandbox NETD_ACTION=create)"
 fail "journal: another sandbox has nothing" test -n "$(jctl -o json NETD_SANDBOX=no-such-sandbox)"
 eq "metrics: the journal took every record, dropped none" "0" "$(metric netd_audit_journal_dropped_total)"
+out=$(world_exec host curl -s --unix-socket "$NETD_SOCKET" http://netd/metrics | promtool check metrics 2>&1); rc=$?
+eq "promtool check metrics: with netd_audit_journal_*" "0 " "$rc $out"
 
 # ---- interim records: a long download, exported in stretches that add up ------------
 SB1=$SBJ	# conn_sum's sandbox
