@@ -371,8 +371,10 @@ static int startup_trail(struct daemon *d)
 		}
 		trail_set_export(d->trail, d->ipfix, d->cfg.ipfix.interim_s);
 		log_info("ipfix: exporting connections to %u collector(s), observation domain %u, "
-			 "enterprise number %u", d->cfg.ipfix.n_collectors,
-			 d->cfg.ipfix.observation_domain, d->cfg.ipfix.enterprise);
+			 "enterprise number %u%s", d->cfg.ipfix.n_collectors,
+			 d->cfg.ipfix.observation_domain, d->cfg.ipfix.enterprise,
+			 d->cfg.ipfix.enterprise == 32473 ? " (RFC 5612's, for documentation: set "
+			 "your own in ipfix.enterprise)" : "");
 	}
 	return 0;
 }

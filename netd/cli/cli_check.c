@@ -515,6 +515,10 @@ int cli_config_check(int argc, char **argv, const char *usage_text)
 	/* What the text cannot show: the CA file, the user, the secrets themselves. */
 	if ((r = config_gateway_check(&cfg, &err)) == 0)
 		r = check_secrets(&cfg, path, &err);
+	if (r == 0 && cfg.ipfix.n_collectors && cfg.ipfix.enterprise == 32473)
+		fprintf(stderr, "%s: note: ipfix.enterprise is 32473, RFC 5612's number for "
+			"documentation: set your organisation's Private Enterprise Number "
+			"(docs/flows.md)\n", path);
 	config_done(&cfg);
 	if (r < 0) {
 		fprintf(stderr, "%s\n", diag_format(&err, msg, sizeof(msg)));

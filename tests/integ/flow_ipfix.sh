@@ -114,6 +114,8 @@ ipfix:
   observation_domain: 77
   reconnect_interval: 1" || { echo "0 passed, 1 failed"; exit 1; }
 has "netd says it exports" "ipfix: exporting connections to 3 collector(s)" "$(cat "$NETD_LOG")"
+has "netd config check: a note on the documentation enterprise number" \
+	"note: ipfix.enterprise is 32473, RFC 5612's number" "$(netd config check "$NETD_CONF" 2>&1)"
 ok "sandbox create" sb_create f1 flows
 SB1=$(sb_name f1)
 
