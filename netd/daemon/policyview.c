@@ -81,7 +81,9 @@ static void pview_rule_extras(json_t *rule, const struct policy_rule *r)
 		if (r->tls_sni != POLICY_L7_OFF)
 			json_object_set_new(tls, "sni", json_string(policy_l7_str(
 								(enum policy_l7)r->tls_sni)));
-		if (r->tls_ech != POLICY_ECH_DEFAULT)	/* only when written: the digest */
+		/* Only when set (written, or outer inherited by a udp rule): the
+		 * digest of a rule without it is what it was before. */
+		if (r->tls_ech != POLICY_ECH_DEFAULT)
 			json_object_set_new(tls, "ech", json_string(policy_ech_str(
 								(enum policy_ech)r->tls_ech)));
 		json_object_set_new(rule, "tls", tls);

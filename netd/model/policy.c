@@ -29,7 +29,8 @@ bool policy_rule_ech_strip(const struct policy_rule *r)
 
 const char *policy_ech_str(enum policy_ech e)
 {
-	return e == POLICY_ECH_STRIP ? "strip" : e == POLICY_ECH_KEEP ? "keep" : "";
+	return e == POLICY_ECH_STRIP ? "strip" : e == POLICY_ECH_KEEP ? "keep" :
+	       e == POLICY_ECH_OUTER ? "outer" : "";
 }
 
 bool policy_l7_port(const struct policy *p, uint16_t port, enum policy_l7 mode)

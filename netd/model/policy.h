@@ -15,7 +15,7 @@
  *       max_qname_length: 64         # optional: longer names are denied
  *       idle_grace: 30               # optional: overrides dns.idle_grace (0 = off)
  *       tls: { sni: enforce }        # optional: off (default) | log | enforce;
- *                                    # ech: strip (default where the SNI is checked) | keep
+ *                                    # ech: strip (default where the SNI is checked) | keep | outer
  *       http: { host: log }          # optional: the same for a plain-HTTP Host
  *       gateway: { credentials: [openai], rate: 5/s }   # optional, instead of tls/http:
  *                                    # HTTPS through the API gateway (struct policy_gateway)
@@ -71,14 +71,17 @@ enum policy_l7 {
 
 /*
  * tls.ech of a domain rule: do its names' DNS answers keep their ECH
- * configurations (the ech SvcParam of HTTPS/SVCB RRs, RFC 9848)?  Only on
- * a rule whose connections' SNI is checked (policy_rule_ech_strip()),
- * where a client using ECH would hide the name: docs/dns.md.
+ * configurations (the ech SvcParam of HTTPS/SVCB RRs, RFC 9848), and what
+ * does the check make of a ClientHello that carries the ECH extension?
+ * Only on a rule whose connections' SNI is checked (policy_rule_ech_strip()),
+ * where a client using ECH would hide the name: docs/dns.md, docs/sni.md.
  */
 enum policy_ech {
 	POLICY_ECH_DEFAULT = 0,	/* not written: strip where the SNI is checked */
-	POLICY_ECH_STRIP,
-	POLICY_ECH_KEEP,
+	POLICY_ECH_STRIP,	/* answers lose their ECH configs; an ECH hello is refused */
+	POLICY_ECH_KEEP,	/* answers keep them; an ECH hello is refused */
+	POLICY_ECH_OUTER,	/* answers lose them; an ECH hello is judged by its
+				 * outer SNI like any other (GREASE ECH: Chrome) */
 };
 
 /* Where a value is in the policy file, 1-based. */
@@ -216,7 +219,10 @@ struct policy_rule {
 	bool tls_sni_inherited;	/* udp: tls_sni raised to a tcp rule's tls.sni or
 				 * http.host on one of its ports */
 	uint8_t http_host;	/* enum policy_l7; domain rules, protocol tcp only */
-	uint8_t tls_ech;	/* enum policy_ech; only with tls.sni or http.host on */
+	uint8_t tls_ech;	/* enum policy_ech; only with tls.sni or http.host on;
+				 * on a udp rule whose tls.sni is inherited and whose
+				 * tls.ech is not written, outer when every tcp rule it
+				 * inherits from says outer (tls_sni_inherited) */
 	struct policy_pos ech_pos;	/* where tls.ech's value is (0:0 if not written) */
 	struct policy_gateway *gateway;	/* owned; NULL: not through the gateway */
 	uint32_t dns_budget;	/* dns.budget: distinct names per window; 0 = none */
@@ -431,12 +437,12 @@ size_t policy_l7_gaps(const struct policy *p, struct policy_l7_gap *out, size_t 
  * policy_rule_ech_strip() - do @r's names' answers lose their ECH configs?
  * Where the SNI of its connections is checked: tls.sni, or http.host
  * (which a TLS stream falls back to, docs/sni.md), at log or enforce,
- * unless tls.ech is keep; and a gateway: rule (the gateway reads the
- * TLS server_name itself and cannot decrypt an ECH hello).
+ * unless tls.ech is keep (outer strips too); and a gateway: rule (the
+ * gateway reads the TLS server_name itself and cannot decrypt an ECH hello).
  */
 bool policy_rule_ech_strip(const struct policy_rule *r);
 
-/* policy_ech_str() - "strip", "keep"; "" for POLICY_ECH_DEFAULT. */
+/* policy_ech_str() - "strip", "keep", "outer"; "" for POLICY_ECH_DEFAULT. */
 const char *policy_ech_str(enum policy_ech e);
 
 /* policy_l7_str() - "off", "log", "enforce". */

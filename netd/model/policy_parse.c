@@ -314,7 +314,7 @@ static int parse_l7(struct ctx *cx, const struct yamlx_node *n, const char *wher
 }
 
 /*
- * tls: { sni: MODE, ech: strip|keep } of rule @where (docs/sni.md,
+ * tls: { sni: MODE, ech: strip|keep|outer } of rule @where (docs/sni.md,
  * docs/dns.md).  Whether ech may be written (only where the SNI is
  * checked, and http.host counts) is known once http: is read too:
  * check_ech().
@@ -338,21 +338,22 @@ static int parse_tls(struct ctx *cx, const struct yamlx_node *n, const char *whe
 		return r;
 	if (!v[1])
 		return 0;
-	for (int e = POLICY_ECH_STRIP; e <= POLICY_ECH_KEEP; e++)
+	for (int e = POLICY_ECH_STRIP; e <= POLICY_ECH_OUTER; e++)
 		if (yamlx_is_str(v[1]) && strcmp(v[1]->str, policy_ech_str((enum policy_ech)e)) == 0) {
 			rule->tls_ech = (uint8_t)e;
 			rule->ech_pos = (struct policy_pos){ v[1]->line, v[1]->col };
 			return 0;
 		}
 	if (yamlx_is_str(v[1])) {
-		static const char *const words[] = { "strip", "keep" };
-		const char *near = yamlx_near_miss(v[1]->str, words, 2);
+		static const char *const words[] = { "strip", "keep", "outer" };
+		const char *near = yamlx_near_miss(v[1]->str, words, 3);
 
-		return FAIL(cx, v[1], "%s.ech: expected strip or keep, got '%s'%s%s%s", w,
+		return FAIL(cx, v[1], "%s.ech: expected strip, keep or outer, got '%s'%s%s%s", w,
 			    yamlx_quote(v[1]->str, v[1]->len, q, sizeof(q)),
 			    near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
 	}
-	return FAIL(cx, v[1], "%s.ech: expected strip or keep, got %s", w, yamlx_kind(v[1]));
+	return FAIL(cx, v[1], "%s.ech: expected strip, keep or outer, got %s", w,
+		    yamlx_kind(v[1]));
 }
 
 /*
@@ -388,11 +389,17 @@ static bool ports_meet(const struct port_range *a, size_t na, const struct port_
  * checks the SNI or the Host is checked at least as strictly - its tls.sni
  * is raised to the strictest of those (tls_sni_inherited), so HTTP/3 is
  * no way around a check the policy puts on HTTPS.  Never lowered.
+ *
+ * Its tls.ech, when not written, follows the same tcp rules: outer when
+ * every tcp domain rule that checks a port it shares says outer, so a
+ * browser's GREASE ECH over HTTP/3 is judged as over HTTPS; otherwise the
+ * default (an ECH hello refused).  Written on the udp rule, it is its own.
  */
 static void inherit_quic(struct policy *p)
 {
 	for (size_t i = 0; i < p->n_rules; i++) {
 		struct policy_rule *u = &p->rules[i];
+		bool outer = true;
 
 		if (u->proto != IPPROTO_UDP || !u->n_domains)
 			continue;
@@ -400,12 +407,18 @@ static void inherit_quic(struct policy *p)
 			const struct policy_rule *t = &p->rules[k];
 			uint8_t m = t->tls_sni > t->http_host ? t->tls_sni : t->http_host;
 
-			if (t->proto == IPPROTO_TCP && t->n_domains && m > u->tls_sni &&
-			    ports_meet(u->ports, u->n_ports, t->ports, t->n_ports)) {
+			if (t->proto != IPPROTO_TCP || !t->n_domains || m == POLICY_L7_OFF ||
+			    !ports_meet(u->ports, u->n_ports, t->ports, t->n_ports))
+				continue;
+			if (t->tls_ech != POLICY_ECH_OUTER)
+				outer = false;
+			if (m > u->tls_sni) {
 				u->tls_sni = m;
 				u->tls_sni_inherited = true;
 			}
 		}
+		if (u->tls_sni_inherited && u->tls_ech == POLICY_ECH_DEFAULT && outer)
+			u->tls_ech = POLICY_ECH_OUTER;
 	}
 }
 

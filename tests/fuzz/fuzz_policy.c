@@ -198,13 +198,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 	}
 	/* tls.ech (issue 25): only on a rule that checks the SNI, with its
-	 * position; a rule strips ECH exactly when it checks and does not
-	 * keep, or goes through the gateway. */
+	 * position unless a udp rule inherited outer with its tls.sni; a rule
+	 * strips ECH exactly when it checks and does not keep, or goes
+	 * through the gateway. */
 	for (size_t k = 0; k < p->n_rules; k++) {
 		const struct policy_rule *ru = &p->rules[k];
 		bool checks = ru->tls_sni || ru->http_host;
+		bool inherited = ru->proto == IPPROTO_UDP && ru->tls_sni_inherited &&
+				 ru->tls_ech == POLICY_ECH_OUTER;
 
-		if (ru->tls_ech > POLICY_ECH_KEEP || (ru->tls_ech && (!checks || !ru->ech_pos.line)) ||
+		if (ru->tls_ech > POLICY_ECH_OUTER || (ru->tls_ech && !checks) ||
+		    (ru->tls_ech && !ru->ech_pos.line && !inherited) ||
 		    policy_rule_ech_strip(ru) !=
 			    (ru->gateway || (checks && ru->tls_ech != POLICY_ECH_KEEP)))
 			abort();

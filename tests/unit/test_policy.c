@@ -573,6 +573,52 @@ static void test_rule_quic(void **state)
 }
 
 /*
+ * tls.ech: outer on the tcp rules of a port reaches the udp rules that
+ * inherit their check there (HTTP/3 judged as HTTPS), unless one checking
+ * tcp rule of a shared port refuses ECH, or the udp rule wrote its own.
+ */
+static void test_rule_quic_ech(void **state)
+{
+	struct policy *p;
+
+	(void)state;
+	p = parse_ok(HDR "  - domains: [a.test]\n    ports: [443]\n"
+		     "    tls: { sni: enforce, ech: outer }\n"
+		     "  - domains: [a.test]\n    ports: [443]\n    protocol: udp\n"
+		     "  - domains: [b.test]\n    ports: [443]\n    protocol: udp\n"
+		     "    tls: { sni: enforce, ech: strip }\n"
+		     "  - domains: [c.test]\n    ports: [443]\n    protocol: udp\n"
+		     "    tls: { sni: enforce }\n"
+		     "  - domains: [d.test]\n    ports: [80]\n"
+		     "  - domains: [d.test]\n    ports: [80]\n    protocol: udp\n");
+	assert_true(p->rules[1].tls_sni_inherited);
+	assert_int_equal(p->rules[1].tls_ech, POLICY_ECH_OUTER);
+	assert_int_equal(p->rules[1].ech_pos.line, 0);	/* not written */
+	assert_int_equal(p->rules[2].tls_ech, POLICY_ECH_STRIP);	/* its own */
+	assert_false(p->rules[2].tls_sni_inherited);
+	assert_int_equal(p->rules[3].tls_ech, POLICY_ECH_DEFAULT);	/* its own check */
+	assert_int_equal(p->rules[5].tls_sni, POLICY_L7_OFF);		/* nothing to inherit */
+	assert_int_equal(p->rules[5].tls_ech, POLICY_ECH_DEFAULT);
+	policy_free(p);
+	/* a second checking tcp rule on the port that does not say outer */
+	p = parse_ok(HDR "  - domains: [a.test]\n    ports: [443]\n"
+		     "    tls: { sni: enforce, ech: outer }\n"
+		     "  - domains: [e.test]\n    ports: [443, 8443]\n    tls: { sni: log }\n"
+		     "  - domains: [a.test]\n    ports: [443]\n    protocol: udp\n");
+	assert_true(p->rules[2].tls_sni_inherited);
+	assert_int_equal(p->rules[2].tls_sni, POLICY_L7_ENFORCE);
+	assert_int_equal(p->rules[2].tls_ech, POLICY_ECH_DEFAULT);
+	policy_free(p);
+	/* a tcp rule on the port without a check does not count */
+	p = parse_ok(HDR "  - domains: [a.test]\n    ports: [443]\n"
+		     "    http: { host: enforce }\n    tls: { ech: outer }\n"
+		     "  - domains: [f.test]\n    ports: [443]\n"
+		     "  - domains: [a.test]\n    ports: [443]\n    protocol: udp\n");
+	assert_int_equal(p->rules[2].tls_ech, POLICY_ECH_OUTER);
+	policy_free(p);
+}
+
+/*
  * tls: { ech: strip|keep } (docs/dns.md): strip by default where the SNI
  * is checked (tls.sni, or http.host that TLS falls back to, or a gateway
  * rule), keep only when written; refused where nothing is checked.
@@ -609,16 +655,39 @@ static void test_rule_ech(void **state)
 	assert_false(policy_rule_ech_strip(&p->rules[7]));
 	assert_string_equal(policy_ech_str(POLICY_ECH_STRIP), "strip");
 	assert_string_equal(policy_ech_str(POLICY_ECH_KEEP), "keep");
+	assert_string_equal(policy_ech_str(POLICY_ECH_OUTER), "outer");
+	policy_free(p);
+
+	/* outer (GREASE ECH): the answers are stripped as under strip; with
+	 * http.host alone too, whose mode a TLS stream falls back to */
+	p = parse_ok(HDR "  - domains: [a.test]\n    ports: [443]\n"
+		     "    tls: { sni: enforce, ech: outer }\n"
+		     "  - domains: [b.test]\n    ports: [443]\n    tls: { ech: outer }\n"
+		     "    http: { host: log }\n");
+	assert_int_equal(p->rules[0].tls_ech, POLICY_ECH_OUTER);
+	assert_int_equal(p->rules[0].ech_pos.line, 5);
+	assert_int_equal(p->rules[0].ech_pos.col, 31);
+	assert_true(policy_rule_ech_strip(&p->rules[0]));
+	assert_int_equal(p->rules[1].tls_ech, POLICY_ECH_OUTER);
+	assert_true(policy_rule_ech_strip(&p->rules[1]));
 	policy_free(p);
 
 #define BAD(name, y, l, c, f) expect_bad(name, y, strlen(y), l, c, f)
 	BAD("ech value", HDR "  - domains: [a.test]\n    ports: [443]\n"
 	    "    tls: { sni: enforce, ech: remove }\n", 5, 31,
-	    "egress[0].tls.ech: expected strip or keep, got 'remove'");
+	    "egress[0].tls.ech: expected strip, keep or outer, got 'remove'");
 	BAD("ech near miss", HDR "  - domains: [a.test]\n    ports: [443]\n"
 	    "    tls: { sni: enforce, ech: stirp }\n", 5, 31, "got 'stirp' (did you mean strip?)");
+	BAD("ech outer near miss", HDR "  - domains: [a.test]\n    ports: [443]\n"
+	    "    tls: { sni: enforce, ech: outter }\n", 5, 31, "got 'outter' (did you mean outer?)");
+	BAD("ech outer, upper case", HDR "  - domains: [a.test]\n    ports: [443]\n"
+	    "    tls: { sni: enforce, ech: Outer }\n", 5, 31, "got 'Outer' (did you mean outer?)");
 	BAD("ech a list", HDR "  - domains: [a.test]\n    ports: [443]\n"
-	    "    tls: { sni: enforce, ech: [strip] }\n", 5, 31, "expected strip or keep, got a list");
+	    "    tls: { sni: enforce, ech: [strip] }\n", 5, 31,
+	    "expected strip, keep or outer, got a list");
+	BAD("ech outer without a check", HDR "  - domains: [a.test]\n    ports: [443]\n"
+	    "    tls: { sni: off, ech: outer }\n", 5, 27,
+	    "egress[0].tls.ech: outer applies only to a rule that checks the SNI");
 	BAD("ech key near miss", HDR "  - domains: [a.test]\n    ports: [443]\n"
 	    "    tls: { sni: enforce, ehc: strip }\n", 5, 26, "did you mean 'ech'?");
 	BAD("ech without a check", HDR "  - domains: [a.test]\n    ports: [443]\n"
@@ -1374,6 +1443,7 @@ int main(void)
 		cmocka_unit_test(test_rule_dns_keys),
 		cmocka_unit_test(test_rule_l7),
 		cmocka_unit_test(test_rule_quic),
+		cmocka_unit_test(test_rule_quic_ech),
 		cmocka_unit_test(test_rule_ech),
 		cmocka_unit_test(test_name_valid),
 		cmocka_unit_test(test_match),
