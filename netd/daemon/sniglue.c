@@ -34,7 +34,17 @@
 #define SNI_READ_BATCH    64	/* messages per wakeup */
 #define SNI_SWEEP_S       5
 #define SNI_AUDIT_RATE    50	/* mismatch records per second, all sandboxes */
-#define SNI_AUDIT_BURST   200
+#define SNI_AUDIT_BURST   200	/* ... and, in a bucket of their own, records of ECH
+				 * hellos passed on their outer name (tls.ech: outer):
+				 * a browser's every connection must not crowd out
+				 * the mismatches */
+
+/*
+ * A flow's tag (flow.h, qflow.h: the caller's two bytes) holds the check's
+ * modes at its start: [0] tls.sni, [1] http.host, and in [1] this bit if an
+ * ECH hello is judged by its outer name (sni_modes()).  The modes are 0-2.
+ */
+#define SNI_TAG_ECH_OUTER 0x80
 
 struct sni_state {
 	struct sniq *q[2];	/* [0] enforce, [1] log */
@@ -43,7 +53,9 @@ struct sni_state {
 	struct sniflow_tab *flows;
 	struct qflow_tab *qflows;	/* QUIC */
 	struct tbucket audit_tb;
-	uint64_t suppressed;	/* records left out since the last report */
+	struct tbucket outer_tb;	/* the "ech-outer" records' */
+	uint64_t suppressed;	/* mismatch records left out since the last report */
+	uint64_t outer_suppressed;	/* ... "ech-outer" records */
 };
 
 static struct sni_state sni;
@@ -54,6 +66,7 @@ struct judge {
 	const char *names[PINREG_NAMES_MAX];
 	size_t n_names;
 	enum policy_l7 tls, http, mode;
+	bool ech_outer;		/* an ECH hello is judged by its outer name (sni_modes()) */
 	const char *detail;	/* why undecided: "no-syn", "deadline", NULL */
 	bool audit;		/* the sandbox is in audit mode (fw_mode_audit()) */
 	bool would_deny;	/* audit mode passed what enforce would have reset */
@@ -62,30 +75,46 @@ struct judge {
 	uint32_t rst_seq;	/* ... with this sequence number (its RCV.NXT) */
 };
 
+/*
+ * The sni record of verdict @v on @res: a mismatch ("sni-mismatch"), or an
+ * ECH hello passed on its outer name ("ech-outer", action "passed"); each
+ * kind rate limited in a bucket of its own.  "ech": true on every record
+ * of a hello that carried the extension.
+ */
 static void sni_audit(struct daemon *d, const struct judge *j, const struct addr *dst,
-		      uint16_t dport, const struct sni_result *res, bool accepted)
+		      uint16_t dport, const struct sni_result *res, struct sni_verdict v)
 {
 	uint64_t now = clock_mono_ms();
 	char ds[ADDR_STRLEN];
+	const char *action;
 	json_t *rec, *names;
 
-	if (!tbucket_take(&sni.audit_tb, SNI_AUDIT_RATE, SNI_AUDIT_BURST, now)) {
-		sni.suppressed++;
+	if (!tbucket_take(v.ech_outer ? &sni.outer_tb : &sni.audit_tb, SNI_AUDIT_RATE,
+			  SNI_AUDIT_BURST, now)) {
+		if (v.ech_outer)
+			sni.outer_suppressed++;
+		else
+			sni.suppressed++;
 		return;
 	}
+	action = v.ech_outer ? "passed" : v.accept ? "logged" : j->quic ? "dropped" : "reset";
 	names = json_array();
 	for (size_t i = 0; names && i < j->n_names; i++)
 		json_array_append_new(names, json_string(j->names[i]));
 	rec = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:o*}",
-			"sandbox", j->sb->name, "policy", j->pol->name, "reason", "sni-mismatch",
-			"action", accepted ? "logged" : j->quic ? "dropped" : "reset",
+			"sandbox", j->sb->name, "policy", j->pol->name, "reason",
+			v.ech_outer ? "ech-outer" : "sni-mismatch", "action", action,
 			"mode", j->would_deny ? "enforce" : policy_l7_str(j->mode),
 			"proto", sni_proto_str(res->proto), "status", sni_status_str(res->status),
 			"name", res->name, "dst", addr_format(dst, ds, sizeof(ds)), "dport",
 			(int)dport, "pinned_by", names);
+	if (rec && res->ech)
+		json_object_set_new(rec, "ech", json_true());
 	if (rec && j->detail)
 		json_object_set_new(rec, "detail", json_string(j->detail));
-	if (rec && j->would_deny)
+	/* Audit mode: what enforce would have reset; an ECH hello that passed
+	 * on its outer name passes under enforce too. */
+	if (rec && j->would_deny && !v.ech_outer)
 		json_object_set_new(rec, "would_deny", json_string("sni-mismatch"));
 	audit_write(d->audit, "sni", rec);
 }
@@ -103,12 +132,14 @@ static enum sniq_verdict settle(struct daemon *d, struct judge *j, const struct 
 		j->mode = POLICY_L7_LOG;
 		j->would_deny = true;
 	}
+	if (j->ech_outer)	/* tls.ech: outer: an ECH hello is judged by its outer name */
+		sni_ech_outer(res);
 	matched = decided && sni_match(j->pol, j->names, j->n_names, IPPROTO_TCP, p->dport, res->name);
 	if (!decided && res->status == SNI_MORE)
 		res->status = SNI_TOO_LONG;	/* undecided: reported as too long */
 	v = sni_decide(j->mode, res, matched);
 	if (v.audit)
-		sni_audit(d, j, &p->dst, p->dport, res, v.accept);
+		sni_audit(d, j, &p->dst, p->dport, res, v);
 	/* Accepted on what netd read: watched until the server acknowledged
 	 * those bytes (flow.h), so no segment it discarded decided.  Without
 	 * the replies (fw_sni_replies()) no acknowledgment ever comes: done
@@ -170,7 +201,8 @@ static void judge_modes(struct daemon *d, struct judge *j, const struct sniflow_
 	 * connection was admitted by it). */
 	if (sniflow_meta(sni.flows, p, &meta) && meta.tagged) {
 		j->tls = (enum policy_l7)meta.tag[0];
-		j->http = (enum policy_l7)meta.tag[1];
+		j->http = (enum policy_l7)(meta.tag[1] & ~SNI_TAG_ECH_OUTER);
+		j->ech_outer = meta.tag[1] & SNI_TAG_ECH_OUTER;
 	} else {
 		meta.start_ms = now;
 	}
@@ -179,9 +211,10 @@ static void judge_modes(struct daemon *d, struct judge *j, const struct sniflow_
 	if (meta.tagged)
 		return;
 	if (j->n_names)
-		sni_modes(j->pol, j->names, j->n_names, IPPROTO_TCP, p->dport, &j->tls, &j->http);
+		sni_modes(j->pol, j->names, j->n_names, IPPROTO_TCP, p->dport, &j->tls, &j->http,
+			  &j->ech_outer);
 	else	/* pinned by nothing netd knows of (a reused entry): the port's strictest */
-		sni_modes_port(j->pol, IPPROTO_TCP, p->dport, &j->tls, &j->http);
+		sni_modes_port(j->pol, IPPROTO_TCP, p->dport, &j->tls, &j->http, &j->ech_outer);
 }
 
 /* A packet from a sandbox (@j->sb) on a checked port. */
@@ -221,7 +254,8 @@ static enum sniq_verdict judge(struct daemon *d, struct judge *j, const struct s
 			sniflow_settle(sni.flows, p, true, now);
 			return SNIQ_ACCEPT;
 		}
-		sniflow_tag(sni.flows, p, (uint8_t)j->tls, (uint8_t)j->http);
+		sniflow_tag(sni.flows, p, (uint8_t)j->tls,
+			    (uint8_t)j->http | (j->ech_outer ? SNI_TAG_ECH_OUTER : 0));
 		return SNIQ_ACCEPT;
 	}
 	j->detail = step_detail(step, p);
@@ -244,11 +278,13 @@ static void quic_modes(struct daemon *d, struct judge *j, const struct qflow_pkt
 				  j->names);
 	if (tagged) {
 		j->tls = (enum policy_l7)a;
-		j->http = (enum policy_l7)b;
+		j->http = (enum policy_l7)(b & ~SNI_TAG_ECH_OUTER);
+		j->ech_outer = b & SNI_TAG_ECH_OUTER;
 	} else if (j->n_names) {
-		sni_modes(j->pol, j->names, j->n_names, IPPROTO_UDP, p->dport, &j->tls, &j->http);
+		sni_modes(j->pol, j->names, j->n_names, IPPROTO_UDP, p->dport, &j->tls, &j->http,
+			  &j->ech_outer);
 	} else {
-		sni_modes_port(j->pol, IPPROTO_UDP, p->dport, &j->tls, &j->http);
+		sni_modes_port(j->pol, IPPROTO_UDP, p->dport, &j->tls, &j->http, &j->ech_outer);
 	}
 }
 
@@ -264,6 +300,8 @@ static enum sniq_verdict settle_quic(struct daemon *d, struct judge *j, const st
 		j->mode = POLICY_L7_LOG;
 		j->would_deny = true;
 	}
+	if (j->ech_outer)
+		sni_ech_outer(res);
 	matched = decided &&
 		  sni_match(j->pol, j->names, j->n_names, IPPROTO_UDP, p->dport, res->name);
 	if (!decided && res->status == SNI_MORE)
@@ -271,7 +309,7 @@ static enum sniq_verdict settle_quic(struct daemon *d, struct judge *j, const st
 	res->proto = SNI_PROTO_QUIC;
 	v = sni_decide(j->mode, res, matched);
 	if (v.audit)
-		sni_audit(d, j, &p->dst, p->dport, res, v.accept);
+		sni_audit(d, j, &p->dst, p->dport, res, v);
 	qflow_settle(sni.qflows, p, v.accept, now);
 	return v.accept ? SNIQ_ACCEPT_DONE : SNIQ_DROP_MARK;
 }
@@ -311,7 +349,8 @@ static enum sniq_verdict judge_quic(struct daemon *d, struct judge *j, const str
 			qflow_settle(sni.qflows, p, true, now);
 			return SNIQ_ACCEPT_DONE;
 		}
-		qflow_tag(sni.qflows, p, (uint8_t)j->tls, (uint8_t)j->http);
+		qflow_tag(sni.qflows, p, (uint8_t)j->tls,
+			  (uint8_t)j->http | (j->ech_outer ? SNI_TAG_ECH_OUTER : 0));
 		/* What waits for the name (0-RTT, 1-RTT) is dropped under enforce only. */
 		if (step == QFLOW_DROP && !j->audit &&
 		    sni_mode_for(SNI_PROTO_QUIC, j->tls, j->http) == POLICY_L7_ENFORCE)
@@ -443,10 +482,14 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 
 	sniflow_sweep(sni.flows, clock_mono_ms(), SNI_DEADLINE_MS);
 	qflow_sweep(sni.qflows, clock_mono_ms(), SNI_DEADLINE_MS);
-	if (sni.suppressed) {
-		audit_write(d->audit, "sni_suppressed",
-			    json_pack("{s:I}", "records", (json_int_t)sni.suppressed));
-		sni.suppressed = 0;
+	if (sni.suppressed || sni.outer_suppressed) {
+		json_t *rec = json_pack("{s:I}", "records", (json_int_t)sni.suppressed);
+
+		if (rec && sni.outer_suppressed)
+			json_object_set_new(rec, "ech_outer",
+					    json_integer((json_int_t)sni.outer_suppressed));
+		audit_write(d->audit, "sni_suppressed", rec);
+		sni.suppressed = sni.outer_suppressed = 0;
 	}
 }
 
@@ -459,6 +502,7 @@ int daemon_sni_start(struct daemon *d)
 	if (r < 0 || (r = qflow_new(SANDBOX_MAX, &sni.qflows)) < 0)
 		return r;
 	tbucket_init(&sni.audit_tb, SNI_AUDIT_BURST, clock_mono_ms());
+	tbucket_init(&sni.outer_tb, SNI_AUDIT_BURST, clock_mono_ms());
 	for (int i = 0; i < 2; i++) {
 		/* The log queue fails open when full, the enforce queue closed. */
 		r = sniq_open(nums[i], SNI_QUEUE_MAXLEN, i == 1, &sni.q[i]);

@@ -182,9 +182,14 @@ static enum sni_status tls_client_hello(struct rd ch, struct sni_result *res)
 		if (type == SNI_EXT_ALPN && !(res->alpn = tls_alpn(ext)))
 			return set(res, SNI_GARBAGE);
 	}
+	/* Said whatever the name turns out to be (a bad outer name too): the
+	 * caller may judge the outer name (tls.ech: outer) and records it. */
+	res->ech = ech;
 	if (ech) {
 		/* The outer ClientHello's name is the client-facing server's public
-		 * name (draft-ietf-tls-esni 6.1); the inner one is encrypted. */
+		 * name (draft-ietf-tls-esni 6.1); the inner one is encrypted.  A
+		 * GREASE ECH extension (6.2: random bytes, no config) looks the
+		 * same: nothing in it tells them apart. */
 		if (!name)
 			return set(res, SNI_ECH);
 		return set_name(res, (const char *)name, name_len, SNI_ECH);
@@ -244,6 +249,7 @@ enum sni_status sni_parse_handshake(const uint8_t *msg, size_t len, struct sni_r
 	res->proto = SNI_PROTO_QUIC;
 	res->name[0] = '\0';
 	res->alpn = 0;
+	res->ech = false;
 	if (len >= 1 && msg[0] != TLS_HS_CLIENT_HELLO)
 		return set(res, SNI_GARBAGE);
 	if (len < 4)
@@ -412,6 +418,7 @@ enum sni_status sni_parse(const uint8_t *buf, size_t len, struct sni_result *res
 	res->proto = SNI_PROTO_UNKNOWN;
 	res->name[0] = '\0';
 	res->alpn = 0;
+	res->ech = false;
 	if (len > SNI_STREAM_MAX)
 		len = SNI_STREAM_MAX;
 	if (len == 0)

@@ -20,6 +20,7 @@
 #ifndef NETD_SNI_H
 #define NETD_SNI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,6 +64,10 @@ struct sni_result {
 					 * dot, no port; "" otherwise */
 	unsigned int alpn;	/* TLS: SNI_ALPN_* bits the hello offered; 0: no
 				 * ALPN extension (or not TLS) */
+	bool ech;		/* a whole ClientHello that carried encrypted_client_hello
+				 * (real or GREASE: indistinguishable): status SNI_ECH,
+				 * or SNI_BAD_NAME for its outer name; or what
+				 * sni_ech_outer() (sni_match.h) made of SNI_ECH */
 };
 
 /*

@@ -49,19 +49,24 @@ bool sni_match(const struct policy *pol, const char *const *pinned, size_t n_pin
  * pinned is checked: the strictest tls.sni (*@tls) and http.host (*@http)
  * of the rules that pinned it (each pinned name's matching rules for
  * @proto/@port).  Both POLICY_L7_OFF: not checked at all.
+ * *@ech_outer: an ECH hello is judged by its outer name (sni_ech_outer()):
+ * true only if every one of those rules that checks something says
+ * tls.ech: outer - the strictest applies here too, and any other value
+ * refuses an ECH hello.  False when nothing is checked.
  */
 void sni_modes(const struct policy *pol, const char *const *pinned, size_t n_pinned,
-	       uint8_t proto, uint16_t port, enum policy_l7 *tls, enum policy_l7 *http);
+	       uint8_t proto, uint16_t port, enum policy_l7 *tls, enum policy_l7 *http,
+	       bool *ech_outer);
 
 /*
- * sni_modes_port() - the strictest tls.sni (*@tls) and http.host (*@http) of
- * every domain rule of @pol for @proto/@port, whatever pinned what: for a
- * connection on a checked port whose pinning names are unknown (a new
- * connection that reuses a conntrack entry after its pin expired), which
- * is then checked rather than waved through.
+ * sni_modes_port() - the same (*@tls, *@http, *@ech_outer) over every domain
+ * rule of @pol for @proto/@port, whatever pinned what: for a connection on
+ * a checked port whose pinning names are unknown (a new connection that
+ * reuses a conntrack entry after its pin expired), which is then checked
+ * rather than waved through.
  */
 void sni_modes_port(const struct policy *pol, uint8_t proto, uint16_t port,
-		    enum policy_l7 *tls, enum policy_l7 *http);
+		    enum policy_l7 *tls, enum policy_l7 *http, bool *ech_outer);
 
 /*
  * sni_mode_for() - the mode that applies to what the stream turned out to
@@ -73,9 +78,23 @@ void sni_modes_port(const struct policy *pol, uint8_t proto, uint16_t port,
  */
 enum policy_l7 sni_mode_for(enum sni_proto proto, enum policy_l7 tls, enum policy_l7 http);
 
+/*
+ * sni_ech_outer() - tls.ech: outer (docs/sni.md): a ClientHello that carries
+ * the ECH extension is judged by its outer server_name like any other.
+ * SNI_ECH in @res becomes SNI_NAME (the outer name, already normalized),
+ * or SNI_NO_NAME when the outer hello names nothing; res->ech stays true,
+ * so the verdict and the record still say ECH.  Any other status is left
+ * as it is.  What this gives up: the server may act on the encrypted
+ * inner name, which no one but it reads.
+ */
+void sni_ech_outer(struct sni_result *res);
+
 struct sni_verdict {
 	bool accept;		/* false: reset the connection */
-	bool audit;		/* write an audit record (reason "sni-mismatch") */
+	bool audit;		/* write an audit record: reason "sni-mismatch", or
+				 * "ech-outer" with @ech_outer */
+	bool ech_outer;		/* passed on the outer name of a hello with ECH
+				 * (sni_ech_outer()): recorded, not a mismatch */
 };
 
 /*
@@ -86,7 +105,9 @@ struct sni_verdict {
  * real name is encrypted; the outer one names the front end, not the
  * destination), a bad name, garbage and "too long" are reset.  Under log
  * everything passes and every non-match is audited; under off everything
- * passes silently.
+ * passes silently.  An ECH hello that sni_ech_outer() turned into SNI_NAME
+ * is judged as such; when it passes under log or enforce it is audited
+ * all the same (@ech_outer): the name the server acts on went unseen.
  */
 struct sni_verdict sni_decide(enum policy_l7 mode, const struct sni_result *res, bool matched);
 

@@ -4,8 +4,11 @@
  * two pieces (split where the first byte says) decides the same as the
  * whole; a decided prefix stays decided the same way when more follows
  * (except that a longer stream may only turn "more" into a verdict); and
- * sni_match() of the name against a fixed policy does not crash.  The same
- * bytes as an IP packet (sniflow_pkt_parse()): the payload lies inside them.
+ * sni_match() of the name against a fixed policy does not crash.  The ECH
+ * mark only on an ECH hello (SNI_ECH, or a bad outer name), always on
+ * SNI_ECH, the same in pieces; sni_ech_outer() turns SNI_ECH into a name
+ * or none, and nothing else.  The same bytes as an IP packet
+ * (sniflow_pkt_parse()): the payload lies inside them.
  */
 #include <netinet/in.h>
 #include <stdint.h>
@@ -45,11 +48,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (whole.status != SNI_ECH && whole.name[0]) {
 		abort();
 	}
+	if ((whole.status == SNI_ECH && !whole.ech) ||
+	    (whole.ech && whole.status != SNI_ECH && whole.status != SNI_BAD_NAME))
+		abort();
+	{
+		struct sni_result o = whole;
+
+		sni_ech_outer(&o);
+		if (whole.status == SNI_ECH ?
+			    o.status != (whole.name[0] ? SNI_NAME : SNI_NO_NAME) || !o.ech :
+			    o.status != whole.status)
+			abort();
+		if (strcmp(o.name, whole.name) != 0)
+			abort();
+	}
 	cut = size ? data[0] % (size + 1) : 0;
 	sni_stream_init(&st);
 	sni_stream_feed(&st, data, cut, &pre);
 	sni_stream_feed(&st, data + cut, size - cut, &piece);
-	if (piece.status != whole.status || strcmp(piece.name, whole.name) != 0)
+	if (piece.status != whole.status || strcmp(piece.name, whole.name) != 0 ||
+	    piece.ech != whole.ech)
 		abort();
 	{
 		struct sniflow_pkt p;

@@ -77,6 +77,7 @@ static void test_captures(void **state)
 		print_message("  %s (%u bytes)\n", want[i].vector, len);
 		sni_parse(b, len, &r);
 		check(&r, want[i].status, want[i].proto, want[i].name);
+		assert_int_equal(r.ech, want[i].status == SNI_ECH);
 		/* the shortest prefix that decides */
 		while (sni_parse(b, first, &r) == SNI_MORE)
 			first++;
@@ -203,11 +204,19 @@ static void test_tls_built(void **state)
 	hello(&h, &e, 0);
 	parse_hb(&h, &r);
 	check(&r, SNI_ECH, SNI_PROTO_TLS, "allowed.example.com");
+	assert_true(r.ech);
 	e.n = 0;
 	ext(&e, SNI_EXT_ECH, ech_body, sizeof(ech_body));
 	hello(&h, &e, 0);
 	parse_hb(&h, &r);
 	check(&r, SNI_ECH, SNI_PROTO_TLS, "");
+	assert_true(r.ech);
+	/* ECH with an outer name that is no host name: a bad name, still ECH */
+	ext_sni(&e, (const char *[]){ "bad..example", NULL });
+	hello(&h, &e, 0);
+	parse_hb(&h, &r);
+	check(&r, SNI_BAD_NAME, SNI_PROTO_TLS, "");
+	assert_true(r.ech);
 	/* no extensions at all (TLS 1.2 allows it) */
 	hello(&h, NULL, 0);
 	parse_hb(&h, &r);
@@ -503,6 +512,75 @@ static void test_decide(void **state)
 	assert_true(v.accept && !v.audit);
 	v = sni_decide(POLICY_L7_OFF, &none, false);
 	assert_true(v.accept && !v.audit);
+	assert_false(v.ech_outer);
+}
+
+/*
+ * tls.ech: outer (GREASE ECH): an ECH hello judged by its outer name.  It
+ * passes where that name matches and is audited as such (ech_outer); it is
+ * reset where it does not, as any other name; an ECH hello without an
+ * outer name has no name.  Without outer, the table above: always refused.
+ */
+static void test_decide_ech_outer(void **state)
+{
+	struct sni_result r;
+	struct sni_verdict v;
+	const struct sni_result ech = { .status = SNI_ECH, .proto = SNI_PROTO_TLS,
+					.name = "a.example", .ech = true };
+	const struct sni_result ech_none = { .status = SNI_ECH, .proto = SNI_PROTO_TLS,
+					     .ech = true };
+	const struct sni_result plain = { .status = SNI_NAME, .proto = SNI_PROTO_TLS,
+					  .name = "a.example" };
+
+	(void)state;
+	/* the transformation */
+	r = ech;
+	sni_ech_outer(&r);
+	assert_int_equal(r.status, SNI_NAME);
+	assert_string_equal(r.name, "a.example");
+	assert_true(r.ech);
+	r = ech_none;
+	sni_ech_outer(&r);
+	assert_int_equal(r.status, SNI_NO_NAME);
+	assert_true(r.ech);
+	r = plain;	/* anything else is left alone */
+	sni_ech_outer(&r);
+	assert_int_equal(r.status, SNI_NAME);
+	assert_false(r.ech);
+	r = (struct sni_result){ .status = SNI_BAD_NAME, .proto = SNI_PROTO_TLS, .ech = true };
+	sni_ech_outer(&r);
+	assert_int_equal(r.status, SNI_BAD_NAME);
+	r = (struct sni_result){ .status = SNI_MORE };
+	sni_ech_outer(&r);
+	assert_int_equal(r.status, SNI_MORE);
+
+	/* enforce, outer name matches: passes, audited as ech-outer */
+	r = ech;
+	sni_ech_outer(&r);
+	v = sni_decide(POLICY_L7_ENFORCE, &r, true);
+	assert_true(v.accept && v.audit && v.ech_outer);
+	/* enforce, outer name of another site on the address: reset, a mismatch */
+	v = sni_decide(POLICY_L7_ENFORCE, &r, false);
+	assert_true(!v.accept && v.audit && !v.ech_outer);
+	/* log: both pass; the match as ech-outer, the other as a mismatch */
+	v = sni_decide(POLICY_L7_LOG, &r, true);
+	assert_true(v.accept && v.audit && v.ech_outer);
+	v = sni_decide(POLICY_L7_LOG, &r, false);
+	assert_true(v.accept && v.audit && !v.ech_outer);
+	/* off: nothing */
+	v = sni_decide(POLICY_L7_OFF, &r, true);
+	assert_true(v.accept && !v.audit && !v.ech_outer);
+	/* no outer name: reset */
+	r = ech_none;
+	sni_ech_outer(&r);
+	v = sni_decide(POLICY_L7_ENFORCE, &r, false);
+	assert_true(!v.accept && v.audit && !v.ech_outer);
+	/* without outer, the same hello, even with a matching outer name */
+	v = sni_decide(POLICY_L7_ENFORCE, &ech, true);
+	assert_true(!v.accept && v.audit && !v.ech_outer);
+	/* a plain hello that matches is not recorded */
+	v = sni_decide(POLICY_L7_ENFORCE, &plain, true);
+	assert_true(v.accept && !v.audit && !v.ech_outer);
 }
 
 /* sni_modes(): the strictest of the rules that pinned the destination. */
@@ -519,17 +597,89 @@ static void test_modes(void **state)
 	struct diag err = { 0 };
 	const char *pa[] = { "a.x.example" }, *pb[] = { "b.test" };
 	enum policy_l7 tls, http;
+	bool outer;
 
 	(void)state;
 	assert_int_equal(policy_parse(yaml, strlen(yaml), "t.yaml", &p, &err), 0);
-	sni_modes(p, pa, 1, IPPROTO_TCP, 443, &tls, &http);
+	sni_modes(p, pa, 1, IPPROTO_TCP, 443, &tls, &http, &outer);
 	assert_int_equal(tls, POLICY_L7_ENFORCE);	/* *.x.example covers a.x.example too */
 	assert_int_equal(http, POLICY_L7_LOG);
-	sni_modes(p, pb, 1, IPPROTO_TCP, 443, &tls, &http);
+	assert_false(outer);
+	sni_modes(p, pb, 1, IPPROTO_TCP, 443, &tls, &http, &outer);
 	assert_int_equal(tls, POLICY_L7_OFF);
 	assert_int_equal(http, POLICY_L7_OFF);
-	sni_modes(p, pa, 1, IPPROTO_TCP, 80, &tls, &http);
+	assert_false(outer);
+	sni_modes(p, pa, 1, IPPROTO_TCP, 80, &tls, &http, &outer);
 	assert_int_equal(tls, POLICY_L7_OFF);
+	policy_free(p);
+}
+
+/*
+ * sni_modes()' ech_outer: only when every checking rule that pinned the
+ * destination says tls.ech: outer; a rule that checks nothing does not
+ * count; sni_modes_port() over the port's domain rules alike.
+ */
+static void test_modes_ech(void **state)
+{
+	static const char yaml[] =
+		"name: p\n"
+		"egress:\n"
+		"  - domains: [\"*.o.example\"]\n    ports: [443]\n"
+		"    tls: { sni: enforce, ech: outer }\n"
+		"  - domains: [s.o.example]\n    ports: [443]\n    tls: { sni: log }\n"
+		"  - domains: [k.o.example]\n    ports: [443]\n"
+		"    tls: { sni: enforce, ech: keep }\n"
+		"  - domains: [u.o.example, plain.test]\n    ports: [443, 8443]\n"
+		"  - domains: [h.test]\n    ports: [8443]\n"
+		"    http: { host: enforce }\n    tls: { ech: outer }\n"
+		"  - domains: [a.o.example]\n    ports: [443]\n    protocol: udp\n";
+	struct policy *p = NULL;
+	struct diag err = { 0 };
+	const char *po[] = { "w.o.example" }, *ps[] = { "s.o.example" }, *pk[] = { "k.o.example" },
+		   *pu[] = { "u.o.example" }, *pp[] = { "plain.test" }, *ph[] = { "h.test" },
+		   *pa[] = { "a.o.example" }, *two[] = { "w.o.example", "s.o.example" };
+	enum policy_l7 tls, http;
+	bool outer;
+
+	(void)state;
+	assert_int_equal(policy_parse(yaml, strlen(yaml), "t.yaml", &p, &err), 0);
+	sni_modes(p, po, 1, IPPROTO_TCP, 443, &tls, &http, &outer);
+	assert_int_equal(tls, POLICY_L7_ENFORCE);
+	assert_true(outer);
+	/* s.o.example: *.o.example (outer) and its own rule (strip): refused */
+	sni_modes(p, ps, 1, IPPROTO_TCP, 443, &tls, &http, &outer);
+	assert_int_equal(tls, POLICY_L7_ENFORCE);
+	assert_false(outer);
+	sni_modes(p, pk, 1, IPPROTO_TCP, 443, &tls, &http, &outer);
+	assert_false(outer);
+	/* one of two pinning names is under a rule that refuses ECH */
+	sni_modes(p, two, 2, IPPROTO_TCP, 443, &tls, &http, &outer);
+	assert_false(outer);
+	/* a rule without a check beside the outer one: outer */
+	sni_modes(p, pu, 1, IPPROTO_TCP, 443, &tls, &http, &outer);
+	assert_true(outer);
+	/* nothing checked: nothing to judge */
+	sni_modes(p, pp, 1, IPPROTO_TCP, 443, &tls, &http, &outer);
+	assert_int_equal(tls, POLICY_L7_OFF);
+	assert_false(outer);
+	/* http.host alone with outer */
+	sni_modes(p, ph, 1, IPPROTO_TCP, 8443, &tls, &http, &outer);
+	assert_int_equal(http, POLICY_L7_ENFORCE);
+	assert_true(outer);
+	/* the udp rule inherited enforce and outer from the tcp rules of 443?
+	 * No: s.o.example's and k.o.example's rules check 443 without outer. */
+	sni_modes(p, pa, 1, IPPROTO_UDP, 443, &tls, &http, &outer);
+	assert_int_equal(tls, POLICY_L7_ENFORCE);
+	assert_false(outer);
+	/* unknown pinning names: every domain rule of the port */
+	sni_modes_port(p, IPPROTO_TCP, 443, &tls, &http, &outer);
+	assert_int_equal(tls, POLICY_L7_ENFORCE);
+	assert_false(outer);
+	sni_modes_port(p, IPPROTO_TCP, 8443, &tls, &http, &outer);
+	assert_int_equal(http, POLICY_L7_ENFORCE);
+	assert_true(outer);
+	sni_modes_port(p, IPPROTO_TCP, 80, &tls, &http, &outer);
+	assert_false(outer);
 	policy_free(p);
 }
 
@@ -544,7 +694,9 @@ int main(void)
 		cmocka_unit_test(test_name_norm),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_decide),
+		cmocka_unit_test(test_decide_ech_outer),
 		cmocka_unit_test(test_modes),
+		cmocka_unit_test(test_modes_ech),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
