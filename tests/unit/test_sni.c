@@ -1,7 +1,8 @@
 /*
  * test_sni - the ClientHello / Host parser (netd/sni/sni.c) on what real
  * clients sent (tests/unit/sni/ *.bin, captured by tests/unit/sni/capture.sh:
- * curl, python ssl and http.client, openssl s_client, Go crypto/tls), fed
+ * curl, python ssl and http.client, openssl s_client, Go crypto/tls, and
+ * Chromium 156, whose every hello carries a GREASE ECH extension), fed
  * whole, at every split point and a byte at a time; hand-built hellos for
  * what no client here sends (ECH, duplicates, bad names, oversize); and the
  * name match (netd/sni/sni_match.c).
@@ -40,6 +41,8 @@ static const struct {
 	{ "openssl_frag", SNI_NAME, SNI_PROTO_TLS, LONGL "." LONGL "." LONGL "." LONGL ".example.com" },
 	{ "openssl_nosni", SNI_NO_NAME, SNI_PROTO_TLS, "" },
 	{ "go_tls", SNI_NAME, SNI_PROTO_TLS, "allowed.example.com" },
+	/* GREASE ECH (draft-ietf-tls-esni 6.2): no config, its real name outside */
+	{ "chromium_tls", SNI_ECH, SNI_PROTO_TLS, "allowed.example.com" },
 };
 
 static const unsigned char *vec(const char *name, unsigned int *len)
@@ -581,6 +584,19 @@ static void test_decide_ech_outer(void **state)
 	/* a plain hello that matches is not recorded */
 	v = sni_decide(POLICY_L7_ENFORCE, &plain, true);
 	assert_true(v.accept && !v.audit && !v.ech_outer);
+	/* Chromium's own hello: refused by default, passed under outer */
+	{
+		unsigned int len;
+		const unsigned char *b = vec("chromium_tls", &len);
+
+		assert_int_equal(sni_parse(b, len, &r), SNI_ECH);
+		v = sni_decide(POLICY_L7_ENFORCE, &r, true);
+		assert_false(v.accept);
+		sni_ech_outer(&r);
+		check(&r, SNI_NAME, SNI_PROTO_TLS, "allowed.example.com");
+		v = sni_decide(POLICY_L7_ENFORCE, &r, true);
+		assert_true(v.accept && v.ech_outer);
+	}
 }
 
 /* sni_modes(): the strictest of the rules that pinned the destination. */

@@ -2,11 +2,14 @@
 # capture.sh - record the first bytes real clients send, as test vectors for
 # test_sni (root; run by hand, the results are committed):
 #   tests/unit/sni/capture.sh        -> tests/unit/sni/*.bin, then gen_vectors.sh
+#   tests/unit/sni/capture.sh NAME.. -> only those captures (the others' .bin
+#                                       stay as committed: every run differs)
 # Everything happens in a private netns (sni-cap-PID) with the documentation
 # address 192.0.2.10 on its loopback: an openssl s_server (TLS) and a python
 # http.server (plain HTTP), each behind recorder.py, which saves what the
 # client sent first and relays the rest, so every handshake is a real one.
-# Clients: curl, python ssl, openssl s_client, Go crypto/tls (golang-go).
+# Clients: curl, python ssl, openssl s_client, Go crypto/tls (golang-go),
+# Chromium (headless, GREASE ECH: docs/sni.md).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ns=sni-cap-$$
@@ -23,30 +26,36 @@ A=192.0.2.10
 N=allowed.example.com
 ip netns add "$ns"
 nsx() { ip netns exec "$ns" "$@"; }
+# The servers are started with ip netns exec itself, not nsx: a function
+# run with & is a subshell, whose PID ($!) is not the server's, and the
+# cleanup then left the servers running.
 nsx ip link set lo up
 nsx ip addr add $A/32 dev lo
 
 openssl req -x509 -newkey rsa:2048 -nodes -subj "/CN=$N" -days 1 \
 	-keyout "$tmp/key.pem" -out "$tmp/cert.pem" 2>/dev/null
-nsx openssl s_server -accept $A:4434 -cert "$tmp/cert.pem" -key "$tmp/key.pem" -www -quiet \
+ip netns exec "$ns" openssl s_server -accept $A:4434 -cert "$tmp/cert.pem" -key "$tmp/key.pem" -www -quiet \
 	</dev/null >/dev/null 2>&1 &
 pids+=($!)
 mkdir -p "$tmp/www" "$tmp/tls" "$tmp/http"
 echo hello >"$tmp/www/index.html"
-nsx python3 -m http.server --bind $A --directory "$tmp/www" 8081 >/dev/null 2>&1 &
+ip netns exec "$ns" python3 -m http.server --bind $A --directory "$tmp/www" 8081 >/dev/null 2>&1 &
 pids+=($!)
-nsx python3 "$here/recorder.py" $A 4433 4434 "$tmp/tls" &
+ip netns exec "$ns" python3 "$here/recorder.py" $A 4433 4434 "$tmp/tls" &
 pids+=($!)
-nsx python3 "$here/recorder.py" $A 8080 8081 "$tmp/http" &
+ip netns exec "$ns" python3 "$here/recorder.py" $A 8080 8081 "$tmp/http" &
 pids+=($!)
 (cd "$tmp" && cp "$here/go_client.go" . && GOCACHE=$tmp/gocache GOFLAGS=-mod=mod \
 	go build -o go_client go_client.go)
 sleep 1
 
+only=" $* "
 # take tls|http NAME CMD...: run one client, save what it sent as NAME.bin
+# (only the NAMEs given, if any were).
 take() {
 	local dir=$tmp/$1 name=$2 f n
 	shift 2
+	[ "$only" = "  " ] || [[ "$only" == *" $name "* ]] || return 0
 	n=$(($(ls "$dir" | wc -l) + 1))
 	nsx timeout 10 "$@" </dev/null >/dev/null 2>&1 || true
 	f=$dir/conn-$n.bin
@@ -74,4 +83,10 @@ take tls openssl_nosni openssl s_client -connect $A:4433 -noservername
 take tls go_tls "$tmp/go_client" $A:4433 $N
 take http python_http python3 -c 'import http.client, sys
 c = http.client.HTTPConnection("'$A'", 8080); c.request("GET", "/", headers={"Host": "'$N'"}); c.getresponse()'
+# Chromium's first connection (it may open a second: last in the list).
+# Root needs --no-sandbox; its profile is thrown away with $tmp.
+take tls chromium_tls chromium --headless=new --no-sandbox --ignore-certificate-errors \
+	--user-data-dir="$tmp/chromium" --no-first-run --disable-background-networking \
+	--disable-component-update --host-resolver-rules="MAP $N $A" \
+	--dump-dom https://$N:4433/
 "$here/gen_vectors.sh"
