@@ -43,6 +43,9 @@ pkgs=(
 	ngtcp2-server ngtcp2-client
 	# a real DNS tunnel through an allowed wildcard (tests/integ/dns_tunnel.sh)
 	iodine
+	# a browser through the SNI check: its GREASE ECH (tests/integ/sni_ech_browser.sh,
+	# tests/unit/sni/capture.sh)
+	chromium
 	# sd_notify and sd_journal_sendv, `systemd-analyze verify` of the unit, man
 	# pages; systemd-journald and journalctl for flow_ipfix.sh's private journal
 	libsystemd-dev systemd man-db

@@ -6,6 +6,8 @@
 #     only http.host, which TLS falls back to), the rest of the record
 #     as it was; an RR whose mandatory lists ech is gone, its RRset's
 #     other RRs stay; AliasMode is passed as it is;
+#   - the same under tls.ech: outer (it strips as strip does; what it
+#     changes is the check's, tests/integ/sni_ech_browser.sh);
 #   - the ech, byte for byte the upstream's answer, under a rule without
 #     the check and under tls.ech: keep;
 #   - a cache hit stripped for a checked sandbox, and the cache keeping
@@ -28,9 +30,10 @@ policy ech-sni 'tls: { sni: enforce }' >"$NETD_POLICIES/ech-sni.yaml"
 policy ech-log 'tls: { sni: log }' >"$NETD_POLICIES/ech-log.yaml"
 policy ech-host 'http: { host: enforce }' >"$NETD_POLICIES/ech-host.yaml"
 policy ech-keep 'tls: { sni: enforce, ech: keep }' >"$NETD_POLICIES/ech-keep.yaml"
+policy ech-outer 'tls: { sni: enforce, ech: outer }' >"$NETD_POLICIES/ech-outer.yaml"
 policy ech-none >"$NETD_POLICIES/ech-none.yaml"
 netd_up || { echo "0 passed, 1 failed"; exit 1; }
-for sb in sni:ech-sni log:ech-log hh:ech-host keep:ech-keep none:ech-none; do
+for sb in sni:ech-sni log:ech-log hh:ech-host keep:ech-keep outer:ech-outer none:ech-none; do
 	ok "sandbox ${sb%%:*} (policy ${sb#*:})" sb_create "${sb%%:*}" "${sb#*:}"
 done
 
@@ -58,8 +61,12 @@ eq "tls.sni enforce: the rest of the record unchanged" \
 eq "that answer was a cache hit" "$((h0 + 1))" "$(stat cache_hits)"
 hasnt "tls.sni log: no ech" "ech=" "$(https log ech.dt.example)"
 hasnt "http.host only (TLS falls back to it): no ech" "ech=" "$(https hh ech.dt.example)"
-eq "stripped answers are counted" "$((s0 + 3))" "$(stat ech_stripped)"
-has "and exported" "netd_dns_ech_stripped_total $((s0 + 3))" \
+out=$(https outer ech.dt.example)
+hasnt "tls.ech: outer: no ech (stripped as under strip)" "ech=" "$out"
+eq "tls.ech: outer: the rest of the record unchanged" \
+	"$(sed 's/ ech=[^ ]*//' <<<"$want")" "$out"
+eq "stripped answers are counted" "$((s0 + 4))" "$(stat ech_stripped)"
+has "and exported" "netd_dns_ech_stripped_total $((s0 + 4))" \
 	"$(world_exec host curl -sS --unix-socket "$NETD_SOCKET" http://netd/metrics)"
 
 # ---- a fresh answer stripped; the cache keeps the upstream's for the next client -------------
