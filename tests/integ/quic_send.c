@@ -5,8 +5,9 @@
  * datagrams, sent from one UDP socket to ADDR PORT: the second half first,
  * then the first half, then both again (a client's retransmissions).
  * Built by tests/unit/quic_enc.h (test only).  Exit status 0 once sent;
- * it reads nothing back.
- *   quic_send ADDR PORT NAME
+ * it reads nothing back.  With "ech", the large extension has the type of
+ * encrypted_client_hello (0xfe0d), as a GREASE ECH hello (Chrome's).
+ *   quic_send ADDR PORT NAME [ech]
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -27,12 +28,13 @@ int main(int argc, char **argv)
 	size_t hl, n[2], cut;
 	int fd;
 
-	if (argc != 4 || inet_pton(AF_INET, argv[1], &sa.sin_addr) != 1) {
-		fprintf(stderr, "usage: quic_send ADDR PORT NAME\n");
+	if ((argc != 4 && (argc != 5 || strcmp(argv[4], "ech") != 0)) ||
+	    inet_pton(AF_INET, argv[1], &sa.sin_addr) != 1) {
+		fprintf(stderr, "usage: quic_send ADDR PORT NAME [ech]\n");
 		return 2;
 	}
 	sa.sin_port = htons((uint16_t)atoi(argv[2]));
-	hl = qe_client_hello(hello, argv[3], 1800);
+	hl = qe_client_hello_ext(hello, argv[3], 1800, argc == 5 ? 0xfe0d : 0x0a0a);
 	cut = hl / 2;
 	if (quic_initial_keys(QUIC_V1, dcid, sizeof(dcid), false, &k) < 0)
 		return 1;

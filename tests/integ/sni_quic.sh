@@ -15,6 +15,11 @@
 #            a version the check cannot read (v2's draft number) is dropped
 #            and audited (detail quic-version).
 #   log:     denied.example passes and is audited (action logged).
+#   ECH (quic_send with an encrypted_client_hello extension, as GREASE ECH):
+#            under enforce dropped (status ech, "ech": true); under a tcp
+#            rule's tls.ech: outer, which the udp rule inherits, example.com
+#            passes (ech-outer, action passed) and denied.example is dropped
+#            as a mismatch of its outer name.
 #   netd down: the enforce queue fails closed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -38,10 +43,23 @@ for mode in enforce log; do
 	    protocol: udp
 	YAML
 done
+cat >"$WORLD_DIR/policies/quic-outer.yaml" <<-YAML
+name: quic-outer
+egress:
+  - domains: [example.com]
+    ports: [443]
+    tls: { sni: enforce, ech: outer }
+  - domains: [example.com]
+    ports: [443]
+    protocol: udp
+YAML
 NETD_POLICIES=$WORLD_DIR/policies
 netd_up || { echo "0 passed, 1 failed"; exit 1; }
 ok "sandbox create (enforce)" sb_create e1 quic-enforce
 ok "sandbox create (log)" sb_create l1 quic-log
+ok "sandbox create (enforce, tls.ech outer)" sb_create o1 quic-outer
+eq "policy show: the udp rule inherited tls.ech outer" "outer" \
+	"$(netd policy show quic-outer | jq -r '.egress[1].tls.ech')"
 has "policy show: the udp rule inherited enforce" '"sni": "enforce"' \
 	"$(netd policy show quic-enforce)"
 
@@ -74,7 +92,7 @@ h3() {
 # queued N - the last packet id queue N gave out (the id_sequence column).
 queued() { world_exec host awk -v q="$1" '$1 == q { print $8 }' /proc/net/netfilter/nfnetlink_queue; }
 
-for sb in e1 l1; do
+for sb in e1 l1 o1; do
 	eq "$sb: example.com pins $A" "$A" "$(sb_dig "$sb" +short example.com)"
 done
 
@@ -125,6 +143,27 @@ has "log: audited as logged" '"action":"logged"' "$rec"
 eq "log: example.com works" "quic ok" "$(h3 l1 example.com /index.html)"
 hasnt "log: nothing matching was audited" '"name":"example.com"' \
 	"$(audit_grep '"event":"sni"' '"proto":"quic"')"
+
+# ---- ECH (a hello with encrypted_client_hello, as GREASE ECH sends) ---------------
+# quic_send ... ech: its ClientHello over two datagrams carries the ECH type.
+qsend() { ip netns exec "$(sb_name "$1")" build/asan/integ/quic_send "$A" 443 "$2" ech; }
+ok "enforce: a QUIC hello with ECH for example.com is sent" qsend e1 example.com
+rec=$(audit_wait 10 '"event":"sni"' '"proto":"quic"' '"status":"ech"' \
+	'"sandbox":"'"$(sb_name e1)"'"')
+has "enforce: ... dropped" '"action":"dropped"' "$rec"
+has "enforce: ... with the ECH mark" '"ech":true' "$rec"
+ok "ech outer: a QUIC hello with ECH for example.com is sent" qsend o1 example.com
+rec=$(audit_wait 10 '"event":"sni"' '"proto":"quic"' '"sandbox":"'"$(sb_name o1)"'"' \
+	'"name":"example.com"')
+has "ech outer: ... passes on its outer name" '"reason":"ech-outer"' "$rec"
+has "ech outer: ... action passed" '"action":"passed"' "$rec"
+has "ech outer: ... with the ECH mark" '"ech":true' "$rec"
+ok "ech outer: a QUIC hello with ECH for denied.example is sent" qsend o1 denied.example
+rec=$(audit_wait 10 '"event":"sni"' '"proto":"quic"' '"sandbox":"'"$(sb_name o1)"'"' \
+	'"name":"denied.example"')
+has "ech outer: denied.example is dropped" '"action":"dropped"' "$rec"
+has "ech outer: ... as a mismatch of its outer name" '"reason":"sni-mismatch","action":"dropped","mode":"enforce","proto":"quic","status":"name"' "$rec"
+has "ech outer: ... with the ECH mark" '"ech":true' "$rec"
 
 # ---- netd down -------------------------------------------------------------------
 netd_down

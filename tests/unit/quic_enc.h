@@ -115,12 +115,15 @@ static inline size_t qe_initial(uint8_t *out, const struct qe_pkt *p, const stru
 }
 
 /*
- * qe_client_hello() - a TLS 1.3 ClientHello handshake message (RFC 8446
+ * qe_client_hello_ext() - a TLS 1.3 ClientHello handshake message (RFC 8446
  * 4.1.2) into @out naming @sni (NULL: no server_name), with @extra bytes of
- * an unknown extension (a stand-in for a post-quantum key share).
+ * an extension of type @ext_type (0x0a0a, a GREASE type: a stand-in for a
+ * post-quantum key share; 0xfe0d: an ECH extension's type, for a hello
+ * that carries one, as GREASE ECH does - the check never reads inside).
  * Return: its length (4 + body).
  */
-static inline size_t qe_client_hello(uint8_t *out, const char *sni, size_t extra)
+static inline size_t qe_client_hello_ext(uint8_t *out, const char *sni, size_t extra,
+					 uint16_t ext_type)
 {
 	size_t n = 4, ext_at, sl = sni ? strlen(sni) : 0;
 
@@ -151,8 +154,8 @@ static inline size_t qe_client_hello(uint8_t *out, const char *sni, size_t extra
 		n += sl;
 	}
 	if (extra) {
-		out[n++] = 0x0a;	/* a GREASE type (RFC 8701) */
-		out[n++] = 0x0a;
+		out[n++] = (uint8_t)(ext_type >> 8);
+		out[n++] = (uint8_t)ext_type;
 		out[n++] = (uint8_t)(extra >> 8);
 		out[n++] = (uint8_t)extra;
 		memset(out + n, 0x11, extra);
@@ -165,6 +168,12 @@ static inline size_t qe_client_hello(uint8_t *out, const char *sni, size_t extra
 	out[2] = (uint8_t)((n - 4) >> 8);
 	out[3] = (uint8_t)(n - 4);
 	return n;
+}
+
+/* qe_client_hello() - the same with a GREASE type (RFC 8701) as the extra extension. */
+static inline size_t qe_client_hello(uint8_t *out, const char *sni, size_t extra)
+{
+	return qe_client_hello_ext(out, sni, extra, 0x0a0a);
 }
 
 #endif

@@ -224,6 +224,18 @@ static void test_generated(void **state)
 	assert_int_equal(quic_dgram_read(&c, d, n, &reader, &out), QUIC_READ_OK);
 	assert_int_equal(name_of(&res), SNI_NAME);
 	assert_string_equal(res.name, "allowed.example");
+	assert_false(res.ech);
+
+	/* with an ECH extension (GREASE ECH over QUIC): marked, the outer name kept */
+	hl = qe_client_hello_ext(hello, "allowed.example", 200, 0xfe0d);
+	memset(&col, 0, sizeof(col));
+	memset(&c, 0, sizeof(c));
+	n = initial(d, QUIC_V1, dcid_a, 8, dcid_a, 8, 0, hello, 0, hl, 1200);
+	assert_int_equal(quic_dgram_read(&c, d, n, &reader, &out), QUIC_READ_OK);
+	assert_int_equal(name_of(&res), SNI_ECH);
+	assert_true(res.ech);
+	assert_int_equal(res.proto, SNI_PROTO_QUIC);
+	assert_string_equal(res.name, "allowed.example");
 
 	/* a post-quantum-sized hello (about 1.9 KB): the second half first */
 	hl = qe_client_hello(hello, "allowed.example", 1800);
