@@ -146,6 +146,115 @@ static void show_excepts(const char *file, const struct policy *p)
 	}
 }
 
+#define PSL_TEXT "/usr/share/publicsuffix/public_suffix_list.dat"
+
+static char **psl_lines;	/* the list's ASCII rules, "*." stripped; no "!" exceptions */
+static size_t n_psl_lines;
+static bool psl_text_loaded;
+
+static void psl_text_load(void)
+{
+	FILE *f = fopen(PSL_TEXT, "re");
+	char line[512];
+	size_t cap = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *s = line, **grown;
+
+		s[strcspn(s, " \t\r\n")] = '\0';
+		if (!*s || s[0] == '/' || s[0] == '!')
+			continue;	/* blank, a comment, an exception (not a suffix) */
+		if (s[0] == '*' && s[1] == '.')
+			s += 2;
+		if (strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-.") != strlen(s))
+			continue;	/* a U-label: patterns are A-labels */
+		if (n_psl_lines == cap) {
+			cap = cap ? cap * 2 : 1024;
+			if (!(grown = realloc(psl_lines, cap * sizeof(*grown))))
+				break;
+			psl_lines = grown;
+		}
+		if (!(psl_lines[n_psl_lines] = strdup(s)))
+			break;
+		n_psl_lines++;
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Is @name equal to or below @suffix (both lower case)? */
+static bool at_or_below(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+
+	return n == k ? strcmp(name, suffix) == 0
+		      : n > k && name[n - k - 1] == '.' && strcmp(name + n - k, suffix) == 0;
+}
+
+/*
+ * suffixes_below() - how many public suffixes of the Public Suffix List's
+ * text (Debian's publicsuffix: libpsl answers "is this one a suffix", not
+ * "which lie below") sit strictly below @base, leaving out those a
+ * wildcard of @excepts takes back.  @example: the shortest (static
+ * storage), or NULL.  Return: the count; 0 when the list cannot be read.
+ */
+static size_t suffixes_below(const char *base, char *const *excepts, size_t n_excepts,
+			     const char **example)
+{
+	size_t count = 0, blen = strlen(base);
+
+	*example = NULL;
+	if (!psl_text_loaded) {
+		psl_text_loaded = true;
+		psl_text_load();
+	}
+	for (size_t i = 0; i < n_psl_lines; i++) {
+		const char *s = psl_lines[i];
+		bool taken = false;
+
+		if (strlen(s) <= blen || !at_or_below(s, base))
+			continue;
+		for (size_t e = 0; e < n_excepts && !taken; e++)
+			taken = excepts[e][0] == '*' && at_or_below(s, excepts[e] + 2);
+		if (taken)
+			continue;
+		count++;
+		if (!*example || strlen(s) < strlen(*example))
+			*example = s;
+	}
+	return count;
+}
+
+/*
+ * `policy check`: a wildcard over a domain with public suffixes below it
+ * ("*.amazonaws.com" and s3.amazonaws.com): valid, and it allows every
+ * owner's site under them; the suffixes an except takes back do not count.
+ */
+static void warn_suffixes_below(const char *file, const struct policy *p)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct policy_rule *r = &p->rules[i];
+
+		for (size_t d = 0; d < r->n_domains; d++) {
+			const char *example;
+			struct policy_pos at = domain_at(r, d);
+			size_t n;
+
+			if (r->domains[d][0] != '*')
+				continue;
+			n = suffixes_below(r->domains[d] + 2, r->excepts, r->n_excepts, &example);
+			if (n)
+				fprintf(stderr, "%s:%u:%u: warning: egress[%zu].domains[%zu] %s covers "
+					"%zu public suffix%s below it (%s%s): each name directly "
+					"under one is a site of its own owner, and the wildcard allows "
+					"every owner's; list the hosts, or take them back with except: "
+					"['*.%s'%s] (docs/policies.md)\n", file, at.line, at.col, i, d,
+					r->domains[d], n, n == 1 ? "" : "es", example,
+					n == 1 ? "" : ", ...", example, n == 1 ? "" : ", ...");
+		}
+	}
+}
+
 /*
  * `policy check`: each domain rule's DNS tunnelling defences (dns:, or the
  * defaults of a wildcard rule) on stdout; a warning on stderr for a domain
@@ -293,6 +402,7 @@ static int policy_check_files(char *const *files, size_t n, const struct config 
 		warn_never_pin(argv[i], p);
 		show_excepts(argv[i], p);
 		show_dns(argv[i], p);
+		warn_suffixes_below(argv[i], p);
 		warn_l7_gaps(argv[i], p);
 		warn_gateway(argv[i], p, cfg);
 		if (!cfg)

@@ -116,21 +116,21 @@ static uint32_t window_unit(const char *u, size_t un, uint32_t names, uint32_t c
 		     { "min", 'm' }, { "mins", 'm' }, { "minute", 'm' }, { "minutes", 'm' },
 		     { "hr", 'h' }, { "hrs", 'h' }, { "hour", 'h' }, { "hours", 'h' } };
 
-	if (un == 1 && (*u == 's' || *u == 'm' || *u == 'h'))
-		return *u == 's' ? 1 : *u == 'm' ? 60 : 3600;
+	if (un == 1 && (*u == 's' || *u == 'm' || *u == 'h' || *u == 'd'))
+		return *u == 's' ? 1 : *u == 'm' ? 60 : *u == 'h' ? 3600 : 86400;
 	for (size_t k = 0; k < sizeof(near) / sizeof(near[0]); k++)
 		if (un == strlen(near[k].word) && memcmp(u, near[k].word, un) == 0) {
 			snprintf(why, whysz, "unknown unit '%.*s' (did you mean %u/%u%c?)", (int)un,
 				 u, names, count, near[k].unit);
 			return 0;
 		}
-	if (un == 1 && (*u == 'd' || *u == 'w'))
-		snprintf(why, whysz, "a window of days or weeks is too long: at most 24h");
+	if (un == 1 && *u == 'w')
+		snprintf(why, whysz, "a window of weeks is too long: at most 24h (1d)");
 	else if (un == 0)
-		snprintf(why, whysz, "the window needs a unit: s, m or h (e.g. %u/%um)", names,
+		snprintf(why, whysz, "the window needs a unit: s, m, h or d (e.g. %u/%um)", names,
 			 count);
 	else
-		snprintf(why, whysz, "unknown unit (expected s, m or h: e.g. 500/10m)");
+		snprintf(why, whysz, "unknown unit (expected s, m, h or d: e.g. 500/10m)");
 	return 0;
 }
 

@@ -146,9 +146,9 @@ static int pattern_public(const char *name, char *why, size_t whysz)
 		return 0;
 	if (!icann && strchr(name + 2, '.'))	/* a company's: github.io, githubusercontent.com */
 		snprintf(why, whysz, "'%.80s' is a public suffix (private section of the Public "
-			 "Suffix List): each name directly under it is a site of its own (GitHub's "
-			 "raw.githubusercontent.com is one), so the wildcard allows every owner's; "
-			 "list the hosts you need, e.g. 'HOST.%.80s'", name + 2, name + 2);
+			 "Suffix List): each name directly under it is a site of its own owner, "
+			 "so the wildcard allows every owner's; list the hosts you need, e.g. "
+			 "'HOST.%.80s'", name + 2, name + 2);
 	else if (strchr(name + 2, '.') || icann)
 		snprintf(why, whysz, "'%.80s' is a public suffix (ICANN section of the Public Suffix "
 			 "List): the wildcard allows every site registered under it; name the "

@@ -470,6 +470,17 @@ static void test_cli_policy_check_config(void **state)
 	assert_true(has(r.err, "w.yaml:5:14: warning: egress[0].gateway: port 80 is steered to "
 			"the gateway, which terminates TLS only"));
 	box_run_done(&r);
+	/* a wildcard over public suffixes (the PSL's text, Debian's publicsuffix) */
+	box_put("chk/amz.yaml", "name: amz\negress:\n  - domains: [\"*.amazonaws.com\"]\n"
+		"    ports: [443]\n  - domains: [\"*.b.amazonaws.com\"]\n    ports: [80]\n");
+	box_path(pol, sizeof(pol), "chk/amz.yaml");
+	netd_plain(&r, "policy", "check", pol, NULL);
+	assert_exit(&r, CLI_OK);
+	assert_true(has(r.err, "amz.yaml:3:15: warning: egress[0].domains[0] *.amazonaws.com covers "));
+	assert_true(has(r.err, "public suffixes below it (") && has(r.err, ".amazonaws.com, ...)"));
+	assert_false(has(r.err, "egress[1].domains[0]"));	/* nothing below b.amazonaws.com */
+	box_run_done(&r);
+	box_path(pol, sizeof(pol), "chk/w.yaml");
 	/* an unknown option is a usage error, not a file name */
 	netd_plain(&r, "policy", "check", pol, "--confg", on, NULL);
 	expect(&r, CLI_USAGE, NULL, "unknown option '--confg'");

@@ -250,9 +250,9 @@ static void test_pattern_findings(void **state)
 	 */
 	snprintf(yaml, sizeof(yaml), HDR "  - domains: [\"*.githubusercontent.com\"]\n    ports: [443]\n");
 	expect_bad("githubusercontent.com", yaml, strlen(yaml), 3, 15,
-		   "each name directly under it is a site of its own (GitHub's "
-		   "raw.githubusercontent.com is one), so the wildcard allows every owner's; "
-		   "list the hosts you need, e.g. 'HOST.githubusercontent.com'");
+		   "each name directly under it is a site of its own owner, so the wildcard "
+		   "allows every owner's; list the hosts you need, e.g. "
+		   "'HOST.githubusercontent.com'");
 	snprintf(yaml, sizeof(yaml), HDR "  - domains: [\"*.co.uk\"]\n    ports: [443]\n");
 	expect_bad("co.uk", yaml, strlen(yaml), 3, 15, "'co.uk' is a public suffix (ICANN section");
 	snprintf(yaml, sizeof(yaml), HDR "  - domains: [\"*.org\"]\n    ports: [443]\n");
@@ -1330,6 +1330,11 @@ static void test_dns_keys(void **state)
 	assert_int_equal(w, 90);
 	assert_int_equal(policy_dns_budget_parse("1/24h", 5, &n, &w, why, sizeof(why)), 0);
 	assert_int_equal(w, 86400);
+	assert_int_equal(policy_dns_budget_parse("10/1d", 5, &n, &w, why, sizeof(why)), 0);
+	assert_int_equal(w, 86400);	/* a day is the longest window, and says so */
+	assert_int_equal(policy_dns_budget_parse("10/2d", 5, &n, &w, why, sizeof(why)), -ERANGE);
+	assert_int_equal(policy_dns_budget_parse("10/1w", 5, &n, &w, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "weeks"));
 	assert_int_equal(policy_dns_budget_parse("1/25h", 5, &n, &w, why, sizeof(why)), -ERANGE);
 	assert_int_equal(policy_dns_budget_parse("1/1441m", 7, &n, &w, why, sizeof(why)), -ERANGE);
 	assert_int_equal(policy_dns_budget_parse("0/10m", 5, &n, &w, why, sizeof(why)), -EINVAL);
