@@ -148,11 +148,14 @@ static void mac_format(const uint8_t mac[6], char buf[18])
 }
 
 /*
- * netd.policy and netd.mode among @opts (an object of strings; others
- * ignored, another netd.* key refused).  @where: for the message.
+ * netd.policy and netd.mode among @opts (an object of strings; another
+ * netd.* key refused; keys of other namespaces, with a dot, ignored).
+ * @bare: refuse a key with no dot too (a network's -o: "policy" for
+ * "netd.policy" must not leave the network on the default policy).
+ * @where: for the message.
  */
 static int netd_opts(const json_t *opts, char policy[DK_POLICY_MAX + 1], char mode[8],
-		     const char *where, char *err, size_t errsz)
+		     bool bare, const char *where, char *err, size_t errsz)
 {
 	const char *k;
 	json_t *v;
@@ -163,6 +166,13 @@ static int netd_opts(const json_t *opts, char policy[DK_POLICY_MAX + 1], char mo
 	if (!json_is_object(opts))
 		return fail(err, errsz, "%s must be an object", where);
 	json_object_foreach((json_t *)opts, k, v) {
+		if (bare && !strchr(k, '.')) {
+			if (strcmp(k, DK_OPT_POLICY + 5) == 0 || strcmp(k, DK_OPT_MODE + 5) == 0)
+				return fail(err, errsz, "unknown option '%s' (did you mean 'netd.%s'?)",
+					    k, k);
+			return fail(err, errsz, "unknown option '%.64s' in %s: netd takes "
+				    DK_OPT_POLICY " and " DK_OPT_MODE, k, where);
+		}
 		if (strncmp(k, "netd.", 5) != 0)
 			continue;
 		if (strcmp(k, DK_OPT_POLICY) != 0 && strcmp(k, DK_OPT_MODE) != 0)
@@ -226,7 +236,7 @@ static int parse_create_network(const json_t *o, struct dk_req *out, char *err, 
 	if (opts && !json_is_null(opts) && !json_is_object(opts))
 		return fail(err, errsz, "\"Options\" must be an object");
 	r = netd_opts(opts ? json_object_get(opts, "com.docker.network.generic") : NULL,
-		      out->net.policy, out->net.mode, "the network's options (-o)", err, errsz);
+		      out->net.policy, out->net.mode, true, "the network's options (-o)", err, errsz);
 	if (r < 0)
 		return r;
 	if ((r = pools_parse(json_object_get(o, "IPv4Data"), AF_INET, "IPv4Data", out->net.v4,
@@ -264,8 +274,8 @@ static int parse_create_endpoint(const json_t *o, struct dk_req *out, char *err,
 				    mac);
 		out->mac_given = mac[0] != '\0';
 	}
-	r = netd_opts(opts, out->policy, out->mode, "the endpoint's options (--driver-opt)", err,
-		      errsz);
+	r = netd_opts(opts, out->policy, out->mode, false, "the endpoint's options (--driver-opt)",
+		      err, errsz);
 	if (r < 0)
 		return r;
 	if (pm && !json_is_null(pm) && (!json_is_array(pm) || json_array_size(pm) > 0))

@@ -115,8 +115,9 @@ struct dk_req {
  * Plugin.Activate, GetCapabilities, Discover*: any body or none.  The
  * others: a JSON object whose NetworkID/EndpointID are 64 hex digits;
  * CreateNetwork's Options may carry "com.docker.network.generic" with
- * netd.policy (a netd name) and netd.mode (audit | enforce), and no other
- * netd.* key; IPv4Data/IPv6Data entries have a Pool (CIDR) and a Gateway
+ * netd.policy (a netd name) and netd.mode (audit | enforce), no other
+ * netd.* key and no key without a dot ("policy": "did you mean
+ * 'netd.policy'?"; keys of other namespaces, com.docker.*, pass); IPv4Data/IPv6Data entries have a Pool (CIDR) and a Gateway
  * (ADDR/PLEN inside it), at most DK_POOLS_MAX each; CreateEndpoint's
  * Interface has Address/AddressIPv6 (ADDR/PLEN, "" for none) and
  * MacAddress (unicast, "" for none), its Options netd.policy/netd.mode as

@@ -82,6 +82,13 @@ out=$(dk network create -d netd -o netd.policy=nope bad 2>&1)
 has "an unknown policy is refused at create, by name" 'netd has no policy "nope"' "$out"
 out=$(dk network create -d netd -o netd.polcy=web80 bad 2>&1)
 has "a misspelt option is refused" 'unknown option "netd.polcy"' "$out"
+out=$(dk network create -d netd -o policy=web80 bad2 2>&1)
+has "an option without the netd. prefix is refused, with the right name" \
+	"unknown option 'policy' (did you mean 'netd.policy'?)" "$out"
+fail "  and no network bad2 is made (no silent deny-all)" dk network inspect bad2
+ok "an option of another namespace still passes (com.docker.network.driver.mtu)" \
+	dk network create -d netd -o netd.policy=web80 -o com.docker.network.driver.mtu=1400 other
+ok "  (removed)" dk network rm other
 ok "docker run --network agents" dk run -d --name a1 --network agents ndtest/busybox:1 sleep 600
 A1=$(sb_of a1)
 eq "netd made the container's sandbox" "$A1" "$(dk_sandboxes)"

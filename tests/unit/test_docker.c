@@ -84,6 +84,11 @@ static void test_docker_requests(void **state)
 			       &r, err, sizeof(err)), 0);
 	assert_string_equal(r.policy, "deny-all");
 	assert_true(r.ports_published);	/* -p */
+	/* Options of other namespaces (-o com.docker.network.driver.mtu=1500) pass as before. */
+	assert_int_equal(parse(DK_CREATE_NETWORK, "{\"NetworkID\":\"" NID "\",\"Options\":{"
+			       "\"com.docker.network.generic\":{\"com.docker.network.driver.mtu\":"
+			       "\"1500\",\"netd.policy\":\"web80\"}}}", &r, err, sizeof(err)), 0);
+	assert_string_equal(r.net.policy, "web80");
 	/* Unknown members: Docker may add some. */
 	assert_int_equal(parse(DK_LEAVE, "{\"NetworkID\":\"" NID "\",\"EndpointID\":\"" EID
 			       "\",\"Future\":[1,2]}", &r, err, sizeof(err)), 0);
@@ -102,6 +107,10 @@ static void test_refused(void **state)
 		{ DK_JOIN, "{\"NetworkID\":\"" NID "\",\"EndpointID\":\"" EID "\",\"SandboxKey\":\"netns/x\"}", "absolute" },
 		{ DK_JOIN, "{\"NetworkID\":\"" NID "\",\"EndpointID\":\"" EID "\"}", "absolute" },
 		{ DK_CREATE_NETWORK, "{\"NetworkID\":\"" NID "\",\"Options\":{\"com.docker.network.generic\":{\"netd.polcy\":\"x\"}}}", "unknown option" },
+		/* -o policy=... (no netd. prefix) must not fall back to the default silently */
+		{ DK_CREATE_NETWORK, "{\"NetworkID\":\"" NID "\",\"Options\":{\"com.docker.network.generic\":{\"policy\":\"python-dev\"}}}", "unknown option 'policy' (did you mean 'netd.policy'?)" },
+		{ DK_CREATE_NETWORK, "{\"NetworkID\":\"" NID "\",\"Options\":{\"com.docker.network.generic\":{\"mode\":\"audit\"}}}", "unknown option 'mode' (did you mean 'netd.mode'?)" },
+		{ DK_CREATE_NETWORK, "{\"NetworkID\":\"" NID "\",\"Options\":{\"com.docker.network.generic\":{\"polcy\":\"x\"}}}", "unknown option 'polcy'" },
 		{ DK_CREATE_NETWORK, "{\"NetworkID\":\"" NID "\",\"Options\":{\"com.docker.network.generic\":{\"netd.policy\":\"-x\"}}}", "policy name" },
 		{ DK_CREATE_NETWORK, "{\"NetworkID\":\"" NID "\",\"Options\":{\"com.docker.network.generic\":{\"netd.policy\":7}}}", "must be a string" },
 		{ DK_CREATE_NETWORK, "{\"NetworkID\":\"" NID "\",\"Options\":{\"com.docker.network.generic\":{\"netd.mode\":\"loud\"}}}", "audit or enforce" },
