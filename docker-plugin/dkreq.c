@@ -505,9 +505,10 @@ json_t *dk_endpoint_json(const struct dk_endpoint *e)
 	char mac[18];
 
 	mac_format(e->mac, mac);
-	return json_pack("{s:s, s:o, s:o, s:s, s:s, s:s}", "network", e->network, "ipv4",
+	return json_pack("{s:s, s:o, s:o, s:s, s:s, s:s, s:s}", "network", e->network, "ipv4",
 			 ifaddr_json(&e->addr4, e->plen4), "ipv6", ifaddr_json(&e->addr6, e->plen6),
-			 "mac", mac, "policy", e->policy, "mode", e->mode);
+			 "mac", mac, "policy", e->policy, "mode", e->mode, "sandbox_key",
+			 e->sandbox_key);
 }
 
 int dk_endpoint_parse(const char *text, size_t len, struct dk_endpoint *out, char *err,
@@ -525,15 +526,18 @@ int dk_endpoint_parse(const char *text, size_t len, struct dk_endpoint *out, cha
 	    (r = get_str(o, "ipv6", a6, sizeof(a6), err, errsz)) < 0 ||
 	    (r = get_str(o, "mac", mac, sizeof(mac), err, errsz)) < 0 ||
 	    (r = get_str(o, "policy", out->policy, sizeof(out->policy), err, errsz)) < 0 ||
-	    (r = get_str(o, "mode", out->mode, sizeof(out->mode), err, errsz)) < 0)
+	    (r = get_str(o, "mode", out->mode, sizeof(out->mode), err, errsz)) < 0 ||
+	    (r = get_str(o, "sandbox_key", out->sandbox_key, sizeof(out->sandbox_key), err,
+			 errsz)) < 0)	/* absent in a record of before: "" */
 		goto out;
 	r = 0;
-	if ((a4[0] && ifaddr_parse(a4, AF_INET, &out->addr4, &out->plen4) < 0) ||
+	if ((out->sandbox_key[0] && out->sandbox_key[0] != '/') || (a4[0] && ifaddr_parse(a4, AF_INET, &out->addr4, &out->plen4) < 0) ||
 	    (a6[0] && ifaddr_parse(a6, AF_INET6, &out->addr6, &out->plen6) < 0) ||
 	    (!a4[0] && !a6[0]) || mac_parse(mac, out->mac) < 0 ||
 	    (out->policy[0] && !name_valid(out->policy)) ||
 	    (out->mode[0] && strcmp(out->mode, "audit") != 0 && strcmp(out->mode, "enforce") != 0))
-		r = fail(err, errsz, "an address, the MAC, the policy or the mode is wrong");
+		r = fail(err, errsz, "an address, the MAC, the policy, the mode or the sandbox key "
+			 "is wrong");
 out:
 	json_decref(o);
 	if (r < 0)

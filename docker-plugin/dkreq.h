@@ -90,6 +90,7 @@ struct dk_endpoint {
 	uint8_t mac[6];
 	char policy[DK_POLICY_MAX + 1];	/* its own (--driver-opt netd.policy), or "" */
 	char mode[8];			/* its own, or "" */
+	char sandbox_key[DK_PATH_MAX + 1];	/* the container's netns, from its Join; "" before */
 };
 
 /* One decoded request; which members are set depends on the method. */

@@ -16,6 +16,7 @@
  * EndpointOperInfo (docker inspect), Leave, DeleteEndpoint; `docker
  * restart` is all of them again with a new endpoint.  docs/docker.md.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -297,6 +298,46 @@ static bool same_endpoint(const json_t *sb, const struct dk_endpoint *e)
 					 strcmp(a6, addr_format(&e->addr6, buf, sizeof(buf))) == 0;
 }
 
+/*
+ * Is another endpoint of ours joined to container netns @key?  Two netd
+ * endpoints in one container would be two sandboxes under two policies,
+ * the union of both: a second Join is refused, naming the first network.
+ * Return: 0 (none); -EEXIST (@err filled); -errno (the state dir unreadable).
+ */
+static int joined_elsewhere(const struct drv *d, const char *eid, const char *key, char *err,
+			    size_t errsz)
+{
+	char dir[PATH_MAX], why[256], id[DK_ID_LEN + 1];
+	struct dk_endpoint o;
+	struct dirent *de;
+	DIR *dp;
+	int r = 0;
+
+	snprintf(dir, sizeof(dir), "%s/endpoints", d->state_dir);
+	dp = opendir(dir);
+	if (!dp)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(dp))) {
+		if (strlen(de->d_name) != DK_ID_LEN + 5 ||
+		    strcmp(de->d_name + DK_ID_LEN, ".json") != 0 ||
+		    strspn(de->d_name, "0123456789abcdef") != DK_ID_LEN)
+			continue;
+		memcpy(id, de->d_name, DK_ID_LEN);
+		id[DK_ID_LEN] = '\0';
+		if (strcmp(id, eid) == 0 || endpoint_load(d, id, &o, why, sizeof(why)) < 0 ||
+		    strcmp(o.sandbox_key, key) != 0)
+			continue;
+		snprintf(err, errsz, "the container is already on netd network %.12s (endpoint %.12s, "
+			 "sandbox " DK_SANDBOX_PREFIX "%.12s): a container may be on one netd network "
+			 "only (two would be two sandboxes, the union of their policies)",
+			 o.network, id, id);
+		r = -EEXIST;
+		break;
+	}
+	closedir(dp);
+	return r;
+}
+
 static json_t *join(struct drv *d, const struct dk_req *r, char *err, size_t errsz)
 {
 	char name[DK_SANDBOX_NAME_LEN + 1], path[64];
@@ -308,6 +349,19 @@ static json_t *join(struct drv *d, const struct dk_req *r, char *err, size_t err
 	if (endpoint_load(d, r->endpoint_id, &e, err, errsz) < 0 ||
 	    network_load(d, r->network_id, &n, err, errsz) < 0)
 		return NULL;
+	s = joined_elsewhere(d, r->endpoint_id, r->sandbox_key, err, errsz);
+	if (s == -EEXIST)
+		return NULL;
+	if (s < 0) {
+		snprintf(err, errsz, "cannot read %s/endpoints: %s", d->state_dir, strerror(-s));
+		return NULL;
+	}
+	/* Recorded before netd is asked; DeleteEndpoint removes it either way. */
+	snprintf(e.sandbox_key, sizeof(e.sandbox_key), "%s", r->sandbox_key);
+	if (record_save(d, "endpoints", r->endpoint_id, dk_endpoint_json(&e)) < 0) {
+		snprintf(err, errsz, "cannot save the endpoint in %s", d->state_dir);
+		return NULL;
+	}
 	body = dk_create_body(r->endpoint_id, &e, &n, r->sandbox_key, d->default_policy, err,
 			      errsz);
 	if (!body)

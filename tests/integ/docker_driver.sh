@@ -164,6 +164,14 @@ eq "it connects" "pypi.org ok" "$(resolves a2 pypi.org 198.51.100.10 && web a2)"
 # ---- two networks, two policies; a per-container policy -------------------------------
 ok "docker network create -d netd -o netd.policy=deny-all locked" \
 	dk network create -d netd -o netd.policy=deny-all locked
+n_ep=$(ls "$DK_STATE/endpoints" | wc -l)
+out=$(dk network connect locked a2 2>&1)
+has "a second netd network for a container is refused at Join, naming the first" \
+	"already on netd network $(dk network inspect -f '{{.Id}}' agents | cut -c1-12)" "$out"
+eq "  a2 is still on agents only" "agents" "$(dk inspect -f '{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}' a2 | xargs)"
+eq "  with its one sandbox" "$( (sb_of a1; sb_of a2) | sort)" "$(dk_sandboxes)"
+eq "  and no endpoint record left of the refused one" "$n_ep" "$(ls "$DK_STATE/endpoints" | wc -l)"
+eq "  and it still connects" "pypi.org ok" "$(web a2)"
 ok "docker run --network locked" dk run -d --name b1 --network locked ndtest/busybox:1 sleep 600
 eq "its sandbox has the locked network's policy" deny-all "$(netd sandbox show "$(sb_of b1 locked)" | jq -r .policy)"
 fail "locked: pypi.org does not resolve" resolves b1 pypi.org 198.51.100.10

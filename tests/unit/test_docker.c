@@ -149,7 +149,7 @@ static void test_records(void **state)
 	struct dk_network n;
 	struct dk_endpoint e, back;
 	char err[256], *text, buf[64];
-	const char *policy, *mode;
+	const char *policy, *mode, *rec;
 
 	(void)state;
 	assert_int_equal(parse(DK_CREATE_NETWORK, CREATE_NETWORK, &r, err, sizeof(err)), 0);
@@ -176,6 +176,27 @@ static void test_records(void **state)
 	assert_int_equal(dk_endpoint_parse(text, strlen(text), &back, err, sizeof(err)), 0);
 	assert_memory_equal(&back, &e, sizeof(e));
 	free(text);
+	/* Joined: the record keeps the container's SandboxKey (one netd network per container). */
+	assert_string_equal(e.sandbox_key, "");
+	snprintf(e.sandbox_key, sizeof(e.sandbox_key), "/var/run/docker/netns/d412f5524c8d");
+	{
+		json_t *o = dk_endpoint_json(&e);
+
+		text = json_dumps(o, 0);
+		json_decref(o);
+	}
+	assert_non_null(strstr(text, "\"sandbox_key\": \"/var/run/docker/netns/d412f5524c8d\""));
+	assert_int_equal(dk_endpoint_parse(text, strlen(text), &back, err, sizeof(err)), 0);
+	assert_memory_equal(&back, &e, sizeof(e));
+	free(text);
+	/* A record of before (no sandbox_key) still reads; a relative one does not. */
+	rec = "{\"network\":\"" NID "\",\"ipv4\":\"172.17.0.2/16\",\"mac\":\"02:42:00:00:00:01\"}";
+	assert_int_equal(dk_endpoint_parse(rec, strlen(rec), &back, err, sizeof(err)), 0);
+	assert_string_equal(back.sandbox_key, "");
+	rec = "{\"network\":\"" NID "\",\"ipv4\":\"172.17.0.2/16\",\"mac\":\"02:42:00:00:00:01\","
+	      "\"sandbox_key\":\"x\"}";
+	assert_int_equal(dk_endpoint_parse(rec, strlen(rec), &back, err, sizeof(err)), -EINVAL);
+	e.sandbox_key[0] = '\0';
 	assert_int_equal(dk_endpoint_parse("{\"network\":\"" NID "\",\"ipv4\":null,\"ipv6\":null,"
 					   "\"mac\":\"02:42:00:00:00:01\"}", 80, &back, err, sizeof(err)),
 			 -EINVAL);
