@@ -24,6 +24,16 @@ int httpc_request(const char *socket_path, const char *method, const char *path,
 		  const json_t *body, int *ret_status, json_t **ret_json);
 
 /*
+ * httpc_request_timeout() - httpc_request() with a deadline of @timeout_ms
+ * (> 0) for the whole exchange: the connect (a full backlog of a hung
+ * netd), the request's write and the reply's reads.  netd-docker must
+ * answer Docker before Docker gives up on it.  Return: as httpc_request();
+ * -ETIMEDOUT when the deadline passes.
+ */
+int httpc_request_timeout(const char *socket_path, const char *method, const char *path,
+			  const json_t *body, int *ret_status, json_t **ret_json, int timeout_ms);
+
+/*
  * httpc_parse_reply() - the status line and body of a whole HTTP/1.x reply
  * of @len bytes at @reply (RFC 9112 section 4: "HTTP/1.x NNN reason"; the
  * header ends at the first empty line; the body is whatever follows, up to

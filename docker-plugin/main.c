@@ -43,6 +43,13 @@
 #define DK_VERSION         "0.1.0"
 #define DK_HEADERS_MAX     8192		/* bytes of a request's header block */
 #define DK_TIMEOUT_S       30		/* a connection idle or a request unfinished */
+/*
+ * A call to netd, whole: well under DK_TIMEOUT_S (past it libevent drops
+ * Docker's connection while we wait, and Docker shows "EOF") and under
+ * Docker's plugin timeout (30 s, pkg/plugins defaultTimeOut); a create
+ * takes milliseconds.  A hung netd (SIGSTOP) gets Docker a JSON Err.
+ */
+#define DK_NETD_TIMEOUT_MS 10000
 #define DK_BACKLOG         64
 #define DK_CONTENT_TYPE    "application/vnd.docker.plugins.v1+json"
 
@@ -189,7 +196,14 @@ static int netd_call(const struct drv *d, const char *method, const char *path,
 	int status = 0, r;
 
 	*ret = NULL;
-	r = httpc_request(d->netd_socket, method, path, body, &status, ret);
+	r = httpc_request_timeout(d->netd_socket, method, path, body, &status, ret,
+				  DK_NETD_TIMEOUT_MS);
+	if (r == -ETIMEDOUT) {
+		snprintf(err, errsz, "netd is not reachable at %s: timed out after %d s (it is "
+			 "there but does not answer: hung or stopped?)", d->netd_socket,
+			 DK_NETD_TIMEOUT_MS / 1000);
+		return r;
+	}
 	if (r < 0) {
 		snprintf(err, errsz, "netd is not reachable at %s (%s): is it running?",
 			 d->netd_socket, strerror(-r));

@@ -161,6 +161,25 @@ dk_up && t_pass "netd-docker back" || t_fail "netd-docker back"
 ok "a new container on the same network" dk run -d --name a2 --network agents ndtest/busybox:1 sleep 600
 eq "it connects" "pypi.org ok" "$(resolves a2 pypi.org 198.51.100.10 && web a2)"
 
+# ---- netd hung (SIGSTOP): the driver answers Docker in time, saying why ------------------
+kill -STOP "$NETD_PID"
+t0=$SECONDS
+out=$(dk run -d --name h1 --network agents ndtest/busybox:1 sleep 600 2>&1)
+took=$((SECONDS - t0))
+kill -CONT "$NETD_PID"
+has "netd hung at Join: Docker shows the driver's error, not EOF" \
+	"NetworkDriver.Join: netd is not reachable at $NETD_SOCKET: timed out" "$out"
+hasnt "  (no EOF)" "EOF" "$out"
+ok "  and docker run gives up in under 30 s (took ${took} s), before Docker's plugin timeout" \
+	test "$took" -lt 30
+dk rm -f h1 >/dev/null 2>&1
+ok "netd answers again after SIGCONT" netd status
+ok "netd-docker still serves after it" dk run -d --name h2 --network agents ndtest/busybox:1 sleep 600
+eq "  and it connects" "pypi.org ok" "$(resolves h2 pypi.org 198.51.100.10 && web h2)"
+dk rm -f h2 >/dev/null 2>&1
+for ((i = 0; i < 50; i++)); do [ "$(dk_sandboxes)" = "$( (sb_of a1; sb_of a2) | sort)" ] && break; sleep 0.2; done
+eq "  no sandbox of the hung run is left" "$( (sb_of a1; sb_of a2) | sort)" "$(dk_sandboxes)"
+
 # ---- two networks, two policies; a per-container policy -------------------------------
 ok "docker network create -d netd -o netd.policy=deny-all locked" \
 	dk network create -d netd -o netd.policy=deny-all locked
