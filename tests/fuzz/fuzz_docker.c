@@ -54,7 +54,8 @@ static void check_endpoint(const struct dk_endpoint *e, const struct dk_network 
 	char err[256] = "", *text;
 	json_t *o = dk_endpoint_json(e), *body, *sb;
 
-	if (!hex64(e->network) || (!e->addr4.family && !e->addr6.family) || (e->mac[0] & 1))
+	if (!hex64(e->network) || (!e->addr4.family && !e->addr6.family) || (e->mac[0] & 1) ||
+	    (e->sandbox_key[0] && e->sandbox_key[0] != '/'))
 		abort();
 	text = o ? json_dumps(o, 0) : NULL;
 	json_decref(o);
@@ -123,8 +124,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((r.addr4.family && r.addr4.family != AF_INET) ||
 	    (r.addr6.family && r.addr6.family != AF_INET6))
 		abort();
-	if (sel == DK_CREATE_NETWORK)
+	if (sel == DK_CREATE_NETWORK) {
+		/* accepted: no -o key without a dot ("policy" for "netd.policy") */
+		json_t *o = json_loadb(text, len, 0, NULL), *g, *v;
+		const char *k;
+
+		g = json_object_get(json_object_get(o, "Options"), "com.docker.network.generic");
+		json_object_foreach(json_is_object(g) ? g : NULL, k, v)
+			if (!strchr(k, '.'))
+				abort();
+		json_decref(o);
 		check_network(&r.net);
+	}
 	if (sel == DK_CREATE_ENDPOINT && dk_endpoint_from(&r, &e, err, sizeof(err)) == 0) {
 		memset(&n, 0, sizeof(n));
 		/* a network whose one pool holds the endpoint's IPv4 address, if it has one */
