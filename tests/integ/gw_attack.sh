@@ -215,7 +215,11 @@ still_up "after the TLS garbage"
 out=$(attack h2)
 echo "$out" | sed 's/^/    /'
 expect rapid-reset 'goaway\([0-9]+\)\+closed' "$out"
-expect continuation-flood 'goaway\([0-9]+\)\+closed' "$out"
+# The worker answers the flood with GOAWAY(11) and lingers, draining, up to
+# 10 s; on a machine loaded enough that the client is still sending then,
+# the close resets the GOAWAY away (seen once in a fresh-root run at load
+# 10): the connection ended either way, which is what is asserted.
+expect continuation-flood 'goaway\([0-9]+\)\+closed|closed' "$out"
 expect continuation-64k 'goaway\([0-9]+\)\+closed|headers\+open|rst\+open' "$out"
 expect settings-flood 'goaway\([0-9]+\)\+closed|open' "$out"
 expect ping-flood 'goaway\([0-9]+\)\+closed|open' "$out"
