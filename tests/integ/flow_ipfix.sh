@@ -447,8 +447,11 @@ eq "promtool check metrics: with netd_audit_journal_*" "0 " "$rc $out"
 
 # ---- interim records: a long download, exported in stretches that add up ------------
 SB1=$SBJ	# conn_sum's sandbox
-sport=$(sb_curl j1 -o /dev/null -w '%{local_port}' "https://pypi.org/bytes/2000000?rate=250000")
-rec=$(audit_wait 20 '"event":"conn"' "\"sandbox\":\"$SBJ\"" "\"sport\":$sport,")
+# 16 s at 250 kB/s: an interim record is due 5 s in and goes at conntrack's
+# next 5-s dump (5-10 s in), so at least one comes before the end even on a
+# slow machine (8 s, as before, could end first: one run saw only the end).
+sport=$(sb_curl j1 --max-time 40 -o /dev/null -w '%{local_port}' "https://pypi.org/bytes/4000000?rate=250000")
+rec=$(audit_wait 40 '"event":"conn"' "\"sandbox\":\"$SBJ\"" "\"sport\":$sport,")
 ok "the long download's conn record" test -n "$rec"
 settled "$sport" 443
 ours=$(conn_sum "$sport" 443)
