@@ -102,7 +102,12 @@ enum qflow_step qflow_packet(struct qflow_tab *t, const struct qflow_pkt *p, uin
  */
 void qflow_settle(struct qflow_tab *t, const struct qflow_pkt *p, bool accepted, uint64_t now_ms);
 
-/* qflow_tag() / qflow_tagged() - remember @a, @b with @p's flow (the modes at its start). */
+/*
+ * qflow_tag() / qflow_tagged() - remember @a, @b with @p's flow (the modes
+ * at its start); read them back with the flow's start (monotonic ms).
+ * qflow_tagged() returns false when the table holds no flow of @p or it was
+ * never tagged (then nothing is written).
+ */
 void qflow_tag(struct qflow_tab *t, const struct qflow_pkt *p, uint8_t a, uint8_t b);
 bool qflow_tagged(struct qflow_tab *t, const struct qflow_pkt *p, uint8_t *a, uint8_t *b,
 		  uint64_t *start_ms);

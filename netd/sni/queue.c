@@ -178,7 +178,7 @@ int sniq_receive(struct sniq *q, unsigned int max_msgs,
  * looking at its replies); with FW_SNI_DROP_CTMARK a refused QUIC flow's
  * mark; the sandbox's accounting mark untouched.
  */
-static int ct_mark_done(struct sniq *q, const struct sniq_tuple *t, uint32_t mark)
+static int ct_mark_set(struct sniq *q, const struct sniq_tuple *t, uint32_t mark)
 {
 	char buf[512] __attribute__((aligned(8))), ack[4096] __attribute__((aligned(8)));
 	int r;
@@ -228,13 +228,13 @@ int sniq_verdict(struct sniq *q, const struct sniq_packet *p, enum sniq_verdict 
 		break;
 	case SNIQ_ACCEPT_DONE:
 		/* The mark first, so no later packet of it is queued. */
-		r = t ? ct_mark_done(q, t, FW_SNI_DONE_CTMARK) : -EINVAL;
+		r = t ? ct_mark_set(q, t, FW_SNI_DONE_CTMARK) : -EINVAL;
 		nfq_nlmsg_verdict_put(nlh, (int)p->id, NF_ACCEPT);
 		break;
 	case SNIQ_DROP_MARK:
 		/* An entry not confirmed yet (the flow's first datagram) is not
 		 * found: -ENOENT; its next datagram comes here again. */
-		r = t ? ct_mark_done(q, t, FW_SNI_DROP_CTMARK) : -EINVAL;
+		r = t ? ct_mark_set(q, t, FW_SNI_DROP_CTMARK) : -EINVAL;
 		nfq_nlmsg_verdict_put(nlh, (int)p->id, NF_DROP);
 		break;
 	case SNIQ_DROP:

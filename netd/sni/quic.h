@@ -127,6 +127,7 @@ struct quic_hello {
 	uint8_t buf[QUIC_HELLO_MAX];
 };
 
+/* quic_hello_init() - @qh empty: no byte received, prefix 0. */
 void quic_hello_init(struct quic_hello *qh);
 
 /*
