@@ -49,19 +49,27 @@ static bool family_ours(uint32_t f)
 	return f == NFPROTO_IPV4 || f == NFPROTO_IPV6 || f == NFPROTO_INET;
 }
 
+/* The chain of dump message @nlh (caller frees), or NULL (no memory, a message libnftnl refuses). */
+static struct nftnl_chain *chain_of(const struct nlmsghdr *nlh)
+{
+	struct nftnl_chain *c = nftnl_chain_alloc();
+
+	if (c && nftnl_chain_nlmsg_parse(nlh, c) < 0) {
+		nftnl_chain_free(c);
+		c = NULL;
+	}
+	return c;
+}
+
 static int fwd_chain_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct fwd_list *l = data;
-	struct nftnl_chain *c = nftnl_chain_alloc();
+	struct nftnl_chain *c = chain_of(nlh);
 	uint32_t fam;
 	const char *tb, *nm;
 
 	if (!c)
 		return MNL_CB_ERROR;
-	if (nftnl_chain_nlmsg_parse(nlh, c) < 0) {
-		nftnl_chain_free(c);
-		return MNL_CB_ERROR;
-	}
 	fam = nftnl_chain_get_u32(c, NFTNL_CHAIN_FAMILY);
 	tb = nftnl_chain_get_str(c, NFTNL_CHAIN_TABLE);
 	nm = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
@@ -101,15 +109,11 @@ struct table_read {
 static int table_chain_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct table_read *t = data;
-	struct nftnl_chain *c = nftnl_chain_alloc();
+	struct nftnl_chain *c = chain_of(nlh);
 	const char *tb, *nm;
 
 	if (!c)
 		return MNL_CB_ERROR;
-	if (nftnl_chain_nlmsg_parse(nlh, c) < 0) {
-		nftnl_chain_free(c);
-		return MNL_CB_ERROR;
-	}
 	tb = nftnl_chain_get_str(c, NFTNL_CHAIN_TABLE);
 	nm = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
 	if (tb && nm && strcmp(tb, t->table) == 0 &&
