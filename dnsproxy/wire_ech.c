@@ -160,6 +160,7 @@ static int cut_add(struct ech *e, size_t off, size_t end, size_t rdlen_at)
  * name_walk() - the name at *@off, to its end (RFC 1035 4.1.4): *@off is
  * left just past its bytes in place; no byte at or past @end is read.
  * Each pointer must point before the piece it ends (so the walk ends),
+ * at most WIRE_NAME_MAX / 2 pointers are followed (as wire.c's reader),
  * the name is at most 255 octets and 0x40/0x80 label types are refused.
  * @lc (WIRE_NAME_MAX bytes, may be NULL): the name lower-cased, its length
  * in *@lc_len.  @mark: every byte read must stay after the cut, and each
@@ -170,6 +171,7 @@ static int name_walk(struct ech *e, size_t *off, size_t end, uint8_t *lc, size_t
 		     bool mark)
 {
 	size_t pos = *off, seg = *off, total = 0;
+	unsigned int jumps = 0;
 	bool jumped = false;
 
 	for (;;) {
@@ -185,6 +187,10 @@ static int name_walk(struct ech *e, size_t *off, size_t end, uint8_t *lc, size_t
 				return -EBADMSG;
 			target = (size_t)(l & 0x3f) << 8 | e->b[pos + 1];
 			if (target >= seg)	/* only backwards: the walk ends */
+				return -EBADMSG;
+			/* As wire.c's reader: a real name needs no more pointers
+			 * than it has labels; caps a hostile chain's cost. */
+			if (++jumps > WIRE_NAME_MAX / 2)
 				return -EBADMSG;
 			if (mark) {
 				bit_set(e->ptrs, pos);

@@ -613,6 +613,47 @@ static void test_too_many_cuts(void **state)
 	assert_int_equal(res.params, n);
 }
 
+/*
+ * A pointer chain (RFC 1035 4.1.4) of more jumps than a name has labels:
+ * refused, as wire.c's reader refuses it, so a hostile answer cannot make
+ * each of its owner names walk thousands of pointers.  130 pointers in a
+ * TXT record, each to the one before, the first to a root label; an A
+ * record's owner points at the last.  127 would still be a name.
+ */
+static void test_pointer_chain(void **state)
+{
+	struct wire_ech_result res;
+	struct pkt p;
+	size_t q, rd, root, prev, n_ptrs;
+
+	(void)state;
+	for (n_ptrs = 126; n_ptrs <= 130; n_ptrs += 4) {
+		p_hdr(&p, false, 2, 0, 0);
+		q = p_question(&p, "svc.example", WIRE_TYPE_A);
+		p_name(&p, "", q);
+		rd = p_rr(&p, WIRE_TYPE_TXT, 300);
+		root = p.len;
+		p_u8(&p, 0);
+		prev = root;
+		for (size_t i = 0; i < n_ptrs; i++) {
+			size_t at = p.len;
+
+			p_u16(&p, (uint16_t)(0xc000 | prev));
+			prev = at;
+		}
+		p_end(&p, rd);
+		p_u16(&p, (uint16_t)(0xc000 | prev));	/* the A record's owner: the chain's end */
+		rd = p_rr(&p, WIRE_TYPE_A, 300);
+		p_bytes(&p, hint4, 4);
+		p_end(&p, rd);
+		/* the A owner walks n_ptrs + 1 pointers */
+		if (n_ptrs + 1 > WIRE_NAME_MAX / 2)
+			assert_int_equal(strip(&p, &res), -EBADMSG);
+		else
+			assert_true(strip(&p, &res) >= 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -626,6 +667,7 @@ int main(void)
 		cmocka_unit_test(test_untouched),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_too_many_cuts),
+		cmocka_unit_test(test_pointer_chain),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
