@@ -224,7 +224,8 @@ static void tunnel_account(struct proxy *p, const struct request *rq, const stru
 			 why->pattern ? why->pattern : "a rule", why->names,
 			 budget_window_format(why->window_s, w, sizeof(w)),
 			 refused ? "refused" : "marked would_deny (audit mode)", why->retry_s);
-	if (why->full && refused && tbucket_take(&p->tunnel_log, 1, 10, proxy_now_ms(p)))
+	if (why->full && refused && dv == DECIDE_DENY_BUDGET &&
+	    tbucket_take(&p->tunnel_log, 1, 10, proxy_now_ms(p)))
 		log_warn("dns: sandbox %s holds %u names under DNS budgets: refusing \"%s\"",
 			 v->sandbox, BUDGET_NAMES_MAX, rq->q->qname);
 	if (why->logged && !why->encoded &&

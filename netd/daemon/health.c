@@ -178,16 +178,6 @@ void daemon_health_refresh(struct daemon *d, bool force)
 	d->blockers_read = true;
 }
 
-size_t daemon_health_blockers(struct daemon *d, char (*msgs)[1024], size_t max)
-{
-	size_t i;
-
-	daemon_health_refresh(d, false);
-	for (i = 0; i < d->n_blockers && i < max; i++)
-		blocker_message(&d->blockers[i], msgs[i], sizeof(msgs[i]));
-	return d->n_blockers;
-}
-
 const char *daemon_health_forward(struct daemon *d, bool fresh)
 {
 	const struct fw_blocker *b = d->blockers;

@@ -289,12 +289,6 @@ void daemon_vanished_forget(struct daemon *d, const char *name);
 void daemon_health_refresh(struct daemon *d, bool force);
 
 /*
- * daemon_health_blockers() - refresh, then the blockers' messages into
- * @msgs (at most @max).  Return: how many blockers there are.
- */
-size_t daemon_health_blockers(struct daemon *d, char (*msgs)[1024], size_t max);
-
-/*
  * daemon_health_forward() - `netd verify`'s foreign-forward probe: "" when
  * no other table's forward chain stops the sandboxes, else which one
  * (borrowed from @d until the next call).  @fresh: read the kernel now.

@@ -32,22 +32,15 @@ void config_ipfix_init(struct config *c)
 	c->ipfix.message_size = IPFIX_MESSAGE_DEFAULT;
 }
 
-/* Decimal @s/@n, no sign, no leading zero, <= @max. */
+/* Decimal @s/@n, no sign, no leading zero, <= @max (yamlx_digits()). */
 static int dec(const char *s, size_t n, unsigned long long max, unsigned long long *ret)
 {
-	unsigned long long v = 0;
+	uint64_t v;
+	int r = yamlx_digits(s, n, max, &v);
 
-	if (n == 0 || n > 19 || (n > 1 && s[0] == '0'))
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -EINVAL;
-		v = v * 10 + (unsigned long long)(s[i] - '0');
-	}
-	if (v > max)
-		return -ERANGE;
-	*ret = v;
-	return 0;
+	if (r == 0)
+		*ret = v;
+	return r;
 }
 
 int config_ipfix_collector_parse(const char *s, size_t len, struct config_ipfix_collector *ret)
@@ -206,7 +199,7 @@ static int parse_ipfix(struct config *c, const struct yamlx_node *n, const char 
 	if (v[0] && (r = parse_collectors(&x, v[0], file, err)) < 0)
 		return r;
 	for (size_t i = 1; i < NAMES_N; i++) {
-		unsigned long long val;
+		unsigned long long val = 0;
 
 		if (!v[i])
 			continue;

@@ -88,7 +88,7 @@ int ipfixexp_stats(const struct ipfixexp *x, size_t i, struct ipfixexp_stats *ou
  */
 void ipfixexp_metrics(const struct ipfixexp *x, FILE *out);
 
-/* ipfixexp_status_json() - [{collector, up, sent, dropped, queued}, ...] (new ref). */
+/* ipfixexp_status_json() - [{collector, up, sent, dropped, queued, sessions}, ...] (new ref). */
 json_t *ipfixexp_status_json(const struct ipfixexp *x);
 
 #endif

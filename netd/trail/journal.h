@@ -64,7 +64,8 @@ uint64_t journal_dropped(struct journal *j);
  * numbers and booleans as JSON writes them, null left out, an array one
  * field per element, an object as compact JSON).  Pure.
  * Return: the number of fields; -EINVAL (no "event"); -ENOSPC (@cap or
- * @max_iov short).
+ * @max_iov too short for the three first fields).  Members past what fits
+ * are left out: the fields that fit are returned, the record still sent.
  */
 int journal_fields(const json_t *rec, char *buf, size_t cap, struct iovec *iov, size_t max_iov);
 

@@ -104,7 +104,6 @@ static uint64_t real_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The sandbox in @slot, by its pool address (sandbox.h: .2 of the slot's /30). */
 /*
  * The sandbox of slot @slot (a ct mark's, an interface's), by the slot
  * itself: one with its own addresses (an IPAM's, a chained attachment's,
