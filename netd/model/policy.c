@@ -94,7 +94,6 @@ const char *policy_rule_pattern(const struct policy *p, const char *name, uint8_
 	size_t n = p ? policy_match(p, name, idx, 16) : 0;
 	const struct policy_rule *best = NULL;
 	const char *pat = NULL;
-	size_t nl = strlen(name);
 
 	if (n > 16)
 		n = 16;
@@ -108,12 +107,11 @@ const char *policy_rule_pattern(const struct policy *p, const char *name, uint8_
 		best = &p->rules[idx[0]];
 	for (size_t k = 0; best && k < best->n_domains; k++) {
 		const char *d = best->domains[k];
-		size_t dl = strlen(d);
 
 		if (strcmp(d, name) == 0)
 			return d;	/* exact beats any wildcard */
-		if (dl > 2 && d[0] == '*' && d[1] == '.' && nl > dl - 1 &&
-		    strcmp(name + nl - (dl - 1), d + 1) == 0 && (!pat || dl > strlen(pat)))
+		if (d[0] == '*' && d[1] == '.' && policy_name_below(name, d + 2) &&
+		    (!pat || strlen(d) > strlen(pat)))
 			pat = d;
 	}
 	return pat;

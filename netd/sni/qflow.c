@@ -32,7 +32,6 @@ struct qf {
 	unsigned int n_dgrams;
 	uint8_t tag[2];
 	bool tagged;
-	bool reopened;				/* set by on_reset() during a read */
 	struct quic_conn conn;
 	struct quic_hello *qh;			/* Q_OPEN */
 	uint8_t *seen;				/* Q_ACCEPTED: the bytes read */
@@ -213,9 +212,9 @@ static void on_reset(void *ctx)
 
 	if (f->state == Q_REJECTED)
 		return;
-	f->reopened = true;
-	if (!flow_open(f->t, f, f->owner, f->t->now_ms))
-		f->reopened = false;	/* no memory: its CRYPTO data is compared, and fails */
+	/* No memory: the flow stays as it was; its new CRYPTO data is compared
+	 * with what was read, and fails. */
+	flow_open(f->t, f, f->owner, f->t->now_ms);
 }
 
 static void res_garbage(struct sni_result *res, enum sni_status s)
@@ -255,7 +254,6 @@ static enum qflow_step read_dgram(struct qflow_tab *t, struct qf *f, const struc
 		}
 	}
 	t->now_ms = now_ms;
-	f->reopened = false;
 	switch (quic_dgram_read(&f->conn, p->payload, p->len, &r, &dg)) {
 	case QUIC_READ_SMALL:
 		/* Its Initials were not read (the server discards them too): an

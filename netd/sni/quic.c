@@ -526,15 +526,3 @@ enum quic_read quic_dgram_read(struct quic_conn *c, const uint8_t *d, size_t len
 	}
 	return out->status = out->n_small ? QUIC_READ_SMALL : QUIC_READ_OK;
 }
-
-const char *quic_read_str(enum quic_read s)
-{
-	switch (s) {
-	case QUIC_READ_OK: return "ok";
-	case QUIC_READ_SMALL: return "small";
-	case QUIC_READ_VERSION: return "version";
-	case QUIC_READ_GARBAGE: return "garbage";
-	case QUIC_READ_STOP: return "stop";
-	}
-	return "?";
-}

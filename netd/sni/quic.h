@@ -209,7 +209,5 @@ struct quic_reader {
 enum quic_read quic_dgram_read(struct quic_conn *c, const uint8_t *d, size_t len,
 			       const struct quic_reader *r, struct quic_dgram *out);
 
-/* quic_read_str() - "ok", "small", "version", "garbage", "stop". */
-const char *quic_read_str(enum quic_read s);
 
 #endif
