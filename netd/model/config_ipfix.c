@@ -149,7 +149,8 @@ static int parse_collectors(struct config_ipfix *x, const struct yamlx_node *n,
 			return FAIL(u, "ipfix.collectors[%zu]: bad port in '%s' (1-65535)", i, q);
 		if (r < 0)
 			return FAIL(u, "ipfix.collectors[%zu]: bad collector '%s' (expected "
-				    "udp://IPV4[:PORT] or tcp://[IPV6][:PORT]; names are not resolved)",
+				    "udp:// or tcp://, then an IPv4 address or an [IPv6] one, [:PORT]; names "
+				    "are not resolved)",
 				    i, q);
 		for (size_t j = 0; j < i; j++)
 			if (cl->tcp == x->collectors[j].tcp && cl->port == x->collectors[j].port &&
