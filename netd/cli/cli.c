@@ -100,6 +100,21 @@ static int usage(void)
 }
 
 /*
+ * usage_of() - a usage error in the words @argv[0..@argc) (@argv[0] the
+ * command): which words were not understood, then that command's own
+ * usage (cli_help_print()), on stderr.  Return: CLI_USAGE.
+ */
+static int usage_of(int argc, char **argv)
+{
+	fputs("netd: not understood:", stderr);
+	for (int i = 0; i < argc; i++)
+		fprintf(stderr, " %s", argv[i]);
+	fputs("\n\n", stderr);
+	cli_help_print(argc, argv, stderr);
+	return CLI_USAGE;
+}
+
+/*
  * One API call; prints the error and returns NULL unless 2xx, with
  * api_exit set from the HTTP status (or CLI_UNREACHABLE).
  */
@@ -347,7 +362,7 @@ static int cmd_sandbox_create(int argc, char **argv)
 			netns = pidns;
 			break;
 		}
-		default: return usage();
+		default: return usage_of(argc, argv);
 		}
 	}
 	if (optind < argc)
@@ -386,7 +401,7 @@ static int cmd_sandbox(int argc, char **argv)
 	const char *sub = argc > 1 ? argv[1] : NULL;
 
 	if (!sub)
-		return usage();
+		return usage_of(argc, argv);
 	if (strcmp(sub, "create") == 0)
 		return cmd_sandbox_create(argc, argv);
 	if (strcmp(sub, "list") == 0) {
@@ -394,7 +409,7 @@ static int cmd_sandbox(int argc, char **argv)
 		json_t *reply, *arr;
 
 		if (argc > 3 || (argc == 3 && !json))
-			return usage();
+			return usage_of(argc, argv);
 		reply = api("GET", "/v1/sandboxes", NULL, NULL);
 		if (!reply)
 			return api_exit;
@@ -432,7 +447,7 @@ static int cmd_sandbox(int argc, char **argv)
 		json_decref(reply);
 		return 0;
 	}
-	return usage();
+	return usage_of(argc, argv);
 }
 
 /* `netd verify`'s report as a table: one row per sandbox and probe, then a summary. */
@@ -489,7 +504,7 @@ static int cmd_verify(int argc, char **argv)
 		} else if (argv[i][0] == '-') {
 			json_decref(body);
 			json_decref(names);
-			return usage();
+			return usage_of(argc, argv);
 		} else if (!policy_name_valid(argv[i])) {
 			fprintf(stderr, "netd: invalid sandbox name \"%s\"\n", argv[i]);
 			json_decref(body);
@@ -663,7 +678,7 @@ static int cmd_exec(int argc, char **argv)
 	int i, r;
 
 	if (argc < 2)
-		return usage();
+		return usage_of(argc, argv);
 	/* Options and NAME, in any order, up to "--". */
 	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		if (strcmp(argv[i], "--no-caps") == 0) {
@@ -737,7 +752,7 @@ static int cmd_policy(int argc, char **argv)
 	const char *sub = argc > 1 ? argv[1] : NULL;
 
 	if (!sub)
-		return usage();
+		return usage_of(argc, argv);
 	if (strcmp(sub, "suggest") == 0)
 		return cli_suggest(argc - 1, argv + 1,
 				   socket_path && socket_path[0] ? socket_path : NETD_DEFAULT_SOCKET);
@@ -754,7 +769,7 @@ static int cmd_policy(int argc, char **argv)
 		size_t i;
 
 		if (argc > 3 || (argc == 3 && !json))
-			return usage();
+			return usage_of(argc, argv);
 		reply = api("GET", "/v1/policies", NULL, NULL);
 		if (!reply)
 			return api_exit;
@@ -807,7 +822,7 @@ static int cmd_policy(int argc, char **argv)
 		json_decref(reply);
 		return 0;
 	}
-	return usage();
+	return usage_of(argc, argv);
 }
 
 /* `netd ca export [--out FILE]`: the gateway CA's certificate (GET /v1/gateway/ca). */
@@ -822,15 +837,15 @@ static int cmd_ca(int argc, char **argv)
 	int c, r, rc = CLI_OK;
 
 	if (argc < 2 || strcmp(argv[1], "export") != 0)
-		return usage();
+		return usage_of(argc, argv);
 	optind = 1;
 	while ((c = getopt_long(argc - 1, argv + 1, "+o:", opts, NULL)) != -1) {
 		if (c != 'o')
-			return usage();
+			return usage_of(argc, argv);
 		out = optarg;
 	}
 	if (optind != argc - 1)
-		return usage();
+		return usage_of(argc, argv);
 	reply = api("GET", "/v1/gateway/ca", NULL, NULL);
 	if (!reply)
 		return api_exit;
@@ -860,11 +875,11 @@ static int cmd_run(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+c:", opts, NULL)) != -1) {
 		if (c != 'c')
-			return usage();
+			return usage_of(argc, argv);
 		config = optarg;
 	}
 	if (optind != argc)
-		return usage();
+		return usage_of(argc, argv);
 	/* Without --config, the packaged location if it is there, else defaults. */
 	if (!config && access(NETD_DEFAULT_CONFIG, F_OK) == 0)
 		config = NETD_DEFAULT_CONFIG;

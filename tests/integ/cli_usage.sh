@@ -41,6 +41,10 @@ rc 2 "sandbox create without NAME" "$NETD_BIN" sandbox create --policy deny-all
 rc 2 "sandbox create with an unknown option" "$NETD_BIN" sandbox create x --policy deny-all --bogus
 rc 2 "sandbox list with a stray word" "$NETD_BIN" sandbox list extra
 rc 2 "policy list with a stray word" "$NETD_BIN" policy list extra
+out=$("$NETD_BIN" sandbox list --bogus 2>&1)
+has "a usage error says what was not understood" "netd: not understood: sandbox list --bogus" "$out"
+has "... and shows that command's usage, not all of them" "usage: netd sandbox list [--json]" "$out"
+hasnt "... not the whole usage" "usage: netd [--socket PATH] COMMAND" "$out"
 rc 2 "audit with a bad --since" "$NETD_BIN" audit --file /dev/null --since yesterday
 rc 5 "status, no daemon on the socket" "$NETD_BIN" --socket /nonexistent/netd.sock status
 rc 5 "sandbox list, no daemon" "$NETD_BIN" --socket /nonexistent/netd.sock sandbox list
