@@ -3,6 +3,7 @@
  * ships: as shipped (all commented) it is the defaults; with every key
  * uncommented it still parses (so no key is misspelt or unknown), every
  * key netd knows is in it, and the values it shows are the defaults.
+ * The same for docs/configuration.md's "A complete file with every default".
  * Run from the repository root (tests/run.sh does).
  */
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include "netd/model/config.h"
 
 #define EXAMPLE "deploy/netd.yaml.example"
+#define DOC "docs/configuration.md"
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -143,23 +145,24 @@ static void uncommented_parses_with_the_defaults(void **state)
 	free(y);
 }
 
+/* netd/model/config.c's schema: parse_doc(), parse_pool(), parse_dns(),
+ * parse_audit(), parse_reload(), parse_limits(); config_ipfix.c's parse_ipfix().
+ * A new key belongs here, in the example and in the documentation. */
+static const char *const keys[] = {
+	"socket:", "state_dir:", "policy_dir:", "audit_log:", "upstream:",
+	"egress_interface:", "pool:", "ipv4:", "ipv6:", "dns:", "port:", "min_ttl:",
+	"max_ttl:", "deny_rcode:", "qps:", "burst:", "max_outstanding:", "max_pins:",
+	"max_pins_per_name:", "cache_size:", "idle_grace:", "udp_gso:", "log_level:",
+	"audit:", "rotate_size:", "keep:", "conn_update_interval:", "conntrack_rcvbuf:",
+	"reload:", "cut_removed:", "limits:", "connections:", "verify_interval:",
+	"gateway:", "user:", "upstream_ca_file:", "connect_timeout:", "idle_timeout:",
+	"credentials:", "journal:", "ipfix:", "collectors:", "observation_domain:",
+	"enterprise:", "interim_interval:", "template_refresh:", "reconnect_interval:",
+	"buffer_size:", "message_size:",
+};
+
 static void every_key_is_there(void **state)
 {
-	/* netd/model/config.c's schema: parse_doc(), parse_pool(), parse_dns(),
-	 * parse_audit(), parse_reload(), parse_limits(); config_ipfix.c's parse_ipfix().
-	 * A new key belongs here and there. */
-	static const char *const keys[] = {
-		"socket:", "state_dir:", "policy_dir:", "audit_log:", "upstream:",
-		"egress_interface:", "pool:", "ipv4:", "ipv6:", "dns:", "port:", "min_ttl:",
-		"max_ttl:", "deny_rcode:", "qps:", "burst:", "max_outstanding:", "max_pins:",
-		"max_pins_per_name:", "cache_size:", "idle_grace:", "udp_gso:", "log_level:",
-		"audit:", "rotate_size:", "keep:", "conn_update_interval:", "conntrack_rcvbuf:",
-		"reload:", "cut_removed:", "limits:", "connections:", "verify_interval:",
-		"gateway:", "user:", "upstream_ca_file:", "connect_timeout:", "idle_timeout:",
-		"credentials:", "journal:", "ipfix:", "collectors:", "observation_domain:",
-		"enterprise:", "interim_interval:", "template_refresh:", "reconnect_interval:",
-		"buffer_size:", "message_size:",
-	};
 	size_t len;
 	char *y = slurp(EXAMPLE, &len);
 
@@ -177,12 +180,66 @@ static void every_key_is_there(void **state)
 	free(y);
 }
 
+/* docs/configuration.md's "A complete file with every default": the yaml
+ * block after that heading. */
+static char *doc_complete_file(void)
+{
+	size_t len;
+	char *md = slurp(DOC, &len), *b, *e, *y;
+
+	b = strstr(md, "## A complete file with every default");
+	assert_non_null(b);
+	b = strstr(b, "```yaml\n");
+	assert_non_null(b);
+	b += strlen("```yaml\n");
+	e = strstr(b, "```");
+	assert_non_null(e);
+	y = strndup(b, (size_t)(e - b));
+	assert_non_null(y);
+	free(md);
+	return y;
+}
+
+static void doc_complete_file_is_the_defaults(void **state)
+{
+	struct config c, d;
+	struct diag err = { 0 };
+	char msg[512];
+	char *y = doc_complete_file();
+
+	(void)state;
+	assert_int_equal(config_init(&c), 0);
+	assert_int_equal(config_init(&d), 0);
+	if (config_parse(&c, y, strlen(y), DOC, &err) < 0)
+		fail_msg("%s", diag_format(&err, msg, sizeof(msg)));
+	assert_string_equal(c.socket, d.socket);
+	assert_string_equal(c.state_dir, d.state_dir);
+	assert_string_equal(c.audit_log, d.audit_log);
+	assert_int_equal(c.dns_port, d.dns_port);
+	assert_int_equal(c.dns_cache_size, d.dns_cache_size);
+	assert_int_equal(c.audit_journal, d.audit_journal);
+	assert_int_equal(c.ipfix.n_collectors, 0);
+	assert_int_equal(c.ipfix.enterprise, 32473);
+	assert_int_equal(c.ipfix.interim_s, d.ipfix.interim_s);
+	assert_int_equal(c.ipfix.template_refresh_s, d.ipfix.template_refresh_s);
+	assert_int_equal(c.ipfix.reconnect_s, d.ipfix.reconnect_s);
+	assert_int_equal(c.ipfix.buffer_bytes, d.ipfix.buffer_bytes);
+	assert_int_equal(c.ipfix.message_size, d.ipfix.message_size);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strstr(y, keys[i]))
+			fail_msg("%s: the complete file has no %s", DOC, keys[i]);
+	config_done(&c);
+	config_done(&d);
+	free(y);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(as_shipped_is_the_defaults),
 		cmocka_unit_test(uncommented_parses_with_the_defaults),
 		cmocka_unit_test(every_key_is_there),
+		cmocka_unit_test(doc_complete_file_is_the_defaults),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
