@@ -101,6 +101,34 @@ static void pview_rule_extras(json_t *rule, const struct policy_rule *r)
 					policy_dns_budget_format(r, b, sizeof(b)), "encoded",
 					policy_encoded_str((enum policy_encoded)r->dns_encoded)));
 	}
+	if (r->budget_bytes) {
+		char b[POLICY_BUDGET_STRLEN];
+
+		json_object_set_new(rule, "budget", json_string(policy_budget_format(
+					    r->budget_bytes, r->budget_period_s, b, sizeof(b))));
+	}
+}
+
+/* limits.bandwidth, when the policy sets it, into @o's "limits".  Return: 0; -ENOMEM. */
+static int pview_limit_bw(json_t *o, const struct policy *p)
+{
+	char buf[POLICY_RATE_STRLEN];
+	json_t *lim, *bw;
+
+	if (!p->bw_egress_bps && !p->bw_ingress_bps)
+		return 0;
+	lim = json_object_get(o, "limits");
+	if (!lim && json_object_set_new(o, "limits", lim = json_object()) < 0)
+		return -ENOMEM;
+	if (json_object_set_new(lim, "bandwidth", bw = json_object()) < 0)
+		return -ENOMEM;
+	if (p->bw_egress_bps)
+		json_object_set_new(bw, "egress", json_string(policy_rate_format(p->bw_egress_bps,
+									     buf, sizeof(buf))));
+	if (p->bw_ingress_bps)
+		json_object_set_new(bw, "ingress", json_string(policy_rate_format(p->bw_ingress_bps,
+									      buf, sizeof(buf))));
+	return 0;
 }
 
 json_t *pview_json(const struct policy *p)
@@ -161,7 +189,7 @@ json_t *pview_json(const struct policy *p)
 			json_object_set_new(o, "limits", json_pack("{s:I, s:s}", "egress_bytes",
 					    (json_int_t)p->egress_bytes, "on_exceed",
 					    p->quota_cut ? "cut" : "finish"));
-		if (o && pview_limit_conns(o, p) < 0) {
+		if (o && (pview_limit_conns(o, p) < 0 || pview_limit_bw(o, p) < 0)) {
 			json_decref(o);
 			return NULL;
 		}
@@ -179,8 +207,22 @@ const char *pview_digest(const struct policy *p, char *buf, size_t sz)
 	json_t *j = p ? pview_json(p) : NULL;
 	char *text;
 
-	if (j)
+	if (j) {
+		json_t *lim = json_object_get(j, "limits"), *rule;
+		size_t i;
+
 		json_object_del(j, "file");	/* where it lives is not what it says */
+		/*
+		 * Nor the rates and budgets: they change no nf_tables rule and no
+		 * pin (a restart keeps the pins of a policy whose rates changed;
+		 * netd/daemon/bwglue.c applies them), and policies without them
+		 * keep the digest they had.
+		 */
+		if (lim && json_object_del(lim, "bandwidth") == 0 && !json_object_size(lim))
+			json_object_del(j, "limits");
+		json_array_foreach(json_object_get(j, "egress"), i, rule)
+			json_object_del(rule, "budget");
+	}
 	text = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	json_decref(j);
 	if (!text) {

@@ -56,6 +56,12 @@
 #define POLICY_IDLE_GRACE_MAX 86400	/* seconds: a rule's idle_grace, one day at most */
 #define POLICY_EGRESS_MAX   (1ull << 50)	/* bytes: limits.egress_bytes, 1 PiB at most */
 #define POLICY_CONNS_MAX    (1u << 20)	/* limits.connections: tracked connections per sandbox */
+#define POLICY_RATE_MIN     8000ull		/* bit/s: limits.bandwidth, 8kbit at least */
+#define POLICY_RATE_MAX     100000000000ull	/* bit/s: 100gbit at most */
+#define POLICY_BUDGET_MAX   (1ull << 50)	/* bytes: a rule's budget, 1 PiB at most */
+#define POLICY_BUDGET_RULES 64		/* rules with a budget in one policy */
+#define POLICY_RATE_STRLEN  24		/* policy_rate_format()'s buffer */
+#define POLICY_BUDGET_STRLEN 40		/* policy_budget_format()'s buffer */
 
 /*
  * tls.sni / http.host of a domain rule: does a new TCP connection to an
@@ -195,6 +201,77 @@ enum policy_encoded {
 #define POLICY_DNS_BUDGET_DEF 500	/* the default of a rule with a wildcard ... */
 #define POLICY_DNS_WINDOW_DEF 600	/* ... per 10 minutes */
 
+/*
+ * policy_rate_parse() - "20mbit" -> 20000000 bit/s: a decimal number (an
+ * optional fraction, "1.5gbit") and a unit bit, kbit, mbit or gbit
+ * (decimal: 10^3, 10^6, 10^9; case-insensitive), as tc(8) writes rates.
+ * @s, @len: the text, not NUL-terminated.  @why (@whysz bytes) says what
+ * is wrong, with a hint for the usual slips ("20 mbps": a space, a unit of
+ * bytes).  Return: 0; -EINVAL (malformed, negative, not whole bits);
+ * -ERANGE (zero or under POLICY_RATE_MIN, over POLICY_RATE_MAX).
+ */
+int policy_rate_parse(const char *s, size_t len, uint64_t *bps, char *why, size_t whysz);
+
+/*
+ * policy_rate_format() - @bps in the largest unit that writes it whole
+ * ("20mbit", "1500kbit", "9bit"), as policy_rate_parse() reads it.
+ * @buf >= POLICY_RATE_STRLEN bytes.  Return: @buf.
+ */
+const char *policy_rate_format(uint64_t bps, char *buf, size_t sz);
+
+/*
+ * policy_budget_parse() - "1GB/day", "500MiB/hour" -> bytes and the
+ * window in seconds (3600 or 86400): a whole number of B, KB, MB, GB, TB
+ * (10^3 steps) or KiB, MiB, GiB, TiB (2^10 steps), then "/hour" or
+ * "/day".  @why as policy_rate_parse().  Return: 0; -EINVAL; -ERANGE
+ * (zero, over POLICY_BUDGET_MAX).
+ */
+int policy_budget_parse(const char *s, size_t len, uint64_t *bytes, uint32_t *period_s,
+			char *why, size_t whysz);
+
+/*
+ * policy_budget_format() - "1GB/day" (the largest decimal or binary unit
+ * that writes it whole).  @buf >= POLICY_BUDGET_STRLEN.  Return: @buf.
+ */
+const char *policy_budget_format(uint64_t bytes, uint32_t period_s, char *buf, size_t sz);
+
+struct policy;
+struct policy_rule;
+
+/*
+ * policy_bw_parse() - (internal to netd/model/policy*.c: the limits
+ * section calls it) `limits.bandwidth:` node @n, a mapping of egress
+ * and/or ingress rates, into @p.  Errors at @file:LINE:COL in @err.
+ * Return: 0; -EINVAL.  Implemented in netd/model/policy_bw.c.
+ */
+int policy_bw_parse(const struct yamlx_node *n, const char *file, struct diag *err,
+		    struct policy *p);
+
+/*
+ * policy_budget_node() - (internal: parse_rule() calls it) rule @where's
+ * `budget:` value @n into @rule.  Return: 0; -EINVAL (@err filled).
+ */
+int policy_budget_node(const struct yamlx_node *n, const char *file, struct diag *err,
+		       const char *where, struct policy_rule *rule);
+
+/*
+ * policy_budget_count() - (internal: policy_parse() calls it) at most
+ * POLICY_BUDGET_RULES rules of @p have a budget; @eg is the egress list
+ * node, for the error's place.  Return: 0; -EINVAL (@err filled).
+ */
+int policy_budget_count(const struct policy *p, const struct yamlx_node *eg, const char *file,
+			struct diag *err);
+
+#define POLICY_RULE_KEY_MAX 272	/* policy_rule_key()'s buffer */
+
+/*
+ * policy_rule_key() - what names rule @r across reloads and restarts, for
+ * its budget's counter: its first domain or CIDR and its protocol
+ * ("api.openai.com tcp").  A reload that keeps them keeps the counter.
+ * @buf >= POLICY_RULE_KEY_MAX bytes.  Return: @buf.
+ */
+const char *policy_rule_key(const struct policy_rule *r, char *buf, size_t sz);
+
 struct policy_rule {
 	char **domains;		/* owned; normalized pattern strings */
 	size_t n_domains;
@@ -229,6 +306,15 @@ struct policy_rule {
 	uint32_t dns_window_s;	/* ... the window, 1..POLICY_DNS_WINDOW_MAX s (0: none) */
 	uint8_t dns_encoded;	/* dns.encoded: enum policy_encoded */
 	bool dns_set;		/* `dns:` is written in the rule (shown, digested) */
+	/*
+	 * budget: 1GB/day (netd/model/policy_bw.c): the bytes (both ways, IP
+	 * headers included, as conntrack counts them) of connections this rule
+	 * allowed, per sandbox and window of @budget_period_s (an hour or a
+	 * day, UTC); past it the rule's new connections are refused and live
+	 * ones cut.  0 = no budget.  1..POLICY_BUDGET_MAX.
+	 */
+	uint64_t budget_bytes;
+	uint32_t budget_period_s;	/* 3600 or 86400 when budget_bytes != 0 */
 	unsigned int line;	/* where the rule starts in the file, 1-based */
 	unsigned int col;	/* ... and its column, 1-based (0: not known) */
 };
@@ -296,6 +382,16 @@ struct policy {
 	 * limits.connections applies.  1..POLICY_CONNS_MAX.
 	 */
 	uint32_t max_conns;
+	/*
+	 * limits: { bandwidth: { egress: 20mbit, ingress: 100mbit } }: the
+	 * rates a sandbox may send (egress, its uploads) and receive (ingress,
+	 * its downloads) at, in bits per second of IP packets with their
+	 * Ethernet header, shaped by the kernel's traffic control on its host
+	 * interface (netd/link/shape.c).  0 = no limit (no qdisc at all).
+	 * POLICY_RATE_MIN..POLICY_RATE_MAX; a sandbox's create may override
+	 * either.
+	 */
+	uint64_t bw_egress_bps, bw_ingress_bps;
 	/*
 	 * mode: audit -> nothing the policy would deny is denied: every name
 	 * resolves, every connection passes (never-pin addresses, spoofing

@@ -448,8 +448,8 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 {
 	static const char *const names[] = { "domains", "cidrs", "ports", "protocol",
 					     "min_ttl", "max_qname_length", "idle_grace",
-					     "except", "tls", "http", "gateway", "dns" };
-	const struct yamlx_node *k[12], *v[12];
+					     "except", "tls", "http", "gateway", "dns", "budget" };
+	const struct yamlx_node *k[13], *v[13];
 	char where[32], q[300];
 	int r;
 
@@ -460,7 +460,7 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "%s: expected a mapping with 'domains' or 'cidrs' and 'ports', "
 			    "got %s", where, yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, where, names, 12, k, v);
+	r = yamlx_fields(n, cx->file, cx->err, where, names, 13, k, v);
 	if (r < 0)
 		return r;
 	if (v[0] && v[1]) {
@@ -549,6 +549,9 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 	if (rule->http_host && rule->proto != IPPROTO_TCP)
 		return FAIL(cx, k[9], "%s: http.host applies to tcp rules only (a udp rule "
 			    "checks QUIC's SNI with tls: { sni: ... })", where);
+	/* budget: netd/model/policy_bw.c; on a domain or a cidrs rule. */
+	if (v[12] && (r = policy_budget_node(v[12], cx->file, cx->err, where, rule)) < 0)
+		return r;
 	if (v[10])
 		return parse_rule_gateway(cx, k, v, where, rule);
 	return 0;
@@ -586,21 +589,25 @@ static int parse_limit_connections(struct ctx *cx, const struct yamlx_node *n, s
 	return parse_rule_uint(cx, n, "limits", "connections", 1, POLICY_CONNS_MAX, &p->max_conns);
 }
 
-/* limits: { egress_bytes: SIZE, on_exceed: finish|cut, connections: N } */
+/* limits: { egress_bytes: SIZE, on_exceed: finish|cut, connections: N, bandwidth: {...} } */
 static int parse_limits(struct ctx *cx, const struct yamlx_node *n, struct policy *p)
 {
-	static const char *const names[] = { "egress_bytes", "on_exceed", "connections" };
-	const struct yamlx_node *v[3];
+	static const char *const names[] = { "egress_bytes", "on_exceed", "connections",
+					     "bandwidth" };
+	const struct yamlx_node *v[4];
 	char q[300];
 	int r;
 
 	if (n->type != YAMLX_MAP)
 		return FAIL(cx, n, "limits: expected a mapping, got %s (e.g. limits: { egress_bytes: 500M })",
 			    yamlx_kind(n));
-	r = yamlx_fields(n, cx->file, cx->err, "limits", names, 3, NULL, v);
+	r = yamlx_fields(n, cx->file, cx->err, "limits", names, 4, NULL, v);
 	if (r < 0)
 		return r;
 	if (v[2] && (r = parse_limit_connections(cx, v[2], p)) < 0)
+		return r;
+	/* limits.bandwidth: netd/model/policy_bw.c */
+	if (v[3] && (r = policy_bw_parse(v[3], cx->file, cx->err, p)) < 0)
 		return r;
 	if (v[0]) {
 		if (!yamlx_is_str(v[0]) || policy_parse_size(v[0]->str, v[0]->len, &p->egress_bytes) < 0)
@@ -736,6 +743,9 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct polic
 		return r;
 	if (cx->bad)
 		return -EINVAL;	/* the errors are in *cx->err and more[] */
+	r = policy_budget_count(p, eg, cx->file, cx->err);
+	if (r < 0)
+		return r;
 	inherit_quic(p);
 	return policy_index_build(p);
 }

@@ -100,7 +100,7 @@ static const struct bad_case {
 	/* rules */
 	{ "rule string", HDR "  - pypi.org\n", 3, 5, "egress[0]: expected a mapping with 'domains' or 'cidrs' and 'ports', got a string" },
 	{ "rule unknown key", HDR "  - domains: [a.b]\n    ports: [443]\n    port: 80\n", 5, 5,
-	  "egress[0]: unknown key 'port'; did you mean 'ports'? (allowed: domains, cidrs, ports, protocol, min_ttl, max_qname_length, idle_grace, except, tls, http, gateway, dns)" },
+	  "egress[0]: unknown key 'port'; did you mean 'ports'? (allowed: domains, cidrs, ports, protocol, min_ttl, max_qname_length, idle_grace, except, tls, http, gateway, dns, budget)" },
 	{ "rule dup key", HDR "  - domains: [a.b]\n    ports: [443]\n    ports: [80]\n", 5, 5,
 	  "egress[0]: duplicate key 'ports' (first at line 4, column 5)" },
 	{ "rule both", HDR "  - domains: [a.b]\n    cidrs: [192.0.2.0/24]\n    ports: [443]\n", 4, 5,

@@ -1,0 +1,313 @@
+/*
+ * policy_bw - the policy's bandwidth and byte budgets (docs/policies.md):
+ * `limits.bandwidth: { egress: 20mbit, ingress: 100mbit }` and a rule's
+ * `budget: 1GB/day`, their syntax with FILE:LINE:COL errors and their
+ * canonical forms, and the key a rule's budget counter is kept under.
+ * Pure: never logs, reads no file.  Not here: the shaping itself
+ * (netd/link/shape.c), the counting and the cut (netd/model/budget.c,
+ * netd/daemon/budgetglue.c).
+ */
+#include "netd/model/policy.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/yamlx.h"
+
+#define FAIL(n, ...) diag_set(err, file, (n)->line, (n)->col, __VA_ARGS__)
+
+/* Rate units, decimal as tc(8)'s: bits per second. */
+static const struct unit {
+	const char *name;
+	uint64_t mul;
+} rate_units[] = {
+	{ "gbit", 1000000000ull }, { "mbit", 1000000ull }, { "kbit", 1000ull }, { "bit", 1ull },
+};
+
+/* Byte units of a budget: decimal, then binary. */
+static const struct unit byte_units[] = {
+	{ "TB", 1000000000000ull }, { "GB", 1000000000ull }, { "MB", 1000000ull },
+	{ "KB", 1000ull }, { "TiB", 1ull << 40 }, { "GiB", 1ull << 30 }, { "MiB", 1ull << 20 },
+	{ "KiB", 1ull << 10 }, { "B", 1ull },
+};
+
+#define N_RATE_UNITS (sizeof(rate_units) / sizeof(rate_units[0]))
+#define N_BYTE_UNITS (sizeof(byte_units) / sizeof(byte_units[0]))
+
+/* Digits of @s[*i..@len) into *@v (at most 15), *@n of them. */
+static int digits(const char *s, size_t len, size_t *i, uint64_t *v, size_t *n)
+{
+	*v = 0;
+	*n = 0;
+	while (*i < len && s[*i] >= '0' && s[*i] <= '9') {
+		if (++*n > 15)
+			return -ERANGE;
+		*v = *v * 10 + (uint64_t)(s[*i] - '0');
+		(*i)++;
+	}
+	return 0;
+}
+
+/* Is @u (@ulen bytes) "[kmg]?bps" or a unit of bytes: a rate in bytes? */
+static bool bytes_unit(const char *u, size_t ulen)
+{
+	static const char *const slips[] = { "bps", "kbps", "mbps", "gbps", "b/s", "kb/s", "mb/s",
+					     "gb/s", "kb", "mb", "gb", "k", "m", "g", "kib", "mib",
+					     "gib" };
+
+	for (size_t i = 0; i < sizeof(slips) / sizeof(slips[0]); i++)
+		if (strlen(slips[i]) == ulen && strncasecmp(u, slips[i], ulen) == 0)
+			return true;
+	return false;
+}
+
+int policy_rate_parse(const char *s, size_t len, uint64_t *bps, char *why, size_t whysz)
+{
+	uint64_t whole = 0, frac = 0, pow10 = 1, mul;
+	size_t i = 0, nw = 0, nf = 0, ulen;
+	const struct unit *unit = NULL;
+	bool spaced = false;
+	const char *u;
+
+	if (len && s[0] == '-') {
+		snprintf(why, whysz, "a rate is a positive number of bits per second");
+		return -EINVAL;
+	}
+	if (digits(s, len, &i, &whole, &nw) < 0) {
+		snprintf(why, whysz, "over the limit %s", "100gbit");
+		return -ERANGE;
+	}
+	if (i < len && s[i] == '.') {
+		i++;
+		if (digits(s, len, &i, &frac, &nf) < 0 || nf > 9) {
+			snprintf(why, whysz, "at most 9 digits after the point");
+			return -EINVAL;
+		}
+		for (size_t k = 0; k < nf; k++)
+			pow10 *= 10;
+	}
+	if (nw == 0 && nf == 0) {
+		snprintf(why, whysz, "expected a number and a unit bit, kbit, mbit or gbit, "
+			 "e.g. 20mbit");
+		return -EINVAL;
+	}
+	u = s + i;
+	ulen = len - i;
+	while (ulen && (u[0] == ' ' || u[0] == '\t')) {
+		spaced = true;
+		u++;
+		ulen--;
+	}
+	if (ulen == 0) {
+		snprintf(why, whysz, "a rate needs a unit: bit, kbit, mbit or gbit (e.g. 20mbit)");
+		return -EINVAL;
+	}
+	for (size_t k = 0; k < N_RATE_UNITS && !unit; k++)
+		if (strlen(rate_units[k].name) == ulen && strncasecmp(u, rate_units[k].name, ulen) == 0)
+			unit = &rate_units[k];
+	if (!unit) {
+		char want[8] = "bit";
+
+		/* "20 mbps", "20MB": the prefix the writer meant, in bits. */
+		if (strchr("kmg", u[0] | 0x20))
+			snprintf(want, sizeof(want), "%cbit", u[0] | 0x20);
+		if (bytes_unit(u, ulen))
+			snprintf(why, whysz, "'%.*s' is not a unit: a rate is in bits per second, "
+				 "written bit, kbit, mbit or gbit without a space (write %.*s%s; tc "
+				 "reads 'mbps' as megabytes)", (int)(ulen > 16 ? 16 : ulen), u,
+				 (int)i, s, want);
+		else
+			snprintf(why, whysz, "unknown unit '%.*s' (expected bit, kbit, mbit or gbit, "
+				 "e.g. 20mbit)", (int)(ulen > 16 ? 16 : ulen), u);
+		return -EINVAL;
+	}
+	if (spaced) {
+		snprintf(why, whysz, "no space between the number and the unit (write %.*s%s)",
+			 (int)i, s, unit->name);
+		return -EINVAL;
+	}
+	mul = unit->mul;
+	if (whole > POLICY_RATE_MAX / mul) {
+		snprintf(why, whysz, "over the limit 100gbit");
+		return -ERANGE;
+	}
+	/* The fraction must come out in whole bits: 1.5gbit yes, 1.5bit no
+	 * (frac < 10^9 and mul <= 10^9: the product fits). */
+	if (frac * mul % pow10) {
+		snprintf(why, whysz, "not a whole number of bits per second");
+		return -EINVAL;
+	}
+	*bps = whole * mul + frac * mul / pow10;
+	if (*bps > POLICY_RATE_MAX) {
+		snprintf(why, whysz, "over the limit 100gbit");
+		return -ERANGE;
+	}
+	if (*bps == 0) {
+		snprintf(why, whysz, "zero: a rate is at least 8kbit (to set no limit, leave the "
+			 "key out)");
+		return -ERANGE;
+	}
+	if (*bps < POLICY_RATE_MIN) {
+		snprintf(why, whysz, "under the minimum 8kbit");
+		return -ERANGE;
+	}
+	return 0;
+}
+
+const char *policy_rate_format(uint64_t bps, char *buf, size_t sz)
+{
+	for (size_t k = 0; k < N_RATE_UNITS; k++)
+		if (bps && bps % rate_units[k].mul == 0) {
+			snprintf(buf, sz, "%llu%s", (unsigned long long)(bps / rate_units[k].mul),
+				 rate_units[k].name);
+			return buf;
+		}
+	snprintf(buf, sz, "%llubit", (unsigned long long)bps);
+	return buf;
+}
+
+int policy_budget_parse(const char *s, size_t len, uint64_t *bytes, uint32_t *period_s,
+			char *why, size_t whysz)
+{
+	const char *slash = memchr(s, '/', len), *u, *per;
+	size_t i = 0, n = 0, ulen, plen;
+	uint64_t v = 0, mul = 0;
+
+	if (len && s[0] == '-') {
+		snprintf(why, whysz, "a budget is a positive number of bytes");
+		return -EINVAL;
+	}
+	if (digits(s, slash ? (size_t)(slash - s) : len, &i, &v, &n) < 0) {
+		snprintf(why, whysz, "over the limit 1PiB");
+		return -ERANGE;
+	}
+	if (n == 0) {
+		snprintf(why, whysz, "expected bytes and a window, e.g. 1GB/day or 500MB/hour");
+		return -EINVAL;
+	}
+	if (!slash) {
+		snprintf(why, whysz, "a budget needs a window, /hour or /day (e.g. 1GB/day)");
+		return -EINVAL;
+	}
+	u = s + i;
+	ulen = (size_t)(slash - u);
+	if (ulen && (u[0] == ' ' || u[ulen - 1] == ' ')) {
+		snprintf(why, whysz, "no spaces (e.g. 1GB/day)");
+		return -EINVAL;
+	}
+	for (size_t k = 0; k < N_BYTE_UNITS && !mul; k++)
+		if (strlen(byte_units[k].name) == ulen &&
+		    strncasecmp(u, byte_units[k].name, ulen) == 0 && u[ulen - 1] == 'B')
+			mul = byte_units[k].mul;
+	if (!mul) {
+		snprintf(why, whysz, "%s (expected B, KB, MB, GB, TB or KiB, MiB, GiB, TiB: bytes, "
+			 "upper-case B)", ulen == 0 ? "no unit" : ulen && u[ulen - 1] == 'b' ?
+			 "'b' is bits; a budget counts bytes" : "unknown unit");
+		return -EINVAL;
+	}
+	per = slash + 1;
+	plen = len - (size_t)(per - s);
+	if (plen == 4 && strncmp(per, "hour", 4) == 0)
+		*period_s = 3600;
+	else if (plen == 3 && strncmp(per, "day", 3) == 0)
+		*period_s = 86400;
+	else {
+		snprintf(why, whysz, "the window is /hour or /day");
+		return -EINVAL;
+	}
+	if (v == 0) {
+		snprintf(why, whysz, "zero: a budget is at least 1B (to set none, leave the key out)");
+		return -ERANGE;
+	}
+	if (v > POLICY_BUDGET_MAX / mul) {
+		snprintf(why, whysz, "over the limit 1PiB");
+		return -ERANGE;
+	}
+	*bytes = v * mul;
+	return 0;
+}
+
+const char *policy_budget_format(uint64_t bytes, uint32_t period_s, char *buf, size_t sz)
+{
+	const char *per = period_s == 3600 ? "hour" : "day";
+
+	for (size_t k = 0; k < N_BYTE_UNITS; k++)
+		if (bytes && bytes % byte_units[k].mul == 0) {
+			snprintf(buf, sz, "%llu%s/%s", (unsigned long long)(bytes / byte_units[k].mul),
+				 byte_units[k].name, per);
+			return buf;
+		}
+	snprintf(buf, sz, "%lluB/%s", (unsigned long long)bytes, per);
+	return buf;
+}
+
+int policy_bw_parse(const struct yamlx_node *n, const char *file, struct diag *err,
+		    struct policy *p)
+{
+	static const char *const names[] = { "egress", "ingress" };
+	const struct yamlx_node *v[2];
+	uint64_t *out[2] = { &p->bw_egress_bps, &p->bw_ingress_bps };
+	char q[300], why[256];
+	int r;
+
+	if (n->type != YAMLX_MAP)
+		return FAIL(n, "limits.bandwidth: expected a mapping, got %s (e.g. bandwidth: "
+			    "{ egress: 20mbit, ingress: 100mbit })", yamlx_kind(n));
+	r = yamlx_fields(n, file, err, "limits.bandwidth", names, 2, NULL, v);
+	if (r < 0)
+		return r;
+	if (!v[0] && !v[1])
+		return FAIL(n, "limits.bandwidth: expected egress and/or ingress (e.g. bandwidth: "
+			    "{ egress: 20mbit })");
+	for (int d = 0; d < 2; d++) {
+		if (!v[d])
+			continue;
+		if (!yamlx_is_str(v[d]))
+			return FAIL(v[d], "limits.bandwidth.%s: expected a rate, got %s (e.g. 20mbit)",
+				    names[d], yamlx_kind(v[d]));
+		if (policy_rate_parse(v[d]->str, v[d]->len, out[d], why, sizeof(why)) < 0)
+			return FAIL(v[d], "limits.bandwidth.%s: bad rate '%s': %s", names[d],
+				    yamlx_quote(v[d]->str, v[d]->len, q, sizeof(q)), why);
+	}
+	return 0;
+}
+
+int policy_budget_node(const struct yamlx_node *n, const char *file, struct diag *err,
+		       const char *where, struct policy_rule *rule)
+{
+	char q[300], why[256];
+
+	if (!yamlx_is_str(n))
+		return FAIL(n, "%s.budget: expected bytes per window, got %s (e.g. budget: 1GB/day)",
+			    where, yamlx_kind(n));
+	if (policy_budget_parse(n->str, n->len, &rule->budget_bytes, &rule->budget_period_s, why,
+				sizeof(why)) < 0)
+		return FAIL(n, "%s.budget: bad budget '%s': %s", where,
+			    yamlx_quote(n->str, n->len, q, sizeof(q)), why);
+	return 0;
+}
+
+int policy_budget_count(const struct policy *p, const struct yamlx_node *eg, const char *file,
+			struct diag *err)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_rules && i < eg->n_kids; i++)
+		if (p->rules[i].budget_bytes && ++n > POLICY_BUDGET_RULES)
+			return FAIL(eg->kids[i], "egress[%zu].budget: more than %u rules with a "
+				    "budget (one counter each per sandbox)", i, POLICY_BUDGET_RULES);
+	return 0;
+}
+
+const char *policy_rule_key(const struct policy_rule *r, char *buf, size_t sz)
+{
+	char pfx[PREFIX_STRLEN];
+	const char *first = r->n_domains ? r->domains[0] :
+			    r->n_cidrs ? prefix_format(&r->cidrs[0], pfx, sizeof(pfx)) : "";
+
+	snprintf(buf, sz, "%s %s", first, r->proto == IPPROTO_UDP ? "udp" : "tcp");
+	return buf;
+}
