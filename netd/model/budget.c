@@ -1,0 +1,158 @@
+/*
+ * budget - byte budgets per rule and sandbox; see budget.h.  Pure.
+ */
+#include "netd/model/budget.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t budget_window(int64_t now_s, uint32_t period_s)
+{
+	int64_t w;
+
+	if (!period_s)
+		return now_s;
+	w = now_s - now_s % (int64_t)period_s;
+	return now_s < 0 && now_s % (int64_t)period_s ? w - (int64_t)period_s : w;
+}
+
+static void off_set(struct budget_set *set, uint16_t rule, bool on)
+{
+	uint64_t bit = 1ull << (rule % 64);
+
+	if (rule >= POLICY_MAX_RULES)
+		return;
+	if (on)
+		set->off[rule / 64] |= bit;
+	else
+		set->off[rule / 64] &= ~bit;
+}
+
+/* A counter of @old or @saved with @key and @period_s, carried into @c. */
+static void carry(struct budget_counter *c, const struct budget_set *old,
+		  const struct budget_saved *saved, size_t n_saved)
+{
+	for (size_t i = 0; old && i < old->n; i++)
+		if (old->c[i].period_s == c->period_s && strcmp(old->c[i].key, c->key) == 0) {
+			c->window_s = old->c[i].window_s;
+			c->used = old->c[i].used;
+			c->exceeded = old->c[i].exceeded;
+			return;
+		}
+	for (size_t i = 0; !old && i < n_saved; i++)
+		if (saved[i].key && saved[i].period_s == c->period_s &&
+		    strcmp(saved[i].key, c->key) == 0) {
+			c->window_s = saved[i].window_s;
+			c->used = saved[i].used;
+			return;
+		}
+}
+
+int budget_sync(struct budget_set **set, const struct policy *p, int64_t now_s,
+		const struct budget_saved *saved, size_t n_saved)
+{
+	struct budget_set *old = *set, *s;
+	size_t n = 0, k = 0;
+
+	for (size_t i = 0; p && i < p->n_rules; i++)
+		n += p->rules[i].budget_bytes != 0;
+	if (!n) {
+		budget_free(old);
+		*set = NULL;
+		return 0;
+	}
+	s = calloc(1, sizeof(*s) + n * sizeof(s->c[0]));
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n_rules && i < POLICY_MAX_RULES; i++) {
+		const struct policy_rule *r = &p->rules[i];
+		struct budget_counter *c = &s->c[k];
+
+		if (!r->budget_bytes)
+			continue;
+		policy_rule_key(r, c->key, sizeof(c->key));
+		c->rule = (uint16_t)i;
+		c->period_s = r->budget_period_s;
+		c->limit = r->budget_bytes;
+		c->window_s = budget_window(now_s, c->period_s);
+		carry(c, old, saved, n_saved);
+		/* A window that ended while netd was down (or a future one, from a
+		 * clock set back) starts afresh. */
+		if (c->window_s != budget_window(now_s, c->period_s)) {
+			c->window_s = budget_window(now_s, c->period_s);
+			c->used = 0;
+		}
+		c->spent = c->used >= c->limit;
+		off_set(s, c->rule, c->spent);
+		k++;
+	}
+	s->n = k;
+	budget_free(old);
+	*set = s;
+	return 0;
+}
+
+void budget_free(struct budget_set *set)
+{
+	free(set);
+}
+
+static struct budget_counter *find(struct budget_set *set, uint16_t rule)
+{
+	for (size_t i = 0; set && i < set->n; i++)
+		if (set->c[i].rule == rule)
+			return &set->c[i];
+	return NULL;
+}
+
+const struct budget_counter *budget_of(const struct budget_set *set, uint16_t rule)
+{
+	return find((struct budget_set *)set, rule);
+}
+
+/* Start @c's window again if it ended by @now_s.  Return: true if that opened it. */
+static bool roll(struct budget_set *set, struct budget_counter *c, int64_t now_s)
+{
+	int64_t w = budget_window(now_s, c->period_s);
+	bool was = c->spent;
+
+	if (w == c->window_s)
+		return false;
+	c->window_s = w;
+	c->used = 0;
+	c->spent = false;
+	off_set(set, c->rule, false);
+	return was;
+}
+
+int budget_add(struct budget_set *set, uint16_t rule, uint64_t bytes, int64_t now_s)
+{
+	struct budget_counter *c = find(set, rule);
+
+	if (!c)
+		return -ENOENT;
+	roll(set, c, now_s);
+	c->used = c->used > UINT64_MAX - bytes ? UINT64_MAX : c->used + bytes;
+	if (c->spent || c->used < c->limit)
+		return 0;
+	c->spent = true;
+	c->exceeded++;
+	off_set(set, rule, true);
+	return 1;
+}
+
+size_t budget_roll(struct budget_set *set, int64_t now_s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; set && i < set->n; i++)
+		n += roll(set, &set->c[i], now_s);
+	return n;
+}
+
+bool budget_closed(const struct budget_set *set, uint16_t rule)
+{
+	return set && rule < POLICY_MAX_RULES && (set->off[rule / 64] >> (rule % 64)) & 1;
+}
