@@ -98,6 +98,22 @@ static int rt_tap_query(struct link_kernel *k, const char *ifname, struct tap_in
 	return tap_query(ifname, ret);
 }
 
+static int rt_shape_set(struct link_kernel *k, struct shape_req *req)
+{
+	return shape_set(req);
+}
+
+static int rt_shape_get(struct link_kernel *k, const char *ifname, const char *ifb,
+			struct shape_stats *out)
+{
+	return shape_get(ifname, ifb, out);
+}
+
+static int rt_shape_dump(struct link_kernel *k, shape_dump_fn *fn, void *ctx)
+{
+	return shape_dump(fn, ctx);
+}
+
 static const struct link_kernel_ops rtnl_ops = {
 	.netns_create = rt_netns_create,
 	.netns_delete = rt_netns_delete,
@@ -117,6 +133,9 @@ static const struct link_kernel_ops rtnl_ops = {
 	.tap_delete = rt_tap_delete,
 	.tap_configure = rt_tap_configure,
 	.tap_query = rt_tap_query,
+	.shape_set = rt_shape_set,
+	.shape_get = rt_shape_get,
+	.shape_dump = rt_shape_dump,
 };
 
 struct link_kernel *link_kernel_rtnl(void)

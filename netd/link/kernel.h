@@ -3,11 +3,12 @@
  * the way netd/fw/kernel.h is fw's nf_tables: named netns, veth pairs and
  * their addresses and routes, interfaces listed, looked up and deleted,
  * the host's addresses and default routes, the forwarding sysctls, link
- * events, microVM taps.  link_kernel_rtnl() is the real one (link.c,
- * tap.c, forwarding.c, linkwatch.c: rtnetlink and /proc/sys); a test hands
- * the daemon a stand-in (tests/unit/box_link.c) that asks no kernel and
- * records what it was asked.  Each op has the contract of the function it
- * stands for (netd/link/link.h, tap.h, forwarding.h, linkwatch.h); @k is
+ * events, microVM taps, bandwidth shaping.  link_kernel_rtnl() is the real
+ * one (link.c, tap.c, shape.c, forwarding.c, linkwatch.c: rtnetlink and
+ * /proc/sys); a test hands the daemon a stand-in (tests/unit/box_link.c)
+ * that asks no kernel and records what it was asked.  Each op has the
+ * contract of the function it stands for (netd/link/link.h, tap.h,
+ * shape.h, forwarding.h, linkwatch.h); @k is
  * the table it was called through.  Not here: `netd exec` (nsexec.c),
  * which the daemon never runs.
  */
@@ -19,6 +20,7 @@
 #include "common/addr.h"
 #include "netd/link/link.h"
 #include "netd/link/linkwatch.h"
+#include "netd/link/shape.h"
 #include "netd/link/tap.h"
 
 struct event_base;
@@ -49,6 +51,10 @@ struct link_kernel_ops {
 	int (*tap_configure)(struct link_kernel *k, const char *ifname, const struct prefix *host4,
 			     const struct prefix *host6);	/* tap_configure() */
 	int (*tap_query)(struct link_kernel *k, const char *ifname, struct tap_info *ret);
+	int (*shape_set)(struct link_kernel *k, struct shape_req *req);	/* shape_set() */
+	int (*shape_get)(struct link_kernel *k, const char *ifname, const char *ifb,
+			 struct shape_stats *out);	/* shape_get() */
+	int (*shape_dump)(struct link_kernel *k, shape_dump_fn *fn, void *ctx);	/* shape_dump() */
 };
 
 struct link_kernel {

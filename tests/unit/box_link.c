@@ -383,6 +383,27 @@ static int bl_tap_query(struct link_kernel *k, const char *ifname, struct tap_in
 	return 0;
 }
 
+/* Shaping: logged, nothing kept (no qdisc to read back: the counters are zero). */
+static int bl_shape_set(struct link_kernel *k, struct shape_req *req)
+{
+	bl_log(bl_of(k), "shape %s ifb %s ingress %llu egress %llu", req->ifname, req->ifb,
+	       (unsigned long long)req->ingress_bps, (unsigned long long)req->egress_bps);
+	req->ifindex = req->ifb_index = 0;
+	return 0;
+}
+
+static int bl_shape_get(struct link_kernel *k, const char *ifname, const char *ifb,
+			struct shape_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	return 0;
+}
+
+static int bl_shape_dump(struct link_kernel *k, shape_dump_fn *fn, void *ctx)
+{
+	return 0;
+}
+
 static const struct link_kernel_ops box_link_ops = {
 	.netns_create = bl_netns_create,
 	.netns_delete = bl_netns_delete,
@@ -402,6 +423,9 @@ static const struct link_kernel_ops box_link_ops = {
 	.tap_delete = bl_tap_delete,
 	.tap_configure = bl_tap_configure,
 	.tap_query = bl_tap_query,
+	.shape_set = bl_shape_set,
+	.shape_get = bl_shape_get,
+	.shape_dump = bl_shape_dump,
 };
 
 struct link_kernel *box_link_new(const char *root)
