@@ -356,6 +356,7 @@ static int startup_trail(struct daemon *d)
 		.conn_open = d->cfg.conn_open,
 		.no_kernel = d->box != NULL,	/* a box has no conntrack or nflog */
 		.pins = d->pins,
+		.budget_bytes = daemon_budget_bytes,
 	};
 
 	if (trail_new(d->base, &tc, d->audit, d->sandboxes, daemon_trail_policy, d, &d->trail) < 0)
@@ -493,7 +494,7 @@ static int startup_edges(struct daemon *d, struct event *sig[3])
 			return -1;
 	if (d->cfg.policy_watch && daemon_policy_watch(d) < 0)
 		return -1;
-	if (daemon_verify_init(d) < 0)
+	if (daemon_verify_init(d) < 0 || daemon_budget_start(d) < 0)
 		return -1;
 	if (d->cfg.verify_interval_s)
 		log_info("verify_interval: every sandbox probed every %u s (docs/verify.md)",
@@ -516,6 +517,7 @@ static void daemon_done(struct daemon *d, struct event *sig[3])
 	metrics_http_free(d->metrics_http);
 	ctl_free(d->ctl);
 	daemon_verify_free(d);
+	daemon_budget_stop(d);	/* counters that changed saved, while the sandboxes are there */
 	daemon_gw_stop(d);
 	gw_ca_free(d->gw_ca);
 	gw_creds_free(d->gw_creds);

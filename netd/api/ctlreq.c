@@ -12,6 +12,7 @@
 #include "common/hex.h"
 #include "common/log.h"
 #include "netd/link/tap.h"
+#include "netd/model/policy.h"
 
 /* Keys of @obj must all be in @allowed (NULL-terminated); @what names @obj. */
 static int keys_known(json_t *obj, const char *const *allowed, const char *what,
@@ -149,6 +150,33 @@ static json_t *body_object(const char *text, size_t len, char *err, size_t errsz
 }
 
 /* "container_id", "pod_namespace", "pod_name", "pod_uid": each optional, checked. */
+/* "bandwidth": {"egress"?, "ingress"?}: rates as a policy writes them (ctlreq.h). */
+static int bandwidth_request(json_t *obj, struct sandbox_request *sr, char *err, size_t errsz)
+{
+	static const char *const keys[] = { "egress", "ingress", NULL };
+	uint64_t *out[2] = { &sr->bw_egress_bps, &sr->bw_ingress_bps };
+	json_t *v = json_object_get(obj, "bandwidth");
+	int r;
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_object(v))
+		return diag_err(err, errsz, "\"bandwidth\" must be an object");
+	r = keys_known(v, keys, "bandwidth.", "egress, ingress", err, errsz);
+	for (int i = 0; r == 0 && i < 2; i++) {
+		char why[256], q[80];
+		const char *s;
+
+		r = member_string(v, keys[i], "bandwidth.", &s, err, errsz);
+		if (r < 0 || !s)
+			continue;
+		if (policy_rate_parse(s, strlen(s), out[i], why, sizeof(why)) < 0)
+			r = diag_err(err, errsz, "\"bandwidth.%s\": bad rate \"%s\": %s", keys[i],
+				     log_quote(s, strlen(s), q, sizeof(q)), why);
+	}
+	return r;
+}
+
 static int workload_request(json_t *obj, struct workload *w, char *err, size_t errsz)
 {
 	for (int f = 0; f < WORKLOAD_FIELDS; f++) {
@@ -169,7 +197,7 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 {
 	static const char *const top[] = { "name", "policy", "netns", "ifname", "attach",
 					    "addresses", "kind", "tap", "mode", "mac", "container_id",
-					    "pod_namespace", "pod_name", "pod_uid", NULL };
+					    "pod_namespace", "pod_name", "pod_uid", "bandwidth", NULL };
 	static const char *const att[] = { "host_ifname", "ipv4", "ipv6", NULL };
 	static const char *const adr[] = { "ipv4", "gateway4", "ipv6", "gateway6", NULL };
 	json_t *obj, *v;
@@ -181,7 +209,8 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 	if (!obj)
 		return r;
 	r = keys_known(obj, top, "", "name, policy, netns, ifname, attach, addresses, kind, tap, "
-		       "mode, mac, container_id, pod_namespace, pod_name, pod_uid", err, errsz);
+		       "mode, mac, container_id, pod_namespace, pod_name, pod_uid, bandwidth", err,
+		       errsz);
 	if (r < 0)
 		goto fail;
 	if ((r = member_string(obj, "name", "", &sr->name, err, errsz)) < 0 ||
@@ -251,6 +280,9 @@ int ctlreq_sandbox(const char *text, size_t len, struct sandbox_request *sr, jso
 	if (r < 0)
 		goto fail;
 	r = workload_request(obj, &sr->workload, err, errsz);
+	if (r < 0)
+		goto fail;
+	r = bandwidth_request(obj, sr, err, errsz);
 	if (r < 0)
 		goto fail;
 	*ret_obj = obj;

@@ -71,6 +71,14 @@ struct sandbox_request {
 	 * "pod_name", "pod_uid"}: netd-cni sends them, any client may.
 	 */
 	struct workload workload;
+	/*
+	 * Its own bandwidth limits, bits per second (0: its policy's
+	 * limits.bandwidth for that direction), checked here as a policy's
+	 * are (policy_rate_parse()).  POST /v1/sandboxes {"bandwidth":
+	 * {"egress": "20mbit", "ingress": "100mbit"}}: egress is what the
+	 * sandbox sends, ingress what it receives.
+	 */
+	uint64_t bw_egress_bps, bw_ingress_bps;
 };
 
 /*
@@ -80,7 +88,8 @@ struct sandbox_request {
  *    "addresses"?: {"ipv4"?, "gateway4"?, "ipv6"?, "gateway6"?},
  *    "kind"?: "interface" | "tap" | "peer", "mac"? (with "peer"),
  *    "tap"?: {"name"?, "owner", "group"?, "queues"?, "mtu"?},
- *    "container_id"?, "pod_namespace"?, "pod_name"?, "pod_uid"?}
+ *    "container_id"?, "pod_namespace"?, "pod_name"?, "pod_uid"?,
+ *    "bandwidth"?: {"egress"?, "ingress"?}}
  * Unknown keys, wrong types and duplicate keys are errors; "name" and
  * "policy" are required; "attach" needs "host_ifname" and an address;
  * "addresses" needs each address with its gateway and excludes "attach";
@@ -88,7 +97,8 @@ struct sandbox_request {
  * ifname, attach, addresses; "tap" without "kind": "tap" is an error;
  * "kind": "peer" needs "addresses" and takes no "attach"; "mac" only with it;
  * "container_id" and the pod's fields must pass workload_set() (400 with
- * the key and the rule otherwise).
+ * the key and the rule otherwise); a "bandwidth" rate must read as a
+ * policy's does ("20mbit", 8kbit..100gbit: 400 with the reason).
  * (Whether the values make sense — a valid name, an existing policy —
  * is daemon_sandbox_create()'s to say.)
  * @text, @len: the body, not NUL-terminated; at most CTL_MAX_BODY bytes.

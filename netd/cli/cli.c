@@ -53,6 +53,7 @@ static const char usage_text[] =
 	"  run [--config FILE]                     run the daemon in the foreground\n"
 	"                                          (default config: " NETD_DEFAULT_CONFIG " if present)\n"
 	"  sandbox create NAME --policy P [--netns PATH | --pid PID] [--ifname IF] [--mode M] [--json]\n"
+	"                 [--egress-rate RATE] [--ingress-rate RATE]   bandwidth limits\n"
 	"  sandbox create NAME --policy P --tap [--tap-name TAP] [--tap-owner UID[:GID]]\n"
 	"                 [--tap-queues N] [--tap-mtu N] [--mode M] [--json]   a microVM's tap\n"
 	"                                          (docs/microvm.md)\n"
@@ -302,10 +303,12 @@ static int cmd_sandbox_create(int argc, char **argv)
 		{ "tap-queues", required_argument, NULL, 'q' },
 		{ "tap-mtu", required_argument, NULL, 'm' },
 		{ "mode", required_argument, NULL, 'M' },
+		{ "egress-rate", required_argument, NULL, 'E' },
+		{ "ingress-rate", required_argument, NULL, 'I' },
 		{ 0 }
 	};
 	const char *policy = NULL, *netns = NULL, *ifname = NULL, *name = NULL, *mode = NULL;
-	const char *tap_name = NULL, *tap_owner = NULL;
+	const char *tap_name = NULL, *tap_owner = NULL, *rate[2] = { NULL, NULL };
 	unsigned queues = 0, mtu = 0;
 	bool json = false, tap = false, tap_opts = false;
 	char pidns[64];
@@ -333,6 +336,8 @@ static int cmd_sandbox_create(int argc, char **argv)
 			}
 			mode = optarg;
 			break;
+		case 'E': rate[0] = optarg; break;	/* checked by the daemon, as a policy's */
+		case 'I': rate[1] = optarg; break;
 		case 't': tap = true; break;
 		case 'N': tap_name = optarg; tap_opts = true; break;
 		case 'o': tap_owner = optarg; tap_opts = true; break;
@@ -381,6 +386,9 @@ static int cmd_sandbox_create(int argc, char **argv)
 	}
 	body = json_pack("{s:s, s:s, s:s?, s:s?, s:s?}", "name", name, "policy", policy,
 			 "netns", netns, "ifname", ifname, "mode", mode);
+	if (body && (rate[0] || rate[1]))
+		json_object_set_new(body, "bandwidth", json_pack("{s:s?, s:s?}", "egress", rate[0],
+								 "ingress", rate[1]));
 	if (tap && body && tap_body(body, tap_owner, tap_name, queues, mtu) < 0) {
 		json_decref(body);
 		return CLI_USAGE;

@@ -23,6 +23,7 @@ static const struct help helps[] = {
 	{ "sandbox",
 	  "usage: netd sandbox create|list|show|delete ...\n"
 	  "  create NAME --policy P [--netns PATH | --pid PID] [--ifname IF] [--mode M] [--json]\n"
+	  "         [--egress-rate RATE] [--ingress-rate RATE]\n"
 	  "  create NAME --policy P --tap [--tap-name TAP] [--tap-owner UID[:GID]]\n"
 	  "         [--tap-queues N] [--tap-mtu N] [--mode M] [--json]\n"
 	  "  list [--json]\n"
@@ -31,7 +32,8 @@ static const struct help helps[] = {
 	  "`netd sandbox SUBCOMMAND --help` for each.\n" },
 	{ "sandbox create",
 	  "usage: netd sandbox create NAME --policy P [--netns PATH | --pid PID] [--ifname IF]\n"
-	  "                           [--mode audit|enforce] [--json]\n"
+	  "                           [--mode audit|enforce] [--egress-rate RATE]\n"
+	  "                           [--ingress-rate RATE] [--json]\n"
 	  "Create sandbox NAME under policy P: a new network namespace /run/netns/NAME,\n"
 	  "or attach an existing one (--netns PATH, or --pid PID for /proc/PID/ns/net),\n"
 	  "with a veth to the host, an address from the pool and DNS through netd.\n"
@@ -42,6 +44,9 @@ static const struct help helps[] = {
 	  "  --mode M       audit: deny nothing, mark what enforce would deny in the audit\n"
 	  "                 log; enforce: enforce even if the policy says mode: audit.\n"
 	  "                 Default: the policy's mode (docs/policy-workflow.md)\n"
+	  "  --egress-rate RATE   what it may send, e.g. 20mbit (bit, kbit, mbit, gbit;\n"
+	  "                 8kbit-100gbit), over its policy's limits.bandwidth.egress\n"
+	  "  --ingress-rate RATE  what it may receive, likewise (docs/policies.md)\n"
 	  "  --json         print the daemon's record as JSON\n"
 	  "A microVM's sandbox (docs/microvm.md): --tap makes a persistent tap in netd's\n"
 	  "namespace instead, for the VMM (Firecracker, QEMU, Cloud Hypervisor) to open.\n"

@@ -82,6 +82,10 @@ json_t *daemon_sandbox_json(struct daemon *d, const struct sandbox *sb)
 		daemon_tap_json(sb, o);
 	if (o && d->trail)
 		json_object_set_new(o, "traffic", trail_sandbox_json(d->trail, sb));
+	if (o)	/* limits only: the kernel's counters are for GET of one (api_sandbox_get()) */
+		json_object_set_new(o, "bandwidth", daemon_bw_json(d, sb, false));
+	if (o)
+		json_object_set_new(o, "budgets", daemon_budget_json(sb));
 	return o;
 }
 
@@ -403,6 +407,8 @@ static void api_metrics(void *ctx, FILE *out)
 	daemon_verify_metrics(d, out);
 	daemon_health_metrics(d, out);
 	daemon_gw_metrics(d, out);
+	daemon_bw_metrics(d, out);
+	daemon_budget_metrics(d, out);
 	metrics_process(out);
 }
 
@@ -426,8 +432,12 @@ static json_t *api_sandbox_get(void *ctx, const char *name)
 {
 	struct daemon *d = ctx;
 	struct sandbox *sb = sandbox_find(d->sandboxes, name);
+	json_t *o = sb ? daemon_sandbox_json(d, sb) : NULL;
 
-	return sb ? daemon_sandbox_json(d, sb) : NULL;
+	/* One sandbox: its shapers' counters and current rates too (two rtnetlink gets). */
+	if (o)
+		json_object_set_new(o, "bandwidth", daemon_bw_json(d, sb, true));
+	return o;
 }
 
 /* The reload's credentials: read again from their files, and how many changed. */

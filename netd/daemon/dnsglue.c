@@ -39,7 +39,7 @@ static int ops_lookup(void *ctx, const struct addr *src, struct proxy_client *ou
 	if (!pol)
 		return -ENOENT;
 	out->sandbox = sb->name;
-	out->policy = policy_dns_view(pol);
+	out->policy = daemon_budget_dns_view(sb, pol);	/* less its rules whose budget is spent */
 	out->owner = sb;	/* ops_audit() of this same call gets it back */
 	out->audit = fw_mode_audit(sb->mode, pol);
 	return 0;

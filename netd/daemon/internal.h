@@ -46,6 +46,7 @@
 #include "netd/fw.h"
 #include "netd/api/ctl.h"
 #include "netd/model/policy.h"
+#include "netd/model/policy_dns.h"
 #include "netd/model/sandbox.h"
 
 struct fw_sandbox;
@@ -60,6 +61,9 @@ struct daemon_box;
 struct proxy_event;
 struct verify;
 struct gw_ca;
+struct ct_flow;
+struct statefile;
+struct event;
 
 #define DAEMON_MAX_POLICIES 1024
 #define NETNS_ETC_DIR "/etc/netns"
@@ -198,6 +202,8 @@ struct daemon {
 	struct gw_proc gw;	/* the gateway worker (gwglue.c) */
 	struct gw_stats gw_stats;
 	char self_exe[PATH_MAX];	/* this binary, for the gateway worker's exec */
+	struct event *budget_tick;	/* budgetglue.c: windows and saves */
+	uint64_t budget_closures;	/* rules closed by their budget since start */
 };
 
 /* ---- gwglue.c ---- */
@@ -416,6 +422,93 @@ void daemon_tap_up(struct daemon *d, struct sandbox *sb);
 
 /* daemon_tap_json() - add @sb's tap and guest fields to its API object @o. */
 void daemon_tap_json(const struct sandbox *sb, json_t *o);
+
+/* ---- bwglue.c ---- */
+
+/*
+ * daemon_bw_want() - the rates @sb should have, bit/s (0: none): its own
+ * from create, else its policy's limits.bandwidth.
+ */
+void daemon_bw_want(const struct daemon *d, const struct sandbox *sb, uint64_t *eg,
+		    uint64_t *in);
+
+/*
+ * daemon_bw_apply() - put daemon_bw_want()'s rates on @sb's host interface
+ * and its IFB (netd/link/shape.h) unless they are there already (@force:
+ * send anyway, to repair what the kernel has after a restart; a sandbox
+ * with no rate then and none before still costs nothing).  Records them in
+ * sb->shaped_*.  Return: 1 (sent); 0 (nothing to do); -errno (@err says
+ * why; sb->shaped_* unchanged).
+ */
+int daemon_bw_apply(struct daemon *d, struct sandbox *sb, bool force, char *err, size_t errsz);
+
+/* daemon_bw_remove() - at teardown: the IFB (and a chained port's qdiscs) go. */
+void daemon_bw_remove(struct daemon *d, struct sandbox *sb);
+
+/*
+ * daemon_bw_sync_all() - daemon_bw_apply() for every sandbox (after a
+ * reload; @force after a restore), each change logged and saved in its
+ * state file; a failure is logged and leaves that sandbox's rates as they were.
+ */
+void daemon_bw_sync_all(struct daemon *d, bool force);
+
+/*
+ * daemon_bw_json() - {"egress", "ingress"}: each null or {"limit",
+ * "limit_bps", "from": "policy"|"sandbox"}; @live adds the kernel's
+ * counters ("rate_bps", "bytes", "packets", "drops", "backlog_bytes"),
+ * two rtnetlink gets.  A new object.
+ */
+json_t *daemon_bw_json(struct daemon *d, const struct sandbox *sb, bool live);
+
+/* daemon_bw_metrics() - netd_sandbox_bandwidth_* families (one qdisc dump), to @out. */
+void daemon_bw_metrics(struct daemon *d, FILE *out);
+
+/* ---- budgetglue.c ---- */
+
+/*
+ * daemon_budget_bytes() - trail_config.budget_bytes (netd/trail/trail.h):
+ * @bytes of flow @f of @sb, opened under @domain, against the budget of
+ * the rule that allowed it; the rule is closed for @sb (its names no
+ * longer resolve, its pins are removed, its live connections cut, a
+ * "budget" record) when that reaches the budget.  @ctx is the daemon.
+ */
+void daemon_budget_bytes(void *ctx, const struct sandbox *sb, const struct ct_flow *f,
+			 const char *domain, uint64_t bytes);
+
+/* daemon_budget_init() - a new sandbox's counters for @pol, all at 0.  Return: 0; -ENOMEM. */
+int daemon_budget_init(struct daemon *d, struct sandbox *sb, const struct policy *pol);
+
+/*
+ * daemon_budget_restore() - at a restore, @sb's counters for @pol from its
+ * state file @sf (a window that ended since starts at 0).
+ */
+void daemon_budget_restore(struct daemon *d, struct sandbox *sb, const struct policy *pol,
+			   const struct statefile *sf);
+
+/*
+ * daemon_budget_sync_all() - after a reload: every sandbox's counters for
+ * its policy now (kept by rule key); a rule the reload closed (a budget
+ * lowered below what was used) is refused, one it opened said.
+ */
+void daemon_budget_sync_all(struct daemon *d);
+
+/* daemon_budget_start() - the timer: windows roll, changed counters saved.  Return: 0; -ENOMEM. */
+int daemon_budget_start(struct daemon *d);
+
+/* daemon_budget_stop() - stop it and save what changed. */
+void daemon_budget_stop(struct daemon *d);
+
+/*
+ * daemon_budget_dns_view() - the DNS decision's view of @pol for @sb: the
+ * policy without the rules closed for it (borrows @sb's budgets and @pol).
+ */
+struct decide_policy daemon_budget_dns_view(struct sandbox *sb, const struct policy *pol);
+
+/* daemon_budget_json() - @sb's budgets as an array (a new one; [] if none). */
+json_t *daemon_budget_json(const struct sandbox *sb);
+
+/* daemon_budget_metrics() - netd_rule_budget_* families, to @out. */
+void daemon_budget_metrics(struct daemon *d, FILE *out);
 
 /* ---- resolv.c ---- */
 

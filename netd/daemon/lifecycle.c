@@ -618,6 +618,13 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 	}
 	snprintf(sb->policy, sizeof(sb->policy), "%s", pol->name);
 	sb->workload = req->workload;	/* checked by ctlreq_sandbox() */
+	sb->bw_egress_bps = req->bw_egress_bps;	/* checked by ctlreq_sandbox() too */
+	sb->bw_ingress_bps = req->bw_ingress_bps;
+	if (daemon_budget_init(d, sb, pol) < 0) {	/* its rules' byte budgets, from 0 */
+		snprintf(err, errsz, "out of memory");
+		sandbox_release(d->sandboxes, sb);
+		return -ENOMEM;
+	}
 	/* ctlreq_sandbox() took only "audit" or "enforce". */
 	if (req->mode)
 		sb->mode = strcmp(req->mode, "audit") == 0 ? FW_MODE_AUDIT : FW_MODE_ENFORCE;
@@ -643,6 +650,18 @@ int daemon_sandbox_create(struct daemon *d, const struct sandbox_request *req,
 	    req->peer ? sandbox_build_peer(d, sb, pol, req, err, errsz) :
 			sandbox_build(d, sb, pol, sb->netns_owned, err, errsz);
 	if (r < 0) {
+		sandbox_release(d->sandboxes, sb);
+		return r;
+	}
+	/*
+	 * Its rates, on the interface that exists now (netd made it a moment
+	 * ago and the create has not returned: nothing has used it).  A limit
+	 * that cannot be put on fails the create: a sandbox never runs above
+	 * the rate its policy says.
+	 */
+	r = daemon_bw_apply(d, sb, false, err, errsz);
+	if (r < 0) {
+		daemon_sandbox_teardown(d, sb);
 		sandbox_release(d->sandboxes, sb);
 		return r;
 	}
@@ -687,6 +706,7 @@ void daemon_sandbox_teardown(struct daemon *d, struct sandbox *sb)
 	if (r < 0)
 		log_warn("sandbox %s: cannot delete %s: %s", sb->name, sb->host_ifname,
 			 strerror(-r));
+	daemon_bw_remove(d, sb);	/* its IFB, after the redirect to it went with the interface */
 	daemon_fw_view(sb, &fv);
 	/* At start-up (no fw yet) the reconcile batch drops the rules. */
 	r = d->fw ? fw_sandbox_del(d->fw, &fv) : 0;

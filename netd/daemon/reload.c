@@ -203,6 +203,9 @@ int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_
 	}
 	/* A sandbox's state file does not change with its policy's rules: one file per policy does. */
 	daemon_pdigest_save_all(d);
+	/* Rates and budgets as the new policies say (no nf_tables rule: not in the batch). */
+	daemon_bw_sync_all(d, false);
+	daemon_budget_sync_all(d);
 	log_info("policy reload: %zu policies, %zu sandbox(es) changed", d->n_policies,
 		 plan.n_changes);
 	r = 0;

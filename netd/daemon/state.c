@@ -28,6 +28,7 @@
 #include "netd/daemon/statefile.h"
 #include "netd/fw.h"
 #include "netd/link/kernel.h"
+#include "netd/model/budget.h"
 
 static void state_path(const struct daemon *d, const char *name, char *buf, size_t sz)
 {
@@ -57,6 +58,19 @@ static void state_of(const struct sandbox *sb, struct statefile *sf)
 	sf->ipv6 = sb->addr6.family != 0;
 	sf->mode = sb->mode;
 	sf->workload = sb->workload;
+	sf->bw_egress_bps = sb->bw_egress_bps;
+	sf->bw_ingress_bps = sb->bw_ingress_bps;
+	sf->shaped_egress_bps = sb->shaped_egress_bps;
+	sf->shaped_ingress_bps = sb->shaped_ingress_bps;
+	for (size_t i = 0; sb->budgets && i < sb->budgets->n && i < POLICY_BUDGET_RULES; i++) {
+		const struct budget_counter *c = &sb->budgets->c[i];
+		struct statefile_budget *o = &sf->budgets[sf->n_budgets++];
+
+		snprintf(o->rule, sizeof(o->rule), "%s", c->key);
+		o->period_s = c->period_s;
+		o->window_s = c->window_s < 0 ? 0 : c->window_s;
+		o->used = c->used > INT64_MAX ? INT64_MAX : c->used;
+	}
 	if (sb->chained) {
 		/* A chained attachment: its bridge port and its own addresses (not the slot's). */
 		sf->kind = STATEFILE_CHAINED;
@@ -128,10 +142,10 @@ static int ifname_cmp(const void *x, const void *y)
 
 void daemon_orphans_remove(struct daemon *d)
 {
-	char (*names)[IFNAMSIZ];
-	const char **owned_by = NULL;	/* every sandbox's host interface, sorted */
+	char (*names)[IFNAMSIZ], (*ifbs)[IFNAMSIZ];
+	const char **owned_by = NULL;	/* every sandbox's host interface and IFB, sorted */
 	int n = d->lk->ops->names(d->lk, &names);
-	size_t n_owned = 0;
+	size_t n_owned = 0, n_ifbs = 0;
 	struct sandbox *sb;
 	uint32_t cur = 0;
 
@@ -139,13 +153,21 @@ void daemon_orphans_remove(struct daemon *d)
 		log_warn("cannot list interfaces to find orphaned sandbox veths: %s", strerror(-n));
 		return;
 	}
-	owned_by = calloc(SANDBOX_MAX, sizeof(*owned_by));
-	if (!owned_by) {
+	/* Every sandbox's host interface, and its IFB if its uploads are shaped. */
+	owned_by = calloc(2 * SANDBOX_MAX, sizeof(*owned_by));
+	ifbs = calloc(SANDBOX_MAX, sizeof(*ifbs));
+	if (!owned_by || !ifbs) {
+		free(owned_by);
+		free(ifbs);
 		free(names);
 		return;	/* nothing is deleted when in doubt */
 	}
-	while (n_owned < SANDBOX_MAX && (sb = sandbox_next(d->sandboxes, &cur)))
+	while (n_ifbs < SANDBOX_MAX && (sb = sandbox_next(d->sandboxes, &cur))) {
 		owned_by[n_owned++] = sb->host_ifname;
+		if (sb->shaped_egress_bps &&
+		    shape_ifb_name(sb->slot, ifbs[n_ifbs], sizeof(ifbs[0])) == 0)
+			owned_by[n_owned++] = ifbs[n_ifbs++];
+	}
 	qsort(owned_by, n_owned, sizeof(*owned_by), ifname_cmp);
 	for (int i = 0; i < n; i++) {
 		const char *x = names[i];
@@ -158,17 +180,20 @@ void daemon_orphans_remove(struct daemon *d)
 			   strspn(x + 3, "0123456789abcdef") == 4 && d->lk->ops->tap_query(d->lk, x, &ti) == 0 &&
 			   ti.is_tap;
 
-		if (!veth && !tap)
+		bool ifb = shape_is_ifb_name(x);
+
+		if (!veth && !tap && !ifb)
 			continue;
 		if (n_owned && bsearch(&x, owned_by, n_owned, sizeof(*owned_by), ifname_cmp))
 			continue;
 		log_warn("interface %s looks like a sandbox %s but no sandbox owns it; deleting it", x,
-			 tap ? "tap" : "veth");
+			 tap ? "tap" : ifb ? "IFB" : "veth");
 		d->lk->ops->del(d->lk, x);
 		audit_write(d->audit, "sandbox", json_pack("{s:s, s:s}", "action", "orphan-removed",
 							   "host_ifname", x));
 	}
 	free(owned_by);
+	free(ifbs);
 	free(names);
 }
 
@@ -225,6 +250,11 @@ static int state_apply(struct daemon *d, const char *path, const struct statefil
 	sb->created = (time_t)sf->created;
 	sb->mode = sf->mode;
 	sb->workload = sf->workload;
+	sb->bw_egress_bps = sf->bw_egress_bps;
+	sb->bw_ingress_bps = sf->bw_ingress_bps;
+	/* What a netd before this restart put on its interfaces (daemon_bw_sync_all() checks). */
+	sb->shaped_egress_bps = sf->shaped_egress_bps;
+	sb->shaped_ingress_bps = sf->shaped_ingress_bps;
 	if (!sf->ipv6) {	/* created IPv4 only (IPv6 disabled in its netns) */
 		memset(&sb->addr6, 0, sizeof(sb->addr6));
 		memset(&sb->gw6, 0, sizeof(sb->gw6));
@@ -333,6 +363,7 @@ static int restore_one(struct daemon *d, const char *path, struct restore_set *s
 		return -ENOMEM;
 	}
 	netns_identity(sb);
+	daemon_budget_restore(d, sb, pol, &sf);	/* its counters, as the file had them */
 	sandbox_insert(d->sandboxes, sb);
 	daemon_fw_view(sb, &set->keep[set->n].sb);
 	set->keep[set->n].pol = pol;
@@ -401,6 +432,8 @@ int daemon_state_restore(struct daemon *d, const struct fw_config *fc)
 		if (sb && sb->tap)	/* its rules are in: now the tap may carry traffic */
 			daemon_tap_up(d, sb);
 	}
+	/* Rates as they are to be now (the policy may have changed, a tap been made again). */
+	daemon_bw_sync_all(d, true);
 	d->n_restored = set.n;
 	daemon_pdigest_save_all(d);	/* the rules just applied to them */
 out:

@@ -107,6 +107,62 @@ static int parse_workload(json_t *obj, struct workload *w, char *err, size_t err
 	return 0;
 }
 
+/* "bandwidth" or "shaped": {"egress"?, "ingress"?} in bit/s, each 8kbit..100gbit. */
+static int parse_rates(json_t *obj, const char *key, uint64_t *eg, uint64_t *in, char *err,
+		       size_t errsz)
+{
+	json_t *v = json_object_get(obj, key);
+	json_int_t r[2] = { 0, 0 };
+	int e;
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_object(v))
+		return diag_err(err, errsz, "\"%s\" must be an object", key);
+	if ((e = get_int(v, "egress", false, POLICY_RATE_MIN, POLICY_RATE_MAX, &r[0], err,
+			 errsz)) < 0 ||
+	    (e = get_int(v, "ingress", false, POLICY_RATE_MIN, POLICY_RATE_MAX, &r[1], err,
+			 errsz)) < 0)
+		return e;
+	*eg = (uint64_t)r[0];
+	*in = (uint64_t)r[1];
+	return 0;
+}
+
+/* "budgets": [{"rule", "period" (3600 | 86400), "window" (its multiple), "used"}]. */
+static int parse_budgets(json_t *obj, struct statefile *sf, char *err, size_t errsz)
+{
+	json_t *v = json_object_get(obj, "budgets"), *b;
+	size_t i;
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_array(v) || json_array_size(v) > POLICY_BUDGET_RULES)
+		return diag_err(err, errsz, "\"budgets\" must be an array of at most %d",
+				POLICY_BUDGET_RULES);
+	json_array_foreach(v, i, b) {
+		struct statefile_budget *o = &sf->budgets[i];
+		json_int_t per, win, used;
+		int r;
+
+		if (!json_is_object(b))
+			return diag_err(err, errsz, "\"budgets\"[%zu] must be an object", i);
+		if ((r = get_str(b, "rule", true, o->rule, sizeof(o->rule), err, errsz)) < 0 ||
+		    (r = get_int(b, "period", true, 3600, 86400, &per, err, errsz)) < 0 ||
+		    (r = get_int(b, "window", true, 0, INT64_MAX, &win, err, errsz)) < 0 ||
+		    (r = get_int(b, "used", true, 0, INT64_MAX, &used, err, errsz)) < 0)
+			return r;
+		if ((per != 3600 && per != 86400) || win % per)
+			return diag_err(err, errsz, "\"budgets\"[%zu]: period 3600 or 86400, "
+					"window a multiple of it", i);
+		o->period_s = (uint32_t)per;
+		o->window_s = (int64_t)win;
+		o->used = (uint64_t)used;
+		sf->n_budgets++;
+	}
+	return 0;
+}
+
 /* The common members every state file has. */
 static int parse_common(json_t *obj, struct statefile *sf, char *err, size_t errsz)
 {
@@ -145,6 +201,12 @@ static int parse_common(json_t *obj, struct statefile *sf, char *err, size_t err
 		return diag_err(err, errsz, "\"ifname\" is not an interface name");
 	sf->slot = (uint32_t)slot;
 	sf->created = (int64_t)created;
+	if ((r = parse_rates(obj, "bandwidth", &sf->bw_egress_bps, &sf->bw_ingress_bps, err,
+			     errsz)) < 0 ||
+	    (r = parse_rates(obj, "shaped", &sf->shaped_egress_bps, &sf->shaped_ingress_bps, err,
+			     errsz)) < 0 ||
+	    (r = parse_budgets(obj, sf, err, errsz)) < 0)
+		return r;
 	return parse_workload(obj, &sf->workload, err, errsz);
 }
 
@@ -290,6 +352,21 @@ static json_t *addr_json(const struct addr *a)
 	return a->family ? json_string(addr_format(a, buf, sizeof(buf))) : json_null();
 }
 
+/* @key: {"egress"?, "ingress"?} into @obj, only the rates set; nothing if neither. */
+static void rates_json(json_t *obj, const char *key, uint64_t eg, uint64_t in)
+{
+	json_t *o;
+
+	if (!obj || (!eg && !in))
+		return;
+	o = json_object();
+	if (o && eg)
+		json_object_set_new(o, "egress", json_integer((json_int_t)eg));
+	if (o && in)
+		json_object_set_new(o, "ingress", json_integer((json_int_t)in));
+	json_object_set_new(obj, key, o);
+}
+
 char *statefile_format(const struct statefile *sf)
 {
 	json_t *obj = json_pack("{s:s, s:s, s:s, s:b, s:s, s:i, s:I, s:b}", "name", sf->name,
@@ -338,6 +415,19 @@ char *statefile_format(const struct statefile *sf)
 
 		if (v[0])
 			json_object_set_new(obj, workload_key((enum workload_field)f), json_string(v));
+	}
+	rates_json(obj, "bandwidth", sf->bw_egress_bps, sf->bw_ingress_bps);
+	rates_json(obj, "shaped", sf->shaped_egress_bps, sf->shaped_ingress_bps);
+	if (obj && sf->n_budgets) {
+		json_t *arr = json_array();
+
+		for (size_t i = 0; arr && i < sf->n_budgets; i++)
+			json_array_append_new(arr, json_pack("{s:s, s:i, s:I, s:I}", "rule",
+							     sf->budgets[i].rule, "period",
+							     (int)sf->budgets[i].period_s, "window",
+							     (json_int_t)sf->budgets[i].window_s,
+							     "used", (json_int_t)sf->budgets[i].used));
+		json_object_set_new(obj, "budgets", arr);
 	}
 	text = obj ? json_dumps(obj, JSON_INDENT(2)) : NULL;
 	json_decref(obj);

@@ -14,8 +14,11 @@
  *    chained: "kind": "chained", "host_ifname", "ipv4_addr", "ipv6_addr"
  *    tap:     "kind": "tap", "host_ifname", "tap_owner", "tap_group" (or null),
  *             "tap_queues", "mtu"
- *    any:     "container_id"?, "pod_namespace"?, "pod_name"?, "pod_uid"?}
- * (The last four only where known; files from before them load with none.)
+ *    any:     "container_id"?, "pod_namespace"?, "pod_name"?, "pod_uid"?,
+ *             "bandwidth"?: {"egress"?, "ingress"?}   its own rates, bit/s
+ *             "shaped"?: {"egress"?, "ingress"?}      what netd put on its interfaces
+ *             "budgets"?: [{"rule", "period", "window", "used"}]}
+ * (Each only where known or set; files from before them load with none.)
  * Unknown keys are ignored (a newer netd may add some).
  */
 #ifndef NETD_DAEMON_STATEFILE_H
@@ -27,6 +30,7 @@
 #include <stdint.h>
 
 #include "common/addr.h"
+#include "netd/model/policy.h"
 #include "netd/model/sandbox.h"
 
 #define STATEFILE_MAX_LEN 65536	/* bytes: a state file is a few hundred */
@@ -61,6 +65,15 @@ struct statefile {
 	uint8_t plen4, plen6;	/* IPAM, peer: 1..31 and 1..127 where the address is set */
 	uint8_t mac[6];		/* STATEFILE_PEER: the peer's MAC */
 	struct workload workload;	/* each "" if absent */
+	uint64_t bw_egress_bps, bw_ingress_bps;	/* "bandwidth": its own rates; 0 = absent */
+	uint64_t shaped_egress_bps, shaped_ingress_bps;	/* "shaped"; 0 = absent */
+	size_t n_budgets;	/* "budgets": its rules' counters (netd/model/budget.h) */
+	struct statefile_budget {
+		char rule[POLICY_RULE_KEY_MAX];	/* policy_rule_key() */
+		uint32_t period_s;	/* 3600 or 86400 */
+		int64_t window_s;	/* >= 0, a multiple of period_s */
+		uint64_t used;		/* bytes */
+	} budgets[POLICY_BUDGET_RULES];
 };
 
 /*

@@ -89,6 +89,7 @@ int budget_sync(struct budget_set **set, const struct policy *p, int64_t now_s,
 		k++;
 	}
 	s->n = k;
+	s->dirty = true;
 	budget_free(old);
 	*set = s;
 	return 0;
@@ -124,6 +125,7 @@ static bool roll(struct budget_set *set, struct budget_counter *c, int64_t now_s
 	c->used = 0;
 	c->spent = false;
 	off_set(set, c->rule, false);
+	set->dirty = true;
 	return was;
 }
 
@@ -135,6 +137,7 @@ int budget_add(struct budget_set *set, uint16_t rule, uint64_t bytes, int64_t no
 		return -ENOENT;
 	roll(set, c, now_s);
 	c->used = c->used > UINT64_MAX - bytes ? UINT64_MAX : c->used + bytes;
+	set->dirty = true;
 	if (c->spent || c->used < c->limit)
 		return 0;
 	c->spent = true;
@@ -150,6 +153,14 @@ size_t budget_roll(struct budget_set *set, int64_t now_s)
 	for (size_t i = 0; set && i < set->n; i++)
 		n += roll(set, &set->c[i], now_s);
 	return n;
+}
+
+bool budget_any_closed(const struct budget_set *set)
+{
+	for (int i = 0; set && i < BUDGET_OFF_WORDS; i++)
+		if (set->off[i])
+			return true;
+	return false;
 }
 
 bool budget_closed(const struct budget_set *set, uint16_t rule)

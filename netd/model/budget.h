@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "netd/model/policy.h"
+#include "netd/model/policy_dns.h"
 
 struct budget_counter {
 	char key[POLICY_RULE_KEY_MAX];	/* policy_rule_key() */
@@ -36,6 +37,9 @@ struct budget_counter {
 
 struct budget_set {
 	uint64_t off[BUDGET_OFF_WORDS];	/* closed rules: bit i = rule i of the policy */
+	bool dirty;		/* counted or rolled since the caller last saved it */
+	struct policy_dns_masked dns;	/* the caller's: its policy without the closed
+					 * rules, for the DNS decision (policy_dns.h) */
 	size_t n;
 	struct budget_counter c[];	/* n of them, in rule order */
 };
@@ -78,6 +82,9 @@ int budget_add(struct budget_set *set, uint16_t rule, uint64_t bytes, int64_t no
  * Return: how many closed rules this opened again.
  */
 size_t budget_roll(struct budget_set *set, int64_t now_s);
+
+/* budget_any_closed() - is any rule closed?  NULL @set: no. */
+bool budget_any_closed(const struct budget_set *set);
 
 /* budget_closed() - is rule @rule closed by its budget?  NULL @set: no. */
 bool budget_closed(const struct budget_set *set, uint16_t rule);

@@ -577,8 +577,9 @@ size_t pinreg_names_gw(const struct pinreg *r, const char *sandbox, const struct
  * pinned afresh, plain, by its next answer), never makes a direct path of
  * them, and one that adds it cuts the plain ones.
  */
-static bool allowed(const struct policy *pol, const char *qname, uint8_t proto, uint16_t port,
-		    bool gateway)
+/* Does a rule of @pol not in @off (a bit per rule; NULL: none) allow @qname there? */
+static bool allowed(const struct policy *pol, const uint64_t *off, const char *qname,
+		    uint8_t proto, uint16_t port, bool gateway)
 {
 	uint16_t idx[PINREG_MATCH];
 	size_t n = policy_match(pol, qname, idx, PINREG_MATCH);
@@ -587,7 +588,8 @@ static bool allowed(const struct policy *pol, const char *qname, uint8_t proto, 
 		n = PINREG_MATCH;
 	for (size_t i = 0; i < n; i++)
 		if (idx[i] < pol->n_rules && policy_rule_port(&pol->rules[idx[i]], proto, port) &&
-		    (pol->rules[idx[i]].gateway != NULL) == gateway)
+		    (pol->rules[idx[i]].gateway != NULL) == gateway &&
+		    !(off && (off[idx[i] / 64] >> (idx[i] % 64)) & 1))
 			return true;
 	return false;
 }
@@ -595,6 +597,14 @@ static bool allowed(const struct policy *pol, const char *qname, uint8_t proto, 
 int pinreg_split(const struct pinreg *r, const char *sandbox, const struct policy *pol,
 		 uint64_t now_ms, struct pin *keep, size_t max_keep, size_t *n_keep,
 		 struct pinreg_cut *cut, size_t max_cut, size_t *n_cut)
+{
+	return pinreg_split_off(r, sandbox, pol, NULL, now_ms, keep, max_keep, n_keep, cut,
+				max_cut, n_cut);
+}
+
+int pinreg_split_off(const struct pinreg *r, const char *sandbox, const struct policy *pol,
+		     const uint64_t *off, uint64_t now_ms, struct pin *keep, size_t max_keep,
+		     size_t *n_keep, struct pinreg_cut *cut, size_t max_cut, size_t *n_cut)
 {
 	const struct sbx *s = sbx_find(r, sandbox);
 
@@ -606,7 +616,7 @@ int pinreg_split(const struct pinreg *r, const char *sandbox, const struct polic
 		if (e->named_ms <= now_ms || !e->n_names || !e->proto)
 			continue;
 		for (unsigned int j = 0; j < e->n_names && !ok; j++)
-			ok = pol && allowed(pol, e->names[j], e->proto, e->port, e->gateway);
+			ok = pol && allowed(pol, off, e->names[j], e->proto, e->port, e->gateway);
 		if (ok) {
 			if (*n_keep == max_keep)
 				return -E2BIG;

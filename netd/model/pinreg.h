@@ -193,6 +193,16 @@ int pinreg_split(const struct pinreg *r, const char *sandbox, const struct polic
 		 struct pinreg_cut *cut, size_t max_cut, size_t *n_cut);
 
 /*
+ * pinreg_split_off() - pinreg_split() as if the rules of @pol whose bit is
+ * set in @off (POLICY_MAX_RULES bits, rule i at off[i / 64] bit i % 64;
+ * NULL: none) were not there: a rule whose byte budget is spent for
+ * @sandbox (netd/model/budget.h).
+ */
+int pinreg_split_off(const struct pinreg *r, const char *sandbox, const struct policy *pol,
+		     const uint64_t *off, uint64_t now_ms, struct pin *keep, size_t max_keep,
+		     size_t *n_keep, struct pinreg_cut *cut, size_t max_cut, size_t *n_cut);
+
+/*
  * pinreg_drop() - a reload removed @sandbox's pins @cut[0..@n): their names
  * no longer hold them (pinreg_split() and pinreg_names() see them no more;
  * an answer that pins one again starts its names afresh).  The address

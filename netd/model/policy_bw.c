@@ -280,6 +280,15 @@ int policy_budget_node(const struct yamlx_node *n, const char *file, struct diag
 {
 	char q[300], why[256];
 
+	/*
+	 * A closed rule is refused per sandbox by leaving it out of the
+	 * sandbox's DNS view and removing its pins; a cidrs rule needs no pin
+	 * and is accepted for all of its policy's sandboxes at once
+	 * (pc-POLICY-cidr4/6), so it cannot be closed for one of them.
+	 */
+	if (!rule->n_domains)
+		return FAIL(n, "%s.budget: only a 'domains' rule has a budget (a cidrs rule's "
+			    "traffic cannot be refused per sandbox)", where);
 	if (!yamlx_is_str(n))
 		return FAIL(n, "%s.budget: expected bytes per window, got %s (e.g. budget: 1GB/day)",
 			    where, yamlx_kind(n));

@@ -69,6 +69,42 @@ static const struct decide_policy_ops view_ops = {
 	.rule = view_rule,
 };
 
+/* policy_match() less the rules @m leaves out; the count is of the rest. */
+static size_t masked_match(const void *pol, const char *qname, uint16_t *out, size_t max)
+{
+	const struct policy_dns_masked *m = pol;
+	uint16_t all[POLICY_MAX_RULES];
+	size_t n = policy_match(m->p, qname, all, POLICY_MAX_RULES), k = 0;
+
+	for (size_t i = 0; i < n && i < POLICY_MAX_RULES; i++) {
+		if ((m->off[all[i] / 64] >> (all[i] % 64)) & 1)
+			continue;
+		if (k < max)
+			out[k] = all[i];
+		k++;
+	}
+	return k;
+}
+
+static int masked_rule(const void *pol, uint16_t i, struct decide_rule *out)
+{
+	return view_rule(((const struct policy_dns_masked *)pol)->p, i, out);
+}
+
+static const struct decide_policy_ops masked_ops = {
+	.match = masked_match,
+	.rule = masked_rule,
+};
+
+struct decide_policy policy_dns_view_masked(const struct policy_dns_masked *m)
+{
+	if (!m || !m->p)
+		return (struct decide_policy){ 0 };
+	if (!m->off)
+		return policy_dns_view(m->p);
+	return (struct decide_policy){ .ops = &masked_ops, .pol = m, .name = m->p->name };
+}
+
 struct decide_policy policy_dns_view(const struct policy *p)
 {
 	if (!p)

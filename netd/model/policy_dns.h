@@ -15,4 +15,18 @@
  */
 struct decide_policy policy_dns_view(const struct policy *p);
 
+/* A policy with some rules left out (a sandbox's rules whose budget is spent). */
+struct policy_dns_masked {
+	const struct policy *p;
+	const uint64_t *off;	/* POLICY_MAX_RULES bits: rule i out if off[i / 64] bit i % 64 */
+};
+
+/*
+ * policy_dns_view_masked() - the decision's view of @m->p without the
+ * rules @m->off leaves out: a name only they allow is denied, and no
+ * answer pins for them.  Borrows @m (and what it points to): valid while
+ * they are.
+ */
+struct decide_policy policy_dns_view_masked(const struct policy_dns_masked *m);
+
 #endif

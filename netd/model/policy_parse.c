@@ -549,7 +549,7 @@ static int parse_rule(struct ctx *cx, const struct yamlx_node *n, size_t idx,
 	if (rule->http_host && rule->proto != IPPROTO_TCP)
 		return FAIL(cx, k[9], "%s: http.host applies to tcp rules only (a udp rule "
 			    "checks QUIC's SNI with tls: { sni: ... })", where);
-	/* budget: netd/model/policy_bw.c; on a domain or a cidrs rule. */
+	/* budget: netd/model/policy_bw.c (domain rules: policy_budget_node() says why). */
 	if (v[12] && (r = policy_budget_node(v[12], cx->file, cx->err, where, rule)) < 0)
 		return r;
 	if (v[10])

@@ -5,6 +5,7 @@
  * Pure.
  */
 #include "netd/model/sandbox.h"
+#include "netd/model/budget.h"
 
 #include "common/hash.h"
 
@@ -71,12 +72,20 @@ int sandbox_table_new(const struct prefix *pool4, const struct prefix *pool6,
 	return 0;
 }
 
+/* @sb and what it owns (its budget counters); NULL-safe. */
+static void sandbox_free(struct sandbox *sb)
+{
+	if (sb)
+		budget_free(sb->budgets);
+	free(sb);
+}
+
 void sandbox_table_free(struct sandbox_table *t)
 {
 	if (!t)
 		return;
 	for (uint32_t i = 0; i < t->n_slots; i++)
-		free(t->slots[i]);
+		sandbox_free(t->slots[i]);
 	free(t->slots);
 	free(t);
 }
@@ -248,13 +257,13 @@ void sandbox_remove(struct sandbox_table *t, struct sandbox *sb)
 			}
 		}
 	}
-	free(sb);
+	sandbox_free(sb);
 }
 
 void sandbox_release(struct sandbox_table *t, struct sandbox *sb)
 {
 	(void)t;
-	free(sb);
+	sandbox_free(sb);
 }
 
 struct sandbox *sandbox_by_addr(const struct sandbox_table *t, const struct addr *a)

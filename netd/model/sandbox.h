@@ -27,6 +27,8 @@
 #define SANDBOX_MAX      16384	/* slots; also bounded by the pool size */
 #define SANDBOX_IFNAME_PREFIX "nd"	/* host-side veths netd creates: "nd" + 5 hex digits */
 
+struct budget_set;
+
 struct sandbox {
 	char name[SANDBOX_NAME_MAX + 1];
 	char policy[SANDBOX_NAME_MAX + 1];
@@ -67,6 +69,14 @@ struct sandbox {
 	uint16_t mtu;		/* tap: the tap's and the guest's MTU */
 	struct workload workload;	/* the container/pod it is for, as its create
 					 * said (netd-cni: CNI_CONTAINERID, CNI_ARGS) */
+	/* Bandwidth (netd/link/shape.h): its own rates from create, bit/s, 0 =
+	 * its policy's limits.bandwidth; what is on its interfaces now; the
+	 * interfaces' indexes then (for the metrics' dump). */
+	uint64_t bw_egress_bps, bw_ingress_bps;
+	uint64_t shaped_egress_bps, shaped_ingress_bps;
+	int shape_ifindex, shape_ifb_index;
+	struct budget_set *budgets;	/* owned: its rules' byte budgets (netd/model/budget.h);
+					 * NULL: its policy has none */
 	struct sandbox *hnext[2];	/* address hash chains, [0] IPv4, [1] IPv6; private */
 	struct sandbox *nnext;		/* name hash chain; private */
 };
@@ -111,7 +121,7 @@ int sandbox_set_addrs(struct sandbox_table *t, struct sandbox *sb, const struct 
 /* sandbox_insert() - make @sb (from sandbox_alloc()) visible; takes ownership. */
 void sandbox_insert(struct sandbox_table *t, struct sandbox *sb);
 
-/* sandbox_remove() - take @sb out of the table and free it. */
+/* sandbox_remove() - take @sb out of the table and free it (and its budgets). */
 void sandbox_remove(struct sandbox_table *t, struct sandbox *sb);
 
 /* sandbox_release() - free an allocated sandbox that was never inserted. */

@@ -302,6 +302,9 @@ static void fold(struct trail *t, const struct sandbox *sb, const struct ct_flow
 		d->bytes_out += c->bytes_out;
 		d->bytes_in += c->bytes_in;
 	}
+	/* The same bytes against the budget of the rule that allowed the flow. */
+	if (sb->budgets && t->cfg.budget_bytes && (c->bytes_out || c->bytes_in))
+		t->cfg.budget_bytes(t->ctx, sb, f, n->domain, c->bytes_out + c->bytes_in);
 }
 
 /*

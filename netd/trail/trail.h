@@ -32,6 +32,7 @@
 struct event_base;
 struct audit;
 struct trail;
+struct ct_flow;
 
 #define TRAIL_LOG_GROUP 6413	/* default nflog group of netd's deny rules */
 
@@ -53,6 +54,15 @@ struct trail_config {
 	int (*grace_pin)(void *ctx, const char *sandbox, const struct pin *pin);
 	/* The pin registry the records' names come from; borrowed, outlives the trail. */
 	const struct pinreg *pins;
+	/*
+	 * @bytes more bytes (both ways, as conntrack counts them) of flow @f
+	 * of @sb, opened under @domain (the name, a CIDR rule's prefix, or
+	 * NULL), as they are folded into the counters: each byte once.  Called
+	 * only for a sandbox with budgets (sb->budgets); @ctx is trail_new()'s.
+	 * NULL = none.
+	 */
+	void (*budget_bytes)(void *ctx, const struct sandbox *sb, const struct ct_flow *f,
+			     const char *domain, uint64_t bytes);
 };
 
 /* Policy by name; borrowed until the next reload. */

@@ -148,8 +148,9 @@ static void test_policy_keys(void **state)
 		"egress:\n"
 		"  - domains: [api.openai.com]\n    ports: [443]\n    budget: 1GB/day\n"
 		"  - domains: [pypi.org]\n    ports: [443]\n"
-		"  - cidrs: [198.51.100.7/32]\n    ports: [8080]\n    protocol: udp\n"
+		"  - domains: [dns.example]\n    ports: [53]\n    protocol: udp\n"
 		"    budget: 10MiB/hour\n"
+		"  - cidrs: [198.51.100.7/32]\n    ports: [8080]\n"
 		"limits: { bandwidth: { egress: 20mbit, ingress: 100mbit }, connections: 10 }\n";
 	char key[POLICY_RULE_KEY_MAX];
 	struct diag err;
@@ -166,8 +167,9 @@ static void test_policy_keys(void **state)
 	assert_true(p->rules[2].budget_bytes == 10u << 20);
 	assert_int_equal(p->rules[2].budget_period_s, 3600);
 	assert_string_equal(policy_rule_key(&p->rules[0], key, sizeof(key)), "api.openai.com tcp");
-	assert_string_equal(policy_rule_key(&p->rules[2], key, sizeof(key)),
-			    "198.51.100.7/32 udp");
+	assert_string_equal(policy_rule_key(&p->rules[2], key, sizeof(key)), "dns.example udp");
+	assert_string_equal(policy_rule_key(&p->rules[3], key, sizeof(key)),
+			    "198.51.100.7/32 tcp");
 	policy_free(p);
 
 	/* One direction alone is fine; neither is an error, as is an unknown key. */
@@ -181,6 +183,12 @@ static void test_policy_keys(void **state)
 	assert_null(parse("name: a\negress: []\nlimits: { bandwidth: { upload: 1mbit } }\n", &err));
 	assert_int_equal(err.line, 3);
 	assert_int_equal(err.col, 24);
+	assert_null(parse("name: a\negress: []\nlimits: { bandwidth: 20mbit }\n", &err));
+	assert_non_null(strstr(err.msg, "limits.bandwidth: expected a mapping"));
+	assert_null(parse("name: a\negress:\n  - cidrs: [192.0.2.0/24]\n    ports: [1]\n"
+			  "    budget: 1GB/day\n", &err));
+	assert_int_equal(err.line, 5);
+	assert_non_null(strstr(err.msg, "only a 'domains' rule has a budget"));
 	assert_null(parse("name: a\negress: []\nlimits: { bandwidth: 20mbit }\n", &err));
 	assert_non_null(strstr(err.msg, "limits.bandwidth: expected a mapping"));
 	assert_null(parse("name: a\negress:\n  - domains: [a.example]\n    ports: [1]\n"
@@ -217,7 +225,7 @@ static struct policy *two_budgets(const char *a, const char *b)
 	snprintf(yaml, sizeof(yaml), "name: b\negress:\n"
 		 "  - domains: [api.example]\n    ports: [443]\n    budget: %s\n"
 		 "  - domains: [free.example]\n    ports: [443]\n"
-		 "  - cidrs: [198.51.100.0/24]\n    ports: [80]\n    budget: %s\n", a, b);
+		 "  - domains: [\"*.cdn.example\"]\n    ports: [80]\n    budget: %s\n", a, b);
 	return parse(yaml, &err);
 }
 
