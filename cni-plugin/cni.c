@@ -295,7 +295,22 @@ static int conf_prev_result(struct cni_conf *c, struct cni_err *err)
 static int conf_runtime_config(struct cni_conf *c, struct cni_err *err)
 {
 	json_t *rc = get_ci(c->root, "runtimeConfig"), *v = get_ci(rc, CNI_ANNOTATION_CAP), *p;
+	json_t *bw = get_ci(rc, "bandwidth");
+	uint64_t *rate[2] = { &c->rc_egress_bps, &c->rc_ingress_bps };
+	static const char *const key[2] = { "egressRate", "ingressRate" };
 
+	/* The bandwidth capability (spec conventions): bits per second, bursts unused. */
+	for (int i = 0; json_is_object(bw) && i < 2; i++) {
+		json_t *r = get_ci(bw, key[i]);
+
+		if (!r || json_is_null(r))
+			continue;
+		if (!json_is_integer(r) || json_integer_value(r) <= 0)
+			return cni_err_set(err, CNI_ERR_CONFIG, "Invalid Configuration",
+					   "runtimeConfig bandwidth.%s must be a positive number of "
+					   "bits per second", key[i]);
+		*rate[i] = (uint64_t)json_integer_value(r);
+	}
 	if (!json_is_object(v))
 		return 0;
 	p = json_object_get(v, CNI_ANNOTATION_KEY);
@@ -519,6 +534,37 @@ int cni_workload(const char *container_id, const char *args, struct workload *ou
 					   "CNI_ARGS %s=\"%s\" must match "
 					   "^[A-Za-z0-9][A-Za-z0-9_.-]*$", key,
 					   log_quote(buf, strlen(buf), q, sizeof(q)));
+	}
+	return 0;
+}
+
+#define RATE_CHARS "0123456789.abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+int cni_bandwidth(const struct cni_conf *c, const char *args, char *eg, char *in,
+		  struct cni_err *err)
+{
+	static const char *const key[2] = { "NETD_EGRESS_RATE", "NETD_INGRESS_RATE" };
+	char *out[2] = { eg, in };
+	const uint64_t rc[2] = { c->rc_egress_bps, c->rc_ingress_bps };
+
+	for (int i = 0; i < 2; i++) {
+		int r;
+
+		out[i][0] = '\0';
+		if (rc[i]) {
+			snprintf(out[i], CNI_RATE_MAX, "%llubit", (unsigned long long)rc[i]);
+			continue;
+		}
+		r = cni_args_get(args, key[i], out[i], CNI_RATE_MAX);
+		if (r == -EINVAL)
+			return cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables",
+					   "CNI_ARGS is over %d bytes", CNI_ARGS_MAX);
+		/* A rate is digits, a point and a unit's letters (netd says what is wrong). */
+		if (r == -ENAMETOOLONG || (r == 1 && strspn(out[i], RATE_CHARS) != strlen(out[i]))) {
+			out[i][0] = '\0';
+			return cni_err_set(err, CNI_ERR_ENV, "Invalid environment variables",
+					   "CNI_ARGS %s must be a rate such as 20mbit", key[i]);
+		}
 	}
 	return 0;
 }

@@ -19,6 +19,8 @@
 #include <jansson.h>
 
 #include "common/paths.h"
+#include <stdint.h>
+
 #include "common/workload.h"
 
 #define CNI_STDIN_MAX      (1u << 20)	/* bytes of network config we read */
@@ -89,6 +91,9 @@ struct cni_conf {
 	json_t *valid_attachments;	/* GC: borrowed array, or NULL */
 	const char *ipam_type;		/* interface mode: "ipam"."type", a binary name
 					 * in CNI_PATH (no '/'), or NULL: netd's pool */
+	/* runtimeConfig "bandwidth" (the capability of that name): bits per
+	 * second, 0 if not given; bursts are not used (netd sizes its own) */
+	uint64_t rc_egress_bps, rc_ingress_bps;
 };
 
 /*
@@ -181,6 +186,22 @@ const char *cni_policy_select(const struct cni_conf *c, const char *args, char *
  */
 int cni_workload(const char *container_id, const char *args, struct workload *out,
 		 struct cni_err *err);
+
+#define CNI_RATE_MAX 32	/* bytes of a rate passed on to netd, with its NUL */
+
+/*
+ * cni_bandwidth() - the attachment's own bandwidth limits as netd's API
+ * takes them ("20mbit"; runtimeConfig's bits per second as "NNNbit"):
+ * first the runtime's "bandwidth" capability (runtimeConfig.bandwidth
+ * egressRate / ingressRate: Kubernetes' kubernetes.io/egress-bandwidth and
+ * ingress-bandwidth pod annotations, through containerd or CRI-O), then
+ * CNI_ARGS NETD_EGRESS_RATE / NETD_INGRESS_RATE (podman, nerdctl).  netd
+ * checks them as it checks a policy's; here only their size and bytes.
+ * @eg, @in: CNI_RATE_MAX bytes each; "" for none.
+ * Return: 0; -EINVAL (@err: code 4, a bad CNI_ARGS value).
+ */
+int cni_bandwidth(const struct cni_conf *c, const char *args, char *eg, char *in,
+		  struct cni_err *err);
 
 /* cni_policy_source_name() - "pod annotation netd.io/policy", "CNI_ARGS NETD_POLICY", ... */
 const char *cni_policy_source_name(enum cni_policy_source src);

@@ -170,6 +170,7 @@ struct add_op {
 	struct cni_ipam ipam;			/* with an IPAM plugin */
 	json_t *ipam_res;			/* owned: the IPAM plugin's result, or NULL */
 	struct workload wl;			/* CNI_CONTAINERID and the pod, for netd's record */
+	char egress[CNI_RATE_MAX], ingress[CNI_RATE_MAX];	/* its own rates, "" for none */
 };
 
 /*
@@ -265,6 +266,11 @@ static json_t *add_request(const struct add_op *op, struct cni_err *err)
 	/* So `netd sandbox show` and the audit log name the container (docs/cni.md). */
 	if (req)
 		workload_json(&op->wl, req, false);
+	/* Its own bandwidth limits (docs/cni.md); netd checks them. */
+	if (req && (op->egress[0] || op->ingress[0]))
+		json_object_set_new(req, "bandwidth",
+				    json_pack("{s:s?, s:s?}", "egress", op->egress[0] ? op->egress : NULL,
+					      "ingress", op->ingress[0] ? op->ingress : NULL));
 
 	if (req && op->c->ipam_type) {
 		char a4[64], a6[64];
@@ -451,7 +457,8 @@ static int cmd_add(const struct cni_conf *c, struct cni_err *err)
 	if (r != 0)
 		return r > 0 ? 0 : r;
 	/* Bad pod names fail ADD before anything is made (code 4). */
-	if ((r = cni_workload(op.cid, getenv("CNI_ARGS"), &op.wl, err)) < 0)
+	if ((r = cni_workload(op.cid, getenv("CNI_ARGS"), &op.wl, err)) < 0 ||
+	    (r = cni_bandwidth(c, getenv("CNI_ARGS"), op.egress, op.ingress, err)) < 0)
 		return r;
 	if ((r = add_check_chained(&op, err)) < 0)
 		return r;

@@ -809,6 +809,40 @@ static void test_cni_add(void **state)
 	assert_int_equal(pod_sandbox("c9", NULL), 404);
 }
 
+/*
+ * ADD with the runtime's bandwidth capability (Kubernetes' bandwidth
+ * annotations, bits per second): netd shapes the sandbox to them; a bad
+ * rate is refused with nothing made.
+ */
+static void test_cni_bandwidth(void **state)
+{
+	const char *conf = cni_conf("1.1.0", ", \"runtimeConfig\": {\"bandwidth\": "
+				    "{\"egressRate\": 20000000, \"ingressRate\": 100000000}}");
+	struct box_run r;
+	json_t *o, *bw;
+
+	pod_netns("c5");
+	cni(&r, "ADD", "c5", conf);
+	assert_exit(&r, 0);
+	box_run_done(&r);
+	assert_int_equal(pod_sandbox("c5", &o), 200);
+	bw = json_object_get(o, "bandwidth");
+	assert_string_equal(box_jstr(json_object_get(bw, "egress"), "limit"), "20mbit");
+	assert_string_equal(box_jstr(json_object_get(bw, "ingress"), "limit"), "100mbit");
+	assert_string_equal(box_jstr(json_object_get(bw, "egress"), "from"), "sandbox");
+	assert_true(box_count_in("link.log", "ingress 100000000 egress 20000000\n") >= 1);
+	json_decref(o);
+	cni_quiet("DEL", "c5", conf);
+	assert_int_equal(pod_sandbox("c5", NULL), 404);
+
+	pod_netns("c6");
+	cni(&r, "ADD", "c6", cni_conf("1.1.0", ", \"runtimeConfig\": {\"bandwidth\": "
+				     "{\"egressRate\": 1}}"));
+	json_decref(cni_error(&r, CNI_ERR_NETD));	/* 1 bit/s: netd says why */
+	box_run_done(&r);
+	assert_int_equal(pod_sandbox("c6", NULL), 404);
+}
+
 /* CHECK of an attachment netd has no record of; DEL (twice: idempotent). */
 static void test_cni_check_del(void **state)
 {
@@ -1009,6 +1043,7 @@ int main(void)
 		cmocka_unit_test(test_cli_delete),
 		cmocka_unit_test(test_cni_version_errors),
 		cmocka_unit_test(test_cni_add),
+		cmocka_unit_test(test_cni_bandwidth),
 		cmocka_unit_test(test_cni_check_del),
 		cmocka_unit_test(test_cni_gc),
 		cmocka_unit_test(test_cni_ipam),

@@ -189,6 +189,53 @@ static void test_workload(void **state)
 	assert_true(workload_empty(&w));
 }
 
+/*
+ * The attachment's own rates: runtimeConfig's bandwidth capability (bits per
+ * second) first, then CNI_ARGS NETD_EGRESS_RATE/NETD_INGRESS_RATE, passed on
+ * as text for netd to check; bad ones refused before anything is made.
+ */
+static void test_bandwidth(void **state)
+{
+	struct cni_conf c;
+	struct cni_err err;
+	char eg[CNI_RATE_MAX], in[CNI_RATE_MAX];
+
+	(void)state;
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"netd-cni\"}",
+			       &c, &err), 0);
+	assert_int_equal(cni_bandwidth(&c, NULL, eg, in, &err), 0);
+	assert_string_equal(eg, "");
+	assert_string_equal(in, "");
+	assert_int_equal(cni_bandwidth(&c, "IgnoreUnknown=1;NETD_EGRESS_RATE=20mbit", eg, in, &err),
+			 0);
+	assert_string_equal(eg, "20mbit");
+	assert_string_equal(in, "");
+	assert_int_equal(cni_bandwidth(&c, "NETD_INGRESS_RATE=20 mbit", eg, in, &err), -EINVAL);
+	assert_int_equal(err.code, CNI_ERR_ENV);
+	assert_non_null(strstr(err.details, "NETD_INGRESS_RATE must be a rate"));
+	assert_int_equal(cni_bandwidth(&c, "NETD_INGRESS_RATE=123456789012345678901234567890123mbit",
+				       eg, in, &err), -EINVAL);
+	cni_conf_done(&c);
+
+	/* runtimeConfig (Kubernetes' annotations, in bits per second) wins over CNI_ARGS. */
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"netd-cni\","
+			       "\"runtimeConfig\":{\"bandwidth\":{\"ingressRate\":100000000,"
+			       "\"ingressBurst\":1600,\"egressRate\":20000000}}}", &c, &err), 0);
+	assert_true(c.rc_egress_bps == 20000000 && c.rc_ingress_bps == 100000000);
+	assert_int_equal(cni_bandwidth(&c, "NETD_EGRESS_RATE=1mbit", eg, in, &err), 0);
+	assert_string_equal(eg, "20000000bit");
+	assert_string_equal(in, "100000000bit");
+	cni_conf_done(&c);
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"netd-cni\","
+			       "\"runtimeConfig\":{\"bandwidth\":{\"egressRate\":-1}}}", &c, &err),
+			 -EINVAL);
+	assert_int_equal(err.code, CNI_ERR_CONFIG);
+	assert_non_null(strstr(err.details, "bandwidth.egressRate"));
+	assert_int_equal(parse("{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"netd-cni\","
+			       "\"runtimeConfig\":{\"bandwidth\":{\"ingressRate\":\"10M\"}}}", &c, &err),
+			 -EINVAL);
+}
+
 static void test_sandbox_name(void **state)
 {
 	char a[CNI_SANDBOX_NAME_LEN + 1], b[CNI_SANDBOX_NAME_LEN + 1], p[16];
@@ -664,6 +711,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_args),
 		cmocka_unit_test(test_workload),
+		cmocka_unit_test(test_bandwidth),
 		cmocka_unit_test(test_sandbox_name),
 		cmocka_unit_test(test_policy_order),
 		cmocka_unit_test(test_opt_in),
