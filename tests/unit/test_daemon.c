@@ -457,6 +457,65 @@ static void test_delete(void **state)
 					"\"action\":\"delete\",\"netns\":\"/run/netns/sb1\"", 1), 1);
 }
 
+/*
+ * Bandwidth (issue 27): the create's own rate goes on its interface
+ * through the link seam, a reload adds its policy's, a restart re-checks
+ * them, delete takes the IFB away; a bad rate changes nothing.  A sandbox
+ * without a rate never asks the seam for anything.
+ */
+static void test_bandwidth(void **state)
+{
+	char line[128], ifname[16], ifb[24];
+	json_t *o, *bw;
+
+	assert_int_equal(box_count_in("link.log", "shape "), 0);	/* none so far had a rate */
+	assert_int_equal(box_api("POST", "/v1/sandboxes", "{\"name\": \"sbw\", \"policy\": "
+				 "\"python-dev\", \"bandwidth\": {\"egress\": \"20mbit\"}}", &o), 201);
+	snprintf(ifname, sizeof(ifname), "%s", box_jstr(o, "host_ifname"));
+	bw = json_object_get(json_object_get(o, "bandwidth"), "egress");
+	assert_string_equal(box_jstr(bw, "limit"), "20mbit");
+	assert_string_equal(box_jstr(bw, "from"), "sandbox");
+	assert_true(json_is_null(json_object_get(json_object_get(o, "bandwidth"), "ingress")));
+	json_decref(o);
+	snprintf(ifb, sizeof(ifb), "ndi%s", ifname + 2);	/* the slot's 5 hex digits */
+	snprintf(line, sizeof(line), "shape %s ifb %s ingress 0 egress 20000000\n", ifname, ifb);
+	assert_int_equal(box_count_in("link.log", line), 1);
+	assert_int_equal(box_count_in("state/sandboxes/sbw.json", "\"shaped\""), 1);
+
+	/* A policy's ingress rate, by reload: only the change is sent. */
+	box_put("policies/python-dev.yaml",
+	    "name: python-dev\negress:\n  - domains: [pypi.org]\n    ports: [443]\n"
+	    "limits: { bandwidth: { ingress: 100mbit, egress: 1gbit } }\n");
+	assert_int_equal(box_api("POST", "/v1/policies/reload", NULL, &o), 200);
+	json_decref(o);
+	snprintf(line, sizeof(line), "shape %s ifb %s ingress 100000000 egress 20000000\n", ifname,
+		 ifb);
+	assert_int_equal(box_count_in("link.log", line), 1);
+	assert_int_equal(box_api("GET", "/v1/sandboxes/sbw", NULL, &o), 200);
+	bw = json_object_get(o, "bandwidth");
+	assert_string_equal(box_jstr(json_object_get(bw, "ingress"), "from"), "policy");
+	assert_string_equal(box_jstr(json_object_get(bw, "egress"), "limit"), "20mbit");
+	json_decref(o);
+
+	/* A bad rate: 400, nothing made. */
+	assert_int_equal(box_api("POST", "/v1/sandboxes", "{\"name\": \"sbx\", \"policy\": "
+				 "\"python-dev\", \"bandwidth\": {\"ingress\": \"20 mbps\"}}", &o), 400);
+	assert_non_null(strstr(box_jerr(o), "'mbps' is not a unit"));
+	json_decref(o);
+	assert_false(box_file_exists("state/sandboxes/sbx.json"));
+
+	/* A restart checks what is on its interfaces (the state file says what was put on). */
+	assert_int_equal(box_daemon_stop(), 0);
+	assert_int_equal(box_daemon_start(), 0);
+	assert_int_equal(box_count_in("link.log", line), 2);
+
+	/* Delete: the IFB goes with it. */
+	assert_int_equal(box_api("DELETE", "/v1/sandboxes/sbw", NULL, &o), 200);
+	json_decref(o);
+	snprintf(line, sizeof(line), "del %s\n", ifb);
+	assert_int_equal(box_count_in("link.log", line), 1);
+}
+
 /* A bad policy at startup: the daemon refuses to start, and says where. */
 static void test_startup_bad_policy(void **state)
 {
@@ -484,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_peer),
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_delete),
+		cmocka_unit_test(test_bandwidth),
 		cmocka_unit_test(test_startup_bad_policy),
 	};
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "netd/api/ctlreq.h"
 #include "netd/model/budget.h"
 #include "netd/model/policy.h"
 
@@ -310,6 +311,48 @@ static void test_budget_reload_restart(void **state)
 	policy_free(q);
 }
 
+/* POST /v1/sandboxes {"bandwidth": {...}}: rates read as a policy's; 400 otherwise. */
+static void test_request_bandwidth(void **state)
+{
+	static const struct {
+		const char *body;
+		int r;
+		uint64_t eg, in;
+		const char *err;
+	} t[] = {
+		{ "{\"name\":\"a\",\"policy\":\"p\"}", 0, 0, 0, NULL },
+		{ "{\"name\":\"a\",\"policy\":\"p\",\"bandwidth\":null}", 0, 0, 0, NULL },
+		{ "{\"name\":\"a\",\"policy\":\"p\",\"bandwidth\":{\"egress\":\"20mbit\","
+		  "\"ingress\":\"1gbit\"}}", 0, 20000000, 1000000000, NULL },
+		{ "{\"name\":\"a\",\"policy\":\"p\",\"bandwidth\":{\"ingress\":\"64kbit\"}}", 0, 0,
+		  64000, NULL },
+		{ "{\"name\":\"a\",\"policy\":\"p\",\"bandwidth\":{\"egress\":\"20 mbps\"}}", -EINVAL,
+		  0, 0, "\"bandwidth.egress\": bad rate \"20 mbps\": 'mbps' is not a unit" },
+		{ "{\"name\":\"a\",\"policy\":\"p\",\"bandwidth\":{\"egress\":20000000}}", -EINVAL,
+		  0, 0, "must be a string" },
+		{ "{\"name\":\"a\",\"policy\":\"p\",\"bandwidth\":{\"upload\":\"1mbit\"}}", -EINVAL,
+		  0, 0, "egress, ingress" },
+		{ "{\"name\":\"a\",\"policy\":\"p\",\"bandwidth\":\"20mbit\"}", -EINVAL, 0, 0,
+		  "must be an object" },
+		{ "{\"name\":\"a\",\"policy\":\"p\",\"bandwidth\":{\"ingress\":\"-1mbit\"}}", -EINVAL,
+		  0, 0, "positive" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct sandbox_request sr;
+		json_t *obj = NULL;
+		char err[512] = "";
+		int r = ctlreq_sandbox(t[i].body, strlen(t[i].body), &sr, &obj, err, sizeof(err));
+
+		if (r != t[i].r || (r == 0 && (sr.bw_egress_bps != t[i].eg ||
+					       sr.bw_ingress_bps != t[i].in)) ||
+		    (t[i].err && !strstr(err, t[i].err)))
+			fail_msg("%s: r=%d err=\"%s\"", t[i].body, r, err);
+		json_decref(obj);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_budget_rules_max),
 		cmocka_unit_test(test_budget_counters),
 		cmocka_unit_test(test_budget_reload_restart),
+		cmocka_unit_test(test_request_bandwidth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -262,6 +262,62 @@ static void test_workload(void **state)
 	assert_int_equal(sf.name[0], '\0');
 }
 
+/*
+ * Bandwidth and budgets (issue 27): the create's own rates, what netd put on
+ * the interfaces, the budget counters; written only when set, refused when
+ * out of range.
+ */
+static void test_bandwidth_budgets(void **state)
+{
+	static const char base[] = "{\"name\":\"sb1\",\"policy\":\"p\",\"netns\":\"/run/netns/sb1\","
+				   "\"netns_owned\":true,\"ifname\":\"eth0\",\"slot\":3";
+	struct statefile sf;
+	char err[256] = "", text[1024];
+	char *out;
+
+	(void)state;
+	snprintf(text, sizeof(text), "%s}", base);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), 0);
+	out = statefile_format(&sf);
+	assert_null(strstr(out, "bandwidth"));
+	assert_null(strstr(out, "shaped"));
+	assert_null(strstr(out, "budgets"));
+	free(out);
+	snprintf(text, sizeof(text), "%s,\"bandwidth\":{\"egress\":20000000},"
+		 "\"shaped\":{\"egress\":20000000,\"ingress\":100000000},"
+		 "\"budgets\":[{\"rule\":\"api.openai.com tcp\",\"period\":86400,"
+		 "\"window\":1728000000,\"used\":123456789},{\"rule\":\"x.example udp\","
+		 "\"period\":3600,\"window\":3600,\"used\":0}]}", base);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), 0);
+	assert_true(sf.bw_egress_bps == 20000000 && sf.bw_ingress_bps == 0);
+	assert_true(sf.shaped_egress_bps == 20000000 && sf.shaped_ingress_bps == 100000000);
+	assert_int_equal(sf.n_budgets, 2);
+	assert_string_equal(sf.budgets[0].rule, "api.openai.com tcp");
+	assert_int_equal(sf.budgets[0].period_s, 86400);
+	assert_true(sf.budgets[0].window_s == 1728000000);
+	assert_true(sf.budgets[0].used == 123456789);
+	roundtrip(&sf);
+
+	snprintf(text, sizeof(text), "%s,\"bandwidth\":{\"egress\":0}}", base);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), -EINVAL);
+	snprintf(text, sizeof(text), "%s,\"shaped\":{\"ingress\":100000000001}}", base);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), -EINVAL);
+	snprintf(text, sizeof(text), "%s,\"bandwidth\":[1]}", base);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), -EINVAL);
+	snprintf(text, sizeof(text), "%s,\"budgets\":[{\"rule\":\"a tcp\",\"period\":7200,"
+		 "\"window\":7200,\"used\":1}]}", base);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "period 3600 or 86400"));
+	snprintf(text, sizeof(text), "%s,\"budgets\":[{\"rule\":\"a tcp\",\"period\":3600,"
+		 "\"window\":100,\"used\":1}]}", base);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), -EINVAL);
+	snprintf(text, sizeof(text), "%s,\"budgets\":[{\"rule\":\"a tcp\",\"period\":3600,"
+		 "\"window\":3600,\"used\":-1}]}", base);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), -EINVAL);
+	snprintf(text, sizeof(text), "%s,\"budgets\":{}}", base);
+	assert_int_equal(parse(text, &sf, err, sizeof(err)), -EINVAL);
+}
+
 static void test_size_limit(void **state)
 {
 	size_t n = STATEFILE_MAX_LEN + 1;
@@ -284,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_tap),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_workload),
+		cmocka_unit_test(test_bandwidth_budgets),
 		cmocka_unit_test(test_size_limit),
 	};
 
