@@ -335,7 +335,8 @@ void daemon_budget_stop(struct daemon *d)
 
 struct decide_policy daemon_budget_dns_view(struct sandbox *sb, const struct policy *pol)
 {
-	if (!sb->budgets || !budget_any_closed(sb->budgets))
+	/* Audit mode closes nothing (the budget record says "exceeded"). */
+	if (!sb->budgets || !budget_any_closed(sb->budgets) || fw_mode_audit(sb->mode, pol))
 		return policy_dns_view(pol);
 	sb->budgets->dns = (struct policy_dns_masked){ .p = pol, .off = sb->budgets->off };
 	return policy_dns_view_masked(&sb->budgets->dns);

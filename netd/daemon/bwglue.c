@@ -90,16 +90,59 @@ void daemon_bw_remove(struct daemon *d, struct sandbox *sb)
 	sb->shape_ifindex = sb->shape_ifb_index = 0;
 }
 
+static int dev_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct shape_dev *)a)->name, ((const struct shape_dev *)b)->name);
+}
+
+/*
+ * After a restart: is what the kernel has (@dev, shape_survey()) what @sb's
+ * state file says netd put on, and what it should have now?  Then nothing
+ * need be sent; the indexes are noted for the metrics.
+ */
+static bool as_surveyed(struct sandbox *sb, uint64_t eg, uint64_t in,
+			const struct shape_dev *dev, size_t n)
+{
+	struct shape_dev key = { 0 };
+	const struct shape_dev *h, *b = NULL;
+
+	if (eg != sb->shaped_egress_bps || in != sb->shaped_ingress_bps)
+		return false;
+	snprintf(key.name, sizeof(key.name), "%s", sb->host_ifname);
+	h = bsearch(&key, dev, n, sizeof(*dev), dev_cmp);
+	if (eg) {
+		ifb_of(sb, key.name, sizeof(key.name));
+		b = bsearch(&key, dev, n, sizeof(*dev), dev_cmp);
+	}
+	if (!h || h->htb_root != (in != 0) || h->ingress != (eg != 0) ||
+	    (eg && (!b || !b->htb_root)))
+		return false;
+	sb->shape_ifindex = h->ifindex;
+	sb->shape_ifb_index = b ? b->ifindex : 0;
+	return true;
+}
+
 void daemon_bw_sync_all(struct daemon *d, bool force)
 {
+	struct shape_dev *dev = NULL;
 	uint32_t cur = 0;
 	struct sandbox *sb;
+	int n = -1;
 
 	while ((sb = sandbox_next(d->sandboxes, &cur))) {
-		uint64_t was_eg = sb->shaped_egress_bps, was_in = sb->shaped_ingress_bps;
+		uint64_t was_eg = sb->shaped_egress_bps, was_in = sb->shaped_ingress_bps, eg, in;
 		char err[256], a[POLICY_RATE_STRLEN], b[POLICY_RATE_STRLEN];
-		int r = daemon_bw_apply(d, sb, force, err, sizeof(err));
+		int r;
 
+		daemon_bw_want(d, sb, &eg, &in);
+		/* A restart: one survey of the host for all (two dumps), asked only if needed. */
+		if (force && (eg || in || was_eg || was_in) && n == -1 &&
+		    (n = d->lk->ops->shape_survey(d->lk, &dev)) < 0)
+			log_warn("cannot survey the host's qdiscs (%s): every shaped sandbox's "
+				 "rates are put on again", strerror(-n));
+		if (force && n > 0 && as_surveyed(sb, eg, in, dev, (size_t)n))
+			continue;
+		r = daemon_bw_apply(d, sb, force, err, sizeof(err));
 		if (r < 0) {
 			log_err("sandbox %s: %s; its rates are left as they were", sb->name, err);
 			continue;
@@ -116,6 +159,7 @@ void daemon_bw_sync_all(struct daemon *d, bool force)
 		if ((r = daemon_state_save(d, sb)) < 0)
 			log_warn("sandbox %s: cannot save its state: %s", sb->name, strerror(-r));
 	}
+	free(dev);
 }
 
 /* One direction's object: {"limit", "limit_bps", "from"} (+ the kernel's counters), or null. */

@@ -367,7 +367,9 @@ static int restore_one(struct daemon *d, const char *path, struct restore_set *s
 	sandbox_insert(d->sandboxes, sb);
 	daemon_fw_view(sb, &set->keep[set->n].sb);
 	set->keep[set->n].pol = pol;
-	set->keep[set->n].flush_pins = flush;
+	/* A rule closed by its budget: which pins its names held is not known after a
+	 * restart, so none is kept (the open rules' names pin again on their next answer). */
+	set->keep[set->n].flush_pins = flush || budget_any_closed(sb->budgets);
 	set->n++;
 	return 0;
 }
@@ -427,6 +429,8 @@ int daemon_state_restore(struct daemon *d, const struct fw_config *fc)
 
 		log_info("sandbox %s restored (policy %s%s)", k->sb.name, k->pol->name,
 			 !info.kept ? ", pins dropped: table replaced" :
+			 k->flush_pins && budget_any_closed(sb ? sb->budgets : NULL) ?
+				", pins dropped: a rule is closed by its budget" :
 			 k->flush_pins ? ", pins dropped: the policy changed while netd was down" :
 					 ", pins kept");
 		if (sb && sb->tap)	/* its rules are in: now the tap may carry traffic */

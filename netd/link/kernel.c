@@ -114,6 +114,11 @@ static int rt_shape_dump(struct link_kernel *k, shape_dump_fn *fn, void *ctx)
 	return shape_dump(fn, ctx);
 }
 
+static int rt_shape_survey(struct link_kernel *k, struct shape_dev **ret)
+{
+	return shape_survey(ret);
+}
+
 static const struct link_kernel_ops rtnl_ops = {
 	.netns_create = rt_netns_create,
 	.netns_delete = rt_netns_delete,
@@ -136,6 +141,7 @@ static const struct link_kernel_ops rtnl_ops = {
 	.shape_set = rt_shape_set,
 	.shape_get = rt_shape_get,
 	.shape_dump = rt_shape_dump,
+	.shape_survey = rt_shape_survey,
 };
 
 struct link_kernel *link_kernel_rtnl(void)

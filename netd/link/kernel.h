@@ -55,6 +55,7 @@ struct link_kernel_ops {
 	int (*shape_get)(struct link_kernel *k, const char *ifname, const char *ifb,
 			 struct shape_stats *out);	/* shape_get() */
 	int (*shape_dump)(struct link_kernel *k, shape_dump_fn *fn, void *ctx);	/* shape_dump() */
+	int (*shape_survey)(struct link_kernel *k, struct shape_dev **ret);	/* shape_survey() */
 };
 
 struct link_kernel {

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <libmnl/libmnl.h>
@@ -66,17 +67,20 @@ static int link_set_up(struct rtnl *nl, int index)
 
 /*
  * The IFB @name: made (down, without an IPv6 link-local address: netd/link/link.c
- * says why thousands of those cost every create), then up.  Return: its index; -errno.
+ * says why thousands of those cost every create), then up; *@made says it
+ * was.  Return: its index; -errno.
  */
-static int ifb_get(struct rtnl *nl, const char *name)
+static int ifb_get(struct rtnl *nl, const char *name, bool *made)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlattr *li, *spec, *inet6;
 	struct nlmsghdr *nlh;
 	int idx = rtnl_ifindex(nl, name), r;
 
+	*made = false;
 	if (idx != -ENODEV)
 		return idx;
+	*made = true;
 	nlh = rtnl_link_req(buf, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0, name, NULL);
 	li = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
 	mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "ifb");
@@ -111,13 +115,18 @@ static int egress_put(struct rtnl *nl, struct shape_req *req)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct tc_shaper s;
-	int r, ifb = ifb_get(nl, req->ifb);
+	bool made;
+	int r, ifb = ifb_get(nl, req->ifb, &made);
 
 	if (ifb < 0)
 		return ifb;
 	req->ifb_index = ifb;
 	s = tc_shaper_for(ifb, req->egress_bps);
 	r = shaper_put(nl, &s);
+	/* A new IFB is a new device: a redirect left from an older one (it was
+	 * deleted behind netd's back) would send every upload nowhere. */
+	if (r == 0 && made)
+		r = talk_ok(nl, tc_ingress_del(buf, req->ifindex), -ENOENT, -EINVAL);
 	if (r == 0)
 		r = talk_ok(nl, tc_ingress_qdisc(buf, req->ifindex), -EEXIST, 0);
 	if (r == 0)
@@ -249,4 +258,118 @@ int shape_dump(shape_dump_fn *fn, void *ctx)
 	}
 	rtnl_close(&nl);
 	return r < 0 ? r : c.n;
+}
+
+struct survey {
+	struct shape_dev *dev;
+	size_t n, cap;
+	bool oom;
+};
+
+static int survey_link_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct survey *sv = data;
+	const struct ifinfomsg *ifi;
+	const struct nlattr *a;
+
+	if (nlh->nlmsg_type != RTM_NEWLINK || mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifi))
+		return MNL_CB_OK;
+	ifi = mnl_nlmsg_get_payload(nlh);
+	mnl_attr_for_each(a, nlh, sizeof(*ifi)) {
+		struct shape_dev *d;
+
+		if (mnl_attr_get_type(a) != IFLA_IFNAME || mnl_attr_validate(a, MNL_TYPE_NUL_STRING) < 0 ||
+		    mnl_attr_get_payload_len(a) > sizeof(d->name))
+			continue;
+		if (sv->n == sv->cap) {
+			struct shape_dev *nd = reallocarray(sv->dev, sv->cap = sv->cap ? 2 * sv->cap : 256,
+							    sizeof(*nd));
+
+			if (!nd) {
+				sv->oom = true;
+				return MNL_CB_ERROR;
+			}
+			sv->dev = nd;
+		}
+		d = &sv->dev[sv->n++];
+		memset(d, 0, sizeof(*d));
+		snprintf(d->name, sizeof(d->name), "%s", mnl_attr_get_str(a));
+		d->ifindex = ifi->ifi_index;
+	}
+	return MNL_CB_OK;
+}
+
+static int dev_index_cmp(const void *a, const void *b)
+{
+	const struct shape_dev *x = a, *y = b;
+
+	return (x->ifindex > y->ifindex) - (x->ifindex < y->ifindex);
+}
+
+static int dev_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct shape_dev *)a)->name, ((const struct shape_dev *)b)->name);
+}
+
+static int survey_qdisc_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct survey *sv = data;
+	struct shape_dev key, *d;
+	struct tc_qstats q;
+
+	if (tc_qdisc_parse(nlh, &q) < 0)
+		return MNL_CB_OK;
+	key.ifindex = q.ifindex;
+	d = bsearch(&key, sv->dev, sv->n, sizeof(*sv->dev), dev_index_cmp);
+	if (!d)
+		return MNL_CB_OK;
+	if (q.parent == TC_H_ROOT && q.handle == TC_HTB_HANDLE && strcmp(q.kind, "htb") == 0)
+		d->htb_root = true;
+	if (q.parent == TC_H_INGRESS && strcmp(q.kind, "ingress") == 0)
+		d->ingress = true;
+	return MNL_CB_OK;
+}
+
+/* One try: links, then qdiscs.  Return: count; -EINTR (a dump was interrupted); -errno. */
+static int survey_once(struct rtnl *nl, struct survey *sv)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh;
+	int r;
+
+	sv->n = 0;
+	nlh = rtnl_link_req(buf, RTM_GETLINK, NLM_F_DUMP, 0, NULL, NULL);
+	r = rtnl_talk(nl, nlh, survey_link_cb, sv);
+	if (r < 0)
+		return sv->oom ? -ENOMEM : r;
+	qsort(sv->dev, sv->n, sizeof(*sv->dev), dev_index_cmp);
+	r = rtnl_talk(nl, tc_qdisc_dump(buf), survey_qdisc_cb, sv);
+	if (r < 0)
+		return r;
+	qsort(sv->dev, sv->n, sizeof(*sv->dev), dev_name_cmp);
+	return (int)sv->n;
+}
+
+int shape_survey(struct shape_dev **ret)
+{
+	struct survey sv = { 0 };
+	struct rtnl nl;
+	int r = rtnl_open(&nl, -1);
+
+	*ret = NULL;
+	if (r < 0)
+		return r;
+	/* Devices or qdiscs that came or went meanwhile: asked again. */
+	for (int i = 0; i < RTNL_DUMP_TRIES; i++) {
+		r = survey_once(&nl, &sv);
+		if (r != -EINTR)
+			break;
+	}
+	rtnl_close(&nl);
+	if (r < 0) {
+		free(sv.dev);
+		return r;
+	}
+	*ret = sv.dev;
+	return r;
 }

@@ -76,6 +76,23 @@ struct shape_stats {
  */
 int shape_get(const char *ifname, const char *ifb, struct shape_stats *out);
 
+/* One device of the netns, as shape_survey() found it. */
+struct shape_dev {
+	char name[16];
+	int ifindex;
+	bool htb_root;		/* netd's HTB (1:) is its root qdisc */
+	bool ingress;		/* it has an ingress qdisc */
+};
+
+/*
+ * shape_survey() - every device of the caller's netns with what shaping
+ * it has, in two dumps (links, qdiscs) whatever the number of sandboxes:
+ * a restart checks each shaped sandbox against it instead of asking the
+ * kernel a dozen questions per sandbox.  @ret: a malloc()ed array sorted
+ * by name (strcmp), caller frees; NULL if none.  Return: count; -errno.
+ */
+int shape_survey(struct shape_dev **ret);
+
 typedef void shape_dump_fn(void *ctx, const struct tc_qstats *q);
 
 /*

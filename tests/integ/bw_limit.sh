@@ -225,14 +225,17 @@ conn_bytes() {
 	jq -s --arg s "$1" --arg d "$2" '[.[] | select((.event == "conn" or .event == "conn_late")
 		and .sandbox == $s and .domain == $d) | .bytes_out + .bytes_in] | add // 0' "$NETD_AUDIT"
 }
-# settled SB RULE - wait until the counter stops moving and equals the records (closes
-# are counted half a second after the last FIN: netd/trail/acct.h).
+# settled SB RULE N - wait until N connections of RULE ended (their conn records are
+# written half a second after the last FIN: netd/trail/acct.h) and the counter equals
+# their bytes; prints "COUNTER RECORDS".
 settled() {
-	local i u c
+	local i u c k
 	for ((i = 0; i < 50; i++)); do
+		k=$(jq -s --arg s "$1" --arg d "$2" '[.[] | select(.event == "conn" and .sandbox == $s
+			and .domain == $d)] | length' "$NETD_AUDIT")
 		u=$(used "$1" "$2 tcp")
 		c=$(conn_bytes "$1" "$2")
-		[ "$u" = "$c" ] && [ "$u" -gt 0 ] && break
+		[ "$k" -ge "$3" ] && [ "$u" = "$c" ] && break
 		sleep 0.2
 	done
 	echo "$u $c"
@@ -241,12 +244,12 @@ for i in 1 2; do
 	eq "budget: download $i of 100000 bytes under it" "100000" \
 		"$(sb_curl b1 -o /dev/null -w '%{size_download}' http://pypi.org/bytes/100000)"
 done
-read -r u c <<<"$(settled "$B1" pypi.org)"
+read -r u c <<<"$(settled "$B1" pypi.org 2)"
 eq "budget: the counter is conntrack's bytes of the rule's connections, exactly ($u)" "$c" "$u"
 eq "budget: still open under 300KB" "false" "$(closed "$B1" "pypi.org tcp")"
 eq "budget: a third download crosses it, and completes" "100000" \
 	"$(sb_curl b1 -o /dev/null -w '%{size_download}' http://pypi.org/bytes/100000)"
-read -r u c <<<"$(settled "$B1" pypi.org)"
+read -r u c <<<"$(settled "$B1" pypi.org 3)"
 eq "budget: counted exactly again ($u bytes)" "$c" "$u"
 u1=$u
 ok "budget: at $u of 300000 bytes the rule is closed" test "$(closed "$B1" "pypi.org tcp")" = true
@@ -268,9 +271,10 @@ ok "sandbox create for the live cut" sb_create b2 live
 B2=$(sb_name b2)
 got=$(T_TIMEOUT=30 sb_exec b2 curl -s -o /dev/null -w '%{size_download}' --max-time 25 \
 	http://pypi.org/bytes/30000000)
-ok "budget: a 30 MB download is cut after $got bytes" test "${got:-0}" -lt 30000000 -a "${got:-0}" -ge 1000000
-read -r u c <<<"$(settled "$B2" pypi.org)"
+ok "budget: a 30 MB download is cut after $got bytes" test "${got:-0}" -lt 30000000 -a "${got:-0}" -gt 0
+read -r u c <<<"$(settled "$B2" pypi.org 1)"
 eq "budget: the cut connection counted exactly ($u bytes)" "$c" "$u"
+ok "budget: ... which is past the budget: 1MB both ways, headers included" test "$u" -ge 1000000
 ok "budget: overshoot at most 2 s at 20mbit ($u)" test "$u" -le $((1000000 + 5000000))
 fail "budget: the rule is refused now" sb_curl b2 -o /dev/null http://pypi.org/bytes/10
 ok "budget: the other rule works" sb_curl b2 -o /dev/null http://files.pythonhosted.org/bytes/10
@@ -285,13 +289,20 @@ has "budget: a budget record says opened" '"action":"opened"' \
 ok "budget: the rule resolves and connects again" sb_curl b1 -o /dev/null http://pypi.org/bytes/10
 
 # ---- restart keeps it; delete removes the IFB ------------------------------------------
+IF3=$(sb_field "$S3" host_ifname)
+IFB3="ndi${IF3:2}"
 netd_down
+# An IFB deleted while netd was down is made again, and the redirect to the old one replaced.
+ok "(an IFB deleted by hand while netd is down)" world_exec host ip link del "$IFB3"
 netd_up "audit: { conn_update_interval: 1 }" || { echo "0 passed, 1 failed"; exit 1; }
+has "after a restart: the deleted IFB is back, redirected to" "Egress Redirect to device $IFB3" \
+	"$(world_exec host tc filter show dev "$IF3" ingress)"
+within "after a restart: its 10mbit upload through the new IFB" 10000000 "$S3" 5202
 eq "after a restart: still one HTB and one redirect" "1 1" \
 	"$(world_exec host tc qdisc show dev "$IF1" | grep -c 'htb 1:') $(world_exec host tc filter show dev "$IF1" ingress | grep -c 'fh 800::800')"
 has "after a restart: the reloaded rate holds" "rate 40Mbit" "$(world_exec host tc class show dev "$IF1")"
 within "after a restart: upload still at 20mbit" 20000000 "$S1" 5201
-read -r u c <<<"$(settled "$B2" pypi.org)"
+read -r u c <<<"$(settled "$B2" pypi.org 1)"
 eq "after a restart: the budget counter is the same" "$c" "$(used "$B2" "pypi.org tcp")"
 eq "after a restart: the rule stays closed" "true" "$(closed "$B2" "pypi.org tcp")"
 fail "after a restart: ... and refused" sb_curl b2 -o /dev/null http://pypi.org/bytes/10

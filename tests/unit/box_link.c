@@ -404,6 +404,13 @@ static int bl_shape_dump(struct link_kernel *k, shape_dump_fn *fn, void *ctx)
 	return 0;
 }
 
+/* No qdisc is kept: a restart finds none and puts each sandbox's rates on again. */
+static int bl_shape_survey(struct link_kernel *k, struct shape_dev **ret)
+{
+	*ret = NULL;
+	return 0;
+}
+
 static const struct link_kernel_ops box_link_ops = {
 	.netns_create = bl_netns_create,
 	.netns_delete = bl_netns_delete,
@@ -426,6 +433,7 @@ static const struct link_kernel_ops box_link_ops = {
 	.shape_set = bl_shape_set,
 	.shape_get = bl_shape_get,
 	.shape_dump = bl_shape_dump,
+	.shape_survey = bl_shape_survey,
 };
 
 struct link_kernel *box_link_new(const char *root)
