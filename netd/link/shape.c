@@ -320,7 +320,7 @@ static int survey_qdisc_cb(const struct nlmsghdr *nlh, void *data)
 	if (tc_qdisc_parse(nlh, &q) < 0)
 		return MNL_CB_OK;
 	key.ifindex = q.ifindex;
-	d = bsearch(&key, sv->dev, sv->n, sizeof(*sv->dev), dev_index_cmp);
+	d = sv->n ? bsearch(&key, sv->dev, sv->n, sizeof(*sv->dev), dev_index_cmp) : NULL;
 	if (!d)
 		return MNL_CB_OK;
 	if (q.parent == TC_H_ROOT && q.handle == TC_HTB_HANDLE && strcmp(q.kind, "htb") == 0)
@@ -342,11 +342,13 @@ static int survey_once(struct rtnl *nl, struct survey *sv)
 	r = rtnl_talk(nl, nlh, survey_link_cb, sv);
 	if (r < 0)
 		return sv->oom ? -ENOMEM : r;
-	qsort(sv->dev, sv->n, sizeof(*sv->dev), dev_index_cmp);
+	if (sv->n)
+		qsort(sv->dev, sv->n, sizeof(*sv->dev), dev_index_cmp);
 	r = rtnl_talk(nl, tc_qdisc_dump(buf), survey_qdisc_cb, sv);
 	if (r < 0)
 		return r;
-	qsort(sv->dev, sv->n, sizeof(*sv->dev), dev_name_cmp);
+	if (sv->n)
+		qsort(sv->dev, sv->n, sizeof(*sv->dev), dev_name_cmp);
 	return (int)sv->n;
 }
 

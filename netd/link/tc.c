@@ -155,24 +155,25 @@ struct nlmsghdr *tc_redirect_filter(char *buf, int ifindex, int to_ifindex)
 	struct nlmsghdr *nlh = tc_msg(buf, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL, ifindex,
 				      TC_INGRESS_HANDLE, TC_FILTER_HANDLE,
 				      TC_H_MAKE((uint32_t)TC_FILTER_PRIO << 16, htons(ETH_P_ALL)));
-	struct {
-		struct tc_u32_sel sel;
-		struct tc_u32_key key;
-	} m;
+	/* A selector and its one key, as the kernel reads them: sel, then keys[]. */
+	uint8_t m[sizeof(struct tc_u32_sel) + sizeof(struct tc_u32_key)];
+	struct tc_u32_sel sel;
 	struct tc_mirred mir;
 	struct nlattr *opt, *acts, *act, *aopt;
 
 	/* "match u32 0 0": one key whose mask is 0, so every packet matches. */
-	memset(&m, 0, sizeof(m));
-	m.sel.flags = TC_U32_TERMINAL;
-	m.sel.nkeys = 1;
+	memset(&sel, 0, sizeof(sel));
+	sel.flags = TC_U32_TERMINAL;
+	sel.nkeys = 1;
+	memset(m, 0, sizeof(m));
+	memcpy(m, &sel, sizeof(sel));
 	memset(&mir, 0, sizeof(mir));
 	mir.action = TC_ACT_STOLEN;	/* the redirect takes the packet */
 	mir.eaction = TCA_EGRESS_REDIR;
 	mir.ifindex = (uint32_t)to_ifindex;
 	mnl_attr_put_strz(nlh, TCA_KIND, "u32");
 	opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
-	mnl_attr_put(nlh, TCA_U32_SEL, sizeof(m), &m);
+	mnl_attr_put(nlh, TCA_U32_SEL, sizeof(m), m);
 	acts = mnl_attr_nest_start(nlh, TCA_U32_ACT);
 	act = mnl_attr_nest_start(nlh, 1);	/* the first action of the list */
 	mnl_attr_put_strz(nlh, TCA_ACT_KIND, "mirred");
