@@ -374,6 +374,9 @@ if [ "${BENCH_FLOWS:-1}" != 0 ]; then
 	build/bench/ipfix_bench "${BENCH_FLOW_RECORDS:-1000000}" || rc=1
 fi
 
+# ---- bandwidth limits: an unlimited sandbox's cost, shaping's (tests/bench/bandwidth.sh; BENCH_BW=0 skips it) ----
+[ "${BENCH_BW:-1}" = 0 ] || NETD_BIN=$NETD_BIN tests/bench/bandwidth.sh || rc=1
+
 # ---- the API gateway next to squid ssl_bump and mitmproxy (tests/bench/gateway.sh) ----
 bench_gateway || rc=1
 exit "$rc"

@@ -31,6 +31,11 @@
 #   cleanup          netd stopped, then every namespace of the world's
 #                    prefix deleted (world_down)
 #
+# BENCH_SCALE_BW="{ egress: 20mbit, ingress: 100mbit }": the shared policy
+# has those limits.bandwidth, so every sandbox is shaped both ways (an HTB
+# on its veth, an IFB with another): the create, memory and restart figures
+# then include them.
+#
 # Prints figures only; asserts nothing about time.  Root; build/netd first.
 
 # bench_scale_pct P FILE - the P-th percentile of the numbers in FILE (one a line).
@@ -76,6 +81,7 @@ bench_scale_policy() {
 			echo "  - cidrs: [$1]"
 			echo "    ports: [443]"
 		fi
+		[ -z "${BENCH_SCALE_BW:-}" ] || echo "limits: { bandwidth: $BENCH_SCALE_BW }"
 	} >"$NETD_POLICIES/scale.yaml"
 }
 
@@ -168,7 +174,8 @@ bench_scale_one() {
 	r=$(netd sandbox list --json | grep -o '"name": *"[^"]*"' | grep -c "$WORLD_PREFIX-s")
 
 	echo
-	echo "== scale: $n sandboxes ($(nproc) CPUs, $(uname -r), $(date -u +%Y-%m-%d))"
+	echo "== scale: $n sandboxes ($(nproc) CPUs, $(uname -r), $(date -u +%Y-%m-%d))" \
+		"${BENCH_SCALE_BW:+, each shaped: $BENCH_SCALE_BW ($(world_exec host ip -o link show type ifb | wc -l) IFBs)}"
 	echo "created: $r listed ($codes via the API with 201, $(wc -l <"$WORLD_DIR/cli.ms") via the CLI)" \
 		"in $(((t1 - t0) / 1000)).$(((t1 - t0) % 1000 / 100)) s"
 	echo "create API ms: p50 $(bench_scale_pct 50 "$WORLD_DIR/api.ms") p99 $(bench_scale_pct 99 "$WORLD_DIR/api.ms")" \
