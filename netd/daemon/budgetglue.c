@@ -42,7 +42,10 @@
 #include "netd/trail/ctcut.h"
 #include "netd/trail/ctmsg.h"
 
-#define BUDGET_TICK_S 5	/* windows checked, changed counters saved, this often */
+#define BUDGET_TICK_S 5	/* windows checked this often */
+#define BUDGET_SAVE_TICKS 12	/* changed counters saved every 12 ticks (a minute): each save
+				 * is a state file written and fsync()ed, and at 1,000 busy
+				 * sandboxes every 5 s would be 200 a second */
 
 static int64_t now_s(void)
 {
@@ -159,6 +162,17 @@ out:
 	return r;
 }
 
+/* @sb's state file, now (a rule closed or opened). */
+static void save_now(struct daemon *d, struct sandbox *sb)
+{
+	int r = daemon_state_save(d, sb);
+
+	if (r < 0)
+		log_warn("sandbox %s: cannot save its budget counters: %s", sb->name, strerror(-r));
+	else if (sb->budgets)
+		sb->budgets->dirty = false;
+}
+
 /* Rule @c of @sb just closed: refuse it (enforce mode) and say so. */
 static void close_rule(struct daemon *d, struct sandbox *sb, const struct budget_counter *c)
 {
@@ -172,6 +186,7 @@ static void close_rule(struct daemon *d, struct sandbox *sb, const struct budget
 		enforce(d, sb, pol, &pins, &conns);
 	budget_record(d, sb, c, fw_mode_audit(sb->mode, pol) ? "exceeded" : "closed", pins,
 		      conns);
+	save_now(d, sb);	/* a restart must find it closed */
 }
 
 void daemon_budget_bytes(void *ctx, const struct sandbox *csb, const struct ct_flow *f,
@@ -289,9 +304,13 @@ static void save_dirty(struct daemon *d)
 	}
 }
 
-/* Every BUDGET_TICK_S: windows that ended open their rules again; counters saved. */
+/*
+ * Every BUDGET_TICK_S: windows that ended open their rules again (saved at
+ * once); every BUDGET_SAVE_TICKS, the counters that changed are saved.
+ */
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
+	static unsigned int ticks;
 	struct daemon *d = arg;
 	uint32_t cur = 0;
 	struct sandbox *sb;
@@ -310,8 +329,10 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		for (size_t i = 0; i < sb->budgets->n; i++)
 			if (closed[i] && !sb->budgets->c[i].spent)
 				budget_record(d, sb, &sb->budgets->c[i], "opened", 0, 0);
+		save_now(d, sb);
 	}
-	save_dirty(d);
+	if (++ticks % BUDGET_SAVE_TICKS == 0)
+		save_dirty(d);
 }
 
 int daemon_budget_start(struct daemon *d)
