@@ -202,7 +202,7 @@ struct daemon {
 	struct gw_proc gw;	/* the gateway worker (gwglue.c) */
 	struct gw_stats gw_stats;
 	char self_exe[PATH_MAX];	/* this binary, for the gateway worker's exec */
-	struct event *budget_tick;	/* budgetglue.c: windows and saves */
+	struct event *budget_tick;	/* rbudgetglue.c: windows and saves */
 	uint64_t budget_closures;	/* rules closed by their budget since start */
 };
 
@@ -463,7 +463,7 @@ json_t *daemon_bw_json(struct daemon *d, const struct sandbox *sb, bool live);
 /* daemon_bw_metrics() - netd_sandbox_bandwidth_* families (one qdisc dump), to @out. */
 void daemon_bw_metrics(struct daemon *d, FILE *out);
 
-/* ---- budgetglue.c ---- */
+/* ---- rbudgetglue.c ---- */
 
 /*
  * daemon_budget_bytes() - trail_config.budget_bytes (netd/trail/trail.h):

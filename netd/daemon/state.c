@@ -28,7 +28,7 @@
 #include "netd/daemon/statefile.h"
 #include "netd/fw.h"
 #include "netd/link/kernel.h"
-#include "netd/model/budget.h"
+#include "netd/model/rbudget.h"
 
 static void state_path(const struct daemon *d, const char *name, char *buf, size_t sz)
 {
@@ -63,7 +63,7 @@ static void state_of(const struct sandbox *sb, struct statefile *sf)
 	sf->shaped_egress_bps = sb->shaped_egress_bps;
 	sf->shaped_ingress_bps = sb->shaped_ingress_bps;
 	for (size_t i = 0; sb->budgets && i < sb->budgets->n && i < POLICY_BUDGET_RULES; i++) {
-		const struct budget_counter *c = &sb->budgets->c[i];
+		const struct rbudget_counter *c = &sb->budgets->c[i];
 		struct statefile_budget *o = &sf->budgets[sf->n_budgets++];
 
 		snprintf(o->rule, sizeof(o->rule), "%s", c->key);
@@ -369,7 +369,7 @@ static int restore_one(struct daemon *d, const char *path, struct restore_set *s
 	set->keep[set->n].pol = pol;
 	/* A rule closed by its budget: which pins its names held is not known after a
 	 * restart, so none is kept (the open rules' names pin again on their next answer). */
-	set->keep[set->n].flush_pins = flush || budget_any_closed(sb->budgets);
+	set->keep[set->n].flush_pins = flush || rbudget_any_closed(sb->budgets);
 	set->n++;
 	return 0;
 }
@@ -429,7 +429,7 @@ int daemon_state_restore(struct daemon *d, const struct fw_config *fc)
 
 		log_info("sandbox %s restored (policy %s%s)", k->sb.name, k->pol->name,
 			 !info.kept ? ", pins dropped: table replaced" :
-			 k->flush_pins && budget_any_closed(sb ? sb->budgets : NULL) ?
+			 k->flush_pins && rbudget_any_closed(sb ? sb->budgets : NULL) ?
 				", pins dropped: a rule is closed by its budget" :
 			 k->flush_pins ? ", pins dropped: the policy changed while netd was down" :
 					 ", pins kept");

@@ -67,7 +67,7 @@ struct statefile {
 	struct workload workload;	/* each "" if absent */
 	uint64_t bw_egress_bps, bw_ingress_bps;	/* "bandwidth": its own rates; 0 = absent */
 	uint64_t shaped_egress_bps, shaped_ingress_bps;	/* "shaped"; 0 = absent */
-	size_t n_budgets;	/* "budgets": its rules' counters (netd/model/budget.h) */
+	size_t n_budgets;	/* "budgets": its rules' counters (netd/model/rbudget.h) */
 	struct statefile_budget {
 		char rule[POLICY_RULE_KEY_MAX];	/* policy_rule_key() */
 		uint32_t period_s;	/* 3600 or 86400 */

@@ -196,7 +196,7 @@ int pinreg_split(const struct pinreg *r, const char *sandbox, const struct polic
  * pinreg_split_off() - pinreg_split() as if the rules of @pol whose bit is
  * set in @off (POLICY_MAX_RULES bits, rule i at off[i / 64] bit i % 64;
  * NULL: none) were not there: a rule whose byte budget is spent for
- * @sandbox (netd/model/budget.h).
+ * @sandbox (netd/model/rbudget.h).
  */
 int pinreg_split_off(const struct pinreg *r, const char *sandbox, const struct policy *pol,
 		     const uint64_t *off, uint64_t now_ms, struct pin *keep, size_t max_keep,

@@ -4,8 +4,8 @@
  * `budget: 1GB/day`, their syntax with FILE:LINE:COL errors and their
  * canonical forms, and the key a rule's budget counter is kept under.
  * Pure: never logs, reads no file.  Not here: the shaping itself
- * (netd/link/shape.c), the counting and the cut (netd/model/budget.c,
- * netd/daemon/budgetglue.c).
+ * (netd/link/shape.c), the counting and the cut (netd/model/rbudget.c,
+ * netd/daemon/rbudgetglue.c).
  */
 #include "netd/model/policy.h"
 

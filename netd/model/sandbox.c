@@ -5,7 +5,7 @@
  * Pure.
  */
 #include "netd/model/sandbox.h"
-#include "netd/model/budget.h"
+#include "netd/model/rbudget.h"
 
 #include "common/hash.h"
 
@@ -76,7 +76,7 @@ int sandbox_table_new(const struct prefix *pool4, const struct prefix *pool6,
 static void sandbox_free(struct sandbox *sb)
 {
 	if (sb)
-		budget_free(sb->budgets);
+		rbudget_free(sb->budgets);
 	free(sb);
 }
 

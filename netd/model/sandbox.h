@@ -27,7 +27,7 @@
 #define SANDBOX_MAX      16384	/* slots; also bounded by the pool size */
 #define SANDBOX_IFNAME_PREFIX "nd"	/* host-side veths netd creates: "nd" + 5 hex digits */
 
-struct budget_set;
+struct rbudget_set;
 
 struct sandbox {
 	char name[SANDBOX_NAME_MAX + 1];
@@ -75,7 +75,7 @@ struct sandbox {
 	uint64_t bw_egress_bps, bw_ingress_bps;
 	uint64_t shaped_egress_bps, shaped_ingress_bps;
 	int shape_ifindex, shape_ifb_index;
-	struct budget_set *budgets;	/* owned: its rules' byte budgets (netd/model/budget.h);
+	struct rbudget_set *budgets;	/* owned: its rules' byte budgets (netd/model/rbudget.h);
 					 * NULL: its policy has none */
 	struct sandbox *hnext[2];	/* address hash chains, [0] IPv4, [1] IPv6; private */
 	struct sandbox *nnext;		/* name hash chain; private */

@@ -3,7 +3,7 @@
  * (netd/model/policy_bw.c): the rate and budget syntax, their canonical
  * forms, the YAML keys with FILE:LINE:COL errors (the fixtures under
  * tests/policy/ are test_policy's), the rule key; and the budget counters
- * (netd/model/budget.c): windows, closing at the budget, carrying over a
+ * (netd/model/rbudget.c): windows, closing at the budget, carrying over a
  * reload and a restart.
  */
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "netd/api/ctlreq.h"
-#include "netd/model/budget.h"
+#include "netd/model/rbudget.h"
 #include "netd/model/policy.h"
 
 static struct policy *parse(const char *yaml, struct diag *err)
@@ -233,38 +233,38 @@ static struct policy *two_budgets(const char *a, const char *b)
 static void test_budget_counters(void **state)
 {
 	struct policy *p = two_budgets("1000B/day", "100B/hour");
-	struct budget_set *s = NULL;
+	struct rbudget_set *s = NULL;
 
 	(void)state;
 	assert_non_null(p);
-	assert_int_equal(budget_sync(&s, p, T0, NULL, 0), 0);
+	assert_int_equal(rbudget_sync(&s, p, T0, NULL, 0), 0);
 	assert_non_null(s);
 	assert_int_equal(s->n, 2);
 	assert_int_equal(s->c[0].rule, 0);
 	assert_int_equal(s->c[1].rule, 2);
 	assert_true(s->c[0].window_s == T0 - 3600);	/* midnight UTC */
 	assert_true(s->c[1].window_s == T0);
-	assert_int_equal(budget_add(s, 1, 10, T0), -ENOENT);	/* no budget there */
-	assert_int_equal(budget_add(s, 0, 999, T0), 0);
-	assert_false(budget_closed(s, 0));
-	assert_int_equal(budget_add(s, 0, 1, T0 + 5), 1);	/* exactly the budget: closed */
-	assert_true(budget_closed(s, 0));
-	assert_int_equal(budget_add(s, 0, 500, T0 + 6), 0);	/* counted, not closed twice */
-	assert_true(budget_of(s, 0)->used == 1500);
-	assert_true(budget_of(s, 0)->exceeded == 1);
-	assert_false(budget_closed(s, 2));
+	assert_int_equal(rbudget_add(s, 1, 10, T0), -ENOENT);	/* no budget there */
+	assert_int_equal(rbudget_add(s, 0, 999, T0), 0);
+	assert_false(rbudget_closed(s, 0));
+	assert_int_equal(rbudget_add(s, 0, 1, T0 + 5), 1);	/* exactly the budget: closed */
+	assert_true(rbudget_closed(s, 0));
+	assert_int_equal(rbudget_add(s, 0, 500, T0 + 6), 0);	/* counted, not closed twice */
+	assert_true(rbudget_of(s, 0)->used == 1500);
+	assert_true(rbudget_of(s, 0)->exceeded == 1);
+	assert_false(rbudget_closed(s, 2));
 	/* The hour rolls for rule 2, not the day for rule 0. */
-	assert_int_equal(budget_add(s, 2, 100, T0 + 10), 1);
-	assert_true(budget_closed(s, 2));
-	assert_int_equal(budget_roll(s, T0 + 3599), 0);
-	assert_int_equal(budget_roll(s, T0 + 3600), 1);
-	assert_false(budget_closed(s, 2));
-	assert_true(budget_of(s, 2)->used == 0);
-	assert_true(budget_closed(s, 0));
+	assert_int_equal(rbudget_add(s, 2, 100, T0 + 10), 1);
+	assert_true(rbudget_closed(s, 2));
+	assert_int_equal(rbudget_roll(s, T0 + 3599), 0);
+	assert_int_equal(rbudget_roll(s, T0 + 3600), 1);
+	assert_false(rbudget_closed(s, 2));
+	assert_true(rbudget_of(s, 2)->used == 0);
+	assert_true(rbudget_closed(s, 0));
 	/* The next day opens rule 0 again. */
-	assert_int_equal(budget_roll(s, T0 - 3600 + DAY), 1);
-	assert_false(budget_closed(s, 0));
-	budget_free(s);
+	assert_int_equal(rbudget_roll(s, T0 - 3600 + DAY), 1);
+	assert_false(rbudget_closed(s, 0));
+	rbudget_free(s);
 	policy_free(p);
 }
 
@@ -272,41 +272,41 @@ static void test_budget_counters(void **state)
 static void test_budget_reload_restart(void **state)
 {
 	struct policy *p = two_budgets("1000B/day", "100B/hour"), *q;
-	struct budget_set *s = NULL, *r = NULL;
-	struct budget_saved saved[2];
+	struct rbudget_set *s = NULL, *r = NULL;
+	struct rbudget_saved saved[2];
 
 	(void)state;
-	assert_int_equal(budget_sync(&s, p, T0, NULL, 0), 0);
-	assert_int_equal(budget_add(s, 0, 1000, T0), 1);
-	assert_int_equal(budget_add(s, 2, 40, T0), 0);
+	assert_int_equal(rbudget_sync(&s, p, T0, NULL, 0), 0);
+	assert_int_equal(rbudget_add(s, 0, 1000, T0), 1);
+	assert_int_equal(rbudget_add(s, 2, 40, T0), 0);
 	q = two_budgets("2000B/day", "100B/hour");
-	assert_int_equal(budget_sync(&s, q, T0 + 1, NULL, 0), 0);
-	assert_true(budget_of(s, 0)->used == 1000);
-	assert_false(budget_closed(s, 0));
-	assert_true(budget_of(s, 2)->used == 40);
+	assert_int_equal(rbudget_sync(&s, q, T0 + 1, NULL, 0), 0);
+	assert_true(rbudget_of(s, 0)->used == 1000);
+	assert_false(rbudget_closed(s, 0));
+	assert_true(rbudget_of(s, 2)->used == 40);
 	/* The window's length changed: a fresh counter. */
 	policy_free(p);
 	p = two_budgets("2000B/day", "100B/day");
-	assert_int_equal(budget_sync(&s, p, T0 + 2, NULL, 0), 0);
-	assert_true(budget_of(s, 2)->used == 0);
-	assert_int_equal(budget_add(s, 0, 1000, T0 + 3), 1);
+	assert_int_equal(rbudget_sync(&s, p, T0 + 2, NULL, 0), 0);
+	assert_true(rbudget_of(s, 2)->used == 0);
+	assert_int_equal(rbudget_add(s, 0, 1000, T0 + 3), 1);
 	/* A restart: the state file's counters, same window; another day's are dropped. */
 	for (size_t i = 0; i < 2; i++)
-		saved[i] = (struct budget_saved){ .key = s->c[i].key, .period_s = s->c[i].period_s,
+		saved[i] = (struct rbudget_saved){ .key = s->c[i].key, .period_s = s->c[i].period_s,
 						  .window_s = s->c[i].window_s,
 						  .used = s->c[i].used };
 	saved[1].window_s -= DAY;
-	assert_int_equal(budget_sync(&r, p, T0 + 4, saved, 2), 0);
-	assert_true(budget_closed(r, 0));
-	assert_true(budget_of(r, 0)->used == 2000);
-	assert_true(budget_of(r, 2)->used == 0);
+	assert_int_equal(rbudget_sync(&r, p, T0 + 4, saved, 2), 0);
+	assert_true(rbudget_closed(r, 0));
+	assert_true(rbudget_of(r, 0)->used == 2000);
+	assert_true(rbudget_of(r, 2)->used == 0);
 	/* A policy without budgets: no set. */
 	policy_free(q);
 	q = parse("name: n\negress: []\n", &(struct diag){ 0 });
-	assert_int_equal(budget_sync(&r, q, T0, NULL, 0), 0);
+	assert_int_equal(rbudget_sync(&r, q, T0, NULL, 0), 0);
 	assert_null(r);
-	assert_true(budget_window(-1, 3600) == -3600);
-	budget_free(s);
+	assert_true(rbudget_window(-1, 3600) == -3600);
+	rbudget_free(s);
 	policy_free(p);
 	policy_free(q);
 }

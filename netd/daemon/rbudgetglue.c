@@ -3,7 +3,7 @@
  * docs/policies.md), the daemon's side.  The trail folds each byte
  * conntrack counts for a sandbox's flow once (netd/trail/trail.h); here
  * those bytes go to the counter of the rule that allowed the flow
- * (netd/model/budget.h).  When a counter reaches its budget the rule is
+ * (netd/model/rbudget.h).  When a counter reaches its budget the rule is
  * closed for that sandbox:
  *
  *   - its names no longer resolve there (the DNS decision's view of the
@@ -36,7 +36,7 @@
 #include "netd/common/metrics.h"
 #include "netd/daemon/statefile.h"
 #include "netd/fw.h"
-#include "netd/model/budget.h"
+#include "netd/model/rbudget.h"
 #include "netd/model/pinreg.h"
 #include "netd/trail/audit.h"
 #include "netd/trail/ctcut.h"
@@ -60,7 +60,7 @@ static int64_t now_s(void)
  * Return: its index; -1 (no name: opened by address, or before netd's
  * restart; a CIDR rule, which has no budget).
  */
-static int rule_of(const struct policy *p, const struct budget_set *bs,
+static int rule_of(const struct policy *p, const struct rbudget_set *bs,
 		   const struct ct_flow *f, const char *name)
 {
 	uint16_t idx[POLICY_MAX_RULES];
@@ -73,7 +73,7 @@ static int rule_of(const struct policy *p, const struct budget_set *bs,
 	for (size_t i = 0; i < n && i < POLICY_MAX_RULES; i++) {
 		if (!policy_rule_port(&p->rules[idx[i]], f->proto, f->dport))
 			continue;
-		if (!budget_closed(bs, idx[i]))
+		if (!rbudget_closed(bs, idx[i]))
 			return idx[i];
 		if (first < 0)
 			first = idx[i];
@@ -83,7 +83,7 @@ static int rule_of(const struct policy *p, const struct budget_set *bs,
 
 /* One "budget" audit record and log line: rule @c of @sb @action ("closed", "opened"). */
 static void budget_record(struct daemon *d, const struct sandbox *sb,
-			  const struct budget_counter *c, const char *action, size_t pins,
+			  const struct rbudget_counter *c, const char *action, size_t pins,
 			  int conns)
 {
 	char b[POLICY_BUDGET_STRLEN];
@@ -174,7 +174,7 @@ static void save_now(struct daemon *d, struct sandbox *sb)
 }
 
 /* Rule @c of @sb just closed: refuse it (enforce mode) and say so. */
-static void close_rule(struct daemon *d, struct sandbox *sb, const struct budget_counter *c)
+static void close_rule(struct daemon *d, struct sandbox *sb, const struct rbudget_counter *c)
 {
 	const struct policy *pol = daemon_policy_find(d, sb->policy);
 	size_t pins = 0;
@@ -201,12 +201,12 @@ void daemon_budget_bytes(void *ctx, const struct sandbox *csb, const struct ct_f
 		return;
 	pol = daemon_policy_find(d, sb->policy);
 	rule = rule_of(pol, sb->budgets, f, domain);
-	if (rule >= 0 && budget_add(sb->budgets, (uint16_t)rule, bytes, now_s()) == 1)
-		close_rule(d, sb, budget_of(sb->budgets, (uint16_t)rule));
+	if (rule >= 0 && rbudget_add(sb->budgets, (uint16_t)rule, bytes, now_s()) == 1)
+		close_rule(d, sb, rbudget_of(sb->budgets, (uint16_t)rule));
 }
 
 /* Was the counter of @key and @period_s closed in @bs (a copy from before a sync)? */
-static bool was_closed(const struct budget_set *bs, const char *key, uint32_t period_s)
+static bool was_closed(const struct rbudget_set *bs, const char *key, uint32_t period_s)
 {
 	for (size_t i = 0; bs && i < bs->n; i++)
 		if (bs->c[i].spent && bs->c[i].period_s == period_s &&
@@ -220,13 +220,13 @@ static bool was_closed(const struct budget_set *bs, const char *key, uint32_t pe
  * whatever that closed refused and what it opened said.  Return: 0; -ENOMEM.
  */
 static int sync_one(struct daemon *d, struct sandbox *sb, const struct policy *pol,
-		    const struct budget_saved *saved, size_t n_saved, bool quiet)
+		    const struct rbudget_saved *saved, size_t n_saved, bool quiet)
 {
-	struct budget_set *old = NULL;
+	struct rbudget_set *old = NULL;
 	bool closed_now = false;
 	int r;
 
-	/* A copy of the old closed set: budget_sync() frees it. */
+	/* A copy of the old closed set: rbudget_sync() frees it. */
 	if (sb->budgets) {
 		size_t sz = sizeof(*old) + sb->budgets->n * sizeof(old->c[0]);
 
@@ -235,9 +235,9 @@ static int sync_one(struct daemon *d, struct sandbox *sb, const struct policy *p
 			return -ENOMEM;
 		memcpy(old, sb->budgets, sz);
 	}
-	r = budget_sync(&sb->budgets, pol, now_s(), saved, n_saved);
+	r = rbudget_sync(&sb->budgets, pol, now_s(), saved, n_saved);
 	for (size_t i = 0; r == 0 && sb->budgets && i < sb->budgets->n; i++) {
-		const struct budget_counter *c = &sb->budgets->c[i];
+		const struct rbudget_counter *c = &sb->budgets->c[i];
 		bool was = was_closed(old, c->key, c->period_s);
 
 		closed_now |= c->spent && !was;
@@ -263,10 +263,10 @@ int daemon_budget_init(struct daemon *d, struct sandbox *sb, const struct policy
 void daemon_budget_restore(struct daemon *d, struct sandbox *sb, const struct policy *pol,
 			   const struct statefile *sf)
 {
-	struct budget_saved saved[POLICY_BUDGET_RULES];
+	struct rbudget_saved saved[POLICY_BUDGET_RULES];
 
 	for (size_t i = 0; i < sf->n_budgets && i < POLICY_BUDGET_RULES; i++)
-		saved[i] = (struct budget_saved){ .key = sf->budgets[i].rule,
+		saved[i] = (struct rbudget_saved){ .key = sf->budgets[i].rule,
 						  .period_s = sf->budgets[i].period_s,
 						  .window_s = sf->budgets[i].window_s,
 						  .used = sf->budgets[i].used };
@@ -324,7 +324,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 			continue;
 		for (size_t i = 0; i < sb->budgets->n; i++)
 			closed[i] = sb->budgets->c[i].spent;
-		if (!budget_roll(sb->budgets, now_s()))
+		if (!rbudget_roll(sb->budgets, now_s()))
 			continue;
 		for (size_t i = 0; i < sb->budgets->n; i++)
 			if (closed[i] && !sb->budgets->c[i].spent)
@@ -357,7 +357,7 @@ void daemon_budget_stop(struct daemon *d)
 struct decide_policy daemon_budget_dns_view(struct sandbox *sb, const struct policy *pol)
 {
 	/* Audit mode closes nothing (the budget record says "exceeded"). */
-	if (!sb->budgets || !budget_any_closed(sb->budgets) || fw_mode_audit(sb->mode, pol))
+	if (!sb->budgets || !rbudget_any_closed(sb->budgets) || fw_mode_audit(sb->mode, pol))
 		return policy_dns_view(pol);
 	sb->budgets->dns = (struct policy_dns_masked){ .p = pol, .off = sb->budgets->off };
 	return policy_dns_view_masked(&sb->budgets->dns);
@@ -368,7 +368,7 @@ json_t *daemon_budget_json(const struct sandbox *sb)
 	json_t *arr = json_array();
 
 	for (size_t i = 0; arr && sb->budgets && i < sb->budgets->n; i++) {
-		const struct budget_counter *c = &sb->budgets->c[i];
+		const struct rbudget_counter *c = &sb->budgets->c[i];
 		char b[POLICY_BUDGET_STRLEN];
 
 		json_array_append_new(arr, json_pack(
@@ -403,7 +403,7 @@ void daemon_budget_metrics(struct daemon *d, FILE *out)
 		metrics_family(out, fam[f][0], fam[f][1], fam[f][2]);
 		while ((sb = sandbox_next(d->sandboxes, &cur))) {
 			for (size_t i = 0; sb->budgets && i < sb->budgets->n; i++) {
-				const struct budget_counter *c = &sb->budgets->c[i];
+				const struct rbudget_counter *c = &sb->budgets->c[i];
 				const char *l[] = { "sandbox", sb->name, "rule", c->key, NULL };
 
 				metrics_u64(out, fam[f][0], l, f == 0 ? c->limit : f == 1 ? c->used :

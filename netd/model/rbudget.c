@@ -1,14 +1,14 @@
 /*
- * budget - byte budgets per rule and sandbox; see budget.h.  Pure.
+ * rbudget - byte budgets per rule and sandbox; see rbudget.h.  Pure.
  */
-#include "netd/model/budget.h"
+#include "netd/model/rbudget.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int64_t budget_window(int64_t now_s, uint32_t period_s)
+int64_t rbudget_window(int64_t now_s, uint32_t period_s)
 {
 	int64_t w;
 
@@ -18,7 +18,7 @@ int64_t budget_window(int64_t now_s, uint32_t period_s)
 	return now_s < 0 && now_s % (int64_t)period_s ? w - (int64_t)period_s : w;
 }
 
-static void off_set(struct budget_set *set, uint16_t rule, bool on)
+static void off_set(struct rbudget_set *set, uint16_t rule, bool on)
 {
 	uint64_t bit = 1ull << (rule % 64);
 
@@ -31,8 +31,8 @@ static void off_set(struct budget_set *set, uint16_t rule, bool on)
 }
 
 /* A counter of @old or @saved with @key and @period_s, carried into @c. */
-static void carry(struct budget_counter *c, const struct budget_set *old,
-		  const struct budget_saved *saved, size_t n_saved)
+static void carry(struct rbudget_counter *c, const struct rbudget_set *old,
+		  const struct rbudget_saved *saved, size_t n_saved)
 {
 	for (size_t i = 0; old && i < old->n; i++)
 		if (old->c[i].period_s == c->period_s && strcmp(old->c[i].key, c->key) == 0) {
@@ -50,16 +50,16 @@ static void carry(struct budget_counter *c, const struct budget_set *old,
 		}
 }
 
-int budget_sync(struct budget_set **set, const struct policy *p, int64_t now_s,
-		const struct budget_saved *saved, size_t n_saved)
+int rbudget_sync(struct rbudget_set **set, const struct policy *p, int64_t now_s,
+		const struct rbudget_saved *saved, size_t n_saved)
 {
-	struct budget_set *old = *set, *s;
+	struct rbudget_set *old = *set, *s;
 	size_t n = 0, k = 0;
 
 	for (size_t i = 0; p && i < p->n_rules; i++)
 		n += p->rules[i].budget_bytes != 0;
 	if (!n) {
-		budget_free(old);
+		rbudget_free(old);
 		*set = NULL;
 		return 0;
 	}
@@ -68,7 +68,7 @@ int budget_sync(struct budget_set **set, const struct policy *p, int64_t now_s,
 		return -ENOMEM;
 	for (size_t i = 0; i < p->n_rules && i < POLICY_MAX_RULES; i++) {
 		const struct policy_rule *r = &p->rules[i];
-		struct budget_counter *c = &s->c[k];
+		struct rbudget_counter *c = &s->c[k];
 
 		if (!r->budget_bytes)
 			continue;
@@ -76,12 +76,12 @@ int budget_sync(struct budget_set **set, const struct policy *p, int64_t now_s,
 		c->rule = (uint16_t)i;
 		c->period_s = r->budget_period_s;
 		c->limit = r->budget_bytes;
-		c->window_s = budget_window(now_s, c->period_s);
+		c->window_s = rbudget_window(now_s, c->period_s);
 		carry(c, old, saved, n_saved);
 		/* A window that ended while netd was down (or a future one, from a
 		 * clock set back) starts afresh. */
-		if (c->window_s != budget_window(now_s, c->period_s)) {
-			c->window_s = budget_window(now_s, c->period_s);
+		if (c->window_s != rbudget_window(now_s, c->period_s)) {
+			c->window_s = rbudget_window(now_s, c->period_s);
 			c->used = 0;
 		}
 		c->spent = c->used >= c->limit;
@@ -90,17 +90,17 @@ int budget_sync(struct budget_set **set, const struct policy *p, int64_t now_s,
 	}
 	s->n = k;
 	s->dirty = true;
-	budget_free(old);
+	rbudget_free(old);
 	*set = s;
 	return 0;
 }
 
-void budget_free(struct budget_set *set)
+void rbudget_free(struct rbudget_set *set)
 {
 	free(set);
 }
 
-static struct budget_counter *find(struct budget_set *set, uint16_t rule)
+static struct rbudget_counter *find(struct rbudget_set *set, uint16_t rule)
 {
 	for (size_t i = 0; set && i < set->n; i++)
 		if (set->c[i].rule == rule)
@@ -108,15 +108,15 @@ static struct budget_counter *find(struct budget_set *set, uint16_t rule)
 	return NULL;
 }
 
-const struct budget_counter *budget_of(const struct budget_set *set, uint16_t rule)
+const struct rbudget_counter *rbudget_of(const struct rbudget_set *set, uint16_t rule)
 {
-	return find((struct budget_set *)set, rule);
+	return find((struct rbudget_set *)set, rule);
 }
 
 /* Start @c's window again if it ended by @now_s.  Return: true if that opened it. */
-static bool roll(struct budget_set *set, struct budget_counter *c, int64_t now_s)
+static bool roll(struct rbudget_set *set, struct rbudget_counter *c, int64_t now_s)
 {
-	int64_t w = budget_window(now_s, c->period_s);
+	int64_t w = rbudget_window(now_s, c->period_s);
 	bool was = c->spent;
 
 	if (w == c->window_s)
@@ -129,9 +129,9 @@ static bool roll(struct budget_set *set, struct budget_counter *c, int64_t now_s
 	return was;
 }
 
-int budget_add(struct budget_set *set, uint16_t rule, uint64_t bytes, int64_t now_s)
+int rbudget_add(struct rbudget_set *set, uint16_t rule, uint64_t bytes, int64_t now_s)
 {
-	struct budget_counter *c = find(set, rule);
+	struct rbudget_counter *c = find(set, rule);
 
 	if (!c)
 		return -ENOENT;
@@ -146,7 +146,7 @@ int budget_add(struct budget_set *set, uint16_t rule, uint64_t bytes, int64_t no
 	return 1;
 }
 
-size_t budget_roll(struct budget_set *set, int64_t now_s)
+size_t rbudget_roll(struct rbudget_set *set, int64_t now_s)
 {
 	size_t n = 0;
 
@@ -155,15 +155,15 @@ size_t budget_roll(struct budget_set *set, int64_t now_s)
 	return n;
 }
 
-bool budget_any_closed(const struct budget_set *set)
+bool rbudget_any_closed(const struct rbudget_set *set)
 {
-	for (int i = 0; set && i < BUDGET_OFF_WORDS; i++)
+	for (int i = 0; set && i < RBUDGET_OFF_WORDS; i++)
 		if (set->off[i])
 			return true;
 	return false;
 }
 
-bool budget_closed(const struct budget_set *set, uint16_t rule)
+bool rbudget_closed(const struct rbudget_set *set, uint16_t rule)
 {
 	return set && rule < POLICY_MAX_RULES && (set->off[rule / 64] >> (rule % 64)) & 1;
 }
