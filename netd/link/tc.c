@@ -71,6 +71,13 @@ struct nlmsghdr *tc_htb_qdisc(char *buf, int ifindex)
 	mnl_attr_put_strz(nlh, TCA_KIND, "htb");
 	opt = mnl_attr_nest_start(nlh, TCA_OPTIONS);
 	mnl_attr_put(nlh, TCA_HTB_INIT, sizeof(g), &g);
+	/*
+	 * No direct queue: HTB sends a packet whose skb->priority names the
+	 * qdisc itself (1:0) past every class, unshaped; with a direct queue
+	 * of 0 such a packet is dropped instead.  A sandbox with
+	 * CAP_NET_ADMIN in its netns can set SO_PRIORITY to anything.
+	 */
+	mnl_attr_put_u32(nlh, TCA_HTB_DIRECT_QLEN, 0);
 	mnl_attr_nest_end(nlh, opt);
 	mnl_attr_put(nlh, TCA_RATE, sizeof(est), &est);
 	return nlh;

@@ -7,7 +7,7 @@
  * rtnl.c) and tests/unit/test_tc.c checks their bytes.  What is built, one
  * direction on one device (docs/policies.md, "Bandwidth"):
  *
- *   qdisc htb 1: root default 1 (rate estimator 1 s / 4 s)
+ *   qdisc htb 1: root default 1 direct_qlen 0 (rate estimator 1 s / 4 s)
  *     class htb 1:1 rate R ceil R burst B cburst B
  *       qdisc bfifo 10: limit Q                   (the queue: ~100 ms at R)
  *
@@ -63,7 +63,8 @@ struct tc_shaper tc_shaper_for(int ifindex, uint64_t rate_bps);
 
 /*
  * tc_htb_qdisc() - RTM_NEWQDISC: htb 1: as @ifindex's root, default class
- * 1, with a rate estimator (1 s interval, 4 s average), flags
+ * 1, no direct queue (what would bypass the classes is dropped), with a
+ * rate estimator (1 s interval, 4 s average), flags
  * NLM_F_CREATE | NLM_F_EXCL (EEXIST: there already; HTB's options cannot
  * be changed in place).  @buf: >= MNL_SOCKET_BUFFER_SIZE bytes, the
  * message is built there.  Return: the message.

@@ -264,6 +264,10 @@ eq "budget: show says nothing is left" "0" \
 met=$(curl -s --unix-socket "$NETD_SOCKET" http://netd/metrics)
 has "budget: the metrics say closed" "netd_rule_budget_closed{sandbox=\"$B1\",rule=\"pypi.org tcp\"} 1" "$met"
 has "budget: ... and the bytes used" "netd_rule_budget_used_bytes{sandbox=\"$B1\",rule=\"pypi.org tcp\"} $u" "$met"
+if command -v promtool >/dev/null; then
+	out=$(promtool check metrics <<<"$met" 2>&1)
+	eq "promtool check metrics, with shaped and budgeted sandboxes" "0 " "$? $out"
+fi
 
 # A live download is cut once its bytes pass the budget (counted each second: the overshoot
 # is at most what the rule moves between two counts, here 20mbit for about a second).

@@ -128,6 +128,9 @@ static void test_htb_qdisc(void **state)
 	assert_int_equal(g.defcls, 1);
 	assert_int_equal(g.debug, 0);
 	assert_int_equal(g.direct_pkts, 0);
+	/* No direct queue: a packet that names the qdisc in its priority is dropped. */
+	assert_non_null(nested(opt, TCA_HTB_DIRECT_QLEN));
+	assert_int_equal(mnl_attr_get_u32(nested(opt, TCA_HTB_DIRECT_QLEN)), 0);
 	rate = top_attr(nlh, TCA_RATE);
 	assert_non_null(rate);
 	assert_int_equal(mnl_attr_get_payload_len(rate), sizeof(e));
@@ -135,8 +138,8 @@ static void test_htb_qdisc(void **state)
 	assert_int_equal(e.interval, 0);
 	assert_int_equal(e.ewma_log, 2);
 	assert_int_equal(count_top(nlh), 3);
-	/* 16 nlmsghdr + 20 tcmsg + 8 "htb" + (4 + 4 + 20) options + 8 estimator */
-	assert_int_equal(nlh->nlmsg_len, 80);
+	/* 16 nlmsghdr + 20 tcmsg + 8 "htb" + (4 + 4 + 20 + 8) options + 8 estimator */
+	assert_int_equal(nlh->nlmsg_len, 88);
 }
 
 static void test_htb_class(void **state)
