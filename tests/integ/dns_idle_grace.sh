@@ -148,10 +148,13 @@ wait "$D4"
 eq "rule idle_grace: download finished" "0" "$?"
 sleep 0.3
 eq "(c) no element after the close without idle_grace" "" "$(elem sb2 $ADDR 443)"
-fail "(c) a new connection without DNS fails right after the close" again sb2
+# sb3's grace (GRACE s from its close) is checked before sb2's failing
+# connection, which waits out curl's 3-s timeout: on a loaded machine the
+# two together could outlast the grace.
 e=$(present sb3 $ADDR 443)
 eq "rule idle_grace: the element is back, timeout $GRACE s" "$GRACE" "${e%% *}"
 ok "rule idle_grace: a new connection without DNS succeeds" again sb3
+fail "(c) a new connection without DNS fails right after the close" again sb2
 netd_down
 
 world_down
