@@ -79,13 +79,14 @@ count() {
 # session: setsid in run_integ), zombies aside.
 leftovers() { ps -eo pid=,sid=,stat= | awk -v s="$1" '$2 == s && $3 !~ /^Z/ {print $1}'; }
 
-# run_integ NAME SCRIPT - run() the script in a session of its own; whatever
+# run_integ NAME CMD... - run() CMD (a script) in a session of its own; whatever
 # of that session outlives it is a leak: listed, ended by its PID, and a
 # failure of the test (a test must end every process it started).
 run_integ() {
-	local name=$1 script=$2 sid pids sid_file
+	local name=$1 sid pids sid_file
+	shift
 	sid_file=$(mktemp)
-	run "$name" setsid -w bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$sid_file" "$script"
+	run "$name" setsid -w bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$sid_file" "$@"
 	sid=$(cat "$sid_file")
 	rm -f "$sid_file"
 	[ -n "$sid" ] || return 0
@@ -137,6 +138,17 @@ if stage unit; then
 		fi
 		run "unit/$(basename "$t")" "$t"
 	done
+	# The real daemon on real kernel parts, without root: a user namespace
+	# of its own (tests/userns_box.sh; as root, it first becomes nobody).
+	if want kernel_box; then
+		if [ ! -x build/asan/netd ] || [ ! -x build/asan/netd-cni ]; then
+			missing unit/kernel_box build/asan/netd
+		elif tests/userns_box.sh true 2>/dev/null; [ $? = 77 ]; then
+			echo "=== unit/kernel_box: skipped (no user namespace here: tests/userns_box.sh)"
+		else
+			run_integ unit/kernel_box tests/userns_box.sh tests/unit/kernel_box.sh
+		fi
+	fi
 	# The docs against the tree, and the include rules (no build, no root).
 	if want docs_check; then
 		run unit/docs_check tests/docs_check.sh

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# kernel_box.sh - the real daemon (build/asan/netd) on real kernel parts
+# without root: run by tests/run.sh's unit stage through
+# tests/userns_box.sh (nobody, a user namespace of its own, tmpfs over
+# /run/netns and /etc/netns), it builds tests/world.sh's private world in
+# that namespace (unbound -> knotd, the web servers) and drives netd through
+# its CLI, its control API, netd-cni and real clients (dig, curl, python)
+# in sandbox network namespaces:
+#   create (veth and tap), DNS over UDP and TCP, an allowed connection (its
+#   pin in the set, its conn record with bytes), denied ones (nflog deny
+#   records), the SNI check (nfnetlink_queue: a mismatch reset and audited),
+#   /metrics on the socket and on a TCP port, a reload that removes a name
+#   (the live connection cut through conntrack), a clean restart over the
+#   kept table (reconcile, pins kept), CNI ADD/CHECK/DEL, netd exec and
+#   netd audit, delete.
+# Never run it outside the box: it refuses unless it is PID 1 of a user
+# namespace's PID namespace (tests/userns_box.sh makes that).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+if [ "$$" != 1 ] || [ "$(awk '{print $3}' /proc/self/uid_map)" = 4294967295 ]; then
+	echo "kernel_box.sh: run it as tests/userns_box.sh tests/unit/kernel_box.sh"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+. tests/world.sh
+. tests/integ/lib_netd.sh
+
+CNI_BIN=${CNI_BIN:-$PWD/build/asan/netd-cni}
+world_up "ndk$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
+POL=$WORLD_DIR/policies
+mkdir -p "$POL"
+cp policies/*.yaml "$POL/"
+pol_box() {	# pol_box [with_pypi]: policy "box"; pypi.org only when asked
+	{
+		printf 'name: box\negress:\n'
+		printf '  - domains: ["*.openai.com"]\n    ports: [443]\n'
+		printf '  - domains: [example.com]\n    ports: [443]\n    tls: { sni: enforce }\n'
+		[ -z "${1:-}" ] || printf '  - domains: [pypi.org]\n    ports: [443]\n'
+	} >"$POL/box.yaml"
+}
+pol_box with_pypi
+NETD_POLICIES=$POL
+PORT=9154
+netd_up "metrics_listen: 127.0.0.1:$PORT
+audit: { conn_update_interval: 0 }" || { echo "0 passed, 1 failed"; exit 1; }
+SB1=$(sb_name sb1)
+SB2=$(sb_name sb2)
+field() { jq -r ".$2 // empty" <<<"$1" 2>/dev/null; }
+# record N FILTER... - the first record matching every FILTER, polled up to N s.
+record() { local n=$1; shift; audit_wait "$n" "$@" | head -1; }
+
+# ---- create, DNS, an allowed connection --------------------------------------
+ok "sandbox create (veth)" sb_create sb1 box
+ok "second sandbox" sb_create sb2 python-dev
+has "its netns is in the box's /run/netns" "$SB1" "$(ip netns list)"
+has "its chain is in netd's table" "chain pe-box" "$(world_exec host nft list table inet netd)"
+SB1_IP=$(sb_field "$SB1" ipv4)
+SB2_IP=$(sb_field "$SB2" ipv4)
+eq "DNS over UDP through the proxy" "198.51.100.10" "$(sb_dig sb1 +short pypi.org A)"
+eq "DNS over TCP through the proxy" "198.51.100.30" "$(sb_dig sb1 +tcp +short api.openai.com A)"
+has "a denied name: NXDOMAIN" "NXDOMAIN" "$(sb_dig sb1 files.pythonhosted.org A)"
+has "the answer is pinned in the set" "198.51.100.10" "$(sb_pins "$SB1")"
+head -c 200000 /dev/zero >"$WORLD_DIR/up.bin"
+eq "an allowed connection (upload)" "200000" "$(sb_curl sb1 --data-binary "@$WORLD_DIR/up.bin" https://pypi.org/upload)"
+rec=$(record 20 '"event":"conn"' "\"sandbox\":\"$SB1\"" '"dst":"198.51.100.10"')
+eq "conn record: the pinned name" "pypi.org" "$(field "$rec" domain)"
+ok "conn record: bytes_out covers the upload" test "$(field "$rec" bytes_out)" -ge 200000
+rec=$(record 10 '"event":"dns"' "\"sandbox\":\"$SB1\"" '"qname":"files.pythonhosted.org')
+has "dns deny record" '"verdict":"deny"' "$rec"
+
+# ---- denied connections: nflog deny records ---------------------------------------
+fail "an unpinned address is dropped" sb_curl sb1 --connect-timeout 1 http://203.0.113.66:80/
+rec=$(record 20 '"event":"deny"' "\"sandbox\":\"$SB1\"" '"dst":"203.0.113.66"')
+eq "deny record: not-pinned" "not-pinned" "$(field "$rec" reason)"
+fail "another sandbox is unreachable" sb_exec sb1 curl -sS --connect-timeout 1 "http://$SB2_IP:80/"
+rec=$(record 20 '"event":"deny"' "\"sandbox\":\"$SB1\"" '"reason":"sandbox-to-sandbox"')
+eq "deny record: sandbox-to-sandbox" "$SB2_IP" "$(field "$rec" dst)"
+
+# ---- the SNI check (nfnetlink_queue through nft_compat's NFQUEUE) -----------------
+eq "example.com pins 203.0.113.66" "203.0.113.66" "$(sb_dig sb1 +short example.com)"
+sni() { timeout 20 ip netns exec "$SB1" "$WORLD_PYTHON" tests/integ/sni_client.py 203.0.113.66 443 tls "$1"; }
+has "SNI example.com passes" "ok HTTP/1.1 200" "$(sni example.com)"
+eq "SNI denied.example is reset" "reset" "$(sni denied.example)"
+rec=$(record 20 "\"sandbox\":\"$SB1\"" '"reason":"sni-mismatch"')
+has "the mismatch is audited with the name seen" "denied.example" "$rec"
+
+# ---- the control API and the metrics endpoint ---------------------------------------
+api() { curl -sS --unix-socket "$NETD_SOCKET" "http://netd$1"; }
+has "API: GET /v1/sandboxes" "\"$SB1\"" "$(api /v1/sandboxes)"
+has "API: GET /v1/status" "sandboxes" "$(api /v1/status)"
+m=$(api /metrics)
+has "metrics (socket): sandboxes" "netd_sandboxes" "$m"
+has "metrics (socket): denials by reason" 'reason="not-pinned"' "$m"
+m=$(world_exec host curl -sS "http://127.0.0.1:$PORT/metrics")
+has "metrics (TCP port): build_info" "netd_build_info" "$m"
+eq "metrics (TCP port): other paths 404" "404" \
+	"$(world_exec host curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nope")"
+
+# ---- reload: a removed name cuts its live connection (conntrack) --------------------
+T_TIMEOUT=60 sb_exec sb1 curl -sS --fail --cacert "$WORLD_CA" --speed-limit 1 --speed-time 6 \
+	-o "$WORLD_DIR/cut.bin" "https://pypi.org/bytes/4000000?rate=409600" >/dev/null 2>&1 &
+DL=$!
+world_pid_track "$DL"
+for ((i = 0; i < 100; i++)); do [ -s "$WORLD_DIR/cut.bin" ] && break; sleep 0.1; done
+ok "a download under way" test -s "$WORLD_DIR/cut.bin"
+pol_box
+said=$(netd policy reload 2>&1)
+has "reload removes pypi.org" "removed pypi.org tcp/443" "$said"
+ok "... and cuts the live connection" grep -qE "connections cut [1-9]" <<<"$said"
+wait "$DL"
+ok "the download was cut" test "$(stat -c %s "$WORLD_DIR/cut.bin")" != 4000000
+hasnt "its pin is gone" "198.51.100.10" "$(sb_pins "$SB1")"
+
+# ---- a tap sandbox (/dev/net/tun) ------------------------------------------------------
+out=$(netd sandbox create "$(sb_name tp)" --policy box --tap --json 2>&1)
+TAP=$(jq -r .tap <<<"$out" 2>/dev/null)
+eq "tap sandbox: kind tap" "tap" "$(jq -r .kind <<<"$out" 2>/dev/null)"
+has "the tap exists, persistent" "persist on" "$(world_exec host ip -d link show "$TAP" 2>&1)"
+
+# ---- a clean restart over the kept table ----------------------------------------------
+eq "api.openai.com pinned before the restart" "198.51.100.30" "$(sb_dig sb1 +short api.openai.com A)"
+netd_down
+netd_up "metrics_listen: 127.0.0.1:$PORT
+audit: { conn_update_interval: 0 }" || { echo "0 passed, 1 failed"; exit 1; }
+has "the pin survived the restart" "198.51.100.30" "$(sb_pins "$SB1")"
+eq "sb1 connects after the restart" "api.openai.com ok" "$(sb_curl sb1 https://api.openai.com/)"
+has "the tap sandbox is back" "$(sb_name tp)" "$(netd sandbox list)"
+ok "netd exec runs in the sandbox" sb_exec sb1 true
+has "netd audit reads the log" "$SB1" "$(netd audit --file "$NETD_AUDIT" --sandbox "$SB1" --summary 2>&1)"
+
+# ---- CNI: ADD, CHECK, DEL ---------------------------------------------------------------
+conf() {
+	printf '{"cniVersion":"1.0.0","name":"box","type":"netd-cni","socket":"%s","tombstoneDir":"%s","policy":"python-dev"}' \
+		"$NETD_SOCKET" "$WORLD_DIR/state/tombstones"
+}
+cni() {
+	OUT=$(conf | nsenter --net="$WORLD_HOST_NETNS" -- env CNI_COMMAND="$1" CNI_CONTAINERID=c1box \
+		CNI_NETNS="$2" CNI_IFNAME=eth0 CNI_PATH=/nonexistent timeout 60 "$CNI_BIN" 2>"$WORLD_DIR/cni.err")
+	RC=$?
+}
+ip netns add "$WORLD_PREFIX-c1"
+C1=/run/netns/$WORLD_PREFIX-c1
+cni ADD "$C1"
+eq "CNI ADD: exit 0" 0 "$RC"
+has "CNI ADD: an address from the pool" '"address": "10.87.' "$(jq . <<<"$OUT" 2>&1)"
+eq "the container resolves through netd" "198.51.100.10" \
+	"$(timeout 20 ip netns exec "$WORLD_PREFIX-c1" dig +time=4 +tries=2 +short pypi.org A)"
+cni CHECK "$C1"
+eq "CNI CHECK: exit 0, no output" "0:" "$RC:$OUT"
+cni DEL "$C1"
+eq "CNI DEL: exit 0" 0 "$RC"
+cni CHECK "$C1"
+eq "CNI CHECK after DEL: code 102" "102" "$(jq -r .code <<<"$OUT" 2>/dev/null)"
+
+# ---- delete --------------------------------------------------------------------------------
+for s in sb1 sb2 tp; do ok "delete $s" netd sandbox delete "$(sb_name "$s")"; done
+hasnt "their netns are gone" "$SB1" "$(ip netns list)"
+fail "the tap is gone" world_exec host ip link show "$TAP"
+eq "no sandbox left" "[]" "$(netd sandbox list --json | jq -c .)"
+ok "netd alive" netd_alive
+netd_down
+t_summary
