@@ -9,10 +9,10 @@
 #   create (veth and tap), DNS over UDP and TCP, an allowed connection (its
 #   pin in the set, its conn record with bytes), denied ones (nflog deny
 #   records), the SNI check (nfnetlink_queue: a mismatch reset and audited),
-#   /metrics on the socket and on a TCP port, a reload that removes a name
-#   (the live connection cut through conntrack), a clean restart over the
-#   kept table (reconcile, pins kept), CNI ADD/CHECK/DEL, netd exec and
-#   netd audit, delete.
+#   netd verify, the control API and /metrics on the socket and on a TCP
+#   port, a reload that removes a name (the live connection cut through
+#   conntrack), a clean restart over the kept table (reconcile, pins kept),
+#   netd exec, netd audit, CNI ADD/CHECK/DEL, delete.
 # Never run it outside the box: it refuses unless it is PID 1 of a user
 # namespace's PID namespace (tests/userns_box.sh makes that).
 set -uo pipefail
@@ -83,6 +83,16 @@ has "SNI example.com passes" "ok HTTP/1.1 200" "$(sni example.com)"
 eq "SNI denied.example is reset" "reset" "$(sni denied.example)"
 rec=$(record 20 "\"sandbox\":\"$SB1\"" '"reason":"sni-mismatch"')
 has "the mismatch is audited with the name seen" "denied.example" "$rec"
+
+# ---- netd verify: probes from inside the sandboxes, the kernel's elements read back --
+rep=$(netd verify --all --json 2>"$WORLD_DIR/verify.err")
+eq "verify --all: exit 0" "0" "$?"
+eq "verify: ok, nothing failed" "true 0" "$(jq -r '"\(.ok) \(.failed)"' <<<"$rep" 2>&1)"
+for p in dns-deny unpinned host sandbox spoof kernel-jump kernel-mark kernel-dns-redirect; do
+	eq "verify sb1 $p: pass" pass "$(jq -r --arg s "$SB1" --arg p "$p" \
+		'.results[] | select(.sandbox == $s and .probe == $p) | .verdict' <<<"$rep" 2>&1)"
+done
+has "verify, the table" "held: 1 sandboxes" "$(netd verify "$SB2" 2>&1)"
 
 # ---- the control API and the metrics endpoint ---------------------------------------
 api() { curl -sS --unix-socket "$NETD_SOCKET" "http://netd$1"; }
