@@ -94,6 +94,23 @@ for p in dns-deny unpinned host sandbox spoof kernel-jump kernel-mark kernel-dns
 done
 has "verify, the table" "held: 1 sandboxes" "$(netd verify "$SB2" 2>&1)"
 
+# ---- another table's forward chain that drops (as dockerd's iptables-nft) -----------
+blockers() { netd status | jq -c '[.forward_blockers[]? | {family, table, chain, verdict}]'; }
+eq "no forward blockers" "[]" "$(blockers)"
+ok "iptables -P FORWARD DROP" world_exec host iptables -P FORWARD DROP
+st=$(netd status 2>/dev/null)
+eq "netd status: degraded" degraded "$(jq -r .status <<<"$st")"
+eq "netd status: the blocker" '[{"family":"ip","table":"filter","chain":"FORWARD","verdict":"drops"}]' "$(blockers)"
+has "the warning gives Docker's fix" "DOCKER-USER" "$(jq -r '.warnings[]?' <<<"$st")"
+fail "nothing connects past it" sb_curl sb1 -o /dev/null --max-time 3 https://api.openai.com/
+world_exec host nft add table inet other
+ok "a plain nft table with a drop policy too" world_exec host nft add chain inet other block \
+	'{ type filter hook forward priority 10; policy drop; }'
+has "... is a blocker" '"table":"other"' "$(blockers)"
+world_exec host nft delete table inet other
+world_exec host iptables -P FORWARD ACCEPT
+eq "both gone: no blockers" "[]" "$(blockers)"
+
 # ---- the control API and the metrics endpoint ---------------------------------------
 api() { curl -sS --unix-socket "$NETD_SOCKET" "http://netd$1"; }
 has "API: GET /v1/sandboxes" "\"$SB1\"" "$(api /v1/sandboxes)"
