@@ -153,7 +153,23 @@ has "the pin survived the restart" "198.51.100.30" "$(sb_pins "$SB1")"
 eq "sb1 connects after the restart" "api.openai.com ok" "$(sb_curl sb1 https://api.openai.com/)"
 has "the tap sandbox is back" "$(sb_name tp)" "$(netd sandbox list)"
 ok "netd exec runs in the sandbox" sb_exec sb1 true
+sb_exec sb1 sh -c 'exit 7'
+eq "netd exec: the command's exit status" 7 "$?"
+# (a PATH nobody may search: root's own directories in it give EACCES, 126)
+PATH=/usr/sbin:/usr/bin:/sbin:/bin sb_exec sb1 no-such-command-here 2>/dev/null
+eq "netd exec: not found is 127" 127 "$?"
+sb_exec sb1 sh -c 'kill -TERM $$'
+eq "netd exec: a command ended by SIGTERM is 143" 143 "$?"
+eq "netd exec: its own PID namespace (the command is PID 2)" 2 "$(sb_exec sb1 sh -c 'echo $$')"
+fail "netd exec: netd's socket is hidden" sb_exec sb1 test -S "$NETD_SOCKET"
+has "netd exec: the sandbox's resolv.conf" "nameserver 10.87." "$(sb_exec sb1 cat /etc/resolv.conf)"
+has "netd exec --net-admin: sees its eth0" "eth0" "$(timeout 20 "$NETD_BIN" exec --net-admin "$SB1" -- ip -o link show)"
 has "netd audit reads the log" "$SB1" "$(netd audit --file "$NETD_AUDIT" --sandbox "$SB1" --summary 2>&1)"
+has "netd audit --event deny --json" '"reason":"not-pinned"' \
+	"$(netd audit --file "$NETD_AUDIT" --event deny --reason not-pinned --json 2>&1)"
+eq "netd audit --last 1" 1 "$(netd audit --file "$NETD_AUDIT" --event conn --last 1 --json 2>/dev/null | wc -l)"
+has "netd audit -f --from-start follows the log" "$SB1" \
+	"$(timeout 3 "$NETD_BIN" audit --file "$NETD_AUDIT" -f --from-start --sandbox "$SB1" 2>&1)"
 
 # ---- CNI: ADD, CHECK, DEL ---------------------------------------------------------------
 conf() {
