@@ -138,6 +138,22 @@ wait "$DL"
 ok "the download was cut" test "$(stat -c %s "$WORLD_DIR/cut.bin")" != 4000000
 hasnt "its pin is gone" "198.51.100.10" "$(sb_pins "$SB1")"
 
+# ---- attach an existing netns (IPv6 off there), and what attach refuses -----------------
+EXT=$(sb_name ext)
+ip netns add "$EXT"
+ip netns exec "$EXT" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+ok "attach an existing netns (--netns)" netd sandbox create "$EXT" --policy openai-only --netns "/run/netns/$EXT"
+has "IPv6 off in it: IPv4 only" "IPv6 is disabled in" "$(cat "$NETD_LOG")"
+eq "attached: its policy's name resolves" "198.51.100.30" \
+	"$(ip netns exec "$EXT" dig +time=4 +tries=2 @198.51.100.53 +short api.openai.com)"
+ok "delete the attached sandbox" netd sandbox delete "$EXT"
+has "the attached netns is left to its owner" "$EXT" "$(ip netns list)"
+ip netns delete "$EXT"
+has "attaching netd's own netns is refused" "netd's own network namespace" \
+	"$(netd sandbox create "$(sb_name own)" --policy deny-all --pid "$NETD_PID" 2>&1)"
+has "attaching a file that is no netns is refused" "not a network namespace" \
+	"$(netd sandbox create "$(sb_name file)" --policy deny-all --netns "$NETD_CONF" 2>&1)"
+
 # ---- a tap sandbox (/dev/net/tun) ------------------------------------------------------
 out=$(netd sandbox create "$(sb_name tp)" --policy box --tap --json 2>&1)
 TAP=$(jq -r .tap <<<"$out" 2>/dev/null)
