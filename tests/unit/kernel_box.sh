@@ -12,7 +12,8 @@
 #   netd verify, the control API and /metrics on the socket and on a TCP
 #   port, a reload that removes a name (the live connection cut through
 #   conntrack), a clean restart over the kept table (reconcile, pins kept),
-#   netd exec, netd audit, CNI ADD/CHECK/DEL, delete.
+#   netd exec, netd audit, an attached netns, CNI ADD/CHECK/DEL (interface
+#   mode, and chained behind the reference bridge plugin), delete.
 # Never run it outside the box: it refuses unless it is PID 1 of a user
 # namespace's PID namespace (tests/userns_box.sh makes that).
 set -uo pipefail
@@ -210,6 +211,47 @@ cni DEL "$C1"
 eq "CNI DEL: exit 0" 0 "$RC"
 cni CHECK "$C1"
 eq "CNI CHECK after DEL: code 102" "102" "$(jq -r .code <<<"$OUT" 2>/dev/null)"
+
+# ---- CNI chained mode, behind the reference bridge + host-local plugins ---------------------
+REF=/usr/lib/cni
+if [ -x $REF/bridge ] && [ -x $REF/host-local ]; then
+	BIN=$WORLD_DIR/cnibin
+	mkdir -p "$BIN" "$WORLD_DIR/ipam"
+	ln -s $REF/bridge $REF/host-local "$BIN/"
+	ln -s "$CNI_BIN" "$BIN/netd-cni"
+	BRIDGE=$(printf '{"cniVersion":"1.0.0","name":"chain","type":"bridge","bridge":"cnibr0","isGateway":true,"ipMasq":false,"ipam":{"type":"host-local","dataDir":"%s","ranges":[[{"subnet":"10.88.0.0/24","gateway":"10.88.0.1"}]],"routes":[{"dst":"0.0.0.0/0"}]}}' "$WORLD_DIR/ipam")
+	CHAINED=$(printf '{"cniVersion":"1.0.0","name":"chain","type":"netd-cni","mode":"chained","socket":"%s","tombstoneDir":"%s","defaultPolicy":"deny-all"}' \
+		"$NETD_SOCKET" "$WORLD_DIR/state/tombstones")
+	# plugin CMD TYPE CONF [PREV] - one plugin of the chain; stdout -> $OUT, status -> $RC.
+	plugin() {
+		local conf=$3
+		[ -z "${4:-}" ] || conf=$(jq -c --argjson p "$4" '. + {prevResult: $p}' <<<"$conf")
+		OUT=$(nsenter --net="$WORLD_HOST_NETNS" -- env CNI_COMMAND="$1" CNI_CONTAINERID=c2box \
+			CNI_NETNS="/run/netns/$WORLD_PREFIX-c2" CNI_IFNAME=eth0 CNI_PATH="$BIN" \
+			CNI_ARGS="IgnoreUnknown=1;NETD_POLICY=openai-only" timeout 60 "$BIN/$2" <<<"$conf" 2>>"$WORLD_DIR/cni.err")
+		RC=$?
+	}
+	ip netns add "$WORLD_PREFIX-c2"
+	plugin ADD bridge "$BRIDGE"
+	BR_RES=$OUT
+	eq "bridge ADD: exit 0" 0 "$RC"
+	plugin ADD netd-cni "$CHAINED"
+	eq "chained ADD without prevResult: code 7" 7 "$(jq -r .code <<<"$OUT" 2>/dev/null)"
+	plugin ADD netd-cni "$CHAINED" "$BR_RES"
+	eq "chained ADD: exit 0" 0 "$RC"
+	has "netd has a chained sandbox" chained "$(netd sandbox list --json | jq -r '.[].kind')"
+	eq "the chained container resolves through netd" "198.51.100.30" \
+		"$(timeout 20 ip netns exec "$WORLD_PREFIX-c2" dig +time=4 +tries=2 @10.88.0.1 +short api.openai.com)"
+	plugin CHECK netd-cni "$CHAINED" "$OUT"
+	eq "chained CHECK: exit 0" 0 "$RC"
+	plugin DEL netd-cni "$CHAINED" "$BR_RES"
+	eq "chained DEL: exit 0" 0 "$RC"
+	plugin DEL bridge "$BRIDGE"
+	hasnt "no chained sandbox left" chained "$(netd sandbox list --json | jq -r '.[].kind')"
+	ip netns delete "$WORLD_PREFIX-c2"
+else
+	t_fail "CNI chained mode: $REF/bridge and host-local are missing (make deps)"
+fi
 
 # ---- delete --------------------------------------------------------------------------------
 for s in sb1 sb2 tp; do ok "delete $s" netd sandbox delete "$(sb_name "$s")"; done
