@@ -124,6 +124,35 @@ has "metrics (TCP port): build_info" "netd_build_info" "$m"
 eq "metrics (TCP port): other paths 404" "404" \
 	"$(world_exec host curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nope")"
 
+# ---- the control socket's cap and deadline: 300 idle connections held -----------------
+python3 - "$NETD_SOCKET" 300 "$WORLD_DIR/hold.done" <<'PY' &
+import socket, sys, time
+socks = []
+for i in range(int(sys.argv[2])):
+    s = socket.socket(socket.AF_UNIX); s.setblocking(False)
+    try: s.connect(sys.argv[1])
+    except BlockingIOError: pass
+    socks.append(s)
+open(sys.argv[3], "w").close()
+time.sleep(30)
+PY
+HOLD=$!
+world_pid_track "$HOLD"
+for ((i = 0; i < 50; i++)); do [ -e "$WORLD_DIR/hold.done" ] && break; sleep 0.1; done
+st=$(curl -sS --max-time 25 --unix-socket "$NETD_SOCKET" http://netd/v1/status)
+ok "held past the cap: status is still answered (idle ones cut at the deadline)" test -n "$st"
+ok "the cap was reached" test "$(jq -r .control.at_cap <<<"$st" 2>/dev/null)" -ge 1
+ok "never more than 256 served at once" test "$(jq -r .control.connections <<<"$st" 2>/dev/null)" -le 256
+has "the cap is logged" "connections open; new ones wait" "$(cat "$NETD_LOG")"
+kill "$HOLD" 2>/dev/null
+wait "$HOLD" 2>/dev/null
+
+# ---- a burst of UDP queries from one socket (the proxy's batched, GSO replies) --------
+for i in $(seq 300); do echo "pypi.org A"; done >"$WORLD_DIR/q300.txt"
+out=$(sb_exec sb1 dnsperf -s "$(sb_field "$SB1" gateway4)" -d "$WORLD_DIR/q300.txt" -n 1 -c 1 -q 100 -t 3 2>&1)
+has "dnsperf: 300 queries, all completed" "Queries completed:    300 (100.00%)" "$out"
+has "... all NOERROR" "NOERROR 300 (100.00%)" "$out"
+
 # ---- reload: a removed name cuts its live connection (conntrack) --------------------
 T_TIMEOUT=60 sb_exec sb1 curl -sS --fail --cacert "$WORLD_CA" --speed-limit 1 --speed-time 6 \
 	-o "$WORLD_DIR/cut.bin" "https://pypi.org/bytes/4000000?rate=409600" >/dev/null 2>&1 &
