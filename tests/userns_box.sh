@@ -50,7 +50,10 @@ fi
 [ $# -gt 0 ] || { echo "usage: tests/userns_box.sh CMD..." >&2; exit 2; }
 as_user=()
 if [ "$(id -u)" = 0 ] && [ "${NETD_BOX_AS_ROOT:-}" != 1 ]; then
-	as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp)
+	# root's PATH may name directories nobody cannot search (execvp then
+	# says EACCES, not ENOENT): the usual ones instead.
+	as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
 fi
 if ! "${as_user[@]}" unshare -Urnm --pid --fork --mount-proc true 2>/dev/null; then
 	echo "userns_box: no user namespace here (unshare -Urnm --pid failed): skipped" >&2
