@@ -11,7 +11,8 @@
 #   records), the SNI check (nfnetlink_queue: a mismatch reset and audited),
 #   netd verify, the control API and /metrics on the socket and on a TCP
 #   port, a reload that removes a name (the live connection cut through
-#   conntrack), a clean restart over the kept table (reconcile, pins kept),
+#   conntrack), a clean restart over the kept table (reconcile, pins kept;
+#   then conn_update records and the idle grace),
 #   netd exec, netd audit, an attached netns, CNI ADD/CHECK/DEL (interface
 #   mode, and chained behind the reference bridge plugin), delete.
 # Never run it outside the box: it refuses unless it is PID 1 of a user
@@ -193,10 +194,16 @@ has "the tap exists, persistent" "persist on" "$(world_exec host ip -d link show
 # ---- a clean restart over the kept table ----------------------------------------------
 eq "api.openai.com pinned before the restart" "198.51.100.30" "$(sb_dig sb1 +short api.openai.com A)"
 netd_down
-netd_up "metrics_listen: 127.0.0.1:$PORT
-audit: { conn_update_interval: 0 }" || { echo "0 passed, 1 failed"; exit 1; }
+# Restarted with conn_update records every second and a 60 s idle grace.
+NETD_DNS_EXTRA="  idle_grace: 60" netd_up "metrics_listen: 127.0.0.1:$PORT
+audit: { conn_update_interval: 1 }" || { echo "0 passed, 1 failed"; exit 1; }
 has "the pin survived the restart" "198.51.100.30" "$(sb_pins "$SB1")"
 eq "sb1 connects after the restart" "api.openai.com ok" "$(sb_curl sb1 https://api.openai.com/)"
+eq "a 3 s download (server-paced)" 1200000 "$(sb_curl sb1 -o /dev/null -w '%{size_download}' \
+	"https://api.openai.com/bytes/1200000?rate=409600")"
+rec=$(record 20 '"event":"conn_update"' "\"sandbox\":\"$SB1\"" '"dst":"198.51.100.30"')
+ok "conn_update records while it ran" test -n "$rec"
+eq "idle grace is on" true "$(api /v1/status | jq -r .accounting.idle_grace.on)"
 has "the tap sandbox is back" "$(sb_name tp)" "$(netd sandbox list)"
 ok "netd exec runs in the sandbox" sb_exec sb1 true
 sb_exec sb1 sh -c 'exit 7'
