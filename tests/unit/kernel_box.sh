@@ -95,6 +95,23 @@ for p in dns-deny unpinned host sandbox spoof kernel-jump kernel-mark kernel-dns
 		'.results[] | select(.sandbox == $s and .probe == $p) | .verdict' <<<"$rep" 2>&1)"
 done
 has "verify, the table" "held: 1 sandboxes" "$(netd verify "$SB2" 2>&1)"
+# vrun PROBE - "STATUS VERDICT": netd verify sb1's exit status, and PROBE's verdict.
+vrun() {
+	local rep rc
+	rep=$(netd verify "$SB1" --json 2>/dev/null)
+	rc=$?
+	echo "$rc $(jq -r --arg s "$SB1" --arg p "$1" \
+		'.results[] | select(.sandbox == $s and .probe == $p) | .verdict' <<<"$rep" 2>&1)"
+}
+IF1=$(sb_field "$SB1" host_ifname)
+world_exec host nft delete element inet netd sandbox_fwd "{ $IF1 }"
+eq "verify, the jump removed by hand: exit 7, kernel-jump fails" "7 fail" "$(vrun kernel-jump)"
+world_exec host nft add element inet netd sandbox_fwd "{ $IF1 : jump pe-box }"
+world_exec host nft insert rule inet netd forward iifname "$IF1" accept
+eq "verify, an accept rule inserted: exit 7, unpinned fails" "7 fail" "$(vrun unpinned)"
+h=$(world_exec host nft -a list chain inet netd forward | sed -n "s/.*iifname \"$IF1\" accept # handle \([0-9]*\)$/\1/p")
+world_exec host nft delete rule inet netd forward handle "$h"
+eq "verify holds again" "0 pass" "$(vrun unpinned)"
 
 # ---- another table's forward chain that drops (as dockerd's iptables-nft) -----------
 blockers() { netd status | jq -c '[.forward_blockers[]? | {family, table, chain, verdict}]'; }
