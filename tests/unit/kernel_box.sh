@@ -12,7 +12,7 @@
 #   netd verify, the control API and /metrics on the socket and on a TCP
 #   port, a reload that removes a name (the live connection cut through
 #   conntrack), a clean restart over the kept table (reconcile, pins kept;
-#   then conn_update records and the idle grace),
+#   then conn_update records, IPFIX export and the idle grace),
 #   netd exec, netd audit, an attached netns, CNI ADD/CHECK/DEL (interface
 #   mode, and chained behind the reference bridge plugin), delete.
 # Never run it outside the box: it refuses unless it is PID 1 of a user
@@ -211,15 +211,23 @@ has "the tap exists, persistent" "persist on" "$(world_exec host ip -d link show
 # ---- a clean restart over the kept table ----------------------------------------------
 eq "api.openai.com pinned before the restart" "198.51.100.30" "$(sb_dig sb1 +short api.openai.com A)"
 netd_down
-# Restarted with conn_update records every second and a 60 s idle grace.
+# Restarted with conn_update records every second, a 60 s idle grace and
+# IPFIX export (interim records every second) to a collector over TCP.
+world__start inet ipfix "$WORLD_PYTHON" tests/integ/ipfix_reader.py --tcp 192.0.2.254 4741 \
+	--out "$WORLD_DIR/ipfix.jsonl" --ready "$WORLD_DIR/ipfix.ready"
+for ((i = 0; i < 100; i++)); do [ -e "$WORLD_DIR/ipfix.ready" ] && break; sleep 0.1; done
 NETD_DNS_EXTRA="  idle_grace: 60" netd_up "metrics_listen: 127.0.0.1:$PORT
-audit: { conn_update_interval: 1 }" || { echo "0 passed, 1 failed"; exit 1; }
+audit: { conn_update_interval: 1 }
+ipfix: { collectors: [\"tcp://192.0.2.254:4741\"], interim_interval: 1 }" ||
+	{ echo "0 passed, 1 failed"; exit 1; }
 has "the pin survived the restart" "198.51.100.30" "$(sb_pins "$SB1")"
 eq "sb1 connects after the restart" "api.openai.com ok" "$(sb_curl sb1 https://api.openai.com/)"
 eq "a 3 s download (server-paced)" 1200000 "$(sb_curl sb1 -o /dev/null -w '%{size_download}' \
 	"https://api.openai.com/bytes/1200000?rate=409600")"
 rec=$(record 20 '"event":"conn_update"' "\"sandbox\":\"$SB1\"" '"dst":"198.51.100.30"')
 ok "conn_update records while it ran" test -n "$rec"
+for ((i = 0; i < 100; i++)); do grep -q '"domain":"api.openai.com"' "$WORLD_DIR/ipfix.jsonl" 2>/dev/null && break; sleep 0.2; done
+has "IPFIX: the collector decoded its flow records" "\"sandbox\":\"$SB1\",\"policy\":\"box\",\"domain\":\"api.openai.com\"" "$(grep '"kind": *"record"' "$WORLD_DIR/ipfix.jsonl" 2>&1)"
 eq "idle grace is on" true "$(api /v1/status | jq -r .accounting.idle_grace.on)"
 has "the tap sandbox is back" "$(sb_name tp)" "$(netd sandbox list)"
 ok "netd exec runs in the sandbox" sb_exec sb1 true
