@@ -226,6 +226,10 @@ eq "a 3 s download (server-paced)" 1200000 "$(sb_curl sb1 -o /dev/null -w '%{siz
 	"https://api.openai.com/bytes/1200000?rate=409600")"
 rec=$(record 20 '"event":"conn_update"' "\"sandbox\":\"$SB1\"" '"dst":"198.51.100.30"')
 ok "conn_update records while it ran" test -n "$rec"
+has "netd config check: the running config is ok" "$NETD_CONF: ok" "$(netd config check "$NETD_CONF" 2>&1)"
+has "... with a note on the IPFIX enterprise number" "RFC 5612" "$(netd config check "$NETD_CONF" 2>&1)"
+netd config check "$WORLD_DIR/none.yaml" >/dev/null 2>&1
+eq "netd config check of a missing file: exit 3" 3 "$?"
 for ((i = 0; i < 100; i++)); do grep -q '"domain":"api.openai.com"' "$WORLD_DIR/ipfix.jsonl" 2>/dev/null && break; sleep 0.2; done
 has "IPFIX: the collector decoded its flow records" "\"sandbox\":\"$SB1\",\"policy\":\"box\",\"domain\":\"api.openai.com\"" "$(grep '"kind": *"record"' "$WORLD_DIR/ipfix.jsonl" 2>&1)"
 eq "idle grace is on" true "$(api /v1/status | jq -r .accounting.idle_grace.on)"
