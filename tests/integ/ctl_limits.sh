@@ -93,20 +93,8 @@ ge1() { [ "$1" -ge 1 ]; }
 ok "status counts it as timed out" ge1 "$(status_json | jfield "['control']['timed_out']")"
 
 # ---- held connections: the cap -------------------------------------------------------------
-python3 - "$NETD_SOCKET" 300 "$WORLD_DIR/hold.done" <<'PY' &
-import socket, sys, os, time
-socks = []
-for i in range(int(sys.argv[2])):
-    s = socket.socket(socket.AF_UNIX); s.setblocking(False)
-    try: s.connect(sys.argv[1])
-    except BlockingIOError: pass
-    socks.append(s)
-open(sys.argv[3], "w").close()
-time.sleep(30)
-PY
-HOLD=$!
-world_pid_track "$HOLD"
-for i in $(seq 1 50); do [ -e "$WORLD_DIR/hold.done" ] && break; sleep 0.1; done
+ctl_hold 300
+HOLD=$HOLD_PID
 st=$(status_json)
 ok "with 300 idle connections held, status is answered (idle ones are cut at the deadline)" test -n "$st"
 le_cap() { [ "$1" -le 256 ]; }

@@ -259,3 +259,25 @@ probe_stop() {
 	ok "probes ran $1" test -s "$WORLD_DIR/probe.count"
 	ok "the denied address was never reachable" test ! -e "$WORLD_DIR/probe.hits"
 }
+
+# ctl_hold N - hold N idle connections to netd's control socket (none sends
+# a byte) for 30 s in the background; returns once they are open.  Sets
+# HOLD_PID (tracked: world_down ends it).
+ctl_hold() {
+	local i
+	rm -f "$WORLD_DIR/hold.done"
+	python3 - "$NETD_SOCKET" "$1" "$WORLD_DIR/hold.done" <<-'PY' &
+	import socket, sys, time
+	socks = []
+	for i in range(int(sys.argv[2])):
+	    s = socket.socket(socket.AF_UNIX); s.setblocking(False)
+	    try: s.connect(sys.argv[1])
+	    except BlockingIOError: pass
+	    socks.append(s)
+	open(sys.argv[3], "w").close()
+	time.sleep(30)
+	PY
+	HOLD_PID=$!
+	world_pid_track "$HOLD_PID"
+	for ((i = 0; i < 50; i++)); do [ -e "$WORLD_DIR/hold.done" ] && break; sleep 0.1; done
+}

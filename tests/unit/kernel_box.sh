@@ -18,7 +18,7 @@
 # Never run it outside the box: it refuses unless it is PID 1 of a user
 # namespace's PID namespace (tests/userns_box.sh makes that).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 if [ "$$" != 1 ] || [ "$(awk '{print $3}' /proc/self/uid_map)" = 4294967295 ]; then
 	echo "kernel_box.sh: run it as tests/userns_box.sh tests/unit/kernel_box.sh"
 	echo "0 passed, 1 failed"
@@ -56,7 +56,6 @@ ok "sandbox create (veth)" sb_create sb1 box
 ok "second sandbox" sb_create sb2 python-dev
 has "its netns is in the box's /run/netns" "$SB1" "$(ip netns list)"
 has "its chain is in netd's table" "chain pe-box" "$(world_exec host nft list table inet netd)"
-SB1_IP=$(sb_field "$SB1" ipv4)
 SB2_IP=$(sb_field "$SB2" ipv4)
 eq "DNS over UDP through the proxy" "198.51.100.10" "$(sb_dig sb1 +short pypi.org A)"
 eq "DNS over TCP through the proxy" "198.51.100.30" "$(sb_dig sb1 +tcp +short api.openai.com A)"
@@ -143,27 +142,14 @@ eq "metrics (TCP port): other paths 404" "404" \
 	"$(world_exec host curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nope")"
 
 # ---- the control socket's cap and deadline: 300 idle connections held -----------------
-python3 - "$NETD_SOCKET" 300 "$WORLD_DIR/hold.done" <<'PY' &
-import socket, sys, time
-socks = []
-for i in range(int(sys.argv[2])):
-    s = socket.socket(socket.AF_UNIX); s.setblocking(False)
-    try: s.connect(sys.argv[1])
-    except BlockingIOError: pass
-    socks.append(s)
-open(sys.argv[3], "w").close()
-time.sleep(30)
-PY
-HOLD=$!
-world_pid_track "$HOLD"
-for ((i = 0; i < 50; i++)); do [ -e "$WORLD_DIR/hold.done" ] && break; sleep 0.1; done
+ctl_hold 300
 st=$(curl -sS --max-time 25 --unix-socket "$NETD_SOCKET" http://netd/v1/status)
 ok "held past the cap: status is still answered (idle ones cut at the deadline)" test -n "$st"
 ok "the cap was reached" test "$(jq -r .control.at_cap <<<"$st" 2>/dev/null)" -ge 1
 ok "never more than 256 served at once" test "$(jq -r .control.connections <<<"$st" 2>/dev/null)" -le 256
 has "the cap is logged" "connections open; new ones wait" "$(cat "$NETD_LOG")"
-kill "$HOLD" 2>/dev/null
-wait "$HOLD" 2>/dev/null
+kill "$HOLD_PID" 2>/dev/null
+wait "$HOLD_PID" 2>/dev/null
 
 # ---- a burst of UDP queries from one socket (the proxy's batched, GSO replies) --------
 for i in $(seq 300); do echo "pypi.org A"; done >"$WORLD_DIR/q300.txt"
