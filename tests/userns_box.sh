@@ -29,7 +29,7 @@
 # What a user namespace's root may not do on Linux 6.x is in
 # docs/architecture.md ("How much runs without root").
 # Exit status: CMD's; 77 if this kernel or machine gives no user
-# namespace (the caller reports a skip).
+# namespace (tests/run.sh counts that a failure, saying why).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -59,5 +59,21 @@ if ! "${as_user[@]}" unshare -Urnm --pid --fork --mount-proc true 2>/dev/null; t
 	echo "userns_box: no user namespace here (unshare -Urnm --pid failed): skipped" >&2
 	exit 77
 fi
-[ -d /run/netns ] || { echo "userns_box: /run/netns is missing (the box mounts over it): skipped" >&2; exit 77; }
-exec "${as_user[@]}" env USERNS_BOX_INNER=1 unshare -Urnm --propagation private --pid --fork --mount-proc "$0" "$@"
+# The box mounts over /run/netns: as root, make it if a fresh machine has
+# none yet (and remove it after, if still empty); an ordinary user cannot.
+made_netns=0
+if [ ! -d /run/netns ]; then
+	if [ "$(id -u)" = 0 ] && mkdir -m 755 /run/netns 2>/dev/null; then
+		made_netns=1
+	else
+		echo "userns_box: /run/netns is missing (the box mounts over it; root makes it)" >&2
+		exit 77
+	fi
+fi
+if [ "$made_netns" = 0 ]; then
+	exec "${as_user[@]}" env USERNS_BOX_INNER=1 unshare -Urnm --propagation private --pid --fork --mount-proc "$0" "$@"
+fi
+rc=0
+"${as_user[@]}" env USERNS_BOX_INNER=1 unshare -Urnm --propagation private --pid --fork --mount-proc "$0" "$@" || rc=$?
+rmdir /run/netns 2>/dev/null || true
+exit "$rc"
