@@ -398,7 +398,7 @@ int fw_pin_find(struct fw *fw, const char *name, const struct addr *addr, const 
  */
 struct fw_sb_check {
 	char jump[128];		/* its element in sandbox_fwd (chained: chained_fwd4/6) */
-	char ifs[96];		/* in sandbox_ifs */
+	char ifs[96];		/* in sandbox_ifs, and in raw_ifs to its anti-spoofing chain */
 	char src[96];		/* sandbox_src4/6: (interface . source), the anti-spoofing pair */
 	char mark[96];		/* sb_mark4/6: its source -> its ct mark (if it has one) */
 	char tap[96];		/* a tap's tap_ifs and tap_mac elements */

@@ -139,6 +139,11 @@ static void base_sets(struct bt *bt, const struct prefix *internal, size_t n_int
 	render_gw_sets(bt);
 	base_set(bt, "sandbox_fwd", TYPE_IFNAME, IFNAMSIZ, NFT_SET_MAP);
 	/*
+	 * prerouting_raw's one lookup for every packet: a sandbox interface ->
+	 * goto its anti-spoofing chain (sandbox_raw, or tap_raw for a tap).
+	 */
+	base_set(bt, "raw_ifs", TYPE_IFNAME, IFNAMSIZ, NFT_SET_MAP);
+	/*
 	 * What the policy chains (pchain.c) read of each sandbox: its mark by
 	 * source address, then by mark its quota object and its reject rate
 	 * (the packet path's own elements, kept across a restart).
@@ -184,6 +189,7 @@ static void base_chains(struct bt *bt)
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "output_raw", NF_INET_LOCAL_OUT, PRIO_RAW, "filter");
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "chained_in", -1, 0, NULL);
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "sandbox_raw", -1, 0, NULL);
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "tap_raw", -1, 0, NULL);
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "sni_reply", -1, 0, NULL);
 }
 
@@ -211,10 +217,22 @@ static void rule_accept(struct bt *bt, struct rb *rb)
 /*
  * prerouting_raw and output_raw: anti-spoofing, before conntrack sees the
  * packet.  Every packet of every sandbox crosses prerouting_raw, and so does
- * every reply: one sandbox_ifs lookup sends a sandbox's packets to
- * sandbox_raw (goto: nothing after it in prerouting_raw concerns them), so
- * a reply meets that lookup and the chained check only, a sandbox's packet
- * its own checks only.
+ * every reply, so the order is by what each packet pays:
+ *
+ *   prerouting_raw: iifname vmap @raw_ifs        a sandbox's packet: one lookup, then
+ *                                                only its own checks (goto)
+ *                   ip saddr POOL4 drop          the pools on any other interface
+ *                   ip6 saddr POOL6 drop         (compares, no lookup)
+ *                   ip saddr @chained_src4 ...   a chained source not from its port
+ *   tap_raw:        iifname . ether saddr != @tap_mac drop; goto sandbox_raw
+ *   sandbox_raw:    IPv4 first (its spoof drop, its DNS notrack, accept), then IPv6
+ *                   (neighbour discovery, its spoof drop, its DNS notrack)
+ *
+ * A pool source on an interface that is not (or not yet, or no longer) a
+ * sandbox's is dropped here for input and forward alike, so a sandbox whose
+ * chain is missing for any reason (a restart re-adding sandboxes, a
+ * half-failed create, a deleted sandbox's veth still up) fails closed, and
+ * forward's established packets meet no such rule before the fast path.
  */
 static void base_raw(struct bt *bt)
 {
@@ -222,9 +240,19 @@ static void base_raw(struct bt *bt)
 	struct rb rb;
 
 	rb_init(&rb, rc, "prerouting_raw");
-	fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
-	fx_goto(&rb, "sandbox_raw");
+	fx_meta(&rb, NFT_META_IIFNAME, NFT_REG_1);
+	fx_lookup(&rb, "raw_ifs", NFT_REG_1, NFT_REG_VERDICT, false);
 	bt_rule(bt, &rb);
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		const struct prefix *pool = pool_of(bt, f);
+
+		if (!pool)
+			continue;
+		rb_init(&rb, rc, "prerouting_raw");
+		fm_nfproto(&rb, f->nfproto);
+		fm_prefix(&rb, f->saddr_off, pool);
+		rule_drop(bt, &rb, NULL);
+	}
 	/*
 	 * A chained container's source address is only believed on a packet
 	 * the bridge table checked at the container's own port (the mark):
@@ -237,48 +265,60 @@ static void base_raw(struct bt *bt)
 		rule_drop(bt, &rb, reason_deny_name(REASON_DENY_SPOOF));
 	}
 	/*
-	 * sandbox_raw.  A tap's guest writes whole frames: one whose Ethernet
+	 * tap_raw.  A tap's guest writes whole frames: one whose Ethernet
 	 * source is not the guest's MAC is a spoof, whatever it carries (and
-	 * before the neighbour discovery exceptions below, which it must not
-	 * ride).
+	 * before the neighbour discovery exceptions of sandbox_raw, which it
+	 * must not ride).
 	 */
-	rb_init(&rb, rc, "sandbox_raw");
-	fm_ifset(&rb, NFT_META_IIFNAME, "tap_ifs", false);
+	rb_init(&rb, rc, "tap_raw");
 	fx_meta(&rb, NFT_META_IIFNAME, REG32(0));
 	fx_payload(&rb, NFT_PAYLOAD_LL_HEADER, 6, 6, REG32(4));
 	fx_lookup(&rb, "tap_mac", REG32(0), -1, true);
 	rule_drop(bt, &rb, reason_deny_name(REASON_DENY_SPOOF));
-	/* The ICMPv6 exceptions neighbour discovery needs must precede the drop. */
-	for (size_t i = 0; fw_rcfg_v6(rc) && i < 2; i++) {
-		/* Cheap compares before set lookups. */
-		rb_init(&rb, rc, "sandbox_raw");
-		fm_nfproto(&rb, NFPROTO_IPV6);
-		fm_prefix(&rb, FW_FAM_V6->saddr_off, &nd_srcs[i]);
-		fm_l4proto(&rb, IPPROTO_ICMPV6);
-		rule_accept(bt, &rb);
-	}
+	rb_init(&rb, rc, "tap_raw");
+	fx_goto(&rb, "sandbox_raw");
+	bt_rule(bt, &rb);
+	/*
+	 * sandbox_raw, a family at a time: an IPv4 packet (the most) meets
+	 * its source check, the DNS notrack and an accept (nothing after it
+	 * concerns IPv4), never the IPv6 rules.
+	 */
 	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
+		/* The ICMPv6 exceptions neighbour discovery needs must precede the drop. */
+		for (size_t i = 0; f == FW_FAM_V6 && fw_rcfg_v6(rc) && i < 2; i++) {
+			/* Cheap compares before set lookups. */
+			rb_init(&rb, rc, "sandbox_raw");
+			fm_nfproto(&rb, NFPROTO_IPV6);
+			fm_prefix(&rb, FW_FAM_V6->saddr_off, &nd_srcs[i]);
+			fm_l4proto(&rb, IPPROTO_ICMPV6);
+			rule_accept(bt, &rb);
+		}
 		rb_init(&rb, rc, "sandbox_raw");
 		fm_nfproto(&rb, f->nfproto);
 		fm_ifaddr_not_in(&rb, f, fw_fam_name("sandbox_src", f).s);
 		rule_drop(bt, &rb, reason_deny_name(REASON_DENY_SPOOF));
-	}
-	/*
-	 * A sandbox's UDP query to its gateway's port 53, where the proxy
-	 * listens itself (dns_local4/6): no conntrack entry (and so no
-	 * redirect) for it or for the answer - the busiest flow there is
-	 * costs neither a lookup nor NAT per packet.  After the anti-spoofing
-	 * above; input accepts it by the same set.
-	 */
-	for (size_t i = 0; i < n_fams(bt); i++) {
-		rb_init(&rb, rc, "sandbox_raw");
-		fm_dns_local(&rb, &fw_fams[i], false);
-		fx_notrack(&rb);
-		bt_rule(bt, &rb);
-		rb_init(&rb, rc, "output_raw");
-		fm_dns_local(&rb, &fw_fams[i], true);
-		fx_notrack(&rb);
-		bt_rule(bt, &rb);
+		/*
+		 * A sandbox's UDP query to its gateway's port 53, where the
+		 * proxy listens itself (dns_local4/6): no conntrack entry (and
+		 * so no redirect) for it or for the answer - the busiest flow
+		 * there is costs neither a lookup nor NAT per packet.  After the
+		 * anti-spoofing above; input accepts it by the same set.
+		 */
+		if (f == FW_FAM_V4 || fw_rcfg_v6(rc)) {
+			rb_init(&rb, rc, "sandbox_raw");
+			fm_dns_local(&rb, f, false);
+			fx_notrack(&rb);
+			bt_rule(bt, &rb);
+			rb_init(&rb, rc, "output_raw");
+			fm_dns_local(&rb, f, true);
+			fx_notrack(&rb);
+			bt_rule(bt, &rb);
+		}
+		if (f == FW_FAM_V4) {
+			rb_init(&rb, rc, "sandbox_raw");
+			fm_nfproto(&rb, NFPROTO_IPV4);
+			rule_accept(bt, &rb);
+		}
 	}
 }
 
@@ -315,11 +355,8 @@ static void base_prerouting_nat(struct bt *bt)
  * input, first: a sandbox's query to the proxy, the one packet every DNS
  * lookup sends here, accepted without the rules below (what they would
  * decide for it: the source was checked in prerouting_raw, and chained_in
- * accepts the proxy port too).  Then pool addresses arriving on an
- * interface that is not (or not yet, or no longer) a sandbox's are
- * dropped, so a sandbox whose chain is missing for any reason (a restart
- * re-adding sandboxes, a half-failed create) fails closed in input and
- * forward alike.
+ * accepts the proxy port too).  (Pool addresses arriving on an interface
+ * that is not a sandbox's never get here: prerouting_raw drops them.)
  */
 static void base_input_head(struct bt *bt)
 {
@@ -340,17 +377,6 @@ static void base_input_head(struct bt *bt)
 	}
 	/* A steered connection to the API gateway's port (gwsteer.c). */
 	render_gw_input(bt, n_fams(bt));
-	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
-		const struct prefix *pool = pool_of(bt, f);
-
-		for (int c = 0; pool && c < 2; c++) {
-			rb_init(&rb, rc, c == 0 ? "input" : "forward");
-			fm_nfproto(&rb, f->nfproto);
-			fm_prefix(&rb, f->saddr_off, pool);
-			fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", true);
-			rule_drop(bt, &rb, NULL);
-		}
-	}
 }
 
 /*
@@ -504,9 +530,9 @@ static void base_input_tail(struct bt *bt)
  *    connections, so those go on to its policy chain (replies to it take the fast
  *    path);
  *  - a chained attachment (the bridge table's mark): its policy chain, by address;
- *  - what the rules above this one drop: a pool source on an interface
- *    that is not a sandbox's (a sandbox deleted, its veth still up), IPv6
- *    when disabled.
+ *  - what the rule above this one drops: IPv6 when disabled (a pool
+ *    source on an interface that is not a sandbox's, a sandbox deleted,
+ *    its veth still up, is dropped in prerouting_raw, before conntrack).
  * Conntrack, NAT and the anti-spoofing in prerouting_raw are untouched; a
  * connection whose entry ctcut deletes comes back as "new" and meets its
  * policy chain.  Cheap tests first: ct state fails for every new

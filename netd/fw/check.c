@@ -141,6 +141,16 @@ int fw_sandbox_check(struct fw *fw, const char *name, struct fw_sb_check *out)
 			r = elem_get(fw, "sandbox_ifs", key, fkey_ifname(key, rec->ifname), &res);
 			say(out->ifs, sizeof(out->ifs), r, "not in sandbox_ifs");
 		}
+		if (!out->ifs[0]) {
+			const char *raw = rec->tap ? "tap_raw" : "sandbox_raw";
+
+			r = elem_get(fw, "raw_ifs", key, fkey_ifname(key, rec->ifname), &res);
+			if (r > 0 && strcmp(res.chain, raw) != 0)
+				snprintf(out->ifs, sizeof(out->ifs), "raw_ifs sends it to \"%.40s\", not %s",
+					 res.chain, raw);
+			else
+				say(out->ifs, sizeof(out->ifs), r, "not in raw_ifs (no anti-spoofing)");
+		}
 	}
 	snprintf(out->chain, sizeof(out->chain), "%.63s", rec->chain);
 
@@ -185,7 +195,7 @@ struct rule_scan {
 	uint16_t dns_port_be;
 	bool redir_udp, redir_tcp;	/* prerouting_nat: l4proto X ... redirect to :dns_port */
 	bool spoof[2];			/* sandbox_raw: iifname . saddr != @sandbox_src4/6 drop */
-	bool tap_mac;			/* sandbox_raw: iifname . ether saddr != @tap_mac drop */
+	bool tap_mac;			/* tap_raw: iifname . ether saddr != @tap_mac drop */
 };
 
 struct expr_walk {
@@ -312,11 +322,12 @@ int fw_base_check(struct fw *fw, struct fw_base_check *out)
 		snprintf(out->spoof, sizeof(out->spoof),
 			 "sandbox_raw has no anti-spoofing drop for %s sources",
 			 !rs.spoof[0] ? "IPv4" : "IPv6");
+	r = chain_scan(fw, "tap_raw", &rs);
 	if (r < 0)
-		snprintf(out->tap_mac, sizeof(out->tap_mac), "cannot read sandbox_raw: %s",
+		snprintf(out->tap_mac, sizeof(out->tap_mac), "cannot read tap_raw: %s",
 			 strerror(-r));
 	else if (!rs.tap_mac)
 		snprintf(out->tap_mac, sizeof(out->tap_mac),
-			 "sandbox_raw has no drop for a tap's frames from another MAC (@tap_mac)");
+			 "tap_raw has no drop for a tap's frames from another MAC (@tap_mac)");
 	return 0;
 }

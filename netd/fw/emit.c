@@ -341,6 +341,17 @@ struct nftnl_set_elem *elem_new_jump(const void *key, size_t len, const char *ch
 	return e;
 }
 
+struct nftnl_set_elem *elem_new_goto(const void *key, size_t len, const char *chain)
+{
+	struct nftnl_set_elem *e = elem_new(key, len);
+
+	if (e) {
+		nftnl_set_elem_set_u32(e, NFTNL_SET_ELEM_VERDICT, (uint32_t)NFT_GOTO);
+		nftnl_set_elem_set_str(e, NFTNL_SET_ELEM_CHAIN, chain);
+	}
+	return e;
+}
+
 void elem_add1(struct bt *bt, const char *set, struct nftnl_set_elem *e)
 {
 	struct elemq q;

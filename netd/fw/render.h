@@ -360,6 +360,8 @@ void elq_flush(struct elemq *q);
 struct nftnl_set_elem *elem_new(const void *key, size_t len);
 /* ... with a verdict: jump @chain */
 struct nftnl_set_elem *elem_new_jump(const void *key, size_t len, const char *chain);
+/* ... with a verdict: goto @chain */
+struct nftnl_set_elem *elem_new_goto(const void *key, size_t len, const char *chain);
 /* ... with @data (@dlen bytes) / with the object @obj */
 struct nftnl_set_elem *elem_new_data(const void *key, size_t len, const void *data, size_t dlen);
 struct nftnl_set_elem *elem_new_obj(const void *key, size_t len, const char *obj);

@@ -233,6 +233,12 @@ static void tap_elems(struct bt *bt, const struct fw_sandbox *sb, bool add)
 	}
 }
 
+/* The anti-spoofing chain prerouting_raw sends @sb's packets to (raw_ifs). */
+static const char *raw_chain(const struct fw_sandbox *sb)
+{
+	return sb->tap ? "tap_raw" : "sandbox_raw";
+}
+
 static void unhook_tap(struct bt *bt, const struct fw_sandbox *sb)
 {
 	tap_elems(bt, sb, false);
@@ -289,6 +295,7 @@ static void unhook(struct bt *bt, const struct fw_sandbox *sb, const char *chain
 	/* The map element references the chain: it goes first. */
 	if (chain)
 		elem_remove(bt, "sandbox_fwd", key, len, chain);
+	elem_remove_data(bt, "raw_ifs", elem_new_goto(key, len, raw_chain(sb)), key, len);
 	elem_remove(bt, "sandbox_ifs", key, len, NULL);
 	elem_remove(bt, "metered_ifs", key, len, NULL);
 	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr4);
@@ -451,6 +458,8 @@ static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *ch
 		if (ad[i]->family == fw_fams[i].af)
 			elem_add1(bt, fw_fam_name("sandbox_src", &fw_fams[i]).s,
 				  elem_new(key, fkey_ifaddr(key, sb->host_ifname, ad[i])));
+	/* prerouting_raw's way in, after the sources it checks. */
+	elem_add1(bt, "raw_ifs", elem_new_goto(key, fkey_ifname(key, sb->host_ifname), raw_chain(sb)));
 	elem_add1(bt, "sandbox_fwd",
 		  elem_new_jump(key, fkey_ifname(key, sb->host_ifname), chain));
 }

@@ -14,6 +14,11 @@
 #   slow   the same ruleset with the fast-path rule deleted by hand (what
 #          dataplane.fast_path: false renders; tests/golden/nov6 shows it)
 #   bare   PREFIX-bc -> PREFIX-bh: no nftables table, so no conntrack hooks
+#   floor  PREFIX-fc -> PREFIX-fh: the least a conntrack-and-NAT firewall
+#          does: established accepted, a new flow accepted by one lookup
+#          in a pin-like concat set, masquerade; nothing else.  Its
+#          conntrack sysctls (acct, timestamp, ...) are copied from netd's
+#          host so both pay the same per-connection extras.
 # Tests: TCP 1 stream, TCP 8 streams (Gbit/s received), UDP with 64-byte
 # payloads at full speed (packets/s received), all uploads; then TCP 1
 # stream and 64-byte UDP downloads (tcp1r, udp64r: iperf3 -R), the
@@ -43,7 +48,9 @@ done
 world_up "ndp$$" >/dev/null || { echo "bench: world_up failed" >&2; exit 1; }
 BH=$WORLD_PREFIX-bh
 BC=$WORLD_PREFIX-bc
-trap 'ip netns del "$BC" 2>/dev/null; ip netns del "$BH" 2>/dev/null; world_down' EXIT
+FH=$WORLD_PREFIX-fh
+FC=$WORLD_PREFIX-fc
+trap 'for n in "$BC" "$BH" "$FC" "$FH"; do ip netns del "$n" 2>/dev/null; done; world_down' EXIT
 
 # ---- the server, and the bare path --------------------------------------------------------
 world_exec inet ip addr add "$SRV/32" dev lo
@@ -67,6 +74,44 @@ ip -n "$BH" link set bs0 up
 ip -n "$BC" route add default via 10.97.0.1
 ip netns exec "$BH" sysctl -qw net.ipv4.ip_forward=1
 
+# ---- the floor: the bare path's shape, plus conntrack, one lookup, masquerade -------------
+ip netns add "$FH"
+ip netns add "$FC"
+ip -n "$FH" link set lo up
+ip -n "$FC" link set lo up
+ip link add fu0 netns "$FH" type veth peer name fi0 netns "$WORLD_INET_NS"
+ip -n "$FH" addr add 203.0.113.214/30 dev fu0
+ip -n "$FH" link set fu0 up
+ip -n "$WORLD_INET_NS" addr add 203.0.113.213/30 dev fi0
+ip -n "$WORLD_INET_NS" link set fi0 up
+ip -n "$FH" route add default via 203.0.113.213
+ip link add fc0 netns "$FC" type veth peer name fs0 netns "$FH"
+ip -n "$FC" addr add 10.96.0.2/30 dev fc0
+ip -n "$FC" link set fc0 up
+ip -n "$FH" addr add 10.96.0.1/30 dev fs0
+ip -n "$FH" link set fs0 up
+ip -n "$FC" route add default via 10.96.0.1
+ip netns exec "$FH" sysctl -qw net.ipv4.ip_forward=1
+ip netns exec "$FH" nft -f - <<NFT || { echo "bench: the floor's ruleset failed" >&2; exit 1; }
+table inet floor {
+	set pin4 {
+		type ipv4_addr . ipv4_addr . inet_proto . inet_service
+		size 2097152
+		flags timeout
+		elements = { 10.96.0.2 . $SRV . tcp . 5201 timeout 2h, 10.96.0.2 . $SRV . udp . 5201 timeout 2h }
+	}
+	chain forward {
+		type filter hook forward priority filter; policy drop;
+		ct state established,related accept
+		ip saddr . ip daddr . meta l4proto . th dport @pin4 accept
+	}
+	chain postrouting {
+		type nat hook postrouting priority srcnat; policy accept;
+		oifname "fu0" masquerade
+	}
+}
+NFT
+
 # ---- netd ---------------------------------------------------------------------------------
 NETD_POLICIES=$WORLD_DIR/policies
 mkdir -p "$NETD_POLICIES"
@@ -82,11 +127,27 @@ YAML
 netd_up >/dev/null || exit 1
 sb_create b1 dp >/dev/null || exit 1
 SB=$(sb_name b1)
+# Per-netns conntrack sysctls: the floor gets netd's host's (netd turns on
+# accounting and timestamps for its records), so the two differ only in rules.
+CT_SYSCTLS="net.netfilter.nf_conntrack_acct net.netfilter.nf_conntrack_timestamp
+	net.netfilter.nf_conntrack_checksum net.netfilter.nf_conntrack_tcp_loose
+	net.netfilter.nf_conntrack_tcp_be_liberal net.netfilter.nf_conntrack_events
+	net.netfilter.nf_conntrack_helper net.ipv4.conf.all.rp_filter"
+ct_sysctls() { ip netns exec "$1" sysctl -e $CT_SYSCTLS 2>/dev/null | sed 's/^net\.//; s/netfilter\.nf_conntrack_/ct_/'; }
 for ((i = 0; i < 100; i++)); do
+	ip netns exec "$FC" iperf3 -c "$SRV" -t 1 >/dev/null 2>&1 &&
 	ip netns exec "$BC" iperf3 -c "$SRV" -t 1 >/dev/null 2>&1 &&
 		ip netns exec "$SB" iperf3 -c "$SRV" -t 1 >/dev/null 2>&1 && break
 	sleep 0.2
 done
+
+for k in $CT_SYSCTLS; do
+	v=$(world_exec host sysctl -n "$k" 2>/dev/null) && ip netns exec "$FH" sysctl -qw "$k=$v"
+done
+if [ "$(ct_sysctls "$WORLD_HOST_NS")" != "$(ct_sysctls "$FH")" ]; then
+	echo "bench: the floor's sysctls differ from netd's host:" >&2
+	diff <(ct_sysctls "$WORLD_HOST_NS") <(ct_sysctls "$FH") >&2
+fi
 
 # fast_path on|off - put the fast-path rule back before the rule that
 # follows it, or delete it (the ruleset is then what fast_path: false renders).
@@ -141,7 +202,7 @@ pins_count() {
 # one PATH TEST - one iperf3 run; prints Gbit/s (tcp) or packets/s (udp64).
 one() {
 	local ns args out try
-	case $1 in bare) ns=$BC ;; *) ns=$SB ;; esac
+	case $1 in bare) ns=$BC ;; floor) ns=$FC ;; *) ns=$SB ;; esac
 	case $2 in
 	tcp1) args=() ;;
 	tcp8) args=(-P 8) ;;
@@ -164,10 +225,17 @@ one() {
 median() { tr ' ' '\n' <<<"$1" | grep -v '^-*$' | sort -g | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; else print "-"}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a != "-" && b != "-" && b > 0) printf "%.2f", a / b; else print "-"}'; }
 
-PATHS=(bare netd slow)
-TESTS=(tcp1 tcp8 udp64 tcp1r udp64r)
+read -ra PATHS <<<"${BENCH_DP_PATHS:-bare floor netd slow}"
+read -ra TESTS <<<"${BENCH_DP_TESTS:-tcp1 tcp8 udp64 tcp1r udp64r}"
 declare -A R
 have=1
+# pairs A B - the median of the rounds' A/B ratios (each round's two runs
+# were minutes apart at most: a steadier figure than the medians' ratio).
+pairs() {
+	paste -d' ' <(tr ' ' '\n' <<<"$1" | grep -v '^$') <(tr ' ' '\n' <<<"$2" | grep -v '^$') |
+		awk '$1 != "-" && $2 != "-" && $2 > 0 {print $1 / $2}' | sort -g |
+		awk '{a[NR] = $1} END {if (NR) printf "%.3f", a[int((NR + 1) / 2)]; else print "-"}'
+}
 echo
 echo "Data-plane benchmark: $(nproc) CPUs, $(uname -r), iperf $(iperf3 --version | awk 'NR == 1 {print $2}'), " \
 	"$ROUNDS rounds x ${SECS}s, paths alternating (order rotated each round), $NPINS pins"
@@ -175,6 +243,8 @@ echo "Data-plane benchmark: $(nproc) CPUs, $(uname -r), iperf $(iperf3 --version
 # the forward rule leaves offloaded flows offloaded); off, the rules'.
 echo "netd's flowtable (dataplane.flowtable: auto): $(netd status |
 	jq -r '.dataplane | if .flowtable then "on" else "off, " + .flowtable_off_because end')"
+echo "conntrack sysctls, netd's host and the floor's: $(ct_sysctls "$WORLD_HOST_NS" | tr '\n' ' ')"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for count in $COUNTS; do
 	for ((i = have; i < count; i++)); do
 		# (under load the CLI may give up on an answer netd still sends:
@@ -195,16 +265,21 @@ for count in $COUNTS; do
 	done
 	fast_path on
 	echo
-	echo "$n sandboxes, $(pins_count) pins:"
-	printf '  %-6s %12s %12s %7s %12s %7s   %s\n' test bare "netd" "ratio" "fast off" "ratio" "(unit; every round: bare / netd / fast off)"
+	echo "$n sandboxes, $(pins_count) pins (load $(cut -d' ' -f1-3 /proc/loadavg)):"
+	printf '  %-6s %10s %10s %6s %10s %6s %8s %10s %6s   %s\n' test bare floor ratio netd ratio \
+		"netd/fl" "fast off" ratio "(unit; every round: bare / floor / netd / fast off)"
 	for t in "${TESTS[@]}"; do
-		b=$(median "${R[$count,$t,bare]}")
-		f=$(median "${R[$count,$t,netd]}")
-		s=$(median "${R[$count,$t,slow]}")
+		b=$(median "${R[$count,$t,bare]:-}")
+		fl=$(median "${R[$count,$t,floor]:-}")
+		f=$(median "${R[$count,$t,netd]:-}")
+		s=$(median "${R[$count,$t,slow]:-}")
 		u=Gbit/s
 		[[ $t == udp64* ]] && u=pkt/s
-		printf '  %-6s %12s %12s %7s %12s %7s   %s;%s /%s /%s\n' "$t" "$b" "$f" "$(ratio "$f" "$b")" "$s" \
-			"$(ratio "$s" "$b")" "$u" "${R[$count,$t,bare]}" "${R[$count,$t,netd]}" "${R[$count,$t,slow]}"
+		printf '  %-6s %10s %10s %6s %10s %6s %8s %10s %6s   %s;%s /%s /%s /%s\n' "$t" "$b" "$fl" \
+			"$(ratio "$fl" "$b")" "$f" "$(ratio "$f" "$b")" \
+			"$(pairs "${R[$count,$t,netd]:-}" "${R[$count,$t,floor]:-}")" "$s" "$(ratio "$s" "$b")" \
+			"$u" "${R[$count,$t,bare]:-}" "${R[$count,$t,floor]:-}" "${R[$count,$t,netd]:-}" \
+			"${R[$count,$t,slow]:-}"
 	done
 done
 netd_down >/dev/null
