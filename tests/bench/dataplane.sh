@@ -6,6 +6,8 @@
 #
 #   BENCH_DP_ROUNDS=3 BENCH_DP_SECONDS=5 BENCH_DP_SANDBOXES="1 100 1000" \
 #   BENCH_DP_PINS=100000 tests/bench/dataplane.sh          (root; build/netd first)
+#   BENCH_DP_TESTS="tcp1 udp64" BENCH_DP_PATHS="bare floor netd": a subset;
+#   BENCH_DP_PERF=DIR: perf record -a -g of each path's first udp64 run
 #
 # Paths, each client -> veth -> "host" netns (forwarding) -> veth -> inet
 # (iperf3 -s on 198.51.100.60):
@@ -25,7 +27,8 @@
 # direction the flowtable offloads where the kernel has one.  Each round runs every
 # (test, path) pair once, the paths' order rotated each round; the median
 # of BENCH_DP_ROUNDS rounds of BENCH_DP_SECONDS seconds is printed, with
-# the ratio to bare.  The pins are written into the shared pin sets
+# the ratio to bare, and netd/fl: the median of the rounds' netd / floor
+# ratios (the issue's target: >= 0.97).  The pins are written into the shared pin sets
 # with nft (BENCH_DP_PINS elements in all, spread evenly; 198.18.0.0/15 and
 # 2001:db8:ffff::/64 keys, never contacted).  Not a test: it asserts
 # nothing about time.
@@ -210,6 +213,12 @@ one() {
 	tcp1r) args=(-R) ;;		# downloads: the server sends, replies cross the host
 	udp64r) args=(-R -u -l 64 -b 0) ;;
 	esac
+	# BENCH_DP_PERF=DIR: the first udp64 run of each path under perf record -a -g
+	# (DIR/PATH.data; where nft_do_chain and its expressions spend).
+	if [ -n "${BENCH_DP_PERF:-}" ] && [ "$2" = udp64 ] && [ ! -e "$BENCH_DP_PERF/$1.data" ]; then
+		mkdir -p "$BENCH_DP_PERF"
+		perf record -q -a -g -o "$BENCH_DP_PERF/$1.data" -- sleep "$SECS" >/dev/null 2>&1 &
+	fi
 	for try in 1 2 3; do
 		out=$(ip netns exec "$ns" iperf3 -c "$SRV" -t "$SECS" -J "${args[@]}" 2>/dev/null) &&
 			break

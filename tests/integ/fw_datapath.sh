@@ -205,6 +205,32 @@ check_not "b: a's pin does not open 198.51.100.7:443 for b" reach "$B" 198.51.10
 check_not "a: pinned addr from spoofed source 10.87.1.99 dropped" reach "$A" 198.51.100.7 443 10.87.1.99
 c=$(counter sandbox_raw 'ip saddr != @sandbox_src4')
 if [ "${c:-0}" -gt 0 ]; then ok "anti-spoof drop counter counted ($c)"; else ko "anti-spoof counter is ${c:-none}"; fi
+# ... every packet of a flow, not only its first (5 datagrams, 5 drops).
+c0=$(counter sandbox_raw 'ip saddr != @sandbox_src4')
+ip netns exec "$A" python3 -c '
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.87.1.99", 40999))
+for _ in range(5):
+    s.sendto(b"x", ("198.51.100.7", 443)); time.sleep(0.02)' 2>/dev/null
+c=$(counter sandbox_raw 'ip saddr != @sandbox_src4')
+if [ "${c:-0}" -ge $((${c0:-0} + 5)) ]; then ok "every spoofed upload packet dropped in sandbox_raw ($c0 -> $c)"
+else ko "spoofed upload packets: counter $c0 -> $c"; fi
+# A pool source from outside (the uplink): dropped in prerouting_raw before
+# conntrack, whether it aims at the host or through it at a sandbox.
+ip -n "$I" addr add 10.87.2.2/32 dev lo
+ip -n "$I" route add 10.87.0.0/16 via 198.51.100.1 2>/dev/null
+ip -n "$I" route add 198.51.100.1/32 dev eth0 src 10.87.2.2 2>/dev/null
+c0=$(counter prerouting_raw 'ip saddr 10.87.0.0/16')
+check_not "outside: a packet with sandbox b's source from the uplink reaches no sandbox" \
+	reach "$I" 10.87.1.2 8080 10.87.2.2
+check_not "outside: nor the host's proxy port" dns "$I" 198.51.100.1
+c=$(counter prerouting_raw 'ip saddr 10.87.0.0/16')
+if [ "${c:-0}" -gt "${c0:-0}" ]; then ok "outside pool-source drop counted in prerouting_raw ($c0 -> $c)"
+else ko "prerouting_raw pool drop counter $c0 -> $c"; fi
+ip -n "$I" route del 198.51.100.1/32 dev eth0 src 10.87.2.2 2>/dev/null
+ip -n "$I" route del 10.87.0.0/16 via 198.51.100.1 2>/dev/null
+ip -n "$I" addr del 10.87.2.2/32 dev lo
 
 fw_ok "pin a 2001:db8::7 tcp 443" pin a 2001:db8::7 tcp 443 60000
 check "a: pinned [2001:db8::7]:443 reachable over IPv6" reach "$A" 2001:db8::7 443

@@ -48,7 +48,7 @@ A2=$(netd sandbox show "$SB2" | sed -n 's/.*"ipv4": "\([^"]*\)".*/\1/p')
 FAST='inet netd forward rule ct state established,related meta mark & 0x00800000 == 0x00000000 iifname != @metered_ifs accept (verdict accept)'
 N=4000000
 
-has "forward starts with the fast-path rule (after the pool drops and the SNI reply jump)" "iifname != @metered_ifs accept" \
+has "forward starts with the fast-path rule (after the SNI reply jump; the pool drops are in prerouting_raw)" "iifname != @metered_ifs accept" \
 	"$(world_exec host nft list chain inet netd forward | sed -n 4,7p)"
 has "the quota sandbox is metered" "$(sb_field "$SB2" host_ifname)" \
 	"$(world_exec host nft list set inet netd metered_ifs)"
