@@ -32,6 +32,7 @@
 #include "netd/model/pinreg.h"
 
 /* nft's datatype ids (nftables include/datatype.h), so `nft list` prints keys. */
+#define TYPE_NFPROTO       2
 #define TYPE_IPADDR        7
 #define TYPE_IP6ADDR       8
 #define TYPE_INET_PROTOCOL 12

@@ -440,6 +440,8 @@ static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *ch
 			if (ad[i]->family != f->af)
 				continue;
 			elem_add1(bt, fw_fam_name("chained_src", f).s, elem_new(ad[i]->a, f->alen));
+			/* prerouting_raw's gate to the chained checks (base.c; stays). */
+			elem_add1(bt, "chained_fams", elem_new(&f->nfproto, 1));
 			elem_add1(bt, fw_fam_name("chained_fwd", f).s,
 				  elem_new_jump(ad[i]->a, f->alen, chain));
 		}

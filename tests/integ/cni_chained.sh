@@ -115,7 +115,10 @@ ok "the two containers got addresses from host-local" test -n "$C1" -a -n "$C2" 
 # Control: before netd-cni, the bridge lets them talk (so the isolation check can fail).
 ok "control: before netd-cni, c1 reaches c2 over the bridge" cexec c1 ping -c1 -W2 "$C2"
 
+hasnt "no chained attachment yet: prerouting_raw's gate to the chained checks is shut" ipv4 \
+	"$(hexec nft list set inet netd chained_fams)"
 add_netd c1 python-dev
+has "the first chained attachment opens the gate" ipv4 "$(hexec nft list set inet netd chained_fams)"
 add_netd c2 openai-only
 eq "the result is prevResult passed through, nameservers = the gateway" \
 	"$(jq -c '.dns = {nameservers: ["'$GW'"]}' <<<"${BR_RES[c1]}")" "$(jq -c . <<<"${PREV[c1]}")"
@@ -164,7 +167,7 @@ world_exec inet dig +time=2 +tries=1 -b "$C1" @192.0.2.1 uplink-spoof.pypi.org A
 hasnt "a query from the uplink with c1's source is not taken as c1's" "uplink-spoof.pypi.org" \
 	"$(cat "$NETD_AUDIT")"
 has "the inet table counted it as a spoof" "counter packets" \
-	"$(hexec nft list chain inet netd prerouting_raw | grep chained_src4 | grep -v 'packets 0 ')"
+	"$(hexec nft list chain inet netd chained_raw | grep chained_src4 | grep -v 'packets 0 ')"
 world_exec inet ip route del 10.88.0.0/16 via 192.0.2.1 2>/dev/null
 world_exec inet ip addr del "$C1/32" dev lo
 eq "c1's own address still works" 198.51.100.10 "$(cdig c1 +short pypi.org A)"

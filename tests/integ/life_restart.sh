@@ -78,7 +78,7 @@ eq "same chains and sets after the restart" \
 	"$(objects <<<"$ruleset_before")" "$(objects <<<"$ruleset_after")"
 eq "the policy's chain re-rendered identically" "$(chain_of pe-python-dev <<<"$ruleset_before")" \
 	"$(chain_of pe-python-dev <<<"$ruleset_after")"
-for c in prerouting_raw sandbox_raw prerouting_nat input forward postrouting_nat; do
+for c in prerouting_raw sandbox_raw tap_raw chained_raw prerouting_nat input forward postrouting_nat; do
 	eq "base chain $c identical" "$(chain_of "$c" <<<"$ruleset_before")" "$(chain_of "$c" <<<"$ruleset_after")"
 done
 eq "vanished sandbox's jump removed" "" "$(sb_jump "$SB3_IF")"
