@@ -15,13 +15,17 @@
  *   set  internal4 / internal6 { flags interval }      never reachable through a pin
  *   map  sandbox_fwd  { type ifname : verdict }        iif -> jump pe-/pa-POLICY
  *   set  metered_ifs  { type ifname }                  sandboxes with an egress quota: no fast path
- *   chain prerouting_raw   (filter, prerouting, raw)   sandbox_ifs -> goto sandbox_raw:
+ *   map  raw_ifs      { type ifname : verdict }        iif -> goto sandbox_raw (tap: tap_raw)
+ *   set  chained_fams { type nf_proto }                families with a chained attachment
+ *   chain prerouting_raw   (filter, prerouting, raw)   iifname vmap @raw_ifs -> sandbox_raw:
  *                                                      drop spoofed sources; udp to
- *                                                      @dns_local4/6 port 53: notrack
+ *                                                      @dns_local4/6 port 53: notrack;
+ *                                                      other interfaces: pool sources
+ *                                                      dropped; @chained_fams -> chained_raw
  *   chain output_raw       (filter, output, raw)       udp from @dns_local4/6 port 53: notrack
  *   chain prerouting_nat   (nat, prerouting, dstnat)   udp/tcp 53 to any address -> redirect to :dns_port
  *   chain input            (filter, input)             sandbox -> host: only the proxy port (+ ICMPv6 ND)
- *   chain forward          (filter, forward)           after the pool drops: flowtable
+ *   chain forward          (filter, forward)           flowtable
  *                                                      (dataplane.flowtable):
  *                                                      established reply to a sandbox: flow add @ft;
  *                                                      fast path: established, not
@@ -79,8 +83,9 @@
  * A microVM's tap (fw_sandbox.tap) is a sandbox interface like a veth (in
  * sandbox_ifs, sandbox_src4/6, sandbox_fwd), and its guest's MAC is pinned
  * as well, because the guest's kernel writes whole frames:
- *   sets tap_ifs { ifname }, tap_mac { ifname . ether_addr }: prerouting_raw
- *   drops a packet from a tap whose Ethernet source is not its guest's;
+ *   sets tap_ifs { ifname }, tap_mac { ifname . ether_addr }: raw_ifs sends a
+ *   tap's packets to chain tap_raw, which drops one whose Ethernet source is
+ *   not its guest's, then goes on to sandbox_raw;
  *   "table arp NAME": chain input drops ARP from a tap unless it is
  *   Ethernet/IPv4 ARP whose frame source, sender MAC and sender address are
  *   the guest's own (tap_ifs, tap_arp { ifname . ether_addr . ether_addr .
