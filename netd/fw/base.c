@@ -47,6 +47,22 @@ static const struct prefix *pool_of(const struct bt *bt, const struct fw_fam *f)
 }
 
 /*
+ * Start a rule of @chain in @rb: the source is in @f's pool.  false (nothing
+ * started): no pool of that family.
+ */
+static bool rb_pool_src(struct bt *bt, struct rb *rb, const char *chain, const struct fw_fam *f)
+{
+	const struct prefix *pool = pool_of(bt, f);
+
+	if (!pool)
+		return false;
+	rb_init(rb, bt->rc, chain);
+	fm_nfproto(rb, f->nfproto);
+	fm_prefix(rb, f->saddr_off, pool);
+	return true;
+}
+
+/*
  * The elements of interval set @set: the merged @internal prefixes of @f,
  * as nft sends rbtree intervals: an opening interval-end at 0 (unless a
  * range starts there), then start / end+1 pairs; a range reaching the top
@@ -253,16 +269,9 @@ static void base_raw(struct bt *bt)
 	fx_meta(&rb, NFT_META_IIFNAME, NFT_REG_1);
 	fx_lookup(&rb, "raw_ifs", NFT_REG_1, NFT_REG_VERDICT, false);
 	bt_rule(bt, &rb);
-	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
-		const struct prefix *pool = pool_of(bt, f);
-
-		if (!pool)
-			continue;
-		rb_init(&rb, rc, "prerouting_raw");
-		fm_nfproto(&rb, f->nfproto);
-		fm_prefix(&rb, f->saddr_off, pool);
-		rule_drop(bt, &rb, NULL);
-	}
+	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++)
+		if (rb_pool_src(bt, &rb, "prerouting_raw", f))
+			rule_drop(bt, &rb, NULL);
 	/*
 	 * A chained container's source address is only believed on a packet
 	 * the bridge table checked at the container's own port (the mark):
@@ -661,13 +670,8 @@ static void base_postrouting(struct bt *bt)
 	struct rb rb;
 
 	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
-		const struct prefix *pool = pool_of(bt, f);
-
-		if (!pool)
+		if (!rb_pool_src(bt, &rb, "postrouting_nat", f))
 			continue;
-		rb_init(&rb, rc, "postrouting_nat");
-		fm_nfproto(&rb, f->nfproto);
-		fm_prefix(&rb, f->saddr_off, pool);
 		fm_egress(&rb, rc);
 		fx_new(&rb, "masq");
 		bt_rule(bt, &rb);

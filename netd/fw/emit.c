@@ -330,26 +330,27 @@ struct nftnl_set_elem *elem_new(const void *key, size_t len)
 	return e;
 }
 
-struct nftnl_set_elem *elem_new_jump(const void *key, size_t len, const char *chain)
+/* An element of a verdict map: @key -> @verdict (NFT_JUMP, NFT_GOTO) @chain. */
+static struct nftnl_set_elem *elem_new_verdict(const void *key, size_t len, int verdict,
+					       const char *chain)
 {
 	struct nftnl_set_elem *e = elem_new(key, len);
 
 	if (e) {
-		nftnl_set_elem_set_u32(e, NFTNL_SET_ELEM_VERDICT, (uint32_t)NFT_JUMP);
+		nftnl_set_elem_set_u32(e, NFTNL_SET_ELEM_VERDICT, (uint32_t)verdict);
 		nftnl_set_elem_set_str(e, NFTNL_SET_ELEM_CHAIN, chain);
 	}
 	return e;
 }
 
+struct nftnl_set_elem *elem_new_jump(const void *key, size_t len, const char *chain)
+{
+	return elem_new_verdict(key, len, NFT_JUMP, chain);
+}
+
 struct nftnl_set_elem *elem_new_goto(const void *key, size_t len, const char *chain)
 {
-	struct nftnl_set_elem *e = elem_new(key, len);
-
-	if (e) {
-		nftnl_set_elem_set_u32(e, NFTNL_SET_ELEM_VERDICT, (uint32_t)NFT_GOTO);
-		nftnl_set_elem_set_str(e, NFTNL_SET_ELEM_CHAIN, chain);
-	}
-	return e;
+	return elem_new_verdict(key, len, NFT_GOTO, chain);
 }
 
 void elem_add1(struct bt *bt, const char *set, struct nftnl_set_elem *e)

@@ -37,6 +37,7 @@ cd "$(dirname "$0")/../.."
 NETD_BIN=${NETD_BIN:-$PWD/build/netd}
 . tests/world.sh
 . tests/integ/lib_netd.sh
+. tests/bench/lib_ns.sh
 
 ROUNDS=${BENCH_DP_ROUNDS:-3}
 SECS=${BENCH_DP_SECONDS:-5}
@@ -58,43 +59,21 @@ trap 'for n in "$BC" "$BH" "$FC" "$FH"; do ip netns del "$n" 2>/dev/null; done; 
 # ---- the server, and the bare path --------------------------------------------------------
 world_exec inet ip addr add "$SRV/32" dev lo
 world_spawn inet "$WORLD_DIR/iperf3.log" iperf3 -s -B "$SRV"
-ip netns add "$BH"
-ip netns add "$BC"
-ip -n "$BH" link set lo up
-ip -n "$BC" link set lo up
-ip link add bu0 netns "$BH" type veth peer name bi0 netns "$WORLD_INET_NS"
-ip -n "$BH" addr add 203.0.113.210/30 dev bu0
-ip -n "$BH" link set bu0 up
-ip -n "$WORLD_INET_NS" addr add 203.0.113.209/30 dev bi0
-ip -n "$WORLD_INET_NS" link set bi0 up
-ip -n "$WORLD_INET_NS" route add 10.97.0.0/30 via 203.0.113.210
-ip -n "$BH" route add default via 203.0.113.209
-ip link add bc0 netns "$BC" type veth peer name bs0 netns "$BH"
-ip -n "$BC" addr add 10.97.0.2/30 dev bc0
-ip -n "$BC" link set bc0 up
-ip -n "$BH" addr add 10.97.0.1/30 dev bs0
-ip -n "$BH" link set bs0 up
-ip -n "$BC" route add default via 10.97.0.1
-ip netns exec "$BH" sysctl -qw net.ipv4.ip_forward=1
+# router P HOST CLIENT UP_A NET - netns HOST linked to inet (Pu0 with
+# 203.0.113.UP_A/30) and netns CLIENT behind it (Pc0 NET.2/30, HOST's Ps0
+# NET.1), forwarding (tests/bench/lib_ns.sh).
+router() {
+	local p=$1 h=$2 c=$3 a=$4 net=$5
+	uplink_ns "$h" "${p}u0" "${p}i0" "$a"
+	ip -n "$WORLD_INET_NS" route add "$net.0/30" via "203.0.113.$a"
+	client_ns "$c" "${p}c0" "$h" "${p}s0" "$net.2/30" "$net.1/30"
+	ip -n "$c" route add default via "$net.1"
+	ip netns exec "$h" sysctl -qw net.ipv4.ip_forward=1
+}
+router b "$BH" "$BC" 210 10.97.0
 
 # ---- the floor: the bare path's shape, plus conntrack, one lookup, masquerade -------------
-ip netns add "$FH"
-ip netns add "$FC"
-ip -n "$FH" link set lo up
-ip -n "$FC" link set lo up
-ip link add fu0 netns "$FH" type veth peer name fi0 netns "$WORLD_INET_NS"
-ip -n "$FH" addr add 203.0.113.214/30 dev fu0
-ip -n "$FH" link set fu0 up
-ip -n "$WORLD_INET_NS" addr add 203.0.113.213/30 dev fi0
-ip -n "$WORLD_INET_NS" link set fi0 up
-ip -n "$FH" route add default via 203.0.113.213
-ip link add fc0 netns "$FC" type veth peer name fs0 netns "$FH"
-ip -n "$FC" addr add 10.96.0.2/30 dev fc0
-ip -n "$FC" link set fc0 up
-ip -n "$FH" addr add 10.96.0.1/30 dev fs0
-ip -n "$FH" link set fs0 up
-ip -n "$FC" route add default via 10.96.0.1
-ip netns exec "$FH" sysctl -qw net.ipv4.ip_forward=1
+router f "$FH" "$FC" 214 10.96.0
 ip netns exec "$FH" nft -f - <<NFT || { echo "bench: the floor's ruleset failed" >&2; exit 1; }
 table inet floor {
 	set pin4 {
@@ -213,22 +192,41 @@ one() {
 	tcp1r) args=(-R) ;;		# downloads: the server sends, replies cross the host
 	udp64r) args=(-R -u -l 64 -b 0) ;;
 	esac
-	# BENCH_DP_PERF=DIR: the first udp64 run of each path under perf record -a -g
-	# (DIR/PATH.data; where nft_do_chain and its expressions spend).
-	if [ -n "${BENCH_DP_PERF:-}" ] && [ "$2" = udp64 ] && [ ! -e "$BENCH_DP_PERF/$1.data" ]; then
+	# BENCH_DP_PERF=DIR: each count's first udp64 run of each path under perf
+	# record -a -g (DIR/COUNT-PATH.data: where nft_do_chain and its
+	# expressions spend; perf_nf below counts its netfilter samples).
+	local pf="" ppid=""
+	if [ -n "${BENCH_DP_PERF:-}" ] && [ "$2" = udp64 ] && [ ! -e "$BENCH_DP_PERF/$count-$1.data" ]; then
 		mkdir -p "$BENCH_DP_PERF"
-		perf record -q -a -g -o "$BENCH_DP_PERF/$1.data" -- sleep "$SECS" >/dev/null 2>&1 &
+		pf=$BENCH_DP_PERF/$count-$1
+		perf record -q -F 10000 -a -g -o "$pf.data" -- sleep "$SECS" >/dev/null 2>&1 &
+		ppid=$!
 	fi
 	for try in 1 2 3; do
 		out=$(ip netns exec "$ns" iperf3 -c "$SRV" -t "$SECS" -J "${args[@]}" 2>/dev/null) &&
 			break
 		sleep 1
 	done
+	if [ -n "$ppid" ]; then
+		wait "$ppid"
+		jq -r '.end.sum.packets' <<<"$out" >"$pf.packets" 2>/dev/null
+	fi
 	if [[ $2 == udp64* ]]; then
 		jq -r '.end.sum | if .seconds > 0 then ((.packets - .lost_packets) / .seconds | floor) else "-" end' <<<"$out" 2>/dev/null || echo -
 	else
 		jq -r '.end.sum_received.bits_per_second / 1e9 | . * 100 | floor / 100' <<<"$out" 2>/dev/null || echo -
 	fi
+}
+
+# perf_nf FILE - CPU samples (10 kHz: 100 us each) in netfilter (a stack
+# through nf_hook_slow) per 1,000 packets sent: time on a CPU, so less
+# moved by other load than packets/s.
+perf_nf() {
+	[ -s "$1.data" ] && [ -s "$1.packets" ] || { echo -; return; }
+	perf script -i "$1.data" -F ip,sym 2>/dev/null | awk -v pk="$(cat "$1.packets")" '
+		/^$/ {if (nf) n++; nf = 0; next}
+		/nf_hook_slow/ {nf = 1}
+		END {if (nf) n++; if (pk > 0) printf "%.2f", 1000 * n / pk; else print "-"}'
 }
 
 median() { tr ' ' '\n' <<<"$1" | grep -v '^-*$' | sort -g | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; else print "-"}'; }
@@ -290,5 +288,10 @@ for count in $COUNTS; do
 			"$u" "${R[$count,$t,bare]:-}" "${R[$count,$t,floor]:-}" "${R[$count,$t,netd]:-}" \
 			"${R[$count,$t,slow]:-}"
 	done
+	if [ -n "${BENCH_DP_PERF:-}" ]; then
+		printf '  udp64 netfilter CPU samples per 1,000 packets (perf, 10 kHz; one run each):'
+		for path in "${PATHS[@]}"; do printf ' %s %s' "$path" "$(perf_nf "$BENCH_DP_PERF/$count-$path")"; done
+		echo
+	fi
 done
 netd_down >/dev/null
