@@ -195,8 +195,8 @@ static void base_sets(struct bt *bt, const struct prefix *internal, size_t n_int
 	 * The families some chained attachment has an address of (never
 	 * emptied but with the table: a gate that stays open is only the old
 	 * cost): prerouting_raw's chained checks run behind it, so without
-	 * chained attachments every other packet pays a bitmap test there, not
-	 * a hash lookup.
+	 * chained attachments every other packet pays a test of a one-byte key
+	 * there (the kernel's bitmap set type), not a hash lookup.
 	 */
 	base_set(bt, "chained_fams", TYPE_NFPROTO, 1, 0);
 	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++)
