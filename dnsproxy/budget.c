@@ -51,11 +51,43 @@ struct bg_sandbox {
 	char name[SB_NAME_MAX];
 };
 
+/*
+ * The last names scored (tunnel_score() is a pure function of the name):
+ * a hot name is scored once, not once per query.  Direct-mapped by an FNV
+ * hash of the name; a collision only costs a new score.
+ */
+#define SCORE_MEMO_N	 16
+#define SCORE_MEMO_NAME	 128	/* longer names are scored every time */
+
+struct score_memo {
+	char qname[SCORE_MEMO_NAME];	/* "": empty */
+	bool flagged;
+	struct tunnel_score sc;
+};
+
 struct budget {
 	uint8_t key[BUDGET_KEY_LEN];
 	size_t names;
 	struct bg_sandbox *sbs[SB_BUCKETS];
+	struct score_memo memo[SCORE_MEMO_N];
 };
+
+/* score() - tunnel_score() of @qname, through @b's memo. */
+static bool score(struct budget *b, const char *qname, struct tunnel_score *sc)
+{
+	size_t len = strlen(qname);
+	struct score_memo *m;
+
+	if (len == 0 || len >= SCORE_MEMO_NAME)
+		return tunnel_score(qname, sc);
+	m = &b->memo[fnv32_add(FNV32_INIT, qname, len) % SCORE_MEMO_N];
+	if (memcmp(m->qname, qname, len + 1) != 0) {
+		m->flagged = tunnel_score(qname, &m->sc);
+		memcpy(m->qname, qname, len + 1);
+	}
+	*sc = m->sc;
+	return m->flagged;
+}
 
 /* ---- SipHash-2-4 (Aumasson, Bernstein: "SipHash: a fast short-input PRF") -- */
 
@@ -506,7 +538,7 @@ enum decide_verdict budget_filter(struct budget *b, const struct decide_ctx *c,
 		if (c->policy->ops->rule(c->policy->pol, rules[i], &r) < 0)
 			continue;
 		if (r.encoded != DECIDE_ENCODED_OFF && !scored) {
-			flagged = tunnel_score(qname, &sc);
+			flagged = score(b, qname, &sc);
 			scored = true;
 		}
 		if (rule_keeps(b, &r, rules[i], sandbox, qname, now_ms, flagged, &sc, why))

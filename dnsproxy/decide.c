@@ -112,8 +112,34 @@ const char *decide_reason(enum decide_verdict v)
 	}
 }
 
+void decide_internal_index(const struct prefix *internal, size_t n, struct decide_internal_ix *ix)
+{
+	memset(ix, 0, sizeof(*ix));
+	for (size_t i = 0; i < n; i++) {
+		const struct prefix *p = &internal[i];
+		uint64_t *bits = p->addr.family == AF_INET ? ix->v4 : p->addr.family == AF_INET6 ? ix->v6
+											: NULL;
+		unsigned int plen = p->plen < 16 ? p->plen : 16;
+		uint32_t first = (uint32_t)p->addr.a[0] << 8 | p->addr.a[1];
+		uint32_t lo = plen ? first & (0xffffu << (16 - plen)) : 0;
+		uint32_t hi = lo | (0xffffu >> plen);
+
+		for (uint32_t b = lo; bits && b <= hi; b++)
+			bits[b / 64] |= 1ull << (b % 64);
+	}
+}
+
 static bool in_internal(const struct decide_ctx *c, const struct addr *a)
 {
+	if (c->internal_ix) {
+		const uint64_t *bits = a->family == AF_INET ? c->internal_ix->v4 :
+				       a->family == AF_INET6 ? c->internal_ix->v6 : NULL;
+		uint32_t first = (uint32_t)a->a[0] << 8 | a->a[1];
+
+		/* No prefix of the list starts with these 16 bits (or family). */
+		if (!bits || !(bits[first / 64] >> (first % 64) & 1))
+			return false;
+	}
 	for (size_t i = 0; i < c->n_internal; i++)
 		if (prefix_contains(&c->internal[i], a))
 			return true;

@@ -64,11 +64,20 @@ struct decide_policy {
 	const char *name;	/* for the audit log; borrowed like @pol */
 };
 
+/* Which first 16 bits of an address c->internal's prefixes cover, per
+ * family (bit b: some prefix may hold an address whose first two bytes
+ * are b, in network byte order). */
+struct decide_internal_ix {
+	uint64_t v4[1024], v6[1024];
+};
+
 struct decide_ctx {
 	const struct decide_policy *policy;
 	const struct prefix *internal;	/* never pinned through a name (rebinding):
 					 * special_prefixes() + host addresses + pools */
 	size_t n_internal;
+	const struct decide_internal_ix *internal_ix;	/* decide_internal_index() of
+							 * @internal; NULL: scan it all */
 	uint32_t min_ttl_s, max_ttl_s;	/* pin timeout = clamp(TTL) */
 };
 
@@ -152,5 +161,14 @@ bool decide_ech_strip(const struct decide_ctx *c, const uint16_t *rules, size_t 
  * proxy uses it to log each refused address.
  */
 bool decide_never_pin(const struct decide_ctx *c, const struct addr *a);
+
+/*
+ * decide_internal_index() - @ix for the @n prefixes at @internal
+ * (decide_ctx.internal_ix): decide_never_pin() then scans the list only for
+ * an address whose first 16 bits one of them covers (most public answers
+ * pass after one bit test, not ~50 prefix compares).  Pure; @ix is
+ * valid while @internal does not change.
+ */
+void decide_internal_index(const struct prefix *internal, size_t n, struct decide_internal_ix *ix);
 
 #endif

@@ -184,6 +184,7 @@ int proxy_init(struct proxy *p, const struct proxy_config *cfg, const struct pro
 	int r;
 
 	p->cfg = *cfg;
+	decide_internal_index(p->cfg.internal, p->cfg.n_internal, &p->internal_ix);
 	p->ops = ops;
 	p->ctx = ctx;
 	p->udp_fd = p->tcp_fd = -1;
@@ -314,6 +315,7 @@ void proxy_free(struct proxy *p)
 	pintrack_free(p->pt);
 	budget_free(p->budget);
 	cache_free(p->cache);
+	free(p->walks);
 	if (p->udp_fd >= 0)
 		close(p->udp_fd);
 	if (p->tcp_fd >= 0)

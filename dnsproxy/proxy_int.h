@@ -50,6 +50,7 @@
 #define PROXY_UDP_GSO_BYTES     60000	/* ... and bytes (one IP datagram's payload) */
 #define PROXY_MAX_ADDRS         128	/* addresses collected from one answer */
 #define PROXY_MAX_PINS          1024	/* pins from one answer */
+#define PROXY_WALK_MEMO_N       16	/* answers whose walk is remembered (query.c) */
 #define PROXY_CLIENT_BUCKETS    256
 #define PROXY_SWEEP_S           5	/* forget expired pins this often */
 #define PROXY_SANDBOX_NAME_MAX  128	/* bytes of a sandbox name copied, with its NUL */
@@ -203,6 +204,8 @@ struct proxy {
 	uint8_t ans[WIRE_MSG_MAX];
 	uint8_t ech[WIRE_MSG_MAX];	/* p->ans without its ECH configs (query.c answer_ech()) */
 	struct wire_addr addrs[PROXY_MAX_ADDRS];
+	struct decide_internal_ix internal_ix;	/* of cfg.internal (proxy_init()) */
+	struct walk_memo *walks;	/* PROXY_WALK_MEMO_N answers walked (query.c); NULL: none */
 	struct pin pins[PROXY_MAX_PINS];
 	struct pin plan[PROXY_MAX_PINS];
 	struct addr pinned[PROXY_MAX_ADDRS];

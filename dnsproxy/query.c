@@ -17,10 +17,12 @@
  * the kernel acknowledged its pins.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/hash.h"
 #include "common/log.h"
 #include "common/reason.h"
 #include "dnsproxy/budget.h"
@@ -241,6 +243,7 @@ static void decide_ctx_init(const struct proxy *p, const struct decide_policy *p
 	dc->policy = pol;
 	dc->internal = p->cfg.internal;
 	dc->n_internal = p->cfg.n_internal;
+	dc->internal_ix = &p->internal_ix;
 	dc->min_ttl_s = p->cfg.min_ttl_s;
 	dc->max_ttl_s = p->cfg.max_ttl_s;
 }
@@ -322,6 +325,62 @@ static enum decide_verdict answer_decide(const struct decide_ctx *dc, const stru
 }
 
 /*
+ * The last answers walked.  wire_walk_answer() is a pure function of the
+ * answer's bytes and the question's name, type and class, and a hot name's
+ * cache hits carry the same bytes but the ID (and the client's RD bit)
+ * until the cache ages their TTLs, once a second: those are walked once,
+ * then compared (the bytes after the ID, the question) and copied.  Small
+ * answers with few addresses only; direct-mapped by the qname's hash.
+ */
+#define WALK_MEMO_MSG	512
+#define WALK_MEMO_ADDRS 16
+
+struct walk_memo {
+	size_t len;			/* of @msg; 0: empty */
+	uint8_t msg[WALK_MEMO_MSG];
+	uint16_t qtype, qclass;
+	char qname[WIRE_NAME_STRLEN];
+	struct wire_answer wa;
+	struct wire_addr addrs[WALK_MEMO_ADDRS];
+};
+
+/* walk() - wire_walk_answer(@buf, @len, @q) into p->addrs and @wa, through p->walks. */
+static int walk(struct proxy *p, const uint8_t *buf, size_t len, const struct wire_query *q,
+		struct wire_answer *wa)
+{
+	struct walk_memo *m = NULL;
+	int r;
+
+	if (len > 2 && len <= WALK_MEMO_MSG) {
+		if (!p->walks)
+			p->walks = calloc(PROXY_WALK_MEMO_N, sizeof(*p->walks));
+		if (p->walks)
+			m = &p->walks[fnv32_str(fnv32_add(FNV32_INIT, &q->qtype, sizeof(q->qtype)),
+						q->qname) % PROXY_WALK_MEMO_N];
+	}
+	if (m && m->len == len && m->qtype == q->qtype && m->qclass == q->qclass &&
+	    memcmp(m->msg + 2, buf + 2, len - 2) == 0 && strcmp(m->qname, q->qname) == 0) {
+		*wa = m->wa;
+		wa->id = (uint16_t)(buf[0] << 8 | buf[1]);
+		memcpy(p->addrs, m->addrs, wa->n_addrs * sizeof(p->addrs[0]));
+		return 0;
+	}
+	r = wire_walk_answer(buf, len, q, p->addrs, PROXY_MAX_ADDRS, wa);
+	if (m && r == 0 && wa->n_addrs <= WALK_MEMO_ADDRS) {
+		m->len = len;
+		memcpy(m->msg, buf, len);
+		m->qtype = q->qtype;
+		m->qclass = q->qclass;
+		snprintf(m->qname, sizeof(m->qname), "%s", q->qname);
+		m->wa = *wa;
+		memcpy(m->addrs, p->addrs, wa->n_addrs * sizeof(p->addrs[0]));
+	} else if (m) {
+		m->len = 0;
+	}
+	return r;
+}
+
+/*
  * answer_pins() - the pins of @a (p->pins) and the addresses they open
  * (p->pinned) into @v, its rcode in *@ret_rcode.
  * Return: 0; -EBADMSG, -ENOBUFS, -EDQUOT with @v->reason set (SERVFAIL).
@@ -334,7 +393,7 @@ static int answer_pins(struct proxy *p, const struct answer *a, const struct dec
 	size_t n_rebind = 0;
 	int n_pins, r;
 
-	r = wire_walk_answer(a->out, a->out_len, a->rq.q, p->addrs, PROXY_MAX_ADDRS, &wa);
+	r = walk(p, a->out, a->out_len, a->rq.q, &wa);
 	if (r < 0) {
 		v->reason = reason_dns_name(r == -ELOOP ? REASON_DNS_ANSWER_LOOP :
 					    r == -ENOBUFS ? REASON_DNS_ANSWER_TOO_LARGE :

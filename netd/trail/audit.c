@@ -192,9 +192,11 @@ static unsigned int count_lines(const char *data, size_t len)
  * one.  Where that cannot be done (a pipe, ftruncate refused), the
  * fragment is remembered and terminated by a '\n' before the next record
  * goes out: an unparseable line, but never two records merged into one.
+ * @nrec: the whole records in @data (counted only after a short write).
  * @n_done: whole records now in the file.  Return: 0; -errno.
  */
-static int write_lines(struct audit *a, const char *data, size_t len, unsigned int *n_done)
+static int write_lines(struct audit *a, const char *data, size_t len, unsigned int nrec,
+		       unsigned int *n_done)
 {
 	size_t keep;
 	ssize_t n;
@@ -214,7 +216,7 @@ static int write_lines(struct audit *a, const char *data, size_t len, unsigned i
 		return -errno;
 	if ((size_t)n == len) {
 		a->size += (uint64_t)n;
-		*n_done = count_lines(data, len);
+		*n_done = nrec;
 		return 0;
 	}
 	for (keep = (size_t)n; keep > 0 && data[keep - 1] != '\n'; keep--)
@@ -271,7 +273,7 @@ char *audit_timestamp(char *buf, size_t sz)
 static int commit(struct audit *a, const char *data, size_t len, unsigned int nrec)
 {
 	unsigned int done = 0, more = 0;
-	int r = write_lines(a, data, len, &done);
+	int r = write_lines(a, data, len, nrec, &done);
 
 	if (r < 0 && a->path && clock_mono_s() - a->last_reopen >= AUDIT_RETRY_S) {
 		/* Space may have returned or the file been replaced: retry the rest once. */
@@ -281,7 +283,7 @@ static int commit(struct audit *a, const char *data, size_t len, unsigned int nr
 			k += data[off] == '\n';
 		a->last_reopen = clock_mono_s();
 		if (audit_reopen(a) == 0)
-			r = write_lines(a, data + off, len - off, &more);
+			r = write_lines(a, data + off, len - off, nrec - done, &more);
 		done += more;
 	}
 	if (r < 0 && !a->failing) {

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# callgrind.sh - instructions per hot DNS query, netd next to unbound as a
+# plain forwarder: a figure that does not move with the machine's load
+# (`make bench` measures time, and this machine is shared).  Root, private
+# world only (tests/world.sh); everything is removed on exit.
+#
+#   BENCH_CG_QUERIES=20000 BENCH_CG_QPS=2000 tests/bench/callgrind.sh
+#
+# Both servers run under valgrind --tool=callgrind; each is warmed up
+# (its cache filled; netd's pin made), its counters zeroed
+# (callgrind_control -z), then asked BENCH_CG_QUERIES queries for one name
+# at BENCH_CG_QPS (dnsperf -Q, 4 clients x 20 outstanding: the same offered
+# load for both, so both batch alike), and dumped (callgrind_control -d).
+# Printed: user-space instructions (Ir) per query of each, their ratio, and
+# netd's per step of a cache hit (inclusive Ir per query of the functions
+# in CG_STEPS).  The kernel's share (system calls, the stack) is not in an
+# Ir count: `make bench` shows it as CPU time, and the system calls per
+# query are printed from a run without valgrind (perf stat, tracepoint
+# raw_syscalls:sys_enter).  BENCH_CG_KEEP=DIR keeps the dumps there
+# (callgrind_annotate them).  Not a test: it asserts nothing.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+NETD_BIN=${NETD_BIN:-$PWD/build/netd}
+. tests/world.sh
+. tests/integ/lib_netd.sh
+. tests/bench/lib_ns.sh
+
+NQ=${BENCH_CG_QUERIES:-20000}
+QPS=${BENCH_CG_QPS:-2000}
+for t in valgrind callgrind_control callgrind_annotate dnsperf unbound perf; do
+	command -v "$t" >/dev/null || { echo "bench: $t is not installed (make deps)" >&2; exit 1; }
+done
+[ -x "$NETD_BIN" ] || { echo "bench: build $NETD_BIN first" >&2; exit 1; }
+
+world_up "ndc$$" >/dev/null || { echo "bench: world_up failed" >&2; exit 1; }
+PEER=$WORLD_PREFIX-peer
+PCLI=$WORLD_PREFIX-pcli
+trap 'ip netns del "$PEER" 2>/dev/null; ip netns del "$PCLI" 2>/dev/null; world_down' EXIT
+
+NETD_POLICIES=$WORLD_DIR/policies
+mkdir -p "$NETD_POLICIES"
+cat >"$NETD_POLICIES/bench.yaml" <<'YAML'
+name: bench
+egress:
+  - domains: [www.dt.example, "*.tun.dt.example"]
+    ports: [443]
+    dns: { budget: off }
+YAML
+NETD_DNS_EXTRA=$'  qps: 1000000\n  burst: 1000000\n  max_outstanding: 4096\n  max_pins: 1000000'
+CG=(valgrind --tool=callgrind --dump-instr=no --collect-jumps=no)
+netd_start() {	# netd_start WRAP... - netd (under WRAP), sandbox b1; sets SB, SB_GW
+	NETD_WRAP=("$@")
+	netd_up >/dev/null || exit 1
+	SB=$(sb_name b1)
+	# (netd's state keeps the sandbox across a restart)
+	netd sandbox show "$SB" >/dev/null 2>&1 || sb_create b1 bench >/dev/null || exit 1
+	SB_GW=$(netd sandbox show "$SB" | sed -n 's/.*"gateway4": "\(.*\)".*/\1/p')
+}
+netd_start "${CG[@]}" --callgrind-out-file="$WORLD_DIR/cg.netd"
+
+uplink_ns "$PEER" bp0 bi0 202
+client_ns "$PCLI" bc0 "$PEER" bs0 10.99.0.100/24 10.99.0.3/24
+cat >"$WORLD_DIR/unbound-fwd.conf" <<EOF2
+server:
+    interface: 10.99.0.3
+    port: 5353
+    access-control: 10.99.0.0/24 allow
+    do-daemonize: no
+    username: ""
+    chroot: ""
+    directory: "$WORLD_DIR"
+    pidfile: ""
+    use-syslog: no
+    do-not-query-localhost: no
+    num-threads: 1
+forward-zone:
+    name: "."
+    forward-addr: 192.0.2.53
+EOF2
+ip netns exec "$PEER" "${CG[@]}" --callgrind-out-file="$WORLD_DIR/cg.unbound" \
+	unbound -d -c "$WORLD_DIR/unbound-fwd.conf" >"$WORLD_DIR/unbound.log" 2>&1 &
+world_pid_track $!
+UNBOUND_PID=$!
+
+echo "www.dt.example A" >"$WORLD_DIR/hot.txt"
+# ask NS SERVER PORT N [QPS] - dnsperf's output
+ask() {
+	local qps=()
+	[ -n "${5:-}" ] && qps=(-Q "$5")
+	ip netns exec "$1" dnsperf -s "$2" -p "$3" -d "$WORLD_DIR/hot.txt" -n "$4" -c 4 -q 20 -t 10 "${qps[@]}" 2>&1
+}
+ready() {	# ready NS SERVER PORT LABEL
+	local i
+	for ((i = 0; i < 120; i++)); do
+		[ -n "$(ip netns exec "$1" dig +short +time=2 +tries=1 -p "$3" "@$2" www.dt.example A 2>/dev/null)" ] && return 0
+		sleep 0.5
+	done
+	echo "bench: $4 does not answer" >&2
+	exit 1
+}
+ready "$SB" "$SB_GW" 53 netd
+ready "$PCLI" 10.99.0.3 5353 unbound
+
+# measure LABEL PID NS SERVER PORT - Ir per query into IR_<LABEL>
+measure() {
+	local label=$1 pid=$2 out n dump ir
+	ask "$3" "$4" "$5" 500 200 >/dev/null	# warm: cache, pins, branch of every path
+	callgrind_control -z "$pid" >/dev/null 2>&1 || { echo "bench: callgrind_control -z $label failed" >&2; exit 1; }
+	out=$(ask "$3" "$4" "$5" "$NQ" "$QPS")
+	callgrind_control -d "$pid" >/dev/null 2>&1 || { echo "bench: callgrind_control -d $label failed" >&2; exit 1; }
+	n=$(sed -n 's/.*Queries completed: *\([0-9]*\).*/\1/p' <<<"$out")
+	dump=$(ls -t "$WORLD_DIR/cg.$label"* 2>/dev/null | head -n 1)
+	ir=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$dump" 2>/dev/null | head -n 1)
+	[ -z "$ir" ] && ir=$(sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$dump" | head -n 1)
+	if [ -z "$n" ] || [ "$n" = 0 ] || [ -z "$ir" ]; then
+		echo "bench: $label: no figure (completed: ${n:-?}; dump: ${dump:-none})" >&2
+		tail -n 15 <<<"$out" >&2
+		exit 1
+	fi
+	printf '%-10s %8d queries %14d Ir %10.0f Ir/query  (lost %s)\n' "$label" "$n" "$ir" \
+		"$(awk -v a="$ir" -v b="$n" 'BEGIN {print a / b}')" \
+		"$(sed -n 's/.*Queries lost: *\([0-9]*\).*/\1/p' <<<"$out")"
+	eval "IR_$label=$(awk -v a="$ir" -v b="$n" 'BEGIN {printf "%.0f", a / b}')"
+	eval "DUMP_$label=$dump"
+	eval "N_$label=$n"
+}
+echo "Instructions per hot query (callgrind, user space only; $NQ queries of one name at $QPS q/s," \
+	"dnsperf 4 clients x 20 outstanding); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+measure netd "$NETD_PID" "$SB" "$SB_GW" 53
+measure unbound "$UNBOUND_PID" "$PCLI" 10.99.0.3 5353
+echo "netd / unbound: $(awk -v a="$IR_netd" -v b="$IR_unbound" 'BEGIN {printf "%.2f", a / b}')"
+
+# What each step of netd's cache hit costs: inclusive Ir per query.
+CG_STEPS=${CG_STEPS:-"event_base_loop udp_rounds query_in wire_parse_query client_lookup query_over_rate decide_local query_decide decide_query query_tunnel cache_hit answer_pass answer_ech answer_pins wire_walk_answer decide_pins answer_commit ops_audit udp_flush on_flush"}
+echo
+echo "netd, per step of a hot query (inclusive Ir per query; callgrind_annotate $(basename "$DUMP_netd")):"
+callgrind_annotate --auto=no --inclusive=yes --threshold=100 "$DUMP_netd" 2>/dev/null >"$WORLD_DIR/netd.annot"
+for f in $CG_STEPS; do
+	ir=$(awk -v f="$f" '{gsub(",", "", $1)} $0 ~ (":" f " ") || $0 ~ (":" f "$") || $0 ~ (":" f "\\.") {print $1; exit}' "$WORLD_DIR/netd.annot")
+	[ -n "$ir" ] && printf '  %-20s %8.0f\n' "$f" "$(awk -v a="$ir" -v b="$N_netd" 'BEGIN {print a / b}')"
+done
+echo "netd's top functions (self Ir per query):"
+callgrind_annotate --auto=no --threshold=90 "$DUMP_netd" 2>/dev/null | awk -v n="$N_netd" '
+	$1 ~ /^[0-9,]+$/ && $2 ~ /^\(/ && $0 !~ /PROGRAM TOTALS/ {v = $1; gsub(",", "", v); $1 = ""; $2 = "";
+		sub(/^ +/, ""); printf "  %8.0f  %s\n", v / n, $0; if (++k == 20) exit}'
+[ -n "${BENCH_CG_KEEP:-}" ] && mkdir -p "$BENCH_CG_KEEP" && cp "$DUMP_netd" "$DUMP_unbound" "$BENCH_CG_KEEP"/
+
+# System calls per query, without valgrind (the same load): the kernel's
+# share is in what these do.
+kill -TERM "$UNBOUND_PID" 2>/dev/null
+netd_down >/dev/null 2>&1
+netd_start
+ip netns exec "$PEER" unbound -d -c "$WORLD_DIR/unbound-fwd.conf" >"$WORLD_DIR/unbound2.log" 2>&1 &
+world_pid_track $!
+UNBOUND_PID=$!
+ready "$SB" "$SB_GW" 53 netd
+ready "$PCLI" 10.99.0.3 5353 unbound
+sysc() {	# sysc LABEL PID NS SERVER PORT
+	local out n s
+	ask "$3" "$4" "$5" 500 200 >/dev/null
+	perf stat -x, -e raw_syscalls:sys_enter -p "$2" -o "$WORLD_DIR/sysc.$1" &
+	local perf_pid=$!
+	sleep 0.5
+	out=$(ask "$3" "$4" "$5" "$NQ" "$QPS")
+	kill -INT "$perf_pid"
+	wait "$perf_pid"
+	n=$(sed -n 's/.*Queries completed: *\([0-9]*\).*/\1/p' <<<"$out")
+	s=$(awk -F, '/raw_syscalls/ {print $1}' "$WORLD_DIR/sysc.$1")
+	printf '%-10s %8s system calls per query (%s queries at %s q/s)\n' "$1" \
+		"$(awk -v a="${s:-0}" -v b="${n:-0}" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')" "${n:-0}" "$QPS"
+}
+echo
+sysc netd "$NETD_PID" "$SB" "$SB_GW" 53
+sysc unbound "$UNBOUND_PID" "$PCLI" 10.99.0.3 5353
+netd_down >/dev/null 2>&1
+exit 0
