@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -404,6 +405,62 @@ static void test_internal_default(void **state)
 }
 
 /*
+ * decide_internal_index(): the same answer with the index as without, for
+ * every address of test_internal_default's lists, for the first and last
+ * address of every prefix and its neighbours, and for random addresses
+ * (seeded: repeatable), with and without the documentation blocks and a
+ * host prefix shorter than 16 bits.
+ */
+static void test_internal_index_same(void **state)
+{
+	static struct decide_internal_ix ix;
+	struct prefix internal[SPECIAL_TABLE_MAX + 2];
+	struct decide_ctx plain = { .internal = internal }, fast;
+	unsigned int seed = 31;
+
+	(void)state;
+	for (int with_doc = 0; with_doc < 2; with_doc++) {
+		plain.n_internal = special_prefixes(internal, SPECIAL_TABLE_MAX,
+						    with_doc ? SPECIAL_WITH_DOC : 0);
+		assert_int_equal(prefix_parse("44.0.0.0/7", &internal[plain.n_internal++]), 0);
+		assert_int_equal(prefix_parse("2a00::/12", &internal[plain.n_internal++]), 0);
+		decide_internal_index(internal, plain.n_internal, &ix);
+		fast = plain;
+		fast.internal_ix = &ix;
+		for (size_t i = 0; i < plain.n_internal; i++) {
+			for (int d = -1; d <= 1; d++) {
+				struct addr a = internal[i].addr, b;
+				size_t len = a.family == AF_INET ? 4 : 16;
+
+				/* The prefix's first address, and one below it
+				 * and above its last (the byte after the prefix
+				 * bits flipped). */
+				if (d < 0 && a.a[len - 1]-- == 0)
+					continue;
+				if (d > 0)
+					for (size_t k = internal[i].plen / 8; k < len; k++)
+						a.a[k] = 0xff;
+				b = a;
+				assert_int_equal(decide_never_pin(&fast, &b), decide_never_pin(&plain, &a));
+			}
+		}
+		for (int i = 0; i < 200000; i++) {
+			struct addr a = { .family = i % 2 ? AF_INET6 : AF_INET };
+
+			for (size_t k = 0; k < 16; k++)
+				a.a[k] = (uint8_t)(rand_r(&seed) >> 7);
+			if (i % 7 == 0)	/* often inside the small blocks */
+				a.a[1] = 0;
+			if (decide_never_pin(&fast, &a) != decide_never_pin(&plain, &a)) {
+				char buf[ADDR_STRLEN];
+
+				fail_msg("%s: index and scan differ", addr_format(&a, buf, sizeof(buf)));
+			}
+		}
+	}
+}
+
+/*
  * The findings: an allowed name answered with Azure's WireServer address or
  * a Teredo address got a pin on main.  And the embedded check: a host
  * address (runtime data, not a special block) reached through an IPv6 form
@@ -580,6 +637,7 @@ int main(void)
 		cmocka_unit_test(test_ech_strip),
 		cmocka_unit_test(test_internal_default),
 		cmocka_unit_test(test_never_pin_findings),
+		cmocka_unit_test(test_internal_index_same),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
