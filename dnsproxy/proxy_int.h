@@ -40,7 +40,7 @@
 #define PROXY_CONN_INFLIGHT     32	/* pipelined queries per connection */
 #define PROXY_CONN_OUT_MAX      (256u * 1024)	/* unsent bytes before we stop reading */
 #define PROXY_TCP_IDLE_S        10	/* RFC 7766 6.2.3 idle timeout */
-#define PROXY_UDP_BATCH         64	/* datagrams per readiness event */
+#define PROXY_UDP_BATCH         256	/* datagrams per readiness event */
 #define PROXY_UDP_VLEN          64	/* datagrams per recvmmsg() */
 #define PROXY_UDP_RX            4096	/* bytes of one UDP query, at most */
 #define PROXY_UDP_TX            4096	/* bytes of a queued UDP reply, at most */

@@ -83,11 +83,12 @@ world_pid_track $!
 UNBOUND_PID=$!
 
 echo "www.dt.example A" >"$WORLD_DIR/hot.txt"
-# ask NS SERVER PORT N [QPS] - dnsperf's output
+# ask NS SERVER PORT N [QPS [OUTSTANDING]] - dnsperf's output (QPS "": as
+# fast as it answers)
 ask() {
 	local qps=()
 	[ -n "${5:-}" ] && qps=(-Q "$5")
-	ip netns exec "$1" dnsperf -s "$2" -p "$3" -d "$WORLD_DIR/hot.txt" -n "$4" -c 4 -q 20 -t 10 "${qps[@]}" 2>&1
+	ip netns exec "$1" dnsperf -s "$2" -p "$3" -d "$WORLD_DIR/hot.txt" -n "$4" -c 4 -q "${6:-20}" -t 10 "${qps[@]}" 2>&1
 }
 ready() {	# ready NS SERVER PORT LABEL
 	local i
@@ -155,22 +156,28 @@ world_pid_track $!
 UNBOUND_PID=$!
 ready "$SB" "$SB_GW" 53 netd
 ready "$PCLI" 10.99.0.3 5353 unbound
-sysc() {	# sysc LABEL PID NS SERVER PORT
-	local out n s
+sysc() {	# sysc LABEL PID NS SERVER PORT N QPS OUTSTANDING
+	local out n s e perf_pid
 	ask "$3" "$4" "$5" 500 200 >/dev/null
-	perf stat -x, -e raw_syscalls:sys_enter -p "$2" -o "$WORLD_DIR/sysc.$1" &
-	local perf_pid=$!
+	perf stat -x, -e raw_syscalls:sys_enter,syscalls:sys_enter_epoll_wait -p "$2" -o "$WORLD_DIR/sysc.$1" &
+	perf_pid=$!
 	sleep 0.5
-	out=$(ask "$3" "$4" "$5" "$NQ" "$QPS")
+	out=$(ask "$3" "$4" "$5" "$6" "$7" "$8")
 	kill -INT "$perf_pid"
 	wait "$perf_pid"
 	n=$(sed -n 's/.*Queries completed: *\([0-9]*\).*/\1/p' <<<"$out")
 	s=$(awk -F, '/raw_syscalls/ {print $1}' "$WORLD_DIR/sysc.$1")
-	printf '%-10s %8s system calls per query (%s queries at %s q/s)\n' "$1" \
-		"$(awk -v a="${s:-0}" -v b="${n:-0}" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')" "${n:-0}" "$QPS"
+	e=$(awk -F, '/epoll_wait/ {print $1}' "$WORLD_DIR/sysc.$1")
+	printf '%-10s %6s system calls per query, %6s wakeups (epoll_wait) per 100 queries (%s queries, %s q/s offered, 4 x %s outstanding)\n' "$1" \
+		"$(awk -v a="${s:-0}" -v b="${n:-0}" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')" \
+		"$(awk -v a="${e:-0}" -v b="${n:-0}" 'BEGIN {if (b > 0) printf "%.1f", a * 100 / b; else print "-"}')" \
+		"${n:-0}" "${7:-max}" "$8"
 }
 echo
-sysc netd "$NETD_PID" "$SB" "$SB_GW" 53
-sysc unbound "$UNBOUND_PID" "$PCLI" 10.99.0.3 5353
+sysc netd "$NETD_PID" "$SB" "$SB_GW" 53 "$NQ" "$QPS" 20
+sysc unbound "$UNBOUND_PID" "$PCLI" 10.99.0.3 5353 "$NQ" "$QPS" 20
+# The bench's load: as fast as each answers, 4 x 200 outstanding.
+sysc netd "$NETD_PID" "$SB" "$SB_GW" 53 $((NQ * 10)) "" 200
+sysc unbound "$UNBOUND_PID" "$PCLI" 10.99.0.3 5353 $((NQ * 10)) "" 200
 netd_down >/dev/null 2>&1
 exit 0
