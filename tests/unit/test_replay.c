@@ -487,6 +487,58 @@ static void test_cache_hit_pins_first(void **state)
 	assert_int_equal(proxy_get_stats(h.p)->pins_skipped, 1);
 }
 
+/* pin_addr() - the address of the first pin of the first EV_PIN, as text. */
+static const char *pin_addr(char *buf, size_t sz)
+{
+	const struct ev *e = find(EV_PIN, 0, NULL);
+
+	assert_non_null(e);
+	return addr_format(&e->pins[0].addr, buf, sz);
+}
+
+/*
+ * The proxy remembers the answers it walked (query.c walk()): an answer
+ * one address byte apart from the last (same name, length and TTL) is
+ * walked again, and every sandbox gets the pins of the very answer it is
+ * handed, fresh or from the cache.
+ */
+static void test_walk_memo_follows_bytes(void **state)
+{
+	uint8_t q[512], a[1024];
+	char buf[ADDR_STRLEN];
+	size_t qlen, alen;
+
+	(void)state;
+	replay_set_clock(h.p, 1000);
+	qlen = query(q, 0x6001, "a.cdn.test", WIRE_TYPE_A);
+	replay_query(h.p, &h.sb1, false, q, qlen, 1);
+	alen = answer_a(a, q, qlen, 1, 90, 10);
+	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 0, NULL)->id, 0, a, alen), 0);
+	assert_string_equal(pin_addr(buf, sizeof(buf)), "198.51.100.90");
+
+	/* From the cache (its walk remembered): sb2's pin, the same address. */
+	h.n = 0;
+	qlen = query(q, 0x6002, "a.cdn.test", WIRE_TYPE_A);
+	replay_query(h.p, &h.sb2, false, q, qlen, 2);
+	assert_int_equal(count(EV_UPSTREAM), 0);
+	assert_string_equal(pin_addr(buf, sizeof(buf)), "198.51.100.90");
+
+	/* Expired: asked again, and the upstream now answers .91. */
+	h.n = 0;
+	replay_set_clock(h.p, 1000 + 11000);
+	qlen = query(q, 0x6003, "a.cdn.test", WIRE_TYPE_A);
+	replay_query(h.p, &h.sb1, false, q, qlen, 3);
+	alen = answer_a(a, q, qlen, 1, 91, 10);
+	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 0, NULL)->id, 0, a, alen), 0);
+	assert_string_equal(pin_addr(buf, sizeof(buf)), "198.51.100.91");
+	h.n = 0;
+	qlen = query(q, 0x6004, "a.cdn.test", WIRE_TYPE_A);
+	replay_query(h.p, &h.sb2, false, q, qlen, 4);
+	assert_int_equal(count(EV_UPSTREAM), 0);
+	assert_string_equal(pin_addr(buf, sizeof(buf)), "198.51.100.91");
+	assert_int_equal(proxy_get_stats(h.p)->cache_hits, 2);
+}
+
 /*
  * answer_https() - the response to @q/@qlen with one HTTPS RR owned by the
  * qname: priority 1, ".", ipv4hint 198.51.100.41, then (@ech) an ech
@@ -910,6 +962,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_audit_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stranger_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_hit_pins_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_walk_memo_follows_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ech_stripped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upstream_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_audit_upstream_failure, setup, teardown),
