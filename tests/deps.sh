@@ -53,6 +53,9 @@ pkgs=(
 	nfdump
 	# promtool (metrics format check), iperf3 (data-plane bench)
 	prometheus iperf3
+	# the DNS bench's instruction counts and profiles (tests/bench/callgrind.sh:
+	# callgrind, perf stat; BENCH_PERF)
+	valgrind linux-perf
 	# the microVM tests (tests/microvm/): QEMU -M microvm; the guest's kernel
 	# and busybox come from `apt-get download` at build time, not from here;
 	# xz-utils/zstd unpack compressed kernel modules, if a kernel has them

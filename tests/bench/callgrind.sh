@@ -132,7 +132,8 @@ measure unbound "$UNBOUND_PID" "$PCLI" 10.99.0.3 5353
 echo "netd / unbound: $(awk -v a="$IR_netd" -v b="$IR_unbound" 'BEGIN {printf "%.2f", a / b}')"
 
 # What each step of netd's cache hit costs: inclusive Ir per query.
-CG_STEPS=${CG_STEPS:-"event_base_loop udp_rounds query_in wire_parse_query client_lookup query_over_rate decide_local query_decide decide_query query_tunnel cache_hit answer_pass answer_ech answer_pins wire_walk_answer decide_pins answer_commit ops_audit udp_flush on_flush"}
+# (A function the compiler inlined into its caller has no line of its own.)
+CG_STEPS=${CG_STEPS:-"event_base_loop udp_rounds query_in wire_parse_query client_lookup rate_ok decide_local decide_query budget_filter cache_get wire_question_end answer_pass decide_ech_strip wire_walk_answer decide_pins pintrack_plan ops_audit pinreg_note audit_write_members udp_flush on_flush"}
 echo
 echo "netd, per step of a hot query (inclusive Ir per query; callgrind_annotate $(basename "$DUMP_netd")):"
 callgrind_annotate --auto=no --inclusive=yes --threshold=100 "$DUMP_netd" 2>/dev/null >"$WORLD_DIR/netd.annot"
@@ -140,10 +141,6 @@ for f in $CG_STEPS; do
 	ir=$(awk -v f="$f" '{gsub(",", "", $1)} $0 ~ (":" f " ") || $0 ~ (":" f "$") || $0 ~ (":" f "\\.") {print $1; exit}' "$WORLD_DIR/netd.annot")
 	[ -n "$ir" ] && printf '  %-20s %8.0f\n' "$f" "$(awk -v a="$ir" -v b="$N_netd" 'BEGIN {print a / b}')"
 done
-echo "netd's top functions (self Ir per query):"
-callgrind_annotate --auto=no --threshold=90 "$DUMP_netd" 2>/dev/null | awk -v n="$N_netd" '
-	$1 ~ /^[0-9,]+$/ && $2 ~ /^\(/ && $0 !~ /PROGRAM TOTALS/ {v = $1; gsub(",", "", v); $1 = ""; $2 = "";
-		sub(/^ +/, ""); printf "  %8.0f  %s\n", v / n, $0; if (++k == 20) exit}'
 [ -n "${BENCH_CG_KEEP:-}" ] && mkdir -p "$BENCH_CG_KEEP" && cp "$DUMP_netd" "$DUMP_unbound" "$BENCH_CG_KEEP"/
 
 # System calls per query, without valgrind (the same load): the kernel's

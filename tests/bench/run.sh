@@ -24,6 +24,9 @@
 # Latency percentiles come from dnsperf -v (every query's latency), so the
 # figures include dnsperf's own printing for every peer alike.  Not a test:
 # it prints figures and asserts nothing about time.
+# BENCH_CALLGRIND=1: then tests/bench/callgrind.sh, instructions and system
+# calls per hot query, netd next to unbound (a figure the machine's load
+# does not move).
 # Then the data plane: tests/bench/dataplane.sh (iperf3, netd vs no nftables),
 # and the SNI check's cost per new connection: tests/bench/sni.sh, and per
 # new QUIC flow: build/bench/quic_bench (tests/bench/quic_bench.c).
@@ -353,6 +356,11 @@ if [ "$NSB" -gt 0 ]; then
 fi
 netd_down >/dev/null
 rc=0
+# ---- instructions per hot query (tests/bench/callgrind.sh; BENCH_CALLGRIND=1 runs it) ----
+if [ "${BENCH_CALLGRIND:-0}" = 1 ]; then
+	echo
+	NETD_BIN=$NETD_BIN tests/bench/callgrind.sh || rc=1
+fi
 # ---- the data plane (tests/bench/dataplane.sh; BENCH_DATAPLANE=0 skips it) ----
 [ "${BENCH_DATAPLANE:-1}" = 0 ] || NETD_BIN=$NETD_BIN tests/bench/dataplane.sh || rc=1
 # ---- the flowtable's, where a kernel has it (tests/bench/dataplane_guest.sh; BENCH_DATAPLANE=0 skips it) ----
