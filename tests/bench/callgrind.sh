@@ -37,16 +37,7 @@ PEER=$WORLD_PREFIX-peer
 PCLI=$WORLD_PREFIX-pcli
 trap 'ip netns del "$PEER" 2>/dev/null; ip netns del "$PCLI" 2>/dev/null; world_down' EXIT
 
-NETD_POLICIES=$WORLD_DIR/policies
-mkdir -p "$NETD_POLICIES"
-cat >"$NETD_POLICIES/bench.yaml" <<'YAML'
-name: bench
-egress:
-  - domains: [www.dt.example, "*.tun.dt.example"]
-    ports: [443]
-    dns: { budget: off }
-YAML
-NETD_DNS_EXTRA=$'  qps: 1000000\n  burst: 1000000\n  max_outstanding: 4096\n  max_pins: 1000000'
+bench_netd_policy	# bench.yaml; NETD_DNS_EXTRA (tests/bench/lib_ns.sh)
 CG=(valgrind --tool=callgrind --dump-instr=no --collect-jumps=no)
 netd_start() {	# netd_start WRAP... - netd (under WRAP), sandbox b1; sets SB, SB_GW
 	NETD_WRAP=("$@")
@@ -60,23 +51,7 @@ netd_start "${CG[@]}" --callgrind-out-file="$WORLD_DIR/cg.netd"
 
 uplink_ns "$PEER" bp0 bi0 202
 client_ns "$PCLI" bc0 "$PEER" bs0 10.99.0.100/24 10.99.0.3/24
-cat >"$WORLD_DIR/unbound-fwd.conf" <<EOF2
-server:
-    interface: 10.99.0.3
-    port: 5353
-    access-control: 10.99.0.0/24 allow
-    do-daemonize: no
-    username: ""
-    chroot: ""
-    directory: "$WORLD_DIR"
-    pidfile: ""
-    use-syslog: no
-    do-not-query-localhost: no
-    num-threads: 1
-forward-zone:
-    name: "."
-    forward-addr: 192.0.2.53
-EOF2
+unbound_fwd_conf "$WORLD_DIR/unbound-fwd.conf"
 ip netns exec "$PEER" "${CG[@]}" --callgrind-out-file="$WORLD_DIR/cg.unbound" \
 	unbound -d -c "$WORLD_DIR/unbound-fwd.conf" >"$WORLD_DIR/unbound.log" 2>&1 &
 world_pid_track $!

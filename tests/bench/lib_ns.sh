@@ -34,3 +34,45 @@ client_ns() {
 	for a in "$@"; do ip -n "$hns" addr add "$a" dev "$hif"; done
 	ip -n "$hns" link set "$hif" up
 }
+
+# unbound_fwd_conf FILE - unbound as a plain forwarder (the DNS bench's
+# peer: run.sh, callgrind.sh) on 10.99.0.3 port 5353, for clients in
+# 10.99.0.0/24, forwarding everything to the world's resolver; one thread,
+# in the foreground, its files in WORLD_DIR.
+unbound_fwd_conf() {
+	cat >"$1" <<EOF2
+server:
+    interface: 10.99.0.3
+    port: 5353
+    access-control: 10.99.0.0/24 allow
+    do-daemonize: no
+    username: ""
+    chroot: ""
+    directory: "$WORLD_DIR"
+    pidfile: ""
+    use-syslog: no
+    do-not-query-localhost: no
+    num-threads: 1
+forward-zone:
+    name: "."
+    forward-addr: 192.0.2.53
+EOF2
+}
+
+# bench_netd_policy - NETD_POLICIES (WORLD_DIR/policies) with the DNS bench's
+# policy "bench" (www.dt.example and *.tun.dt.example on 443), and
+# NETD_DNS_EXTRA with the abuse limits raised: the bench asks 10,000
+# distinct names below *.tun.dt.example, so the name budget (500 per 10
+# minutes by default, docs/dns.md), which would refuse all but 500, is off.
+bench_netd_policy() {
+	NETD_POLICIES=$WORLD_DIR/policies
+	mkdir -p "$NETD_POLICIES"
+	cat >"$NETD_POLICIES/bench.yaml" <<'YAML'
+name: bench
+egress:
+  - domains: [www.dt.example, "*.tun.dt.example"]
+    ports: [443]
+    dns: { budget: off }
+YAML
+	NETD_DNS_EXTRA=$'  qps: 1000000\n  burst: 1000000\n  max_outstanding: 4096\n  max_pins: 1000000'
+}

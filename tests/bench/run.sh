@@ -74,18 +74,7 @@ PCLI=$WORLD_PREFIX-pcli	# the peers' client: across a veth, as a sandbox is from
 trap 'ip netns del "$PEER" 2>/dev/null; ip netns del "$PCLI" 2>/dev/null; world_down' EXIT
 
 # ---- netd ---------------------------------------------------------------------------
-NETD_POLICIES=$WORLD_DIR/policies
-mkdir -p "$NETD_POLICIES"
-# The bench asks 10,000 distinct names below *.tun.dt.example: the default
-# name budget (500 per 10 minutes, docs/dns.md) would refuse all but 500,
-# so it is off here, as the abuse limits are raised below.
-cat >"$NETD_POLICIES/bench.yaml" <<'YAML'
-name: bench
-egress:
-  - domains: [www.dt.example, "*.tun.dt.example"]
-    ports: [443]
-    dns: { budget: off }
-YAML
+bench_netd_policy	# bench.yaml; NETD_DNS_EXTRA (tests/bench/lib_ns.sh)
 # For the memory figure: one answer for mem.tun.dt.example pins 100
 # (address, tcp, port) elements (two rules of 50 ports each).  A name no
 # scenario asked, so its pins last the record's whole TTL (300 s): a cached
@@ -99,7 +88,6 @@ YAML
 	echo "  - domains: [mem.tun.dt.example]"
 	echo "    ports: [$(seq -s, 2001 2050)]"
 } >"$NETD_POLICIES/mem.yaml"
-NETD_DNS_EXTRA=$'  qps: 1000000\n  burst: 1000000\n  max_outstanding: 4096\n  max_pins: 1000000'
 netd_up >/dev/null || exit 1
 sb_create b1 bench >/dev/null || exit 1
 SB=$(sb_name b1)
@@ -138,23 +126,7 @@ peer_spawn dnsmasq dnsmasq -k --no-resolv --no-hosts --server=192.0.2.53 --liste
 peer_spawn dnsmasqnc dnsmasq -k --no-resolv --no-hosts --server=192.0.2.53 --listen-address=10.99.0.2 \
 	--bind-interfaces --port=5353 --user=root --cache-size=0 --pid-file="$WORLD_DIR/dnsmasqnc.pid" \
 	--nftset=/dt.example/4#inet#bench#pins4nc
-cat >"$WORLD_DIR/unbound-fwd.conf" <<EOF2
-server:
-    interface: 10.99.0.3
-    port: 5353
-    access-control: 10.99.0.0/24 allow
-    do-daemonize: no
-    username: ""
-    chroot: ""
-    directory: "$WORLD_DIR"
-    pidfile: ""
-    use-syslog: no
-    do-not-query-localhost: no
-    num-threads: 1
-forward-zone:
-    name: "."
-    forward-addr: 192.0.2.53
-EOF2
+unbound_fwd_conf "$WORLD_DIR/unbound-fwd.conf"
 peer_spawn unbound unbound -d -c "$WORLD_DIR/unbound-fwd.conf"
 
 # ---- dnsmasq+nftset deployed as a sandbox egress filter, like netd -------------------

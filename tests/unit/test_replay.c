@@ -496,6 +496,19 @@ static const char *pin_addr(char *buf, size_t sz)
 	return addr_format(&e->pins[0].addr, buf, sz);
 }
 
+/* cached_pin() - sb2 asks a.cdn.test (ID @id, tag @tag), answered from the
+ * cache: the address of its first pin. */
+static const char *cached_pin(uint16_t id, uint64_t tag, char *buf, size_t sz)
+{
+	uint8_t q[512];
+	size_t qlen = query(q, id, "a.cdn.test", WIRE_TYPE_A);
+
+	h.n = 0;
+	replay_query(h.p, &h.sb2, false, q, qlen, tag);
+	assert_int_equal(count(EV_UPSTREAM), 0);
+	return pin_addr(buf, sz);
+}
+
 /*
  * The proxy remembers the answers it walked (query.c walk()): an answer
  * one address byte apart from the last (same name, length and TTL) is
@@ -517,11 +530,7 @@ static void test_walk_memo_follows_bytes(void **state)
 	assert_string_equal(pin_addr(buf, sizeof(buf)), "198.51.100.90");
 
 	/* From the cache (its walk remembered): sb2's pin, the same address. */
-	h.n = 0;
-	qlen = query(q, 0x6002, "a.cdn.test", WIRE_TYPE_A);
-	replay_query(h.p, &h.sb2, false, q, qlen, 2);
-	assert_int_equal(count(EV_UPSTREAM), 0);
-	assert_string_equal(pin_addr(buf, sizeof(buf)), "198.51.100.90");
+	assert_string_equal(cached_pin(0x6002, 2, buf, sizeof(buf)), "198.51.100.90");
 
 	/* Expired: asked again, and the upstream now answers .91. */
 	h.n = 0;
@@ -531,11 +540,7 @@ static void test_walk_memo_follows_bytes(void **state)
 	alen = answer_a(a, q, qlen, 1, 91, 10);
 	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 0, NULL)->id, 0, a, alen), 0);
 	assert_string_equal(pin_addr(buf, sizeof(buf)), "198.51.100.91");
-	h.n = 0;
-	qlen = query(q, 0x6004, "a.cdn.test", WIRE_TYPE_A);
-	replay_query(h.p, &h.sb2, false, q, qlen, 4);
-	assert_int_equal(count(EV_UPSTREAM), 0);
-	assert_string_equal(pin_addr(buf, sizeof(buf)), "198.51.100.91");
+	assert_string_equal(cached_pin(0x6004, 4, buf, sizeof(buf)), "198.51.100.91");
 	assert_int_equal(proxy_get_stats(h.p)->cache_hits, 2);
 }
 
