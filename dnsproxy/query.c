@@ -327,10 +327,11 @@ static enum decide_verdict answer_decide(const struct decide_ctx *dc, const stru
 /*
  * The last answers walked.  wire_walk_answer() is a pure function of the
  * answer's bytes and the question's name, type and class, and a hot name's
- * cache hits carry the same bytes but the ID (and the client's RD bit)
- * until the cache ages their TTLs, once a second: those are walked once,
- * then compared (the bytes after the ID, the question) and copied.  Small
- * answers with few addresses only; direct-mapped by the qname's hash.
+ * cache hits carry the same bytes but the ID until the cache ages their
+ * TTLs, once a second: those are walked once, then compared (every byte
+ * after the ID, and the question) and copied; a client whose RD bit or
+ * 0x20 case differs just misses.  Small answers with few addresses only;
+ * direct-mapped by the qname's hash.
  */
 #define WALK_MEMO_MSG	512
 #define WALK_MEMO_ADDRS 16
