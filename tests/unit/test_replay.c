@@ -496,6 +496,20 @@ static const char *pin_addr(char *buf, size_t sz)
 	return addr_format(&e->pins[0].addr, buf, sz);
 }
 
+/* fresh_pin() - sb1 asks a.cdn.test (ID @id, tag @tag), the upstream
+ * answers 198.51.100.@first, TTL 10: the address of its first pin. */
+static const char *fresh_pin(uint16_t id, uint64_t tag, unsigned int first, char *buf, size_t sz)
+{
+	uint8_t q[512], a[1024];
+	size_t qlen = query(q, id, "a.cdn.test", WIRE_TYPE_A), alen;
+
+	h.n = 0;
+	replay_query(h.p, &h.sb1, false, q, qlen, tag);
+	alen = answer_a(a, q, qlen, 1, first, 10);
+	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 0, NULL)->id, 0, a, alen), 0);
+	return pin_addr(buf, sz);
+}
+
 /* cached_pin() - sb2 asks a.cdn.test (ID @id, tag @tag), answered from the
  * cache: the address of its first pin. */
 static const char *cached_pin(uint16_t id, uint64_t tag, char *buf, size_t sz)
@@ -517,29 +531,18 @@ static const char *cached_pin(uint16_t id, uint64_t tag, char *buf, size_t sz)
  */
 static void test_walk_memo_follows_bytes(void **state)
 {
-	uint8_t q[512], a[1024];
 	char buf[ADDR_STRLEN];
-	size_t qlen, alen;
 
 	(void)state;
 	replay_set_clock(h.p, 1000);
-	qlen = query(q, 0x6001, "a.cdn.test", WIRE_TYPE_A);
-	replay_query(h.p, &h.sb1, false, q, qlen, 1);
-	alen = answer_a(a, q, qlen, 1, 90, 10);
-	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 0, NULL)->id, 0, a, alen), 0);
-	assert_string_equal(pin_addr(buf, sizeof(buf)), "198.51.100.90");
+	assert_string_equal(fresh_pin(0x6001, 1, 90, buf, sizeof(buf)), "198.51.100.90");
 
 	/* From the cache (its walk remembered): sb2's pin, the same address. */
 	assert_string_equal(cached_pin(0x6002, 2, buf, sizeof(buf)), "198.51.100.90");
 
 	/* Expired: asked again, and the upstream now answers .91. */
-	h.n = 0;
 	replay_set_clock(h.p, 1000 + 11000);
-	qlen = query(q, 0x6003, "a.cdn.test", WIRE_TYPE_A);
-	replay_query(h.p, &h.sb1, false, q, qlen, 3);
-	alen = answer_a(a, q, qlen, 1, 91, 10);
-	assert_int_equal(replay_answer(h.p, find(EV_UPSTREAM, 0, NULL)->id, 0, a, alen), 0);
-	assert_string_equal(pin_addr(buf, sizeof(buf)), "198.51.100.91");
+	assert_string_equal(fresh_pin(0x6003, 3, 91, buf, sizeof(buf)), "198.51.100.91");
 	assert_string_equal(cached_pin(0x6004, 4, buf, sizeof(buf)), "198.51.100.91");
 	assert_int_equal(proxy_get_stats(h.p)->cache_hits, 2);
 }
