@@ -107,7 +107,9 @@ world_pid_track "$F3"
 sleep 1
 sb_dig sb1 +short files.pythonhosted.org >/dev/null
 for ((i = 0; i < 50; i++)); do
-	grep -q files.pythonhosted.org "$WORLD_DIR/follow.out" && grep -q files.pythonhosted.org "$WORLD_DIR/follow-last.out" && break
+	grep -q files.pythonhosted.org "$WORLD_DIR/follow.out" &&
+		grep -q files.pythonhosted.org "$WORLD_DIR/follow-last.out" &&
+		grep -q files.pythonhosted.org "$WORLD_DIR/follow-all.out" && break
 	sleep 0.1
 done
 kill "$F1" "$F2" "$F3" 2>/dev/null
