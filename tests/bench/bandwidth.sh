@@ -27,6 +27,7 @@ cd "$(dirname "$0")/../.."
 NETD_BIN=${NETD_BIN:-$PWD/build/netd}
 . tests/world.sh
 . tests/integ/lib_netd.sh
+. tests/bench/lib_ns.sh
 
 ROUNDS=${BENCH_BW_ROUNDS:-3}
 SECS=${BENCH_BW_SECONDS:-5}
@@ -38,19 +39,7 @@ done
 [ -x "$NETD_BIN" ] || { echo "bench: build $NETD_BIN first" >&2; exit 1; }
 
 world_up "ndbb$$" >/dev/null || { echo "bench: world_up failed" >&2; exit 1; }
-world_exec inet ip addr add "$SRV/32" dev lo
-world_spawn inet "$WORLD_DIR/iperf3.log" iperf3 -s -B "$SRV"
-NETD_POLICIES=$WORLD_DIR/policies
-mkdir -p "$NETD_POLICIES"
-cat >"$NETD_POLICIES/bw.yaml" <<YAML
-name: bw
-egress:
-  - cidrs: [$SRV/32]
-    ports: [5201]
-  - cidrs: [$SRV/32]
-    ports: [5201]
-    protocol: udp
-YAML
+iperf_world bw
 netd_up >/dev/null || exit 1
 sb_create u bw >/dev/null || exit 1
 sb_create h bw --egress-rate 100gbit --ingress-rate 100gbit >/dev/null || exit 1

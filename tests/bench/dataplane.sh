@@ -57,8 +57,7 @@ FC=$WORLD_PREFIX-fc
 trap 'for n in "$BC" "$BH" "$FC" "$FH"; do ip netns del "$n" 2>/dev/null; done; world_down' EXIT
 
 # ---- the server, and the bare path --------------------------------------------------------
-world_exec inet ip addr add "$SRV/32" dev lo
-world_spawn inet "$WORLD_DIR/iperf3.log" iperf3 -s -B "$SRV"
+iperf_world dp	# the server, and netd's policy for it
 # router P HOST CLIENT UP_A NET - netns HOST linked to inet (Pu0 with
 # 203.0.113.UP_A/30) and netns CLIENT behind it (Pc0 NET.2/30, HOST's Ps0
 # NET.1), forwarding (tests/bench/lib_ns.sh).
@@ -95,17 +94,6 @@ table inet floor {
 NFT
 
 # ---- netd ---------------------------------------------------------------------------------
-NETD_POLICIES=$WORLD_DIR/policies
-mkdir -p "$NETD_POLICIES"
-cat >"$NETD_POLICIES/dp.yaml" <<YAML
-name: dp
-egress:
-  - cidrs: [$SRV/32]
-    ports: [5201]
-  - cidrs: [$SRV/32]
-    ports: [5201]
-    protocol: udp
-YAML
 netd_up >/dev/null || exit 1
 sb_create b1 dp >/dev/null || exit 1
 SB=$(sb_name b1)

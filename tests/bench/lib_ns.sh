@@ -76,3 +76,22 @@ egress:
 YAML
 	NETD_DNS_EXTRA=$'  qps: 1000000\n  burst: 1000000\n  max_outstanding: 4096\n  max_pins: 1000000'
 }
+
+# iperf_world NAME - the iperf3 benches' world (tests/bench/dataplane.sh,
+# bandwidth.sh): iperf3 -s on SRV (198.51.100.60) in the internet, and
+# NETD_POLICIES with policy NAME allowing it on 5201, tcp and udp.
+iperf_world() {
+	world_exec inet ip addr add "$SRV/32" dev lo
+	world_spawn inet "$WORLD_DIR/iperf3.log" iperf3 -s -B "$SRV"
+	NETD_POLICIES=$WORLD_DIR/policies
+	mkdir -p "$NETD_POLICIES"
+	cat >"$NETD_POLICIES/$1.yaml" <<YAML
+name: $1
+egress:
+  - cidrs: [$SRV/32]
+    ports: [5201]
+  - cidrs: [$SRV/32]
+    ports: [5201]
+    protocol: udp
+YAML
+}
