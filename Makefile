@@ -230,7 +230,7 @@ demo: build/netd ## build, then run the embedded demo world (root)
 
 # test runs every stage in one tests/run.sh, so it ends with one
 # "N passed, N failed" line; each stage alone is below it.
-test: all asan microvm-world ## the whole suite: unit + replay + golden + integ (root, about 25 min on 2 cores)
+test: all asan microvm-world ## the whole suite: unit + replay + golden + integ (root, about 40 min on 2 cores)
 	$(Q)tests/run.sh
 
 unit: $(UNIT_BINS) build/asan/netd $(if $(CNI_SRC),build/asan/netd-cni) $(if $(DK_SRC),build/asan/netd-docker) ## unit tests (cmocka), no root
