@@ -33,10 +33,7 @@ ROUNDS=${BENCH_BW_ROUNDS:-3}
 SECS=${BENCH_BW_SECONDS:-5}
 RATES=${BENCH_BW_RATES:-"20mbit 100mbit 1gbit"}
 SRV=198.51.100.60
-for t in iperf3 jq tc; do
-	command -v "$t" >/dev/null || { echo "bench: $t is not installed (make deps)" >&2; exit 1; }
-done
-[ -x "$NETD_BIN" ] || { echo "bench: build $NETD_BIN first" >&2; exit 1; }
+bench_need iperf3 jq tc
 
 world_up "ndbb$$" >/dev/null || { echo "bench: world_up failed" >&2; exit 1; }
 iperf_world bw

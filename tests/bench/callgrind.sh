@@ -27,10 +27,7 @@ NETD_BIN=${NETD_BIN:-$PWD/build/netd}
 
 NQ=${BENCH_CG_QUERIES:-20000}
 QPS=${BENCH_CG_QPS:-2000}
-for t in valgrind callgrind_control callgrind_annotate dnsperf unbound perf; do
-	command -v "$t" >/dev/null || { echo "bench: $t is not installed (make deps)" >&2; exit 1; }
-done
-[ -x "$NETD_BIN" ] || { echo "bench: build $NETD_BIN first" >&2; exit 1; }
+bench_need valgrind callgrind_control callgrind_annotate dnsperf unbound perf
 
 world_up "ndc$$" >/dev/null || { echo "bench: world_up failed" >&2; exit 1; }
 PEER=$WORLD_PREFIX-peer

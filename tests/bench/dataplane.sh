@@ -44,10 +44,7 @@ SECS=${BENCH_DP_SECONDS:-5}
 COUNTS=${BENCH_DP_SANDBOXES:-"1 100 1000"}
 NPINS=${BENCH_DP_PINS:-100000}
 SRV=198.51.100.60
-for t in iperf3 nft jq; do
-	command -v "$t" >/dev/null || { echo "bench: $t is not installed (make deps)" >&2; exit 1; }
-done
-[ -x "$NETD_BIN" ] || { echo "bench: build $NETD_BIN first" >&2; exit 1; }
+bench_need iperf3 nft jq
 
 world_up "ndp$$" >/dev/null || { echo "bench: world_up failed" >&2; exit 1; }
 BH=$WORLD_PREFIX-bh

@@ -95,3 +95,13 @@ egress:
     protocol: udp
 YAML
 }
+
+# bench_need TOOL... - exit 1 unless every TOOL is installed and NETD_BIN
+# is built, saying which (make deps installs them all).
+bench_need() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null || { echo "bench: $t is not installed (make deps)" >&2; exit 1; }
+	done
+	[ -x "$NETD_BIN" ] || { echo "bench: build $NETD_BIN first" >&2; exit 1; }
+}

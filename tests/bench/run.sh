@@ -63,10 +63,7 @@ if ! bench_section dns; then
 fi
 
 SECS=${BENCH_SECONDS:-10}
-for t in dnsperf dnsmasq unbound nft; do
-	command -v "$t" >/dev/null || { echo "bench: $t is not installed (make deps)" >&2; exit 1; }
-done
-[ -x "$NETD_BIN" ] || { echo "bench: build $NETD_BIN first" >&2; exit 1; }
+bench_need dnsperf dnsmasq unbound nft
 
 world_up "ndb$$" >/dev/null || { echo "bench: world_up failed" >&2; exit 1; }
 PEER=$WORLD_PREFIX-peer
