@@ -94,7 +94,7 @@ struct shape_dev {
 int shape_survey(struct shape_dev **ret);
 
 /* shape_dump()'s callback: one qdisc (its device, handle, kind, counters:
- * drops, backlog), @q borrowed for the call; @ctx is shape_dump()'s. */
+ * bytes, packets, drops, backlog), @q borrowed for the call; @ctx is shape_dump()'s. */
 typedef void shape_dump_fn(void *ctx, const struct tc_qstats *q);
 
 /*
