@@ -18,16 +18,18 @@ int64_t rbudget_window(int64_t now_s, uint32_t period_s)
 	return now_s < 0 && now_s % (int64_t)period_s ? w - (int64_t)period_s : w;
 }
 
-static void off_set(struct rbudget_set *set, uint16_t rule, bool on)
+/* @c spent or not, and its rule's bit in @set->off (the DNS view's mask) with it. */
+static void spent_set(struct rbudget_set *set, struct rbudget_counter *c, bool on)
 {
-	uint64_t bit = 1ull << (rule % 64);
+	uint64_t bit = 1ull << (c->rule % 64);
 
-	if (rule >= POLICY_MAX_RULES)
+	c->spent = on;
+	if (c->rule >= POLICY_MAX_RULES)
 		return;
 	if (on)
-		set->off[rule / 64] |= bit;
+		set->off[c->rule / 64] |= bit;
 	else
-		set->off[rule / 64] &= ~bit;
+		set->off[c->rule / 64] &= ~bit;
 }
 
 /* A counter of @old or @saved with @key and @period_s, carried into @c. */
@@ -84,8 +86,7 @@ int rbudget_sync(struct rbudget_set **set, const struct policy *p, int64_t now_s
 			c->window_s = rbudget_window(now_s, c->period_s);
 			c->used = 0;
 		}
-		c->spent = c->used >= c->limit;
-		off_set(s, c->rule, c->spent);
+		spent_set(s, c, c->used >= c->limit);
 		k++;
 	}
 	s->n = k;
@@ -123,8 +124,7 @@ static bool roll(struct rbudget_set *set, struct rbudget_counter *c, int64_t now
 		return false;
 	c->window_s = w;
 	c->used = 0;
-	c->spent = false;
-	off_set(set, c->rule, false);
+	spent_set(set, c, false);
 	set->dirty = true;
 	return was;
 }
@@ -140,9 +140,8 @@ int rbudget_add(struct rbudget_set *set, uint16_t rule, uint64_t bytes, int64_t 
 	set->dirty = true;
 	if (c->spent || c->used < c->limit)
 		return 0;
-	c->spent = true;
+	spent_set(set, c, true);
 	c->exceeded++;
-	off_set(set, rule, true);
 	return 1;
 }
 
