@@ -481,6 +481,34 @@ static void test_filter(void **state)
 }
 
 /* The words of the refusals. */
+/* The last names' scores are remembered (budget.c): whatever evicts whom,
+ * every name gets its own verdict, an encoded one between many clean ones
+ * (which share its memo slot now and then) and a name one character from
+ * another. */
+static void test_score_memo(void **state)
+{
+	struct fixture f;
+	struct budget_why why;
+	uint16_t rules[DECIDE_MAX_RULES];
+	char name[64];
+	size_t n;
+
+	(void)state;
+	fixture_up(&f);
+	for (int i = 0; i < 64; i++) {
+		snprintf(name, sizeof(name), "host%d.tun.example", i);
+		assert_int_equal(filter(&f, name, S(1), rules, &n, &why), DECIDE_ALLOW);
+		assert_int_equal(filter(&f, ENC ".tun.example", S(1), rules, &n, &why),
+				 DECIDE_DENY_ENCODED);
+		/* A prefix of the encoded run is still one, a short one is not. */
+		assert_int_equal(filter(&f, ENC "x.tun.example", S(1), rules, &n, &why),
+				 DECIDE_DENY_ENCODED);
+		assert_int_equal(filter(&f, "mfrg.tun.example", S(1), rules, &n, &why),
+				 DECIDE_ALLOW);
+	}
+	fixture_down(&f);
+}
+
 static void test_texts(void **state)
 {
 	struct budget_why why = { .full = true, .retry_s = 7 };
@@ -516,6 +544,7 @@ int main(void)
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_corpus_budget),
 		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_score_memo),
 		cmocka_unit_test(test_texts),
 	};
 
