@@ -72,6 +72,10 @@ static inline int nlbuf_check(const void *buf, size_t len)
  * nlbuf_recv() - read one datagram from netlink socket @fd into @buf
  * (@size bytes, 4-byte aligned) with MSG_TRUNC, so a longer one is
  * reported rather than cut.  @flags: more recv() flags (MSG_DONTWAIT).
+ * The bytes after a datagram whose length is not a multiple of 4, up to
+ * the next multiple (within @size), are zeroed: libmnl reads a last
+ * message's attributes up to its aligned end, which is then its padding,
+ * never an earlier datagram's bytes.
  * Return: the bytes read; -EMSGSIZE if the datagram was longer than @size
  * (it is consumed: the next call reads the next one); -errno from recv()
  * (-EAGAIN: none queued; -ENOBUFS: the kernel dropped messages for us).

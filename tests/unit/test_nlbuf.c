@@ -185,6 +185,24 @@ static void test_unaligned(void **state)
 	assert_int_equal(w->seen, 2);
 }
 
+/* A last message of 21 bytes: the 3 bytes to its aligned end (what libmnl's
+ * attribute walk reads) are zeros, not an earlier datagram's bytes. */
+static void test_unaligned_padding(void **state)
+{
+	struct world *w = *state;
+	const uint8_t *b = (const uint8_t *)w->buf;
+
+	memset(w->buf, 0xff, BUF_SIZE);
+	put(w, 16, 0, SEQ, PORTID, 5, 0);
+	send_dgram(w, 21);
+	assert_int_equal(nlbuf_recv(w->sv[0], w->buf, BUF_SIZE, 0), 21);
+	assert_int_equal(b[20], 0);	/* the message's own last byte */
+	assert_int_equal(b[21], 0);
+	assert_int_equal(b[22], 0);
+	assert_int_equal(b[23], 0);
+	assert_int_equal(b[24], 0xff);	/* nothing past the aligned end */
+}
+
 /* A dump: two datagrams of NLM_F_MULTI parts, then NLMSG_DONE. */
 static void test_multipart_done(void **state)
 {
@@ -262,6 +280,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_second_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversized, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unaligned, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unaligned_padding, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_multipart_done, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_error_and_ack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_portid_seq, setup, teardown),
