@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 
 #include "common/addr.h"
+#include "common/clock.h"
 
 struct sock_watch {
 	struct sock_watch *next;
@@ -29,6 +30,10 @@ struct upstream {
 	bool ch_ok;
 	struct event *timer;
 	struct sock_watch *watches;
+	upstream_turn_fn turn;	/* around each ares_process_fd(); NULL: none */
+	void *turn_arg;
+	uint32_t try_ms;	/* c-ares's timeout of a first try */
+	uint64_t timer_at_ms;	/* monotonic ms the timer is due; 0: not armed */
 };
 
 struct send_ctx {
@@ -36,6 +41,13 @@ struct send_ctx {
 	void *arg;
 };
 
+/*
+ * timer_update() - the timer at c-ares's next timeout.  ares_timeout()
+ * walks every query in flight (c-ares 1.18), so this is not done per query:
+ * timer_settle() skips it while the timer is due no later than any query
+ * added now could time out (its first try: u->try_ms), and an early firing
+ * only processes nothing and lands here.
+ */
 static void timer_update(struct upstream *u)
 {
 	struct timeval tv, *t;
@@ -43,27 +55,47 @@ static void timer_update(struct upstream *u)
 	t = ares_timeout(u->ch, NULL, &tv);
 	if (!t) {
 		evtimer_del(u->timer);
+		u->timer_at_ms = 0;
 		return;
 	}
 	evtimer_add(u->timer, t);
+	u->timer_at_ms = clock_mono_ms() + (uint64_t)t->tv_sec * 1000 + (uint64_t)t->tv_usec / 1000;
+}
+
+/* timer_settle() - after queries were added or answered: see timer_update(). */
+static void timer_settle(struct upstream *u)
+{
+	if (u->timer_at_ms && evtimer_pending(u->timer, NULL) &&
+	    u->timer_at_ms <= clock_mono_ms() + u->try_ms)
+		return;
+	timer_update(u);
+}
+
+/* process() - one turn of c-ares: what @rfd/@wfd have (a UDP socket: every
+ * datagram waiting, read until EAGAIN), then its timeouts. */
+static void process(struct upstream *u, ares_socket_t rfd, ares_socket_t wfd)
+{
+	if (u->turn)
+		u->turn(u->turn_arg, true);
+	ares_process_fd(u->ch, rfd, wfd);
+	if (u->turn)
+		u->turn(u->turn_arg, false);
+	timer_settle(u);
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct upstream *u = arg;
 
-	ares_process_fd(u->ch, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
-	timer_update(u);
+	u->timer_at_ms = 0;	/* fired: timer_settle() recomputes */
+	process(u, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
 }
 
 static void on_sock(evutil_socket_t fd, short what, void *arg)
 {
-	struct upstream *u = arg;
-
 	/* May close @fd and free this very event through sock_state(). */
-	ares_process_fd(u->ch, (what & EV_READ) ? fd : ARES_SOCKET_BAD,
-			(what & EV_WRITE) ? fd : ARES_SOCKET_BAD);
-	timer_update(u);
+	process(arg, (what & EV_READ) ? fd : ARES_SOCKET_BAD,
+		(what & EV_WRITE) ? fd : ARES_SOCKET_BAD);
 }
 
 static void sock_state(void *data, ares_socket_t fd, int readable, int writable)
@@ -131,7 +163,8 @@ int upstream_new(struct event_base *base, const struct upstream_server *servers,
 	 * as they are instead of being retried elsewhere and turned into
 	 * an error by c-ares. */
 	opts.flags = ARES_FLAG_NOCHECKRESP;
-	opts.timeout = timeout_ms ? (int)timeout_ms : 2000;
+	u->try_ms = timeout_ms ? timeout_ms : 2000;
+	opts.timeout = (int)u->try_ms;
 	opts.tries = 2;
 	opts.sock_state_cb = sock_state;
 	opts.sock_state_cb_data = u;
@@ -210,7 +243,13 @@ void upstream_send(struct upstream *u, const uint8_t *query, size_t len, upstrea
 	/* c-ares copies the query and replaces only its ID; on a TC=1
 	 * answer it asks again over TCP (ARES_FLAG_IGNTC is not set). */
 	ares_send(u->ch, query, (int)len, on_answer, s);
-	timer_update(u);
+	timer_settle(u);
+}
+
+void upstream_set_turn(struct upstream *u, upstream_turn_fn fn, void *arg)
+{
+	u->turn = fn;
+	u->turn_arg = arg;
 }
 
 void upstream_free(struct upstream *u)
