@@ -235,6 +235,12 @@ static void up_free(void *impl)
 	upstream_free(impl);
 }
 
+/* The answers c-ares reports in one turn: their UDP replies leave together. */
+static void on_answers_turn(void *arg, bool begin)
+{
+	udp_answers_turn(arg, begin);
+}
+
 /* proxy_events() - the listeners' and timers' events on @p->base. Return: 0; -ENOMEM. */
 static int proxy_events(struct proxy *p)
 {
@@ -273,6 +279,7 @@ int proxy_new(struct event_base *base, const struct proxy_config *cfg,
 	if (r < 0)
 		goto fail;
 	p->up = (struct proxy_upstream){ .send = up_send, .free = up_free, .impl = u };
+	upstream_set_turn(u, on_answers_turn, p);
 	r = p->udp_fd = listen_socket(SOCK_DGRAM, cfg->port);
 	if (r < 0)
 		goto fail;

@@ -173,8 +173,8 @@ struct proxy {
 	void *clock_ctx;
 	/*
 	 * The clock of a receive round: udp_rounds() reads it once per
-	 * recvmmsg() round and everything the round does uses it (0 = outside
-	 * a round: read the clock).  Never later than the real time, so a
+	 * recvmmsg() round and everything the round does uses it, as does
+	 * a turn of upstream answers (0 = outside both: read the clock).  Never later than the real time, so a
 	 * pin's tracked expiry (pintrack) stays at or before the kernel's.
 	 */
 	uint64_t round_ms;
@@ -212,13 +212,16 @@ struct proxy {
 	struct listener *listeners;
 	int next_listener_id;
 	/*
-	 * Replies to the datagrams of one recvmmsg() round, sent together by
-	 * one sendmmsg() at the end of the round (udp_flush()).  Each reply
-	 * is queued only after its pins were acknowledged, so batching delays
-	 * answers a little and never reorders pin and answer.
+	 * Replies to the datagrams of one recvmmsg() round, or to the
+	 * upstream answers of one turn, sent together by one sendmmsg() at
+	 * its end (udp_flush()).  Each reply is queued only after its pins
+	 * were acknowledged, so batching delays answers a little and never
+	 * reorders pin and answer.
 	 */
 	struct {
 		bool on;	/* inside a round: queue instead of sending */
+		bool follow;	/* an answers turn: a reply for another socket
+				 * sends the queue and the queue moves to it */
 		struct listener *l;	/* the round's socket: a gateway listener's; NULL: udp_fd */
 		unsigned int n;
 		struct mmsghdr msgs[PROXY_UDP_VLEN];
@@ -300,6 +303,15 @@ extern const struct transport udp_transport;
 
 /* on_udp() - the main socket (udp_fd) is readable. */
 void on_udp(evutil_socket_t fd, short what, void *arg);
+
+/*
+ * udp_answers_turn() - @begin true: the upstream's answers of one turn
+ * follow (upstream_turn_fn), their UDP replies are queued as a receive
+ * round's are, whichever socket each leaves from; false: send them
+ * (udp_flush(), grouped per client as a round's).  Called from the event
+ * loop only, never inside a receive round.
+ */
+void udp_answers_turn(struct proxy *p, bool begin);
 
 /* udp_listen_socket() / listeners_close(): setup and teardown. */
 int udp_listen_socket(int type, uint16_t port);

@@ -224,6 +224,10 @@ static int udp_reply(struct proxy *p, const struct origin *o, const uint8_t *msg
 		p->n_dropped++;
 		return -ENOTCONN;
 	}
+	if (p->tx.on && p->tx.follow && o->l != p->tx.l && len <= PROXY_UDP_TX) {
+		udp_flush(p);	/* the other socket's replies */
+		p->tx.l = o->l;
+	}
 	if (p->tx.on && o->l == p->tx.l && len <= PROXY_UDP_TX) {
 		/* Inside a receive round: queue a copy; udp_flush() sends it. */
 		unsigned int i = p->tx.n++;
@@ -252,6 +256,21 @@ static int udp_reply(struct proxy *p, const struct origin *o, const uint8_t *msg
 		return -errno;
 	}
 	return 0;
+}
+
+void udp_answers_turn(struct proxy *p, bool begin)
+{
+	if (begin) {
+		p->tx.on = true;
+		p->tx.follow = true;
+		p->tx.l = NULL;
+		p->round_ms = p->clock_ms(p->clock_ctx);
+		return;
+	}
+	p->tx.on = false;
+	p->tx.follow = false;
+	p->round_ms = 0;
+	udp_flush(p);
 }
 
 /* Free @l once it is closed and no pending query refers to it. */

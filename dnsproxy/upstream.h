@@ -8,6 +8,7 @@
 #ifndef NETD_DNSPROXY_UPSTREAM_H
 #define NETD_DNSPROXY_UPSTREAM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,17 @@ int upstream_new(struct event_base *base, const struct upstream_server *servers,
  */
 void upstream_send(struct upstream *u, const uint8_t *query, size_t len, upstream_cb cb,
 		   void *arg);
+
+/*
+ * upstream_turn_fn - called with @begin true before c-ares handles one
+ * readiness event of its sockets (or its timer), and with false after:
+ * the outcomes reported in between (every answer one read brings) form one
+ * turn, which the caller may handle as a batch (its replies sent together).
+ */
+typedef void (*upstream_turn_fn)(void *arg, bool begin);
+
+/* upstream_set_turn() - call @fn with @arg around each turn (NULL: none). */
+void upstream_set_turn(struct upstream *u, upstream_turn_fn fn, void *arg);
 
 /* upstream_free() - cancel everything (callbacks get -ECANCELED); NULL-safe. */
 void upstream_free(struct upstream *u);
