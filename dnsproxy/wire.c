@@ -792,6 +792,11 @@ int wire_walk_answer(const uint8_t *buf, size_t len, const struct wire_query *q,
 	}
 	if (off != len)
 		return -EBADMSG;
+	ret->len = len;
+	ret->rr_off = m.answer_off;
+	ret->counts[0] = m.ancount;
+	ret->counts[1] = m.nscount;
+	ret->counts[2] = m.arcount;
 	return 0;
 }
 
@@ -829,18 +834,15 @@ static int ttl_next(const uint8_t *buf, size_t len, struct ttl_walk *w)
 	return w->off == len ? 0 : -EBADMSG;
 }
 
-static int ttls_rewrite(uint8_t *buf, size_t len, uint32_t age_s, uint32_t max_s)
+/* ttls_lower() - that rewrite, of a message @m that msg_check() passed. */
+static int ttls_lower(uint8_t *buf, size_t len, const struct msg *m, uint32_t age_s,
+		      uint32_t max_s)
 {
 	struct ttl_walk w = { 0 };
-	struct msg m;
 	int r;
 
-	/* Refuse messages where a TTL is part of a name: rewriting it would
-	 * change the name, and a second rewrite would see another message. */
-	if (msg_check(buf, len, &m) < 0)
-		return -EBADMSG;
-	w.m = &m;
-	w.off = m.answer_off;
+	w.m = m;
+	w.off = m->answer_off;
 	while ((r = ttl_next(buf, len, &w)) > 0) {
 		uint32_t ttl = w.ttl > age_s ? w.ttl - age_s : 0;
 
@@ -852,9 +854,32 @@ static int ttls_rewrite(uint8_t *buf, size_t len, uint32_t age_s, uint32_t max_s
 	return r;
 }
 
+static int ttls_rewrite(uint8_t *buf, size_t len, uint32_t age_s, uint32_t max_s)
+{
+	struct msg m;
+
+	/* Refuse messages where a TTL is part of a name: rewriting it would
+	 * change the name, and a second rewrite would see another message. */
+	if (msg_check(buf, len, &m) < 0)
+		return -EBADMSG;
+	return ttls_lower(buf, len, &m, age_s, max_s);
+}
+
 int wire_cap_ttls(uint8_t *buf, size_t len, uint32_t max_ttl_s)
 {
 	return ttls_rewrite(buf, len, 0, max_ttl_s);
+}
+
+int wire_cap_ttls_walked(uint8_t *buf, size_t len, uint32_t max_ttl_s,
+			 const struct wire_answer *wa)
+{
+	struct msg m;
+
+	if (msg_open(buf, len, &m) < 0 || len != wa->len || m.answer_off != wa->rr_off ||
+	    m.ancount != wa->counts[0] || m.nscount != wa->counts[1] ||
+	    m.arcount != wa->counts[2])
+		return wire_cap_ttls(buf, len, max_ttl_s);
+	return ttls_lower(buf, len, &m, 0, max_ttl_s);
 }
 
 int wire_cache_ttl(const uint8_t *buf, size_t len, uint32_t max_neg_s, uint32_t *ttl_s)

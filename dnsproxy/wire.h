@@ -111,6 +111,10 @@ struct wire_answer {
 	size_t n_dropped;	/* address RRs ignored: off-chain owner, other sections */
 	size_t n_hints;		/* addresses taken from SVCB/HTTPS hints (in n_addrs) */
 	uint32_t min_ttl_s;	/* smallest TTL among answer-section RRs used */
+	/* What wire_cap_ttls_walked() needs of the message it checked. */
+	size_t len;		/* its length */
+	size_t rr_off;		/* where its answer section starts */
+	uint16_t counts[3];	/* ANCOUNT, NSCOUNT, ARCOUNT */
 };
 
 #define WIRE_CHAIN_MAX 16	/* CNAME/DNAME hops followed before giving up */
@@ -160,6 +164,16 @@ int wire_svcb_check(const uint8_t *rdata, size_t rdlen);
  * Return: 0; -EBADMSG (malformed, or such a name: @buf left unchanged).
  */
 int wire_cap_ttls(uint8_t *buf, size_t len, uint32_t max_ttl_s);
+
+/*
+ * wire_cap_ttls_walked() - wire_cap_ttls() of @buf/@len, which
+ * wire_walk_answer() returned 0 for, with @wa, and which has not changed
+ * since (its TTLs aside): the message check that walk made is not made
+ * again.  A length or section count other than @wa's falls back to
+ * wire_cap_ttls().  Return: as wire_cap_ttls().
+ */
+int wire_cap_ttls_walked(uint8_t *buf, size_t len, uint32_t max_ttl_s,
+			 const struct wire_answer *wa);
 
 /*
  * wire_build_upstream_query() - the query netd sends upstream for @query:

@@ -1,6 +1,7 @@
 /*
  * fuzz_answer - what an upstream may send back: wire_walk_answer() and
- * wire_cap_ttls() (on a copy, as the proxy does) on arbitrary bytes, once
+ * wire_cap_ttls() (on a copy, as the proxy does; wire_cap_ttls_walked()
+ * after a walk that passed, which must cap alike) on arbitrary bytes, once
  * against a fixed query ("www.example.com" A) and once against a query
  * rebuilt from the input's own question, so mutated answers get past the
  * question check.  Checks the invariants the pinning relies on, and those
@@ -11,6 +12,7 @@
  * nothing more than the TTLs, capping twice being capping once.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,7 +165,8 @@ static void walk(const uint8_t *data, size_t size, const struct wire_query *q)
 {
 	static uint8_t copy[WIRE_MSG_MAX], copy2[WIRE_MSG_MAX];
 	struct wire_addr addrs[64];
-	struct wire_answer a;
+	struct wire_answer a, a0;
+	bool walked;
 	int r;
 
 	r = wire_walk_answer(data, size, q, addrs, 64, &a);
@@ -179,9 +182,18 @@ static void walk(const uint8_t *data, size_t size, const struct wire_query *q)
 	} else if (r != -EBADMSG && r != -ELOOP && r != -ENOBUFS) {
 		abort();
 	}
+	walked = r == 0;
+	a0 = a;
 
 	memcpy(copy, data, size);
 	r = wire_cap_ttls(copy, size, 300);
+	/* After a walk that passed, the capping that does not check the
+	 * message again caps exactly as the one that does. */
+	if (walked) {
+		memcpy(copy2, data, size);
+		if (wire_cap_ttls_walked(copy2, size, 300, &a0) != r || memcmp(copy, copy2, size) != 0)
+			abort();
+	}
 	if (r == 0) {
 		static struct dump d1, d2;
 		struct wire_addr caddrs[64];

@@ -1204,6 +1204,70 @@ static void test_cap_ttls_names_fixed(void **state)
 	assert_int_equal(wire_cap_ttls(p.b, p.len, 300), 0);
 }
 
+/*
+ * wire_cap_ttls_walked(): after a walk that passed, the same capping as
+ * wire_cap_ttls() without its message check; a message the walk did not
+ * pass (its length or counts differ from the walk's) is checked in full,
+ * so one whose name reads a TTL is still refused and left as it was.
+ */
+static void test_cap_ttls_walked(void **state)
+{
+	struct wire_query q = parsed("a.test", WIRE_TYPE_A);
+	struct wire_addr a[8];
+	struct wire_answer good, r;
+	uint8_t copy[8192], copy2[8192];
+	size_t txt_ttl;
+	struct pkt p, bad;
+
+	resp_of(&p, "a.test", WIRE_TYPE_A);
+	set_count(&p, 1, 2);
+	set_count(&p, 2, 1);
+	set_count(&p, 3, 1);
+	p_a(&p, "a.test", 7200, "192.0.2.1");
+	p_a(&p, "a.test", 10, "192.0.2.2");
+	p_a(&p, "ns.test", 0x80000001u, "192.0.2.3");
+	p_opt(&p, 4096, 0x00008000);
+	assert_int_equal(wire_walk_answer(p.b, p.len, &q, a, 8, &good), 0);
+	memcpy(copy, p.b, p.len);
+	memcpy(copy2, p.b, p.len);
+	assert_int_equal(wire_cap_ttls(copy, p.len, 300), 0);
+	assert_int_equal(wire_cap_ttls_walked(copy2, p.len, 300, &good), 0);
+	assert_memory_equal(copy, copy2, p.len);
+	assert_memory_not_equal(copy, p.b, p.len);	/* 7200 and the top bit capped */
+
+	/* The TTL that reads as a name (test_cap_ttls_names_fixed), with the
+	 * good message's walk: refused, untouched. */
+	resp_of(&bad, "a.test", WIRE_TYPE_A);
+	set_count(&bad, 1, 3);
+	p_ptr(&bad, 12);
+	p_rrhdr(&bad, WIRE_TYPE_A, WIRE_CLASS_IN, 60, 4);
+	p_u32(&bad, 0xc6336447);
+	p_ptr(&bad, 12);
+	txt_ttl = bad.len + 4;
+	p_rrhdr(&bad, WIRE_TYPE_TXT, WIRE_CLASS_IN, 0x0178c00c, 2);
+	p_u8(&bad, 1);
+	p_u8(&bad, 't');
+	p_ptr(&bad, txt_ttl);
+	p_rrhdr(&bad, WIRE_TYPE_A, WIRE_CLASS_IN, 60, 4);
+	p_u32(&bad, 0xc6336448);
+	memcpy(copy, bad.b, bad.len);
+	assert_int_equal(wire_cap_ttls_walked(copy, bad.len, 300, &good), -EBADMSG);
+	assert_memory_equal(copy, bad.b, bad.len);
+	/* ... and with a walk of its own length but other counts. */
+	r = good;
+	r.len = bad.len;
+	assert_int_equal(wire_cap_ttls_walked(copy, bad.len, 300, &r), -EBADMSG);
+	assert_memory_equal(copy, bad.b, bad.len);
+	/* A walk that says nothing (zeroed): checked in full, capped alike. */
+	memset(&r, 0, sizeof(r));
+	memcpy(copy2, p.b, p.len);
+	assert_int_equal(wire_cap_ttls_walked(copy2, p.len, 300, &r), 0);
+	memcpy(copy, p.b, p.len);
+	assert_int_equal(wire_cap_ttls(copy, p.len, 300), 0);
+	assert_memory_equal(copy, copy2, p.len);
+	(void)state;
+}
+
 /* What goes upstream: question, RD/CD and EDNS basics; nothing smuggled. */
 static void test_upstream_query(void **state)
 {
@@ -1341,6 +1405,7 @@ int main(void)
 		cmocka_unit_test(test_walk_svcb_malformed),
 		cmocka_unit_test(test_cap_ttls),
 		cmocka_unit_test(test_cap_ttls_names_fixed),
+		cmocka_unit_test(test_cap_ttls_walked),
 		cmocka_unit_test(test_upstream_query),
 		cmocka_unit_test(test_build_query),
 	};
