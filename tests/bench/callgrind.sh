@@ -17,7 +17,11 @@
 # Ir count: `make bench` shows it as CPU time, and the system calls per
 # query are printed from a run without valgrind (perf stat, tracepoint
 # raw_syscalls:sys_enter).  BENCH_CG_KEEP=DIR keeps the dumps there
-# (callgrind_annotate them).  Not a test: it asserts nothing.
+# (callgrind_annotate them).  BENCH_CG_MODE=distinct asks BENCH_CG_QUERIES
+# distinct names instead, once each (the world's resolver has them in its
+# cache first, so both servers forward every one and wait alike): the
+# cache-miss path, its steps those of an upstream query.  Not a test: it
+# asserts nothing.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 NETD_BIN=${NETD_BIN:-$PWD/build/netd}
@@ -54,13 +58,32 @@ ip netns exec "$PEER" "${CG[@]}" --callgrind-out-file="$WORLD_DIR/cg.unbound" \
 world_pid_track $!
 UNBOUND_PID=$!
 
-echo "www.dt.example A" >"$WORLD_DIR/hot.txt"
-# ask NS SERVER PORT N [QPS [OUTSTANDING]] - dnsperf's output (QPS "": as
-# fast as it answers)
+MODE=${BENCH_CG_MODE:-hot}
+case $MODE in
+hot)
+	echo "www.dt.example A" >"$WORLD_DIR/warm.txt"
+	cp "$WORLD_DIR/warm.txt" "$WORLD_DIR/ask.txt"
+	;;
+distinct)
+	for ((i = 1; i <= 1000; i++)); do echo "w$i.tun.dt.example A"; done >"$WORLD_DIR/warm.txt"
+	for ((i = 1; i <= NQ * 11; i++)); do echo "n$i.tun.dt.example A"; done >"$WORLD_DIR/ask.txt"
+	world_exec inet dnsperf -s 192.0.2.53 -d "$WORLD_DIR/warm.txt" -n 1 >/dev/null 2>&1
+	world_exec inet dnsperf -s 192.0.2.53 -d "$WORLD_DIR/ask.txt" -n 1 >/dev/null 2>&1
+	;;
+*) echo "bench: BENCH_CG_MODE is hot or distinct, not $MODE" >&2; exit 1 ;;
+esac
+# ask NS SERVER PORT N [QPS [OUTSTANDING [FILE [SKIP]]]] - dnsperf's output
+# (QPS "": as fast as it answers).  N: queries (hot), or N names of FILE
+# after its first SKIP, once each (distinct).
 ask() {
-	local qps=()
+	local qps=() file=${7:-$WORLD_DIR/ask.txt} n=(-n "$4")
 	[ -n "${5:-}" ] && qps=(-Q "$5")
-	ip netns exec "$1" dnsperf -s "$2" -p "$3" -d "$WORLD_DIR/hot.txt" -n "$4" -c 4 -q "${6:-20}" -t 10 "${qps[@]}" 2>&1
+	if [ "$MODE" = distinct ]; then
+		tail -n "+$((${8:-0} + 1))" "$file" | head -n "$4" >"$WORLD_DIR/ask.part"
+		file=$WORLD_DIR/ask.part
+		n=(-n 1)
+	fi
+	ip netns exec "$1" dnsperf -s "$2" -p "$3" -d "$file" "${n[@]}" -c 4 -q "${6:-20}" -t 10 "${qps[@]}" 2>&1
 }
 ready() {	# ready NS SERVER PORT LABEL
 	local i
@@ -77,7 +100,7 @@ ready "$PCLI" 10.99.0.3 5353 unbound
 # measure LABEL PID NS SERVER PORT - Ir per query into IR_<LABEL>
 measure() {
 	local label=$1 pid=$2 out n dump ir
-	ask "$3" "$4" "$5" 500 200 >/dev/null	# warm: cache, pins, branch of every path
+	ask "$3" "$4" "$5" 500 200 "" "$WORLD_DIR/warm.txt" >/dev/null	# warm: cache, pins, every path
 	callgrind_control -z "$pid" >/dev/null 2>&1 || { echo "bench: callgrind_control -z $label failed" >&2; exit 1; }
 	out=$(ask "$3" "$4" "$5" "$NQ" "$QPS")
 	callgrind_control -d "$pid" >/dev/null 2>&1 || { echo "bench: callgrind_control -d $label failed" >&2; exit 1; }
@@ -97,7 +120,7 @@ measure() {
 	eval "DUMP_$label=$dump"
 	eval "N_$label=$n"
 }
-echo "Instructions per hot query (callgrind, user space only; $NQ queries of one name at $QPS q/s," \
+echo "Instructions per $MODE query (callgrind, user space only; $NQ queries of one name at $QPS q/s," \
 	"dnsperf 4 clients x 20 outstanding); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 measure netd "$NETD_PID" "$SB" "$SB_GW" 53
 measure unbound "$UNBOUND_PID" "$PCLI" 10.99.0.3 5353
@@ -105,9 +128,9 @@ echo "netd / unbound: $(awk -v a="$IR_netd" -v b="$IR_unbound" 'BEGIN {printf "%
 
 # What each step of netd's cache hit costs: inclusive Ir per query.
 # (A function the compiler inlined into its caller has no line of its own.)
-CG_STEPS=${CG_STEPS:-"event_base_loop udp_rounds query_in wire_parse_query client_lookup rate_ok decide_local decide_query budget_filter cache_get wire_question_end answer_pass decide_ech_strip wire_walk_answer decide_pins pintrack_plan ops_audit pinreg_note audit_write_members udp_flush on_flush"}
+CG_STEPS=${CG_STEPS:-"event_base_loop udp_rounds query_in wire_parse_query client_lookup rate_ok decide_local decide_query budget_filter cache_get wire_question_end query_forward upstream_send ares_send timer_update ares_timeout on_sock ares_process_fd on_upstream answer_pass decide_ech_strip wire_walk_answer decide_pins pintrack_plan answer_commit cache_put ops_audit pinreg_note audit_write_members udp_flush on_flush"}
 echo
-echo "netd, per step of a hot query (inclusive Ir per query; callgrind_annotate $(basename "$DUMP_netd")):"
+echo "netd, per step of a $MODE query (inclusive Ir per query; callgrind_annotate $(basename "$DUMP_netd")):"
 callgrind_annotate --auto=no --inclusive=yes --threshold=100 "$DUMP_netd" 2>/dev/null >"$WORLD_DIR/netd.annot"
 for f in $CG_STEPS; do
 	ir=$(awk -v f="$f" '{gsub(",", "", $1)} $0 ~ (":" f " ") || $0 ~ (":" f "$") || $0 ~ (":" f "\\.") {print $1; exit}' "$WORLD_DIR/netd.annot")
@@ -125,13 +148,13 @@ world_pid_track $!
 UNBOUND_PID=$!
 ready "$SB" "$SB_GW" 53 netd
 ready "$PCLI" 10.99.0.3 5353 unbound
-sysc() {	# sysc LABEL PID NS SERVER PORT N QPS OUTSTANDING
+sysc() {	# sysc LABEL PID NS SERVER PORT N QPS OUTSTANDING [SKIP]
 	local out n s e perf_pid
-	ask "$3" "$4" "$5" 500 200 >/dev/null
+	ask "$3" "$4" "$5" 500 200 "" "$WORLD_DIR/warm.txt" >/dev/null
 	perf stat -x, -e raw_syscalls:sys_enter,syscalls:sys_enter_epoll_wait -p "$2" -o "$WORLD_DIR/sysc.$1" &
 	perf_pid=$!
 	sleep 0.5
-	out=$(ask "$3" "$4" "$5" "$6" "$7" "$8")
+	out=$(ask "$3" "$4" "$5" "$6" "$7" "$8" "" "${9:-0}")
 	kill -INT "$perf_pid"
 	wait "$perf_pid"
 	n=$(sed -n 's/.*Queries completed: *\([0-9]*\).*/\1/p' <<<"$out")
@@ -146,7 +169,8 @@ echo
 sysc netd "$NETD_PID" "$SB" "$SB_GW" 53 "$NQ" "$QPS" 20
 sysc unbound "$UNBOUND_PID" "$PCLI" 10.99.0.3 5353 "$NQ" "$QPS" 20
 # The bench's load: as fast as each answers, 4 x 200 outstanding.
-sysc netd "$NETD_PID" "$SB" "$SB_GW" 53 $((NQ * 10)) "" 200
-sysc unbound "$UNBOUND_PID" "$PCLI" 10.99.0.3 5353 $((NQ * 10)) "" 200
+# (distinct: the names after the first run's; each server restarted empty)
+sysc netd "$NETD_PID" "$SB" "$SB_GW" 53 $((NQ * 10)) "" 200 "$NQ"
+sysc unbound "$UNBOUND_PID" "$PCLI" 10.99.0.3 5353 $((NQ * 10)) "" 200 "$NQ"
 netd_down >/dev/null 2>&1
 exit 0

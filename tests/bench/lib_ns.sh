@@ -63,7 +63,8 @@ EOF2
 # policy "bench" (www.dt.example and *.tun.dt.example on 443), and
 # NETD_DNS_EXTRA with the abuse limits raised: the bench asks 10,000
 # distinct names below *.tun.dt.example, so the name budget (500 per 10
-# minutes by default, docs/dns.md), which would refuse all but 500, is off.
+# minutes by default, docs/dns.md), which would refuse all but 500, is off;
+# BENCH_DNS_EXTRA adds lines of its own.
 bench_netd_policy() {
 	NETD_POLICIES=$WORLD_DIR/policies
 	mkdir -p "$NETD_POLICIES"
@@ -75,6 +76,9 @@ egress:
     dns: { budget: off }
 YAML
 	NETD_DNS_EXTRA=$'  qps: 1000000\n  burst: 1000000\n  max_outstanding: 4096\n  max_pins: 1000000'
+	# BENCH_DNS_EXTRA: more dns: lines to compare ("  udp_gso: false")
+	[ -n "${BENCH_DNS_EXTRA:-}" ] && NETD_DNS_EXTRA+=$'\n'"$BENCH_DNS_EXTRA"
+	return 0
 }
 
 # iperf_world NAME - the iperf3 benches' world (tests/bench/dataplane.sh,

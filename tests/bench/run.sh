@@ -18,7 +18,8 @@
 # with the range of q/s.
 #
 # Scenarios: "hot" = one allowed name the upstream has in cache, for
-# BENCH_SECONDS; "distinct" = 10,000 distinct allowed names, once each.
+# BENCH_SECONDS; "distinct" = BENCH_DISTINCT (10,000) distinct allowed
+# names, once each, new names each round.
 # Then the resident memory with BENCH_SANDBOXES (1000) sandboxes, 100 pins
 # each; BENCH_PERF=FILE records a perf profile of netd's hot run.
 # Latency percentiles come from dnsperf -v (every query's latency), so the
@@ -187,9 +188,13 @@ peer_ready "netd (sandbox)" "$NETD_PID" "$NETD_LOG" "$SB" "$SB_GW" 53
 
 # ---- query files ------------------------------------------------------------------------------
 echo "www.dt.example A" >"$WORLD_DIR/hot.txt"
-for i in $(seq 1 10000); do echo "n$i.tun.dt.example A"; done >"$WORLD_DIR/distinct.txt"
-# The world's resolver has every distinct name in cache before any peer runs.
-world_exec inet dnsperf -s 192.0.2.53 -d "$WORLD_DIR/distinct.txt" -n 1 >/dev/null 2>&1
+# BENCH_DISTINCT (10000) names a round, new names each round.
+NDISTINCT=${BENCH_DISTINCT:-10000}
+for round in $(seq 1 "${BENCH_ROUNDS:-3}"); do
+	for ((i = 1; i <= NDISTINCT; i++)); do echo "r${round}n$i.tun.dt.example A"; done >"$WORLD_DIR/distinct$round.txt"
+	# The world's resolver has every distinct name in cache before any peer runs.
+	world_exec inet dnsperf -s 192.0.2.53 -d "$WORLD_DIR/distinct$round.txt" -n 1 >/dev/null 2>&1
+done
 
 # Busy jiffies of the whole machine (every CPU, every process: the client's
 # share and the kernel's included): what one query costs end to end.
@@ -249,12 +254,13 @@ echo "DNS proxy benchmark: $(nproc) CPUs, $(uname -r), dnsperf 4 clients x 200 o
 	"${SECS}s per hot run, $ROUNDS rounds (peers interleaved, order rotated each round)"
 for mode in hot distinct; do
 	for round in $(seq 1 "$ROUNDS"); do
-		# The distinct names are cold only once per server: later rounds
-		# would measure the servers' caches, so "distinct" runs once.
-		[ "$mode" = distinct ] && [ "$round" -gt 1 ] && break
+		# The distinct names are cold only once per server: each round
+		# asks its own (distinctN.txt).
+		file=$WORLD_DIR/$mode.txt
+		[ "$mode" = distinct ] && file=$WORLD_DIR/distinct$round.txt
 		for i in "${!PEERS[@]}"; do
 			IFS='|' read -r label pid where server port <<<"${PEERS[$(((i + round - 1) % ${#PEERS[@]}))]}"
-			run "$label" "$pid" "$where" "$server" "$port" "$WORLD_DIR/$mode.txt" "$mode"
+			run "$label" "$pid" "$where" "$server" "$port" "$file" "$mode"
 		done
 	done
 done
@@ -279,13 +285,12 @@ echo
 # ran every peer once, back to back: the pairs share the machine's mood).
 rounds_ahead() {
 	local lbl e a b
-	[ "$1" = hot ] || return 0
 	for e in "${PEERS[@]}"; do
 		lbl=${e%%|*}
 		[ "${lbl//[^a-zA-Z0-9]/_}" = "$2" ] && break
 	done
-	read -ra a <<<"${R_q[netd (sandbox)|hot]}"
-	read -ra b <<<"${R_q[$lbl|hot]}"
+	read -ra a <<<"${R_q[netd (sandbox)|$1]}"
+	read -ra b <<<"${R_q[$lbl|$1]}"
 	awk -v a="${a[*]}" -v b="${b[*]}" 'BEGIN {n = split(a, x, " "); split(b, y, " ");
 		for (i = 1; i <= n; i++) k += (x[i] > y[i]); printf "   (q/s ahead in %d of %d rounds)", k, n}'
 }
@@ -300,6 +305,14 @@ for mode in hot distinct; do
 			"$(rounds_ahead "$mode" "$p")"
 	done
 done
+# Against unbound as a plain forwarder (docs/performance.md#a-cache-hit-step-by-step):
+# CPU per hot query (target <= 0.8), p99 on the hot name (<= 0.5), q/s on
+# distinct names (>= 2.5); medians of the rounds.
+cpu_of() { median "${R_cpu[$1|$2]}"; }
+echo "against unbound (netd / unbound): hot CPU per query $(awk -v a="$(cpu_of "netd (sandbox)" hot)" \
+	-v b="$(cpu_of "unbound forwarder" hot)" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}') (target <= 0.8)," \
+	"hot p99 $(awk -v a="$P99_netd__sandbox__hot" -v b="$P99_unbound_forwarder_hot" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}') (<= 0.5)," \
+	"distinct q/s $(awk -v a="$QPS_netd__sandbox__distinct" -v b="$QPS_unbound_forwarder_distinct" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}') (>= 2.5)"
 echo "dnsmasq's sets (cache / no cache / fw): $(peer nft list set inet bench pins4 | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')/ $(peer nft list set inet bench pins4nc | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')/ $(ip netns exec "$FWH" nft list set inet dmfw pins4 | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')"
 # ---- resident memory with many sandboxes and pins (BENCH_SANDBOXES, default 1000; 0 = skip) ----
 # Each sandbox (policy mem) resolves mem.tun.dt.example once: 100 live pins each.
