@@ -1120,6 +1120,32 @@ static void test_cap_ttls(void **state)
 }
 
 /*
+ * p_ttl_named() - a response for "a.test" A: an A on the qname; a TXT
+ * whose TTL octets read "\1x" + a pointer to the question, i.e.
+ * "x.a.test"; then an A owned by a pointer to that TTL (capping the TTL to
+ * 300 would turn the third owner into the root).  Return: the TTL's offset.
+ */
+static size_t p_ttl_named(struct pkt *p)
+{
+	size_t txt_ttl;
+
+	resp_of(p, "a.test", WIRE_TYPE_A);
+	set_count(p, 1, 3);
+	p_ptr(p, 12);
+	p_rrhdr(p, WIRE_TYPE_A, WIRE_CLASS_IN, 60, 4);
+	p_u32(p, 0xc6336447);
+	p_ptr(p, 12);
+	txt_ttl = p->len + 4;
+	p_rrhdr(p, WIRE_TYPE_TXT, WIRE_CLASS_IN, 0x0178c00c, 2);
+	p_u8(p, 1);
+	p_u8(p, 't');
+	p_ptr(p, txt_ttl);
+	p_rrhdr(p, WIRE_TYPE_A, WIRE_CLASS_IN, 60, 4);
+	p_u32(p, 0xc6336448);
+	return txt_ttl;
+}
+
+/*
  * Names never read octets that wire.c edits in place: a pointer into a TTL
  * (capping it would rename the record), into the header (the ID is
  * rewritten), into an RDLENGTH; the answer is refused, never "capped".
@@ -1133,22 +1159,7 @@ static void test_cap_ttls_names_fixed(void **state)
 	size_t txt_ttl, at;
 	struct pkt p;
 
-	/* A on the qname; TXT whose TTL octets read "\1x" + pointer to the
-	 * question, i.e. "x.a.test"; then an A owned by a pointer to that TTL.
-	 * Capping the TTL to 300 would turn the third owner into the root. */
-	resp_of(&p, "a.test", WIRE_TYPE_A);
-	set_count(&p, 1, 3);
-	p_ptr(&p, 12);
-	p_rrhdr(&p, WIRE_TYPE_A, WIRE_CLASS_IN, 60, 4);
-	p_u32(&p, 0xc6336447);
-	p_ptr(&p, 12);
-	txt_ttl = p.len + 4;
-	p_rrhdr(&p, WIRE_TYPE_TXT, WIRE_CLASS_IN, 0x0178c00c, 2);
-	p_u8(&p, 1);
-	p_u8(&p, 't');
-	p_ptr(&p, txt_ttl);
-	p_rrhdr(&p, WIRE_TYPE_A, WIRE_CLASS_IN, 60, 4);
-	p_u32(&p, 0xc6336448);
+	txt_ttl = p_ttl_named(&p);
 	memcpy(copy, p.b, p.len);
 	assert_int_equal(wire_cap_ttls(copy, p.len, 300), -EBADMSG);
 	assert_memory_equal(copy, p.b, p.len);	/* untouched */
@@ -1216,7 +1227,6 @@ static void test_cap_ttls_walked(void **state)
 	struct wire_addr a[8];
 	struct wire_answer good, r;
 	uint8_t copy[8192], copy2[8192];
-	size_t txt_ttl;
 	struct pkt p, bad;
 
 	resp_of(&p, "a.test", WIRE_TYPE_A);
@@ -1235,21 +1245,9 @@ static void test_cap_ttls_walked(void **state)
 	assert_memory_equal(copy, copy2, p.len);
 	assert_memory_not_equal(copy, p.b, p.len);	/* 7200 and the top bit capped */
 
-	/* The TTL that reads as a name (test_cap_ttls_names_fixed), with the
-	 * good message's walk: refused, untouched. */
-	resp_of(&bad, "a.test", WIRE_TYPE_A);
-	set_count(&bad, 1, 3);
-	p_ptr(&bad, 12);
-	p_rrhdr(&bad, WIRE_TYPE_A, WIRE_CLASS_IN, 60, 4);
-	p_u32(&bad, 0xc6336447);
-	p_ptr(&bad, 12);
-	txt_ttl = bad.len + 4;
-	p_rrhdr(&bad, WIRE_TYPE_TXT, WIRE_CLASS_IN, 0x0178c00c, 2);
-	p_u8(&bad, 1);
-	p_u8(&bad, 't');
-	p_ptr(&bad, txt_ttl);
-	p_rrhdr(&bad, WIRE_TYPE_A, WIRE_CLASS_IN, 60, 4);
-	p_u32(&bad, 0xc6336448);
+	/* The TTL that reads as a name (p_ttl_named()), with the good
+	 * message's walk: refused, untouched. */
+	p_ttl_named(&bad);
 	memcpy(copy, bad.b, bad.len);
 	assert_int_equal(wire_cap_ttls_walked(copy, bad.len, 300, &good), -EBADMSG);
 	assert_memory_equal(copy, bad.b, bad.len);
