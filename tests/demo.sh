@@ -3,7 +3,9 @@
 # a sandbox under policies/python-dev.yaml, a real authoritative DNS server
 # (knot) behind a real resolver (unbound) in a namespace that plays the
 # internet, web servers on documentation addresses, real dig and curl.
-# Everything lives in throwaway namespaces and is torn down at the end.
+# Everything lives in throwaway namespaces and is torn down at the end;
+# DEMO_HOLD=1 keeps the world, netd and a sandbox up afterwards to try
+# your own policies in (it says how), until Enter or Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +23,27 @@ step() { printf '\n%s==> %s%s\n' "$bold" "$*" "$off"; }
 show() { printf '%s$ %s%s\n' "$bold" "$*" "$off"; }
 good() { printf '%s    [allowed] %s%s\n' "$green" "$*" "$off"; }
 bad()  { printf '%s    [blocked] %s%s\n' "$red" "$*" "$off"; }
+# hold_world - DEMO_HOLD=1: a sandbox again, how to use the world, and wait.
+hold_world() {
+	netd sandbox create "$SB" --policy python-dev >/dev/null || demo_fail "sandbox create $SB"
+	step "The world stays up (DEMO_HOLD=1); in another terminal, as root:"
+	cat <<-HOLD
+	    export NETD_SOCKET=$NETD_SOCKET NETD_AUDIT_LOG=$NETD_AUDIT
+	    $NETD_BIN sandbox list
+	    $NETD_BIN exec $SB -- dig +short pypi.org
+	    $NETD_BIN exec $SB -- curl --cacert $WORLD_CA https://pypi.org/simple/
+	    $NETD_BIN audit -f    # follow the audit log
+	  Your own policy: write it to $NETD_POLICIES/NAME.yaml, then
+	    $NETD_BIN policy check $NETD_POLICIES/NAME.yaml && $NETD_BIN policy reload
+	    $NETD_BIN sandbox create try1 --policy NAME
+	  The names the world answers: tests/world/zones/ (pypi.org, *.openai.com, dt.example, ...).
+	HOLD
+	printf '%sPress Enter (or Ctrl-C) to tear it all down.%s\n' "$bold" "$off"
+	trap 'echo' INT
+	read -r _ || true
+	trap - INT
+	netd sandbox delete "$SB" >/dev/null 2>&1 || true
+}
 demo_fail() { echo "DEMO FAILED: $*" >&2; echo "--- netd log:" >&2; tail -n 30 "$NETD_LOG" >&2; exit 1; }
 
 step "Building a private world (namespaces ${bold}nd$$-host${off}, ${bold}nd$$-inet${off}; nothing touches this machine's network)"
@@ -28,6 +51,13 @@ world_up "nd$$" >/dev/null
 echo "    resolver: unbound on 192.0.2.53 -> knot (authoritative) on 192.0.2.54"
 echo "    web: pypi.org 198.51.100.10, CDN 198.51.100.20-22 + 2001:db8:20::20, example.com 203.0.113.66"
 
+HOLD=${DEMO_HOLD:-0}
+if [ "$HOLD" = 1 ]; then
+	# Your policies go into a copy, not into the source tree.
+	NETD_POLICIES=$WORLD_DIR/policies
+	mkdir -p "$NETD_POLICIES"
+	cp policies/*.yaml "$NETD_POLICIES/"
+fi
 step "Starting netd in the host namespace"
 netd_up >/dev/null
 show "netd status"; netd status | sed 's/^/    /'
@@ -48,7 +78,7 @@ show "netd exec $SB -- dig +short files.pythonhosted.org   (a CNAME chain to a C
 sb_dig sb1 +short files.pythonhosted.org | sed 's/^/    /'
 
 step "... and curl fetches a page over HTTPS"
-show "netd exec $SB -- curl --cacert \$WORLD_CA https://pypi.org/simple/   (the world's test CA)"
+show "netd exec $SB -- curl --cacert $WORLD_CA https://pypi.org/simple/   (the world's test CA)"
 out=$(sb_curl sb1 https://pypi.org/simple/) || demo_fail "curl https://pypi.org/simple/"
 good "$out"
 out=$(sb_curl sb1 -6 https://files.pythonhosted.org/) || demo_fail "curl -6 files.pythonhosted.org"
@@ -105,6 +135,7 @@ netd sandbox delete "$SB"
 if ip netns list | grep -qw "$SB"; then demo_fail "netns $SB still exists"; fi
 echo "    netns, veth, its nftables elements, its pins, state: gone"
 
+printf '\n%sDemo complete: the allowed path worked and every denied path was blocked.%s\n' "$bold" "$off"
+[ "$HOLD" = 1 ] && hold_world
 netd_down >/dev/null
 world_down
-printf '\n%sDemo complete: the allowed path worked and every denied path was blocked.%s\n' "$bold" "$off"
