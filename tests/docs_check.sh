@@ -30,6 +30,13 @@
 #   reasons   the DNS, the deny and the gateway reasons of common/reason.c
 #             (but "other", a metrics label or lookup answer only) are
 #             exactly those of docs/audit.md's three reason tables
+#   events    every event a product file writes to the audit log (the
+#             literal EVENT of audit_write(A, "EVENT", ...),
+#             audit_write_members(), trail.c's write_conn()) is a word of
+#             CLI_AUDIT_EVENTS (netd/cli/cli_help.h: what `netd audit
+#             --event` takes and its help lists) and a row of docs/audit.md's
+#             event table; and each of those words is written somewhere;
+#             deploy/bash-completion/netd completes --event with the same words
 # Ends with "N passed, N failed"; exit 1 if any failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -327,6 +334,39 @@ for table, kind, head in (("dns_names", "DNS", "| reason | when |"),
     bad += [f"{kind} reason {w}: twice in docs/audit.md's table" for w in set(doc) if doc.count(w) > 1]
 check("reasons: common/reason.c's DNS, deny and gateway reasons = docs/audit.md's reason tables",
       bad)
+
+# -- the audit log's events: its writers vs `netd audit --event` and docs/audit.md
+written = {}
+for f in product:
+    for m in re.finditer(r'\b(?:audit_write|audit_write_members|write_conn)\(\s*[^,()]+(?:->[a-z_]+)?,'
+                         r'\s*"([a-z_]+)"', read(f)):
+        written.setdefault(m.group(1), f)
+mh = re.search(r'#define CLI_AUDIT_EVENTS((?:[^\n]*\\\n)*[^\n]*)', read("netd/cli/cli_help.h"))
+cli = re.findall(r"[a-z_]+", " ".join(re.findall(r'"([^"]*)"', mh.group(1))).replace("\\n", " ")) \
+    if mh else []
+i = adoc.find("\n| `event` | written when |\n")
+doc = []
+if i >= 0:
+    for line in adoc[i + 1:].splitlines()[2:]:
+        if not line.startswith("| `"):
+            break
+        doc += re.findall(r"^\| `([^`]+)` \|", line)
+bad = [] if cli else ["found no CLI_AUDIT_EVENTS in netd/cli/cli_help.h"]
+bad += [] if doc else ["docs/audit.md has no event table (| `event` | written when |)"]
+bad += [f"{e}: written by {f}, not in CLI_AUDIT_EVENTS (netd/cli/cli_help.h): "
+        f"`netd audit --event {e}` refuses it" for e, f in sorted(written.items()) if e not in cli]
+bad += [f"{e}: written by {f}, not in docs/audit.md's event table"
+        for e, f in sorted(written.items()) if e not in doc]
+bad += [f"{e}: in CLI_AUDIT_EVENTS, written by no product file" for e in cli if e not in written]
+mc = re.search(r'--event\)\n\s*COMPREPLY=\(\$\(compgen -W "([^"]*)"', read("deploy/bash-completion/netd"))
+comp = mc.group(1).split() if mc else []
+if sorted(comp) != sorted(cli):
+    bad.append(f"deploy/bash-completion/netd completes --event with {' '.join(comp) or 'nothing'}, "
+               f"not CLI_AUDIT_EVENTS's {' '.join(cli)}")
+bad += [f"{e}: in docs/audit.md's event table, written by no product file"
+        for e in doc if e not in written]
+check(f"events: the {len(written)} events written to the audit log = `netd audit --event`'s "
+      "list = docs/audit.md's event table", bad)
 
 print(f"docs_check: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -273,14 +273,78 @@ const char *cli_audit_cell(const char *s, char *buf, size_t sz)
 	return buf;
 }
 
+/*
+ * A budget record: "closed api.openai.com tcp: 1000291816 of 1GB/day".
+ * The rule key's words are cells each; the spaces between them are ours.
+ */
+static void budget_detail(const json_t *r, char *buf, size_t sz)
+{
+	const json_t *used = json_object_get(r, "used_bytes");
+	const char *rule = str(r, "rule");
+	char a[32], w[300], c[300], u[24] = "-";
+	size_t n = (size_t)snprintf(buf, sz, "%s%s", cli_audit_cell(str(r, "action"), a, sizeof(a)),
+				    rule ? "" : " -");
+
+	if (json_is_integer(used))
+		snprintf(u, sizeof(u), "%lld", (long long)json_integer_value(used));
+	while (rule && *(rule += strspn(rule, " ")) && n < sz) {
+		size_t len = strcspn(rule, " ");
+
+		snprintf(w, sizeof(w), "%.*s", (int)(len < sizeof(w) ? len : sizeof(w) - 1), rule);
+		n += (size_t)snprintf(buf + n, sz - n, " %s", cli_audit_cell(w, c, sizeof(c)));
+		rule += len;
+	}
+	if (n < sz)
+		snprintf(buf + n, sz - n, ": %s of %s", u, cli_audit_cell(str(r, "budget"), a, sizeof(a)));
+}
+
+const char *cli_audit_detail(const json_t *r, char *buf, size_t sz)
+{
+	char c3[300], c10[64];
+	const char *ev = str(r, "event");
+	const char *detail = str(r, "reason");
+	const json_t *cnt = json_object_get(r, "count");
+	const char *wd = str(r, "would_deny");
+
+	if (ev && strcmp(ev, "dns") == 0)
+		detail = str(r, "verdict");
+	if (ev && strcmp(ev, "sandbox") == 0)
+		detail = str(r, "action");
+	if (ev && strcmp(ev, "http") == 0) {
+		/* A gateway request: "METHOD PATH STATUS [reason]"; its parts are
+		 * cells already, the spaces are ours. */
+		const json_t *st = json_object_get(r, "status");
+		char m[40], p[200], why[48];
+
+		snprintf(buf, sz, "%s %s %lld%s%s", cli_audit_cell(str(r, "method"), m, sizeof(m)),
+			 cli_audit_cell(str(r, "path"), p, sizeof(p)),
+			 json_is_integer(st) ? (long long)json_integer_value(st) : 0LL,
+			 str(r, "reason") ? " " : "",
+			 str(r, "reason") ? cli_audit_cell(str(r, "reason"), why, sizeof(why)) : "");
+		return buf;
+	}
+	if (ev && strcmp(ev, "budget") == 0) {
+		budget_detail(r, buf, sz);
+		return buf;
+	}
+	snprintf(buf, sz, "%s", cli_audit_cell(detail, c3, sizeof(c3)));
+	/* A folded deny: its packets (the SYN and its retransmits). */
+	if (json_is_integer(cnt) && json_integer_value(cnt) > 1)
+		snprintf(buf, sz, "%s x%lld", c3, (long long)json_integer_value(cnt));
+	/* Audit mode: passed, but enforce would not have (the JSON's "would_deny"). */
+	if (wd)
+		snprintf(buf, sz, "%s, would deny: %s", detail ? c3 : "allow",
+			 cli_audit_cell(wd, c10, sizeof(c10)));
+	return buf;
+}
+
 /* Add record @r to table @t.  Return: 0; -ENOMEM. */
 static int table_row(struct cli_table *t, const json_t *r)
 {
-	char dst[80], c1[64], c2[64], c3[300], c4[300], c5[32], c6[32], out[24] = "-",
-								      in[24] = "-", http_det[300];
+	char dst[80], c1[64], c2[64], c3[300], c4[300], c5[32], c6[32], c7[16], c8[16], c9[16],
+		out[24] = "-", in[24] = "-", det[420];
 	const json_t *port = json_object_get(r, "dport");
 	const char *ev = str(r, "event");
-	const char *detail = str(r, "reason");
 
 	if (json_is_integer(json_object_get(r, "bytes_out")))
 		snprintf(out, sizeof(out), "%lld",
@@ -293,49 +357,23 @@ static int table_row(struct cli_table *t, const json_t *r)
 			 (long long)json_integer_value(port));
 	else
 		snprintf(dst, sizeof(dst), "%s", cli_audit_cell(str(r, "dst"), c1, sizeof(c1)));
-	if (ev && strcmp(ev, "dns") == 0) {
-		detail = str(r, "verdict");
+	if (ev && strcmp(ev, "dns") == 0)
 		snprintf(c4, sizeof(c4), "%s", cli_audit_cell(str(r, "qname"), c3, sizeof(c3)));
-	} else {
+	else
 		snprintf(c4, sizeof(c4), "%s", cli_audit_cell(str(r, "domain"), c3, sizeof(c3)));
-	}
-	if (ev && strcmp(ev, "sandbox") == 0)
-		detail = str(r, "action");
 	if (ev && strcmp(ev, "http") == 0) {
-		/* A gateway request: the upstream, the Host, "METHOD PATH STATUS [reason]". */
-		const json_t *st = json_object_get(r, "status");
-		char m[40], p[200], why[48];
-
+		/* A gateway request: the upstream, the Host. */
 		snprintf(dst, sizeof(dst), "%s", cli_audit_cell(str(r, "upstream"), c1, sizeof(c1)));
 		snprintf(c4, sizeof(c4), "%s", cli_audit_cell(str(r, "host"), c3, sizeof(c3)));
-		snprintf(http_det, sizeof(http_det), "%s %s %lld%s%s",
-			 cli_audit_cell(str(r, "method"), m, sizeof(m)),
-			 cli_audit_cell(str(r, "path"), p, sizeof(p)),
-			 json_is_integer(st) ? (long long)json_integer_value(st) : 0LL,
-			 str(r, "reason") ? " " : "",
-			 str(r, "reason") ? cli_audit_cell(str(r, "reason"), why, sizeof(why)) : "");
-		detail = http_det;
 	}
 	{
-		char c7[16], c8[16], c9[16], c10[64], det[420];
-		const json_t *cnt = json_object_get(r, "count");
-		const char *wd = str(r, "would_deny");
 		const char *row[] = { cli_audit_cell(str(r, "ts"), c5, sizeof(c5)), cli_audit_cell(ev, c6, sizeof(c6)),
 				      cli_audit_cell(str(r, "sandbox"), c2, sizeof(c2)),
 				      cli_audit_cell(str(r, "proto"), c7, sizeof(c7)), dst, c4,
 				      cli_audit_cell(str(r, "qtype"), c8, sizeof(c8)),
-				      cli_audit_cell(str(r, "rcode"), c9, sizeof(c9)), out, in, det };
+				      cli_audit_cell(str(r, "rcode"), c9, sizeof(c9)), out, in,
+				      cli_audit_detail(r, det, sizeof(det)) };
 
-		/* A folded deny: its packets (the SYN and its retransmits). */
-		snprintf(det, sizeof(det), "%s", cli_audit_cell(detail, c3, sizeof(c3)));
-		if (detail == http_det)	/* its parts are cells already; the spaces are ours */
-			snprintf(det, sizeof(det), "%s", http_det);
-		if (json_is_integer(cnt) && json_integer_value(cnt) > 1)
-			snprintf(det, sizeof(det), "%s x%lld", c3, (long long)json_integer_value(cnt));
-		/* Audit mode: passed, but enforce would not have (the JSON's "would_deny"). */
-		if (wd)
-			snprintf(det, sizeof(det), "%s, would deny: %s", detail ? c3 : "allow",
-				 cli_audit_cell(wd, c10, sizeof(c10)));
 		return cli_table_add(t, row);
 	}
 }

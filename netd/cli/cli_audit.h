@@ -63,6 +63,17 @@ int cli_audit_time(const char *arg, long long now, char *out, size_t sz);
 const char *cli_audit_cell(const char *s, char *buf, size_t sz);
 
 /*
+ * cli_audit_detail() - record @rec's DETAIL in `netd audit`'s table, into
+ * @buf (@sz bytes, cut to fit): a dns record's verdict, a sandbox
+ * record's action, a gateway request's "METHOD PATH STATUS [reason]", a
+ * budget record's "ACTION RULE: USED of BUDGET" ("closed api.openai.com
+ * tcp: 1000291816 of 1GB/day"), else the reason ("not-pinned x3" for a
+ * folded deny, "allow, would deny: REASON" in audit mode); "-" for none.
+ * Every part is a cli_audit_cell().  Return: @buf.  Pure.
+ */
+const char *cli_audit_detail(const json_t *rec, char *buf, size_t sz);
+
+/*
  * cli_audit_locate() - which audit log `netd audit` reads without --file,
  * into @out (@sz bytes): $NETD_AUDIT_LOG if set; else the running
  * daemon's ("audit"."file" of GET /v1/status on @socket_path); else the

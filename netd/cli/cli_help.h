@@ -28,12 +28,13 @@ enum cli_exit {
  * CLI_AUDIT_EVENTS - the events `netd audit --event` takes (docs/audit.md),
  * wrapped as `netd audit --help` shows them: the one list that the help
  * prints and that cli_audit.c checks --event against (words apart by
- * commas and white space).
+ * commas and white space).  tests/docs_check.sh ("events") fails if a
+ * product file writes an event this list lacks.
  */
 #define CLI_AUDIT_EVENTS                                                              \
 	"dns, dns_suppressed, conn, conn_open, conn_update, conn_late,\n"             \
 	"                   deny, deny_suppressed, sni, sni_suppressed, sandbox,\n"    \
-	"                   policy_reload, verify, http, netd"
+	"                   policy_reload, verify, http, budget, netd"
 
 /*
  * cli_exit_from_http() - the exit status for an HTTP @status from the

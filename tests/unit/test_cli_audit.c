@@ -131,10 +131,53 @@ static void test_events(void **state)
 	assert_true(cli_audit_event_known("dns"));
 	assert_true(cli_audit_event_known("netd"));
 	assert_true(cli_audit_event_known("conn_late"));
+	assert_true(cli_audit_event_known("budget"));	/* netd/daemon/rbudgetglue.c writes it */
 	assert_false(cli_audit_event_known("htt"));
 	assert_false(cli_audit_event_known(""));
 	assert_false(cli_audit_event_known("dns,"));
 	assert_non_null(strstr(CLI_AUDIT_EVENTS, "http"));
+}
+
+/* The table's DETAIL: what each kind of record says there. */
+static void test_detail(void **state)
+{
+	static const char closed[] =
+		"{\"event\":\"budget\",\"sandbox\":\"sb1\",\"policy\":\"p\","
+		"\"rule\":\"api.openai.com tcp\",\"action\":\"closed\",\"budget\":\"1GB/day\","
+		"\"budget_bytes\":1000000000,\"used_bytes\":1000291816,\"window_start\":0,"
+		"\"window_end\":86400,\"pins_removed\":2,\"connections_cut\":1}";
+	static const char opened[] =
+		"{\"event\":\"budget\",\"sandbox\":\"sb1\",\"rule\":\"dns.example udp\","
+		"\"action\":\"opened\",\"budget\":\"10MiB/hour\",\"used_bytes\":0}";
+	static const char odd[] = "{\"event\":\"budget\",\"rule\":\"a\\u0001b c\"}";
+	char det[512];
+	json_t *r;
+
+	(void)state;
+	r = rec(closed);
+	assert_string_equal(cli_audit_detail(r, det, sizeof(det)),
+			    "closed api.openai.com tcp: 1000291816 of 1GB/day");
+	json_decref(r);
+	r = rec(opened);
+	assert_string_equal(cli_audit_detail(r, det, sizeof(det)),
+			    "opened dns.example udp: 0 of 10MiB/hour");
+	json_decref(r);
+	r = rec(odd);	/* the log is not trusted: one word per cell, '?' for the rest */
+	assert_string_equal(cli_audit_detail(r, det, sizeof(det)), "- a?b c: - of -");
+	json_decref(r);
+	/* The others, as before. */
+	r = rec(deny);
+	assert_string_equal(cli_audit_detail(r, det, sizeof(det)), "not-pinned x3");
+	json_decref(r);
+	r = rec(dns);
+	assert_string_equal(cli_audit_detail(r, det, sizeof(det)), "allow");
+	json_decref(r);
+	r = rec(life);
+	assert_string_equal(cli_audit_detail(r, det, sizeof(det)), "create");
+	json_decref(r);
+	r = rec(conn);
+	assert_string_equal(cli_audit_detail(r, det, sizeof(det)), "-");
+	json_decref(r);
 }
 
 int main(void)
@@ -144,6 +187,7 @@ int main(void)
 		cmocka_unit_test(test_reason_port),
 		cmocka_unit_test(test_http),
 		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_detail),
 		cmocka_unit_test(test_dst),
 	};
 
