@@ -255,11 +255,13 @@ int policy_budget_node(const struct yamlx_node *n, const char *file, struct diag
 		       const char *where, struct policy_rule *rule);
 
 /*
- * policy_budget_count() - (internal: policy_parse() calls it) at most
- * POLICY_BUDGET_RULES rules of @p have a budget; @eg is the egress list
- * node, for the error's place.  Return: 0; -EINVAL (@err filled).
+ * policy_budget_check() - (internal: policy_parse() calls it) at most
+ * POLICY_BUDGET_RULES rules of @p have a budget, and no two of them share
+ * a policy_rule_key() (their counters would be one); @eg is the egress
+ * list node, for the error's place: the later rule's.
+ * Return: 0; -EINVAL (@err filled).
  */
-int policy_budget_count(const struct policy *p, const struct yamlx_node *eg, const char *file,
+int policy_budget_check(const struct policy *p, const struct yamlx_node *eg, const char *file,
 			struct diag *err);
 
 #define POLICY_RULE_KEY_MAX 272	/* policy_rule_key()'s buffer */

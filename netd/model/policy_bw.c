@@ -299,15 +299,35 @@ int policy_budget_node(const struct yamlx_node *n, const char *file, struct diag
 	return 0;
 }
 
-int policy_budget_count(const struct policy *p, const struct yamlx_node *eg, const char *file,
+int policy_budget_check(const struct policy *p, const struct yamlx_node *eg, const char *file,
 			struct diag *err)
 {
+	char key[POLICY_RULE_KEY_MAX], other[POLICY_RULE_KEY_MAX], q[300];
 	size_t n = 0;
 
-	for (size_t i = 0; i < p->n_rules && i < eg->n_kids; i++)
-		if (p->rules[i].budget_bytes && ++n > POLICY_BUDGET_RULES)
+	for (size_t i = 0; i < p->n_rules && i < eg->n_kids; i++) {
+		if (!p->rules[i].budget_bytes)
+			continue;
+		if (++n > POLICY_BUDGET_RULES)
 			return FAIL(eg->kids[i], "egress[%zu].budget: more than %u rules with a "
 				    "budget (one counter each per sandbox)", i, POLICY_BUDGET_RULES);
+		/*
+		 * One counter per key (rbudget.h): in the state file, in the
+		 * metrics' labels, across a restart.  Two rules under one key
+		 * would count into two counters a restart reads back as one,
+		 * and two series with the same labels.  At most 64 budgeted
+		 * rules: the quadratic walk is 2,016 comparisons.
+		 */
+		policy_rule_key(&p->rules[i], key, sizeof(key));
+		for (size_t j = 0; j < i; j++)
+			if (p->rules[j].budget_bytes &&
+			    strcmp(policy_rule_key(&p->rules[j], other, sizeof(other)), key) == 0)
+				return FAIL(eg->kids[i], "egress[%zu]: its budget would share the key "
+					    "'%s' with egress[%zu]'s (line %u): budgets are kept by their "
+					    "rule's first domain and protocol; put both ports in one rule "
+					    "or list another domain first", i,
+					    yamlx_quote(key, strlen(key), q, sizeof(q)), j, eg->kids[j]->line);
+	}
 	return 0;
 }
 

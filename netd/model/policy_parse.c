@@ -743,7 +743,7 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct polic
 		return r;
 	if (cx->bad)
 		return -EINVAL;	/* the errors are in *cx->err and more[] */
-	r = policy_budget_count(p, eg, cx->file, cx->err);
+	r = policy_budget_check(p, eg, cx->file, cx->err);
 	if (r < 0)
 		return r;
 	inherit_quic(p);

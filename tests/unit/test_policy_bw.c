@@ -215,6 +215,40 @@ static void test_budget_rules_max(void **state)
 	free(yaml);
 }
 
+/*
+ * Two budgeted rules of one policy may not share a key: their counters
+ * would be one state-file entry, one metric series.  The second rule is
+ * the error, and the message names the first.
+ */
+static void test_budget_key_unique(void **state)
+{
+	static const char dup[] =
+		"name: k\n"
+		"egress:\n"
+		"  - domains: [api.openai.com]\n    ports: [443]\n    budget: 1MB/day\n"
+		"  - domains: [pypi.org]\n    ports: [443]\n    budget: 1MB/day\n"
+		"  - domains: [api.openai.com, other.example]\n    ports: [80]\n"
+		"    budget: 2MB/day\n";
+	struct diag err;
+	struct policy *p;
+
+	(void)state;
+	assert_null(parse(dup, &err));
+	assert_int_equal(err.line, 9);
+	assert_int_equal(err.col, 5);
+	assert_non_null(strstr(err.msg, "egress[2]: its budget would share the key "
+				       "'api.openai.com tcp' with egress[0]'s"));
+	assert_non_null(strstr(err.msg, "put both ports in one rule or list another domain first"));
+	/* Another protocol, or no budget on one of them: two keys, or one counter. */
+	p = parse("name: k\negress:\n"
+		  "  - domains: [api.openai.com]\n    ports: [443]\n    budget: 1MB/day\n"
+		  "  - domains: [api.openai.com]\n    ports: [443]\n    protocol: udp\n"
+		  "    budget: 1MB/day\n"
+		  "  - domains: [api.openai.com]\n    ports: [80]\n", &err);
+	assert_non_null(p);
+	policy_free(p);
+}
+
 #define DAY 86400
 #define T0 ((int64_t)20000 * DAY + 3600)	/* 01:00 UTC of some day */
 
@@ -362,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_budget_format),
 		cmocka_unit_test(test_policy_keys),
 		cmocka_unit_test(test_budget_rules_max),
+		cmocka_unit_test(test_budget_key_unique),
 		cmocka_unit_test(test_budget_counters),
 		cmocka_unit_test(test_budget_reload_restart),
 		cmocka_unit_test(test_request_bandwidth),
