@@ -206,9 +206,10 @@ enum policy_encoded {
  * optional fraction, "1.5gbit") and a unit bit, kbit, mbit or gbit
  * (decimal: 10^3, 10^6, 10^9; case-insensitive), as tc(8) writes rates.
  * @s, @len: the text, not NUL-terminated.  @why (@whysz bytes) says what
- * is wrong, with a hint for the usual slips ("20 mbps": a space, a unit of
- * bytes).  Return: 0; -EINVAL (malformed, negative, not whole bits);
- * -ERANGE (zero or under POLICY_RATE_MIN, over POLICY_RATE_MAX).
+ * is wrong, with a hint for the usual slips ("20 mbps": a space, tc's
+ * bytes per second; "20MB": bytes; "10m": a prefix alone).  Return: 0;
+ * -EINVAL (malformed, negative, not whole bits); -ERANGE (zero, a bare
+ * "0" included, or under POLICY_RATE_MIN, over POLICY_RATE_MAX).
  */
 int policy_rate_parse(const char *s, size_t len, uint64_t *bps, char *why, size_t whysz);
 
@@ -221,10 +222,12 @@ const char *policy_rate_format(uint64_t bps, char *buf, size_t sz);
 
 /*
  * policy_budget_parse() - "1GB/day", "500MiB/hour" -> bytes and the
- * window in seconds (3600 or 86400): a whole number of B, KB, MB, GB, TB
- * (10^3 steps) or KiB, MiB, GiB, TiB (2^10 steps), then "/hour" or
- * "/day".  @why as policy_rate_parse().  Return: 0; -EINVAL; -ERANGE
- * (zero, over POLICY_BUDGET_MAX).
+ * window in seconds (3600 or 86400): a whole number of B, KB, MB, GB, TB,
+ * PB (10^3 steps) or KiB, MiB, GiB, TiB, PiB (2^10 steps), then "/hour"
+ * or "/day", up to POLICY_BUDGET_MAX inclusive.  @why as
+ * policy_rate_parse(); a fraction ("1.5GB/day") is told the same budget
+ * in whole units where there is one ("1500MB/day").  Return: 0; -EINVAL;
+ * -ERANGE (zero, a bare "0" included; over POLICY_BUDGET_MAX).
  */
 int policy_budget_parse(const char *s, size_t len, uint64_t *bytes, uint32_t *period_s,
 			char *why, size_t whysz);

@@ -27,23 +27,23 @@ static const struct unit {
 	{ "gbit", 1000000000ull }, { "mbit", 1000000ull }, { "kbit", 1000ull }, { "bit", 1ull },
 };
 
-/* Byte units of a budget: decimal, then binary. */
+/* Byte units of a budget: decimal, then binary, largest first (policy_budget_format()). */
 static const struct unit byte_units[] = {
-	{ "TB", 1000000000000ull }, { "GB", 1000000000ull }, { "MB", 1000000ull },
-	{ "KB", 1000ull }, { "TiB", 1ull << 40 }, { "GiB", 1ull << 30 }, { "MiB", 1ull << 20 },
-	{ "KiB", 1ull << 10 }, { "B", 1ull },
+	{ "PB", 1000000000000000ull }, { "TB", 1000000000000ull }, { "GB", 1000000000ull },
+	{ "MB", 1000000ull }, { "KB", 1000ull }, { "PiB", 1ull << 50 }, { "TiB", 1ull << 40 },
+	{ "GiB", 1ull << 30 }, { "MiB", 1ull << 20 }, { "KiB", 1ull << 10 }, { "B", 1ull },
 };
 
 #define N_RATE_UNITS (sizeof(rate_units) / sizeof(rate_units[0]))
 #define N_BYTE_UNITS (sizeof(byte_units) / sizeof(byte_units[0]))
 
-/* Digits of @s[*i..@len) into *@v (at most 15), *@n of them. */
-static int digits(const char *s, size_t len, size_t *i, uint64_t *v, size_t *n)
+/* Digits of @s[*i..@len) into *@v (at most @max of them, <= 19), *@n of them. */
+static int digits(const char *s, size_t len, size_t *i, uint64_t *v, size_t *n, size_t max)
 {
 	*v = 0;
 	*n = 0;
 	while (*i < len && s[*i] >= '0' && s[*i] <= '9') {
-		if (++*n > 15)
+		if (++*n > max)
 			return -ERANGE;
 		*v = *v * 10 + (uint64_t)(s[*i] - '0');
 		(*i)++;
@@ -51,17 +51,48 @@ static int digits(const char *s, size_t len, size_t *i, uint64_t *v, size_t *n)
 	return 0;
 }
 
-/* Is @u (@ulen bytes) "[kmg]?bps" or a unit of bytes: a rate in bytes? */
-static bool bytes_unit(const char *u, size_t ulen)
+/* Is @u (@ulen bytes) one of @words (case aside)? */
+static bool one_of(const char *u, size_t ulen, const char *const *words, size_t n)
 {
-	static const char *const slips[] = { "bps", "kbps", "mbps", "gbps", "b/s", "kb/s", "mb/s",
-					     "gb/s", "kb", "mb", "gb", "k", "m", "g", "kib", "mib",
-					     "gib" };
-
-	for (size_t i = 0; i < sizeof(slips) / sizeof(slips[0]); i++)
-		if (strlen(slips[i]) == ulen && strncasecmp(u, slips[i], ulen) == 0)
+	for (size_t i = 0; i < n; i++)
+		if (strlen(words[i]) == ulen && strncasecmp(u, words[i], ulen) == 0)
 			return true;
 	return false;
+}
+
+/*
+ * Why unit @u (@ulen bytes, after the number @s[0..@nlen)) is no rate
+ * unit, into @why: "20mbps" is tc's megabytes per second, "20MB" bytes,
+ * "20m" a prefix without its "bit"; each is told the bits it meant.
+ */
+static void rate_slip(const char *s, size_t nlen, const char *u, size_t ulen, char *why,
+		      size_t whysz)
+{
+	static const char *const per_s[] = { "bps", "kbps", "mbps", "gbps", "b/s", "kb/s", "mb/s",
+					     "gb/s" };
+	static const char *const tc_bytes[] = { "bytes", "kilobytes", "megabytes", "gigabytes" };
+	static const char *const bytes[] = { "kb", "mb", "gb", "kib", "mib", "gib" };
+	static const char *const bare[] = { "k", "m", "g" };
+	char want[8] = "bit", tail[80] = "";
+	int show = (int)(ulen > 16 ? 16 : ulen);
+
+	/* The prefix the writer meant, in bits. */
+	if (strchr("kmg", u[0] | 0x20))
+		snprintf(want, sizeof(want), "%cbit", u[0] | 0x20);
+	/* tc(8)'s words for bytes per second: named only to a writer who used them. */
+	for (size_t k = 0; k < 4; k++)
+		if (one_of(u, ulen, per_s + k, 1))
+			snprintf(tail, sizeof(tail), "; tc reads '%.*s' as %s per second", show, u,
+				 tc_bytes[k]);
+	if (one_of(u, ulen, bytes, 6))
+		snprintf(tail, sizeof(tail), "; '%.*s' is bytes", show, u);
+	if (one_of(u, ulen, per_s, 8) || one_of(u, ulen, bytes, 6) || one_of(u, ulen, bare, 3))
+		snprintf(why, whysz, "'%.*s' is not a unit: a rate is in bits per second, written "
+			 "bit, kbit, mbit or gbit without a space (write %.*s%s%s)", show, u,
+			 (int)nlen, s, want, tail);
+	else
+		snprintf(why, whysz, "unknown unit '%.*s' (expected bit, kbit, mbit or gbit, "
+			 "e.g. 20mbit)", show, u);
 }
 
 int policy_rate_parse(const char *s, size_t len, uint64_t *bps, char *why, size_t whysz)
@@ -76,13 +107,13 @@ int policy_rate_parse(const char *s, size_t len, uint64_t *bps, char *why, size_
 		snprintf(why, whysz, "a rate is a positive number of bits per second");
 		return -EINVAL;
 	}
-	if (digits(s, len, &i, &whole, &nw) < 0) {
+	if (digits(s, len, &i, &whole, &nw, 15) < 0) {
 		snprintf(why, whysz, "over the limit %s", "100gbit");
 		return -ERANGE;
 	}
 	if (i < len && s[i] == '.') {
 		i++;
-		if (digits(s, len, &i, &frac, &nf) < 0 || nf > 9) {
+		if (digits(s, len, &i, &frac, &nf, 15) < 0 || nf > 9) {
 			snprintf(why, whysz, "at most 9 digits after the point");
 			return -EINVAL;
 		}
@@ -101,6 +132,8 @@ int policy_rate_parse(const char *s, size_t len, uint64_t *bps, char *why, size_
 		u++;
 		ulen--;
 	}
+	if (ulen == 0 && whole == 0 && frac == 0)
+		goto zero;	/* "0": what a zero rate means, not that it lacks a unit */
 	if (ulen == 0) {
 		snprintf(why, whysz, "a rate needs a unit: bit, kbit, mbit or gbit (e.g. 20mbit)");
 		return -EINVAL;
@@ -109,19 +142,7 @@ int policy_rate_parse(const char *s, size_t len, uint64_t *bps, char *why, size_
 		if (strlen(rate_units[k].name) == ulen && strncasecmp(u, rate_units[k].name, ulen) == 0)
 			unit = &rate_units[k];
 	if (!unit) {
-		char want[8] = "bit";
-
-		/* "20 mbps", "20MB": the prefix the writer meant, in bits. */
-		if (strchr("kmg", u[0] | 0x20))
-			snprintf(want, sizeof(want), "%cbit", u[0] | 0x20);
-		if (bytes_unit(u, ulen))
-			snprintf(why, whysz, "'%.*s' is not a unit: a rate is in bits per second, "
-				 "written bit, kbit, mbit or gbit without a space (write %.*s%s; tc "
-				 "reads 'mbps' as megabytes)", (int)(ulen > 16 ? 16 : ulen), u,
-				 (int)i, s, want);
-		else
-			snprintf(why, whysz, "unknown unit '%.*s' (expected bit, kbit, mbit or gbit, "
-				 "e.g. 20mbit)", (int)(ulen > 16 ? 16 : ulen), u);
+		rate_slip(s, i, u, ulen, why, whysz);
 		return -EINVAL;
 	}
 	if (spaced) {
@@ -146,6 +167,7 @@ int policy_rate_parse(const char *s, size_t len, uint64_t *bps, char *why, size_
 		return -ERANGE;
 	}
 	if (*bps == 0) {
+zero:
 		snprintf(why, whysz, "zero: a rate is at least 8kbit (to set no limit, leave the "
 			 "key out)");
 		return -ERANGE;
@@ -173,21 +195,33 @@ int policy_budget_parse(const char *s, size_t len, uint64_t *bytes, uint32_t *pe
 			char *why, size_t whysz)
 {
 	const char *slash = memchr(s, '/', len), *u, *per;
-	size_t i = 0, n = 0, ulen, plen;
-	uint64_t v = 0, mul = 0;
+	size_t i = 0, n = 0, nf = 0, ulen, plen, num = slash ? (size_t)(slash - s) : len;
+	uint64_t v = 0, frac = 0, pow10 = 1, mul = 0;
 
 	if (len && s[0] == '-') {
 		snprintf(why, whysz, "a budget is a positive number of bytes");
 		return -EINVAL;
 	}
-	if (digits(s, slash ? (size_t)(slash - s) : len, &i, &v, &n) < 0) {
+	/* 16 digits: 1PiB in bytes, 1125899906842624, is one of them. */
+	if (digits(s, num, &i, &v, &n, 16) < 0) {
 		snprintf(why, whysz, "over the limit 1PiB");
 		return -ERANGE;
 	}
-	if (n == 0) {
+	if (i < num && s[i] == '.') {	/* read to say what it is in whole bytes */
+		i++;
+		if (digits(s, num, &i, &frac, &nf, 9) < 0) {
+			snprintf(why, whysz, "a budget is a whole number of bytes (e.g. 1500MB/day)");
+			return -EINVAL;
+		}
+		for (size_t k = 0; k < nf; k++)
+			pow10 *= 10;
+	}
+	if (n == 0 && nf == 0) {
 		snprintf(why, whysz, "expected bytes and a window, e.g. 1GB/day or 500MB/hour");
 		return -EINVAL;
 	}
+	if (v == 0 && frac == 0 && i == len)
+		goto zero;	/* "0": what a zero budget means, not that it lacks a window */
 	if (!slash) {
 		snprintf(why, whysz, "a budget needs a window, /hour or /day (e.g. 1GB/day)");
 		return -EINVAL;
@@ -203,8 +237,8 @@ int policy_budget_parse(const char *s, size_t len, uint64_t *bytes, uint32_t *pe
 		    strncasecmp(u, byte_units[k].name, ulen) == 0 && u[ulen - 1] == 'B')
 			mul = byte_units[k].mul;
 	if (!mul) {
-		snprintf(why, whysz, "%s (expected B, KB, MB, GB, TB or KiB, MiB, GiB, TiB: bytes, "
-			 "upper-case B)", ulen == 0 ? "no unit" : ulen && u[ulen - 1] == 'b' ?
+		snprintf(why, whysz, "%s (expected B, KB, MB, GB, TB, PB or KiB, MiB, GiB, TiB, PiB: "
+			 "bytes, upper-case B)", ulen == 0 ? "no unit" : ulen && u[ulen - 1] == 'b' ?
 			 "'b' is bits; a budget counts bytes" : "unknown unit");
 		return -EINVAL;
 	}
@@ -218,12 +252,37 @@ int policy_budget_parse(const char *s, size_t len, uint64_t *bytes, uint32_t *pe
 		snprintf(why, whysz, "the window is /hour or /day");
 		return -EINVAL;
 	}
-	if (v == 0) {
-		snprintf(why, whysz, "zero: a budget is at least 1B (to set none, leave the key out)");
-		return -ERANGE;
-	}
 	if (v > POLICY_BUDGET_MAX / mul) {
 		snprintf(why, whysz, "over the limit 1PiB");
+		return -ERANGE;
+	}
+	if (nf) {
+		/* frac/10^nf of mul bytes is whole iff (10^nf/g) divides frac, g
+		 * = gcd(mul, 10^nf); it is then below mul: no overflow. */
+		uint64_t g = mul, h = pow10, whole;
+		char b[POLICY_BUDGET_STRLEN];
+
+		while (h) {
+			uint64_t t = g % h;
+
+			g = h;
+			h = t;
+		}
+		whole = v * mul + frac / (pow10 / g) * (mul / g);
+		if (whole > POLICY_BUDGET_MAX) {
+			snprintf(why, whysz, "over the limit 1PiB");
+			return -ERANGE;
+		}
+		if (frac % (pow10 / g) || whole == 0)
+			snprintf(why, whysz, "a budget is a whole number of bytes (e.g. 1500MB/day)");
+		else
+			snprintf(why, whysz, "a whole number of bytes: write %s",
+				 policy_budget_format(whole, *period_s, b, sizeof(b)));
+		return -EINVAL;
+	}
+	if (v == 0) {
+zero:
+		snprintf(why, whysz, "zero: a budget is at least 1B (to set none, leave the key out)");
 		return -ERANGE;
 	}
 	*bytes = v * mul;

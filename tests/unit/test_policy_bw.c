@@ -58,6 +58,14 @@ static void test_rate_parse(void **state)
 		{ "20furlong", -EINVAL, 0, "unknown unit" },
 		{ "1.5bit", -EINVAL, 0, "whole number" },
 		{ "1.0000000001gbit", -EINVAL, 0, "9 digits" },
+		/* A bare prefix is no bps slip: no word of tc's 'mbps' then. */
+		{ "10m", -EINVAL, 0, "write 10mbit)" },
+		{ "10k", -EINVAL, 0, "write 10kbit)" },
+		{ "20mbps", -EINVAL, 0, "tc reads 'mbps' as megabytes" },
+		{ "20MB", -EINVAL, 0, "'MB' is bytes" },
+		/* A bare 0: the zero answer at once, not "needs a unit". */
+		{ "0", -ERANGE, 0, "zero: a rate is at least 8kbit (to set no limit, leave the key out)" },
+		{ "0.0", -ERANGE, 0, "zero" },
 	};
 
 	(void)state;
@@ -67,7 +75,8 @@ static void test_rate_parse(void **state)
 		int r = policy_rate_parse(t[i].in, strlen(t[i].in), &v, why, sizeof(why));
 
 		if (r != t[i].r || (r == 0 && v != t[i].bps) ||
-		    (t[i].why && !strstr(why, t[i].why)))
+		    (t[i].why && !strstr(why, t[i].why)) ||
+		    (strstr(why, "tc reads") && !strstr(t[i].in, "ps") && !strstr(t[i].in, "/s")))
 			fail_msg("'%s': r=%d v=%llu why=\"%s\"", t[i].in, r, (unsigned long long)v, why);
 	}
 }
@@ -114,7 +123,23 @@ static void test_budget_parse(void **state)
 		{ "-1GB/day", -EINVAL, 0, 0, "positive" },
 		{ "2000TB/day", -ERANGE, 0, 0, "over the limit" },
 		{ "GB/day", -EINVAL, 0, 0, "expected bytes" },
-		{ "1.5GB/day", -EINVAL, 0, 0, "unknown unit" },
+		/* GB is fine; the fraction is not, and the same budget in whole bytes is named. */
+		{ "1.5GB/day", -EINVAL, 0, 0, "a whole number of bytes: write 1500MB/day" },
+		{ "1.5GiB/hour", -EINVAL, 0, 0, "write 1536MiB/hour" },
+		{ "0.5B/day", -EINVAL, 0, 0, "a whole number of bytes" },
+		{ "1.5XB/day", -EINVAL, 0, 0, "unknown unit" },
+		/* Up to 1PiB, inclusive, in any unit: PB and PiB too. */
+		{ "1PB/day", 0, 1000000000000000ull, 86400, NULL },
+		{ "1PiB/day", 0, 1ull << 50, 86400, NULL },
+		{ "1024TiB/hour", 0, 1ull << 50, 3600, NULL },
+		{ "1125899906842624B/day", 0, 1ull << 50, 86400, NULL },
+		{ "1125899906842625B/day", -ERANGE, 0, 0, "over the limit 1PiB" },
+		{ "1025TiB/day", -ERANGE, 0, 0, "over the limit 1PiB" },
+		{ "2PB/day", -ERANGE, 0, 0, "over the limit 1PiB" },
+		{ "2PiB/day", -ERANGE, 0, 0, "over the limit 1PiB" },
+		{ "99999999999999999999B/day", -ERANGE, 0, 0, "over the limit 1PiB" },
+		/* A bare 0: the zero answer, not "needs a window". */
+		{ "0", -ERANGE, 0, 0, "zero: a budget is at least 1B" },
 	};
 
 	(void)state;
@@ -140,6 +165,11 @@ static void test_budget_format(void **state)
 	assert_string_equal(policy_budget_format(1ull << 30, 3600, b, sizeof(b)), "1GiB/hour");
 	assert_string_equal(policy_budget_format(1500, 86400, b, sizeof(b)), "1500B/day");
 	assert_string_equal(policy_budget_format(3000000, 3600, b, sizeof(b)), "3MB/hour");
+	assert_string_equal(policy_budget_format(1ull << 50, 86400, b, sizeof(b)), "1PiB/day");
+	assert_string_equal(policy_budget_format(1000000000000000ull, 86400, b, sizeof(b)),
+			    "1PB/day");
+	assert_string_equal(policy_budget_format(3000000000000000ull, 86400, b, sizeof(b)),
+			    "3PB/day");
 }
 
 static void test_policy_keys(void **state)
