@@ -9,7 +9,11 @@
  * same data the parser uses).  And `except:` (issue 17): no excepted name
  * ("x.T" for "*.T") ever matches the rule that excepts it, and every
  * except lies strictly below one of its rule's wildcards.  And
- * policy_l7_gaps() (issue 30) answers in range.
+ * policy_l7_gaps() (issue 30) answers in range.  And the rate and budget
+ * texts (policy_rate_parse(), policy_budget_parse()) on the input's first
+ * line: an accepted one is in range and formats to a text that reads back
+ * as the same value; a refused one says why.  And no two budgeted rules of
+ * an accepted policy share a policy_rule_key().
  */
 #include <errno.h>
 #include <stdint.h>
@@ -79,14 +83,49 @@ static bool excepted_exact(const struct policy_rule *rule, const char *name)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The rate and budget parsers on @s[0..@len): see the top of the file. */
+static void check_units(const char *s, size_t len)
+{
+	char why[256], buf[POLICY_BUDGET_STRLEN + POLICY_RATE_STRLEN];
+	uint64_t v = 0, back = 0;
+	uint32_t per = 0, per2 = 0;
+	int r;
+
+	why[0] = '\0';
+	r = policy_rate_parse(s, len, &v, why, sizeof(why));
+	if (r == 0) {
+		if (v < POLICY_RATE_MIN || v > POLICY_RATE_MAX)
+			abort();
+		policy_rate_format(v, buf, sizeof(buf));
+		if (policy_rate_parse(buf, strlen(buf), &back, why, sizeof(why)) != 0 || back != v)
+			abort();
+	} else if ((r != -EINVAL && r != -ERANGE) || !why[0]) {
+		abort();
+	}
+	why[0] = '\0';
+	r = policy_budget_parse(s, len, &v, &per, why, sizeof(why));
+	if (r == 0) {
+		if (v == 0 || v > POLICY_BUDGET_MAX || (per != 3600 && per != 86400))
+			abort();
+		policy_budget_format(v, per, buf, sizeof(buf));
+		if (policy_budget_parse(buf, strlen(buf), &back, &per2, why, sizeof(why)) != 0 ||
+		    back != v || per2 != per)
+			abort();
+	} else if ((r != -EINVAL && r != -ERANGE) || !why[0]) {
+		abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint16_t out[POLICY_MAX_RULES];
 	struct policy *p = NULL;
 	struct diag err;
 	char name[300];
+	const char *nl = memchr(data, '\n', size);
 	int r;
 
+	check_units((const char *)data, nl ? (size_t)(nl - (const char *)data) : size);
 	r = policy_parse((const char *)data, size, "fuzz.yaml", &p, &err);
 	if (r < 0) {
 		if (p || (r == -EINVAL && err.msg[0] == '\0'))
@@ -212,6 +251,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    policy_rule_ech_strip(ru) !=
 			    (ru->gateway || (checks && ru->tls_ech != POLICY_ECH_KEEP)))
 			abort();
+	}
+	/* One counter per key (policy_budget_check()). */
+	for (size_t k = 0; k < p->n_rules; k++) {
+		char a[POLICY_RULE_KEY_MAX], b[POLICY_RULE_KEY_MAX];
+
+		for (size_t j = 0; j < k && p->rules[k].budget_bytes; j++)
+			if (p->rules[j].budget_bytes &&
+			    strcmp(policy_rule_key(&p->rules[k], a, sizeof(a)),
+				   policy_rule_key(&p->rules[j], b, sizeof(b))) == 0)
+				abort();
 	}
 	policy_free(p);
 	return 0;
