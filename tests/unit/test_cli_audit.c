@@ -138,6 +138,16 @@ static void test_events(void **state)
 	assert_non_null(strstr(CLI_AUDIT_EVENTS, "http"));
 }
 
+/* Record @text's DETAIL is @want. */
+static void detail_is(const char *text, const char *want)
+{
+	char det[512];
+	json_t *r = rec(text);
+
+	assert_string_equal(cli_audit_detail(r, det, sizeof(det)), want);
+	json_decref(r);
+}
+
 /* The table's DETAIL: what each kind of record says there. */
 static void test_detail(void **state)
 {
@@ -150,34 +160,18 @@ static void test_detail(void **state)
 		"{\"event\":\"budget\",\"sandbox\":\"sb1\",\"rule\":\"dns.example udp\","
 		"\"action\":\"opened\",\"budget\":\"10MiB/hour\",\"used_bytes\":0}";
 	static const char odd[] = "{\"event\":\"budget\",\"rule\":\"a\\u0001b c\"}";
-	char det[512];
-	json_t *r;
 
 	(void)state;
-	r = rec(closed);
-	assert_string_equal(cli_audit_detail(r, det, sizeof(det)),
-			    "closed api.openai.com tcp: 1000291816 of 1GB/day");
-	json_decref(r);
-	r = rec(opened);
-	assert_string_equal(cli_audit_detail(r, det, sizeof(det)),
-			    "opened dns.example udp: 0 of 10MiB/hour");
-	json_decref(r);
-	r = rec(odd);	/* the log is not trusted: one word per cell, '?' for the rest */
-	assert_string_equal(cli_audit_detail(r, det, sizeof(det)), "- a?b c: - of -");
-	json_decref(r);
+	detail_is(closed, "closed api.openai.com tcp: 1000291816 of 1GB/day");
+	detail_is(opened, "opened dns.example udp: 0 of 10MiB/hour");
+	/* The log is not trusted: one cell per word, '?' for the rest. */
+	detail_is(odd, "- a?b c: - of -");
+	detail_is("{\"event\":\"budget\"}", "- -: - of -");
 	/* The others, as before. */
-	r = rec(deny);
-	assert_string_equal(cli_audit_detail(r, det, sizeof(det)), "not-pinned x3");
-	json_decref(r);
-	r = rec(dns);
-	assert_string_equal(cli_audit_detail(r, det, sizeof(det)), "allow");
-	json_decref(r);
-	r = rec(life);
-	assert_string_equal(cli_audit_detail(r, det, sizeof(det)), "create");
-	json_decref(r);
-	r = rec(conn);
-	assert_string_equal(cli_audit_detail(r, det, sizeof(det)), "-");
-	json_decref(r);
+	detail_is(deny, "not-pinned x3");
+	detail_is(dns, "allow");
+	detail_is(life, "create");
+	detail_is(conn, "-");
 }
 
 int main(void)
