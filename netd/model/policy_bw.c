@@ -262,6 +262,8 @@ int policy_budget_parse(const char *s, size_t len, uint64_t *bytes, uint32_t *pe
 		uint64_t g = mul, h = pow10, whole;
 		char b[POLICY_BUDGET_STRLEN];
 
+		if (v == 0 && frac == 0)
+			goto zero;	/* "0.0GB/day" */
 		while (h) {
 			uint64_t t = g % h;
 

@@ -13,7 +13,8 @@
 #  - a rule's budget stops that rule at the budget - its counter equal,
 #    byte for byte, to conntrack's counters of its connections (the conn
 #    records) - while another rule's traffic goes on; a live download is
-#    cut; a reload and a restart keep the counter.
+#    cut; a reload and a restart keep the counter; `netd audit --event budget`
+#    shows its records; two budgeted rules under one key are refused.
 # Measures throughput, which a loaded machine can push down: each rate is
 # measured up to three times and the best counts (a shaper never passes
 # more than its rate, so the best run is the honest one).
@@ -261,6 +262,13 @@ ru=$(jq -r '.used_bytes' <<<"$rec")
 has "budget: ... with the budget" '"budget_bytes":300000' "$rec"
 ok "budget: ... and what was used when it closed ($ru: past the budget, at most the final $u)" \
 	test "$ru" -ge 300000 -a "$ru" -le "$u"
+# netd audit reads it back: --event budget is taken, the table's DETAIL says what closed.
+out=$(netd audit --file "$NETD_AUDIT" --sandbox "$B1" --event budget --json 2>&1)
+eq "netd audit --event budget --json: the closed record, exit 0" "0 closed" \
+	"$? $(jq -r '.action' <<<"$out" | head -n 1)"
+has "netd audit --event budget: DETAIL says closed, the rule, used of the budget" \
+	"closed pypi.org tcp: $ru of 300KB/hour" \
+	"$(netd audit --file "$NETD_AUDIT" --sandbox "$B1" --event budget 2>&1)"
 fail "budget: the rule's name no longer resolves there" sb_curl b1 -o /dev/null http://pypi.org/bytes/10
 eq "budget: another rule's traffic goes on" "100000" \
 	"$(sb_curl b1 -o /dev/null -w '%{size_download}' http://files.pythonhosted.org/bytes/100000)"
@@ -296,6 +304,32 @@ eq "budget: and opened the rule" "false" "$(closed "$B1" "pypi.org tcp")"
 has "budget: a budget record says opened" '"action":"opened"' \
 	"$(audit_wait 5 '"event":"budget"' "\"sandbox\":\"$B1\"" '"action":"opened"')"
 ok "budget: the rule resolves and connects again" sb_curl b1 -o /dev/null http://pypi.org/bytes/10
+
+# Two budgeted rules under one key (first domain, protocol) would be one counter: refused
+# by policy check and by a reload, at the second rule; the last good policies stay.
+cat >"$NETD_POLICIES/twokeys.yaml" <<'YAML'
+name: twokeys
+egress:
+  - domains: [pypi.org]
+    ports: [80]
+    budget: 1MB/hour
+  - domains: [pypi.org]
+    ports: [8080]
+    budget: 2MB/hour
+YAML
+out=$(netd policy check "$NETD_POLICIES/twokeys.yaml" 2>&1)
+eq "policy check refuses two budgets under one key (exit 6)" 6 "$?"
+has "... at the second rule, naming the first" \
+	"twokeys.yaml:7:5: egress[1]: its budget would share the key 'pypi.org tcp' with egress[0]'s" "$out"
+out=$(netd policy reload 2>&1)
+rc=$?
+ok "policy reload refuses it too (exit $rc)" test "$rc" -ne 0
+has "... saying why" "its budget would share the key 'pypi.org tcp'" "$out"
+ok "budget: the refused reload left the counter (>= $u1)" \
+	test "$(used "$B1" "pypi.org tcp")" -ge "$u1"
+ok "budget: ... and the rule open" sb_curl b1 -o /dev/null http://pypi.org/bytes/10
+rm -f "$NETD_POLICIES/twokeys.yaml"
+ok "policy reload without it" netd policy reload
 
 # ---- restart keeps it; delete removes the IFB ------------------------------------------
 IF3=$(sb_field "$S3" host_ifname)

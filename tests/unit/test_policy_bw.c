@@ -140,6 +140,7 @@ static void test_budget_parse(void **state)
 		{ "99999999999999999999B/day", -ERANGE, 0, 0, "over the limit 1PiB" },
 		/* A bare 0: the zero answer, not "needs a window". */
 		{ "0", -ERANGE, 0, 0, "zero: a budget is at least 1B" },
+		{ "0.0GB/day", -ERANGE, 0, 0, "zero" },
 	};
 
 	(void)state;
