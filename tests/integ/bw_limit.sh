@@ -320,7 +320,7 @@ YAML
 out=$(netd policy check "$NETD_POLICIES/twokeys.yaml" 2>&1)
 eq "policy check refuses two budgets under one key (exit 6)" 6 "$?"
 has "... at the second rule, naming the first" \
-	"twokeys.yaml:7:5: egress[1]: its budget would share the key 'pypi.org tcp' with egress[0]'s" "$out"
+	"twokeys.yaml:6:5: egress[1]: its budget would share the key 'pypi.org tcp' with egress[0]'s" "$out"
 out=$(netd policy reload 2>&1)
 rc=$?
 ok "policy reload refuses it too (exit $rc)" test "$rc" -ne 0
