@@ -601,19 +601,33 @@ void cli_reload_print(const json_t *reply, FILE *out)
 			(long long)json_integer_value(cr),
 			json_is_integer(cc) ? (long long)json_integer_value(cc) : 0LL);
 	json_array_foreach(changed, i, c) {
+		const json_t *lim = json_object_get(c, "limits"), *v;
+		size_t k;
+
 		fprintf(out, "  %s (policy %s): ", str(c, "sandbox"), str(c, "policy"));
 		if (json_is_true(json_object_get(c, "deny_all"))) {
 			fprintf(out, "the policy is gone: denied all egress\n");
 			continue;
 		}
-		fputs("added ", out);
-		print_list(json_object_get(c, "added"), out);
-		fputs("; removed ", out);
-		print_list(json_object_get(c, "removed"), out);
-		fprintf(out, "; pins kept %lld, removed %zu; connections cut %lld\n",
-			(long long)json_integer_value(json_object_get(c, "pins_kept")),
-			json_array_size(json_object_get(c, "pins_removed")),
-			(long long)json_integer_value(json_object_get(c, "connections_cut")));
+		/* Only its limits changed (rates, budgets): say those, not an empty rule diff. */
+		if (!json_array_size(lim) || json_array_size(json_object_get(c, "added")) ||
+		    json_array_size(json_object_get(c, "removed")) ||
+		    json_array_size(json_object_get(c, "pins_removed")) ||
+		    json_integer_value(json_object_get(c, "connections_cut"))) {
+			fputs("added ", out);
+			print_list(json_object_get(c, "added"), out);
+			fputs("; removed ", out);
+			print_list(json_object_get(c, "removed"), out);
+			fprintf(out, "; pins kept %lld, removed %zu; connections cut %lld%s",
+				(long long)json_integer_value(json_object_get(c, "pins_kept")),
+				json_array_size(json_object_get(c, "pins_removed")),
+				(long long)json_integer_value(json_object_get(c, "connections_cut")),
+				json_array_size(lim) ? "; " : "");
+		}
+		json_array_foreach(lim, k, v)
+			fprintf(out, "%s%s", k ? "; " : "",
+				json_string_value(v) ? json_string_value(v) : "?");
+		fputc('\n', out);
 	}
 }
 

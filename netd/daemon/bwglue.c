@@ -24,8 +24,7 @@ void daemon_bw_want(const struct daemon *d, const struct sandbox *sb, uint64_t *
 {
 	const struct policy *pol = daemon_policy_find(d, sb->policy);
 
-	*eg = sb->bw_egress_bps ? sb->bw_egress_bps : pol ? pol->bw_egress_bps : 0;
-	*in = sb->bw_ingress_bps ? sb->bw_ingress_bps : pol ? pol->bw_ingress_bps : 0;
+	policy_bw_want(pol, sb->bw_egress_bps, sb->bw_ingress_bps, eg, in);
 }
 
 static void ifb_of(const struct sandbox *sb, char *buf, size_t sz)

@@ -216,7 +216,8 @@ const char *pview_digest(const struct policy *p, char *buf, size_t sz)
 		 * Nor the rates and budgets: they change no nf_tables rule and no
 		 * pin (a restart keeps the pins of a policy whose rates changed;
 		 * netd/daemon/bwglue.c applies them), and policies without them
-		 * keep the digest they had.
+		 * keep the digest they had.  A reload reports their changes
+		 * itself (reload_plan.c's limits).
 		 */
 		if (lim && json_object_del(lim, "bandwidth") == 0 && !json_object_size(lim))
 			json_object_del(j, "limits");

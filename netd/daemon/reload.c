@@ -44,15 +44,20 @@ static int reload_commit(struct daemon *d, const struct reload_plan *plan, char 
 		snprintf(err, errsz, "out of memory");
 		return -ENOMEM;
 	}
+	size_t n = 0;
+
 	for (size_t i = 0; i < plan->n_changes; i++) {
 		const struct reload_change *c = &plan->changes[i];
 
-		daemon_fw_view(c->sb, &fv[i]);
-		up[i] = (struct fw_update){ .sb = &fv[i], .pol = c->pol, .replace_pins = true,
+		if (!c->rules)
+			continue;	/* only its limits changed: no nf_tables rule does */
+		daemon_fw_view(c->sb, &fv[n]);
+		up[n] = (struct fw_update){ .sb = &fv[n], .pol = c->pol, .replace_pins = true,
 					    .pins = c->keep, .n_pins = c->n_keep };
+		n++;
 	}
 	/* CIDR sets refilled, pins replaced by what the new policy still allows. */
-	r = fw_sandboxes_update(d->fw, up, plan->n_changes);
+	r = fw_sandboxes_update(d->fw, up, n);
 	if (r < 0)
 		snprintf(err, errsz, "nf_tables rejected the reload: %s", fw_last_error(d->fw));
 	free(up);
@@ -92,14 +97,15 @@ static int reload_cut(struct daemon *d, const struct reload_change *c)
 /*
  * 4. What the reload reports for one changed sandbox: a log line, an audit
  * record "policy_reload" and the same object in the API's "changed" array:
- * {sandbox, policy, deny_all, added, removed, pins_kept, pins_removed
- * ["QNAME ADDR PROTO/PORT"], connections_cut}.
+ * {sandbox, policy, deny_all, added, removed, limits ["WHAT: OLD -> NEW"],
+ * pins_kept, pins_removed ["QNAME ADDR PROTO/PORT"], connections_cut}.
+ * What changed is the plan's (reload_plan.c); this only says it.
  */
 static void report_change(struct daemon *d, const struct reload_change *c, int n_conn,
 			  json_t *report)
 {
 	json_t *cut_list = json_array(), *rec;
-	char *a, *rm;
+	char *a, *rm, *lim;
 
 	for (size_t k = 0; cut_list && k < c->n_cut; k++) {
 		char addr[ADDR_STRLEN], line[400];
@@ -114,14 +120,16 @@ static void report_change(struct daemon *d, const struct reload_change *c, int n
 			 c->sb->name, c->sb->policy, d->cfg.policy_dir);
 	a = json_dumps(c->added, JSON_COMPACT);
 	rm = json_dumps(c->removed, JSON_COMPACT);
-	log_info("reload: sandbox %s (policy %s): added %s, removed %s; %zu pins kept, %zu removed, %d connections cut",
-		 c->sb->name, c->sb->policy, a ? a : "?", rm ? rm : "?", c->n_keep, c->n_cut,
-		 n_conn);
+	lim = json_dumps(c->limits, JSON_COMPACT);
+	log_info("reload: sandbox %s (policy %s): added %s, removed %s, limits %s; %zu pins kept, %zu removed, %d connections cut",
+		 c->sb->name, c->sb->policy, a ? a : "?", rm ? rm : "?", lim ? lim : "?",
+		 c->n_keep, c->n_cut, n_conn);
 	free(a);
 	free(rm);
-	rec = json_pack("{s:s, s:s, s:b, s:O, s:O, s:I, s:o, s:I}", "sandbox", c->sb->name,
+	free(lim);
+	rec = json_pack("{s:s, s:s, s:b, s:O, s:O, s:O, s:I, s:o, s:I}", "sandbox", c->sb->name,
 			"policy", c->sb->policy, "deny_all", c->deny_all, "added", c->added,
-			"removed", c->removed, "pins_kept", (json_int_t)c->n_keep,
+			"removed", c->removed, "limits", c->limits, "pins_kept", (json_int_t)c->n_keep,
 			"pins_removed", cut_list, "connections_cut", (json_int_t)n_conn);
 	if (rec) {
 		json_array_append(report, rec);
@@ -198,7 +206,8 @@ int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_
 
 		pinreg_drop(d->pins, c->sb->name, c->cut, c->n_cut);
 		/* The proxy re-pins on the next answer instead of trusting its cache. */
-		proxy_sandbox_reset(d->proxy, c->sb->name);
+		if (c->rules)
+			proxy_sandbox_reset(d->proxy, c->sb->name);
 		report_change(d, c, reload_cut(d, c), report);
 	}
 	/* A sandbox's state file does not change with its policy's rules: one file per policy does. */
@@ -206,6 +215,7 @@ int daemon_policy_reload(struct daemon *d, json_t **ret_report, char *err, size_
 	/* Rates and budgets as the new policies say (no nf_tables rule: not in the batch). */
 	daemon_bw_sync_all(d, false);
 	daemon_budget_sync_all(d);
+	/* The count is the plan's: a sandbox whose rates or budgets alone changed is in it. */
 	log_info("policy reload: %zu policies, %zu sandbox(es) changed", d->n_policies,
 		 plan.n_changes);
 	r = 0;

@@ -53,15 +53,137 @@ static const struct policy *new_policy_of(const struct reload_input *in, struct 
 	return p->policies[p->n_policies++];
 }
 
+/* "WHAT: WAS -> NOW" appended to @arr (a JSON array).  Return: 0; -ENOMEM. */
+static int limit_line(json_t *arr, const char *what, const char *was, const char *now)
+{
+	char line[POLICY_RULE_KEY_MAX + 160];
+
+	snprintf(line, sizeof(line), "%s: %s -> %s", what, was, now);
+	return json_array_append_new(arr, json_string(line)) < 0 ? -ENOMEM : 0;
+}
+
+/* @bps as a policy writes it, or "unlimited". */
+static const char *rate_text(uint64_t bps, char *buf, size_t sz)
+{
+	return bps ? policy_rate_format(bps, buf, sz) : "unlimited";
+}
+
+/* Rule @r's budget as a policy writes it, or "none". */
+static const char *budget_text(const struct policy_rule *r, char *buf, size_t sz)
+{
+	return r && r->budget_bytes ? policy_budget_format(r->budget_bytes, r->budget_period_s,
+							   buf, sz) : "none";
+}
+
+/* limits.egress_bytes with its on_exceed, or "none". */
+static const char *quota_text(const struct policy *p, char *buf, size_t sz)
+{
+	if (!p || !p->egress_bytes)
+		return "none";
+	snprintf(buf, sz, "%llu bytes, on_exceed %s", (unsigned long long)p->egress_bytes,
+		 p->quota_cut ? "cut" : "finish");
+	return buf;
+}
+
+/* The first rule of @p (NULL: none) with a budget under key @key (policy_rule_key()). */
+static const struct policy_rule *budgeted(const struct policy *p, const char *key)
+{
+	char k[POLICY_RULE_KEY_MAX];
+
+	for (size_t i = 0; p && i < p->n_rules; i++)
+		if (p->rules[i].budget_bytes &&
+		    strcmp(policy_rule_key(&p->rules[i], k, sizeof(k)), key) == 0)
+			return &p->rules[i];
+	return NULL;
+}
+
+/*
+ * The policy's own limits a move from @old (NULL: none) to @np changes,
+ * onto @arr: limits.connections, limits.egress_bytes, and each rule's
+ * budget by the key its counter is kept under (rbudget.h).  Not the rates:
+ * a sandbox's own may hide them (bw_lines()).  Return: 0; -ENOMEM.
+ */
+static int policy_limit_lines(const struct policy *old, const struct policy *np, json_t *arr)
+{
+	char a[POLICY_BUDGET_STRLEN + 48], b[POLICY_BUDGET_STRLEN + 48], key[POLICY_RULE_KEY_MAX],
+	     what[POLICY_RULE_KEY_MAX + 8];
+	uint32_t oc = old ? old->max_conns : 0;
+	int r = 0;
+
+	if (oc != np->max_conns) {
+		snprintf(a, sizeof(a), oc ? "%u" : "netd.yaml's", oc);
+		snprintf(b, sizeof(b), np->max_conns ? "%u" : "netd.yaml's", np->max_conns);
+		r = limit_line(arr, "connections", a, b);
+	}
+	if (!r && strcmp(quota_text(old, a, sizeof(a)), quota_text(np, b, sizeof(b))) != 0)
+		r = limit_line(arr, "egress_bytes", a, b);
+	/* Budgets the new policy sets (changed or new), then those it dropped. */
+	for (size_t i = 0; !r && i < np->n_rules; i++) {
+		const struct policy_rule *nr = &np->rules[i], *or;
+
+		if (!nr->budget_bytes)
+			continue;
+		policy_rule_key(nr, key, sizeof(key));
+		if (budgeted(np, key) != nr)
+			continue;	/* one line per key, as one counter per key */
+		or = budgeted(old, key);
+		if (or && or->budget_bytes == nr->budget_bytes &&
+		    or->budget_period_s == nr->budget_period_s)
+			continue;
+		snprintf(what, sizeof(what), "budget %s", key);
+		r = limit_line(arr, what, budget_text(or, a, sizeof(a)),
+			       budget_text(nr, b, sizeof(b)));
+	}
+	for (size_t i = 0; !r && old && i < old->n_rules; i++) {
+		const struct policy_rule *or = &old->rules[i];
+
+		if (!or->budget_bytes)
+			continue;
+		policy_rule_key(or, key, sizeof(key));
+		if (budgeted(old, key) != or || budgeted(np, key))
+			continue;
+		snprintf(what, sizeof(what), "budget %s", key);
+		r = limit_line(arr, what, budget_text(or, a, sizeof(a)), "none");
+	}
+	return r;
+}
+
+/*
+ * @sb's rates before and after a move from @old to @np (policy_bw_want():
+ * its own rates stay), as "bandwidth egress: 10mbit -> 4mbit" lines on
+ * @arr (made if NULL and a line is due).  Return: 0; -ENOMEM.
+ */
+static int bw_lines(const struct policy *old, const struct policy *np, const struct sandbox *sb,
+		    json_t **arr)
+{
+	uint64_t was[2], now[2];
+	char a[POLICY_RATE_STRLEN], b[POLICY_RATE_STRLEN];
+
+	policy_bw_want(old, sb->bw_egress_bps, sb->bw_ingress_bps, &was[0], &was[1]);
+	policy_bw_want(np, sb->bw_egress_bps, sb->bw_ingress_bps, &now[0], &now[1]);
+	for (int k = 0; k < 2; k++) {
+		if (was[k] == now[k])
+			continue;
+		if (!*arr && !(*arr = json_array()))
+			return -ENOMEM;
+		if (limit_line(*arr, k ? "bandwidth ingress" : "bandwidth egress",
+			       rate_text(was[k], a, sizeof(a)), rate_text(now[k], b, sizeof(b))) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /*
  * What a move from one policy to another means, worked out once per pair
  * (a reload of one policy shared by 5,000 sandboxes compares two policies,
- * not 10,000): equal digests, and the items added and removed.
+ * not 10,000): equal digests, the items added and removed, and the
+ * policy's own limits that changed.
  */
 struct pair {
 	const struct policy *old, *np;	/* borrowed */
-	bool same;
+	bool same;			/* equal digests: the same rules */
 	json_t *added, *removed;	/* owned; NULL if same */
+	json_t *limits;			/* owned: policy_limit_lines() */
 };
 
 struct pairs {
@@ -74,6 +196,7 @@ static void pairs_free(struct pairs *ps)
 	for (size_t i = 0; i < ps->n; i++) {
 		json_decref(ps->v[i].added);
 		json_decref(ps->v[i].removed);
+		json_decref(ps->v[i].limits);
 	}
 	free(ps->v);
 }
@@ -114,13 +237,21 @@ static const struct pair *pair_of(struct pairs *ps, const struct policy *old,
 			return NULL;
 		}
 	}
+	m->limits = json_array();
+	if (!m->limits || policy_limit_lines(old, np, m->limits) < 0) {
+		json_decref(m->added);
+		json_decref(m->removed);
+		json_decref(m->limits);
+		return NULL;
+	}
 	ps->n++;
 	return m;
 }
 
-/* Fill @c for @sb moving as @m says. */
+/* Fill @c for @sb moving as @m says; @bw: its rates' lines (bw_lines()), taken. */
 static int plan_change(const struct reload_input *in, struct reload_change *c,
-		       struct sandbox *sb, const struct pair *m, char *err, size_t errsz)
+		       struct sandbox *sb, const struct pair *m, json_t *bw, char *err,
+		       size_t errsz)
 {
 	const struct policy *np = m->np;
 	size_t cap = pinreg_count_of(in->pins, sb->name) + 1;	/* its own entries only */
@@ -129,6 +260,12 @@ static int plan_change(const struct reload_input *in, struct reload_change *c,
 	c->sb = sb;
 	c->pol = np;
 	c->deny_all = !np->file;
+	c->rules = !m->same;
+	c->limits = bw ? bw : json_array();
+	if (!c->limits || json_array_extend(c->limits, m->limits) < 0) {
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
+	}
 	c->keep = calloc(cap, sizeof(*c->keep));
 	c->cut = calloc(cap, sizeof(*c->cut));
 	if (!c->keep || !c->cut) {
@@ -141,10 +278,17 @@ static int plan_change(const struct reload_input *in, struct reload_change *c,
 		snprintf(err, errsz, "sandbox %s: %s", sb->name, strerror(-r));
 		return r;
 	}
+	/*
+	 * Equal rules allow the same pins; should the split still cut one, the
+	 * batch must carry it (pinreg_drop() follows the kernel, never leads).
+	 */
+	if (c->n_cut)
+		c->rules = true;
 	if (c->n_keep > RELOAD_MAX_PINS)
 		c->n_keep = RELOAD_MAX_PINS;	/* the set's size; the rest re-resolve */
-	c->added = json_incref(m->added);
-	c->removed = json_incref(m->removed);
+	/* Only limits changed: no item added or removed. */
+	c->added = m->added ? json_incref(m->added) : json_array();
+	c->removed = m->removed ? json_incref(m->removed) : json_array();
 	if (!c->added || !c->removed) {
 		snprintf(err, errsz, "out of memory");
 		return -ENOMEM;
@@ -176,6 +320,7 @@ int reload_plan_build(const struct reload_input *in, struct policy **newp, size_
 	while ((sb = sandbox_next(in->sandboxes, &cur))) {
 		const struct policy *old = find(in->old, in->n_old, sb->policy), *np;
 		const struct pair *m;
+		json_t *bw = NULL;
 
 		np = new_policy_of(in, out, sb, err, errsz);
 		if (!np) {
@@ -188,9 +333,15 @@ int reload_plan_build(const struct reload_input *in, struct policy **newp, size_
 			r = -ENOMEM;
 			break;
 		}
-		if (m->same)
+		if (bw_lines(old, np, sb, &bw) < 0) {
+			json_decref(bw);
+			snprintf(err, errsz, "out of memory");
+			r = -ENOMEM;
+			break;
+		}
+		if (m->same && !json_array_size(m->limits) && !bw)
 			continue;
-		r = plan_change(in, &out->changes[out->n_changes++], sb, m, err, errsz);
+		r = plan_change(in, &out->changes[out->n_changes++], sb, m, bw, err, errsz);
 		if (r < 0)
 			break;
 	}
@@ -220,6 +371,7 @@ void reload_plan_free(struct reload_plan *p)
 		free(p->changes[i].cut);
 		json_decref(p->changes[i].added);
 		json_decref(p->changes[i].removed);
+		json_decref(p->changes[i].limits);
 	}
 	free(p->changes);
 	memset(p, 0, sizeof(*p));

@@ -3,7 +3,10 @@
  * state (the registry, the loaded policies, where each pin came from) and
  * the new policy set in, a plan out: which sandboxes change, under which
  * policy (deny-all if its file is gone: fail closed), which of their pins
- * stay, which go, and the added/removed items the reload reports.  Pure:
+ * stay, which go, and what the reload reports for each: the added/removed
+ * items and the limits that changed (its rates, its rules' budgets,
+ * connections, egress_bytes).  The one place a reload's "what changed" is
+ * worked out: reload.c logs, audits and returns it as it is.  Pure:
  * no nf_tables, no I/O, no logging.  reload.c commits the plan in one
  * batch and only then swaps the policies in.
  */
@@ -22,16 +25,21 @@
 
 #define RELOAD_MAX_PINS 65536	/* pins kept per sandbox: a pin set's size; the rest re-resolve */
 
-/* One sandbox whose policy changed. */
+/* One sandbox whose policy changed: its rules, its limits, or both. */
 struct reload_change {
 	struct sandbox *sb;		/* borrowed from the registry */
 	const struct policy *pol;	/* its new policy, owned by the plan's set */
 	bool deny_all;			/* its policy file is gone */
+	bool rules;			/* its rules changed (digest): re-rendered in the batch;
+					 * false: only limits changed, nothing for nf_tables */
 	struct pin *keep;		/* pins the new policy still allows (remaining lifetimes) */
 	size_t n_keep;
 	struct pinreg_cut *cut;		/* pins it no longer allows */
 	size_t n_cut;
 	json_t *added, *removed;	/* policy items (policyview.h), arrays */
+	json_t *limits;			/* what changed in the limits it runs under, an array of
+					 * "WHAT: OLD -> NEW" ("bandwidth ingress: 20mbit ->
+					 * 4mbit", "budget pypi.org tcp: 1MB/hour -> none") */
 };
 
 struct reload_plan {
@@ -63,7 +71,9 @@ struct policy *reload_deny_all_new(const char *name);
  * reload_plan_build() - plan a reload to the policies @newp[0..@n_new).
  * Takes ownership of every @newp[i] (on success they are @out->policies;
  * on failure they are freed).  A sandbox is changed iff its policy's digest
- * (policyview.h) differs or its policy is gone.
+ * (policyview.h) differs, its policy is gone, or a limit it runs under
+ * changes: its rates (policy_bw_want(): its own rates from create hide its
+ * policy's), a rule's budget, limits.connections or limits.egress_bytes.
  * @out: caller frees with reload_plan_free() (also after a failure).
  * @err/@errsz: on failure, why.  Return: 0; -ENOMEM; -E2BIG (more policies
  * than @in->max_policies with the deny-alls, or a pin array too small).

@@ -242,6 +242,16 @@ struct policy;
 struct policy_rule;
 
 /*
+ * policy_bw_want() - the rates a sandbox runs at, bit/s (0: no limit):
+ * its own from its create (@own_eg, @own_in; 0: none) where it has one,
+ * else its policy @p's limits.bandwidth (@p NULL: none).  The one place
+ * this is decided: the shaping (netd/daemon/bwglue.c) and a reload's
+ * report (netd/daemon/reload_plan.c) both ask here.
+ */
+void policy_bw_want(const struct policy *p, uint64_t own_eg, uint64_t own_in, uint64_t *eg,
+		    uint64_t *in);
+
+/*
  * policy_bw_parse() - (internal to netd/model/policy*.c: the limits
  * section calls it) `limits.bandwidth:` node @n, a mapping of egress
  * and/or ingress rates, into @p.  Errors at @file:LINE:COL in @err.

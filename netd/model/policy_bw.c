@@ -191,6 +191,13 @@ const char *policy_rate_format(uint64_t bps, char *buf, size_t sz)
 	return buf;
 }
 
+void policy_bw_want(const struct policy *p, uint64_t own_eg, uint64_t own_in, uint64_t *eg,
+		    uint64_t *in)
+{
+	*eg = own_eg ? own_eg : p ? p->bw_egress_bps : 0;
+	*in = own_in ? own_in : p ? p->bw_ingress_bps : 0;
+}
+
 int policy_budget_parse(const char *s, size_t len, uint64_t *bytes, uint32_t *period_s,
 			char *why, size_t whysz)
 {

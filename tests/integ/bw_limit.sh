@@ -167,7 +167,8 @@ timeout 40 ip netns exec "$S1" iperf3 -c "$SRV" -p 5203 -R -t 14 -i 1 -J >"$WORL
 P1=$!
 sleep 5
 sed -i 's/ingress: 100mbit/ingress: 40mbit/' "$NETD_POLICIES/shaped.yaml"
-ok "policy reload (ingress 100mbit -> 40mbit) during a download" netd policy reload
+rl=$(netd policy reload 2>&1)
+eq "policy reload (ingress 100mbit -> 40mbit) during a download" 0 "$?"
 wait "$P1"
 ok "the download went on through the reload (iperf3 exit 0)" test "$?" = 0
 ivals=$(jq -r '[.intervals[].sum.bits_per_second | floor] | @tsv' "$WORLD_DIR/live.json" 2>/dev/null)
@@ -178,6 +179,15 @@ ok "before the reload: about 100mbit ($before)" test "${before:-0}" -gt 85000000
 ok "after it, on the same connection: 40mbit within 10% ($after)" \
 	test "${after:-0}" -ge 36000000 -a "${after:-0}" -le 44000000
 has "the class says 40Mbit" "rate 40Mbit" "$(world_exec host tc class show dev "$IF1")"
+has "the reload says what changed" "$S1 (policy shaped): bandwidth ingress: 100mbit -> 40mbit" "$rl"
+has "... and so does its log line" \
+	"reload: sandbox $S1 (policy shaped): added [], removed [], limits [\"bandwidth ingress: 100mbit -> 40mbit\"]" \
+	"$(cat "$NETD_LOG")"
+hasnt "... and the summary counts it" "0 sandbox(es) changed" "$(cat "$NETD_LOG")"
+has "... and its policy_reload audit record" '"limits":["bandwidth ingress: 100mbit -> 40mbit"]' \
+	"$(audit_wait 5 '"event":"policy_reload"' "\"sandbox\":\"$S1\"")"
+eq "a reload of the same files changes nothing" "policies reloaded; no sandbox changed" \
+	"$(netd policy reload 2>&1)"
 eq "and nothing else changed (one HTB, one filter)" "1 1" \
 	"$(world_exec host tc qdisc show dev "$IF1" | grep -c 'htb 1:') $(world_exec host tc filter show dev "$IF1" ingress | grep -c 'fh 800::800')"
 
@@ -298,7 +308,8 @@ ok "budget: the other rule works" sb_curl b2 -o /dev/null http://files.pythonhos
 
 # A reload keeps the counter (by the rule's key) and opens the rule when its budget rises.
 sed -i 's/budget: 300KB\/hour/budget: 1MB\/hour/' "$NETD_POLICIES/budgeted.yaml"
-ok "policy reload (300KB -> 1MB)" netd policy reload
+has "policy reload (300KB -> 1MB): said" "budget pypi.org tcp: 300KB/hour -> 1MB/hour" \
+	"$(netd policy reload 2>&1)"
 eq "budget: the reload kept the counter" "$u1" "$(used "$B1" "pypi.org tcp")"
 eq "budget: and opened the rule" "false" "$(closed "$B1" "pypi.org tcp")"
 has "budget: a budget record says opened" '"action":"opened"' \

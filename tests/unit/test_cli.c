@@ -173,6 +173,15 @@ static void test_reload_print(void **state)
 		"{\"changed\":[{\"sandbox\":\"sb1\",\"policy\":\"agent\",\"added\":[\"a.example\"],"
 		"\"removed\":[],\"pins_kept\":3,\"pins_removed\":[],\"connections_cut\":0}],"
 		"\"credentials_read\":1,\"credentials_changed\":0}",
+		/* only a rate changed: what changed, no empty rule diff */
+		"{\"changed\":[{\"sandbox\":\"sb1\",\"policy\":\"myw\",\"added\":[],\"removed\":[],"
+		"\"limits\":[\"bandwidth ingress: 20mbit -> 4mbit\"],\"pins_kept\":2,"
+		"\"pins_removed\":[],\"connections_cut\":0}]}",
+		/* rules and limits both */
+		"{\"changed\":[{\"sandbox\":\"sb1\",\"policy\":\"agent\",\"added\":[\"a.example\"],"
+		"\"removed\":[],\"limits\":[\"bandwidth egress: unlimited -> 10mbit\","
+		"\"budget pypi.org tcp: 1MB/hour -> none\"],\"pins_kept\":3,\"pins_removed\":[],"
+		"\"connections_cut\":0}]}",
 	};
 	static const char *const want[] = {
 		"policies reloaded; no sandbox changed\n",
@@ -180,6 +189,12 @@ static void test_reload_print(void **state)
 		"policies reloaded; 1 sandbox changed\ncredentials: 1 re-read, 0 changed\n"
 		"  sb1 (policy agent): added a.example; removed -; pins kept 3, removed 0; "
 		"connections cut 0\n",
+		"policies reloaded; 1 sandbox changed\n"
+		"  sb1 (policy myw): bandwidth ingress: 20mbit -> 4mbit\n",
+		"policies reloaded; 1 sandbox changed\n"
+		"  sb1 (policy agent): added a.example; removed -; pins kept 3, removed 0; "
+		"connections cut 0; bandwidth egress: unlimited -> 10mbit; "
+		"budget pypi.org tcp: 1MB/hour -> none\n",
 	};
 
 	(void)state;

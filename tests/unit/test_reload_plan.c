@@ -151,6 +151,81 @@ static void test_conn_limit_changed(void **state)
 	assert_int_equal(plan.changes[0].pol->max_conns, 64);
 	assert_int_equal(plan.changes[0].n_keep, 2);
 	assert_int_equal(plan.changes[0].n_cut, 0);
+	assert_true(plan.changes[0].rules);
+	assert_true(has_item(plan.changes[0].limits, "connections: netd.yaml's -> 64"));
+	reload_plan_free(&plan);
+}
+
+/*
+ * Only limits.bandwidth differs: no rule changes, yet the sandbox's rates do,
+ * so the reload reports it (what changed), without touching its pins.
+ */
+static void test_bw_changed(void **state)
+{
+	struct world *w = *state;
+	struct policy *newp[2] = {
+		pol(P_OLD "limits: { bandwidth: { egress: 10mbit, ingress: 4mbit } }\n"),
+		pol(P_OTHER) };
+	struct reload_plan plan;
+	const struct reload_change *c;
+	struct sandbox *own;
+	char err[256] = "";
+
+	/* A sandbox with its own egress rate (create's --egress-rate): only ingress moves. */
+	sandbox_add(w, "sb-own", "web");
+	own = sandbox_find(w->t, "sb-own");
+	own->bw_egress_bps = 5000000;
+	assert_int_equal(reload_plan_build(&w->in, newp, 2, &plan, err, sizeof(err)), 0);
+	assert_int_equal(plan.n_changes, 2);
+	c = &plan.changes[0];
+	assert_string_equal(c->sb->name, "sb-web");
+	assert_false(c->rules);		/* nothing for nf_tables */
+	assert_int_equal(c->n_keep, 2);
+	assert_int_equal(c->n_cut, 0);
+	assert_int_equal(json_array_size(c->added), 0);
+	assert_int_equal(json_array_size(c->removed), 0);
+	assert_int_equal(json_array_size(c->limits), 2);
+	assert_true(has_item(c->limits, "bandwidth egress: unlimited -> 10mbit"));
+	assert_true(has_item(c->limits, "bandwidth ingress: unlimited -> 4mbit"));
+	c = &plan.changes[1];
+	assert_string_equal(c->sb->name, "sb-own");
+	assert_int_equal(json_array_size(c->limits), 1);
+	assert_true(has_item(c->limits, "bandwidth ingress: unlimited -> 4mbit"));
+	reload_plan_free(&plan);
+
+	/* 4mbit -> 20mbit, and egress taken off */
+	policy_free(w->old[0]);
+	w->old[0] = pol(P_OLD "limits: { bandwidth: { egress: 10mbit, ingress: 4mbit } }\n");
+	newp[0] = pol(P_OLD "limits: { bandwidth: { ingress: 20mbit } }\n");
+	newp[1] = pol(P_OTHER);
+	assert_int_equal(reload_plan_build(&w->in, newp, 2, &plan, err, sizeof(err)), 0);
+	assert_int_equal(plan.n_changes, 2);
+	c = &plan.changes[0];
+	assert_true(has_item(c->limits, "bandwidth egress: 10mbit -> unlimited"));
+	assert_true(has_item(c->limits, "bandwidth ingress: 4mbit -> 20mbit"));
+	c = &plan.changes[1];
+	assert_int_equal(json_array_size(c->limits), 1);	/* its own egress stays */
+	assert_true(has_item(c->limits, "bandwidth ingress: 4mbit -> 20mbit"));
+	reload_plan_free(&plan);
+}
+
+/* Only a rule's budget differs: reported as a change too. */
+static void test_budget_changed(void **state)
+{
+	struct world *w = *state;
+	struct policy *newp[2] = {
+		pol("name: web\negress:\n  - domains: [a.example, b.example]\n    ports: [443]\n"
+		    "    budget: 1MB/hour\n"),
+		pol(P_OTHER) };
+	struct reload_plan plan;
+	char err[256] = "";
+
+	assert_int_equal(reload_plan_build(&w->in, newp, 2, &plan, err, sizeof(err)), 0);
+	assert_int_equal(plan.n_changes, 1);
+	assert_string_equal(plan.changes[0].sb->name, "sb-web");
+	assert_false(plan.changes[0].rules);
+	assert_int_equal(json_array_size(plan.changes[0].limits), 1);
+	assert_true(has_item(plan.changes[0].limits, "budget a.example tcp: none -> 1MB/hour"));
 	reload_plan_free(&plan);
 }
 
@@ -198,6 +273,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unchanged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_changed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_conn_limit_changed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bw_changed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_changed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_is_deny_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_room_rejects_all, setup, teardown),
 	};
