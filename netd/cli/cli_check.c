@@ -296,6 +296,43 @@ static void show_dns(const char *file, const struct policy *p)
 }
 
 /*
+ * `policy check`: the limits the policy enforces on each sandbox, on
+ * stdout as show_dns() says a rule's defences: limits.bandwidth (a
+ * create's own rate overrides its direction), limits.connections,
+ * limits.egress_bytes, and each rule's byte budget.
+ */
+static void show_limits(const char *file, const struct policy *p)
+{
+	char a[POLICY_RATE_STRLEN], b[POLICY_RATE_STRLEN], bud[POLICY_BUDGET_STRLEN];
+
+	if (p->bw_egress_bps || p->bw_ingress_bps)
+		printf("%s:%u: limits: bandwidth egress %s, ingress %s a sandbox (its create's "
+		       "--egress-rate/--ingress-rate overrides either)\n", file, p->limits_line,
+		       p->bw_egress_bps ? policy_rate_format(p->bw_egress_bps, a, sizeof(a))
+					: "unlimited",
+		       p->bw_ingress_bps ? policy_rate_format(p->bw_ingress_bps, b, sizeof(b))
+					 : "unlimited");
+	if (p->max_conns)
+		printf("%s:%u: limits: connections %u a sandbox (tracked at once; new ones over it "
+		       "are dropped)\n", file, p->limits_line, p->max_conns);
+	if (p->egress_bytes)
+		printf("%s:%u: limits: egress_bytes %llu bytes sent a sandbox, then new connections "
+		       "are refused and open ones %s\n", file, p->limits_line,
+		       (unsigned long long)p->egress_bytes,
+		       p->quota_cut ? "cut (on_exceed: cut)" : "finish (on_exceed: finish)");
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct policy_rule *r = &p->rules[i];
+
+		if (r->budget_bytes)
+			printf("%s:%u: egress[%zu]: budget %s a sandbox (bytes both ways; then the "
+			       "rule is closed until the %s ends, UTC)\n", file, r->line, i,
+			       policy_budget_format(r->budget_bytes, r->budget_period_s, bud,
+						    sizeof(bud)),
+			       r->budget_period_s == 86400 ? "day" : "hour");
+	}
+}
+
+/*
  * `policy check`: gateway rules that load but cannot work as written
  * (policy_gateway_warnings(); the credentials' hosts only with @cfg).
  */
@@ -402,6 +439,7 @@ static int policy_check_files(char *const *files, size_t n, const struct config 
 		warn_never_pin(argv[i], p);
 		show_excepts(argv[i], p);
 		show_dns(argv[i], p);
+		show_limits(argv[i], p);
 		warn_suffixes_below(argv[i], p);
 		warn_l7_gaps(argv[i], p);
 		warn_gateway(argv[i], p, cfg);
@@ -479,6 +517,74 @@ static int policy_dir_files(const char *dir, char ***ret, size_t *n_ret)
 	return CLI_OK;
 }
 
+/*
+ * `policy check FILE...`: a FILE that is a directory stands for its policy
+ * files, as `netd run` reads its policy_dir (policy_dir_files()); the rest
+ * as given.  *@ret, *@n_ret: the paths; the caller frees each and the
+ * array.  Return: CLI_OK; CLI_FAILED; as policy_dir_files().
+ */
+static int expand_dirs(char *const *files, size_t n, char ***ret, size_t *n_ret)
+{
+	char **v = NULL, **nv, **sub;
+	size_t nv_n = 0, n_sub;
+	int rc = CLI_OK;
+
+	for (size_t i = 0; i < n && rc == CLI_OK; i++) {
+		struct stat st;
+		char *dir;
+		size_t len;
+
+		if (stat(files[i], &st) < 0 || !S_ISDIR(st.st_mode)) {
+			sub = calloc(1, sizeof(*sub));
+			if (!sub || !(sub[0] = strdup(files[i]))) {
+				free(sub);
+				rc = CLI_FAILED;
+				break;
+			}
+			n_sub = 1;
+		} else {
+			if (!(dir = strdup(files[i]))) {
+				rc = CLI_FAILED;
+				break;
+			}
+			for (len = strlen(dir); len > 1 && dir[len - 1] == '/'; len--)
+				dir[len - 1] = '\0';	/* "dir/" -> "dir/a.yaml", not "dir//a.yaml" */
+			rc = policy_dir_files(dir, &sub, &n_sub);
+			if (rc == CLI_OK && !n_sub)
+				fprintf(stderr, "netd: policy check: %s: a directory without policy "
+					"files (*.yaml, *.yml)\n", dir);
+			free(dir);
+			if (rc != CLI_OK)
+				break;
+		}
+		if (!n_sub) {
+			free(sub);
+			continue;
+		}
+		nv = realloc(v, (nv_n + n_sub) * sizeof(*v));
+		if (!nv) {
+			for (size_t k = 0; k < n_sub; k++)
+				free(sub[k]);
+			free(sub);
+			rc = CLI_FAILED;
+			break;
+		}
+		v = nv;
+		memcpy(v + nv_n, sub, n_sub * sizeof(*sub));
+		nv_n += n_sub;
+		free(sub);
+	}
+	if (rc != CLI_OK) {
+		for (size_t k = 0; k < nv_n; k++)
+			free(v[k]);
+		free(v);
+		return rc;
+	}
+	*ret = v;
+	*n_ret = nv_n;
+	return CLI_OK;
+}
+
 int cli_policy_check(int argc, char **argv)
 {
 	const char *config_path = NULL;
@@ -540,7 +646,9 @@ int cli_policy_check(int argc, char **argv)
 		if (rc == CLI_OK)
 			rc = policy_check_files(dir_files, n_dir, &cfg, &bad);
 	} else {
-		rc = policy_check_files(files, n_files, config_path ? &cfg : NULL, &bad);
+		rc = expand_dirs(files, n_files, &dir_files, &n_dir);
+		if (rc == CLI_OK)
+			rc = policy_check_files(dir_files, n_dir, config_path ? &cfg : NULL, &bad);
 	}
 	for (size_t i = 0; i < n_dir; i++)
 		free(dir_files[i]);

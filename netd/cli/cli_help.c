@@ -93,8 +93,11 @@ static const struct help helps[] = {
 	{ "policy check",
 	  "usage: netd policy check [--config NETD_YAML] FILE...\n"
 	  "       netd policy check --config NETD_YAML\n"
-	  "Validate policy files as the daemon would (errors as FILE:LINE:COL); no daemon\n"
-	  "needed.  --config (before or after the FILEs): gateway rules are checked against\n"
+	  "Validate policy files as the daemon would (errors as FILE:LINE:COL, in file\n"
+	  "order); no daemon needed.  A FILE that is a directory: its *.yaml and *.yml, as\n"
+	  "`netd run` reads policy_dir.  A valid file's meaning on stdout: each rule's dns:\n"
+	  "defences and the limits it enforces a sandbox (limits.bandwidth, connections,\n"
+	  "egress_bytes, a rule's budget).  --config (before or after the FILEs): gateway rules are checked against\n"
 	  "that netd.yaml as `netd run` checks them: the gateway on (gateway.port not 0),\n"
 	  "every credential they name defined (without it, a note says they were not\n"
 	  "checked).  --config without FILE: every policy file of that netd.yaml's\n"

@@ -377,6 +377,7 @@ struct policy {
 	char *description;	/* owned, may be NULL */
 	char *file;		/* owned, the path it was read from, may be NULL */
 	unsigned int name_line, name_col;	/* where `name:`'s value is, 1-based */
+	unsigned int limits_line;	/* where `limits:`'s mapping starts (0: none) */
 	struct policy_rule *rules;	/* owned */
 	size_t n_rules;
 	void *index;		/* owned: the name-matcher index (opaque) */
@@ -455,7 +456,9 @@ int policy_load_file(const char *path, struct policy **ret, struct diag *err);
  * policy_load_file(), but a bad rule does not stop the reading: @err gets
  * the first error, and each later bad rule's error goes to
  * @more[0..@more_max) (*@n_more of them; those past the room are left
- * out), so `netd policy check` lists every rule to fix at once.  A YAML
+ * out), so `netd policy check` lists every rule to fix at once; then all
+ * are put in file order (line, column: limits: is read before the rules
+ * above it), @err the earliest.  A YAML
  * syntax error or a bad top-level key still stops at once.
  * Return: as policy_parse().
  */

@@ -604,6 +604,7 @@ static int parse_limits(struct ctx *cx, const struct yamlx_node *n, struct polic
 	r = yamlx_fields(n, cx->file, cx->err, "limits", names, 4, NULL, v);
 	if (r < 0)
 		return r;
+	p->limits_line = n->line;
 	if (v[2] && (r = parse_limit_connections(cx, v[2], p)) < 0)
 		return r;
 	/* limits.bandwidth: netd/model/policy_bw.c */
@@ -815,6 +816,36 @@ bad:
 	return 0;
 }
 
+/* Is @a later in the file than @b?  (No line: after every located one.) */
+static bool diag_after(const struct diag *a, const struct diag *b)
+{
+	if (!a->line || !b->line)
+		return !a->line && b->line;
+	return a->line > b->line || (a->line == b->line && a->col > b->col);
+}
+
+/*
+ * @first and @more[0..@n) in file order, as a reader fixes them: the
+ * reading meets limits: and mode: before the rules above them.  Stable
+ * (an insertion sort of at most a few dozen).
+ */
+static void diags_in_order(struct diag *first, struct diag *more, unsigned int n)
+{
+	struct diag t;
+
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int j = i + 1;	/* its place among first (0) and more[] (1..) */
+
+		t = more[i];
+		for (; j > 0 && diag_after(j - 1 ? &more[j - 2] : first, &t); j--)
+			more[j - 1] = j - 1 ? more[j - 2] : *first;
+		if (j)
+			more[j - 1] = t;
+		else
+			*first = t;
+	}
+}
+
 int policy_parse_all(const char *buf, size_t len, const char *file, struct policy **ret,
 		     struct diag *err, struct diag *more, unsigned int more_max,
 		     unsigned int *n_more)
@@ -856,6 +887,7 @@ int policy_parse_all(const char *buf, size_t len, const char *file, struct polic
 			cx.more[cx.n_more++] = last;
 		if (r == 0)
 			r = -EINVAL;
+		diags_in_order(err, cx.more, cx.n_more);
 	}
 	if (n_more)
 		*n_more = cx.n_more;

@@ -117,6 +117,66 @@ static void expect_lines(struct box_run *r, const char *const needles[])
 	expect(r, 0, NULL, NULL);
 }
 
+/*
+ * `policy check` says what a file means: the limits it enforces (rates,
+ * budgets, connections, egress_bytes) as it says a wildcard's dns:
+ * defaults; a directory stands for its policy files; errors in file order.
+ */
+static void test_cli_policy_check_limits(void **state)
+{
+	char dir[PATH_MAX], pol[PATH_MAX], bad[PATH_MAX];
+	struct box_run r;
+	const char *e1, *e2, *e3;
+
+	(void)state;
+	box_path(dir, sizeof(dir), "lim");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	box_put("lim/agent.yaml", "name: agent\negress:\n"
+		"  - domains: [pypi.org, files.pythonhosted.org]\n    ports: [443]\n"
+		"    budget: 1MB/hour\n"
+		"  - domains: [\"*.github.com\"]\n    ports: [443]\n"
+		"limits:\n  bandwidth: { egress: 10mbit, ingress: 20mbit }\n"
+		"  connections: 64\n  egress_bytes: 500M\n  on_exceed: cut\n");
+	box_path(pol, sizeof(pol), "lim/agent.yaml");
+	netd_plain(&r, "policy", "check", pol, NULL);
+	assert_exit(&r, CLI_OK);
+	assert_true(has(r.out, "agent.yaml: ok (policy agent, 2 rules)"));
+	assert_true(has(r.out, "agent.yaml:9: limits: bandwidth egress 10mbit, ingress 20mbit"));
+	assert_true(has(r.out, "agent.yaml:9: limits: connections 64"));
+	assert_true(has(r.out, "agent.yaml:9: limits: egress_bytes 524288000 bytes"));
+	assert_true(has(r.out, "agent.yaml:3: egress[0]: budget 1MB/hour"));
+	box_run_done(&r);
+
+	/* a directory: its policy files, as netd run reads policy_dir */
+	box_put("lim/other.yml", "name: other\negress: []\n");
+	box_put("lim/notes.txt", "not a policy\n");
+	netd_plain(&r, "policy", "check", dir, NULL);
+	assert_exit(&r, CLI_OK);
+	assert_true(has(r.out, "/lim/agent.yaml: ok (policy agent, 2 rules)"));
+	assert_true(has(r.out, "/lim/other.yml: ok (policy other, 0 rules)"));
+	assert_false(has(r.out, "notes.txt"));
+	assert_false(has(r.err, "notes.txt"));
+	box_run_done(&r);
+	box_path(dir, sizeof(dir), "lim/empty");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	netd_plain(&r, "policy", "check", dir, NULL);
+	expect(&r, CLI_OK, NULL, "/lim/empty: a directory without policy files (*.yaml, *.yml)");
+
+	/* errors in file order: rules' (lines 5, 8) before limits' (line 10) */
+	box_put("lim/bad.yaml", "name: bad\negress:\n  - domains: [a.example]\n    ports: [443]\n"
+		"    protocol: tcpx\n  - domains: [b.example]\n    ports: [443]\n"
+		"    protocol: udpx\nlimits:\n  bandwidth: { egress: 10zbit }\n");
+	box_path(bad, sizeof(bad), "lim/bad.yaml");
+	netd_plain(&r, "policy", "check", bad, NULL);
+	assert_exit(&r, CLI_REJECTED);
+	e1 = strstr(r.err, "bad.yaml:5:15:");
+	e2 = strstr(r.err, "bad.yaml:8:15:");
+	e3 = strstr(r.err, "bad.yaml:10:24:");
+	if (!e1 || !e2 || !e3 || !(e1 < e2 && e2 < e3))
+		fail_msg("not in file order: %s", r.err);
+	box_run_done(&r);
+}
+
 /* ---- fixture ------------------------------------------------------------------ */
 
 /*
@@ -1038,6 +1098,7 @@ int main(void)
 		cmocka_unit_test(test_cli_list_show),
 		cmocka_unit_test(test_cli_policy),
 		cmocka_unit_test(test_cli_policy_check_config),
+		cmocka_unit_test(test_cli_policy_check_limits),
 		cmocka_unit_test(test_cli_audit_suggest),
 		cmocka_unit_test(test_cli_audit_records),
 		cmocka_unit_test(test_cli_delete),

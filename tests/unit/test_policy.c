@@ -1232,10 +1232,27 @@ static void test_every_rule_error(void **state)
 		assert_int_equal(policy_parse_all(y2, strlen(y2), "t.yaml", &p, &err, m2, 4, &n_more),
 				 -EINVAL);
 		assert_null(p);
-		assert_int_equal(err.line, 5);	/* mode: the first met */
+		assert_int_equal(err.line, 3);	/* in file order, though mode: is met first */
+		assert_non_null(strstr(err.msg, "public suffix"));
 		assert_int_equal(n_more, 1);
-		assert_int_equal(m2[0].line, 3);
-		assert_non_null(strstr(m2[0].msg, "public suffix"));
+		assert_int_equal(m2[0].line, 5);
+	}
+	/* limits: (read before the rules) comes after them, as in the file */
+	{
+		static const char y3[] = "name: t\negress:\n  - domains: [a.example]\n"
+					 "    ports: [443]\n    protocol: tcpx\n"
+					 "  - domains: [b.example]\n    ports: [443]\n"
+					 "    protocol: udpx\nlimits:\n  bandwidth: { egress: 10zbit }\n";
+		struct diag m3[4];
+
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(policy_parse_all(y3, strlen(y3), "t.yaml", &p, &err, m3, 4,
+						  &n_more), -EINVAL);
+		assert_int_equal(n_more, 2);
+		assert_int_equal(err.line, 5);
+		assert_int_equal(m3[0].line, 8);
+		assert_int_equal(m3[1].line, 10);
+		assert_int_equal(m3[1].col, 24);
 	}
 	/* no room: the first only */
 	memset(&err, 0, sizeof(err));
