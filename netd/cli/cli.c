@@ -54,9 +54,9 @@ static const char usage_text[] =
 	"                                          (default config: " NETD_DEFAULT_CONFIG " if present)\n"
 	"  sandbox create NAME --policy P [--netns PATH | --pid PID] [--ifname IF] [--mode M] [--json]\n"
 	"                 [--egress-rate RATE] [--ingress-rate RATE]   bandwidth limits\n"
-	"  sandbox create NAME --policy P --tap [--tap-name TAP] [--tap-owner UID[:GID]]\n"
-	"                 [--tap-queues N] [--tap-mtu N] [--mode M] [--json]   a microVM's tap\n"
-	"                                          (docs/microvm.md)\n"
+	"  sandbox create NAME --policy P --tap [--tap-name TAP] [--tap-owner UID[:GID]] [--tap-queues N]\n"
+	"                 [--tap-mtu N] [--egress-rate RATE] [--ingress-rate RATE] [--mode M] [--json]\n"
+	"                                          a microVM's tap (docs/microvm.md)\n"
 	"  sandbox list [--json]\n"
 	"  sandbox show NAME [--json]\n"
 	"  sandbox delete NAME\n"
@@ -308,7 +308,7 @@ static int cmd_sandbox_create(int argc, char **argv)
 		{ 0 }
 	};
 	const char *policy = NULL, *netns = NULL, *ifname = NULL, *name = NULL, *mode = NULL;
-	const char *tap_name = NULL, *tap_owner = NULL, *rate[2] = { NULL, NULL };
+	const char *tap_name = NULL, *tap_owner = NULL, *rate[2] = { NULL, NULL }, *seen[128] = { 0 };
 	unsigned queues = 0, mtu = 0;
 	bool json = false, tap = false, tap_opts = false;
 	char pidns[64];
@@ -316,7 +316,7 @@ static int cmd_sandbox_create(int argc, char **argv)
 	int c;
 
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = cli_opt_next("sandbox create", argc, argv, opts, seen)) != -1) {
 		switch (c) {
 		case 'p': policy = optarg; break;
 		case 'n':
@@ -367,7 +367,10 @@ static int cmd_sandbox_create(int argc, char **argv)
 			netns = pidns;
 			break;
 		}
-		default: return usage_of(argc, argv);
+		default:	/* cli_opt_next() said what; then the usage */
+			fputc('\n', stderr);
+			cli_help_print(2, argv, stderr);
+			return CLI_USAGE;
 		}
 	}
 	if (optind < argc)

@@ -1,11 +1,12 @@
 /*
  * cli_args - option values of `netd sandbox create` that need more than a
  * string: --tap-owner's user and group, the numbers of --tap-queues and
- * --tap-mtu.  See cli_args.h.
+ * --tap-mtu; and the reading of its options (cli_opt_next()).  See cli_args.h.
  */
 #include "netd/cli/cli_args.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -67,4 +68,31 @@ int cli_uint_arg(const char *opt, const char *s, unsigned min, unsigned max, uns
 	}
 	*out = (unsigned)v;
 	return 0;
+}
+
+int cli_opt_next(const char *cmd, int argc, char **argv, const struct option *opts,
+		 const char *seen[128])
+{
+	int li = -1, c;
+
+	opterr = 0;
+	c = getopt_long(argc, argv, ":", opts, &li);
+	if (c == ':') {
+		/* argv[optind - 1] is the option as written (GNU getopt moves words, not it) */
+		fprintf(stderr, "netd: %s: %s wants a value\n", cmd, argv[optind - 1]);
+		return '?';
+	}
+	if (c == '?') {
+		fprintf(stderr, "netd: %s: unknown option '%s'\n", cmd, argv[optind - 1]);
+		return '?';
+	}
+	if (c < 0 || li < 0 || opts[li].has_arg == no_argument || c >= 128)
+		return c;
+	if (seen[c]) {
+		fprintf(stderr, "netd: %s: --%s given twice (\"%s\", then \"%s\"): give it once\n",
+			cmd, opts[li].name, seen[c], optarg);
+		return '?';
+	}
+	seen[c] = optarg;
+	return c;
 }

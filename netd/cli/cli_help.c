@@ -25,7 +25,8 @@ static const struct help helps[] = {
 	  "  create NAME --policy P [--netns PATH | --pid PID] [--ifname IF] [--mode M] [--json]\n"
 	  "         [--egress-rate RATE] [--ingress-rate RATE]\n"
 	  "  create NAME --policy P --tap [--tap-name TAP] [--tap-owner UID[:GID]]\n"
-	  "         [--tap-queues N] [--tap-mtu N] [--mode M] [--json]\n"
+	  "         [--tap-queues N] [--tap-mtu N] [--egress-rate RATE] [--ingress-rate RATE]\n"
+	  "         [--mode M] [--json]\n"
 	  "  list [--json]\n"
 	  "  show NAME [--json]\n"
 	  "  delete NAME\n"
@@ -34,6 +35,9 @@ static const struct help helps[] = {
 	  "usage: netd sandbox create NAME --policy P [--netns PATH | --pid PID] [--ifname IF]\n"
 	  "                           [--mode audit|enforce] [--egress-rate RATE]\n"
 	  "                           [--ingress-rate RATE] [--json]\n"
+	  "       netd sandbox create NAME --policy P --tap [--tap-name TAP] [--tap-owner U[:G]]\n"
+	  "                           [--tap-queues N] [--tap-mtu N] [--egress-rate RATE] [--ingress-rate RATE]\n"
+	  "                           [--mode audit|enforce] [--json]\n"
 	  "Create sandbox NAME under policy P: a new network namespace /run/netns/NAME,\n"
 	  "or attach an existing one (--netns PATH, or --pid PID for /proc/PID/ns/net),\n"
 	  "with a veth to the host, an address from the pool and DNS through netd.\n"
@@ -55,7 +59,8 @@ static const struct help helps[] = {
 	  "  --tap-owner U[:G]   the user (and group; numbers or names) whose VMM may\n"
 	  "                      open it (default: the user running this command)\n"
 	  "  --tap-queues N      multi-queue tap, N queues (1-256; default 1)\n"
-	  "  --tap-mtu N         the tap's and guest's MTU (default 1500 or the uplink's)\n" },
+	  "  --tap-mtu N         the tap's and guest's MTU (default 1500 or the uplink's)\n"
+	  "Each option at most once; --egress-rate and --ingress-rate work on a tap too.\n" },
 	{ "sandbox list",
 	  "usage: netd sandbox list [--json]\n"
 	  "List sandboxes with their addresses, DNS and traffic counters.\n"

@@ -252,7 +252,7 @@ static void test_cli_basics(void **state)
 
 	/* What needs no daemon, and what the CLI refuses before asking it. */
 	static const struct {
-		const char *argv[9];
+		const char *argv[10];
 		int status;
 		const char *out, *err;
 	} cases[] = {
@@ -266,10 +266,26 @@ static void test_cli_basics(void **state)
 		{ { "sandbox", "create", "x", "--policy", "deny-all", "--tap-mtu", "1400" }, CLI_USAGE,
 		  NULL, "need --tap" },
 		{ { "sandbox", "show", "-bad" }, CLI_REJECTED, NULL, "invalid sandbox name" },
+		/* a repeated option is refused, not the last one taken */
+		{ { "sandbox", "create", "x", "--policy", "deny-all", "--egress-rate", "5mbit",
+		    "--egress-rate", "6mbit" }, CLI_USAGE, NULL,
+		  "netd: sandbox create: --egress-rate given twice (\"5mbit\", then \"6mbit\"): "
+		  "give it once" },
+		{ { "sandbox", "create", "x", "--policy", "a", "--policy", "b" }, CLI_USAGE, NULL,
+		  "--policy given twice" },
+		/* which option lacks its value, not the words reordered */
+		{ { "sandbox", "create", "--policy", "plain", "myw-bad", "--egress-rate" }, CLI_USAGE,
+		  NULL, "netd: sandbox create: --egress-rate wants a value\n" },
+		{ { "sandbox", "create", "x", "--policy", "plain", "--bogus" }, CLI_USAGE, NULL,
+		  "netd: sandbox create: unknown option '--bogus'\n" },
+		/* the tap synopsis has the rates too */
+		{ { "help" }, CLI_OK, "[--tap-mtu N] [--egress-rate RATE] [--ingress-rate RATE]", NULL },
+		{ { "sandbox", "create", "--help" }, CLI_OK,
+		  "[--tap-mtu N] [--egress-rate RATE] [--ingress-rate RATE]", NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *argv[12] = { netd_bin, "--socket", sock_arg };
+		const char *argv[14] = { netd_bin, "--socket", sock_arg };
 
 		for (size_t k = 0; cases[i].argv[k]; k++)
 			argv[3 + k] = cases[i].argv[k];
