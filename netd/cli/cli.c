@@ -316,7 +316,7 @@ static int cmd_sandbox_create(int argc, char **argv)
 	int c;
 
 	optind = 2;
-	while ((c = cli_opt_next("sandbox create", argc, argv, opts, seen)) != -1) {
+	while ((c = cli_opt_next("sandbox create", argc, argv, opts, NULL, seen)) != -1) {
 		switch (c) {
 		case 'p': policy = optarg; break;
 		case 'n':

@@ -71,7 +71,7 @@ int cli_uint_arg(const char *opt, const char *s, unsigned min, unsigned max, uns
 }
 
 int cli_opt_next(const char *cmd, int argc, char **argv, const struct option *opts,
-		 const char *seen[128])
+		 const char *repeatable, const char *seen[128])
 {
 	int li = -1, c;
 
@@ -86,7 +86,8 @@ int cli_opt_next(const char *cmd, int argc, char **argv, const struct option *op
 		fprintf(stderr, "netd: %s: unknown option '%s'\n", cmd, argv[optind - 1]);
 		return '?';
 	}
-	if (c < 0 || li < 0 || opts[li].has_arg == no_argument || c >= 128)
+	if (c < 0 || li < 0 || opts[li].has_arg == no_argument || c >= 128 ||
+	    (repeatable && strchr(repeatable, c)))
 		return c;
 	if (seen[c]) {
 		fprintf(stderr, "netd: %s: --%s given twice (\"%s\", then \"%s\"): give it once\n",

@@ -29,13 +29,14 @@ struct option;
  * create"), with what it finds wrong said on stderr in one line naming the
  * option: "netd: CMD: --egress-rate wants a value", "unknown option
  * '--bogus'", and "--egress-rate given twice ("5mbit", then "6mbit"): give
- * it once" for an option that takes a value (each at most once; @seen: the
- * caller's, 128 entries zeroed, indexed by the options' val, < 128).
+ * it once" for an option that takes a value, unless its val is in
+ * @repeatable (NULL: none; --audit, --file add up); @seen: the caller's,
+ * 128 entries zeroed, indexed by the options' val (< 128).
  * getopt's own message is kept off (its program name would be the
  * command's word).  Return: the option's val; -1 at the end; '?' on an
  * error (said).
  */
 int cli_opt_next(const char *cmd, int argc, char **argv, const struct option *opts,
-		 const char *seen[128]);
+		 const char *repeatable, const char *seen[128]);
 
 #endif

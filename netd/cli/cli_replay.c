@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "netd/cli/cli_args.h"
 #include "netd/cli/cli_audit.h"
 #include "netd/cli/cli_help.h"
 #include "netd/cli/cli_table.h"
@@ -206,10 +207,11 @@ int cli_replay(int argc, char **argv, const char *socket_path)
 	struct pdiff *d = NULL;
 	json_t *rep = NULL;
 	bool json = false;
+	const char *seen[128] = { 0 };
 	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = cli_opt_next("policy replay", argc, argv, opts, "aF", seen)) != -1) {
 		switch (c) {
 		case 's': o.sandbox = optarg; break;
 		case 'p': o.policy = optarg; break;
@@ -244,8 +246,8 @@ int cli_replay(int argc, char **argv, const char *socket_path)
 		case 'h':
 			fputs(usage_text, stdout);
 			return CLI_OK;
-		default:
-			fputs(usage_text, stderr);
+		default:	/* cli_opt_next() said what */
+			fprintf(stderr, "\n%s", usage_text);
 			return CLI_USAGE;
 		}
 	}

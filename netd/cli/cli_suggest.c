@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "netd/cli/cli_args.h"
 #include "netd/cli/cli_audit.h"
 #include "netd/cli/cli_help.h"
 #include "netd/model/policy.h"
@@ -85,10 +86,11 @@ int cli_suggest(int argc, char **argv, const char *socket_path)
 	struct suggest *s;
 	size_t n_files = 0;
 	unsigned int flags = 0;
+	const char *seen[128] = { 0 };
 	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = cli_opt_next("policy suggest", argc, argv, opts, "f", seen)) != -1) {
 		switch (c) {
 		case 's': flt.sandbox = optarg; break;
 		case 'p': flt.policy = optarg; break;
@@ -113,8 +115,8 @@ int cli_suggest(int argc, char **argv, const char *socket_path)
 		case 'h':
 			fputs(suggest_usage, stdout);
 			return 0;
-		default:
-			fputs(suggest_usage, stderr);
+		default:	/* cli_opt_next() said what */
+			fprintf(stderr, "\n%s", suggest_usage);
 			return CLI_USAGE;
 		}
 	}

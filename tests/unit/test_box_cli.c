@@ -278,6 +278,13 @@ static void test_cli_basics(void **state)
 		  NULL, "netd: sandbox create: --egress-rate wants a value\n" },
 		{ { "sandbox", "create", "x", "--policy", "plain", "--bogus" }, CLI_USAGE, NULL,
 		  "netd: sandbox create: unknown option '--bogus'\n" },
+		/* ... and so in the other commands (a repeatable one, --audit, --file, may repeat) */
+		{ { "policy", "replay", "--since", "1h", "--since", "2h", "x.yaml" }, CLI_USAGE,
+		  NULL, "netd: policy replay: --since given twice (\"1h\", then \"2h\")" },
+		{ { "policy", "suggest", "--sandbox", "a", "--sandbox", "b" }, CLI_USAGE, NULL,
+		  "netd: policy suggest: --sandbox given twice" },
+		{ { "policy", "suggest", "--sandbox" }, CLI_USAGE, NULL,
+		  "netd: policy suggest: --sandbox wants a value\n" },
 		/* the tap synopsis has the rates too */
 		{ { "help" }, CLI_OK, "[--tap-mtu N] [--egress-rate RATE] [--ingress-rate RATE]", NULL },
 		{ { "sandbox", "create", "--help" }, CLI_OK,
