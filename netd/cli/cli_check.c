@@ -462,6 +462,14 @@ static bool policy_file_name(const char *name)
 				  (n > 4 && strcmp(name + n - 4, ".yml") == 0));
 }
 
+/* @v[0..@n) and @v, as policy_dir_files() and expand_dirs() make them; NULL-safe. */
+static void paths_free(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 static int path_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -505,9 +513,7 @@ static int policy_dir_files(const char *dir, char ***ret, size_t *n_ret)
 	}
 	closedir(dh);
 	if (rc != CLI_OK) {
-		for (size_t i = 0; i < n; i++)
-			free(v[i]);
-		free(v);
+		paths_free(v, n);
 		return rc;
 	}
 	if (n)
@@ -563,9 +569,7 @@ static int expand_dirs(char *const *files, size_t n, char ***ret, size_t *n_ret)
 		}
 		nv = realloc(v, (nv_n + n_sub) * sizeof(*v));
 		if (!nv) {
-			for (size_t k = 0; k < n_sub; k++)
-				free(sub[k]);
-			free(sub);
+			paths_free(sub, n_sub);
 			rc = CLI_FAILED;
 			break;
 		}
@@ -575,9 +579,7 @@ static int expand_dirs(char *const *files, size_t n, char ***ret, size_t *n_ret)
 		free(sub);
 	}
 	if (rc != CLI_OK) {
-		for (size_t k = 0; k < nv_n; k++)
-			free(v[k]);
-		free(v);
+		paths_free(v, nv_n);
 		return rc;
 	}
 	*ret = v;
@@ -650,9 +652,7 @@ int cli_policy_check(int argc, char **argv)
 		if (rc == CLI_OK)
 			rc = policy_check_files(dir_files, n_dir, config_path ? &cfg : NULL, &bad);
 	}
-	for (size_t i = 0; i < n_dir; i++)
-		free(dir_files[i]);
-	free(dir_files);
+	paths_free(dir_files, n_dir);
 	free(files);
 	if (config_path)
 		config_done(&cfg);
