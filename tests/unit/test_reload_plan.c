@@ -2,7 +2,9 @@
  * test_reload_plan - a reload's plan over memory (no nf_tables): only
  * sandboxes whose policy changed are in it; the pins a new policy still
  * allows are kept and the rest cut; added/removed items are what the
- * reload reports; a sandbox whose policy file is gone gets deny-all (fail
+ * reload reports, and so are the limits that changed (rates, budgets: no
+ * rule changes, yet the sandbox is in the plan); a sandbox whose policy
+ * file is gone gets deny-all (fail
  * closed); no room for that deny-all rejects the whole plan.
  */
 #include <errno.h>
@@ -226,6 +228,21 @@ static void test_budget_changed(void **state)
 	assert_false(plan.changes[0].rules);
 	assert_int_equal(json_array_size(plan.changes[0].limits), 1);
 	assert_true(has_item(plan.changes[0].limits, "budget a.example tcp: none -> 1MB/hour"));
+	reload_plan_free(&plan);
+
+	/* changed, and taken off: one line per counter key */
+	policy_free(w->old[0]);
+	w->old[0] = pol("name: web\negress:\n  - domains: [a.example]\n    ports: [443]\n"
+			"    budget: 1MB/hour\n  - domains: [b.example]\n    ports: [443]\n"
+			"    budget: 5GB/day\n");
+	newp[0] = pol("name: web\negress:\n  - domains: [a.example]\n    ports: [443]\n"
+		      "    budget: 2MB/day\n  - domains: [b.example]\n    ports: [443]\n");
+	newp[1] = pol(P_OTHER);
+	assert_int_equal(reload_plan_build(&w->in, newp, 2, &plan, err, sizeof(err)), 0);
+	assert_int_equal(plan.n_changes, 1);
+	assert_int_equal(json_array_size(plan.changes[0].limits), 2);
+	assert_true(has_item(plan.changes[0].limits, "budget a.example tcp: 1MB/hour -> 2MB/day"));
+	assert_true(has_item(plan.changes[0].limits, "budget b.example tcp: 5GB/day -> none"));
 	reload_plan_free(&plan);
 }
 
