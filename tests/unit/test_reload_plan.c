@@ -4,8 +4,8 @@
  * allows are kept and the rest cut; added/removed items are what the
  * reload reports, and so are the limits that changed (rates, budgets: no
  * rule changes, yet the sandbox is in the plan); a sandbox whose policy
- * file is gone gets deny-all (fail
- * closed); no room for that deny-all rejects the whole plan.
+ * file is gone gets deny-all (fail closed); no room for that deny-all
+ * rejects the whole plan.
  */
 #include <errno.h>
 #include <netinet/in.h>
