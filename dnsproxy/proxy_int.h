@@ -173,9 +173,10 @@ struct proxy {
 	void *clock_ctx;
 	/*
 	 * The clock of a receive round: udp_rounds() reads it once per
-	 * recvmmsg() round and everything the round does uses it, as does
-	 * a turn of upstream answers (0 = outside both: read the clock).  Never later than the real time, so a
-	 * pin's tracked expiry (pintrack) stays at or before the kernel's.
+	 * recvmmsg() round and everything the round does uses it, as does a
+	 * turn of upstream answers (0 = outside both: read the clock).  Never
+	 * later than the real time, so a pin's tracked expiry (pintrack)
+	 * stays at or before the kernel's.
 	 */
 	uint64_t round_ms;
 	int udp_fd, tcp_fd;
@@ -219,10 +220,10 @@ struct proxy {
 	 * reorders pin and answer.
 	 */
 	struct {
-		bool on;	/* inside a round: queue instead of sending */
-		bool follow;	/* an answers turn: a reply for another socket
-				 * sends the queue and the queue moves to it */
-		struct listener *l;	/* the round's socket: a gateway listener's; NULL: udp_fd */
+		bool on;	/* inside a round or turn: queue instead of sending */
+		struct listener *l;	/* the queue's socket: a gateway listener's; NULL:
+					 * udp_fd; a reply from another sends the queue
+					 * and takes it over */
 		unsigned int n;
 		struct mmsghdr msgs[PROXY_UDP_VLEN];
 		struct iovec iovs[PROXY_UDP_VLEN];

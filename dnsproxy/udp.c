@@ -224,14 +224,16 @@ static int udp_reply(struct proxy *p, const struct origin *o, const uint8_t *msg
 		p->n_dropped++;
 		return -ENOTCONN;
 	}
-	if (p->tx.on && p->tx.follow && o->l != p->tx.l && len <= PROXY_UDP_TX) {
-		udp_flush(p);	/* the other socket's replies */
-		p->tx.l = o->l;
-	}
-	if (p->tx.on && o->l == p->tx.l && len <= PROXY_UDP_TX) {
-		/* Inside a receive round: queue a copy; udp_flush() sends it. */
-		unsigned int i = p->tx.n++;
+	if (p->tx.on && len <= PROXY_UDP_TX) {
+		/* Inside a round or a turn: queue a copy; udp_flush() sends it.
+		 * The queue is one socket's: a reply from another sends it first. */
+		unsigned int i;
 
+		if (o->l != p->tx.l) {
+			udp_flush(p);
+			p->tx.l = o->l;
+		}
+		i = p->tx.n++;
 		memcpy(p->tx.bufs[i], msg, len);
 		memcpy(&p->tx.peers[i], &o->peer, sizeof(o->peer));
 		p->tx.iovs[i] = (struct iovec){ .iov_base = p->tx.bufs[i], .iov_len = len };
@@ -262,13 +264,11 @@ void udp_answers_turn(struct proxy *p, bool begin)
 {
 	if (begin) {
 		p->tx.on = true;
-		p->tx.follow = true;
 		p->tx.l = NULL;
 		p->round_ms = p->clock_ms(p->clock_ctx);
 		return;
 	}
 	p->tx.on = false;
-	p->tx.follow = false;
 	p->round_ms = 0;
 	udp_flush(p);
 }
