@@ -531,59 +531,52 @@ static int policy_dir_files(const char *dir, char ***ret, size_t *n_ret)
  */
 static int expand_dirs(char *const *files, size_t n, char ***ret, size_t *n_ret)
 {
-	char **v = NULL, **nv, **sub;
-	size_t nv_n = 0, n_sub;
+	char **v = NULL;
+	size_t nv = 0;
 	int rc = CLI_OK;
 
 	for (size_t i = 0; i < n && rc == CLI_OK; i++) {
+		char *one, **grown, **sub = NULL;
+		size_t n_sub = 0;
 		struct stat st;
-		char *dir;
-		size_t len;
 
 		if (stat(files[i], &st) < 0 || !S_ISDIR(st.st_mode)) {
-			sub = calloc(1, sizeof(*sub));
-			if (!sub || !(sub[0] = strdup(files[i]))) {
-				free(sub);
-				rc = CLI_FAILED;
-				break;
-			}
-			n_sub = 1;
+			one = strdup(files[i]);
+			if (one && (sub = malloc(sizeof(*sub))))
+				sub[n_sub++] = one;
+			else
+				free(one);
+			rc = sub ? CLI_OK : CLI_FAILED;
+		} else if (!(one = strdup(files[i]))) {
+			rc = CLI_FAILED;
 		} else {
-			if (!(dir = strdup(files[i]))) {
-				rc = CLI_FAILED;
-				break;
-			}
-			for (len = strlen(dir); len > 1 && dir[len - 1] == '/'; len--)
-				dir[len - 1] = '\0';	/* "dir/" -> "dir/a.yaml", not "dir//a.yaml" */
-			rc = policy_dir_files(dir, &sub, &n_sub);
+			for (size_t len = strlen(one); len > 1 && one[len - 1] == '/'; len--)
+				one[len - 1] = '\0';	/* "dir/" -> "dir/a.yaml", not "dir//a.yaml" */
+			rc = policy_dir_files(one, &sub, &n_sub);
 			if (rc == CLI_OK && !n_sub)
 				fprintf(stderr, "netd: policy check: %s: a directory without policy "
-					"files (*.yaml, *.yml)\n", dir);
-			free(dir);
-			if (rc != CLI_OK)
-				break;
+					"files (*.yaml, *.yml)\n", one);
+			free(one);
 		}
-		if (!n_sub) {
-			free(sub);
-			continue;
+		if (rc == CLI_OK && n_sub) {
+			grown = realloc(v, (nv + n_sub) * sizeof(*v));
+			if (grown) {
+				v = grown;
+				memcpy(v + nv, sub, n_sub * sizeof(*sub));
+				nv += n_sub;
+				n_sub = 0;
+			} else {
+				rc = CLI_FAILED;
+			}
 		}
-		nv = realloc(v, (nv_n + n_sub) * sizeof(*v));
-		if (!nv) {
-			paths_free(sub, n_sub);
-			rc = CLI_FAILED;
-			break;
-		}
-		v = nv;
-		memcpy(v + nv_n, sub, n_sub * sizeof(*sub));
-		nv_n += n_sub;
-		free(sub);
+		paths_free(sub, n_sub);	/* the array, and what did not join @v */
 	}
 	if (rc != CLI_OK) {
-		paths_free(v, nv_n);
+		paths_free(v, nv);
 		return rc;
 	}
 	*ret = v;
-	*n_ret = nv_n;
+	*n_ret = nv;
 	return CLI_OK;
 }
 

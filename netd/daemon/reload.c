@@ -36,6 +36,7 @@ static int reload_commit(struct daemon *d, const struct reload_plan *plan, char 
 {
 	struct fw_update *up = calloc(plan->n_changes ? plan->n_changes : 1, sizeof(*up));
 	struct fw_sandbox *fv = calloc(plan->n_changes ? plan->n_changes : 1, sizeof(*fv));
+	size_t n = 0;	/* the changes whose rules changed: the batch's */
 	int r;
 
 	if (!up || !fv) {
@@ -44,8 +45,6 @@ static int reload_commit(struct daemon *d, const struct reload_plan *plan, char 
 		snprintf(err, errsz, "out of memory");
 		return -ENOMEM;
 	}
-	size_t n = 0;
-
 	for (size_t i = 0; i < plan->n_changes; i++) {
 		const struct reload_change *c = &plan->changes[i];
 

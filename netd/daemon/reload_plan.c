@@ -85,7 +85,8 @@ static const char *quota_text(const struct policy *p, char *buf, size_t sz)
 	return buf;
 }
 
-/* The first rule of @p (NULL: none) with a budget under key @key (policy_rule_key()). */
+/* The rule of @p (NULL: none) with a budget under key @key (policy_rule_key();
+ * one at most: policy_budget_check()). */
 static const struct policy_rule *budgeted(const struct policy *p, const char *key)
 {
 	char k[POLICY_RULE_KEY_MAX];
@@ -124,8 +125,6 @@ static int policy_limit_lines(const struct policy *old, const struct policy *np,
 		if (!nr->budget_bytes)
 			continue;
 		policy_rule_key(nr, key, sizeof(key));
-		if (budgeted(np, key) != nr)
-			continue;	/* one line per key, as one counter per key */
 		or = budgeted(old, key);
 		if (or && or->budget_bytes == nr->budget_bytes &&
 		    or->budget_period_s == nr->budget_period_s)
@@ -139,8 +138,7 @@ static int policy_limit_lines(const struct policy *old, const struct policy *np,
 
 		if (!or->budget_bytes)
 			continue;
-		policy_rule_key(or, key, sizeof(key));
-		if (budgeted(old, key) != or || budgeted(np, key))
+		if (budgeted(np, policy_rule_key(or, key, sizeof(key))))
 			continue;
 		snprintf(what, sizeof(what), "budget %s", key);
 		r = limit_line(arr, what, budget_text(or, a, sizeof(a)), "none");

@@ -95,6 +95,20 @@ static void rate_slip(const char *s, size_t nlen, const char *u, size_t ulen, ch
 			 "e.g. 20mbit)", show, u);
 }
 
+/* A zero rate's refusal.  Return: -ERANGE. */
+static int rate_zero(char *why, size_t whysz)
+{
+	snprintf(why, whysz, "zero: a rate is at least 8kbit (to set no limit, leave the key out)");
+	return -ERANGE;
+}
+
+/* A zero budget's refusal.  Return: -ERANGE. */
+static int budget_zero(char *why, size_t whysz)
+{
+	snprintf(why, whysz, "zero: a budget is at least 1B (to set none, leave the key out)");
+	return -ERANGE;
+}
+
 int policy_rate_parse(const char *s, size_t len, uint64_t *bps, char *why, size_t whysz)
 {
 	uint64_t whole = 0, frac = 0, pow10 = 1, mul;
@@ -133,7 +147,7 @@ int policy_rate_parse(const char *s, size_t len, uint64_t *bps, char *why, size_
 		ulen--;
 	}
 	if (ulen == 0 && whole == 0 && frac == 0)
-		goto zero;	/* "0": what a zero rate means, not that it lacks a unit */
+		return rate_zero(why, whysz);	/* "0": zero, not a missing unit */
 	if (ulen == 0) {
 		snprintf(why, whysz, "a rate needs a unit: bit, kbit, mbit or gbit (e.g. 20mbit)");
 		return -EINVAL;
@@ -166,12 +180,8 @@ int policy_rate_parse(const char *s, size_t len, uint64_t *bps, char *why, size_
 		snprintf(why, whysz, "over the limit 100gbit");
 		return -ERANGE;
 	}
-	if (*bps == 0) {
-zero:
-		snprintf(why, whysz, "zero: a rate is at least 8kbit (to set no limit, leave the "
-			 "key out)");
-		return -ERANGE;
-	}
+	if (*bps == 0)
+		return rate_zero(why, whysz);
 	if (*bps < POLICY_RATE_MIN) {
 		snprintf(why, whysz, "under the minimum 8kbit");
 		return -ERANGE;
@@ -228,7 +238,7 @@ int policy_budget_parse(const char *s, size_t len, uint64_t *bytes, uint32_t *pe
 		return -EINVAL;
 	}
 	if (v == 0 && frac == 0 && i == len)
-		goto zero;	/* "0": what a zero budget means, not that it lacks a window */
+		return budget_zero(why, whysz);	/* "0": zero, not a missing window */
 	if (!slash) {
 		snprintf(why, whysz, "a budget needs a window, /hour or /day (e.g. 1GB/day)");
 		return -EINVAL;
@@ -270,7 +280,7 @@ int policy_budget_parse(const char *s, size_t len, uint64_t *bytes, uint32_t *pe
 		char b[POLICY_BUDGET_STRLEN];
 
 		if (v == 0 && frac == 0)
-			goto zero;	/* "0.0GB/day" */
+			return budget_zero(why, whysz);	/* "0.0GB/day" */
 		while (h) {
 			uint64_t t = g % h;
 
@@ -289,11 +299,8 @@ int policy_budget_parse(const char *s, size_t len, uint64_t *bytes, uint32_t *pe
 				 policy_budget_format(whole, *period_s, b, sizeof(b)));
 		return -EINVAL;
 	}
-	if (v == 0) {
-zero:
-		snprintf(why, whysz, "zero: a budget is at least 1B (to set none, leave the key out)");
-		return -ERANGE;
-	}
+	if (v == 0)
+		return budget_zero(why, whysz);
 	*bytes = v * mul;
 	return 0;
 }

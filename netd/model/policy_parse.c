@@ -827,22 +827,26 @@ static bool diag_after(const struct diag *a, const struct diag *b)
 /*
  * @first and @more[0..@n) in file order, as a reader fixes them: the
  * reading meets limits: and mode: before the rules above them.  Stable
- * (an insertion sort of at most a few dozen).
+ * (an insertion sort of at most a few dozen): the earliest into @first.
  */
 static void diags_in_order(struct diag *first, struct diag *more, unsigned int n)
 {
-	struct diag t;
-
 	for (unsigned int i = 0; i < n; i++) {
-		unsigned int j = i + 1;	/* its place among first (0) and more[] (1..) */
+		struct diag t = more[i];
+		unsigned int j = i;
 
-		t = more[i];
-		for (; j > 0 && diag_after(j - 1 ? &more[j - 2] : first, &t); j--)
-			more[j - 1] = j - 1 ? more[j - 2] : *first;
-		if (j)
-			more[j - 1] = t;
-		else
-			*first = t;
+		for (; j > 0 && diag_after(&more[j - 1], &t); j--)
+			more[j] = more[j - 1];
+		more[j] = t;
+	}
+	if (n && diag_after(first, &more[0])) {
+		struct diag t = *first;
+		unsigned int j = 0;
+
+		*first = more[0];
+		for (; j + 1 < n && diag_after(&t, &more[j + 1]); j++)
+			more[j] = more[j + 1];
+		more[j] = t;
 	}
 }
 
