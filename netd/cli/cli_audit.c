@@ -812,8 +812,30 @@ struct audit_opts {
 static int audit_args(int argc, char **argv, struct audit_filter *f, struct reader *rd,
 		      struct audit_opts *o)
 {
+	/* The options that take a value: each at most once, never without it
+	 * (as cli_opt_next() holds the other commands to). */
+	static const char *const valued[] = { "--last", "--port", "--verdict", "--reason",
+					      "--dst", "--file", "--sandbox", "--event",
+					      "--domain", "--since", "--until" };
+	const char *seen[sizeof(valued) / sizeof(valued[0])] = { 0 };
+
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		for (size_t k = 0; k < sizeof(valued) / sizeof(valued[0]); k++) {
+			if (strcmp(a, valued[k]) != 0)
+				continue;
+			if (!v) {
+				fprintf(stderr, "netd: audit: %s wants a value\n", a);
+				return CLI_USAGE;
+			}
+			if (seen[k]) {
+				fprintf(stderr, "netd: audit: %s given twice (\"%s\", then \"%s\"): "
+					"give it once\n", a, seen[k], v);
+				return CLI_USAGE;
+			}
+			seen[k] = v;
+		}
 
 		if (strcmp(a, "-f") == 0 || strcmp(a, "--follow") == 0) {
 			o->follow = true;

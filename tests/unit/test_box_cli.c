@@ -285,6 +285,10 @@ static void test_cli_basics(void **state)
 		  "netd: policy suggest: --sandbox given twice" },
 		{ { "policy", "suggest", "--sandbox" }, CLI_USAGE, NULL,
 		  "netd: policy suggest: --sandbox wants a value\n" },
+		{ { "audit", "--event", "dns", "--event", "budget" }, CLI_USAGE, NULL,
+		  "netd: audit: --event given twice (\"dns\", then \"budget\"): give it once" },
+		{ { "audit", "--file", "/dev/null", "--last" }, CLI_USAGE, NULL,
+		  "netd: audit: --last wants a value\n" },
 		/* the tap synopsis has the rates too */
 		{ { "help" }, CLI_OK, "[--tap-mtu N] [--egress-rate RATE] [--ingress-rate RATE]", NULL },
 		{ { "sandbox", "create", "--help" }, CLI_OK,
