@@ -114,24 +114,45 @@ static void internal_elems(struct bt *bt, const struct prefix *internal, size_t 
 	free(r);
 }
 
-static void base_set(struct bt *bt, const char *name, uint32_t type, uint32_t len,
-		     uint32_t flags)
+/* A set of at most @size elements (0: no bound; 1 element per sandbox: FW_SANDBOX_SET_SIZE). */
+static void base_set_sized(struct bt *bt, const char *name, uint32_t type, uint32_t len,
+			   uint32_t flags, uint32_t size)
 {
 	struct setdef d;
 
 	setdef_plain(&d, name, type, len, flags);
 	d.verdict_map = (flags & NFT_SET_MAP) != 0;
+	d.size = size;
 	bt_set(bt, NFT_MSG_NEWSET, &d);
+}
+
+static void base_set(struct bt *bt, const char *name, uint32_t type, uint32_t len,
+		     uint32_t flags)
+{
+	base_set_sized(bt, name, type, len, flags, 0);
+}
+
+/*
+ * A set with an element per sandbox (its interface, or its interface and
+ * address): bounded by the sandboxes a host can have, so the kernel gives
+ * it the fixed-size hash, whose lookup skips the resizable hash's table
+ * indirection - most of these are looked up for every packet a sandbox
+ * sends (docs/performance.md).
+ */
+static void sandbox_set(struct bt *bt, const char *name, uint32_t type, uint32_t len,
+			uint32_t flags)
+{
+	base_set_sized(bt, name, type, len, flags, FW_SANDBOX_SET_SIZE);
 }
 
 static void base_sets(struct bt *bt, const struct prefix *internal, size_t n_internal)
 {
-	base_set(bt, "sandbox_ifs", TYPE_IFNAME, IFNAMSIZ, 0);
+	sandbox_set(bt, "sandbox_ifs", TYPE_IFNAME, IFNAMSIZ, 0);
 	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++)
-		base_set(bt, fw_fam_name("sandbox_src", f).s, TYPE_IFNAME << TYPE_BITS | f->addr_type,
+		sandbox_set(bt, fw_fam_name("sandbox_src", f).s, TYPE_IFNAME << TYPE_BITS | f->addr_type,
 			 IFNAMSIZ + f->alen, 0);
 	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++)
-		base_set(bt, fw_fam_name("dns_local", f).s, TYPE_IFNAME << TYPE_BITS | f->addr_type,
+		sandbox_set(bt, fw_fam_name("dns_local", f).s, TYPE_IFNAME << TYPE_BITS | f->addr_type,
 			 IFNAMSIZ + f->alen, 0);
 	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
 		struct fw_name n = fw_fam_name("internal", f);
@@ -153,12 +174,12 @@ static void base_sets(struct bt *bt, const struct prefix *internal, size_t n_int
 	}
 	/* The gateway pins likewise (only with a gateway port). */
 	render_gw_sets(bt);
-	base_set(bt, "sandbox_fwd", TYPE_IFNAME, IFNAMSIZ, NFT_SET_MAP);
+	sandbox_set(bt, "sandbox_fwd", TYPE_IFNAME, IFNAMSIZ, NFT_SET_MAP);
 	/*
 	 * prerouting_raw's one lookup for every packet: a sandbox interface ->
 	 * goto its anti-spoofing chain (sandbox_raw, or tap_raw for a tap).
 	 */
-	base_set(bt, "raw_ifs", TYPE_IFNAME, IFNAMSIZ, NFT_SET_MAP);
+	sandbox_set(bt, "raw_ifs", TYPE_IFNAME, IFNAMSIZ, NFT_SET_MAP);
 	/*
 	 * What the policy chains (pchain.c) read of each sandbox: its mark by
 	 * source address, then by mark its quota object and its reject rate
@@ -179,10 +200,8 @@ static void base_sets(struct bt *bt, const struct prefix *internal, size_t n_int
 		bt_set(bt, NFT_MSG_NEWSET, &d);
 	}
 	/* Taps (microVMs): the guest's MAC, beside its addresses. */
-	base_set(bt, "tap_ifs", TYPE_IFNAME, IFNAMSIZ, 0);
-	base_set(bt, "tap_mac", TYPE_IFNAME << TYPE_BITS | TYPE_ETHERADDR, FKEY_IFMAC_LEN, 0);
-	/* Sandboxes with an egress quota: their packets must reach the quota rule. */
-	base_set(bt, "metered_ifs", TYPE_IFNAME, IFNAMSIZ, 0);
+	sandbox_set(bt, "tap_ifs", TYPE_IFNAME, IFNAMSIZ, 0);
+	sandbox_set(bt, "tap_mac", TYPE_IFNAME << TYPE_BITS | TYPE_ETHERADDR, FKEY_IFMAC_LEN, 0);
 	/*
 	 * Chained attachments (an interface another CNI plugin made, behind
 	 * a bridge): the inet hooks see the bridge as iif, never the
@@ -214,6 +233,8 @@ static void base_chains(struct bt *bt)
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "chained_in", -1, 0, NULL);
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "sandbox_raw", -1, 0, NULL);
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "tap_raw", -1, 0, NULL);
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "metered_raw", -1, 0, NULL);
+	bt_chain(bt, NFT_MSG_NEWCHAIN, "metered_tap_raw", -1, 0, NULL);
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "chained_raw", -1, 0, NULL);
 	bt_chain(bt, NFT_MSG_NEWCHAIN, "sni_reply", -1, 0, NULL);
 }
@@ -250,17 +271,21 @@ static void rule_accept(struct bt *bt, struct rb *rb)
  *                   ip6 saddr POOL6 drop         (compares, no lookup)
  *                   meta nfproto @chained_fams goto chained_raw
  *   chained_raw:    ip saddr @chained_src4 ...   a chained source not from its port
+ *   metered_raw:    meta mark |= FW_METERED_MARK; goto sandbox_raw
+ *   metered_tap_raw: meta mark |= FW_METERED_MARK; goto tap_raw
  *   tap_raw:        iifname . ether saddr != @tap_mac drop; goto sandbox_raw
- *   sandbox_raw:    IPv4 first (its spoof drop, its DNS notrack, accept), then IPv6
- *                   (neighbour discovery, its spoof drop, its DNS notrack)
+ *   sandbox_raw:    IPv4 first (its DNS notrack, iifname . saddr @sandbox_src4
+ *                   accept, drop), then IPv6 (neighbour discovery, the same three)
  *
- * A pool source on an interface that is not (or not yet, or no longer) a
- * sandbox's is dropped here for input and forward alike, so a sandbox whose
- * chain is missing for any reason (a restart re-adding sandboxes, a
- * half-failed create, a deleted sandbox's veth still up) fails closed, and
- * forward's established packets meet no such rule before the fast path.
+ * A packet that passes the end of a chain reached by goto meets
+ * prerouting_raw's policy: accept.  A pool source on an interface that is
+ * not (or not yet, or no longer) a sandbox's is dropped here for input and
+ * forward alike, so a sandbox whose chain is missing for any reason (a
+ * restart re-adding sandboxes, a half-failed create, a deleted sandbox's
+ * veth still up) fails closed, and forward's established packets meet no
+ * such rule before the fast path.
  */
-static void base_raw(struct bt *bt)
+static void raw_dispatch(struct bt *bt)
 {
 	const struct fw_rcfg *rc = bt->rc;
 	struct rb rb;
@@ -287,15 +312,25 @@ static void base_raw(struct bt *bt)
 	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
 		rb_init(&rb, rc, "chained_raw");
 		fm_addr_in(&rb, f, false, fw_fam_name("chained_src", f).s, false);
-		fm_not_marked_chained(&rb);
+		fm_marks_clear(&rb, FW_CHAINED_MARK);
 		rule_drop(bt, &rb, reason_deny_name(REASON_DENY_SPOOF));
 	}
-	/*
-	 * tap_raw.  A tap's guest writes whole frames: one whose Ethernet
-	 * source is not the guest's MAC is a spoof, whatever it carries (and
-	 * before the neighbour discovery exceptions of sandbox_raw, which it
-	 * must not ride).
-	 */
+}
+
+/*
+ * tap_raw.  A tap's guest writes whole frames: one whose Ethernet source
+ * is not the guest's MAC is a spoof, whatever it carries (and before the
+ * neighbour discovery exceptions of sandbox_raw, which it must not ride).
+ * metered_raw and metered_tap_raw: a metered sandbox's way in (its raw_ifs
+ * element), the mark forward's fast path tests, then the same checks.
+ */
+static void raw_tap_metered(struct bt *bt)
+{
+	static const char *const metered[2][2] = { { "metered_raw", "sandbox_raw" },
+						   { "metered_tap_raw", "tap_raw" } };
+	const struct fw_rcfg *rc = bt->rc;
+	struct rb rb;
+
 	rb_init(&rb, rc, "tap_raw");
 	fx_meta(&rb, NFT_META_IIFNAME, REG32(0));
 	fx_payload(&rb, NFT_PAYLOAD_LL_HEADER, 6, 6, REG32(4));
@@ -304,11 +339,26 @@ static void base_raw(struct bt *bt)
 	rb_init(&rb, rc, "tap_raw");
 	fx_goto(&rb, "sandbox_raw");
 	bt_rule(bt, &rb);
-	/*
-	 * sandbox_raw, a family at a time: an IPv4 packet (the most) meets
-	 * its source check, the DNS notrack and an accept (nothing after it
-	 * concerns IPv4), never the IPv6 rules.
-	 */
+	for (int i = 0; i < 2; i++) {
+		rb_init(&rb, rc, metered[i][0]);
+		fx_mark_or(&rb, FW_METERED_MARK);
+		fx_goto(&rb, metered[i][1]);
+		bt_rule(bt, &rb);
+	}
+}
+
+/*
+ * sandbox_raw, a family at a time, IPv4 (the most) first: a packet meets
+ * the DNS notrack, then the accept of its own source (iifname . saddr
+ * @sandbox_src4/6), then its family's drop: an IPv4 packet is decided by
+ * the first two rules (no drop rule with an inverted lookup, no accept
+ * rule after it), and never meets the IPv6 rules.
+ */
+static void raw_sandbox(struct bt *bt)
+{
+	const struct fw_rcfg *rc = bt->rc;
+	struct rb rb;
+
 	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
 		/* The ICMPv6 exceptions neighbour discovery needs must precede the drop. */
 		for (size_t i = 0; f == FW_FAM_V6 && fw_rcfg_v6(rc) && i < 2; i++) {
@@ -319,16 +369,13 @@ static void base_raw(struct bt *bt)
 			fm_l4proto(&rb, IPPROTO_ICMPV6);
 			rule_accept(bt, &rb);
 		}
-		rb_init(&rb, rc, "sandbox_raw");
-		fm_nfproto(&rb, f->nfproto);
-		fm_ifaddr_not_in(&rb, f, fw_fam_name("sandbox_src", f).s);
-		rule_drop(bt, &rb, reason_deny_name(REASON_DENY_SPOOF));
 		/*
 		 * A sandbox's UDP query to its gateway's port 53, where the
 		 * proxy listens itself (dns_local4/6): no conntrack entry (and
 		 * so no redirect) for it or for the answer - the busiest flow
-		 * there is costs neither a lookup nor NAT per packet.  After the
-		 * anti-spoofing above; input accepts it by the same set.
+		 * there is costs neither a lookup nor NAT per packet.  Untracked
+		 * before the source check decides (a forged one is dropped all
+		 * the same); input accepts it by the same set.
 		 */
 		if (f == FW_FAM_V4 || fw_rcfg_v6(rc)) {
 			rb_init(&rb, rc, "sandbox_raw");
@@ -340,12 +387,20 @@ static void base_raw(struct bt *bt)
 			fx_notrack(&rb);
 			bt_rule(bt, &rb);
 		}
-		if (f == FW_FAM_V4) {
-			rb_init(&rb, rc, "sandbox_raw");
-			fm_nfproto(&rb, NFPROTO_IPV4);
-			rule_accept(bt, &rb);
-		}
+		rb_init(&rb, rc, "sandbox_raw");
+		fm_ifaddr_in(&rb, NFT_META_IIFNAME, f, false, fw_fam_name("sandbox_src", f).s);
+		rule_accept(bt, &rb);
+		rb_init(&rb, rc, "sandbox_raw");
+		fm_nfproto(&rb, f->nfproto);
+		rule_drop(bt, &rb, reason_deny_name(REASON_DENY_SPOOF));
 	}
+}
+
+static void base_raw(struct bt *bt)
+{
+	raw_dispatch(bt);
+	raw_tap_metered(bt);
+	raw_sandbox(bt);
 }
 
 /* prerouting_nat: all sandbox DNS, whatever the destination, to the proxy. */
@@ -550,11 +605,11 @@ static void base_input_tail(struct bt *bt)
  * forward, the fast path: an established (or related) packet is accepted by
  * the first rule it can match, whatever its direction - what the rules
  * below would decide for it too, except where they still have work:
- *  - a sandbox with an egress quota or an SNI/Host check (metered_ifs,
- *    fw/pchain.c pchain_slow_path()): its quota rule counts every packet it
- *    sends, the check queues the first payload packets of established
- *    connections, so those go on to its policy chain (replies to it take the fast
- *    path);
+ *  - a sandbox with an egress quota or an SNI/Host check (FW_METERED_MARK,
+ *    set in prerouting_raw; fw/pchain.c pchain_slow_path()): its quota rule
+ *    counts every packet it sends, the check queues the first payload
+ *    packets of established connections, so those go on to its policy
+ *    chain (replies to it take the fast path);
  *  - a chained attachment (the bridge table's mark): its policy chain, by address;
  *  - what the rule above this one drops: IPv6 when disabled (a pool
  *    source on an interface that is not a sandbox's, a sandbox deleted,
@@ -562,7 +617,7 @@ static void base_input_tail(struct bt *bt)
  * Conntrack, NAT and the anti-spoofing in prerouting_raw are untouched; a
  * connection whose entry ctcut deletes comes back as "new" and meets its
  * policy chain.  Cheap tests first: ct state fails for every new
- * connection's first packet, the mark test costs no lookup.
+ * connection's first packet; the one mark test (both bits) costs no lookup.
  */
 static void forward_fast(struct bt *bt)
 {
@@ -572,8 +627,7 @@ static void forward_fast(struct bt *bt)
 		return;
 	rb_init(&rb, bt->rc, "forward");
 	fm_ct_est(&rb);
-	fm_not_marked_chained(&rb);
-	fm_ifset(&rb, NFT_META_IIFNAME, "metered_ifs", true);
+	fm_marks_clear(&rb, FW_CHAINED_MARK | FW_METERED_MARK);
 	rule_accept(bt, &rb);
 }
 
@@ -753,7 +807,7 @@ static void base_bridge(struct bt *bt)
 		fx_meta(&rb, NFT_META_IIFNAME, REG32(0));
 		fx_payload(&rb, NFT_PAYLOAD_NETWORK_HEADER, f->saddr_off, f->alen, REG32(4));
 		fx_lookup(&rb, fw_fam_name("chained_port_src", f).s, REG32(0), -1, false);
-		fx_mark_chained(&rb);
+		fx_mark_or(&rb, FW_CHAINED_MARK);
 		rule_accept(bt, &rb);
 	}
 	rb_init(&rb, rc, "prerouting");
@@ -783,7 +837,7 @@ static void base_arp(struct bt *bt)
 
 	bt->family = NFPROTO_ARP;
 	base_table(bt);
-	base_set(bt, "tap_ifs", TYPE_IFNAME, IFNAMSIZ, 0);
+	sandbox_set(bt, "tap_ifs", TYPE_IFNAME, IFNAMSIZ, 0);
 	base_set(bt, "tap_arp",
 		 ((TYPE_IFNAME << TYPE_BITS | TYPE_ETHERADDR) << TYPE_BITS | TYPE_ETHERADDR)
 				 << TYPE_BITS | TYPE_IPADDR,

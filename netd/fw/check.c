@@ -142,7 +142,7 @@ int fw_sandbox_check(struct fw *fw, const char *name, struct fw_sb_check *out)
 			say(out->ifs, sizeof(out->ifs), r, "not in sandbox_ifs");
 		}
 		if (!out->ifs[0]) {
-			const char *raw = rec->tap ? "tap_raw" : "sandbox_raw";
+			const char *raw = fw_raw_chain(rec->tap, rec->metered);
 
 			r = elem_get(fw, "raw_ifs", key, fkey_ifname(key, rec->ifname), &res);
 			if (r > 0 && strcmp(res.chain, raw) != 0)
@@ -194,16 +194,22 @@ int fw_sandbox_check(struct fw *fw, const char *name, struct fw_sb_check *out)
 struct rule_scan {
 	uint16_t dns_port_be;
 	bool redir_udp, redir_tcp;	/* prerouting_nat: l4proto X ... redirect to :dns_port */
-	bool spoof[2];			/* sandbox_raw: iifname . saddr != @sandbox_src4/6 drop */
+	/*
+	 * sandbox_raw's anti-spoofing for IPv4/IPv6: "iifname . saddr
+	 * @sandbox_src4/6 accept" and, after it, "meta nfproto ipv4/ipv6 drop".
+	 */
+	bool src_accept[2], fam_drop[2];
 	bool tap_mac;			/* tap_raw: iifname . ether saddr != @tap_mac drop */
+	const char *want_goto;		/* a goto to this chain ... */
+	bool goto_ok;			/* ... was seen */
 };
 
 struct expr_walk {
 	struct rule_scan *rs;
-	bool l4proto_next, is_redir, is_drop, lookup_ifs;
-	uint8_t proto;
+	bool l4proto_next, nfproto_next, is_redir, is_drop, is_accept, lookup_ifs, lookup_any;
+	uint8_t proto, nfproto;
 	bool port_ok;
-	int spoof_fam;			/* 0/1: an inverted sandbox_src4/6 lookup; -1 none */
+	int src_fam;			/* 0/1: a sandbox_src4/6 lookup; -1 none */
 	bool mac_inv;			/* an inverted tap_mac lookup */
 };
 
@@ -216,13 +222,18 @@ static int expr_cb(struct nftnl_expr *e, void *data)
 	if (!name)
 		return 0;
 	if (strcmp(name, "meta") == 0) {
-		w->l4proto_next = nftnl_expr_get_u32(e, NFTNL_EXPR_META_KEY) == NFT_META_L4PROTO;
+		uint32_t key = nftnl_expr_get_u32(e, NFTNL_EXPR_META_KEY);
+
+		w->l4proto_next = key == NFT_META_L4PROTO;
+		w->nfproto_next = key == NFT_META_NFPROTO;
 	} else if (strcmp(name, "cmp") == 0) {
 		const uint8_t *d = nftnl_expr_get(e, NFTNL_EXPR_CMP_DATA, &len);
 
 		if (w->l4proto_next && d && len == 1)
 			w->proto = d[0];
-		w->l4proto_next = false;
+		if (w->nfproto_next && d && len == 1)
+			w->nfproto = d[0];
+		w->l4proto_next = w->nfproto_next = false;
 	} else if (strcmp(name, "immediate") == 0) {
 		const void *d = nftnl_expr_is_set(e, NFTNL_EXPR_IMM_DATA) ?
 					nftnl_expr_get(e, NFTNL_EXPR_IMM_DATA, &len) : NULL;
@@ -232,6 +243,14 @@ static int expr_cb(struct nftnl_expr *e, void *data)
 		if (nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT) &&
 		    nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT) == NF_DROP)
 			w->is_drop = true;
+		if (nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT) &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT) == NF_ACCEPT)
+			w->is_accept = true;
+		if (w->rs->want_goto && nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT) &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT) == (uint32_t)NFT_GOTO &&
+		    nftnl_expr_is_set(e, NFTNL_EXPR_IMM_CHAIN) &&
+		    strcmp(nftnl_expr_get_str(e, NFTNL_EXPR_IMM_CHAIN), w->rs->want_goto) == 0)
+			w->rs->goto_ok = true;
 	} else if (strcmp(name, "redir") == 0) {
 		w->is_redir = true;
 	} else if (strcmp(name, "lookup") == 0) {
@@ -239,12 +258,13 @@ static int expr_cb(struct nftnl_expr *e, void *data)
 		bool inv = nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_FLAGS) &&
 			   (nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_FLAGS) & NFT_LOOKUP_F_INV);
 
+		w->lookup_any = true;
 		if (set && strcmp(set, "sandbox_ifs") == 0 && !inv)
 			w->lookup_ifs = true;
-		if (set && inv && strcmp(set, "sandbox_src4") == 0)
-			w->spoof_fam = 0;
-		if (set && inv && strcmp(set, "sandbox_src6") == 0)
-			w->spoof_fam = 1;
+		if (set && !inv && strcmp(set, "sandbox_src4") == 0)
+			w->src_fam = 0;
+		if (set && !inv && strcmp(set, "sandbox_src6") == 0)
+			w->src_fam = 1;
 		if (set && inv && strcmp(set, "tap_mac") == 0)
 			w->mac_inv = true;
 	}
@@ -255,7 +275,7 @@ static int rule_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct rule_scan *rs = data;
 	struct nftnl_rule *ru = nftnl_rule_alloc();
-	struct expr_walk w = { .rs = rs, .spoof_fam = -1 };
+	struct expr_walk w = { .rs = rs, .src_fam = -1 };
 
 	if (!ru)
 		return MNL_CB_ERROR;
@@ -268,8 +288,13 @@ static int rule_cb(const struct nlmsghdr *nlh, void *data)
 		rs->redir_udp = true;
 	if (w.is_redir && w.port_ok && w.lookup_ifs && w.proto == IPPROTO_TCP)
 		rs->redir_tcp = true;
-	if (w.is_drop && w.spoof_fam >= 0)
-		rs->spoof[w.spoof_fam] = true;
+	if (w.is_accept && w.src_fam >= 0)
+		rs->src_accept[w.src_fam] = true;
+	/* A family's drop after its accept (a drop first would drop all: not a gap). */
+	for (int i = 0; i < 2; i++)
+		if (w.is_drop && !w.lookup_any && w.nfproto == fw_fams[i].nfproto &&
+		    rs->src_accept[i])
+			rs->fam_drop[i] = true;
 	if (w.is_drop && w.mac_inv)
 		rs->tap_mac = true;
 	nftnl_rule_free(ru);
@@ -318,10 +343,26 @@ int fw_base_check(struct fw *fw, struct fw_base_check *out)
 	if (r < 0)
 		snprintf(out->spoof, sizeof(out->spoof), "cannot read sandbox_raw: %s",
 			 strerror(-r));
-	else if (!rs.spoof[0] || (fw_rcfg_v6(&fw->rc) && !rs.spoof[1]))
-		snprintf(out->spoof, sizeof(out->spoof),
-			 "sandbox_raw has no anti-spoofing drop for %s sources",
-			 !rs.spoof[0] ? "IPv4" : "IPv6");
+	for (int i = 0; i < 2 && r == 0 && !out->spoof[0]; i++)
+		if (!rs.fam_drop[i] && (i == 0 || fw_rcfg_v6(&fw->rc)))
+			snprintf(out->spoof, sizeof(out->spoof),
+				 "sandbox_raw has no anti-spoofing drop for %s sources (%s)",
+				 i ? "IPv6" : "IPv4",
+				 rs.src_accept[i] ? "no drop after the accept of its own" :
+						    "no accept of a sandbox's own");
+	/* A metered sandbox's way in must lead on to the same checks. */
+	for (int tap = 0; tap < 2 && !out->spoof[0]; tap++) {
+		const char *chain = fw_raw_chain(tap, true);
+
+		rs.want_goto = fw_raw_chain(tap, false);
+		rs.goto_ok = false;
+		r = chain_scan(fw, chain, &rs);
+		if (r < 0 || !rs.goto_ok)
+			snprintf(out->spoof, sizeof(out->spoof), "%s %s %s", chain,
+				 r < 0 ? "cannot be read:" : "does not go on to",
+				 r < 0 ? strerror(-r) : rs.want_goto);
+	}
+	rs.want_goto = NULL;
 	r = chain_scan(fw, "tap_raw", &rs);
 	if (r < 0)
 		snprintf(out->tap_mac, sizeof(out->tap_mac), "cannot read tap_raw: %s",

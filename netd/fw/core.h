@@ -22,6 +22,7 @@ struct fw_sb_rec {
 	struct addr dns4, dns6;
 	bool chained;
 	bool tap;
+	bool metered;	/* its policy meters it (pchain_slow_path()): raw_ifs goes to the metered chain */
 	uint8_t mac[6];
 	uint64_t digest;	/* of its own elements and hookup as last rendered (sb_arg.old_digest) */
 	uint32_t name_next;	/* the next record in its name bucket, index + 1; 0: none */

@@ -311,9 +311,9 @@ void fx_redirect(struct rb *rb, uint16_t port)
 	}
 }
 
-void fx_mark_chained(struct rb *rb)
+void fx_mark_or(struct rb *rb, uint32_t bits)
 {
-	uint32_t mask = ~FW_CHAINED_MARK, xor = FW_CHAINED_MARK;
+	uint32_t mask = ~bits, xor = bits;
 	struct nftnl_expr *e;
 
 	fx_meta(rb, NFT_META_MARK, NFT_REG_1);
@@ -485,9 +485,9 @@ void fm_dns_local(struct rb *rb, const struct fw_fam *f, bool reply)
 		     fw_fam_name("dns_local", f).s);
 }
 
-void fm_not_marked_chained(struct rb *rb)
+void fm_marks_clear(struct rb *rb, uint32_t bits)
 {
-	fm_masked(rb, fx_meta, NFT_META_MARK, FW_CHAINED_MARK, NFT_CMP_EQ, 0);
+	fm_masked(rb, fx_meta, NFT_META_MARK, bits, NFT_CMP_EQ, 0);
 }
 
 /*

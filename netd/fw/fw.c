@@ -122,6 +122,7 @@ static void arg_old_chain(struct fw *fw, struct sb_arg *a, const struct fw_sb_re
 
 	a->old_chain = rec->chain[0] ? rec->chain : NULL;
 	a->old_mark = rec->ct_mark;
+	a->old_metered = rec->metered;
 	if (pc && pc->refs <= 1 && (!new_chain || strcmp(new_chain, rec->chain) != 0)) {
 		a->drop_chain = pc->nm.chain;
 		a->drop_connset = pc->nm.connset;
@@ -145,6 +146,7 @@ static void rec_set(struct fw_sb_rec *rec, const struct fw_sandbox *sb, const st
 	rec->addr6 = sb->addr6;
 	rec->chained = sb->chained;
 	rec->tap = sb->tap;
+	rec->metered = pchain_slow_path(pol);
 	memcpy(rec->mac, sb->mac, sizeof(rec->mac));
 }
 

@@ -31,7 +31,19 @@ enum found_kind {
 	FOUND_OLDSET,	/* sb-NAME-pin4/cidr4/...: a per-sandbox set of an older netd */
 	FOUND_QUOTA,	/* q-NAME: owner = the sandbox */
 	FOUND_GWSET,	/* gw4/gw6: the gateway pins (removed when there is no gateway now) */
+	FOUND_RETIRED,	/* a base set an older netd had and this one has not (retired[]): removed */
 };
+
+/* Base sets of older netds: metered_ifs became FW_METERED_MARK (fw/render.h). */
+static const char *const retired[] = { "metered_ifs" };
+
+static bool is_retired(const char *set)
+{
+	for (size_t i = 0; i < sizeof(retired) / sizeof(retired[0]); i++)
+		if (strcmp(set, retired[i]) == 0)
+			return true;
+	return false;
+}
 
 struct dump_list {
 	const char *table;
@@ -72,6 +84,9 @@ static void dump_note(struct dump_list *l, const char *table, const char *obj, c
 	} else if (what == 's' && (strcmp(obj, "gw4") == 0 || strcmp(obj, "gw6") == 0)) {
 		kind = FOUND_GWSET;
 		k = 0;	/* a base set: no owner */
+	} else if (what == 's' && is_retired(obj)) {
+		kind = FOUND_RETIRED;
+		k = 0;
 	} else if (n <= 3) {
 		return;	/* every other kind has a 3-byte prefix and an owner */
 	} else if (what == 'c' && strncmp(obj, "sb-", 3) == 0) {
@@ -90,7 +105,8 @@ static void dump_note(struct dump_list *l, const char *table, const char *obj, c
 	} else {
 		return;	/* not one of ours */
 	}
-	if (k > POLICY_NAME_MAX || (k == 0 && kind != FOUND_CONNSET && kind != FOUND_GWSET))
+	if (k > POLICY_NAME_MAX ||
+	    (k == 0 && kind != FOUND_CONNSET && kind != FOUND_GWSET && kind != FOUND_RETIRED))
 		return;
 	if (l->n == l->cap) {
 		size_t nc = l->cap ? 2 * l->cap : 64;
@@ -288,8 +304,8 @@ static void render_stale_chains(struct bt *bt, const struct rc_arg *a)
 /*
  * After every kept sandbox is rendered (so no rule or jump refers to them
  * any more): the policy chains no kept sandbox uses, then the per-sandbox
- * sets of an older netd, the CIDR sets of policies no kept sandbox has and
- * the conn-limit sets no chain uses.
+ * and retired base sets of an older netd, the CIDR sets of policies no kept
+ * sandbox has and the conn-limit sets no chain uses.
  */
 static void render_stale_sets(struct bt *bt, const struct rc_arg *a)
 {
@@ -303,7 +319,7 @@ static void render_stale_sets(struct bt *bt, const struct rc_arg *a)
 		struct setdef d = { 0 };
 
 		/* No gateway now: an earlier run's gateway pins go with their sets. */
-		if (k == FOUND_GWSET && !bt->rc->gw_port) {
+		if ((k == FOUND_GWSET && !bt->rc->gw_port) || k == FOUND_RETIRED) {
 			snprintf(d.name, sizeof(d.name), "%s", a->found->v[i].obj);
 			bt_set(bt, NFT_MSG_DELSET, &d);
 			continue;
@@ -359,6 +375,7 @@ static int sb_records(struct fw *fw, const struct fw_restore *sbs, size_t n,
 		snprintf(rec->ifname, sizeof(rec->ifname), "%s", sbs[i].sb.host_ifname);
 		snprintf(rec->policy, sizeof(rec->policy), "%s", sbs[i].pol->name);
 		rec->ct_mark = sbs[i].sb.ct_mark;
+		rec->metered = pchain_slow_path(sbs[i].pol);
 		{
 			struct pchain_names nm;
 			uint64_t cd = 0;

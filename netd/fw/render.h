@@ -65,6 +65,18 @@
  * uplink, say).  One bit, ORed in: other users of the mark keep theirs.
  */
 #define FW_CHAINED_MARK 0x00800000u
+/*
+ * The packet mark bit prerouting_raw sets on what a metered sandbox sends
+ * (an egress quota, or an SNI/Host check: fw/pchain.c pchain_slow_path()):
+ * its raw_ifs element goes to metered_raw (tap: metered_tap_raw), which
+ * sets it, then to the usual checks.  forward's fast path takes no packet
+ * with it, so those go on to the sandbox's policy chain - a mark test
+ * instead of a lookup of the interface on every forwarded packet.  ORed
+ * in like the bit above; something else on the host that cleared it
+ * between the raw and filter hooks would let such a sandbox's established
+ * packets past its quota (docs/architecture.md, The fast path).
+ */
+#define FW_METERED_MARK 0x00200000u
 
 /* ---- the per-family table ------------------------------------------------ */
 
@@ -213,8 +225,8 @@ void fx_objref_map(struct rb *rb, uint32_t sreg, const char *map);
 void fx_dynset_add(struct rb *rb, uint32_t sreg, const char *set, struct nftnl_expr *per_elem);
 /* redirect to :@port (host byte order) */
 void fx_redirect(struct rb *rb, uint16_t port);
-/* meta mark |= FW_CHAINED_MARK */
-void fx_mark_chained(struct rb *rb);
+/* meta mark |= @bits (FW_CHAINED_MARK, FW_METERED_MARK) */
+void fx_mark_or(struct rb *rb, uint32_t bits);
 
 /* Match fragments: each leaves its result in the registers it names. */
 /* meta nfproto == @nfproto (inet tables: IPv4 or IPv6) */
@@ -247,8 +259,8 @@ void fm_ifaddr_in(struct rb *rb, uint32_t meta_key, const struct fw_fam *f, bool
 void fm_addr_in(struct rb *rb, const struct fw_fam *f, bool daddr, const char *set, bool vmap);
 /* a sandbox's UDP query to (or @reply: answer from) port 53 of @dns_local4/6 */
 void fm_dns_local(struct rb *rb, const struct fw_fam *f, bool reply);
-/* meta mark & FW_CHAINED_MARK == 0 */
-void fm_not_marked_chained(struct rb *rb);
+/* meta mark & @bits == 0 (none of them set) */
+void fm_marks_clear(struct rb *rb, uint32_t bits);
 /* queue num @num [bypass] (the SNI check, fw.h) */
 void fx_queue(struct rb *rb, uint16_t num, bool bypass);
 /* ct state established (not related) */
@@ -312,6 +324,8 @@ void setdef_quota_map(struct setdef *d);
 /* Per-sandbox state made by the packet path, keyed by mark (@name: sb_reject, cn-...). */
 void setdef_by_mark(struct setdef *d, const char *name);
 #define FW_MARK_SET_SIZE 32768	/* one element per slot at most (acct.h ACCT_MARK_SLOT_BITS) */
+/* Elements of a set with one per sandbox (its interface; its address of a family). */
+#define FW_SANDBOX_SET_SIZE FW_MARK_SET_SIZE
 #define TYPE_MARK 19
 
 /* ---- emit.c: objects into the batch -------------------------------------- */
@@ -475,6 +489,12 @@ void render_pchain_remove(struct bt *bt, const char *chain, const char *connset)
  * the SNI check queues the first payload packets of established connections.
  */
 bool pchain_slow_path(const struct policy *pol);
+/*
+ * fw_raw_chain() - the chain a sandbox's raw_ifs element goes to: its
+ * anti-spoofing checks (a @tap's MAC check first), behind the mark of a
+ * @metered one (FW_METERED_MARK).  A static string.
+ */
+const char *fw_raw_chain(bool tap, bool metered);
 
 /*
  * pchain_sni_ports() - the ports whose connections the SNI check (fw.h)
@@ -524,6 +544,8 @@ struct sb_arg {
 	/* What an earlier render of this name jumped to and marked with (NULL, 0: nothing known). */
 	const char *old_chain;
 	uint32_t old_mark;
+	/* Its raw_ifs element went to the metered chain (fw_raw_chain(); false: nothing known). */
+	bool old_metered;
 	/* Not NULL: the sandbox was the last to use this policy chain (and conn set): both go. */
 	const char *drop_chain, *drop_connset;
 	/* Not NULL (render_chain only): the chain's conn-limit set before this render; it goes. */

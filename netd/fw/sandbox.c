@@ -233,10 +233,11 @@ static void tap_elems(struct bt *bt, const struct fw_sandbox *sb, bool add)
 	}
 }
 
-/* The anti-spoofing chain prerouting_raw sends @sb's packets to (raw_ifs). */
-static const char *raw_chain(const struct fw_sandbox *sb)
+const char *fw_raw_chain(bool tap, bool metered)
 {
-	return sb->tap ? "tap_raw" : "sandbox_raw";
+	if (metered)
+		return tap ? "metered_tap_raw" : "metered_raw";
+	return tap ? "tap_raw" : "sandbox_raw";
 }
 
 static void unhook_tap(struct bt *bt, const struct fw_sandbox *sb)
@@ -278,10 +279,11 @@ static void unhook_jump(struct bt *bt, const struct fw_sandbox *sb, const char *
 
 /*
  * The removal half: everything @sb's hookup may own (its jump to @chain,
- * NULL: not known, left; its marks @mark), created-then-deleted.
+ * NULL: not known, left; its marks @mark; @metered: its raw_ifs element's
+ * chain), created-then-deleted.
  */
 static void unhook(struct bt *bt, const struct fw_sandbox *sb, const char *chain, uint32_t mark,
-		   const struct addr *d4, const struct addr *d6)
+		   bool metered, const struct addr *d4, const struct addr *d6)
 {
 	uint8_t key[IFNAMSIZ + 16];
 	size_t len;
@@ -295,9 +297,9 @@ static void unhook(struct bt *bt, const struct fw_sandbox *sb, const char *chain
 	/* The map element references the chain: it goes first. */
 	if (chain)
 		elem_remove(bt, "sandbox_fwd", key, len, chain);
-	elem_remove_data(bt, "raw_ifs", elem_new_goto(key, len, raw_chain(sb)), key, len);
+	elem_remove_data(bt, "raw_ifs", elem_new_goto(key, len, fw_raw_chain(sb->tap, metered)), key,
+			 len);
 	elem_remove(bt, "sandbox_ifs", key, len, NULL);
-	elem_remove(bt, "metered_ifs", key, len, NULL);
 	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr4);
 	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr6);
 	if (sb->tap)
@@ -451,17 +453,16 @@ static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *ch
 	/* A tap's MAC before the jump, like its sources: no frame is let by unchecked. */
 	if (sb->tap)
 		tap_elems(bt, sb, true);
-	/* A quota or an SNI check: its packets stay off the fast path (base.c forward_fast). */
-	if (metered)
-		elem_add1(bt, "metered_ifs", elem_new(key, fkey_ifname(key, sb->host_ifname)));
-	else if (bt->keep)	/* a reload that dropped the quota or the check */
-		elem_remove(bt, "metered_ifs", key, fkey_ifname(key, sb->host_ifname), NULL);
 	for (int i = 0; i < 2; i++)
 		if (ad[i]->family == fw_fams[i].af)
 			elem_add1(bt, fw_fam_name("sandbox_src", &fw_fams[i]).s,
 				  elem_new(key, fkey_ifaddr(key, sb->host_ifname, ad[i])));
-	/* prerouting_raw's way in, after the sources it checks. */
-	elem_add1(bt, "raw_ifs", elem_new_goto(key, fkey_ifname(key, sb->host_ifname), raw_chain(sb)));
+	/*
+	 * prerouting_raw's way in, after the sources it checks; a quota or an
+	 * SNI check marks its packets there, off the fast path (base.c forward_fast).
+	 */
+	elem_add1(bt, "raw_ifs", elem_new_goto(key, fkey_ifname(key, sb->host_ifname),
+					       fw_raw_chain(sb->tap, metered)));
 	elem_add1(bt, "sandbox_fwd",
 		  elem_new_jump(key, fkey_ifname(key, sb->host_ifname), chain));
 }
@@ -502,8 +503,10 @@ static void sb_unhook_all(struct bt *bt, const struct sb_arg *a, const struct pc
 	if (a->old && a->old_chain)
 		bt_chain(bt, NFT_MSG_NEWCHAIN, a->old_chain, -1, 0, NULL);
 	if (a->old)
-		unhook(bt, a->old, a->old_chain, a->old_mark, &a->old_dns4, &a->old_dns6);
-	unhook(bt, sb, a->pol ? nm->chain : NULL, sb->ct_mark, &no_addr, &no_addr);
+		unhook(bt, a->old, a->old_chain, a->old_mark, a->old_metered, &a->old_dns4,
+		       &a->old_dns6);
+	unhook(bt, sb, a->pol ? nm->chain : NULL, sb->ct_mark, a->pol && pchain_slow_path(a->pol),
+	       &no_addr, &no_addr);
 	render_quota_remove(bt, sb->name, marks);
 	if (a->drop_chain)
 		render_pchain_remove(bt, a->drop_chain, a->drop_connset);
@@ -539,11 +542,14 @@ static void sb_policy_objects(struct bt *bt, const struct sb_arg *a)
 /*
  * 3. Its own objects and elements, then the jump.  Reconciling what this fw
  * rendered last time, unchanged: nothing to send.  A reload that moved it
- * to the other mode's chain takes the old jump out first.
+ * to the other mode's chain takes the old jump out first, one that gave it
+ * or took its quota or SNI check its old way in (raw_ifs: an element's
+ * verdict is replaced only by removing it).
  */
 static void sb_own(struct bt *bt, const struct sb_arg *a, const struct pchain_names *nm)
 {
 	uint64_t digest = sb_digest(bt, a, nm->chain);
+	bool metered = pchain_slow_path(a->pol);
 
 	if (a->digest_out)
 		*a->digest_out = digest;
@@ -551,8 +557,16 @@ static void sb_own(struct bt *bt, const struct sb_arg *a, const struct pchain_na
 		return;
 	if (bt->keep && a->old_chain && strcmp(a->old_chain, nm->chain) != 0)
 		unhook_jump(bt, a->sb, a->old_chain);
+	if (bt->keep && !a->sb->chained && a->old_metered != metered) {
+		uint8_t key[IFNAMSIZ];
+		size_t len = fkey_ifname(key, a->sb->host_ifname);
+
+		elem_remove_data(bt, "raw_ifs",
+				 elem_new_goto(key, len, fw_raw_chain(a->sb->tap, a->old_metered)), key,
+				 len);
+	}
 	sb_objects(bt, a);
-	sb_hookup(bt, a->sb, nm->chain, pchain_slow_path(a->pol));
+	sb_hookup(bt, a->sb, nm->chain, metered);
 }
 
 void render_sandbox(struct bt *bt, const struct sb_arg *a)

@@ -76,6 +76,8 @@ static int update_chains(struct fw *fw, const struct fw_update *u, size_t n, str
 			a->sbs[i].old_chain = rec->chain;
 			a->sbs[i].old_mark = rec->ct_mark;
 		}
+		if (rec)
+			a->sbs[i].old_metered = rec->metered;
 	}
 	/*
 	 * Chains left by all their sandboxes: the last leaver removes it.  One
@@ -189,6 +191,7 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 
 		if (rec) {
 			snprintf(rec->policy, sizeof(rec->policy), "%s", u[i].pol->name);
+			rec->metered = pchain_slow_path(u[i].pol);
 			rec->digest = digests[i];
 		}
 		/*

@@ -121,14 +121,14 @@ fi
 fast_path() {
 	local list h
 	list=$(world_exec host nft -a list chain inet netd forward)
-	h=$(grep -F 'iifname != @metered_ifs accept' <<<"$list" | sed -n 's/.*# handle //p')
+	h=$(grep -F 'meta mark & 0x00a00000 == 0x00000000 accept' <<<"$list" | sed -n 's/.*# handle //p')
 	if [ "$1" = off ]; then
 		[ -z "$h" ] || world_exec host nft delete rule inet netd forward handle "$h"
 	elif [ -z "$h" ]; then
 		h=$(grep -F 'oifname @sandbox_ifs ct state established,related accept' <<<"$list" |
 			sed -n 's/.*# handle //p')
 		world_exec host nft insert rule inet netd forward position "$h" \
-			ct state established,related meta mark \& 0x00800000 == 0 iifname != @metered_ifs accept
+			ct state established,related meta mark \& 0x00a00000 == 0 accept
 	fi
 }
 

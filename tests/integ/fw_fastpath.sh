@@ -5,7 +5,12 @@
 # trace), while a sandbox with a quota still has every packet counted by
 # its policy's chain.  A flow in the fast path is still cut when its sandbox is
 # deleted and when a reload removes its rule; its conn record counts the
-# bytes sent.  With dataplane.fast_path: false the rule is not there.
+# bytes sent.  A sandbox is kept off the fast path by the packet mark its
+# raw_ifs element's chain (metered_raw) sets: a reload that gives it a
+# quota moves its flows already under way off the fast path, one that
+# takes the quota moves them on; a restart over the kept table keeps the
+# right element and removes an older netd's metered_ifs set.  With
+# dataplane.fast_path: false the rule is not there.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/world.sh
@@ -45,15 +50,22 @@ SB1=$(sb_name sb1)
 SB2=$(sb_name sb2)
 A1=$(netd sandbox show "$SB1" | sed -n 's/.*"ipv4": "\([^"]*\)".*/\1/p')
 A2=$(netd sandbox show "$SB2" | sed -n 's/.*"ipv4": "\([^"]*\)".*/\1/p')
-FAST='inet netd forward rule ct state established,related meta mark & 0x00800000 == 0x00000000 iifname != @metered_ifs accept (verdict accept)'
+FAST='inet netd forward rule ct state established,related meta mark & 0x00a00000 == 0x00000000 accept (verdict accept)'
 N=4000000
+# raw_chain SB - the chain sandbox SB's raw_ifs element goes to
+raw_chain() {
+	world_exec host nft list map inet netd raw_ifs |
+		sed -n "s/.*\"$(sb_field "$1" host_ifname)\" : goto \([a-z_]*\).*/\1/p"
+}
 
-has "forward starts with the fast-path rule (after the SNI reply jump; the pool drops are in prerouting_raw)" "iifname != @metered_ifs accept" \
+has "forward starts with the fast-path rule (after the SNI reply jump; the pool drops are in prerouting_raw)" \
+	"meta mark & 0x00a00000 == 0x00000000 accept" \
 	"$(world_exec host nft list chain inet netd forward | sed -n 4,7p)"
-has "the quota sandbox is metered" "$(sb_field "$SB2" host_ifname)" \
-	"$(world_exec host nft list set inet netd metered_ifs)"
-hasnt "the other is not" "$(sb_field "$SB1" host_ifname)" \
-	"$(world_exec host nft list set inet netd metered_ifs)"
+eq "the quota sandbox is metered: raw_ifs sends it to metered_raw" metered_raw "$(raw_chain "$SB2")"
+eq "the other is not: sandbox_raw" sandbox_raw "$(raw_chain "$SB1")"
+has "metered_raw sets the mark, then the same checks" \
+	"meta mark set meta mark | 0x00200000 goto sandbox_raw" \
+	"$(world_exec host nft list chain inet netd metered_raw)"
 
 # download SHORT URL OUT - a server-paced background download; sets DL_PID.
 download() {
@@ -119,6 +131,27 @@ bout=$(conn_field "$SB2" 8080 bytes_out)
 used=$(world_exec host nft list quota inet netd "q-$SB2" | sed -n 's/.*used \([0-9]*\) bytes.*/\1/p')
 eq "sb2's quota counted every byte sb2 sent (the conn record's bytes_out)" "$bout" "$used"
 
+# ---- a reload that takes the quota: sb2's flow under way moves to the fast path ----
+download sb2 "http://198.51.100.7:8080/bytes/$N" "$WORLD_DIR/q2.bin"
+tr=$(trace "$A2")
+hasnt "under the quota, sb2's flow is off the fast path" "$FAST" "$tr"
+sed -i '/^limits:/d' "$POL/fq.yaml"
+out=$(reload_json 2>&1)
+has "reload: sb2's quota went" "$SB2" "$out"
+eq "raw_ifs sends sb2 to sandbox_raw" sandbox_raw "$(raw_chain "$SB2")"
+tr=$(trace "$A2")
+has "the same flow's packets now take the fast path" "$FAST" "$tr"
+# ... and a reload that gives it back moves the same flow off it again
+echo "limits: { egress_bytes: 100M, on_exceed: cut }" >>"$POL/fq.yaml"
+out=$(reload_json 2>&1)
+eq "raw_ifs sends sb2 to metered_raw again" metered_raw "$(raw_chain "$SB2")"
+tr=$(trace "$A2")
+has "the same flow's packets meet its policy's chain" \
+	"inet netd pe-fq rule ct state established,related accept (verdict accept)" "$tr"
+hasnt "... not the fast-path rule" "$FAST" "$tr"
+wait "$DL_PID"
+eq "sb2's download completes across both reloads" "$N" "$(size "$WORLD_DIR/q2.bin")"
+
 # ---- a reload that removes the name cuts the flow in the fast path ---------------
 eq "sb1 resolves www.dt.example" "198.51.100.40" "$(sb_dig sb1 +short www.dt.example A)"
 download sb1 "https://www.dt.example/bytes/$N" "$WORLD_DIR/r.bin"
@@ -146,12 +179,16 @@ ok "the flow was cut (curl rc $rc, $(size "$WORLD_DIR/d.bin") of $N bytes)" \
 	test "$rc" != 0 -a "$(size "$WORLD_DIR/d.bin")" -lt "$N"
 eq "no conntrack entry from its address is left" "" "$(world_exec host conntrack -L -s "$A1" 2>/dev/null)"
 
-# ---- dataplane.fast_path: false ---------------------------------------------------
+# ---- a restart over the kept table; dataplane.fast_path: false -------------------
 netd_down
+# What an older netd had: its metered_ifs set, which this one retires.
+world_exec host nft add set inet netd metered_ifs '{ type ifname; }'
 netd_up $'audit: { conn_update_interval: 0 }\ndataplane: { fast_path: false }' ||
 	{ echo "0 passed, 1 failed"; exit 1; }
-hasnt "fast_path: false: no fast-path rule" "@metered_ifs accept" \
+hasnt "fast_path: false: no fast-path rule" "meta mark & 0x00a00000 == 0x00000000 accept" \
 	"$(world_exec host nft list chain inet netd forward)"
+eq "after the restart raw_ifs still sends sb2 to metered_raw" metered_raw "$(raw_chain "$SB2")"
+fail "an older netd's metered_ifs set is gone" world_exec host nft list set inet netd metered_ifs
 ok "sb2 still downloads" test "$(sb_curl sb2 -o /dev/null -w '%{size_download}' \
 	"http://198.51.100.7:8080/bytes/100000")" = 100000
 netd_down

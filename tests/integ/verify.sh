@@ -148,23 +148,22 @@ verify_json "$SB1"
 eq "hand pin removed: verify holds again" 0 "$VRC"
 
 # ---- mutation 5: the anti-spoofing rule removed ----------------------------------------------
-spoof=$(rules_cut sandbox_raw 'saddr != @sandbox_src')
+spoof=$(rules_cut sandbox_raw 'meta nfproto ipv[46] .*drop')
 verify_json "$SB1"
 eq "anti-spoofing removed: exit status 7" 7 "$VRC"
 eq "anti-spoofing removed: spoof fails" fail "$(verdict "$rep" "$SB1" spoof)"
 eq "... spoof6 too" fail "$(verdict "$rep" "$SB1" spoof6)"
 eq "... and the kernel check says so" fail "$(verdict "$rep" "$SB1" kernel-anti-spoof)"
-# Back where they were (sandbox_raw ends IPv4 with an accept): IPv4's first,
-# IPv6's after the neighbour discovery exceptions.
+# Back where they were: each family's drop right after the accept of its
+# sandboxes' own sources (IPv4's before the IPv6 rules).
 while read -r rule; do
 	[ -n "$rule" ] || continue
 	rule=${rule%% # handle*}
-	if [[ $rule == *"ip6 saddr"* ]]; then
-		h=$(nftx -a list chain inet netd sandbox_raw | sed -n 's/.*ip6 saddr :: .*# handle \([0-9]*\)$/\1/p')
-		nftx add rule inet netd sandbox_raw position "$h" $rule
-	else
-		nftx insert rule inet netd sandbox_raw $rule
-	fi
+	fam=ip
+	[[ $rule == *"nfproto ipv6"* ]] && fam=ip6
+	h=$(nftx -a list chain inet netd sandbox_raw |
+		sed -n "s/.*iifname . $fam saddr @sandbox_src[46] accept # handle \([0-9]*\)$/\1/p")
+	nftx add rule inet netd sandbox_raw position "$h" $rule
 done <<<"$spoof"
 verify_json "$SB1"
 eq "anti-spoofing restored: verify holds again" 0 "$VRC"

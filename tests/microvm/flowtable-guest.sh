@@ -198,7 +198,7 @@ pk() {
 		sed -n 's/.*packets=\([0-9]*\).*/\1/p' | head -n 1
 }
 drops() {
-	H nft list chain inet netd sandbox_raw | grep 'sandbox_src4' |
+	H nft list chain inet netd sandbox_raw | grep 'meta nfproto ipv4 counter' |
 		sed -n 's/.*packets \([0-9]*\).*/\1/p' | head -n 1
 }
 before=$(pk) d0=$(drops)
