@@ -7,7 +7,8 @@
 #   BENCH_DP_ROUNDS=3 BENCH_DP_SECONDS=5 BENCH_DP_SANDBOXES="1 100 1000" \
 #   BENCH_DP_PINS=100000 tests/bench/dataplane.sh          (root; build/netd first)
 #   BENCH_DP_TESTS="tcp1 udp64" BENCH_DP_PATHS="bare floor netd": a subset;
-#   BENCH_DP_PERF=DIR: perf record -a -g of each path's first udp64 run
+#   BENCH_DP_PERF=DIR: every run of floor, netd and fast off under perf
+#   record -a -g: netd's CPU per packet against the floor's (below)
 #
 # Paths, each client -> veth -> "host" netns (forwarding) -> veth -> inet
 # (iperf3 -s on 198.51.100.60):
@@ -177,13 +178,16 @@ one() {
 	tcp1r) args=(-R) ;;		# downloads: the server sends, replies cross the host
 	udp64r) args=(-R -u -l 64 -b 0) ;;
 	esac
-	# BENCH_DP_PERF=DIR: each count's first udp64 run of each path under perf
-	# record -a -g (DIR/COUNT-PATH.data: where nft_do_chain and its
-	# expressions spend; perf_nf below counts its netfilter samples).
-	local pf="" ppid=""
-	if [ -n "${BENCH_DP_PERF:-}" ] && [ "$2" = udp64 ] && [ ! -e "$BENCH_DP_PERF/$count-$1.data" ]; then
+	# BENCH_DP_PERF=DIR: every run but bare's under perf record -a -g;
+	# perf_shares appends its line to DIR/COUNT-TEST-PATH.cpu.  The first
+	# udp64 run's samples stay (DIR/COUNT-PATH.data: where nft_do_chain
+	# and its expressions spend; perf_nf below), the others go.
+	local pf="" ppid="" keep=""
+	if [ -n "${BENCH_DP_PERF:-}" ] && [ "$1" != bare ]; then
 		mkdir -p "$BENCH_DP_PERF"
 		pf=$BENCH_DP_PERF/$count-$1
+		[ "$2" = udp64 ] && [ ! -e "$pf.data" ] && keep=1
+		[ -n "$keep" ] || pf=$BENCH_DP_PERF/run
 		perf record -q -F 10000 -a -g -o "$pf.data" -- sleep "$SECS" >/dev/null 2>&1 &
 		ppid=$!
 	fi
@@ -195,6 +199,8 @@ one() {
 	if [ -n "$ppid" ]; then
 		wait "$ppid"
 		jq -r '.end.sum.packets' <<<"$out" >"$pf.packets" 2>/dev/null
+		perf_shares "$pf.data" >>"$BENCH_DP_PERF/$count-$2-$1.cpu"
+		[ -n "$keep" ] || rm -f "$pf.data" "$pf.packets"
 	fi
 	if [[ $2 == udp64* ]]; then
 		jq -r '.end.sum | if .seconds > 0 then ((.packets - .lost_packets) / .seconds | floor) else "-" end' <<<"$out" 2>/dev/null || echo -
@@ -203,15 +209,77 @@ one() {
 	fi
 }
 
+# perf_shares FILE.data - of all CPU samples of a run (both CPUs, whatever
+# ran), the share in netfilter (a stack through nf_hook_slow) and, of
+# those, in nf_tables' rules (leaf nft_*, and the jhash and memcpy they
+# call) and in conntrack's own functions: "NF RULES CT", fractions.
+perf_shares() {
+	perf script -i "$1" -F ip,sym 2>/dev/null | awk '
+		function done_sample() {
+			if (any) {
+				t++
+				if (nf) n++
+				if (nf && leaf ~ /^(nft_|jhash|__pi_memcpy)/) rules++
+				if (leaf ~ /^(nf_conntrack|__nf_conntrack|nf_ct_|hash_conntrack|nf_confirm|ipv[46]_conntrack)/) ct++
+			}
+			nf = 0; leaf = ""; any = 0
+		}
+		/^$/ {done_sample(); next}
+		{any = 1; if (leaf == "") leaf = $2}
+		/nf_hook_slow/ {nf = 1}
+		END {done_sample(); if (t) printf "%.5f %.5f %.5f\n", n / t, rules / t, ct / t; else print "- - -"}'
+}
+
+# cpu_ratio COUNT TEST - netd's CPU per packet against the floor's: each
+# round, (1 - the floor's netfilter share) / (1 - netd's), which is what
+# netd's packet costs over the floor's if everything outside netfilter
+# costs both the same (the same client, server, veths and stack); the
+# median of the rounds, then the two paths' median netfilter shares and
+# rules per conntrack.  A share of the CPU is taken over the same packets
+# whatever the machine's speed of the moment: it moves far less than
+# packets/s between rounds.
+cpu_ratio() {
+	local fl=$BENCH_DP_PERF/$1-$2-floor.cpu nd=$BENCH_DP_PERF/$1-$2-netd.cpu
+	[ -s "$fl" ] && [ -s "$nd" ] || { echo -; return; }
+	paste -d' ' "$fl" "$nd" | awk '
+		function med(a, k,   i, j, x) {
+			for (i = 2; i <= k; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+			return a[int((k + 1) / 2)]
+		}
+		NF == 6 && $1 != "-" && $4 != "-" && $4 < 1 {k++; r[k] = (1 - $1) / (1 - $4); fn[k] = $1; nn[k] = $4
+			fr[k] = $3 > 0 ? $2 / $3 : 0; nr[k] = $6 > 0 ? $5 / $6 : 0}
+		END {
+			if (!k) {print "-"; exit}
+			printf "%.3f (netfilter %.1f%% / %.1f%% of the CPU, rules per conntrack %.2f / %.2f; %d rounds)",
+				med(r, k), 100 * med(nn, k), 100 * med(fn, k), med(nr, k), med(fr, k), k
+		}'
+}
+
 # perf_nf FILE - CPU samples (10 kHz: 100 us each) in netfilter (a stack
 # through nf_hook_slow) per 1,000 packets sent: time on a CPU, so less
-# moved by other load than packets/s.
+# moved by other load than packets/s; then, after a slash, the samples of
+# nf_tables' rules (leaf functions nft_*, and the jhash and memcpy they
+# call) per sample of conntrack's own (nf_conntrack_*, nf_ct_*, ...): work
+# against work in the same packets, which the machine's speed of the
+# moment cancels out of (the floor's rules are one: its figure is what
+# one rule costs).
 perf_nf() {
 	[ -s "$1.data" ] && [ -s "$1.packets" ] || { echo -; return; }
 	perf script -i "$1.data" -F ip,sym 2>/dev/null | awk -v pk="$(cat "$1.packets")" '
-		/^$/ {if (nf) n++; nf = 0; next}
+		function done_sample() {
+			if (nf) n++
+			if (nf && leaf ~ /^(nft_|jhash|__pi_memcpy)/) rules++
+			if (leaf ~ /^(nf_conntrack|__nf_conntrack|nf_ct_|hash_conntrack|nf_confirm|ipv[46]_conntrack)/) ct++
+			nf = 0; leaf = ""
+		}
+		/^$/ {done_sample(); next}
+		{if (leaf == "") leaf = $2}
 		/nf_hook_slow/ {nf = 1}
-		END {if (nf) n++; if (pk > 0) printf "%.2f", 1000 * n / pk; else print "-"}'
+		END {
+			done_sample()
+			if (pk > 0) printf "%.2f", 1000 * n / pk; else printf "-"
+			if (ct > 0) printf "/%.2f", rules / ct; else printf "/-"
+		}'
 }
 
 median() { tr ' ' '\n' <<<"$1" | grep -v '^-*$' | sort -g | awk '{a[NR] = $1} END {if (NR) print a[int((NR + 1) / 2)]; else print "-"}'; }
@@ -274,9 +342,11 @@ for count in $COUNTS; do
 			"${R[$count,$t,slow]:-}"
 	done
 	if [ -n "${BENCH_DP_PERF:-}" ]; then
-		printf '  udp64 netfilter CPU samples per 1,000 packets (perf, 10 kHz; one run each):'
+		printf '  udp64 netfilter CPU samples per 1,000 packets / rules per conntrack (perf, 10 kHz; one run each):'
 		for path in "${PATHS[@]}"; do printf ' %s %s' "$path" "$(perf_nf "$BENCH_DP_PERF/$count-$path")"; done
 		echo
+		echo "  CPU per packet, netd / floor (perf; the issue's target: <= 1.03):"
+		for t in "${TESTS[@]}"; do printf '    %-6s %s\n' "$t" "$(cpu_ratio "$count" "$t")"; done
 	fi
 done
 netd_down >/dev/null
