@@ -602,9 +602,15 @@ static void base_input_tail(struct bt *bt)
 }
 
 /*
- * forward, the fast path: an established (or related) packet is accepted by
- * the first rule it can match, whatever its direction - what the rules
- * below would decide for it too, except where they still have work:
+ * forward, the fast path: an established packet is accepted by the first
+ * rule it can match, whatever its direction - what the rules below would
+ * decide for it too, except where they still have work.  Not a related
+ * one: an ICMP error a sandbox sends from its own address is "related" to
+ * whatever connection its inner header names, another sandbox's included,
+ * and leaves NATed as part of it; a sandbox's related packets go on to
+ * its policy's chain, which never accepts them (fw/pchain.c), replies
+ * related to a sandbox's connection (a "fragmentation needed" for its
+ * path MTU) to the rule below that accepts them.  Also off the fast path:
  *  - a sandbox with an egress quota or an SNI/Host check (FW_METERED_MARK,
  *    set in prerouting_raw; fw/pchain.c pchain_slow_path()): its quota rule
  *    counts every packet it sends, the check queues the first payload
@@ -626,7 +632,7 @@ static void forward_fast(struct bt *bt)
 	if (!bt->rc->fast_path)
 		return;
 	rb_init(&rb, bt->rc, "forward");
-	fm_ct_est(&rb);
+	fm_ct_est_only(&rb);
 	fm_marks_clear(&rb, FW_CHAINED_MARK | FW_METERED_MARK);
 	rule_accept(bt, &rb);
 }

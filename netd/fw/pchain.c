@@ -399,8 +399,15 @@ static void pc_rules(const struct pc *c)
 	pc_quota(c);
 	pc_sni_queue(c, true);
 	pc_quic_queue(c, true);
+	/*
+	 * Established, not related: what a sandbox sends that conntrack calls
+	 * related is an ICMP error (no helper is in use), and one naming
+	 * another sandbox's connection would leave as part of it, past this
+	 * sandbox's rules and quota.  Its own need not leave either: it meets
+	 * the rules below as any packet does (and the final drop).
+	 */
 	pc_rule(c, &rb);
-	fm_ct_est(&rb);
+	fm_ct_est_only(&rb);
 	fx_verdict(&rb, NF_ACCEPT);
 	bt_rule(c->bt, &rb);
 	pc_conn_limit(c);

@@ -129,7 +129,7 @@ fast_path() {
 		h=$(grep -F 'oifname @sandbox_ifs ct state established,related accept' <<<"$list" |
 			sed -n 's/.*# handle //p')
 		world_exec host nft insert rule inet netd forward position "$h" \
-			ct state established,related meta mark \& 0x00a00000 == 0 accept
+			ct state established meta mark \& 0x00a00000 == 0 accept
 	fi
 }
 

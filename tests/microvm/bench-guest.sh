@@ -75,7 +75,7 @@ ft_rule() {
 	case $1 in
 	off) [ -n "$h" ] && H nft delete rule inet netd forward handle "$h" ;;
 	on) [ -z "$h" ] && H nft insert rule inet netd forward position \
-		"$(H nft -a list chain inet netd forward | sed -n 's/.*ct state established,related meta mark.*# handle \([0-9]*\)/\1/p' | head -n 1)" \
+		"$(H nft -a list chain inet netd forward | sed -n 's/.*ct state established meta mark.*# handle \([0-9]*\)/\1/p' | head -n 1)" \
 		ct state established ct direction reply oifname @sandbox_ifs flow add @ft ;;
 	esac
 	return 0
