@@ -201,12 +201,21 @@ struct rule_scan {
 	bool src_accept[2], fam_drop[2];
 	bool tap_mac;			/* tap_raw: iifname . ether saddr != @tap_mac drop */
 	const char *want_goto;		/* a goto to this chain ... */
-	bool goto_ok;			/* ... was seen */
+	bool goto_ok;			/* ... was seen, in the chain's first rule */
+	/*
+	 * An accept or return netd never renders there, which would let a
+	 * packet past the checks after it: in sandbox_raw any but the
+	 * accept of a sandbox's own source and neighbour discovery's; in the
+	 * other raw chains any.  Its 1-based position, 0: none.
+	 */
+	bool sandbox_raw;
+	unsigned int n_rules, stray_accept;
 };
 
 struct expr_walk {
 	struct rule_scan *rs;
 	bool l4proto_next, nfproto_next, is_redir, is_drop, is_accept, lookup_ifs, lookup_any;
+	bool other_match;		/* a payload, bitwise, ct or lookup expression */
 	uint8_t proto, nfproto;
 	bool port_ok;
 	int src_fam;			/* 0/1: a sandbox_src4/6 lookup; -1 none */
@@ -244,9 +253,11 @@ static int expr_cb(struct nftnl_expr *e, void *data)
 		    nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT) == NF_DROP)
 			w->is_drop = true;
 		if (nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT) &&
-		    nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT) == NF_ACCEPT)
+		    (nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT) == NF_ACCEPT ||
+		     nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT) == (uint32_t)NFT_RETURN))
 			w->is_accept = true;
-		if (w->rs->want_goto && nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT) &&
+		if (w->rs->want_goto && w->rs->n_rules == 0 &&
+		    nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT) &&
 		    nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT) == (uint32_t)NFT_GOTO &&
 		    nftnl_expr_is_set(e, NFTNL_EXPR_IMM_CHAIN) &&
 		    strcmp(nftnl_expr_get_str(e, NFTNL_EXPR_IMM_CHAIN), w->rs->want_goto) == 0)
@@ -258,7 +269,7 @@ static int expr_cb(struct nftnl_expr *e, void *data)
 		bool inv = nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_FLAGS) &&
 			   (nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_FLAGS) & NFT_LOOKUP_F_INV);
 
-		w->lookup_any = true;
+		w->lookup_any = w->other_match = true;
 		if (set && strcmp(set, "sandbox_ifs") == 0 && !inv)
 			w->lookup_ifs = true;
 		if (set && !inv && strcmp(set, "sandbox_src4") == 0)
@@ -267,6 +278,9 @@ static int expr_cb(struct nftnl_expr *e, void *data)
 			w->src_fam = 1;
 		if (set && inv && strcmp(set, "tap_mac") == 0)
 			w->mac_inv = true;
+	} else if (strcmp(name, "payload") == 0 || strcmp(name, "bitwise") == 0 ||
+		   strcmp(name, "ct") == 0 || strcmp(name, "range") == 0) {
+		w->other_match = true;
 	}
 	return 0;
 }
@@ -290,11 +304,19 @@ static int rule_cb(const struct nlmsghdr *nlh, void *data)
 		rs->redir_tcp = true;
 	if (w.is_accept && w.src_fam >= 0)
 		rs->src_accept[w.src_fam] = true;
-	/* A family's drop after its accept (a drop first would drop all: not a gap). */
+	/*
+	 * A family's drop (of all of it: no other match) after its accept (a
+	 * drop first would drop all: not a gap).
+	 */
 	for (int i = 0; i < 2; i++)
-		if (w.is_drop && !w.lookup_any && w.nfproto == fw_fams[i].nfproto &&
+		if (w.is_drop && !w.other_match && w.nfproto == fw_fams[i].nfproto &&
 		    rs->src_accept[i])
 			rs->fam_drop[i] = true;
+	rs->n_rules++;
+	if (w.is_accept && !rs->stray_accept &&
+	    !(rs->sandbox_raw && (w.src_fam >= 0 || (w.nfproto == NFPROTO_IPV6 &&
+						     w.proto == IPPROTO_ICMPV6))))
+		rs->stray_accept = rs->n_rules;
 	if (w.is_drop && w.mac_inv)
 		rs->tap_mac = true;
 	nftnl_rule_free(ru);
@@ -339,10 +361,15 @@ int fw_base_check(struct fw *fw, struct fw_base_check *out)
 			 "prerouting_nat has no %s%s%s redirect of port 53 to :%u",
 			 rs.redir_udp ? "" : "UDP", !rs.redir_udp && !rs.redir_tcp ? "/" : "",
 			 rs.redir_tcp ? "" : "TCP", fw->rc.dns_port);
+	rs.sandbox_raw = true;
 	r = chain_scan(fw, "sandbox_raw", &rs);
+	rs.sandbox_raw = false;
 	if (r < 0)
 		snprintf(out->spoof, sizeof(out->spoof), "cannot read sandbox_raw: %s",
 			 strerror(-r));
+	else if (rs.stray_accept)
+		snprintf(out->spoof, sizeof(out->spoof),
+			 "sandbox_raw's rule %u accepts what netd's rules do not", rs.stray_accept);
 	for (int i = 0; i < 2 && r == 0 && !out->spoof[0]; i++)
 		if (!rs.fam_drop[i] && (i == 0 || fw_rcfg_v6(&fw->rc)))
 			snprintf(out->spoof, sizeof(out->spoof),
@@ -350,19 +377,30 @@ int fw_base_check(struct fw *fw, struct fw_base_check *out)
 				 i ? "IPv6" : "IPv4",
 				 rs.src_accept[i] ? "no drop after the accept of its own" :
 						    "no accept of a sandbox's own");
-	/* A metered sandbox's way in must lead on to the same checks. */
-	for (int tap = 0; tap < 2 && !out->spoof[0]; tap++) {
-		const char *chain = fw_raw_chain(tap, true);
+	/*
+	 * A metered sandbox's way in must lead on to the same checks, first
+	 * thing; no raw chain but sandbox_raw accepts anything.
+	 */
+	for (int i = 0; i < 3 && !out->spoof[0]; i++) {
+		const char *chain = i < 2 ? fw_raw_chain(i, true) : "prerouting_raw";
 
-		rs.want_goto = fw_raw_chain(tap, false);
+		rs.want_goto = i < 2 ? fw_raw_chain(i, false) : NULL;
 		rs.goto_ok = false;
+		rs.n_rules = rs.stray_accept = 0;
 		r = chain_scan(fw, chain, &rs);
-		if (r < 0 || !rs.goto_ok)
-			snprintf(out->spoof, sizeof(out->spoof), "%s %s %s", chain,
-				 r < 0 ? "cannot be read:" : "does not go on to",
-				 r < 0 ? strerror(-r) : rs.want_goto);
+		if (r < 0)
+			snprintf(out->spoof, sizeof(out->spoof), "%s cannot be read: %s", chain,
+				 strerror(-r));
+		else if (rs.want_goto && !rs.goto_ok)
+			snprintf(out->spoof, sizeof(out->spoof), "%s does not go on to %s first",
+				 chain, rs.want_goto);
+		else if (rs.stray_accept)
+			snprintf(out->spoof, sizeof(out->spoof),
+				 "%s's rule %u accepts what netd's rules do not", chain,
+				 rs.stray_accept);
 	}
 	rs.want_goto = NULL;
+	rs.n_rules = rs.stray_accept = 0;
 	r = chain_scan(fw, "tap_raw", &rs);
 	if (r < 0)
 		snprintf(out->tap_mac, sizeof(out->tap_mac), "cannot read tap_raw: %s",
@@ -370,5 +408,8 @@ int fw_base_check(struct fw *fw, struct fw_base_check *out)
 	else if (!rs.tap_mac)
 		snprintf(out->tap_mac, sizeof(out->tap_mac),
 			 "tap_raw has no drop for a tap's frames from another MAC (@tap_mac)");
+	else if (rs.stray_accept)
+		snprintf(out->tap_mac, sizeof(out->tap_mac),
+			 "tap_raw's rule %u accepts what netd's rules do not", rs.stray_accept);
 	return 0;
 }

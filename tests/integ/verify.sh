@@ -169,6 +169,21 @@ verify_json "$SB1"
 eq "anti-spoofing restored: verify holds again" 0 "$VRC"
 has "restored: spoof holds" pass "$(verdict "$rep" "$SB1" spoof)"
 
+# ---- mutation 5b: an accept where netd renders none, ahead of the checks -------------------
+# (the kernel check alone is what stands where live probes do not run)
+for m in "metered_raw accept" "sandbox_raw meta nfproto ipv4 accept" \
+	"prerouting_raw meta nfproto ipv4 accept"; do
+	chain=${m%% *}
+	nftx insert rule inet netd $m
+	verify_json "$SB1"
+	eq "an accept inserted at the top of $chain: kernel-anti-spoof fails" fail \
+		"$(verdict "$rep" "$SB1" kernel-anti-spoof)"
+	h=$(nftx -a list chain inet netd "$chain" | grep -F -- "${m#* } # handle" | sed 's/.*# handle //' | head -1)
+	nftx delete rule inet netd "$chain" handle "$h"
+done
+verify_json "$SB1"
+eq "the accepts removed: verify holds again" 0 "$VRC"
+
 # ---- a tap (no VMM attached): frames written into it as its guest's ---------------------------
 TAPSB=$(sb_name tap1)
 ok "sandbox create tap1 (a tap; no VMM)" sb_create tap1 python-dev --tap --tap-owner 65534:65534
