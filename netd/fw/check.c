@@ -214,7 +214,7 @@ struct rule_scan {
 
 struct expr_walk {
 	struct rule_scan *rs;
-	bool l4proto_next, nfproto_next, is_redir, is_drop, is_accept, lookup_ifs, lookup_any;
+	bool l4proto_next, nfproto_next, is_redir, is_drop, is_accept, lookup_ifs;
 	bool other_match;		/* a payload, bitwise, ct or lookup expression */
 	uint8_t proto, nfproto;
 	bool port_ok;
@@ -269,7 +269,7 @@ static int expr_cb(struct nftnl_expr *e, void *data)
 		bool inv = nftnl_expr_is_set(e, NFTNL_EXPR_LOOKUP_FLAGS) &&
 			   (nftnl_expr_get_u32(e, NFTNL_EXPR_LOOKUP_FLAGS) & NFT_LOOKUP_F_INV);
 
-		w->lookup_any = w->other_match = true;
+		w->other_match = true;
 		if (set && strcmp(set, "sandbox_ifs") == 0 && !inv)
 			w->lookup_ifs = true;
 		if (set && !inv && strcmp(set, "sandbox_src4") == 0)
@@ -323,7 +323,11 @@ static int rule_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-/* Dump the rules of @chain through rule_cb().  Return: 0; -errno. */
+/*
+ * Dump the rules of @chain through rule_cb(), into @rs's per-chain findings
+ * (counted afresh; its settings - the port, want_goto, sandbox_raw - stay).
+ * Return: 0; -errno.
+ */
 static int chain_scan(struct fw *fw, const char *chain, struct rule_scan *rs)
 {
 	char req[MNL_SOCKET_BUFFER_SIZE];
@@ -331,6 +335,8 @@ static int chain_scan(struct fw *fw, const char *chain, struct rule_scan *rs)
 	struct nlmsghdr *nlh;
 	int r;
 
+	rs->goto_ok = false;
+	rs->n_rules = rs->stray_accept = 0;
 	if (!ru)
 		return -ENOMEM;
 	nftnl_rule_set_str(ru, NFTNL_RULE_TABLE, fw->rc.table);
@@ -385,8 +391,6 @@ int fw_base_check(struct fw *fw, struct fw_base_check *out)
 		const char *chain = i < 2 ? fw_raw_chain(i, true) : "prerouting_raw";
 
 		rs.want_goto = i < 2 ? fw_raw_chain(i, false) : NULL;
-		rs.goto_ok = false;
-		rs.n_rules = rs.stray_accept = 0;
 		r = chain_scan(fw, chain, &rs);
 		if (r < 0)
 			snprintf(out->spoof, sizeof(out->spoof), "%s cannot be read: %s", chain,
@@ -400,7 +404,6 @@ int fw_base_check(struct fw *fw, struct fw_base_check *out)
 				 rs.stray_accept);
 	}
 	rs.want_goto = NULL;
-	rs.n_rules = rs.stray_accept = 0;
 	r = chain_scan(fw, "tap_raw", &rs);
 	if (r < 0)
 		snprintf(out->tap_mac, sizeof(out->tap_mac), "cannot read tap_raw: %s",
