@@ -240,6 +240,16 @@ const char *fw_raw_chain(bool tap, bool metered)
 	return tap ? "tap_raw" : "sandbox_raw";
 }
 
+/* @sb's raw_ifs element as rendered with @metered, created-then-deleted. */
+static void raw_elem_remove(struct bt *bt, const struct fw_sandbox *sb, bool metered)
+{
+	uint8_t key[IFNAMSIZ];
+	size_t len = fkey_ifname(key, sb->host_ifname);
+
+	elem_remove_data(bt, "raw_ifs", elem_new_goto(key, len, fw_raw_chain(sb->tap, metered)), key,
+			 len);
+}
+
 static void unhook_tap(struct bt *bt, const struct fw_sandbox *sb)
 {
 	tap_elems(bt, sb, false);
@@ -297,8 +307,7 @@ static void unhook(struct bt *bt, const struct fw_sandbox *sb, const char *chain
 	/* The map element references the chain: it goes first. */
 	if (chain)
 		elem_remove(bt, "sandbox_fwd", key, len, chain);
-	elem_remove_data(bt, "raw_ifs", elem_new_goto(key, len, fw_raw_chain(sb->tap, metered)), key,
-			 len);
+	raw_elem_remove(bt, sb, metered);
 	elem_remove(bt, "sandbox_ifs", key, len, NULL);
 	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr4);
 	ifaddr_remove(bt, "sandbox_src", sb->host_ifname, &sb->addr6);
@@ -557,14 +566,8 @@ static void sb_own(struct bt *bt, const struct sb_arg *a, const struct pchain_na
 		return;
 	if (bt->keep && a->old_chain && strcmp(a->old_chain, nm->chain) != 0)
 		unhook_jump(bt, a->sb, a->old_chain);
-	if (bt->keep && !a->sb->chained && a->old_metered != metered) {
-		uint8_t key[IFNAMSIZ];
-		size_t len = fkey_ifname(key, a->sb->host_ifname);
-
-		elem_remove_data(bt, "raw_ifs",
-				 elem_new_goto(key, len, fw_raw_chain(a->sb->tap, a->old_metered)), key,
-				 len);
-	}
+	if (bt->keep && !a->sb->chained && a->old_metered != metered)
+		raw_elem_remove(bt, a->sb, a->old_metered);
 	sb_objects(bt, a);
 	sb_hookup(bt, a->sb, nm->chain, metered);
 }
