@@ -147,9 +147,14 @@
  * payload - even after it, since a new connection on the same addresses
  * and ports starts with one); a refused flow's entry gets
  * FW_SNI_DROP_CTMARK under FW_SNI_CTMARK_BITS (both watch bits, no done
- * bit: a value no TCP connection has, no bit of ACCT_MARK()'s), which the
- * policy chain's first rules drop.  No watch bit is set for UDP: no
- * reply of a UDP flow is queued.
+ * bit: a value no TCP connection has while checked, no bit of
+ * ACCT_MARK()'s), which the policy chain's first rules drop.  No watch bit
+ * is set for UDP: no reply of a UDP flow is queued.  A TCP connection the
+ * check resets gets the same mark before its reset, so that its records
+ * say it was refused (netd/trail/ctmsg.h ct_flow_sni_refused()): its
+ * server's replies match neither of sni_reply's rules and take the fast
+ * path to the sandbox, which the reset has closed; a new connection
+ * reusing the entry clears it with the SYN (fw/pchain.c).
  */
 #define FW_SNI_DROP_CTMARK   (FW_SNI_WATCH_ENFORCE | FW_SNI_WATCH_LOG)
 

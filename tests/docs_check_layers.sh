@@ -37,14 +37,14 @@ if [ $? -eq 0 ]; then ok "an include across a layer or down passes"
 else bad "an include across a layer or down fails:"; echo "$out"; fi
 reset netd/trail/audit.c
 
-# up (5 -> 3): netd/trail/ctmsg.h includes only common/, so no cycle
-add_include netd/model/policy.c netd/trail/ctmsg.h
+# up (5 -> 3): netd/trail/nametab.h includes only common/, so no cycle
+add_include netd/model/policy.c netd/trail/nametab.h
 out=$(bash "$tmp/tests/docs_check.sh" 2>&1)
 rc=$?
 fails=$(grep -c '^FAIL' <<<"$out")
 if [ $rc -ne 0 ] && [ "$fails" -eq 1 ] &&
 	grep -q '^FAIL layers:' <<<"$out" &&
-	grep -q 'netd/model/policy.c (layer 5) includes netd/trail/ctmsg.h (layer 3)' <<<"$out"; then
+	grep -q 'netd/model/policy.c (layer 5) includes netd/trail/nametab.h (layer 3)' <<<"$out"; then
 	ok "an include that points up fails docs_check (layers, and only layers)"
 else
 	bad "an include that points up: docs_check exit $rc, $fails checks failed:"; echo "$out"

@@ -395,7 +395,7 @@ static int reset_server(struct sniq *q, const struct sniq_packet *qp, enum sniq_
 
 	if (n < 0 || (qp->mark & FW_SNI_RESET_MARK))
 		return sniq_verdict(q, qp, v, t);
-	return sniq_verdict_replace(q, qp, rst, (size_t)n);
+	return sniq_verdict_replace(q, qp, rst, (size_t)n, t);
 }
 
 /*

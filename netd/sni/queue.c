@@ -175,8 +175,9 @@ int sniq_receive(struct sniq *q, unsigned int max_msgs,
  * IPCTNL_MSG_CT_NEW without NLM_F_CREATE on @t's entry: an update.  ct mark
  * = (ct mark & ~(DONE | WATCH_*)) ^ @mark (ctnetlink_change_mark()): with
  * FW_SNI_DONE_CTMARK the done bit on, the watched bits off (forward stops
- * looking at its replies); with FW_SNI_DROP_CTMARK a refused QUIC flow's
- * mark; the sandbox's accounting mark untouched.
+ * looking at its replies); with FW_SNI_DROP_CTMARK a refused flow's mark
+ * (a QUIC flow's, which its chain drops; a TCP connection's before its
+ * reset); the sandbox's accounting mark untouched.
  */
 static int ct_mark_set(struct sniq *q, const struct sniq_tuple *t, uint32_t mark)
 {
@@ -247,8 +248,10 @@ int sniq_verdict(struct sniq *q, const struct sniq_packet *p, enum sniq_verdict 
 			nfq_nlmsg_verdict_put(nlh, (int)p->id, NF_DROP);
 			break;
 		}
-		/* Through the hook again with the mark: the chain's first rule
+		/* Its entry marked refused first (its records say so), then
+		 * through the hook again with the mark: the chain's first rule
 		 * rejects it with a TCP reset. */
+		r = t ? ct_mark_set(q, t, FW_SNI_DROP_CTMARK) : 0;
 		nfq_nlmsg_verdict_put(nlh, (int)p->id, NF_REPEAT);
 		nfq_nlmsg_verdict_put_mark(nlh, p->mark | FW_SNI_RESET_MARK);
 		break;
@@ -259,13 +262,15 @@ int sniq_verdict(struct sniq *q, const struct sniq_packet *p, enum sniq_verdict 
 }
 
 int sniq_verdict_replace(struct sniq *q, const struct sniq_packet *p, const uint8_t *ip,
-			 size_t len)
+			 size_t len, const struct sniq_tuple *t)
 {
 	char buf[512] __attribute__((aligned(8)));
 	struct nlmsghdr *nlh;
+	int r;
 
 	if (len > SNIQ_REPLACE_MAX)
 		return -EMSGSIZE;
+	r = ct_mark_set(q, t, FW_SNI_DROP_CTMARK);
 	nlh = nfq_nlmsg_put(buf, NFQNL_MSG_VERDICT, q->num);
 	nfq_nlmsg_verdict_put(nlh, (int)p->id, NF_ACCEPT);
 	/* NFQA_PAYLOAD with the verdict: the kernel puts these bytes in the
@@ -274,5 +279,5 @@ int sniq_verdict_replace(struct sniq *q, const struct sniq_packet *p, const uint
 	nfq_nlmsg_verdict_put_pkt(nlh, ip, (uint32_t)len);
 	if (mnl_socket_sendto(q->nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
-	return 0;
+	return r;
 }

@@ -78,21 +78,26 @@ int sniq_receive(struct sniq *q, unsigned int max_msgs,
  * sniq_verdict() - the verdict on @p.  @t: its connection (needed for
  * SNIQ_ACCEPT_DONE; may be NULL otherwise).  If the mark cannot be set the
  * packet is still accepted (its connection just stays queued: each later
- * packet is judged again) and -errno returned.  Return: 0; -errno.
+ * packet is judged again) and -errno returned.  SNIQ_RESET marks @t's entry
+ * refused (FW_SNI_DROP_CTMARK, as SNIQ_DROP_MARK does: its conn records
+ * say so) before the reset; -ENOENT if it has no entry yet or any more,
+ * the reset all the same.  Return: 0; -errno.
  */
 int sniq_verdict(struct sniq *q, const struct sniq_packet *p, enum sniq_verdict v,
 		 const struct sniq_tuple *t);
 
 /*
- * sniq_verdict_replace() - accept @p with its bytes replaced by @ip (@len
- * bytes, a whole IP packet; at most SNIQ_REPLACE_MAX; copied): the
- * replacement goes on through the hook and the connection's NAT in @p's
- * place (NFQA_PAYLOAD with the verdict), @p's own bytes go nowhere.  The
- * caller vouches for the replacement (its addresses, ports and checksums).
- * Return: 0; -EMSGSIZE; -errno.
+ * sniq_verdict_replace() - a refusal's verdict: accept @p with its bytes
+ * replaced by @ip (@len bytes, a whole IP packet; at most SNIQ_REPLACE_MAX;
+ * copied): the replacement goes on through the hook and the connection's
+ * NAT in @p's place (NFQA_PAYLOAD with the verdict), @p's own bytes go
+ * nowhere.  The caller vouches for the replacement (its addresses, ports
+ * and checksums).  @t's entry is marked refused first, as by SNIQ_RESET.
+ * Return: 0; -EMSGSIZE; -ENOENT (no entry to mark; the verdict is given);
+ * -errno.
  */
 #define SNIQ_REPLACE_MAX 256
 int sniq_verdict_replace(struct sniq *q, const struct sniq_packet *p, const uint8_t *ip,
-			 size_t len);
+			 size_t len, const struct sniq_tuple *t);
 
 #endif

@@ -19,6 +19,7 @@
 #include <linux/netfilter/nfnetlink_log.h>
 
 #include "common/nlbuf.h"
+#include "netd/fw.h"
 
 /* ---- attribute helpers ------------------------------------------------------ */
 
@@ -409,6 +410,11 @@ void ct_flow_span(const struct ct_flow *f, uint64_t now_ns, uint64_t *start_ns, 
 	*end_ns = end < start ? start : end;
 }
 
+bool ct_flow_sni_refused(const struct ct_flow *f)
+{
+	return (f->mark & FW_SNI_CTMARK_BITS) == FW_SNI_DROP_CTMARK;
+}
+
 json_t *ct_conn_json(const struct ct_flow *f, const char *sandbox, const char *policy,
 		     const char *domain, uint64_t now_ns)
 {
@@ -433,6 +439,10 @@ json_t *ct_conn_json(const struct ct_flow *f, const char *sandbox, const char *p
 	/* Milliseconds, as a number of seconds (printed with 3 decimals at most). */
 	r |= json_object_set_new(o, "duration_s",
 				 json_real((double)((end - start) / 1000000u) / 1000.0));
+	if (ct_flow_sni_refused(f)) {
+		r |= json_object_set_new(o, "verdict", json_string("deny"));
+		r |= json_object_set_new(o, "reason", json_string("sni-check"));
+	}
 	if (r) {
 		json_decref(o);
 		return NULL;

@@ -115,9 +115,19 @@ char *ct_time_format(uint64_t ns, char *buf, size_t sz);
 void ct_flow_span(const struct ct_flow *f, uint64_t now_ns, uint64_t *start_ns, uint64_t *end_ns);
 
 /*
+ * ct_flow_sni_refused() - did the SNI/Host check refuse @f?  Its entry's
+ * ct mark holds FW_SNI_DROP_CTMARK under FW_SNI_CTMARK_BITS (netd/fw.h):
+ * netd sets it before a refused TCP connection's reset and on a refused
+ * QUIC flow.  Pure.
+ */
+bool ct_flow_sni_refused(const struct ct_flow *f);
+
+/*
  * ct_conn_json() - the body of a "conn" (or "conn_update") audit record:
  * sandbox, policy, proto, src, sport, dst, dport, domain, bytes_out,
- * bytes_in, packets_out, packets_in, start, end, duration_s - in that order.
+ * bytes_in, packets_out, packets_in, start, end, duration_s - in that order;
+ * then, for a flow the SNI/Host check refused (ct_flow_sni_refused()),
+ * verdict "deny" and reason "sni-check" (its "sni" record says why).
  * @now_ns: "end" when the flow has no stop time (an interim update).
  * Strings are borrowed; @domain may be NULL (JSON null).
  * Return: a new object (caller decrefs); NULL on ENOMEM.

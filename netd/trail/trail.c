@@ -328,7 +328,9 @@ static void export_flow(struct trail *t, const struct sandbox *sb, const struct 
 		.rule = rule_of(t, sb, f, n), .verdict = "allow",
 	};
 
-	if (why) {
+	if (ct_flow_sni_refused(f)) {
+		x.verdict = "deny:sni-check";
+	} else if (why) {
 		snprintf(verdict, sizeof(verdict), "would-deny:%s", why);
 		x.verdict = verdict;
 	}

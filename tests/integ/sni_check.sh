@@ -82,6 +82,25 @@ has "enforce: garbage audited" '"status":"garbage"' \
 has "enforce: after all that, example.com still passes" "ok HTTP/1.1 200" \
 	"$(conn e1 443 tls example.com)"
 
+# Each connection the check reset has a conn record that says so (netd marks
+# its conntrack entry before the reset: ct_flow_sni_refused()); the ones that
+# passed have none, and `netd audit --verdict deny` finds the reset ones.
+e1=$(sb_name e1)
+n_reset=$(audit_grep '"event":"sni"' '"sandbox":"'"$e1"'"' '"action":"reset"' | grep -c .)
+for ((i = 0; i < 100; i++)); do
+	n_deny=$(audit_grep '"event":"conn"' '"sandbox":"'"$e1"'"' '"verdict":"deny"' | grep -c .)
+	[ "$n_deny" -ge "$n_reset" ] && break
+	sleep 0.1
+done
+ok "enforce: six connections were reset ($n_reset sni records)" test "$n_reset" -ge 6
+eq "enforce: each reset connection's conn record says deny" "$n_reset" "$n_deny"
+eq "enforce: ... for the reason sni-check" "$n_deny" \
+	"$(audit_grep '"event":"conn"' '"sandbox":"'"$e1"'"' '"verdict":"deny","reason":"sni-check"' | grep -c .)"
+ok "enforce: the connections that passed have conn records without a verdict" \
+	test "$(audit_grep '"event":"conn"' '"sandbox":"'"$e1"'"' | grep -vc '"verdict"')" -ge 4
+eq "enforce: netd audit --event conn --verdict deny lists the reset ones" "$n_deny" \
+	"$(netd audit --file "$NETD_AUDIT" --sandbox "$e1" --event conn --verdict deny --json | grep -c .)"
+
 # Once the name matched, the connection stays in the kernel: a 2 MB download
 # (hundreds of ACKs from the sandbox) adds only its first packets to the
 # queue, and its conntrack entry carries the done bit (fw.h FW_SNI_DONE_CTMARK).

@@ -22,6 +22,7 @@
 
 #include "netd/trail/acct.h"
 #include "netd/trail/ctmsg.h"
+#include "netd/fw.h"
 
 static char buf[4096];
 
@@ -149,6 +150,49 @@ static void test_conn_json(void **state)
 			    "\"duration_s\":2.5}");
 	free(s);
 	json_decref(o);
+}
+
+/*
+ * A connection the SNI/Host check refused (its entry's ct mark has
+ * FW_SNI_DROP_CTMARK under the check's bits, the slot kept): its conn record
+ * says verdict deny, reason sni-check; a watched, done or unwatched one has
+ * neither.
+ */
+static void test_conn_json_sni_refused(void **state)
+{
+	static const struct {
+		uint32_t bits;
+		bool refused;
+	} cases[] = {
+		{ FW_SNI_DROP_CTMARK, true },
+		{ FW_SNI_DROP_CTMARK | FW_SNI_DONE_CTMARK, false },	/* not a value netd sets */
+		{ FW_SNI_WATCH_ENFORCE, false },
+		{ FW_SNI_WATCH_LOG, false },
+		{ FW_SNI_DONE_CTMARK, false },
+		{ 0, false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct nlmsghdr *nlh = ct_msg(IPCTNL_MSG_CT_DELETE, IPPROTO_TCP,
+					      ACCT_MARK(3) | cases[i].bits, true);
+		struct ct_flow f;
+		json_t *o;
+
+		assert_int_equal(ct_parse(nlh, nlh->nlmsg_len, &f), CT_EV_DESTROY);
+		assert_int_equal(ACCT_MARK_SLOT(f.mark), 3);
+		assert_int_equal(ct_flow_sni_refused(&f), cases[i].refused);
+		o = ct_conn_json(&f, "sb1", "p", "example.com", 0);
+		assert_non_null(o);
+		if (cases[i].refused) {
+			assert_string_equal(json_string_value(json_object_get(o, "verdict")), "deny");
+			assert_string_equal(json_string_value(json_object_get(o, "reason")), "sni-check");
+		} else {
+			assert_null(json_object_get(o, "verdict"));
+			assert_null(json_object_get(o, "reason"));
+		}
+		json_decref(o);
+	}
 }
 
 static void test_conn_json_icmp_update(void **state)
@@ -368,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_mark_slot),
 		cmocka_unit_test(test_conn_json),
 		cmocka_unit_test(test_conn_json_icmp_update),
+		cmocka_unit_test(test_conn_json_sni_refused),
 		cmocka_unit_test(test_log_tcp),
 		cmocka_unit_test(test_log_bad_payloads),
 		cmocka_unit_test(test_walk_huge_len),
