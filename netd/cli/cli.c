@@ -857,14 +857,14 @@ static int cmd_ca(int argc, char **argv)
 		{ "out", required_argument, NULL, 'o' },
 		{ 0 }
 	};
-	const char *out = NULL, *pem;
+	const char *out = NULL, *pem, *seen[128] = { 0 };
 	json_t *reply;
 	int c, r, rc = CLI_OK;
 
 	if (argc < 2 || strcmp(argv[1], "export") != 0)
 		return usage_of(argc, argv);
 	optind = 1;
-	while ((c = getopt_long(argc - 1, argv + 1, "+o:", opts, NULL)) != -1) {
+	while ((c = cli_opt_next("ca export", argc - 1, argv + 1, opts, NULL, seen)) != -1) {
 		if (c != 'o')
 			return usage_of(argc, argv);
 		out = optarg;
@@ -894,11 +894,11 @@ static int cmd_run(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ 0 }
 	};
-	const char *config = NULL;
+	const char *config = NULL, *seen[128] = { 0 };
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+c:", opts, NULL)) != -1) {
+	while ((c = cli_opt_next("run", argc, argv, opts, NULL, seen)) != -1) {
 		if (c != 'c')
 			return usage_of(argc, argv);
 		config = optarg;

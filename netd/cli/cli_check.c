@@ -598,16 +598,20 @@ int cli_policy_check(int argc, char **argv)
 
 		if (opts && strcmp(a, "--") == 0) {
 			opts = false;
-		} else if (opts && strncmp(a, "--config=", 9) == 0) {
-			config_path = a + 9;
-		} else if (opts && strcmp(a, "--config") == 0) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "netd: policy check: --config wants a FILE "
-					"(netd.yaml)\n");
+		} else if (opts && (strncmp(a, "--config=", 9) == 0 || strcmp(a, "--config") == 0)) {
+			const char *v = a[8] == '=' ? a + 9 : i + 1 < argc ? argv[++i] : NULL;
+
+			if (!v || config_path) {
+				if (!v)
+					fprintf(stderr, "netd: policy check: --config wants a FILE "
+						"(netd.yaml)\n");
+				else
+					fprintf(stderr, "netd: policy check: --config given twice "
+						"(\"%s\", then \"%s\"): give it once\n", config_path, v);
 				free(files);
 				return CLI_USAGE;
 			}
-			config_path = argv[++i];
+			config_path = v;
 		} else if (opts && a[0] == '-' && a[1]) {
 			fprintf(stderr, "netd: policy check: unknown option '%s' (usage: netd "
 				"policy check [--config NETD_YAML] [FILE...])\n", a);

@@ -289,6 +289,16 @@ static void test_cli_basics(void **state)
 		  "netd: audit: --event given twice (\"dns\", then \"budget\"): give it once" },
 		{ { "audit", "--file", "/dev/null", "--last" }, CLI_USAGE, NULL,
 		  "netd: audit: --last wants a value\n" },
+		{ { "run", "--config", "a.yaml", "--config", "b.yaml" }, CLI_USAGE, NULL,
+		  "netd: run: --config given twice (\"a.yaml\", then \"b.yaml\"): give it once" },
+		{ { "run", "--config" }, CLI_USAGE, NULL, "netd: run: --config wants a value\n" },
+		{ { "ca", "export", "--out", "a.pem", "--out=b.pem" }, CLI_USAGE, NULL,
+		  "netd: ca export: --out given twice (\"a.pem\", then \"b.pem\"): give it once" },
+		{ { "policy", "check", "--config", "a.yaml", "--config=b.yaml" }, CLI_USAGE, NULL,
+		  "netd: policy check: --config given twice (\"a.yaml\", then \"b.yaml\"): "
+		  "give it once" },
+		{ { "policy", "check", "--config" }, CLI_USAGE, NULL,
+		  "netd: policy check: --config wants a FILE (netd.yaml)\n" },
 		/* the tap synopsis has the rates too */
 		{ { "help" }, CLI_OK, "[--tap-mtu N] [--egress-rate RATE] [--ingress-rate RATE]", NULL },
 		{ { "sandbox", "create", "--help" }, CLI_OK,
