@@ -65,6 +65,11 @@ struct proxy_event {
 				 * "qname-too-long");
 				 * NULL otherwise.  @answers are then the answer's
 				 * addresses outside the never-pin table, unpinned */
+	const char *detail;	/* a rule's dns: key refused it ("dns-budget",
+				 * "dns-encoded"): why, as the client's Extended
+				 * DNS Error text says it ("netd: refused as DNS
+				 * tunnelling: a run of 57 characters looks
+				 * base32-encoded"); NULL otherwise */
 };
 
 struct proxy_ops {

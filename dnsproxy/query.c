@@ -109,6 +109,7 @@ static void audit(struct proxy *p, const struct request *rq, const struct verdic
 		.n_rebind = v->n_rebind,
 		.owner = v->owner,
 		.would_deny = v->would_deny,
+		.detail = v->ede_text,
 	};
 
 	if (p->ops->audit)

@@ -152,7 +152,8 @@ static void audit_what(struct daemon *d, const struct proxy_event *ev, struct js
 	struct jsonl m;
 	int n;
 
-	if (audit_what_same(w, ev)) {
+	/* A refusal's detail is not in the cache: such a record is built afresh. */
+	if (!ev->detail && audit_what_same(w, ev)) {
 		jsonl_raw(j, w->members, w->len);
 		return;
 	}
@@ -169,6 +170,9 @@ static void audit_what(struct daemon *d, const struct proxy_event *ev, struct js
 	jsonl_array_end(&m);
 	jsonl_uint(&m, "ttl", ev->ttl_s);
 	jsonl_uint(&m, "rebind", ev->n_rebind);
+	if (ev->detail)	/* the EDE text, without its "netd: " */
+		jsonl_str(&m, "detail", strncmp(ev->detail, "netd: ", 6) == 0 ? ev->detail + 6
+									 : ev->detail);
 	n = jsonl_done(&m);
 	if (n < 0) {
 		j->overflow = true;	/* counted as dropped by the caller */
@@ -177,7 +181,7 @@ static void audit_what(struct daemon *d, const struct proxy_event *ev, struct js
 	w->len = (size_t)n;
 	jsonl_raw(j, w->members, w->len);
 	/* Kept for the next record only if every field fits the cache. */
-	if (ev->qname && ev->reason && strlen(ev->qname) < sizeof(w->qname) &&
+	if (!ev->detail && ev->qname && ev->reason && strlen(ev->qname) < sizeof(w->qname) &&
 	    strlen(ev->reason) < sizeof(w->reason) && ev->n_answers <= AUDIT_WHAT_ADDRS) {
 		strcpy(w->qname, ev->qname);
 		strcpy(w->reason, ev->reason);

@@ -129,6 +129,9 @@ eq "... nothing reached the peer" 0 "$out"
 has "... with an Extended DNS Error 15 (Blocked) saying why" "15 netd: " \
 	"$(field "$WORLD_DIR/raw-greedy.json" ede)"
 has "... audited dns-encoded" '"reason":"dns-encoded"' "$(audit_grep g.r.tunnel.dt.example)"
+has "... the record says what looked encoded" \
+	'"detail":"refused as DNS tunnelling: a run of 57 characters looks base32-encoded"' \
+	"$(audit_grep g.r.tunnel.dt.example '"reason":"dns-encoded"' | head -1)"
 
 # Stealthy: one 24-character label a name (15 bytes): passes the score; the
 # name budget (default 500 names per 10 minutes below the rule) cuts it.
@@ -141,6 +144,8 @@ ok "... under 10 KB reached the peer ($out bytes)" test "$out" -lt 10240
 has "... with an Extended DNS Error 18 (Prohibited) naming the budget" "18 netd: " \
 	"$(field "$WORLD_DIR/raw-short.json" ede)"
 has "... audited dns-budget" '"reason":"dns-budget"' "$(audit_grep s.r.tunnel.dt.example)"
+has "... the record names the budget spent" '"detail":"DNS name budget spent: 500 new names per 10m below ' \
+	"$(audit_grep s.r.tunnel.dt.example '"reason":"dns-budget"' | head -1)"
 has "... counted in the metrics" "netd_dns_budget_refused_total" \
 	"$(curl -s --unix-socket "$NETD_SOCKET" http://netd/v1/metrics)"
 # A name the sandbox already asked within the window is not new: still answered.
