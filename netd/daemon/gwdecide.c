@@ -65,7 +65,8 @@ static void gw_rotate(struct daemon *d, const struct gw_creds *old, const struct
 		if (old && gw_creds_find(old, now->v[i].name) && cred_changed(old, &now->v[i]))
 			list[r.n_creds++] = (struct gw_cred){
 				.name = now->v[i].name, .value = (const uint8_t *)now->v[i].value,
-				.value_len = now->v[i].value_len,
+				.value_len = now->v[i].value_len, .secret_off = now->v[i].secret_off,
+				.secret_len = now->v[i].secret_len,
 			};
 	if (r.n_creds && d->gw.ev && gw_ipc_encode_rotate(&r, &msg, &len) == 0)
 		daemon_gw_send(d, msg, len);	/* wiped there */
@@ -180,6 +181,8 @@ static int cred_view(const struct gw_credential *src, bool mine, const char *sni
 		return -ENOMEM;
 	memcpy((uint8_t *)c->value, src->value, src->value_len + 1);
 	c->value_len = src->value_len;
+	c->secret_off = src->secret_off;
+	c->secret_len = src->secret_len;
 	return 0;
 }
 

@@ -866,6 +866,8 @@ static void conn_rotate(struct gw_conn *c, const struct gw_cred *nc)
 		memcpy(b, nc->value, nc->value_len + 1);
 		cr->value = b;
 		cr->value_len = nc->value_len;
+		cr->secret_off = nc->secret_off;
+		cr->secret_len = nc->secret_len;
 	}
 }
 

@@ -160,9 +160,12 @@ static int check_secret(const struct config_credential *cr, const char *yaml, co
 	return 0;
 }
 
-/* @cr's format with {secret} = @s/@len into a new wiped-on-free buffer *@ret. */
+/*
+ * @cr's format with {secret} = @s/@len into @g's value, a new wiped-on-free
+ * buffer, and where the secret sits in it.
+ */
 static int apply_format(const struct config_credential *cr, const char *s, size_t len,
-			char **ret, size_t *ret_len)
+			struct gw_credential *g)
 {
 	const char *at = strstr(cr->format, "{secret}");
 	size_t pre, post, total;
@@ -180,8 +183,10 @@ static int apply_format(const struct config_credential *cr, const char *s, size_
 	memcpy(v + pre, s, len);
 	memcpy(v + pre + len, at + 8, post);
 	v[total] = '\0';
-	*ret = v;
-	*ret_len = total;
+	g->value = v;
+	g->value_len = total;
+	g->secret_off = pre;
+	g->secret_len = len;
 	return 0;
 }
 
@@ -261,11 +266,11 @@ static int load_one(struct gw_credential *g, const struct config_credential *cr,
 			return CRED_FAIL("credentials.%s.value: no value", cr->name);
 		r = check_secret(cr, yaml, "value:", cr->value, cr->value_len, err);
 		if (r == 0)
-			r = apply_format(cr, cr->value, cr->value_len, &g->value, &g->value_len);
+			r = apply_format(cr, cr->value, cr->value_len, g);
 		return r;
 	}
 	if (r == 0)
-		r = apply_format(cr, secret, len, &g->value, &g->value_len);
+		r = apply_format(cr, secret, len, g);
 	wipe_free(secret, len + 1);
 	return r;
 }

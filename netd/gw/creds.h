@@ -30,6 +30,7 @@ struct gw_credential {
 	 * (value_len bytes and a NUL); wiped before it is freed */
 	char *value;
 	size_t value_len;
+	size_t secret_off, secret_len;	/* the secret's own bytes inside @value */
 };
 
 struct gw_creds {

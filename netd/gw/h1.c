@@ -23,6 +23,7 @@
 
 #include "common/reason.h"
 #include "netd/gw/h1_head.h"
+#include "netd/gw/scrub.h"
 
 enum body_kind { BODY_NONE, BODY_LENGTH, BODY_CHUNKED, BODY_CLOSE };
 enum cl_state { CL_HEAD, CL_BODY, CL_STOP, CL_RAW };
@@ -76,6 +77,7 @@ struct gw_h1 {
 	size_t q_first, q_len;
 	struct entry *cur;	/* the request whose body is being read */
 	struct side cl, up;
+	struct gw_scrub scrub;	/* the upstream's bytes: an echoed secret masked */
 	enum cl_state cl_state;
 	enum up_state up_state;
 	uint64_t cl_start_ns;	/* first byte of the head being read */
@@ -203,6 +205,25 @@ static bool out_client(struct gw_h1 *h, const void *buf, size_t len, uint64_t no
 		return false;
 	}
 	return true;
+}
+
+/* The upstream's bytes to the client, a secret in them masked; @end: its message ends. */
+static bool up_out(struct gw_h1 *h, const uint8_t *buf, size_t len, bool end, uint64_t now_ns)
+{
+	size_t room = gw_scrub_room(&h->scrub, len), n;
+	uint8_t *out;
+	bool ok;
+
+	if (h->done || !room || (!h->scrub.n_hold && !gw_scrub_any(h->ctx)))
+		return out_client(h, buf, len, now_ns);
+	if (!(out = malloc(room))) {
+		finish(h, now_ns, reason_gw_name(REASON_GW_INTERNAL));
+		return false;
+	}
+	n = gw_scrub_run(&h->scrub, h->ctx, buf, len, end, out);
+	ok = out_client(h, out, n, now_ns);
+	free(out);
+	return ok;
 }
 
 static bool out_upstream(struct gw_h1 *h, const void *buf, size_t len, uint64_t now_ns)
@@ -741,7 +762,7 @@ static void response_head(struct gw_h1 *h, struct entry *e, uint64_t now_ns)
 		e->final_started = true;
 		e->status = hd.status;
 	}
-	if (!out_client(h, s->head, s->head_len, now_ns))
+	if (!up_out(h, (const uint8_t *)s->head, s->head_len, false, now_ns))
 		return;
 	head_reset(s);
 	if (hd.status == 101) {
@@ -789,7 +810,7 @@ static size_t response_body(struct gw_h1 *h, struct entry *e, const uint8_t *buf
 		return len;
 	}
 	e->resp_bytes += used;
-	if (!out_client(h, buf, used, now_ns))
+	if (!up_out(h, buf, used, end, now_ns))
 		return len;
 	if (end)
 		response_done(h, e, now_ns);
@@ -805,7 +826,7 @@ void gw_h1_from_upstream(struct gw_h1 *h, const uint8_t *buf, size_t len, uint64
 		int res;
 
 		if (h->up_state == UP_RAW) {
-			out_client(h, buf + off, len - off, now_ns);
+			up_out(h, buf + off, len - off, false, now_ns);
 			return;
 		}
 		if (!e || e->local || e->resp_done) {
@@ -907,10 +928,12 @@ void gw_h1_upstream_eof(struct gw_h1 *h, uint64_t now_ns)
 			return;
 		}
 		h->up.keep_alive = false;
-		response_done(h, e, now_ns);
+		if (up_out(h, NULL, 0, true, now_ns))	/* what was held back */
+			response_done(h, e, now_ns);
 		return;
 	}
 	if (h->up_state == UP_RAW || (!h->q_len && h->cl_state != CL_BODY && !h->cl.head_len)) {
+		up_out(h, NULL, 0, true, now_ns);
 		finish(h, now_ns, NULL);
 		return;
 	}
@@ -948,6 +971,7 @@ void gw_h1_free(struct gw_h1 *h)
 	if (h->up.head)
 		explicit_bzero(h->up.head, h->up.head_cap);	/* an upstream may echo a key */
 	free(h->up.head);
+	gw_scrub_free(&h->scrub);
 	free(h);
 }
 

@@ -21,6 +21,7 @@
 #include "common/reason.h"
 #include "netd/gw/h2.h"
 #include "netd/gw/h2buf.h"
+#include "netd/gw/scrub.h"
 
 #define REFUSAL_MAX 2048
 /* the upstream broke HTTP/2 or a stream */
@@ -34,6 +35,7 @@ struct h2s {
 					 * forwarding: the upstream's response) */
 	struct gw_hblock rhdrs, rtrailers;	/* the upstream's response */
 	struct gw_body req_body, resp_body;
+	struct gw_scrub scrub;		/* resp_body's: an echoed secret masked */
 	char *method, *host, *path;	/* for the record */
 	const char *credential, *reason;
 	unsigned int status;
@@ -103,6 +105,7 @@ static void h2s_free(struct h2s *s)
 	gw_hblock_clear(&s->rtrailers);
 	gw_body_free(&s->req_body);
 	gw_body_free(&s->resp_body);
+	gw_scrub_free(&s->scrub);
 	free(s->method);
 	free(s->host);
 	free(s->path);
@@ -474,6 +477,7 @@ static int response_ready(struct h2s *s, bool end_stream)
 		gw_hblock_clear(&s->rhdrs);
 		return respond_upstream_failed(s, 502, UPSTREAM_FAILURE);
 	}
+	gw_scrub_hblock(h2->ctx, &s->rhdrs);
 	nva = calloc(s->rhdrs.n + 1, sizeof(*nva));
 	if (!nva)
 		return NGHTTP2_ERR_NOMEM;
@@ -565,7 +569,7 @@ static int on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t sid,
 			nghttp2_session_consume(session, sid, len);
 			return 0;
 		}
-		if (gw_body_add(&s->resp_body, data, len) < 0)
+		if (gw_scrub_body_add(&s->scrub, h2->ctx, &s->resp_body, data, len, false) < 0)
 			return NGHTTP2_ERR_CALLBACK_FAILURE;
 		resume_cl(s);
 	}
@@ -627,6 +631,9 @@ static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
 		} else {
 			if (s->rtrailers.over)
 				gw_hblock_clear(&s->rtrailers);
+			gw_scrub_hblock(h2->ctx, &s->rtrailers);
+			if (gw_scrub_body_add(&s->scrub, h2->ctx, &s->resp_body, NULL, 0, true) < 0)
+				return NGHTTP2_ERR_CALLBACK_FAILURE;
 			s->resp_trailers = s->resp_eof = true;
 			resume_cl(s);
 		}
@@ -636,6 +643,9 @@ static int on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame, v
 			if (from_client) {
 				s->req_eof = true;
 				resume_up(s);
+			} else if (gw_scrub_body_add(&s->scrub, h2->ctx, &s->resp_body, NULL, 0,
+						     true) < 0) {
+				return NGHTTP2_ERR_CALLBACK_FAILURE;
 			} else {
 				s->resp_eof = true;
 				resume_cl(s);

@@ -81,6 +81,37 @@ static json_t *jstrs(const char *const *v, size_t n)
 	return arr;
 }
 
+/* [offset, length] of @c's secret inside its value (netd/gw/scrub.h). */
+static json_t *jspan(const struct gw_cred *c)
+{
+	return json_pack("[I, I]", (json_int_t)c->secret_off, (json_int_t)c->secret_len);
+}
+
+/*
+ * The span jspan() wrote, checked against @c's value into @c; absent: none
+ * (nothing to look for).  Return: false if malformed or outside the value.
+ */
+static bool get_span(const json_t *o, struct gw_cred *c)
+{
+	const json_t *a = json_object_get(o, "secret");
+	json_int_t off, len;
+
+	c->secret_off = c->secret_len = 0;
+	if (!a)
+		return true;
+	if (!json_is_array(a) || json_array_size(a) != 2 ||
+	    !json_is_integer(json_array_get(a, 0)) || !json_is_integer(json_array_get(a, 1)))
+		return false;
+	off = json_integer_value(json_array_get(a, 0));
+	len = json_integer_value(json_array_get(a, 1));
+	if (off < 0 || len < 0 || (uint64_t)off > c->value_len ||
+	    (uint64_t)len > c->value_len - (uint64_t)off)
+		return false;
+	c->secret_off = (size_t)off;
+	c->secret_len = (size_t)len;
+	return true;
+}
+
 static json_t *jcreds(const struct gw_cred *c, size_t n)
 {
 	json_t *arr = json_array();
@@ -91,8 +122,9 @@ static json_t *jcreds(const struct gw_cred *c, size_t n)
 				      "hosts", jstrs(c[i].hosts, c[i].n_hosts));
 
 		if (o && c[i].value &&
-		    json_object_set_new(o, "value", json_stringn((const char *)c[i].value,
-								 c[i].value_len)) < 0) {
+		    (json_object_set_new(o, "value", json_stringn((const char *)c[i].value,
+								  c[i].value_len)) < 0 ||
+		     json_object_set_new(o, "secret", jspan(&c[i])) < 0)) {
 			json_decref(o);
 			o = NULL;
 		}
@@ -166,8 +198,9 @@ int gw_ipc_encode_rotate(const struct gw_ipc_rotate *r, char **out, size_t *len)
 	json_t *arr = json_array(), *o;
 
 	for (size_t i = 0; arr && i < r->n_creds; i++) {
-		o = json_pack("{s:s, s:s%}", "name", r->creds[i].name, "value",
-			      (const char *)r->creds[i].value, r->creds[i].value_len);
+		o = json_pack("{s:s, s:s%, s:o}", "name", r->creds[i].name, "value",
+			      (const char *)r->creds[i].value, r->creds[i].value_len, "secret",
+			      jspan(&r->creds[i]));
 		if (!o || json_array_append_new(arr, o) < 0) {
 			json_decref(arr);
 			return -ENOMEM;
@@ -323,6 +356,8 @@ static bool dup_cred(const json_t *o, struct gw_cred *c)
 		memcpy(b, s, n + 1);
 		c->value = b;
 		c->value_len = n;
+		if (!get_span(o, c))
+			return false;
 	}
 	return !bad && c->name && c->header && c->placeholder;
 }
@@ -495,6 +530,10 @@ int gw_ipc_decode_rotate(const void *root, struct gw_ipc_rotate *r)
 		memcpy(b, json_string_value(val), n + 1);
 		c->value = b;
 		c->value_len = n;
+		if (!get_span(o, c)) {
+			gw_ipc_rotate_clear(r);
+			return -EBADMSG;
+		}
 	}
 	return 0;
 }

@@ -32,6 +32,9 @@ struct gw_cred {
 	 */
 	const uint8_t *value;
 	size_t value_len;
+	/* The secret's own bytes inside @value (the format around them not):
+	 * what an upstream echoing it would show (netd/gw/scrub.h). */
+	size_t secret_off, secret_len;
 	/*
 	 * The names it may go to (as in netd.yaml: exact or "*.suffix"), for
 	 * the refusal's message only ("may only be sent to api.openai.com");

@@ -123,6 +123,18 @@ hasnt "the response holds no secret" "$SECRET" "$out"
 out=$(gcurl g1 --http2 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/h2)
 has "curl HTTP/2: 200 through the gateway" '"proto":"HTTP/2.0"' "$out"
 has "nginx received the real secret over HTTP/2" "auth=Bearer $SECRET" "$(nginx_saw 'GET /v1/h2')"
+# An upstream that shows the credential back (nginx's /v1/echo-auth: a header
+# and the body): the sandbox gets it masked byte for byte, both protocols
+# (from g2: g1's requests here are counted against its rate below).
+mask=$(printf '%*s' ${#SECRET} '' | tr ' ' '*')
+for v in --http1.1 --http2; do
+	out=$(gcurl g2 "$v" -i -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/echo-auth)
+	has "an upstream that echoes the credential ($v): the body's secret masked" \
+		"auth=Bearer $mask" "$out"
+	has "... and the header's" "Bearer $mask" "$(grep -i '^x-echo:' <<<"$out")"
+	hasnt "... the secret in neither" "$SECRET" "$out"
+done
+has "... while nginx received the real secret" "auth=Bearer $SECRET" "$(nginx_saw 'GET /v1/echo-auth')"
 out=$(gcurl g1 --http1.1 -X POST --data-binary @/etc/os-release -H "Authorization: Bearer $PH" \
 	https://api.gw.dt.example/v1/post)
 has "curl POST with a body" '"method":"POST"' "$out"

@@ -78,6 +78,8 @@ gw_upstreams_up() {
 			    access_log $GW_NGINX_LOG gw;
 			    default_type application/json;
 			    location / { return 200 '{"host":"\$host","path":"\$uri","proto":"\$server_protocol","method":"\$request_method"}\n'; }
+			    # an upstream that shows the request's credential back (gw_api: masked)
+			    location = /v1/echo-auth { add_header X-Echo "\$http_authorization" always; return 200 'auth=\$http_authorization\n'; }
 			  }
 			NGINX
 		done

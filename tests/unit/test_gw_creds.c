@@ -98,6 +98,9 @@ static void file_ok(const char *data, size_t len, const char *want)
 	assert_non_null(g);
 	assert_int_equal(g->value_len, strlen(want));
 	assert_memory_equal(g->value, want, g->value_len);
+	/* the secret's own bytes inside the value: after "Bearer " (netd/gw/scrub.h) */
+	assert_int_equal(g->secret_off, 7);
+	assert_int_equal(g->secret_len, g->value_len - 7);
 	gw_creds_free(cs);
 }
 

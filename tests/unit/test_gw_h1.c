@@ -28,7 +28,8 @@
 
 static const struct gw_cred creds[] = {
 	{ .name = "openai", .header = "Authorization", .placeholder = PH,
-	  .value = (const uint8_t *)SECRET, .value_len = sizeof(SECRET) - 1 },
+	  .value = (const uint8_t *)SECRET, .value_len = sizeof(SECRET) - 1,
+	  .secret_off = 7, .secret_len = sizeof(SECRET) - 1 - 7 },	/* "sk-real-..." */
 };
 static const char *const paths[] = { "/v1/*" };
 
@@ -198,6 +199,50 @@ static void test_rewrite(void **state)
 	assert_int_equal(t->upstream_len, 0);
 	assert_non_null(strstr(t->client, "HTTP/1.1 421 Misdirected Request\r\n"));
 	stop(t);
+}
+
+/*
+ * An upstream that echoes the secret (a header, a body), its bytes cut
+ * anywhere: the client gets it masked, the framing and record intact; the
+ * end of an event of a streamed answer leaves at once.
+ */
+static void test_echo_masked(void **state)
+{
+	static const char body[] = "{\"auth\":\"" SECRET "\"}";
+	char resp[512], want[512], *m;
+	size_t len;
+
+	(void)state;
+	len = (size_t)snprintf(resp, sizeof(resp), "HTTP/1.1 200 OK\r\nX-Echo: %s\r\n"
+			       "Content-Length: %zu\r\n\r\n%s", SECRET, strlen(body), body);
+	memcpy(want, resp, len + 1);
+	for (m = strstr(want, "sk-real"); m; m = strstr(m, "sk-real"))
+		memset(m, '*', strlen("sk-real-secret-0123456789"));
+	for (size_t step = 1; step <= len; step += step < 8 ? 1 : 13) {
+		struct harness *t = start();
+
+		cl(t, GET, 1);
+		for (size_t at = 0; at < len; at += step)
+			gw_h1_from_upstream(t->h, (const uint8_t *)resp + at,
+					    len - at < step ? len - at : step, 2);
+		assert_string_equal(t->client, want);
+		assert_int_equal(t->n_recs, 1);
+		assert_int_equal(t->recs[0].status, 200);
+		assert_int_equal(t->recs[0].resp_bytes, len);
+		stop(t);
+	}
+	/* a stream of events: each whole one is out before the next comes */
+	{
+		struct harness *t = start();
+
+		cl(t, GET, 1);
+		up(t, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", 2);
+		up(t, "11\r\ndata: {\"t\":\"s\"}\n\n\r\n", 3);
+		assert_non_null(strstr(t->client, "data: {\"t\":\"s\"}\n\n\r\n"));
+		up(t, "0\r\n\r\n", 4);
+		assert_int_equal(t->n_recs, 1);
+		stop(t);
+	}
 }
 
 static void test_pipeline_order(void **state)
@@ -709,6 +754,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_forward_and_record),
 		cmocka_unit_test(test_rewrite),
+		cmocka_unit_test(test_echo_masked),
 		cmocka_unit_test(test_pipeline_order),
 		cmocka_unit_test(test_pipeline_bound),
 		cmocka_unit_test(test_chunked),

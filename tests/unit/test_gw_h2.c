@@ -55,7 +55,7 @@ static void bytes_add(struct bytes *b, const uint8_t *p, size_t n)
 
 struct cl_stream {		/* what the sandbox got on one stream */
 	unsigned int status;
-	char reason[64], retry_after[16], ctype[64];
+	char reason[64], retry_after[16], ctype[64], echo[64];
 	struct bytes body;
 	unsigned int chunks;
 	bool closed;
@@ -151,6 +151,8 @@ static int cl_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
 		snprintf(c->retry_after, sizeof(c->retry_after), "%s", value);
 	else if (!strcmp((const char *)name, "content-type"))
 		snprintf(c->ctype, sizeof(c->ctype), "%s", value);
+	else if (!strcmp((const char *)name, "x-echo"))
+		snprintf(c->echo, sizeof(c->echo), "%s", value);
 	return 0;
 }
 
@@ -225,11 +227,20 @@ static void us_respond(nghttp2_session *s, int32_t sid)
 	nghttp2_nv nva[] = {
 		{ (uint8_t *)":status", (uint8_t *)"200", 7, 3, 0 },
 		{ (uint8_t *)"content-type", (uint8_t *)"text/plain", 12, 10, 0 },
+		{ (uint8_t *)"x-echo", (uint8_t *)u->auth, 6, strlen(u->auth), 0 },
 	};
 	nghttp2_data_provider dp = { .read_callback = us_read };
 
 	if (u->hang)
 		return;
+	if (!strcmp(u->path, "/v1/echo-auth")) {
+		/* an upstream that shows the request's credential back, header and body */
+		bytes_add(&u->out, (const uint8_t *)"auth=", 5);
+		bytes_add(&u->out, (const uint8_t *)u->auth, strlen(u->auth));
+		u->out_eof = true;
+		assert_int_equal(nghttp2_submit_response(s, sid, nva, 3, &dp), 0);
+		return;
+	}
 	if (!strcmp(u->path, "/echo")) {
 		bytes_add(&u->out, u->body.p ? u->body.p : (const uint8_t *)"", u->body.len);
 		u->out_eof = true;
@@ -313,6 +324,7 @@ static struct world *world_new(const char *sni, bool cred_here, bool manual_clie
 				    .placeholder = PLACEHOLDER,
 				    .value = cred_here ? (const uint8_t *)SECRET : NULL,
 				    .value_len = cred_here ? strlen(SECRET) : 0,
+				    .secret_off = 7, .secret_len = cred_here ? strlen(SECRET) - 7 : 0,
 				    .hosts = cred_hosts, .n_hosts = 1 };
 	w->ctx = (struct gw_req_ctx){ .sni = sni, .sandbox = "sb1", .policy = "p.yaml",
 				      .rule = 2, .paths = paths,
@@ -522,6 +534,24 @@ static void test_credential_rewritten(void **state)
 	assert_string_equal(w->ups[1].auth, SECRET);	/* the whole value replaced */
 	assert_string_equal(record_of(w, sid)->credential, "openai");
 	world_free(w);	/* and checks no byte to the client held it */
+}
+
+/* An upstream that echoes the secret: the sandbox gets it masked, in the header and the body. */
+static void test_echo_masked(void **state)
+{
+	struct world *w = world_new(SNI, true, false);
+	int32_t sid = request(w, "GET", SNI, "/v1/echo-auth", "Bearer " PLACEHOLDER, NULL);
+
+	(void)state;
+	pump(w);
+	assert_string_equal(w->ups[1].auth, SECRET);
+	assert_int_equal(w->cs[sid].status, 200);
+	assert_string_equal(w->cs[sid].echo, "Bearer *********************");
+	assert_int_equal(w->cs[sid].body.len, strlen("auth=" SECRET));
+	assert_memory_equal(w->cs[sid].body.p, "auth=Bearer *********************",
+			    strlen("auth=" SECRET));
+	assert_true(w->cs[sid].closed);
+	world_free(w);
 }
 
 static void test_credential_misdirected(void **state)
@@ -816,6 +846,7 @@ int main(void)
 		cmocka_unit_test(test_bytes_continuation),
 		cmocka_unit_test(test_post_body),
 		cmocka_unit_test(test_credential_rewritten),
+		cmocka_unit_test(test_echo_masked),
 		cmocka_unit_test(test_credential_misdirected),
 		cmocka_unit_test(test_misdirected_authority),
 		cmocka_unit_test(test_request_checks),

@@ -61,6 +61,9 @@ static void cred_fill(struct gw_cred *c, const char *name, const char *value,
 	if (value) {
 		c->value = (const uint8_t *)xstrdup(value);
 		c->value_len = strlen(value);
+		/* "Bearer X": the secret is X */
+		c->secret_off = strncmp(value, "Bearer ", 7) == 0 ? 7 : 0;
+		c->secret_len = c->value_len - c->secret_off;
 	}
 }
 
@@ -130,6 +133,8 @@ static void verdict_eq(const struct gw_ipc_verdict *a, const struct gw_ipc_verdi
 		for (size_t k = 0; k < x->n_hosts; k++)
 			assert_string_equal(x->hosts[k], y->hosts[k]);
 		assert_int_equal(x->value_len, y->value_len);
+		assert_int_equal(x->secret_off, y->secret_off);
+		assert_int_equal(x->secret_len, y->secret_len);
 		if (!x->value || !y->value)
 			assert_ptr_equal(x->value, y->value);
 		else
@@ -406,8 +411,9 @@ static void test_config_http_roundtrip(void **state)
 static void test_rotate(void **state)
 {
 	struct gw_cred in[2] = {
-		{ .name = "openai", .value = (const uint8_t *)"Bearer sk-new-1", .value_len = 15 },
-		{ .name = "search", .value = (const uint8_t *)"k2", .value_len = 2 },
+		{ .name = "openai", .value = (const uint8_t *)"Bearer sk-new-1", .value_len = 15,
+		  .secret_off = 7, .secret_len = 8 },
+		{ .name = "search", .value = (const uint8_t *)"k2", .value_len = 2, .secret_len = 2 },
 	};
 	struct gw_ipc_rotate r = { .creds = in, .n_creds = 2 }, out;
 	char *msg;
@@ -422,7 +428,10 @@ static void test_rotate(void **state)
 	assert_string_equal(out.creds[0].name, "openai");
 	assert_int_equal(out.creds[0].value_len, 15);
 	assert_memory_equal(out.creds[0].value, "Bearer sk-new-1", 15);
+	assert_int_equal(out.creds[0].secret_off, 7);
+	assert_int_equal(out.creds[0].secret_len, 8);
 	assert_memory_equal(out.creds[1].value, "k2", 2);
+	assert_int_equal(out.creds[1].secret_len, 2);
 	gw_ipc_rotate_clear(&out);
 	assert_null(out.creds);
 	json_decref(root);
@@ -433,6 +442,11 @@ static void test_rotate(void **state)
 		"{\"t\":\"rotate\",\"creds\":[{\"value\":\"x\"}]}",
 		"{\"t\":\"rotate\",\"creds\":[{\"name\":\"a\",\"value\":\"\"}]}",
 		"{\"t\":\"rotate\",\"creds\":{}}",
+		/* the secret's span outside the value, or not two numbers */
+		"{\"t\":\"rotate\",\"creds\":[{\"name\":\"a\",\"value\":\"xy\",\"secret\":[1,2]}]}",
+		"{\"t\":\"rotate\",\"creds\":[{\"name\":\"a\",\"value\":\"xy\",\"secret\":[-1,1]}]}",
+		"{\"t\":\"rotate\",\"creds\":[{\"name\":\"a\",\"value\":\"xy\",\"secret\":[0]}]}",
+		"{\"t\":\"rotate\",\"creds\":[{\"name\":\"a\",\"value\":\"xy\",\"secret\":\"0,2\"}]}",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(gw_ipc_type(bad[i], strlen(bad[i]), &root), GW_IPC_ROTATE);
