@@ -7,9 +7,10 @@
  * credential's value; bit 1: path rules; bit 2: a rate), then records of
  * [op, len, len bytes]: op & 3 = 0 client bytes, 1 upstream bytes, 2
  * client EOF, 3 upstream EOF / 502 / 504 (by op >> 2).
- * Beyond the sanitizers: no secret ever reaches the client unless the
- * upstream sent it; a secret reaches the upstream only whole, as the value
- * of its credential's header line, in a request whose Host is that
+ * Beyond the sanitizers: the connection's secret never reaches the client
+ * whole, even when the upstream echoes it (masked: netd/gw/scrub.h), the
+ * other credential's only if the upstream sent it; a secret reaches the
+ * upstream only whole, as the value of its credential's header line, in a request whose Host is that
  * credential's host (so a placeholder in any other header, or toward
  * another host, is never rewritten), and never the other credential's
  * secret; nothing is sent after GW_H1_DONE; statuses are 0 or 100-599;
@@ -162,10 +163,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ctx.sni = "api.github.com";
 		creds[1].value = (const uint8_t *)SECRET_B;
 		creds[1].value_len = strlen(SECRET_B);
+		creds[1].secret_off = 6;	/* after "token " */
+		creds[1].secret_len = strlen(SECRET_B) - 6;
 	} else {
 		ctx.sni = "api.openai.com";
 		creds[0].value = (const uint8_t *)SECRET_A;
 		creds[0].value_len = strlen(SECRET_A);
+		creds[0].secret_off = 7;	/* after "Bearer " */
+		creds[0].secret_len = strlen(SECRET_A) - 7;
 	}
 	if (data[0] & 2) {
 		ctx.paths = paths;
@@ -222,7 +227,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	gw_h1_client_eof(f.h, now);
 	gw_h1_upstream_error(f.h, 502, "upstream-failure", now);
 
-	/* the secrets never toward the client (unless the upstream itself sent one) */
+	/*
+	 * The connection's secret never toward the client whole, not even when
+	 * the upstream echoes it (netd/gw/scrub.h; unless the client sent it
+	 * itself); the other one it never had (an upstream that sends it knew it).
+	 */
+	{
+		const char *own = github ? &SECRET_B[6] : &SECRET_A[7];
+
+		if (!has(&f.client_in, own) && has(&f.client_out, own))
+			abort();
+	}
 	if (!has(&f.upstream_in, SECRET_A) && has(&f.client_out, SECRET_A))
 		abort();
 	if (!has(&f.upstream_in, SECRET_B) && has(&f.client_out, SECRET_B))
