@@ -11,8 +11,20 @@
  *     iifname @sandbox_ifs meta l4proto tcp ip saddr . ip daddr . tcp dport @gw4
  *         ct mark set ip saddr map @sb_mark4 redirect to :GW_PORT
  *     (chained attachments: ip saddr @chained_src4 instead of the interface)
- *   input:  meta l4proto tcp th dport GW_PORT ct status dnat iifname @sandbox_ifs accept
+ *   input:  the egress quota (limits.egress_bytes) of a steered connection:
+ *             tcp dport GW_PORT ct status dnat ct mark @sb_gwq_cut
+ *                 ct mark objref map @sb_quota drop                   (on_exceed: cut)
+ *             tcp dport GW_PORT ct status dnat ct mark != @sb_gwq_cut
+ *                 ct mark objref map @sb_quota ct state new drop      (on_exceed: finish)
+ *           then meta l4proto tcp th dport GW_PORT ct status dnat iifname @sandbox_ifs accept
  *           (chained_in likewise), and from anything but a sandbox or lo: drop
+ *
+ * A steered connection never reaches forward, where a sandbox's quota rule
+ * counts what it sends (fw/pchain.c pc_quota()), so its packets to the
+ * gateway are counted here, by the same quota object, each once: a
+ * sandbox whose policy cuts has its mark in sb_gwq_cut (fw/sandbox.c, with
+ * its sb_quota element), every other one meets the second rule; a sandbox
+ * without a quota has no sb_quota element and matches neither.
  *
  * Not here: a gateway pin is never an element of pin4/6, so a steered
  * connection never reaches forward: with the gateway down it is refused
@@ -30,6 +42,8 @@
 
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_conntrack_common.h>
+
+#include "common/reason.h"
 
 static bool gw_on(const struct bt *bt)
 {
@@ -71,12 +85,35 @@ size_t fkey_pin_of(uint8_t *out, const struct addr *src, const struct pin *p)
 	return p->gateway ? fkey_gw(out, src, p) : fkey_pin(out, src, p);
 }
 
+void setdef_gwq_cut(struct setdef *d)
+{
+	setdef_plain(d, "sb_gwq_cut", TYPE_MARK, 4, 0);
+	d->key_byteorder = BYTEORDER_HOST_ENDIAN;
+	d->size = FW_MARK_SET_SIZE;
+}
+
+void render_gw_quota_mode(struct bt *bt, uint32_t mark, bool cut)
+{
+	struct setdef d;
+
+	if (!gw_on(bt) || !mark)
+		return;
+	setdef_gwq_cut(&d);
+	if (cut)
+		elem_add1(bt, d.name, elem_new(&mark, sizeof(mark)));
+	else	/* created-then-deleted: there or not */
+		elem_remove(bt, d.name, &mark, sizeof(mark), NULL);
+}
+
 void render_gw_sets(struct bt *bt)
 {
 	struct setdef d;
 
 	if (!gw_on(bt))
 		return;
+	/* Its elements come and go with the sandboxes' sb_quota elements. */
+	setdef_gwq_cut(&d);
+	bt_set(bt, NFT_MSG_NEWSET, &d);
 	/* Kept across a restart with their elements, as pin4/6 are. */
 	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
 		setdef_gw(&d, f);
@@ -147,18 +184,48 @@ static void fm_ct_dnat(struct rb *rb)
 	fx_cmp(rb, NFT_REG_1, NFT_CMP_NEQ, &zero, 4);
 }
 
+/* The steered connection's port, after netd's own redirect: the head of each rule below. */
+static void fm_gw_steered(struct rb *rb, const struct bt *bt)
+{
+	fm_l4proto(rb, IPPROTO_TCP);
+	fm_dport(rb, bt->rc->gw_port);
+	fm_ct_dnat(rb);
+}
+
+/* The quota of what a sandbox sends to the gateway (the head comment): cut, then finish. */
+static void gw_quota(struct bt *bt)
+{
+	struct setdef q, cut;
+	struct rb rb;
+
+	setdef_quota_map(&q);
+	setdef_gwq_cut(&cut);
+	for (int finish = 0; finish < 2; finish++) {
+		rb_init(&rb, bt->rc, "input");
+		fm_gw_steered(&rb, bt);
+		fx_ct_mark_key(&rb);
+		fx_lookup(&rb, cut.name, NFT_REG_1, -1, finish);
+		fx_objref_map(&rb, NFT_REG_1, q.name);
+		if (finish)
+			fm_ct_new(&rb);
+		fx_counter(&rb);
+		fx_deny_log(&rb, bt->rc, reason_deny_name(REASON_DENY_QUOTA));
+		fx_verdict(&rb, NF_DROP);
+		bt_rule(bt, &rb);
+	}
+}
+
 void render_gw_input(struct bt *bt, size_t n_fams)
 {
 	struct rb rb;
 
 	if (!gw_on(bt))
 		return;
+	gw_quota(bt);
 	for (size_t i = 0; i < n_fams; i++) {
 		rb_init(&rb, bt->rc, "input");
 		fm_nfproto(&rb, fw_fams[i].nfproto);
-		fm_l4proto(&rb, IPPROTO_TCP);
-		fm_dport(&rb, bt->rc->gw_port);
-		fm_ct_dnat(&rb);
+		fm_gw_steered(&rb, bt);
 		fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
 		fx_verdict(&rb, NF_ACCEPT);
 		bt_rule(bt, &rb);
@@ -172,9 +239,7 @@ void render_gw_chained_in(struct bt *bt)
 	if (!gw_on(bt))
 		return;
 	rb_init(&rb, bt->rc, "chained_in");
-	fm_l4proto(&rb, IPPROTO_TCP);
-	fm_dport(&rb, bt->rc->gw_port);
-	fm_ct_dnat(&rb);
+	fm_gw_steered(&rb, bt);
 	fx_verdict(&rb, NF_ACCEPT);
 	bt_rule(bt, &rb);
 }

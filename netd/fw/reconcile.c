@@ -30,7 +30,7 @@ enum found_kind {
 	FOUND_CONNSET,	/* ce-/ca-POLICY-N: a policy chain's conn-limit set */
 	FOUND_OLDSET,	/* sb-NAME-pin4/cidr4/...: a per-sandbox set of an older netd */
 	FOUND_QUOTA,	/* q-NAME: owner = the sandbox */
-	FOUND_GWSET,	/* gw4/gw6: the gateway pins (removed when there is no gateway now) */
+	FOUND_GWSET,	/* gw4/gw6, sb_gwq_cut: the gateway's (removed when there is none now) */
 	FOUND_RETIRED,	/* a base set an older netd had and this one has not (retired[]): removed */
 };
 
@@ -81,7 +81,8 @@ static void dump_note(struct dump_list *l, const char *table, const char *obj, c
 	if (what == 'q' && strncmp(obj, "q-", 2) == 0) {
 		kind = FOUND_QUOTA;
 		k = n - 2;
-	} else if (what == 's' && (strcmp(obj, "gw4") == 0 || strcmp(obj, "gw6") == 0)) {
+	} else if (what == 's' && (strcmp(obj, "gw4") == 0 || strcmp(obj, "gw6") == 0 ||
+				   strcmp(obj, "sb_gwq_cut") == 0)) {
 		kind = FOUND_GWSET;
 		k = 0;	/* a base set: no owner */
 	} else if (what == 's' && is_retired(obj)) {

@@ -405,6 +405,14 @@ size_t fkey_pin_of(uint8_t *out, const struct addr *src, const struct pin *p);
  * render_gw_sets() - with the base sets: gw4/6, created or kept with their elements.
  */
 void render_gw_sets(struct bt *bt);
+/* setdef_gwq_cut() - sb_gwq_cut: the marks of quota'd sandboxes whose policy cuts (gwsteer.c). */
+void setdef_gwq_cut(struct setdef *d);
+/*
+ * render_gw_quota_mode() - sandbox mark @mark in sb_gwq_cut if @cut (its
+ * policy has a quota and cuts), else not (removed if there); nothing
+ * without a gateway.
+ */
+void render_gw_quota_mode(struct bt *bt, uint32_t mark, bool cut);
 /* render_gw_nat() - prerouting_nat, after the DNS redirects: steered connections of @n_fams families. */
 void render_gw_nat(struct bt *bt, size_t n_fams);
 /* render_gw_input() - input's head: a steered connection from a sandbox interface to the port, accepted. */

@@ -327,15 +327,18 @@ void render_quota_remove(struct bt *bt, const char *name, const uint32_t marks[2
 	/* The object exists for the elements' creates; they go first, then it. */
 	bt_quota(bt, NFT_MSG_NEWOBJ, name, 1);
 	for (int i = 0; i < 2; i++)
-		if (marks[i] && (i == 0 || marks[1] != marks[0]))
+		if (marks[i] && (i == 0 || marks[1] != marks[0])) {
+			render_gw_quota_mode(bt, marks[i], false);
 			elem_remove_data(bt, d.name, elem_new_obj(&marks[i], 4, qname), &marks[i], 4);
+		}
 	bt_quota(bt, NFT_MSG_DELOBJ, name, 0);
 }
 
 /*
  * What the policy chain reads of the sandbox: its marks by source address,
  * and its quota object and the sb_quota element naming it (a reload that
- * dropped the quota: both removed).
+ * dropped the quota: both removed), and its sb_gwq_cut element for the
+ * gateway's quota rules.
  */
 static void sb_objects(struct bt *bt, const struct sb_arg *a)
 {
@@ -365,6 +368,8 @@ static void sb_objects(struct bt *bt, const struct sb_arg *a)
 	bt_quota(bt, NFT_MSG_NEWOBJ, sb->name, a->pol->egress_bytes);
 	setdef_quota_map(&d);
 	elem_add1(bt, d.name, elem_new_obj(&mark, sizeof(mark), qname));
+	/* The same quota on what it sends to the gateway, cut or finish (gwsteer.c). */
+	render_gw_quota_mode(bt, mark, a->pol->quota_cut);
 }
 
 /*

@@ -80,9 +80,18 @@ gw_upstreams_up() {
 			    location / { return 200 '{"host":"\$host","path":"\$uri","proto":"\$server_protocol","method":"\$request_method"}\n'; }
 			    # an upstream that shows the request's credential back (gw_api: masked)
 			    location = /v1/echo-auth { add_header X-Echo "\$http_authorization" always; return 200 'auth=\$http_authorization\n'; }
+			    # the whole body read before the answer (proxy_request_buffering; gw_quota)
+			    location = /v1/upload { proxy_pass http://127.0.0.1:8099/; }
 			  }
 			NGINX
 		done
+		cat <<-NGINX
+		  server {
+		    listen 127.0.0.1:8099;
+		    access_log off;
+		    location / { return 200 'stored \$content_length\n'; }
+		  }
+		NGINX
 		echo "}"
 	} >"$d/nginx.conf"
 	: >"$GW_NGINX_LOG"
