@@ -30,17 +30,8 @@ for m in finish cut none; do
 	} >"$WORLD_DIR/policies/gq-$m.yaml"
 done
 NETD_POLICIES=$WORLD_DIR/policies
-CONF="$(gw_gateway_yaml; cat <<-YAML
-credentials:
-  api:
-    header: Authorization
-    format: "Bearer {secret}"
-    placeholder: $PH
-    hosts: [api.gw.dt.example]
-    value: sk-quota-test-0123456789
-audit: { conn_update_interval: 0 }
-YAML
-)"
+CONF="$(gw_gateway_yaml; gw_api_cred_yaml "$PH" "value: sk-quota-test-0123456789"
+	echo "audit: { conn_update_interval: 0 }")"
 netd_up "$CONF" || { echo "0 passed, 1 failed"; exit 1; }
 ok "sandbox create (finish)" sb_create q1 gq-finish
 ok "sandbox create (cut)" sb_create q2 gq-cut

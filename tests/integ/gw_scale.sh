@@ -35,16 +35,8 @@ egress:
     ports: [443]
 YAML
 NETD_POLICIES=$WORLD_DIR/policies
-netd_up "$(gw_gateway_yaml; cat <<-YAML
-credentials:
-  api:
-    header: Authorization
-    format: "Bearer {secret}"
-    placeholder: $PH
-    hosts: [api.gw.dt.example]
-    file: $WORLD_DIR/secrets/api
-YAML
-)" || { echo "0 passed, 1 failed"; exit 1; }
+netd_up "$(gw_gateway_yaml; gw_api_cred_yaml "$PH" "file: $WORLD_DIR/secrets/api")" ||
+	{ echo "0 passed, 1 failed"; exit 1; }
 netd ca export --out "$WORLD_DIR/netd-ca.pem" >/dev/null
 B=$WORLD_DIR/netd-ca.pem
 

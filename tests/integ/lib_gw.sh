@@ -120,6 +120,14 @@ gw_world_up() {
 	gw_upstreams_up || { echo "gateway upstreams did not start"; echo "0 passed, 1 failed"; exit 1; }
 }
 
+# gw_api_cred_yaml PLACEHOLDER SOURCE - netd.yaml's credentials: section with
+# one credential "api" for api.gw.dt.example ("Bearer {secret}" in
+# Authorization), its secret from SOURCE ("file: PATH" or "value: SECRET").
+gw_api_cred_yaml() {
+	printf 'credentials:\n  api:\n    header: Authorization\n    format: "Bearer {secret}"\n'
+	printf '    placeholder: %s\n    hosts: [api.gw.dt.example]\n    %s\n' "$1" "$2"
+}
+
 # gw_gateway_yaml [LINE...] - netd.yaml's gateway: section for these
 # upstreams (port 15443, the worker as nobody, the world's CA trusted for
 # upstreams), each LINE added under it (e.g. "connect_timeout: 2").
