@@ -96,24 +96,24 @@ trap restore EXIT
 printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$rc_d" >/dev/null
 "${sudo[@]}" chmod 755 "$rc_d"
 
+# enabled_units - the unit files enabled for the next boot, sorted.
+enabled_units() {
+	command -v systemctl >/dev/null || return 0
+	{ systemctl list-unit-files --state=enabled --no-legend --no-pager 2>/dev/null || true; } |
+		awk '{ print $1 }' | sort
+}
+before=$(enabled_units)
 apt=("${sudo[@]}" apt-get -q -o Dpkg::Use-Pty=0)
 "${apt[@]}" update -qq
 "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# The daemons among them are enabled for the next boot by their packages;
-# the tests start their own in private namespaces, so what this install
-# added is disabled again (a service that was installed before is left be).
-if command -v systemctl >/dev/null; then
-	for p in "${missing[@]}"; do
-		case $p in
-		knot) units=(knot.service) ;;
-		unbound) units=(unbound.service) ;;
-		iodine) units=(iodined.service) ;;
-		docker.io) units=(docker.service docker.socket) ;;
-		containerd) units=(containerd.service) ;;
-		ngtcp2-server) units=(ngtcp2d.service) ;;
-		*) continue ;;
-		esac
-		"${sudo[@]}" systemctl disable --quiet "${units[@]}" 2>/dev/null || true
-	done
+# The daemons among them (nginx, squid, prometheus, nfcapd, knot, unbound,
+# iodined, docker, containerd, podman's socket, ngtcp2d, and what they pull
+# in, cron among them) are enabled for the next boot by their packages;
+# the tests start their own in private namespaces, so every unit this
+# install enabled is disabled again (one enabled before is left be).
+mapfile -t added < <(comm -13 <(printf '%s\n' "$before") <(enabled_units) | grep -v '^$')
+if [ "${#added[@]}" -gt 0 ]; then
+	"${sudo[@]}" systemctl disable --quiet "${added[@]}" 2>/dev/null || true
+	echo "deps: disabled for the next boot, as the tests start their own: ${added[*]}"
 fi
 echo "deps: done"

@@ -45,6 +45,17 @@ want() { [ -z "$filter" ] || [[ "$1" == *"$filter"* ]]; }
 passed=0
 failed=0
 failures=()
+# A chroot (this process's root is not init's, or init's cannot be read): the
+# kernel refuses user namespaces in one, which the rootless tests and the
+# container runtimes (runc) need; they will fail, and this says why.
+chroot_note=""
+if [ "$(id -u)" = 0 ] &&
+	[ "$(stat -c %d:%i / 2>/dev/null)" != "$(stat -c %d:%i /proc/1/root/. 2>/dev/null)" ]; then
+	chroot_note="this is a chroot: the kernel refuses user namespaces here, so the rootless
+tests (test_userns_link, kernel_box) and the container runtimes' (cni_containerd,
+cni_docker, docker_driver) fail; enter the root with unshare -m and pivot_root instead"
+	echo "tests/run.sh: $chroot_note" >&2
+fi
 
 # count OUTPUT_FILE NAME RC: add the script's own "N passed, N failed" line,
 # or count the script as one test by its exit code.
@@ -209,6 +220,7 @@ fi
 echo
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "failed: ${failures[*]}"
+	[ -z "$chroot_note" ] || echo "($chroot_note)"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
