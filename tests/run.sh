@@ -45,11 +45,11 @@ want() { [ -z "$filter" ] || [[ "$1" == *"$filter"* ]]; }
 passed=0
 failed=0
 failures=()
-# A chroot (this process's root is not init's, or init's cannot be read): the
-# kernel refuses user namespaces in one, which the rootless tests and the
-# container runtimes (runc) need; they will fail, and this says why.
+# No user namespace for root, whose root is not init's (or init's cannot be
+# read): a chroot, in which the kernel refuses them; the rootless tests and
+# the container runtimes (runc) need them and will fail: this says why.
 chroot_note=""
-if [ "$(id -u)" = 0 ] &&
+if [ "$(id -u)" = 0 ] && ! unshare -U true 2>/dev/null &&
 	[ "$(stat -c %d:%i / 2>/dev/null)" != "$(stat -c %d:%i /proc/1/root/. 2>/dev/null)" ]; then
 	chroot_note="this is a chroot: the kernel refuses user namespaces here, so the rootless
 tests (test_userns_link, kernel_box) and the container runtimes' (cni_containerd,
