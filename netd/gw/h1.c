@@ -207,23 +207,24 @@ static bool out_client(struct gw_h1 *h, const void *buf, size_t len, uint64_t no
 	return true;
 }
 
+/* gw_scrub_pass()'s way out: the ops' to_client (out_client() judges the result). */
+static int scrub_emit(void *arg, const uint8_t *p, size_t n)
+{
+	struct gw_h1 *h = arg;
+
+	return h->ops->to_client(h->user, p, n);
+}
+
 /* The upstream's bytes to the client, a secret in them masked; @end: its message ends. */
 static bool up_out(struct gw_h1 *h, const uint8_t *buf, size_t len, bool end, uint64_t now_ns)
 {
-	size_t room = gw_scrub_room(&h->scrub, len), n;
-	uint8_t *out;
-	bool ok;
-
-	if (h->done || !room || (!h->scrub.n_hold && !gw_scrub_any(h->ctx)))
-		return out_client(h, buf, len, now_ns);
-	if (!(out = malloc(room))) {
+	if (h->done)
+		return false;
+	if (gw_scrub_pass(&h->scrub, h->ctx, buf, len, end, scrub_emit, h) < 0) {
 		finish(h, now_ns, reason_gw_name(REASON_GW_INTERNAL));
 		return false;
 	}
-	n = gw_scrub_run(&h->scrub, h->ctx, buf, len, end, out);
-	ok = out_client(h, out, n, now_ns);
-	free(out);
-	return ok;
+	return true;
 }
 
 static bool out_upstream(struct gw_h1 *h, const void *buf, size_t len, uint64_t now_ns)

@@ -121,8 +121,9 @@ size_t gw_scrub_run(struct gw_scrub *s, const struct gw_req_ctx *ctx, const uint
 	return total - keep;
 }
 
-int gw_scrub_body_add(struct gw_scrub *s, const struct gw_req_ctx *ctx, struct gw_body *b,
-		      const uint8_t *data, size_t len, bool end)
+int gw_scrub_pass(struct gw_scrub *s, const struct gw_req_ctx *ctx, const uint8_t *in,
+		  size_t len, bool end, int (*emit)(void *arg, const uint8_t *p, size_t n),
+		  void *arg)
 {
 	size_t room = gw_scrub_room(s, len), n;
 	uint8_t *tmp;
@@ -130,13 +131,26 @@ int gw_scrub_body_add(struct gw_scrub *s, const struct gw_req_ctx *ctx, struct g
 
 	if (!room)
 		return 0;
+	if (!s->n_hold && !gw_scrub_any(ctx))
+		return emit(arg, in, len);
 	tmp = malloc(room);
 	if (!tmp)
 		return -ENOMEM;
-	n = gw_scrub_run(s, ctx, data, len, end, tmp);
-	r = n ? gw_body_add(b, tmp, n) : 0;
+	n = gw_scrub_run(s, ctx, in, len, end, tmp);
+	r = n ? emit(arg, tmp, n) : 0;
 	free(tmp);
 	return r;
+}
+
+static int body_emit(void *arg, const uint8_t *p, size_t n)
+{
+	return gw_body_add(arg, p, n);
+}
+
+int gw_scrub_body_add(struct gw_scrub *s, const struct gw_req_ctx *ctx, struct gw_body *b,
+		      const uint8_t *data, size_t len, bool end)
+{
+	return gw_scrub_pass(s, ctx, data, len, end, body_emit, b);
 }
 
 size_t gw_scrub_hblock(const struct gw_req_ctx *ctx, struct gw_hblock *b)

@@ -64,8 +64,18 @@ size_t gw_scrub_run(struct gw_scrub *s, const struct gw_req_ctx *ctx, const uint
 		    size_t len, bool end, uint8_t *out);
 
 /*
- * gw_scrub_body_add() - gw_scrub_run() of @data into the end of @b (an
- * HTTP/2 response body).  Return: 0; -EMSGSIZE, -ENOMEM as gw_body_add().
+ * gw_scrub_pass() - gw_scrub_run() of @in, what it writes handed to
+ * @emit(@arg, bytes, n) (not called for none).  Without a secret to look
+ * for and nothing held, @in goes to @emit as it is, uncopied.  Return: 0;
+ * @emit's negative return; -ENOMEM.
+ */
+int gw_scrub_pass(struct gw_scrub *s, const struct gw_req_ctx *ctx, const uint8_t *in,
+		  size_t len, bool end, int (*emit)(void *arg, const uint8_t *p, size_t n),
+		  void *arg);
+
+/*
+ * gw_scrub_body_add() - gw_scrub_pass() into the end of @b (an HTTP/2
+ * response body).  Return: 0; -EMSGSIZE, -ENOMEM as gw_body_add().
  */
 int gw_scrub_body_add(struct gw_scrub *s, const struct gw_req_ctx *ctx, struct gw_body *b,
 		      const uint8_t *data, size_t len, bool end);

@@ -165,6 +165,35 @@ static void test_body_add(void **state)
 	gw_scrub_free(&s);
 }
 
+static const uint8_t *emitted;
+static size_t emitted_len;
+
+static int note_emit(void *arg, const uint8_t *p, size_t n)
+{
+	(void)arg;
+	emitted = p;
+	emitted_len = n;
+	return 0;
+}
+
+/* No secret to look for and nothing held: the bytes go out as they are, uncopied. */
+static void test_pass_uncopied(void **state)
+{
+	static const struct gw_req_ctx none = { .sni = "x", .creds = &creds[2], .n_creds = 1 };
+	static const uint8_t body[] = "data: " S1 "\n\n";
+	struct gw_scrub s = { 0 };
+
+	(void)state;
+	assert_false(gw_scrub_any(&none));
+	assert_int_equal(gw_scrub_pass(&s, &none, body, sizeof(body) - 1, false, note_emit, NULL), 0);
+	assert_ptr_equal(emitted, body);
+	assert_int_equal(emitted_len, sizeof(body) - 1);
+	/* with a secret: a masked copy */
+	assert_int_equal(gw_scrub_pass(&s, &ctx, body, sizeof(body) - 1, false, note_emit, NULL), 0);
+	assert_ptr_not_equal(emitted, body);
+	gw_scrub_free(&s);
+}
+
 /* A span outside the value, or no value: nothing looked for. */
 static void test_secret_span(void **state)
 {
@@ -196,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_hold_only_prefix),
 		cmocka_unit_test(test_hblock),
 		cmocka_unit_test(test_body_add),
+		cmocka_unit_test(test_pass_uncopied),
 		cmocka_unit_test(test_secret_span),
 	};
 
