@@ -325,7 +325,8 @@ static int rule_cb(const struct nlmsghdr *nlh, void *data)
 
 /*
  * Dump the rules of @chain through rule_cb(), into @rs's per-chain findings
- * (counted afresh; its settings - the port, want_goto, sandbox_raw - stay).
+ * (counted afresh; its settings - the port, want_goto - stay; sandbox_raw
+ * is whether @chain is that chain).
  * Return: 0; -errno.
  */
 static int chain_scan(struct fw *fw, const char *chain, struct rule_scan *rs)
@@ -337,6 +338,7 @@ static int chain_scan(struct fw *fw, const char *chain, struct rule_scan *rs)
 
 	rs->goto_ok = false;
 	rs->n_rules = rs->stray_accept = 0;
+	rs->sandbox_raw = strcmp(chain, "sandbox_raw") == 0;
 	if (!ru)
 		return -ENOMEM;
 	nftnl_rule_set_str(ru, NFTNL_RULE_TABLE, fw->rc.table);
@@ -367,9 +369,7 @@ int fw_base_check(struct fw *fw, struct fw_base_check *out)
 			 "prerouting_nat has no %s%s%s redirect of port 53 to :%u",
 			 rs.redir_udp ? "" : "UDP", !rs.redir_udp && !rs.redir_tcp ? "/" : "",
 			 rs.redir_tcp ? "" : "TCP", fw->rc.dns_port);
-	rs.sandbox_raw = true;
 	r = chain_scan(fw, "sandbox_raw", &rs);
-	rs.sandbox_raw = false;
 	if (r < 0)
 		snprintf(out->spoof, sizeof(out->spoof), "cannot read sandbox_raw: %s",
 			 strerror(-r));
