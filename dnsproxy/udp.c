@@ -345,39 +345,56 @@ static int udp_origin(struct msghdr *mh, const struct sockaddr_in6 *peer, struct
 	return 0;
 }
 
-/* udp_rounds() - read and answer what waits on @fd (@l: a gateway socket). */
-static void udp_rounds(struct proxy *p, int fd, struct listener *l)
-{
-	/*
-	 * recvmmsg(): up to PROXY_UDP_VLEN datagrams per system call.  A query
-	 * longer than PROXY_UDP_RX bytes is not a DNS query (one question, an
-	 * OPT record): it arrives truncated and is dropped.
-	 */
-	static uint8_t bufs[PROXY_UDP_VLEN][PROXY_UDP_RX];
-	static union {
+/*
+ * The receive side of udp_rounds(): PROXY_UDP_VLEN buffers and the headers
+ * recvmmsg() fills.  A query longer than PROXY_UDP_RX bytes is not a DNS
+ * query (one question, an OPT record): it arrives truncated and is dropped.
+ * One set for the process (the loop is single-threaded and a round ends
+ * before the next begins).
+ */
+static struct {
+	uint8_t bufs[PROXY_UDP_VLEN][PROXY_UDP_RX];
+	union {
 		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) + 64];
 		struct cmsghdr align;
 	} cbufs[PROXY_UDP_VLEN];
-	static struct sockaddr_in6 peers[PROXY_UDP_VLEN];
+	struct sockaddr_in6 peers[PROXY_UDP_VLEN];
 	struct mmsghdr msgs[PROXY_UDP_VLEN];
 	struct iovec iovs[PROXY_UDP_VLEN];
+	int armed;		/* msgs[0..armed) are ready for recvmmsg() */
+} rx;
 
+/*
+ * Make rx.msgs[0..@n) ready for the next recvmmsg() again: the kernel wrote
+ * the lengths and flags of those it filled and left the others as they
+ * were, so a round that read 3 datagrams costs 3 headers, not PROXY_UDP_VLEN.
+ */
+static void rx_arm(int n)
+{
+	for (int i = 0; i < n; i++) {
+		rx.iovs[i] = (struct iovec){ .iov_base = rx.bufs[i], .iov_len = sizeof(rx.bufs[i]) };
+		rx.msgs[i].msg_hdr = (struct msghdr){
+			.msg_name = &rx.peers[i],
+			.msg_namelen = sizeof(rx.peers[i]),
+			.msg_iov = &rx.iovs[i],
+			.msg_iovlen = 1,
+			.msg_control = rx.cbufs[i].buf,
+			.msg_controllen = sizeof(rx.cbufs[i].buf),
+		};
+		rx.msgs[i].msg_len = 0;
+	}
+}
+
+/* udp_rounds() - read and answer what waits on @fd (@l: a gateway socket). */
+static void udp_rounds(struct proxy *p, int fd, struct listener *l)
+{
+	if (rx.armed < PROXY_UDP_VLEN) {
+		rx_arm(PROXY_UDP_VLEN);
+		rx.armed = PROXY_UDP_VLEN;
+	}
 	for (int round = 0; round < PROXY_UDP_BATCH / PROXY_UDP_VLEN; round++) {
-		int got;
+		int got = recvmmsg(fd, rx.msgs, PROXY_UDP_VLEN, MSG_DONTWAIT, NULL);
 
-		for (int i = 0; i < PROXY_UDP_VLEN; i++) {
-			iovs[i] = (struct iovec){ .iov_base = bufs[i], .iov_len = sizeof(bufs[i]) };
-			msgs[i].msg_hdr = (struct msghdr){
-				.msg_name = &peers[i],
-				.msg_namelen = sizeof(peers[i]),
-				.msg_iov = &iovs[i],
-				.msg_iovlen = 1,
-				.msg_control = cbufs[i].buf,
-				.msg_controllen = sizeof(cbufs[i].buf),
-			};
-			msgs[i].msg_len = 0;
-		}
-		got = recvmmsg(fd, msgs, PROXY_UDP_VLEN, MSG_DONTWAIT, NULL);
 		if (got <= 0)
 			return;	/* EAGAIN, or an ICMP error queued on the socket */
 		p->tx.on = true;
@@ -386,12 +403,13 @@ static void udp_rounds(struct proxy *p, int fd, struct listener *l)
 		for (int i = 0; i < got; i++) {
 			struct origin o;
 
-			if (udp_origin(&msgs[i].msg_hdr, &peers[i], l, &o) < 0) {
+			if (udp_origin(&rx.msgs[i].msg_hdr, &rx.peers[i], l, &o) < 0) {
 				p->n_dropped++;
 				continue;
 			}
-			query_in(p, bufs[i], msgs[i].msg_len, &o);
+			query_in(p, rx.bufs[i], rx.msgs[i].msg_len, &o);
 		}
+		rx_arm(got);
 		p->tx.on = false;
 		p->round_ms = 0;
 		udp_flush(p);

@@ -27,6 +27,7 @@
 #define PINREG_MATCH      64		/* matching rules looked at per name */
 #define PINREG_MEMO       64		/* entries of the last give remembered */
 #define PINREG_FULL_EVERY_MS 1000	/* a whole sweep when full at most this often */
+#define PINREG_REPEAT     16		/* pins of a note that a repeat can match */
 
 struct ent;
 
@@ -69,6 +70,19 @@ struct pinreg {
 	const struct sbx *memo_sb;
 	struct ent *memo[PINREG_MEMO];
 	size_t n_memo;
+	/*
+	 * The last note, for note_repeat(): the same note again in the same
+	 * millisecond with nothing changed between (@epoch) would only restamp
+	 * what it stamped last.  A hot name is answered many times a millisecond.
+	 */
+	uint64_t epoch;		/* bumped by every call that may change an entry */
+	struct {
+		uint64_t epoch, ms;	/* r->epoch after it (0: none), its now_ms */
+		size_t n;
+		struct pin pins[PINREG_REPEAT];
+		char sandbox[SANDBOX_NAME_MAX + 1];
+		char qname[PINREG_QNAME_MAX + 1];
+	} last;
 };
 
 static uint32_t bucket_of(const struct sbx *s, const struct addr *a)
@@ -200,6 +214,8 @@ size_t pinreg_sweep(struct pinreg *r, uint64_t now_ms)
 {
 	size_t n = 0;
 
+	if (r)
+		r->epoch++;
 	for (uint32_t i = 0; r && i < PINREG_BUCKETS; i++)
 		n += bucket_sweep(r, i, now_ms);
 	return n;
@@ -353,6 +369,7 @@ int pinreg_give(struct pinreg *r, const char *sandbox, const struct pin *pins, s
 	s = sbx_get(r, sandbox);
 	if (!s)
 		return -ENOMEM;
+	r->epoch++;
 	r->busy = s;
 	r->gen++;
 	r->memo_sb = s;
@@ -389,6 +406,7 @@ static void each_of(struct pinreg *r, const char *sandbox,
 
 	if (!s)
 		return;
+	r->epoch++;
 	r->busy = s;
 	for (struct ent *e = s->first, *nx; e; e = nx) {
 		nx = e->sb_next;
@@ -482,6 +500,56 @@ static struct ent *memo_take(struct pinreg *r, const struct sbx *s, size_t *j, c
 	return e;
 }
 
+/* A note's share of the sweep: the next PINREG_SWEEP buckets. */
+static void note_sweep(struct pinreg *r, uint64_t now_ms)
+{
+	for (unsigned int k = 0; k < PINREG_SWEEP; k++)
+		bucket_sweep(r, r->sweep++ & (PINREG_BUCKETS - 1), now_ms);
+}
+
+/* Do @p and @q pin the same, for as long? */
+static bool pin_same(const struct pin *p, const struct pin *q)
+{
+	return p->proto == q->proto && p->port == q->port && p->gateway == q->gateway &&
+	       p->timeout_ms == q->timeout_ms && addr_equal(&p->addr, &q->addr);
+}
+
+/*
+ * Is this note the last one again, in its millisecond, with nothing changed
+ * since?  Then it would find every entry it names already named by @qname,
+ * stamped last and held past now (each expiry is now + a timeout that is
+ * the same): nothing to do.
+ */
+static bool note_repeat(const struct pinreg *r, const char *sandbox, const char *qname,
+			const struct pin *pins, size_t n, uint64_t now_ms)
+{
+	if (!pins || !r->last.epoch || r->last.epoch != r->epoch || r->last.ms != now_ms ||
+	    r->last.n != n || strcmp(r->last.qname, qname) != 0 ||
+	    strcmp(r->last.sandbox, sandbox) != 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!pin_same(&r->last.pins[i], &pins[i]))
+			return false;
+	return true;
+}
+
+/* Remember a note that succeeded, for note_repeat(); any other forgets the last. */
+static void note_keep(struct pinreg *r, const char *sandbox, const char *qname,
+		      const struct pin *pins, size_t n, uint64_t now_ms, int err)
+{
+	r->epoch++;
+	r->last.epoch = 0;
+	if (err || !pins || n > PINREG_REPEAT)
+		return;
+	r->last.epoch = r->epoch;
+	r->last.ms = now_ms;
+	r->last.n = n;
+	memcpy(r->last.pins, pins, n * sizeof(*pins));
+	/* Both lengths checked by note() (name_ok(), qname_ok()). */
+	memcpy(r->last.sandbox, sandbox, strlen(sandbox) + 1);
+	memcpy(r->last.qname, qname, strlen(qname) + 1);
+}
+
 /*
  * One answer's note: @pins[0..@n) pinned for @qname, or (@pins NULL)
  * @addrs[0..@n) named without a pin (protocol and port 0, lapsing now).
@@ -495,12 +563,15 @@ static int note(struct pinreg *r, const char *sandbox, const char *qname, const 
 
 	if (!r || !name_ok(sandbox) || !qname_ok(qname) || (n && !pins && !addrs))
 		return -EINVAL;
+	if (note_repeat(r, sandbox, qname, pins, n, now_ms)) {
+		note_sweep(r, now_ms);	/* never drops a live entry, so never one of the note's */
+		return 0;
+	}
 	s = sbx_get(r, sandbox);
 	if (!s)
 		return -ENOMEM;
 	r->busy = s;
-	for (unsigned int k = 0; k < PINREG_SWEEP; k++)
-		bucket_sweep(r, r->sweep++ & (PINREG_BUCKETS - 1), now_ms);
+	note_sweep(r, now_ms);
 	r->stamp++;
 	for (size_t i = 0; i < n && !err; i++) {
 		const struct pin p = pins ? pins[i] : (struct pin){ .addr = addrs[i] };
@@ -517,6 +588,7 @@ static int note(struct pinreg *r, const char *sandbox, const char *qname, const 
 	r->n_memo = 0;	/* one answer's */
 	r->busy = NULL;
 	sbx_release(r, s);
+	note_keep(r, sandbox, qname, pins, n, now_ms, err);
 	return err;
 }
 
@@ -655,6 +727,7 @@ void pinreg_drop(struct pinreg *r, const char *sandbox, const struct pinreg_cut 
 
 	if (!s || (n && !cut))
 		return;
+	r->epoch++;
 	r->busy = s;
 	for (size_t i = 0; i < n; i++) {
 		struct ent *e = find(r, bucket_of(s, &cut[i].addr), s, &cut[i].addr, cut[i].proto,

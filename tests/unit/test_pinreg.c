@@ -13,6 +13,9 @@
  * last name wins; forgotten with its sandbox.
  * And the seam: fw's give then the answer's note is one entry, a pin fw
  * still holds outlives its sandbox's forget until fw retains nothing.
+ * A note repeated in its millisecond (skipped: nothing would change) is
+ * never mistaken for one that would change something: another name, sandbox
+ * or timeout, or a forget, drop or other note between.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -557,6 +560,49 @@ static void test_last_name(void **state)
 	pinreg_free(m);
 }
 
+/* ---- a note repeated within its millisecond ------------------------------- */
+
+static void test_note_repeat(void **state)
+{
+	struct pinreg *m;
+	struct pin a = pin4("198.51.100.10", 443, 1000), a5 = pin4("198.51.100.10", 443, 5000);
+	const char *names[PINREG_NAMES_MAX];
+	struct pinreg_cut cut = { .addr = a.addr, .proto = IPPROTO_TCP, .port = 443 };
+
+	(void)state;
+	assert_int_equal(pinreg_new(&m), 0);
+	assert_int_equal(pinreg_note(m, "sb1", "pypi.org", &a, 1, 7), 0);
+	assert_int_equal(pinreg_note(m, "sb1", "pypi.org", &a, 1, 7), 0);
+	assert_int_equal(pinreg_count(m), 1);
+	/* Another note between: the repeat names the address last again. */
+	assert_int_equal(pinreg_note(m, "sb1", "mirror.example", &a, 1, 7), 0);
+	assert_string_equal(pinreg_last_name(m, "sb1", &a.addr), "mirror.example");
+	assert_int_equal(pinreg_note(m, "sb1", "pypi.org", &a, 1, 7), 0);
+	assert_string_equal(pinreg_last_name(m, "sb1", &a.addr), "pypi.org");
+	/* Another sandbox, the same everything else: its own entry. */
+	assert_int_equal(pinreg_note(m, "sb2", "pypi.org", &a, 1, 7), 0);
+	assert_int_equal(pinreg_count_of(m, "sb2"), 1);
+	assert_string_equal(pinreg_last_name(m, "sb2", &a.addr), "pypi.org");
+	/* A longer timeout is not a repeat: the names hold longer. */
+	assert_int_equal(pinreg_note(m, "sb2", "pypi.org", &a5, 1, 7), 0);
+	assert_int_equal(pinreg_names(m, "sb2", &a.addr, IPPROTO_TCP, 443, 3000, names), 1);
+	/* A drop between (a budget closed the rule): the repeat names it again. */
+	assert_int_equal(pinreg_note(m, "sb1", "pypi.org", &a, 1, 7), 0);
+	pinreg_drop(m, "sb1", &cut, 1);
+	assert_int_equal(pinreg_names(m, "sb1", &a.addr, IPPROTO_TCP, 443, 8, names), 0);
+	assert_int_equal(pinreg_note(m, "sb1", "pypi.org", &a, 1, 7), 0);
+	assert_int_equal(pinreg_names(m, "sb1", &a.addr, IPPROTO_TCP, 443, 8, names), 1);
+	/* A forget between (the sandbox deleted and made again): named again. */
+	pinreg_forget(m, "sb1");
+	assert_null(pinreg_last_name(m, "sb1", &a.addr));
+	assert_int_equal(pinreg_note(m, "sb1", "pypi.org", &a, 1, 7), 0);
+	assert_string_equal(pinreg_last_name(m, "sb1", &a.addr), "pypi.org");
+	/* The next millisecond is not a repeat: the expiry moves on. */
+	assert_int_equal(pinreg_note(m, "sb1", "pypi.org", &a, 1, 900), 0);
+	assert_int_equal(pinreg_names(m, "sb1", &a.addr, IPPROTO_TCP, 443, 1500, names), 1);
+	pinreg_free(m);
+}
+
 /* ---- the seam: fw's give, then the answer's note -------------------------- */
 
 static void test_give_then_note(void **state)
@@ -613,6 +659,7 @@ int main(void)
 		cmocka_unit_test(test_many_sandboxes),
 		cmocka_unit_test(test_last_name),
 		cmocka_unit_test(test_give_then_note),
+		cmocka_unit_test(test_note_repeat),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
