@@ -36,14 +36,14 @@ static void warn_never_pin(const char *file, const struct policy *p)
 
 			prefix_format(&p->rules[r].cidrs[c], pfx, sizeof(pfx));
 			for (size_t k = 0; k < n && k < 3; k++)
-				fprintf(stderr, "%s:%u: warning: egress[%zu].cidrs[%zu] %s opens %s "
-					"%s (%s), which no DNS answer can pin\n", file,
-					p->rules[r].line, r, c, pfx, e[k]->cidr, e[k]->what,
+				fprintf(stderr, "%s:%u:%u: warning: egress[%zu].cidrs[%zu] %s opens "
+					"%s %s (%s), which no DNS answer can pin\n", file,
+					p->rules[r].line, p->rules[r].col, r, c, pfx, e[k]->cidr, e[k]->what,
 					e[k]->source);
 			if (n > 3)
-				fprintf(stderr, "%s:%u: warning: egress[%zu].cidrs[%zu] %s opens %zu "
-					"more never-pin blocks (docs/security.md)\n", file,
-					p->rules[r].line, r, c, pfx, n - 3);
+				fprintf(stderr, "%s:%u:%u: warning: egress[%zu].cidrs[%zu] %s opens "
+					"%zu more never-pin blocks (docs/security.md)\n", file,
+					p->rules[r].line, p->rules[r].col, r, c, pfx, n - 3);
 		}
 }
 
@@ -123,6 +123,12 @@ static void warn_l7_gaps(const char *file, const struct policy *p)
 	free(g);
 }
 
+/*
+ * What `policy check` says a valid policy means (its excepts, DNS defences,
+ * limits) goes to stdout as notes, "FILE:LINE:COL: note: ...", the shape
+ * of the notes and warnings on stderr, so no line reads as an error.
+ */
+
 /* `policy check`: each rule's except list, and the excepts another rule undoes. */
 static void show_excepts(const char *file, const struct policy *p)
 {
@@ -131,7 +137,7 @@ static void show_excepts(const char *file, const struct policy *p)
 
 		if (!rule->n_excepts)
 			continue;
-		printf("%s:%u: egress[%zu]: except", file, rule->line, r);
+		printf("%s:%u:%u: note: egress[%zu]: except", file, rule->line, rule->col, r);
 		for (size_t e = 0; e < rule->n_excepts; e++)
 			printf("%s %s", e ? "," : "", rule->excepts[e]);
 		printf(" (denied by this rule though its wildcards match)\n");
@@ -139,9 +145,9 @@ static void show_excepts(const char *file, const struct policy *p)
 			uint16_t o[1];
 
 			if (policy_except_shadows(p, r, e, o, 1))
-				fprintf(stderr, "%s:%u: warning: egress[%zu].except[%zu] %s is still "
-					"allowed by egress[%u] (line %u)\n", file, rule->line, r, e,
-					rule->excepts[e], o[0], p->rules[o[0]].line);
+				fprintf(stderr, "%s:%u:%u: warning: egress[%zu].except[%zu] %s is "
+					"still allowed by egress[%u] (line %u)\n", file, rule->line,
+					rule->col, r, e, rule->excepts[e], o[0], p->rules[o[0]].line);
 		}
 	}
 }
@@ -276,8 +282,8 @@ static void show_dns(const char *file, const struct policy *p)
 				 budget_window_format(r->dns_window_s, w, sizeof(w)));
 		else
 			snprintf(budget, sizeof(budget), "no name budget");
-		printf("%s:%u: egress[%zu]: DNS tunnelling: %s, encoded names %s%s\n", file,
-		       r->line, i, budget, enc[r->dns_encoded % 3],
+		printf("%s:%u:%u: note: egress[%zu]: DNS tunnelling: %s, encoded names %s%s\n",
+		       file, r->line, r->col, i, budget, enc[r->dns_encoded % 3],
 		       r->dns_set ? "" : " (the defaults of a wildcard rule)");
 		for (size_t d = 0; r->dns_encoded == POLICY_ENCODED_REFUSE && d < r->n_domains; d++) {
 			const char *name = r->domains[d][0] == '*' ? r->domains[d] + 2 : r->domains[d];
@@ -306,26 +312,30 @@ static void show_limits(const char *file, const struct policy *p)
 	char a[POLICY_RATE_STRLEN], b[POLICY_RATE_STRLEN], bud[POLICY_BUDGET_STRLEN];
 
 	if (p->bw_egress_bps || p->bw_ingress_bps)
-		printf("%s:%u: limits: bandwidth egress %s, ingress %s a sandbox (its create's "
-		       "--egress-rate/--ingress-rate overrides either)\n", file, p->limits_line,
+		printf("%s:%u:%u: note: limits: bandwidth egress %s, ingress %s a sandbox (its "
+		       "create's --egress-rate/--ingress-rate overrides either)\n", file,
+		       p->limits_line, p->limits_col,
 		       p->bw_egress_bps ? policy_rate_format(p->bw_egress_bps, a, sizeof(a))
 					: "unlimited",
 		       p->bw_ingress_bps ? policy_rate_format(p->bw_ingress_bps, b, sizeof(b))
 					 : "unlimited");
 	if (p->max_conns)
-		printf("%s:%u: limits: connections %u a sandbox (tracked at once; new ones over it "
-		       "are dropped)\n", file, p->limits_line, p->max_conns);
+		printf("%s:%u:%u: note: limits: connections %u a sandbox (tracked at once; new "
+		       "ones over it are dropped)\n", file, p->limits_line, p->limits_col,
+		       p->max_conns);
 	if (p->egress_bytes)
-		printf("%s:%u: limits: egress_bytes %llu bytes sent a sandbox, then new connections "
-		       "are refused and open ones %s\n", file, p->limits_line,
+		printf("%s:%u:%u: note: limits: egress_bytes %llu bytes sent a sandbox, then new "
+		       "connections are refused and open ones %s\n", file, p->limits_line,
+		       p->limits_col,
 		       (unsigned long long)p->egress_bytes,
 		       p->quota_cut ? "cut (on_exceed: cut)" : "finish (on_exceed: finish)");
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const struct policy_rule *r = &p->rules[i];
 
 		if (r->budget_bytes)
-			printf("%s:%u: egress[%zu]: budget %s a sandbox (bytes both ways; then the "
-			       "rule is closed until the %s ends, UTC)\n", file, r->line, i,
+			printf("%s:%u:%u: note: egress[%zu]: budget %s a sandbox (bytes both ways; "
+			       "then the rule is closed until the %s ends, UTC)\n", file, r->line,
+			       r->col, i,
 			       policy_budget_format(r->budget_bytes, r->budget_period_s, bud,
 						    sizeof(bud)),
 			       r->budget_period_s == 86400 ? "day" : "hour");

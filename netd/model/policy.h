@@ -378,6 +378,7 @@ struct policy {
 	char *file;		/* owned, the path it was read from, may be NULL */
 	unsigned int name_line, name_col;	/* where `name:`'s value is, 1-based */
 	unsigned int limits_line;	/* where `limits:`'s mapping starts (0: none) */
+	unsigned int limits_col;	/* ... and its column, 1-based */
 	struct policy_rule *rules;	/* owned */
 	size_t n_rules;
 	void *index;		/* owned: the name-matcher index (opaque) */

@@ -605,6 +605,7 @@ static int parse_limits(struct ctx *cx, const struct yamlx_node *n, struct polic
 	if (r < 0)
 		return r;
 	p->limits_line = n->line;
+	p->limits_col = n->col;
 	if (v[2] && (r = parse_limit_connections(cx, v[2], p)) < 0)
 		return r;
 	/* limits.bandwidth: netd/model/policy_bw.c */

@@ -50,8 +50,8 @@ printf 'name: w\negress:\n  - cidrs: [168.63.129.16/32, 198.51.100.0/24]\n    po
 out=$(netd policy check "$WORLD_DIR/w.yaml" 2>&1)
 rc=$?
 eq "policy check still accepts it" "0" "$rc"
-has "policy check warns with FILE:LINE about the WireServer" \
-	"$WORLD_DIR/w.yaml:3: warning: egress[0].cidrs[0] 168.63.129.16/32 opens 168.63.129.16/32 Azure WireServer" "$out"
+has "policy check warns with FILE:LINE:COL about the WireServer" \
+	"$WORLD_DIR/w.yaml:3:5: warning: egress[0].cidrs[0] 168.63.129.16/32 opens 168.63.129.16/32 Azure WireServer" "$out"
 hasnt "no warning for a documentation block (off by default)" "cidrs[1]" "$out"
 
 # ---- netd exec: capabilities ----------------------------------------------------

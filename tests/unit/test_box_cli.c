@@ -141,10 +141,11 @@ static void test_cli_policy_check_limits(void **state)
 	netd_plain(&r, "policy", "check", pol, NULL);
 	assert_exit(&r, CLI_OK);
 	assert_true(has(r.out, "agent.yaml: ok (policy agent, 2 rules)"));
-	assert_true(has(r.out, "agent.yaml:9: limits: bandwidth egress 10mbit, ingress 20mbit"));
-	assert_true(has(r.out, "agent.yaml:9: limits: connections 64"));
-	assert_true(has(r.out, "agent.yaml:9: limits: egress_bytes 524288000 bytes"));
-	assert_true(has(r.out, "agent.yaml:3: egress[0]: budget 1MB/hour"));
+	assert_true(has(r.out, "agent.yaml:9:3: note: limits: bandwidth egress 10mbit, "
+			"ingress 20mbit"));
+	assert_true(has(r.out, "agent.yaml:9:3: note: limits: connections 64"));
+	assert_true(has(r.out, "agent.yaml:9:3: note: limits: egress_bytes 524288000 bytes"));
+	assert_true(has(r.out, "agent.yaml:3:5: note: egress[0]: budget 1MB/hour"));
 	box_run_done(&r);
 
 	/* a directory: its policy files, as netd run reads policy_dir */
@@ -486,8 +487,13 @@ static void test_cli_policy(void **state)
 	assert_true(has(r.err, "is still allowed by egress[1]"));	/* the except undone */
 	assert_true(has(r.err, "10.0.0.0/8 opens"));	/* the never-pin warning */
 	/* The wildcard rule's tunnelling defaults; none for exact names (issue 25). */
-	assert_true(has(r.out, "wide.yaml:3: egress[0]: DNS tunnelling: 500 names per 10m a "
-			"sandbox, encoded names refused (the defaults of a wildcard rule)"));
+	/* Informational lines are notes, FILE:LINE:COL: note: (never FILE:LINE: alone,
+	 * the shape of an error); warnings carry a column too. */
+	assert_true(has(r.out, "wide.yaml:3:5: note: egress[0]: DNS tunnelling: 500 names per 10m "
+			"a sandbox, encoded names refused (the defaults of a wildcard rule)"));
+	assert_true(has(r.out, "wide.yaml:3:5: note: egress[0]: except secret.example.com"));
+	assert_true(has(r.err, "wide.yaml:3:5: warning: egress[0].except[0]"));
+	assert_true(has(r.err, "wide.yaml:5:5: warning: egress[2].cidrs[0] 10.0.0.0/8 opens"));
 	assert_false(has(r.out, "egress[1]: DNS tunnelling"));
 	box_run_done(&r);
 	assert_int_equal(unlink(want), 0);
