@@ -261,8 +261,13 @@ size_t policy_l7_gaps(const struct policy *p, struct policy_l7_gap *out, size_t 
 	for (size_t ci = 0; p && ci < p->n_rules; ci++) {
 		const struct policy_rule *c = &p->rules[ci];
 
-		/* Checked rules are tcp domain rules (the parser refuses others). */
-		if (c->tls_sni == POLICY_L7_OFF && c->http_host == POLICY_L7_OFF)
+		/* Checked rules are tcp domain rules: a udp rule's check is its
+		 * QUIC one (inherited from the tcp rules on its ports, docs/sni.md),
+		 * and every udp rule on such a port inherits it, so a udp rule is
+		 * never one side of a gap on a tcp port; counting it would repeat
+		 * each of its tcp twin's gaps. */
+		if (c->proto != IPPROTO_TCP ||
+		    (c->tls_sni == POLICY_L7_OFF && c->http_host == POLICY_L7_OFF))
 			continue;
 		for (size_t oi = 0; oi < p->n_rules; oi++) {
 			struct policy_l7_gap g;

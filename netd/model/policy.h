@@ -536,8 +536,8 @@ struct policy_l7_gap {
 
 /*
  * policy_l7_gaps() - the pairs of rules through which one address could be
- * reached on a tcp port where one of them checks tls.sni or http.host
- * more strictly than the other (compared as the check reads them: a TLS
+ * reached on a tcp port where one of them, a tcp rule, checks tls.sni or
+ * http.host more strictly than the other (compared as the check reads them: a TLS
  * stream by tls.sni, else http.host; HTTP by http.host, else tls.sni),
  * for `netd policy check`'s warnings.  Rules whose every name the checked
  * rule also allows add nothing (the strictest rule of a pinned name

@@ -502,15 +502,23 @@ static void test_cli_policy(void **state)
 	box_put("l7.yaml", "name: l7\negress:\n"
 		"  - {domains: [api.example.com], ports: [443], tls: {sni: enforce}}\n"
 		"  - {domains: [cdn.example.com], ports: [443]}\n"
-		"  - {cidrs: [198.51.100.0/24], ports: [443]}\n");
+		"  - {cidrs: [198.51.100.0/24], ports: [443]}\n"
+		"  - {domains: [api.example.com], ports: [443], protocol: udp}\n");
 	box_put("l7-again.yaml", "name: l7\negress: []\n");
 	box_path(want, sizeof(want), "l7.yaml");
 	box_path(again, sizeof(again), "l7-again.yaml");
 	netd_plain(&r, "policy", "check", want, again, NULL);
 	assert_exit(&r, CLI_REJECTED);
-	assert_true(has(r.out, "l7.yaml: ok (policy l7, 3 rules)"));
+	assert_true(has(r.out, "l7.yaml: ok (policy l7, 4 rules)"));
 	assert_true(has(r.err, "are likely one site's"));	/* api. and cdn.example.com */
 	assert_true(has(r.err, "cidrs 198.51.100.0/24) gives tcp port 443"));
+	/* egress[3], api.example.com's HTTP/3 twin, inherits the check: each
+	 * warning is said once, about the tcp rule, never about the udp one. */
+	assert_true(has(r.err, "egress[1].domains[0] cdn.example.com"));
+	assert_false(has(strstr(r.err, "egress[1].domains[0] cdn.example.com") + 1,
+			 "egress[1].domains[0] cdn.example.com"));
+	assert_false(has(r.err, "with egress[3]"));
+	assert_false(has(r.err, "where egress[3]"));
 	assert_true(has(r.err, "policy name 'l7' is also used by"));
 	box_run_done(&r);
 }

@@ -978,6 +978,20 @@ static void test_l7_gaps(void **state)
 		    "    ports: [443]\n"
 		    "    tls: { sni: enforce }\n",
 		    "RELATED:0:1:0:0:8443;");
+	/* A tcp+udp pair (HTTPS and HTTP/3): the udp twin inherits the check
+	 * for QUIC and is no side of a gap on a tcp port, so each gap is
+	 * found once, for the tcp rule (issue: the note printed twice). */
+	expect_gaps(HDR "  - domains: [allowed.example.com]\n"	/* 0 */
+		    "    ports: [443]\n"
+		    "    tls: { sni: enforce }\n"
+		    "  - domains: [allowed.example.com]\n"	/* 1 */
+		    "    ports: [443]\n"
+		    "    protocol: udp\n"
+		    "  - domains: [other.example.org]\n"	/* 2 */
+		    "    ports: [443]\n"
+		    "  - cidrs: [198.51.100.0/24]\n"	/* 3 */
+		    "    ports: [443]\n",
+		    "PORT:0:2:0:0:443;CIDR:0:3:0:0:443;");
 	/* No check anywhere: nothing. */
 	expect_gaps(HDR "  - domains: [www.example.com]\n    ports: [443]\n"
 		    "  - domains: [example.com]\n    ports: [443]\n", "");
