@@ -378,8 +378,11 @@ static void note_gateway_unchecked(const char *file, const struct policy *p)
 	}
 }
 
-/* --config FILE of `policy check`: netd.yaml into @cfg.  Return: CLI_OK or an exit status. */
-static int load_check_config(const char *path, struct config *cfg)
+/*
+ * --config FILE of `policy check` (@implicit: no FILE and no --config, so
+ * NETD_DEFAULT_CONFIG): netd.yaml into @cfg.  Return: CLI_OK or an exit status.
+ */
+static int load_check_config(const char *path, bool implicit, struct config *cfg)
 {
 	struct diag err = { 0 };
 	char msg[1024];
@@ -390,6 +393,12 @@ static int load_check_config(const char *path, struct config *cfg)
 	r = config_load_file(cfg, path, &err);
 	if (r < 0)
 		config_done(cfg);
+	if (r == -ENOENT && implicit) {
+		fprintf(stderr, "netd: policy check: no FILE given, so it would check the "
+			"policy_dir of %s (the default netd.yaml), which does not exist: pass "
+			"the policy FILEs (or a directory of them), or --config NETD_YAML\n", path);
+		return CLI_NOT_FOUND;
+	}
 	if (r == -ENOENT) {
 		fprintf(stderr, "netd: policy check: --config %s: %s\n", path, strerror(-r));
 		return CLI_NOT_FOUND;
@@ -595,7 +604,7 @@ int cli_policy_check(int argc, char **argv)
 	const char *config_path = NULL;
 	char **files, **dir_files = NULL;
 	size_t n_files = 0, n_dir = 0;
-	bool opts = true;
+	bool opts = true, implicit;
 	struct config cfg;
 	int bad = 0, rc;
 
@@ -636,13 +645,11 @@ int cli_policy_check(int argc, char **argv)
 		free(files);
 		return CLI_USAGE;
 	}
-	if (!n_files && !config_path) {
-		fprintf(stderr, "netd: policy check wants one or more FILEs, or --config "
-			"NETD_YAML to check its policy_dir\n");
-		free(files);
-		return CLI_USAGE;
-	}
-	if (config_path && (rc = load_check_config(config_path, &cfg)) != CLI_OK) {
+	/* No FILE and no --config: the default netd.yaml's policy_dir (no env var). */
+	implicit = !n_files && !config_path;
+	if (implicit)
+		config_path = NETD_DEFAULT_CONFIG;
+	if (config_path && (rc = load_check_config(config_path, implicit, &cfg)) != CLI_OK) {
 		free(files);
 		return rc;
 	}

@@ -10,12 +10,14 @@
  * files, "--" ends the options): each file parsed as the daemon would,
  * with --config its gateway rules checked against that netd.yaml
  * (policy_gateway_check()), without it a note for a file that names
- * credentials; --config without FILE checks every policy file of its
- * policy_dir, as `netd run` loads them; every bad rule
+ * credentials; without FILE, every policy file of the policy_dir of
+ * --config's netd.yaml, else of NETD_DEFAULT_CONFIG (no environment
+ * variable), as `netd run` loads them; every bad rule
  * as FILE:LINE:COL on stderr, "FILE: ok" and the warnings and notes
  * (never-pin CIDRs, excepts another rule allows, SNI gaps) otherwise; one
  * policy name in two files is an error.  Return: CLI_OK; CLI_REJECTED (a
- * file is bad); CLI_USAGE; CLI_FAILED (out of memory).
+ * file is bad); CLI_NOT_FOUND (no such netd.yaml, policy_dir); CLI_USAGE;
+ * CLI_FAILED (out of memory).
  */
 int cli_policy_check(int argc, char **argv);
 

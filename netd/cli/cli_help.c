@@ -97,7 +97,7 @@ static const struct help helps[] = {
 	  "`netd policy SUBCOMMAND --help` for each; the format is netd-policy(5).\n" },
 	{ "policy check",
 	  "usage: netd policy check [--config NETD_YAML] FILE...\n"
-	  "       netd policy check --config NETD_YAML\n"
+	  "       netd policy check [--config NETD_YAML]\n"
 	  "Validate policy files as the daemon would (errors as FILE:LINE:COL, in file\n"
 	  "order); no daemon needed.  A FILE that is a directory: its *.yaml and *.yml, as\n"
 	  "`netd run` reads policy_dir.  A valid file's meaning on stdout, as notes\n"
@@ -106,8 +106,11 @@ static const struct help helps[] = {
 	  "budget).  --config (before or after the FILEs): gateway rules are checked against\n"
 	  "that netd.yaml as `netd run` checks them: the gateway on (gateway.port not 0),\n"
 	  "every credential they name defined (without it, a note says they were not\n"
-	  "checked).  --config without FILE: every policy file of that netd.yaml's\n"
-	  "policy_dir (*.yaml, *.yml), as `netd run` would load them.\n"
+	  "checked).  Without FILE: every policy file (*.yaml, *.yml) of the policy_dir\n"
+	  "of the netd.yaml --config names, else of /etc/netd/netd.yaml (`netd run`'s\n"
+	  "default; no environment variable changes it), as `netd run` would load them,\n"
+	  "with its gateway checks; exit status 3 if that netd.yaml or its policy_dir does\n"
+	  "not exist (pass FILEs then, or --config).\n"
 	  "Exit status 6 if any file is invalid.  Warnings and notes on stderr\n"
 	  "(a CIDR rule over never-pin addresses, an except another rule allows, a rule\n"
 	  "without the tls/http check that can pin an address of a checked rule's names;\n"
