@@ -244,6 +244,19 @@ static const char exit_codes[] =
 	"  7  changed: `policy replay --fail-on` found a change of that kind;\n"
 	"     `verify`: a probe found a sandbox's policy not held\n";
 
+/* The commands whose help lists only the exit statuses they can return
+ * ({ topic, table }); every other topic prints exit_codes. */
+static const struct help own_exits[] = {
+	/* cli_audit() returns only these: it reads a file and needs no daemon
+	 * (one that does not answer only means the path comes from elsewhere). */
+	{ "audit",
+	  "Exit status:\n"
+	  "  0  success (also when no record matches)\n"
+	  "  1  failure (the log unreadable, an I/O error)\n"
+	  "  2  usage: bad command line\n"
+	  "  3  not found: no such audit log file\n" },
+};
+
 int cli_exit_from_http(int status)
 {
 	if (status >= 200 && status <= 299)
@@ -304,6 +317,11 @@ int cli_help_print(int argc, char *const *argv, FILE *out)
 	}
 	fputs(h->text, out);
 	fputc('\n', out);
+	for (size_t i = 0; i < sizeof(own_exits) / sizeof(own_exits[0]); i++)
+		if (strcmp(own_exits[i].topic, h->topic) == 0) {
+			fputs(own_exits[i].text, out);
+			return CLI_OK;
+		}
 	cli_help_exit_codes(out);
 	return CLI_OK;
 }

@@ -51,7 +51,8 @@ bool cli_help_wanted(int argc, char *const *argv);
 /*
  * cli_help_print() - print the help of the most specific command that
  * @argv names ("sandbox create", else "sandbox", ...), with the exit
- * statuses, on @out.  @argv[0] is the command.
+ * statuses (those it can return where its help lists them, as `audit`'s;
+ * else the shared table), on @out.  @argv[0] is the command.
  * Return: CLI_OK; CLI_USAGE (and a line on stderr) if @argv[0] is no command.
  */
 int cli_help_print(int argc, char *const *argv, FILE *out);

@@ -164,6 +164,30 @@ static void help_every_topic(void **state)
 	}
 }
 
+/*
+ * `netd audit --help` lists only the exit statuses cli_audit() can return
+ * (0, 1, 2, 3: it reads a file, no daemon needed), not the shared table's
+ * daemon, conflict, rejected and changed.
+ */
+static void help_audit_exits(void **state)
+{
+	char *argv[] = { "audit" }, *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_int_equal(cli_help_print(1, argv, f), CLI_OK);
+	fclose(f);
+	assert_non_null(strstr(buf, "Exit status:\n  0  success"));
+	assert_non_null(strstr(buf, "  3  not found: no such audit log file\n"));
+	assert_null(strstr(buf, "no such sandbox"));
+	assert_null(strstr(buf, "  4  "));
+	assert_null(strstr(buf, "  5  "));
+	assert_null(strstr(buf, "  6  "));
+	assert_null(strstr(buf, "  7  "));
+	free(buf);
+}
+
 /* `policy reload`'s lines, from the daemon's answer (credentials only when counted). */
 static void test_reload_print(void **state)
 {
@@ -223,6 +247,7 @@ int main(void)
 		cmocka_unit_test(exit_from_http),
 		cmocka_unit_test(help_wanted),
 		cmocka_unit_test(help_every_topic),
+		cmocka_unit_test(help_audit_exits),
 		cmocka_unit_test(test_reload_print),
 	};
 
