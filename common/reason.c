@@ -46,6 +46,7 @@ static const char *const deny_names[N_REASON_DENY] = {
 	[REASON_DENY_IPV6_DISABLED] = "ipv6-disabled",
 	[REASON_DENY_QUOTA] = "quota",
 	[REASON_DENY_CONN_LIMIT] = "conn-limit",
+	[REASON_DENY_PORT_NOT_ALLOWED] = "port-not-allowed",
 	[REASON_DENY_OTHER] = "other",
 };
 

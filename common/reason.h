@@ -57,6 +57,9 @@ enum reason_deny {
 	REASON_DENY_IPV6_DISABLED,
 	REASON_DENY_QUOTA,
 	REASON_DENY_CONN_LIMIT,
+	/* not-pinned (the kernel's word) to an address whose domain the policy
+	 * allows on other ports or protocols only: trail.c decides it */
+	REASON_DENY_PORT_NOT_ALLOWED,
 	REASON_DENY_OTHER,		/* a metrics label only: a word not above */
 	N_REASON_DENY
 };

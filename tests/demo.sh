@@ -101,7 +101,7 @@ fi
 bad "203.0.113.66:443 dropped (connect timeout)"
 show "netd exec $SB -- curl http://pypi.org:80/   (pinned address, port not in the policy)"
 if sb_curl sb1 http://pypi.org/ >/dev/null 2>&1; then demo_fail "pypi.org:80 worked"; fi
-bad "pypi.org:80 dropped: the policy allows 443 only"
+bad "pypi.org:80 dropped: the policy allows 443 only (deny reason port-not-allowed)"
 
 step "Asking another resolver directly still lands on netd's proxy"
 show "netd exec $SB -- dig @203.0.113.66 example.com"

@@ -454,7 +454,8 @@ static int add_flow(struct pdiff *d, const json_t *rec, const char *ev, const st
 
 		/* Spoofing, the host, other sandboxes, quota and connection
 		 * limits: the base chains' or the limits', never a rule's. */
-		if (why != REASON_DENY_NOT_PINNED && why != REASON_DENY_INTERNAL) {
+		if (why != REASON_DENY_NOT_PINNED && why != REASON_DENY_PORT_NOT_ALLOWED &&
+		    why != REASON_DENY_INTERNAL) {
 			d->not_policy++;
 			return 0;
 		}

@@ -19,8 +19,8 @@
  *     matched).  Other reasons (rate limits, upstream failures, local
  *     answers, bad names or classes) are not the policy's and are counted.
  *   - connections ("conn_open", "conn_update", "conn": one connection,
- *     counted once by its 5-tuple; "deny" records of reasons not-pinned and
- *     internal: one attempt each), TCP and UDP: a CIDR rule of the proposed
+ *     counted once by its 5-tuple; "deny" records of reasons not-pinned,
+ *     port-not-allowed and internal: one attempt each), TCP and UDP: a CIDR rule of the proposed
  *     policy for (dst, proto, dport) (policy_cidr_rule()), else nothing for
  *     a never-pin address (common/special.h), else the name that pinned the
  *     address (the record's "domain", or for a record without one the last

@@ -132,6 +132,23 @@ bool policy_allows(const struct policy *p, const char *name, const struct addr *
 	return policy_cidr_allows(p, dst, proto, port);
 }
 
+bool policy_port_refused(const struct policy *p, const char *name, const struct addr *dst,
+			 uint8_t proto, uint16_t port)
+{
+	uint16_t idx[1];
+
+	if (!p || policy_allows(p, name, dst, proto, port))
+		return false;
+	if (name)
+		return policy_match(p, name, idx, 1) > 0;
+	for (size_t i = 0; dst && i < p->n_rules; i++)
+		for (size_t j = 0; j < p->rules[i].n_cidrs; j++)
+			if (p->rules[i].cidrs[j].addr.family == dst->family &&
+			    prefix_contains(&p->rules[i].cidrs[j], dst))
+				return true;
+	return false;
+}
+
 /* The mode a TLS stream (@http false) or an HTTP/1 one gets from rule @r
  * alone: its own key, else the other (sni_mode_for(), netd/sni/). */
 static enum policy_l7 l7_eff(const struct policy_rule *r, bool http)

@@ -628,6 +628,20 @@ bool policy_allows(const struct policy *p, const char *name, const struct addr *
 		   uint8_t proto, uint16_t port);
 
 /*
+ * policy_port_refused() - is a connection to @dst, @proto, @port (host
+ * order) refused for want of that protocol and port alone?  Yes when
+ * policy_allows() says no and yet @name (the name that pinned @dst; NULL =
+ * none) is one a domain rule matches, or (no @name) @dst is inside a CIDR
+ * rule: the policy gives that name or address other ports or protocols
+ * only.  The "port-not-allowed" reason of deny records and would_deny
+ * marks (netd/trail/trail.c): the kernel's pin set holds address . protocol
+ * . port, so its drop alone cannot tell this from an address nothing
+ * pinned.  Pure.
+ */
+bool policy_port_refused(const struct policy *p, const char *name, const struct addr *dst,
+			 uint8_t proto, uint16_t port);
+
+/*
  * policy_rule_pattern() - the rule pattern that allows @name on @proto/@port
  * (host order) under @p ("pypi.org", "*.pythonhosted.org"): the most
  * specific pattern of the first matching rule that allows the port (of the

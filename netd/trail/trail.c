@@ -227,8 +227,9 @@ static void on_closing(void *ctx, const struct ct_flow *f)
 /*
  * Audit mode (netd/fw.h fw_mode_audit()): what enforce mode would have done
  * to a connection of @sb to @dst, as the policy stands now.  A name the
- * policy does not list: "not-in-policy"; no name and no CIDR rule, or a
- * port no rule gives: "not-pinned" (the reason a "deny" record would say).
+ * policy does not list: "not-in-policy"; a name it lists, or a CIDR rule's
+ * address, on a port no rule gives it: "port-not-allowed"; no name and no
+ * CIDR rule: "not-pinned" (the reason a "deny" record would say).
  * Return: that reason; NULL in enforce mode, or when the policy allows it.
  */
 static const char *would_deny(const struct trail *t, const struct sandbox *sb,
@@ -241,6 +242,8 @@ static const char *would_deny(const struct trail *t, const struct sandbox *sb,
 
 	if (!fw_mode_audit(sb->mode, p) || policy_allows(p, name, dst, proto, dport))
 		return NULL;
+	if (policy_port_refused(p, name, dst, proto, dport))
+		return reason_deny_name(REASON_DENY_PORT_NOT_ALLOWED);
 	return name && !policy_match(p, name, idx, 1) ? reason_dns_name(REASON_DNS_NOT_IN_POLICY) :
 							 reason_deny_name(REASON_DENY_NOT_PINNED);
 }
@@ -588,6 +591,17 @@ static void on_deny(void *ctx, const struct ct_logpkt *p, const char *reason)
 	/* Dropped on its way into another sandbox. */
 	if (strcmp(reason, "to-sandbox") == 0)
 		why = reason_deny_name(REASON_DENY_SANDBOX_TO_SANDBOX);
+	/* Not in the pin set (address . protocol . port): an address pinned for a
+	 * name (or in a CIDR rule) the policy gives other ports only says so. */
+	if (strcmp(why, reason_deny_name(REASON_DENY_NOT_PINNED)) == 0) {
+		char cbuf[PREFIX_STRLEN];
+		const char *dom = domain_of(t, sb, &p->dst, cbuf, sizeof(cbuf));
+
+		if (policy_port_refused(t->policy(t->ctx, sb->policy),
+					dom && !strchr(dom, '/') ? dom : NULL, &p->dst, p->proto,
+					p->dport))
+			why = reason_deny_name(REASON_DENY_PORT_NOT_ALLOWED);
+	}
 	/* `netd verify`'s own probe: neither counted nor recorded as the sandbox's. */
 	if (t->probe && t->probe(t->probe_ctx, sb, p->proto, &p->src, p->sport, &p->dst, p->dport,
 				 why))

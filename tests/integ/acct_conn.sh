@@ -149,6 +149,8 @@ eq "deny: src" "$SB1_IP" "$(field "$rec" src 2>&1)"
 fail "pinned address on another port is dropped" sb_curl sb1 --connect-timeout 1 http://pypi.org:80/
 rec=$(wait_record 1 '"event":"deny"' "\"sandbox\":\"$SB1\"" '"dst":"198.51.100.10"' '"dport":80' | head -1)
 eq "deny on a pinned address: domain is the pinned name" "pypi.org" "$(field "$rec" domain 2>&1)"
+eq "deny on a pinned address, a port its rule does not give: port-not-allowed" \
+	"port-not-allowed" "$(field "$rec" reason 2>&1)"
 fail "ICMP is dropped" sb_exec sb1 ping -c 1 -W 1 198.51.100.10
 rec=$(wait_record 1 '"event":"deny"' "\"sandbox\":\"$SB1\"" '"proto":"icmp"' | head -1)
 eq "deny: ICMP echo request (type 8)" "8" "$(field "$rec" icmp_type 2>&1)"

@@ -1052,6 +1052,22 @@ static void test_mode_on_deny(void **state)
 		assert_false(policy_cidr_allows(p, &out, IPPROTO_UDP, 8000));
 		assert_false(policy_cidr_allows(p, NULL, IPPROTO_UDP, 8000));
 		assert_false(policy_cidr_allows(NULL, &in, IPPROTO_UDP, 8000));
+		/* "port-not-allowed" (the demo's pypi.org:80): the name, or the
+		 * CIDR rule's address, is the policy's, on another port or
+		 * protocol; a name it does not list, an address of no CIDR rule
+		 * and what it allows are not (those stay not-in-policy or
+		 * not-pinned, or pass). */
+		assert_true(policy_port_refused(p, "a.example.com", &out, IPPROTO_TCP, 80));
+		assert_true(policy_port_refused(p, "a.example.com", &out, IPPROTO_UDP, 443));
+		assert_true(policy_port_refused(p, NULL, &in, IPPROTO_UDP, 8081));
+		assert_true(policy_port_refused(p, NULL, &in, IPPROTO_TCP, 8000));
+		assert_false(policy_port_refused(p, "a.example.com", &out, IPPROTO_TCP, 443));
+		assert_false(policy_port_refused(p, "u.example.com", &out, IPPROTO_TCP, 80));
+		assert_false(policy_port_refused(p, "b.example.org", &out, IPPROTO_TCP, 80));
+		assert_false(policy_port_refused(p, NULL, &out, IPPROTO_TCP, 80));
+		assert_false(policy_port_refused(p, NULL, &in, IPPROTO_UDP, 8080));
+		assert_false(policy_port_refused(p, NULL, NULL, IPPROTO_TCP, 80));
+		assert_false(policy_port_refused(NULL, "a.example.com", &out, IPPROTO_TCP, 80));
 	}
 	policy_free(p);
 }
