@@ -119,8 +119,8 @@ static json_t *api_policies(void *ctx)
  * GET /v1/policies/NAME: the policy as written (pview_json(), every key it
  * has) and "defaults": what applies where it says nothing, from netd.yaml
  * (dns.min_ttl, dns.max_ttl, dns.idle_grace, limits.connections) and the
- * built-in defaults (mode, on_deny, tls.sni, http.host, a wildcard rule's
- * dns).  Not in the digest.
+ * built-in defaults (mode, on_deny, tls.sni, tls.ech: strip where the SNI
+ * is checked, http.host, a wildcard rule's dns).  Not in the digest.
  */
 static json_t *api_policy(void *ctx, const char *name)
 {
@@ -128,11 +128,12 @@ static json_t *api_policy(void *ctx, const char *name)
 	const struct policy *p = daemon_policy_find(d, name);
 	json_t *o = p ? pview_json(p) : NULL;
 
-	json_t *def = o ? json_pack("{s:I, s:I, s:I, s:{s:s}, s:{s:s}}",
+	json_t *def = o ? json_pack("{s:I, s:I, s:I, s:{s:s, s:s}, s:{s:s}}",
 				    "min_ttl", (json_int_t)d->cfg.min_ttl_s,
 				    "max_ttl", (json_int_t)d->cfg.max_ttl_s,
 				    "idle_grace", (json_int_t)d->cfg.dns_idle_grace_s,
-				    "tls", "sni", "off", "http", "host", "off") : NULL;
+				    "tls", "sni", "off", "ech",
+				    policy_ech_str(POLICY_ECH_STRIP), "http", "host", "off") : NULL;
 
 	/* Only what the policy leaves unsaid (the per-rule keys may say more). */
 	if (def && !p->max_conns)

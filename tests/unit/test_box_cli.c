@@ -434,6 +434,9 @@ static void test_cli_policy(void **state)
 	netd(&r, "policy", "show", "python-dev", NULL);
 	o = ok_json(&r);
 	assert_string_equal(box_jstr(o, "name"), "python-dev");
+	/* tls.ech where a rule says nothing: strip (on a rule that checks the SNI) */
+	assert_string_equal(json_string_value(json_object_get(json_object_get(json_object_get(
+				    o, "defaults"), "tls"), "ech")), "strip");
 	json_decref(o);
 
 	/* A reload that moves the CIDR rule: web is named, the model follows. */
