@@ -368,9 +368,27 @@ static int check_ech(struct ctx *cx, size_t idx, const struct policy_rule *rule)
 		return 0;
 	return diag_set(cx->err, cx->file, rule->ech_pos.line, rule->ech_pos.col,
 			"egress[%zu].tls.ech: %s applies only to a rule that checks the SNI "
-			"(tls.sni or http.host at log or enforce); without a check ECH is "
+			"(tls.sni or http.host at log or enforce%s); without a check ECH is "
 			"passed on as it is: add 'sni: enforce' or remove 'ech'", idx,
-			policy_ech_str((enum policy_ech)rule->tls_ech));
+			policy_ech_str((enum policy_ech)rule->tls_ech),
+			rule->proto == IPPROTO_UDP ? ", or a tcp rule's check on one of its "
+			"ports, which a udp domain rule inherits" : "");
+}
+
+/*
+ * check_ech() for the udp rules, once inherit_quic() gave each the check
+ * of the tcp rules on its ports (a udp rule that inherits one may say how
+ * ECH is treated without writing sni: itself).  Return: 0; -EINVAL.
+ */
+static int check_ech_udp(struct ctx *cx, struct policy *p)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		int r = p->rules[i].proto == IPPROTO_UDP ? check_ech(cx, i, &p->rules[i]) : 0;
+
+		if (r < 0 && !go_on(cx, r))
+			return r;
+	}
+	return cx->bad ? -EINVAL : 0;
 }
 
 /* Do port ranges @a and @b share a port? */
@@ -663,7 +681,9 @@ static int parse_rules(struct ctx *cx, const struct yamlx_node *eg, struct polic
 		/* Count the rule first so policy_free() frees a half-built one. */
 		p->n_rules++;
 		r = parse_rule(cx, eg->kids[i], i, &p->rules[i]);
-		if (r == 0)
+		/* A udp rule's check may be inherited: its ech is checked after
+		 * inherit_quic() (check_ech_udp()). */
+		if (r == 0 && p->rules[i].proto != IPPROTO_UDP)
 			r = check_ech(cx, i, &p->rules[i]);
 		if (r < 0 && !go_on(cx, r))
 			return r;
@@ -749,6 +769,9 @@ static int parse_doc(struct ctx *cx, const struct yamlx_node *root, struct polic
 	if (r < 0)
 		return r;
 	inherit_quic(p);
+	r = check_ech_udp(cx, p);
+	if (r < 0)
+		return r;
 	return policy_index_build(p);
 }
 

@@ -600,6 +600,15 @@ static void test_rule_quic_ech(void **state)
 	assert_int_equal(p->rules[5].tls_sni, POLICY_L7_OFF);		/* nothing to inherit */
 	assert_int_equal(p->rules[5].tls_ech, POLICY_ECH_DEFAULT);
 	policy_free(p);
+	/* a udp rule that inherits the check may say how ECH is treated alone */
+	p = parse_ok(HDR "  - domains: [a.test]\n    ports: [443]\n"
+		     "    tls: { sni: enforce, ech: outer }\n"
+		     "  - domains: [a.test]\n    ports: [443]\n    protocol: udp\n"
+		     "    tls: { ech: strip }\n");
+	assert_true(p->rules[1].tls_sni_inherited);
+	assert_int_equal(p->rules[1].tls_sni, POLICY_L7_ENFORCE);
+	assert_int_equal(p->rules[1].tls_ech, POLICY_ECH_STRIP);	/* its own, not outer */
+	policy_free(p);
 	/* a second checking tcp rule on the port that does not say outer */
 	p = parse_ok(HDR "  - domains: [a.test]\n    ports: [443]\n"
 		     "    tls: { sni: enforce, ech: outer }\n"
@@ -693,6 +702,11 @@ static void test_rule_ech(void **state)
 	BAD("ech without a check", HDR "  - domains: [a.test]\n    ports: [443]\n"
 	    "    tls: { ech: strip }\n", 5, 17,
 	    "egress[0].tls.ech: strip applies only to a rule that checks the SNI");
+	BAD("ech on a udp rule with nothing to inherit", HDR "  - domains: [a.test]\n    ports: [443]\n"
+	    "  - domains: [a.test]\n    ports: [443]\n    protocol: udp\n"
+	    "    tls: { ech: outer }\n", 8, 17,
+	    "egress[1].tls.ech: outer applies only to a rule that checks the SNI (tls.sni or "
+	    "http.host at log or enforce, or a tcp rule's check on one of its ports");
 	BAD("ech keep with sni off", HDR "  - domains: [a.test]\n    ports: [443]\n"
 	    "    tls: { sni: off, ech: keep }\n", 5, 27, "keep applies only to a rule that checks");
 	BAD("ech on a cidr rule", HDR "  - cidrs: [198.51.100.0/24]\n    ports: [443]\n"
