@@ -36,14 +36,17 @@ egress:
 YAML
 NETD_POLICIES=$WORLD_DIR/policies
 # Short conntrack timeouts in the world's host netns only: closed entries
-# (and any unanswered SYN) are destroyed within seconds.
+# (and any unanswered SYN) are destroyed within seconds.  SYN_SENT/SYN_RECV
+# outlast acct_burst's whole connect (its SYN retransmits at 1 and 3 s, it
+# gives up at 3 s): shorter, a retransmit under load could meet an expired
+# entry and be a second flow, a second conn record, for one connection.
 world_exec host sysctl -qw net.netfilter.nf_conntrack_tcp_timeout_time_wait=1 \
 	net.netfilter.nf_conntrack_tcp_timeout_close=1 \
 	net.netfilter.nf_conntrack_tcp_timeout_close_wait=1 \
 	net.netfilter.nf_conntrack_tcp_timeout_fin_wait=1 \
 	net.netfilter.nf_conntrack_tcp_timeout_last_ack=1 \
-	net.netfilter.nf_conntrack_tcp_timeout_syn_sent=2 \
-	net.netfilter.nf_conntrack_tcp_timeout_syn_recv=2 \
+	net.netfilter.nf_conntrack_tcp_timeout_syn_sent=5 \
+	net.netfilter.nf_conntrack_tcp_timeout_syn_recv=5 \
 	net.netfilter.nf_conntrack_tcp_timeout_max_retrans=5 \
 	net.netfilter.nf_conntrack_tcp_timeout_unacknowledged=5 \
 	net.netfilter.nf_conntrack_tcp_timeout_established=10 2>/dev/null

@@ -55,14 +55,17 @@ egress:
 YAML
 NETD_POLICIES=$WORLD_DIR/policies
 # Short conntrack timeouts in the world's host netns only: closed entries are
-# destroyed (and any conn_late written) within seconds.
+# destroyed (and any conn_late written) within seconds.  SYN_SENT/SYN_RECV
+# outlast acct_burst's whole connect (its SYN retransmits at 1 and 3 s, it
+# gives up at 3 s): with 2 s, a retransmit under load met an expired entry
+# and made a second flow, a second conn record, for one connection.
 world_exec host sysctl -qw net.netfilter.nf_conntrack_tcp_timeout_time_wait=1 \
 	net.netfilter.nf_conntrack_tcp_timeout_close=1 \
 	net.netfilter.nf_conntrack_tcp_timeout_close_wait=1 \
 	net.netfilter.nf_conntrack_tcp_timeout_fin_wait=1 \
 	net.netfilter.nf_conntrack_tcp_timeout_last_ack=1 \
-	net.netfilter.nf_conntrack_tcp_timeout_syn_sent=2 \
-	net.netfilter.nf_conntrack_tcp_timeout_syn_recv=2 \
+	net.netfilter.nf_conntrack_tcp_timeout_syn_sent=5 \
+	net.netfilter.nf_conntrack_tcp_timeout_syn_recv=5 \
 	net.netfilter.nf_conntrack_tcp_timeout_established=30 \
 	net.netfilter.nf_conntrack_udp_timeout=1 \
 	net.netfilter.nf_conntrack_udp_timeout_stream=2 2>/dev/null
