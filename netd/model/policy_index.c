@@ -6,6 +6,13 @@
  * it: exact names and the suffixes of "*." wildcards a rule allows, and
  * the same two for the names a rule's `except:` takes back.  A lookup
  * costs two hash probes per label of the qname (allow, except).
+ *
+ * The last names looked up are remembered (struct pmemo_slot): a sandbox asks
+ * the same few names all day, and the proxy decides an answer's name again
+ * on its way out.  policy_match() is a pure function of the policy, which
+ * never changes once built, and the name; the memo is compared byte for
+ * byte, so it answers exactly what the lookup would.  Not thread-safe: one
+ * thread looks up a policy (the daemon's loop; a CLI command).
  */
 
 #include "netd/model/policy.h"
@@ -30,10 +37,23 @@ struct pidx_entry {
 	uint16_t n_rules, cap;
 };
 
+#define PMEMO_SLOTS 16	/* names remembered, direct-mapped by their hash */
+#define PMEMO_RULES 8	/* a name that more rules match is not remembered */
+#define PMEMO_NAME  253	/* bytes of a remembered name (a DNS name's most) */
+
+/* One remembered lookup: @name's matching rules (all @n of them). */
+struct pmemo_slot {
+	uint64_t hash;		/* FNV-1a of the name; 0 with len 0: empty */
+	uint8_t len, n;
+	uint16_t rules[PMEMO_RULES];
+	char name[PMEMO_NAME];	/* not NUL-terminated */
+};
+
 struct pidx {
 	struct pidx_entry *slot;
 	size_t mask;		/* slots - 1; slots is a power of two */
 	bool any_except;	/* skip the except probes when no rule has one */
+	struct pmemo_slot *memo;	/* PMEMO_SLOTS; written by lookups */
 };
 
 /* FNV-1a, seeded per kind; the keys come from the operator's file, lookups from sandboxes. */
@@ -113,6 +133,7 @@ void policy_index_free(void *index)
 		for (size_t i = 0; i <= x->mask; i++)
 			free(x->slot[i].rules);
 	free(x->slot);
+	free(x->memo);
 	free(x);
 }
 
@@ -146,8 +167,9 @@ int policy_index_build(struct policy *p)
 	if (!x)
 		return -ENOMEM;
 	x->slot = calloc(slots, sizeof(*x->slot));
-	if (!x->slot) {
-		free(x);
+	x->memo = calloc(PMEMO_SLOTS, sizeof(*x->memo));
+	if (!x->slot || !x->memo) {
+		policy_index_free(x);
 		return -ENOMEM;
 	}
 	x->mask = slots - 1;
@@ -186,26 +208,42 @@ static void bits_lookup(const struct pidx *x, const char *qname, size_t len, uin
 			bits_set(bits, pidx_find(x, qname + i + 1, len - i - 1, wild));
 }
 
-size_t policy_match(const struct policy *p, const char *qname, uint16_t *out, size_t max)
+/* The memo's answer for @qname/@len (hash @h) into @out/@max: its count; -1 if not there. */
+static long memo_get(const struct pidx *x, uint64_t h, const char *qname, size_t len,
+		     uint16_t *out, size_t max)
+{
+	const struct pmemo_slot *m = &x->memo[h & (PMEMO_SLOTS - 1)];
+
+	if (!len || m->hash != h || m->len != len || memcmp(m->name, qname, len) != 0)
+		return -1;
+	if (max && m->n)
+		memcpy(out, m->rules, (m->n < max ? m->n : max) * sizeof(*out));
+	return m->n;
+}
+
+/* Remember that @qname/@len (hash @h) matched @rules[0..@n) (all of them). */
+static void memo_put(const struct pidx *x, uint64_t h, const char *qname, size_t len,
+		     const uint16_t *rules, size_t n)
+{
+	struct pmemo_slot *m = &x->memo[h & (PMEMO_SLOTS - 1)];
+
+	if (!len || len > PMEMO_NAME || n > PMEMO_RULES)
+		return;
+	m->hash = h;
+	m->len = (uint8_t)len;
+	m->n = (uint8_t)n;
+	memcpy(m->rules, rules, n * sizeof(*rules));
+	memcpy(m->name, qname, len);
+}
+
+/* The lookup itself: two probes a label (struct pidx). */
+static size_t match_index(const struct pidx *x, const char *qname, size_t len, uint16_t *out,
+			  size_t max)
 {
 	uint64_t bits[(POLICY_MAX_RULES + 63) / 64] = { 0 };
 	uint64_t except[(POLICY_MAX_RULES + 63) / 64] = { 0 };
-	const struct pidx *x;
-	size_t len, n = 0;
+	size_t n = 0;
 
-	if (!p || !p->index || !qname)
-		return 0;
-	x = p->index;
-	len = strlen(qname);
-	/* The contract: a name with bytes outside [a-z0-9-_.] never matches
-	 * (so a literal "*" label cannot ride on a wildcard rule). */
-	for (size_t i = 0; i < len; i++) {
-		char c = qname[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-		      c == '.'))
-			return 0;
-	}
 	bits_lookup(x, qname, len, PIDX_EXACT, PIDX_WILD, bits);
 	/* A rule's except takes the name back from that rule only. */
 	if (x->any_except)
@@ -217,5 +255,44 @@ size_t policy_match(const struct policy *p, const char *qname, uint16_t *out, si
 				out[n] = (uint16_t)(w * 64 + (size_t)__builtin_ctzll(b));
 			n++;
 		}
+	return n;
+}
+
+size_t policy_match(const struct policy *p, const char *qname, uint16_t *out, size_t max)
+{
+	uint16_t mine[PMEMO_RULES];
+	const struct pidx *x;
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t len, n;
+	long got;
+
+	if (!p || !p->index || !qname)
+		return 0;
+	x = p->index;
+	len = strlen(qname);
+	/* The contract: a name with bytes outside [a-z0-9-_.] never matches
+	 * (so a literal "*" label cannot ride on a wildcard rule).  The same
+	 * pass hashes it for the memo. */
+	for (size_t i = 0; i < len; i++) {
+		char c = qname[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		      c == '.'))
+			return 0;
+		h = (h ^ (unsigned char)c) * 0x100000001b3ull;
+	}
+	got = memo_get(x, h, qname, len, out, max);
+	if (got >= 0)
+		return (size_t)got;
+	/* Into our own array when the caller's is too small to remember from. */
+	if (max >= PMEMO_RULES) {
+		n = match_index(x, qname, len, out, max);
+		memo_put(x, h, qname, len, out, n);
+		return n;
+	}
+	n = match_index(x, qname, len, mine, PMEMO_RULES);
+	memo_put(x, h, qname, len, mine, n);
+	if (max && n)
+		memcpy(out, mine, (n < max ? n : max) * sizeof(*out));
 	return n;
 }

@@ -1130,6 +1130,72 @@ static void test_match_many_rules(void **state)
 	policy_free(p);
 }
 
+/*
+ * The names a policy looked up last are remembered (policy_index.c): every
+ * answer from a warm policy, over thousands of lookups of names that share
+ * memo slots, with every @max, is what a fresh policy computes - names of
+ * one rule, of many (more than are remembered), excepts, wildcards, names
+ * one byte apart, names that never match.
+ */
+static void test_match_memo(void **state)
+{
+	static const char yaml[] =
+		"name: t\negress:\n"
+		"  - {domains: [a.zz.example, \"*.w.zz.example\"], except: [no.w.zz.example], ports: [1]}\n"
+		"  - {domains: [\"*.zz.example\"], except: [\"*.x.zz.example\"], ports: [2]}\n"
+		"  - {domains: [b.zz.example, a.zz.example], ports: [3]}\n"
+		"  - {domains: [\"*.many.zz.example\"], ports: [4]}\n"
+		"  - {domains: [\"*.many.zz.example\"], ports: [5]}\n"
+		"  - {domains: [\"*.many.zz.example\"], ports: [6]}\n"
+		"  - {domains: [\"*.many.zz.example\"], ports: [7]}\n"
+		"  - {domains: [\"*.many.zz.example\"], ports: [8]}\n"
+		"  - {domains: [\"*.many.zz.example\"], ports: [9]}\n"
+		"  - {domains: [\"*.many.zz.example\"], ports: [10]}\n"
+		"  - {domains: [\"*.many.zz.example\"], ports: [11]}\n"
+		"  - {domains: [\"*.many.zz.example\"], ports: [12]}\n";
+	static const size_t maxes[] = { 0, 1, 2, 8, 16 };
+	char names[64][64];
+	uint16_t want[64][16], got[16];
+	size_t n_want[64];
+	struct policy *p = parse_ok(yaml);
+	uint32_t seed = 12345;
+
+	(void)state;
+	for (int i = 0; i < 64; i++) {
+		static const char *const base[] = {
+			"a.zz.example", "b.zz.example", "no.w.zz.example", "q.w.zz.example",
+			"y.x.zz.example", "x.zz.example", "c.zz.example", "q.many.zz.example",
+			"many.zz.example", "a.zz.examplf", "A.zz.example", "a.zz.example.",
+			"z.q.w.zz.example", "w.zz.example", "zz.example", "k.other" };
+		struct policy *fresh = parse_ok(yaml);
+
+		if (i < 16)
+			snprintf(names[i], sizeof(names[i]), "%s", base[i]);
+		else
+			snprintf(names[i], sizeof(names[i]), "n%d.%s", i, base[i % 16]);
+		n_want[i] = policy_match(fresh, names[i], want[i], 16);
+		policy_free(fresh);
+	}
+	assert_int_equal(n_want[0], 3);		/* a.zz.example: rules 0, 2 and 1's wildcard */
+	assert_int_equal(n_want[7], 10);	/* more rules than the memo keeps */
+	assert_int_equal(n_want[10], 0);	/* upper case never matches */
+	for (int k = 0; k < 20000; k++) {
+		size_t i, max, n;
+
+		seed = seed * 1103515245u + 12345u;
+		i = (seed >> 8) % 64;
+		max = maxes[(seed >> 20) % 5];
+		memset(got, 0xff, sizeof(got));
+		n = policy_match(p, names[i], max ? got : NULL, max);
+		assert_int_equal(n, n_want[i]);
+		for (size_t j = 0; j < n && j < max; j++)
+			assert_int_equal(got[j], want[i][j]);
+		for (size_t j = n < max ? n : max; j < 16; j++)
+			assert_int_equal(got[j], 0xffff);	/* nothing past what it found */
+	}
+	policy_free(p);
+}
+
 /* Read a whole file (test helper). */
 static char *slurp(const char *path, size_t *len)
 {
@@ -1517,6 +1583,7 @@ int main(void)
 		cmocka_unit_test(test_l7_gaps),
 		cmocka_unit_test(test_mode_on_deny),
 		cmocka_unit_test(test_match_many_rules),
+		cmocka_unit_test(test_match_memo),
 		cmocka_unit_test(test_rule_pattern),
 		cmocka_unit_test(test_shipped_policies),
 		cmocka_unit_test(test_bad_fixtures),
