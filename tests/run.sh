@@ -56,6 +56,15 @@ tests (test_userns_link, kernel_box) and the container runtimes' (cni_containerd
 cni_docker, docker_driver) fail; enter the root with unshare -m and pivot_root instead"
 	echo "tests/run.sh: $chroot_note" >&2
 fi
+# No cgroup file system mounted (a root made by hand with a bare sysfs): the
+# container runtimes (runc, dockerd, podman) refuse to start containers.
+if ! grep -qE ' - cgroup2? ' /proc/self/mountinfo 2>/dev/null; then
+	note="no cgroup file system is mounted (/sys/fs/cgroup): runc, dockerd and podman
+cannot start containers, so cni_containerd, cni_docker, cni_image, cni_podman and
+docker_driver fail; mount one first (mount -t cgroup2 none /sys/fs/cgroup)"
+	chroot_note=${chroot_note:+$chroot_note; }$note
+	echo "tests/run.sh: $note" >&2
+fi
 
 # count OUTPUT_FILE NAME RC: add the script's own "N passed, N failed" line,
 # or count the script as one test by its exit code.
