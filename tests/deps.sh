@@ -111,9 +111,28 @@ apt=("${sudo[@]}" apt-get -q -o Dpkg::Use-Pty=0)
 # in, cron among them) are enabled for the next boot by their packages;
 # the tests start their own in private namespaces, so every unit this
 # install enabled is disabled again (one enabled before is left be).
-mapfile -t added < <(comm -13 <(printf '%s\n' "$before") <(enabled_units) | grep -v '^$')
+# Where systemd itself came with this install (a fresh root), its own units
+# and util-linux's (getty@, remote-fs.target, fstrim.timer) are the system's,
+# not a server's: those stay.
+unit_pkg() {
+	local d
+	for d in /lib/systemd/system /usr/lib/systemd/system; do
+		[ -e "$d/$1" ] && { dpkg -S "$d/$1" 2>/dev/null | cut -d: -f1; return; }
+	done
+}
+added=()
+kept=()
+while read -r u; do
+	[ -n "$u" ] || continue
+	case "$(unit_pkg "$u")" in
+	systemd | systemd-sysv | systemd-timesyncd | udev | util-linux) kept+=("$u") ;;
+	*) added+=("$u") ;;
+	esac
+done < <(comm -13 <(printf '%s\n' "$before") <(enabled_units))
 if [ "${#added[@]}" -gt 0 ]; then
 	"${sudo[@]}" systemctl disable --quiet "${added[@]}" 2>/dev/null || true
-	echo "deps: disabled for the next boot, as the tests start their own: ${added[*]}"
+	echo "deps: the services this install enabled for the next boot are disabled again" \
+		"(the tests start their own in private namespaces): ${added[*]}"
 fi
+[ "${#kept[@]}" -eq 0 ] || echo "deps: left enabled, the system's own (systemd came with this install): ${kept[*]}"
 echo "deps: done"

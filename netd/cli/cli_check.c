@@ -380,7 +380,8 @@ static void note_gateway_unchecked(const char *file, const struct policy *p)
 
 /*
  * --config FILE of `policy check` (@implicit: no FILE and no --config, so
- * NETD_DEFAULT_CONFIG): netd.yaml into @cfg.  Return: CLI_OK or an exit status.
+ * NETD_DEFAULT_CONFIG, whose absence means the defaults, as for `netd run`):
+ * netd.yaml into @cfg.  Return: CLI_OK or an exit status.
  */
 static int load_check_config(const char *path, bool implicit, struct config *cfg)
 {
@@ -394,10 +395,12 @@ static int load_check_config(const char *path, bool implicit, struct config *cfg
 	if (r < 0)
 		config_done(cfg);
 	if (r == -ENOENT && implicit) {
-		fprintf(stderr, "netd: policy check: no FILE given, so it would check the "
-			"policy_dir of %s (the default netd.yaml), which does not exist: pass "
-			"the policy FILEs (or a directory of them), or --config NETD_YAML\n", path);
-		return CLI_NOT_FOUND;
+		/* As `netd run` without a netd.yaml: the built-in defaults. */
+		if (config_init(cfg) < 0)
+			return CLI_FAILED;
+		fprintf(stderr, "netd: policy check: no %s, so the default policy_dir %s "
+			"(as `netd run` without a netd.yaml)\n", path, cfg->policy_dir);
+		return CLI_OK;
 	}
 	if (r == -ENOENT) {
 		fprintf(stderr, "netd: policy check: --config %s: %s\n", path, strerror(-r));

@@ -108,10 +108,12 @@ static const struct help helps[] = {
 	  "every credential they name defined (without it, a note says they were not\n"
 	  "checked).  Without FILE: every policy file (*.yaml, *.yml) of the policy_dir\n"
 	  "of the netd.yaml --config names, else of /etc/netd/netd.yaml (`netd run`'s\n"
-	  "default; no environment variable changes it), as `netd run` would load them,\n"
-	  "with its gateway checks; exit status 3 if that netd.yaml or its policy_dir does\n"
-	  "not exist (pass FILEs then, or --config).\n"
-	  "Exit status 6 if any file is invalid.  Warnings and notes on stderr\n"
+	  "default; no environment variable changes it), else, without that file, of the\n"
+	  "default policy_dir /etc/netd/policies: what `netd run` would load, with its\n"
+	  "gateway checks; exit status 3 if --config's file or the policy_dir does not\n"
+	  "exist.\n"
+	  "Exit status 6 if any file is invalid.  On stderr, the warnings and the notes\n"
+	  "about what other rules make of a rule\n"
 	  "(a CIDR rule over never-pin addresses, an except another rule allows, a rule\n"
 	  "without the tls/http check that can pin an address of a checked rule's names;\n"
 	  "a gateway rule with a lower-case method, a port but 443, or with --config a\n"
@@ -255,6 +257,30 @@ static const struct help own_exits[] = {
 	  "  1  failure (the log unreadable, an I/O error)\n"
 	  "  2  usage: bad command line\n"
 	  "  3  not found: no such audit log file\n" },
+	/* cli_policy_check(): files only, no daemon. */
+	{ "policy check",
+	  "Exit status:\n"
+	  "  0  every file is valid (warnings and notes do not change it)\n"
+	  "  1  failure (a file unreadable, out of memory)\n"
+	  "  2  usage: bad command line\n"
+	  "  3  not found: no such --config file or policy_dir\n"
+	  "  6  rejected: a policy file (or --config's netd.yaml) is invalid\n" },
+	/* cli_policy_suggest(): the audit log in, a policy out. */
+	{ "policy suggest",
+	  "Exit status:\n"
+	  "  0  success\n"
+	  "  1  failure (the log unreadable, an I/O error)\n"
+	  "  2  usage: bad command line\n"
+	  "  3  not found: no such audit log file\n" },
+	/* cli_policy_replay(): the audit log and policy files in, a report out. */
+	{ "policy replay",
+	  "Exit status:\n"
+	  "  0  success (with --fail-on: no change of that kind)\n"
+	  "  1  failure (the log unreadable, an I/O error)\n"
+	  "  2  usage: bad command line\n"
+	  "  3  not found: no such audit log file\n"
+	  "  6  rejected: a policy file is invalid or missing\n"
+	  "  7  --fail-on found a change of that kind\n" },
 };
 
 int cli_exit_from_http(int status)

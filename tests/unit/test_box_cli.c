@@ -599,14 +599,15 @@ static void test_cli_policy_check_config(void **state)
 	netd_plain(&r, "policy", "check", pol, "--confg", on, NULL);
 	expect(&r, CLI_USAGE, NULL, "unknown option '--confg'");
 	/* `policy check` with no FILE reads the default netd.yaml's policy_dir,
-	 * as its help says; without that file, what to pass instead (exit 3,
-	 * not a usage error).  Only where the machine has no such file. */
-	if (access("/etc/netd/netd.yaml", F_OK) < 0) {
+	 * as its help says; without that file, the default policy_dir, as `netd
+	 * run` does (exit 3 when that is missing too, not a usage error).  Only
+	 * where the machine has neither. */
+	if (access("/etc/netd/netd.yaml", F_OK) < 0 && access("/etc/netd/policies", F_OK) < 0) {
 		netd_plain(&r, "policy", "check", NULL);
-		expect(&r, CLI_NOT_FOUND, NULL, "netd: policy check: no FILE given, so it would "
-		       "check the policy_dir of /etc/netd/netd.yaml (the default netd.yaml), which "
-		       "does not exist: pass the policy FILEs (or a directory of them), or "
-		       "--config NETD_YAML\n");
+		expect(&r, CLI_NOT_FOUND, NULL, "netd: policy check: no /etc/netd/netd.yaml, so the "
+		       "default policy_dir /etc/netd/policies (as `netd run` without a netd.yaml)\n"
+		       "netd: policy check: policy_dir /etc/netd/policies: No such file or "
+		       "directory\n");
 	}
 	netd_plain(&r, "policy", "check", "--help", NULL);
 	expect(&r, CLI_OK, "of the netd.yaml --config names, else of /etc/netd/netd.yaml", NULL);

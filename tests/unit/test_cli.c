@@ -188,6 +188,34 @@ static void help_audit_exits(void **state)
 	free(buf);
 }
 
+/* `netd policy check|suggest|replay --help`: each lists its own exit statuses. */
+static void help_policy_exits(void **state)
+{
+	static const struct {
+		const char *sub, *has, *lacks[3];
+	} c[] = {
+		{ "check", "  3  not found: no such --config file or policy_dir\n",
+		  { "  4  ", "  5  ", "  7  " } },
+		{ "suggest", "  3  not found: no such audit log file\n", { "  5  ", "  6  ", "  7  " } },
+		{ "replay", "  7  --fail-on found a change of that kind\n", { "  4  ", "  5  ", NULL } },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char *argv[] = { "policy", (char *)c[i].sub }, *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		assert_int_equal(cli_help_print(2, argv, f), CLI_OK);
+		fclose(f);
+		assert_non_null(strstr(buf, "Exit status:\n  0  "));
+		assert_non_null(strstr(buf, c[i].has));
+		for (size_t k = 0; k < 3 && c[i].lacks[k]; k++)
+			assert_null(strstr(buf, c[i].lacks[k]));
+		free(buf);
+	}
+}
+
 /* `policy reload`'s lines, from the daemon's answer (credentials only when counted). */
 static void test_reload_print(void **state)
 {
@@ -248,6 +276,7 @@ int main(void)
 		cmocka_unit_test(help_wanted),
 		cmocka_unit_test(help_every_topic),
 		cmocka_unit_test(help_audit_exits),
+		cmocka_unit_test(help_policy_exits),
 		cmocka_unit_test(test_reload_print),
 	};
 
