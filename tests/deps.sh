@@ -103,6 +103,7 @@ enabled_units() {
 		awk '{ print $1 }' | sort
 }
 before=$(enabled_units)
+pkgs_before=$(dpkg-query -W -f '${Package} ' 2>/dev/null || true)
 apt=("${sudo[@]}" apt-get -q -o Dpkg::Use-Pty=0)
 "${apt[@]}" update -qq
 "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
@@ -111,9 +112,9 @@ apt=("${sudo[@]}" apt-get -q -o Dpkg::Use-Pty=0)
 # in, cron among them) are enabled for the next boot by their packages;
 # the tests start their own in private namespaces, so every unit this
 # install enabled is disabled again (one enabled before is left be).
-# Where systemd itself came with this install (a fresh root), its own units
-# and util-linux's (getty@, remote-fs.target, fstrim.timer) are the system's,
-# not a server's: those stay.
+# Where systemd itself came with this install (a fresh root), the units of
+# the packages that were there before it (apt's, util-linux's) and its own
+# (getty@, remote-fs.target) are the system's, not a server's: those stay.
 unit_pkg() {
 	local d
 	for d in /lib/systemd/system /usr/lib/systemd/system; do
@@ -124,8 +125,9 @@ added=()
 kept=()
 while read -r u; do
 	[ -n "$u" ] || continue
-	case "$(unit_pkg "$u")" in
-	systemd | systemd-sysv | systemd-timesyncd | udev | util-linux) kept+=("$u") ;;
+	pkg=$(unit_pkg "$u")
+	case " $pkgs_before systemd systemd-sysv systemd-timesyncd udev " in
+	*" ${pkg:-?} "*) kept+=("$u") ;;
 	*) added+=("$u") ;;
 	esac
 done < <(comm -13 <(printf '%s\n' "$before") <(enabled_units))
