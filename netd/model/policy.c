@@ -69,16 +69,23 @@ bool policy_rule_port(const struct policy_rule *r, uint8_t proto, uint16_t port)
 	return false;
 }
 
-ssize_t policy_cidr_rule(const struct policy *p, const struct addr *dst, uint8_t proto,
-			 uint16_t port)
+/* The first rule with a CIDR holding @dst, on @proto/@port unless @any_port; -1: none. */
+static ssize_t cidr_rule(const struct policy *p, const struct addr *dst, bool any_port,
+			 uint8_t proto, uint16_t port)
 {
 	for (size_t i = 0; p && dst && i < p->n_rules; i++)
 		for (size_t c = 0; c < p->rules[i].n_cidrs; c++)
 			if (p->rules[i].cidrs[c].addr.family == dst->family &&
 			    prefix_contains(&p->rules[i].cidrs[c], dst) &&
-			    policy_rule_port(&p->rules[i], proto, port))
+			    (any_port || policy_rule_port(&p->rules[i], proto, port)))
 				return (ssize_t)i;
 	return -1;
+}
+
+ssize_t policy_cidr_rule(const struct policy *p, const struct addr *dst, uint8_t proto,
+			 uint16_t port)
+{
+	return cidr_rule(p, dst, false, proto, port);
 }
 
 bool policy_cidr_allows(const struct policy *p, const struct addr *dst, uint8_t proto,
@@ -141,12 +148,7 @@ bool policy_port_refused(const struct policy *p, const char *name, const struct 
 		return false;
 	if (name)
 		return policy_match(p, name, idx, 1) > 0;
-	for (size_t i = 0; dst && i < p->n_rules; i++)
-		for (size_t j = 0; j < p->rules[i].n_cidrs; j++)
-			if (p->rules[i].cidrs[j].addr.family == dst->family &&
-			    prefix_contains(&p->rules[i].cidrs[j], dst))
-				return true;
-	return false;
+	return cidr_rule(p, dst, true, 0, 0) >= 0;
 }
 
 /* The mode a TLS stream (@http false) or an HTTP/1 one gets from rule @r
