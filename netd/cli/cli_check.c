@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,7 +128,18 @@ static void warn_l7_gaps(const char *file, const struct policy *p)
  * What `policy check` says a valid policy means (its excepts, DNS defences,
  * limits) goes to stdout as notes, "FILE:LINE:COL: note: ...", the shape
  * of the notes and warnings on stderr, so no line reads as an error.
+ * @fmt: the rest of the note (printf); its newline is the caller's.
  */
+static void __attribute__((format(printf, 4, 5)))
+note_out(const char *file, unsigned int line, unsigned int col, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s:%u:%u: note: ", file, line, col);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
 
 /* `policy check`: each rule's except list, and the excepts another rule undoes. */
 static void show_excepts(const char *file, const struct policy *p)
@@ -137,7 +149,7 @@ static void show_excepts(const char *file, const struct policy *p)
 
 		if (!rule->n_excepts)
 			continue;
-		printf("%s:%u:%u: note: egress[%zu]: except", file, rule->line, rule->col, r);
+		note_out(file, rule->line, rule->col, "egress[%zu]: except", r);
 		for (size_t e = 0; e < rule->n_excepts; e++)
 			printf("%s %s", e ? "," : "", rule->excepts[e]);
 		printf(" (denied by this rule though its wildcards match)\n");
@@ -282,9 +294,9 @@ static void show_dns(const char *file, const struct policy *p)
 				 budget_window_format(r->dns_window_s, w, sizeof(w)));
 		else
 			snprintf(budget, sizeof(budget), "no name budget");
-		printf("%s:%u:%u: note: egress[%zu]: DNS tunnelling: %s, encoded names %s%s\n",
-		       file, r->line, r->col, i, budget, enc[r->dns_encoded % 3],
-		       r->dns_set ? "" : " (the defaults of a wildcard rule)");
+		note_out(file, r->line, r->col, "egress[%zu]: DNS tunnelling: %s, encoded names %s%s\n",
+			 i, budget, enc[r->dns_encoded % 3],
+			 r->dns_set ? "" : " (the defaults of a wildcard rule)");
 		for (size_t d = 0; r->dns_encoded == POLICY_ENCODED_REFUSE && d < r->n_domains; d++) {
 			const char *name = r->domains[d][0] == '*' ? r->domains[d] + 2 : r->domains[d];
 			struct tunnel_score sc;
@@ -312,33 +324,29 @@ static void show_limits(const char *file, const struct policy *p)
 	char a[POLICY_RATE_STRLEN], b[POLICY_RATE_STRLEN], bud[POLICY_BUDGET_STRLEN];
 
 	if (p->bw_egress_bps || p->bw_ingress_bps)
-		printf("%s:%u:%u: note: limits: bandwidth egress %s, ingress %s a sandbox (its "
-		       "create's --egress-rate/--ingress-rate overrides either)\n", file,
-		       p->limits_line, p->limits_col,
-		       p->bw_egress_bps ? policy_rate_format(p->bw_egress_bps, a, sizeof(a))
-					: "unlimited",
-		       p->bw_ingress_bps ? policy_rate_format(p->bw_ingress_bps, b, sizeof(b))
-					 : "unlimited");
+		note_out(file, p->limits_line, p->limits_col, "limits: bandwidth egress %s, ingress %s "
+			 "a sandbox (its create's --egress-rate/--ingress-rate overrides either)\n",
+			 p->bw_egress_bps ? policy_rate_format(p->bw_egress_bps, a, sizeof(a))
+					  : "unlimited",
+			 p->bw_ingress_bps ? policy_rate_format(p->bw_ingress_bps, b, sizeof(b))
+					   : "unlimited");
 	if (p->max_conns)
-		printf("%s:%u:%u: note: limits: connections %u a sandbox (tracked at once; new "
-		       "ones over it are dropped)\n", file, p->limits_line, p->limits_col,
-		       p->max_conns);
+		note_out(file, p->limits_line, p->limits_col, "limits: connections %u a sandbox "
+			 "(tracked at once; new ones over it are dropped)\n", p->max_conns);
 	if (p->egress_bytes)
-		printf("%s:%u:%u: note: limits: egress_bytes %llu bytes sent a sandbox, then new "
-		       "connections are refused and open ones %s\n", file, p->limits_line,
-		       p->limits_col,
-		       (unsigned long long)p->egress_bytes,
-		       p->quota_cut ? "cut (on_exceed: cut)" : "finish (on_exceed: finish)");
+		note_out(file, p->limits_line, p->limits_col, "limits: egress_bytes %llu bytes sent a "
+			 "sandbox, then new connections are refused and open ones %s\n",
+			 (unsigned long long)p->egress_bytes,
+			 p->quota_cut ? "cut (on_exceed: cut)" : "finish (on_exceed: finish)");
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const struct policy_rule *r = &p->rules[i];
 
 		if (r->budget_bytes)
-			printf("%s:%u:%u: note: egress[%zu]: budget %s a sandbox (bytes both ways; "
-			       "then the rule is closed until the %s ends, UTC)\n", file, r->line,
-			       r->col, i,
-			       policy_budget_format(r->budget_bytes, r->budget_period_s, bud,
-						    sizeof(bud)),
-			       r->budget_period_s == 86400 ? "day" : "hour");
+			note_out(file, r->line, r->col, "egress[%zu]: budget %s a sandbox (bytes both "
+				 "ways; then the rule is closed until the %s ends, UTC)\n", i,
+				 policy_budget_format(r->budget_bytes, r->budget_period_s, bud,
+						      sizeof(bud)),
+				 r->budget_period_s == 86400 ? "day" : "hour");
 	}
 }
 
