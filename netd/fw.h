@@ -44,6 +44,9 @@
  *                                                  such a connection and redirects it to
  *                                                  :gw_port, input accepts it there
  *                                                  (netd/fw/gwsteer.c)
+ *   map  sb_gwlim { type mark : verdict }          gateway only: a sandbox's mark -> jump
+ *                                                  ge-/ga-POLICY, its policy chain's twin
+ *                                                  (the conn limit of steered connections)
  *   map  sb_mark4/6 { type addr : mark }           a sandbox's source -> its ct mark (acct.h)
  *   map  sb_quota   { type mark : quota }          its mark -> its quota object q-NAME
  *   set  sb_reject  { type mark; flags dynamic }   its mark -> its reject rate (limit)
@@ -51,6 +54,8 @@
  *   sets pc-POLICY-cidr4/6 { type addr . inet_proto . inet_service; flags interval }
  *                                                  its CIDR rules
  *   set  ce-/ca-POLICY-N { type mark; flags dynamic }  each sandbox's ct count (limit N)
+ *   chain ge-/ga-POLICY (gateway only): new: add @ce-/ca-POLICY-N { ... over N } drop;
+ *                    input jumps there for a steered connection (sb_gwlim)
  *   chain pe-POLICY: ct state invalid,untracked drop;
  *                    new: ct mark set saddr map @sb_mark4/6;
  *                    quota name ct mark map @sb_quota over: drop;   (limits.egress_bytes)
@@ -407,7 +412,7 @@ int fw_pin_find(struct fw *fw, const char *name, const struct addr *addr, const 
  * or different (for the report).  Gets only: nothing is changed.
  */
 struct fw_sb_check {
-	char jump[128];		/* its element in sandbox_fwd (chained: chained_fwd4/6) */
+	char jump[128];		/* its element in sandbox_fwd (chained: chained_fwd4/6); sb_gwlim's */
 	char ifs[96];		/* in sandbox_ifs, and in raw_ifs to its anti-spoofing chain */
 	char src[96];		/* sandbox_src4/6: (interface . source), the anti-spoofing pair */
 	char mark[96];		/* sb_mark4/6: its source -> its ct mark (if it has one) */

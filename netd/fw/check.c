@@ -1,6 +1,7 @@
 /*
  * check - `netd verify`'s kernel side: read back from nf_tables what fw
- * rendered for one sandbox (its jump in sandbox_fwd, its mark in
+ * rendered for one sandbox (its jump in sandbox_fwd and, with a gateway,
+ * its jump by mark in sb_gwlim, its mark in
  * sb_mark4/6, its sandbox_ifs and sandbox_src4/6 elements, a tap's
  * tap_ifs/tap_mac) and the base rules every sandbox relies on (the DNS
  * redirect in prerouting_nat, the anti-spoofing drops in sandbox_raw, a
@@ -151,6 +152,18 @@ int fw_sandbox_check(struct fw *fw, const char *name, struct fw_sb_check *out)
 			else
 				say(out->ifs, sizeof(out->ifs), r, "not in raw_ifs (no anti-spoofing)");
 		}
+	}
+	/* With a gateway, its steered connections' jump to the chain's twin (the conn limit). */
+	if (!out->jump[0] && fw->rc.gw_port && rec->ct_mark) {
+		char twin[NFT_CHAIN_MAXNAMELEN];
+
+		pchain_gw_name(rec->chain, twin);
+		r = elem_get(fw, "sb_gwlim", &rec->ct_mark, sizeof(rec->ct_mark), &res);
+		if (r > 0 && strcmp(res.chain, twin) != 0)
+			snprintf(out->jump, sizeof(out->jump), "sb_gwlim jumps to \"%.40s\", not \"%.40s\"",
+				 res.chain, twin);
+		else
+			say(out->jump, sizeof(out->jump), r, "no element in sb_gwlim (its mark)");
 	}
 	snprintf(out->chain, sizeof(out->chain), "%.63s", rec->chain);
 

@@ -16,8 +16,14 @@
  *                 ct mark objref map @sb_quota drop                   (on_exceed: cut)
  *             tcp dport GW_PORT ct status dnat ct mark != @sb_gwq_cut
  *                 ct mark objref map @sb_quota ct state new drop      (on_exceed: finish)
+ *           then the conn limit (limits.connections) of a steered connection:
+ *             tcp dport GW_PORT ct status dnat ct state new ct mark vmap @sb_gwlim
  *           then meta l4proto tcp th dport GW_PORT ct status dnat iifname @sandbox_ifs accept
  *           (chained_in likewise), and from anything but a sandbox or lo: drop
+ *   map sb_gwlim { type mark : verdict }   a sandbox's mark -> jump ge-/ga-POLICY,
+ *           its policy chain's twin (pchain.c), which holds the policy's
+ *           conn-limit rule on the same ce-/ca-POLICY-N set: steered and
+ *           forwarded connections count together against one limit
  *
  * A steered connection never reaches forward, where a sandbox's quota rule
  * counts what it sends (fw/pchain.c pc_quota()), so its packets to the
@@ -105,6 +111,29 @@ void render_gw_quota_mode(struct bt *bt, uint32_t mark, bool cut)
 		elem_remove(bt, d.name, &mark, sizeof(mark), NULL);
 }
 
+void setdef_gwlim(struct setdef *d)
+{
+	setdef_plain(d, "sb_gwlim", TYPE_MARK, 4, NFT_SET_MAP);
+	d->verdict_map = true;
+	d->key_byteorder = BYTEORDER_HOST_ENDIAN;
+	d->size = FW_MARK_SET_SIZE;
+}
+
+void render_gw_jump(struct bt *bt, uint32_t mark, const char *chain, bool add)
+{
+	char twin[NFT_CHAIN_MAXNAMELEN];
+	struct setdef d;
+
+	if (!gw_on(bt) || !mark || !chain)
+		return;
+	pchain_gw_name(chain, twin);
+	setdef_gwlim(&d);
+	if (add)
+		elem_add1(bt, d.name, elem_new_jump(&mark, sizeof(mark), twin));
+	else	/* created-then-deleted: there or not (the twin exists: render_pchain()) */
+		elem_remove(bt, d.name, &mark, sizeof(mark), twin);
+}
+
 void render_gw_sets(struct bt *bt)
 {
 	struct setdef d;
@@ -113,6 +142,9 @@ void render_gw_sets(struct bt *bt)
 		return;
 	/* Its elements come and go with the sandboxes' sb_quota elements. */
 	setdef_gwq_cut(&d);
+	bt_set(bt, NFT_MSG_NEWSET, &d);
+	/* Its elements come and go with the sandboxes' jumps (sandbox.c sb_hookup()). */
+	setdef_gwlim(&d);
 	bt_set(bt, NFT_MSG_NEWSET, &d);
 	/* Kept across a restart with their elements, as pin4/6 are. */
 	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
@@ -215,6 +247,26 @@ static void gw_quota(struct bt *bt)
 	}
 }
 
+/*
+ * A steered connection's first packet jumps to its policy's twin chain
+ * (sb_gwlim, the head comment), where limits.connections counts it in the
+ * same set as the sandbox's forwarded connections; a sandbox over its
+ * limit has it dropped there, with a deny record "conn-limit".
+ */
+static void gw_conn_limit(struct bt *bt, const char *chain)
+{
+	struct setdef d;
+	struct rb rb;
+
+	setdef_gwlim(&d);
+	rb_init(&rb, bt->rc, chain);
+	fm_gw_steered(&rb, bt);
+	fm_ct_new(&rb);
+	fx_ct_mark_key(&rb);
+	fx_lookup(&rb, d.name, NFT_REG_1, NFT_REG_VERDICT, false);
+	bt_rule(bt, &rb);
+}
+
 void render_gw_input(struct bt *bt, size_t n_fams)
 {
 	struct rb rb;
@@ -222,6 +274,7 @@ void render_gw_input(struct bt *bt, size_t n_fams)
 	if (!gw_on(bt))
 		return;
 	gw_quota(bt);
+	gw_conn_limit(bt, "input");
 	for (size_t i = 0; i < n_fams; i++) {
 		rb_init(&rb, bt->rc, "input");
 		fm_nfproto(&rb, fw_fams[i].nfproto);
@@ -238,6 +291,7 @@ void render_gw_chained_in(struct bt *bt)
 
 	if (!gw_on(bt))
 		return;
+	gw_conn_limit(bt, "chained_in");
 	rb_init(&rb, bt->rc, "chained_in");
 	fm_gw_steered(&rb, bt);
 	fx_verdict(&rb, NF_ACCEPT);

@@ -9,6 +9,11 @@
  *   ce-/ca-POLICY-N   mark -> its tracked connections (ct count, dynamic)
  *   sb_reject         mark -> its reject rate (limit, dynamic)
  *
+ * With a gateway, each policy chain has a twin, ge-/ga-POLICY, holding only
+ * the conn-limit rule below: a steered connection never reaches forward,
+ * so input jumps there by the sandbox's mark (gwsteer.c, sb_gwlim), and
+ * its connection counts in the same ce-/ca- set as the forwarded ones.
+ *
  * So a create, delete or reload adds and removes set elements, not rules:
  * nf_tables validates the whole table on every commit that adds a rule or
  * a jump, and with a chain per sandbox that walk grew with every sandbox
@@ -351,7 +356,7 @@ static void pc_tail(const struct pc *c)
  * a reload that changes N starts fresh counts in a new set; any other
  * reload or a restart keeps them.
  */
-static void pc_conn_limit(const struct pc *c)
+static void pc_conn_limit(const struct pc *c, const char *chain)
 {
 	struct nftnl_expr *cl;
 	struct rb rb;
@@ -363,7 +368,7 @@ static void pc_conn_limit(const struct pc *c)
 		nftnl_expr_set_u32(cl, NFTNL_EXPR_CONNLIMIT_COUNT, c->nm->conn_limit);
 		nftnl_expr_set_u32(cl, NFTNL_EXPR_CONNLIMIT_FLAGS, NFT_CONNLIMIT_F_INV);	/* "over" */
 	}
-	pc_rule(c, &rb);
+	rb_init(&rb, c->bt->rc, chain);
 	fm_ct_new(&rb);
 	fx_ct_mark_key(&rb);
 	fx_dynset_add(&rb, NFT_REG_1, c->nm->connset, cl);
@@ -410,7 +415,7 @@ static void pc_rules(const struct pc *c)
 	fm_ct_est_only(&rb);
 	fx_verdict(&rb, NF_ACCEPT);
 	bt_rule(c->bt, &rb);
-	pc_conn_limit(c);
+	pc_conn_limit(c, c->nm->chain);
 	/* Explicit CIDR rules win over the internal ranges ... */
 	for (const struct fw_fam *f = FW_FAM_V4; f <= FW_FAM_V6; f++) {
 		setdef_cidr(&d, c->pol->name, f);
@@ -454,10 +459,29 @@ bool pchain_slow_path(const struct policy *pol)
 	       pchain_quic_ports(pol, false, POLICY_L7_LOG, ports);
 }
 
+void pchain_gw_name(const char *chain, char *out)
+{
+	size_t n = chain[0] ? strnlen(chain + 1, NFT_CHAIN_MAXNAMELEN - 2) : 0;
+
+	out[0] = 'g';
+	memcpy(out + 1, chain + 1, n);
+	out[1 + n] = '\0';
+}
+
+/* The twin's rules (pchain_gw_name()): the conn limit, if the policy has one. */
+static void pc_gw_rules(const struct pc *c)
+{
+	char twin[NFT_CHAIN_MAXNAMELEN];
+
+	pchain_gw_name(c->nm->chain, twin);
+	pc_conn_limit(c, twin);
+}
+
 void render_pchain(struct bt *bt, const struct policy *pol, bool audit)
 {
 	struct pchain_names nm;
 	struct pc c = { .bt = bt, .pol = pol, .audit = audit, .nm = &nm };
+	char twin[NFT_CHAIN_MAXNAMELEN];
 
 	pchain_names(bt->rc, pol, audit, &nm);
 	/* Its conn-limit set first (created or kept, elements and all: dynamic). */
@@ -476,6 +500,13 @@ void render_pchain(struct bt *bt, const struct policy *pol, bool audit)
 	if (!bt->keep)
 		bt_flush_chain(bt, nm.chain);
 	pc_rules(&c);
+	if (!bt->rc->gw_port)
+		return;
+	pchain_gw_name(nm.chain, twin);
+	bt_chain(bt, NFT_MSG_NEWCHAIN, twin, -1, 0, NULL);
+	if (!bt->keep)
+		bt_flush_chain(bt, twin);
+	pc_gw_rules(&c);
 }
 
 /* The rules only: a set's definition carries the batch's message id (NFTNL_SET_ID). */
@@ -489,16 +520,25 @@ uint64_t pchain_digest(struct bt *bt, const struct policy *pol, bool audit)
 	pchain_names(bt->rc, pol, audit, &nm);
 	fw_batch_digest_begin(d.b);
 	pc_rules(&c);
+	if (bt->rc->gw_port)
+		pc_gw_rules(&c);
 	return fw_batch_digest_end(d.b);
 }
 
 void render_pchain_remove(struct bt *bt, const char *chain, const char *connset)
 {
+	char twin[NFT_CHAIN_MAXNAMELEN];
 	struct setdef d;
 
 	bt_chain(bt, NFT_MSG_NEWCHAIN, chain, -1, 0, NULL);
 	bt_flush_chain(bt, chain);
 	bt_chain(bt, NFT_MSG_DELCHAIN, chain, -1, 0, NULL);
+	if (bt->rc->gw_port) {	/* its sb_gwlim jumps went with the sandboxes' */
+		pchain_gw_name(chain, twin);
+		bt_chain(bt, NFT_MSG_NEWCHAIN, twin, -1, 0, NULL);
+		bt_flush_chain(bt, twin);
+		bt_chain(bt, NFT_MSG_DELCHAIN, twin, -1, 0, NULL);
+	}
 	if (connset && connset[0]) {
 		/* After the chain: its rule referred to it.  Created (kept) then deleted. */
 		setdef_by_mark(&d, connset);

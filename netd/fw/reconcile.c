@@ -25,12 +25,12 @@
 /* What the table's dump found: policy chains and sets, quotas, what older netds made. */
 enum found_kind {
 	FOUND_CHAIN,	/* sb-NAME: a per-sandbox chain of an older netd; owner = the sandbox */
-	FOUND_PCHAIN,	/* pe-/pa-POLICY: a policy chain (pchain.c); owner = the policy */
+	FOUND_PCHAIN,	/* pe-/pa-POLICY, and its twin ge-/ga-POLICY: a policy chain (pchain.c) */
 	FOUND_PCSET,	/* pc-POLICY-cidr4/6: owner = the policy */
 	FOUND_CONNSET,	/* ce-/ca-POLICY-N: a policy chain's conn-limit set */
 	FOUND_OLDSET,	/* sb-NAME-pin4/cidr4/...: a per-sandbox set of an older netd */
 	FOUND_QUOTA,	/* q-NAME: owner = the sandbox */
-	FOUND_GWSET,	/* gw4/gw6, sb_gwq_cut: the gateway's (removed when there is none now) */
+	FOUND_GWSET,	/* gw4/gw6, sb_gwq_cut, sb_gwlim: the gateway's (removed when there is none now) */
 	FOUND_RETIRED,	/* a base set an older netd had and this one has not (retired[]): removed */
 };
 
@@ -82,7 +82,7 @@ static void dump_note(struct dump_list *l, const char *table, const char *obj, c
 		kind = FOUND_QUOTA;
 		k = n - 2;
 	} else if (what == 's' && (strcmp(obj, "gw4") == 0 || strcmp(obj, "gw6") == 0 ||
-				   strcmp(obj, "sb_gwq_cut") == 0)) {
+				   strcmp(obj, "sb_gwq_cut") == 0 || strcmp(obj, "sb_gwlim") == 0)) {
 		kind = FOUND_GWSET;
 		k = 0;	/* a base set: no owner */
 	} else if (what == 's' && is_retired(obj)) {
@@ -92,7 +92,8 @@ static void dump_note(struct dump_list *l, const char *table, const char *obj, c
 		return;	/* every other kind has a 3-byte prefix and an owner */
 	} else if (what == 'c' && strncmp(obj, "sb-", 3) == 0) {
 		kind = FOUND_CHAIN;
-	} else if (what == 'c' && (strncmp(obj, "pe-", 3) == 0 || strncmp(obj, "pa-", 3) == 0)) {
+	} else if (what == 'c' && (strncmp(obj, "pe-", 3) == 0 || strncmp(obj, "pa-", 3) == 0 ||
+				   strncmp(obj, "ge-", 3) == 0 || strncmp(obj, "ga-", 3) == 0)) {
 		kind = FOUND_PCHAIN;
 	} else if (what == 's' && strncmp(obj, "sb-", 3) == 0) {
 		kind = FOUND_OLDSET;
@@ -275,12 +276,25 @@ static bool rc_policy_used(const struct rc_arg *a, const char *policy)
 	return false;
 }
 
-/* Is @name a chain (or, @connset, a conn-limit set) a kept sandbox's policy chain uses? */
-static bool rc_chain_used(const struct rc_arg *a, const char *name, bool connset)
+/*
+ * Is @name a chain (or, @connset, a conn-limit set) a kept sandbox's policy
+ * chain uses?  A twin (ge-/ga-) is used while its chain is and there is a
+ * gateway (@gw).
+ */
+static bool rc_chain_used(const struct rc_arg *a, const char *name, bool connset, bool gw)
 {
-	for (size_t i = 0; i < a->n_chains; i++)
-		if (strcmp(connset ? a->chains[i].connset : a->chains[i].chain, name) == 0)
+	char twin[NFT_CHAIN_MAXNAMELEN];
+
+	for (size_t i = 0; i < a->n_chains; i++) {
+		const char *have = connset ? a->chains[i].connset : a->chains[i].chain;
+
+		if (!connset && name[0] == 'g') {
+			pchain_gw_name(have, twin);
+			have = gw ? twin : "";
+		}
+		if (strcmp(have, name) == 0)
 			return true;
+	}
 	return false;
 }
 
@@ -310,8 +324,13 @@ static void render_stale_chains(struct bt *bt, const struct rc_arg *a)
  */
 static void render_stale_sets(struct bt *bt, const struct rc_arg *a)
 {
+	/* No gateway now: sb_gwlim's jumps to the twins go before the twins. */
+	for (size_t i = 0; i < a->found->n && !bt->rc->gw_port; i++)
+		if (a->found->v[i].kind == FOUND_GWSET && strcmp(a->found->v[i].obj, "sb_gwlim") == 0)
+			bt_flush_set(bt, a->found->v[i].obj);
 	for (size_t i = 0; i < a->found->n; i++)
-		if (a->found->v[i].kind == FOUND_PCHAIN && !rc_chain_used(a, a->found->v[i].obj, false)) {
+		if (a->found->v[i].kind == FOUND_PCHAIN &&
+		    !rc_chain_used(a, a->found->v[i].obj, false, bt->rc->gw_port != 0)) {
 			bt_flush_chain(bt, a->found->v[i].obj);
 			bt_chain(bt, NFT_MSG_DELCHAIN, a->found->v[i].obj, -1, 0, NULL);
 		}
@@ -327,7 +346,7 @@ static void render_stale_sets(struct bt *bt, const struct rc_arg *a)
 		}
 		if ((k != FOUND_OLDSET && k != FOUND_PCSET && k != FOUND_CONNSET) ||
 		    (k == FOUND_PCSET && rc_policy_used(a, a->found->v[i].owner)) ||
-		    (k == FOUND_CONNSET && rc_chain_used(a, a->found->v[i].obj, true)))
+		    (k == FOUND_CONNSET && rc_chain_used(a, a->found->v[i].obj, true, false)))
 			continue;
 		snprintf(d.name, sizeof(d.name), "%s", a->found->v[i].obj);
 		bt_set(bt, NFT_MSG_DELSET, &d);

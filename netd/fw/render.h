@@ -413,6 +413,15 @@ void setdef_gwq_cut(struct setdef *d);
  * without a gateway.
  */
 void render_gw_quota_mode(struct bt *bt, uint32_t mark, bool cut);
+/* setdef_gwlim() - sb_gwlim: a sandbox's mark -> jump to its policy chain's twin (gwsteer.c). */
+void setdef_gwlim(struct setdef *d);
+/*
+ * render_gw_jump() - @add: sandbox mark @mark's element in sb_gwlim, a jump
+ * to the twin of policy chain @chain (pchain_gw_name()); else that element
+ * removed (created-then-deleted: there or not; the twin must exist).
+ * Nothing without a gateway, a mark or a chain.
+ */
+void render_gw_jump(struct bt *bt, uint32_t mark, const char *chain, bool add);
 /* render_gw_nat() - prerouting_nat, after the DNS redirects: steered connections of @n_fams families. */
 void render_gw_nat(struct bt *bt, size_t n_fams);
 /* render_gw_input() - input's head: a steered connection from a sandbox interface to the port, accepted. */
@@ -487,7 +496,17 @@ void render_pchain(struct bt *bt, const struct policy *pol, bool audit);
 /* pchain_digest() - the fingerprint of the rules render_pchain() would send (0: failed). */
 uint64_t pchain_digest(struct bt *bt, const struct policy *pol, bool audit);
 
-/* render_pchain_remove() - chain @chain and then set @connset ("" or NULL: none): gone, never an error. */
+/*
+ * pchain_gw_name() - the twin of policy chain @chain ("pe-X" -> "ge-X",
+ * "pa-X" -> "ga-X"): what a steered connection of its sandboxes meets in
+ * input (gwsteer.c), the policy's conn-limit rule.  @out: NFT_CHAIN_MAXNAMELEN bytes.
+ */
+void pchain_gw_name(const char *chain, char *out);
+
+/*
+ * render_pchain_remove() - chain @chain (and with a gateway its twin), then
+ * set @connset ("" or NULL: none): gone, never an error.
+ */
 void render_pchain_remove(struct bt *bt, const char *chain, const char *connset);
 
 /*

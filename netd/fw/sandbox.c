@@ -277,6 +277,7 @@ static void unhook_jump(struct bt *bt, const struct fw_sandbox *sb, const char *
 	const struct addr *ad[2] = { &sb->addr4, &sb->addr6 };
 	uint8_t key[IFNAMSIZ + 16];
 
+	render_gw_jump(bt, sb->ct_mark, chain, false);
 	if (!sb->chained) {
 		elem_remove(bt, "sandbox_fwd", key, fkey_ifname(key, sb->host_ifname), chain);
 		return;
@@ -299,6 +300,7 @@ static void unhook(struct bt *bt, const struct fw_sandbox *sb, const char *chain
 	size_t len;
 
 	render_marks_remove(bt, sb, mark);
+	render_gw_jump(bt, mark, chain, false);	/* (it refers to the chain's twin) */
 	if (sb->chained) {
 		unhook_chained(bt, sb, chain);
 		return;
@@ -442,6 +444,8 @@ static void sb_hookup(struct bt *bt, const struct fw_sandbox *sb, const char *ch
 	const struct addr *ad[2] = { &sb->addr4, &sb->addr6 };
 	uint8_t key[IFNAMSIZ + 16];
 
+	/* Its steered connections' way to the chain's twin (gwsteer.c): by mark. */
+	render_gw_jump(bt, sb->ct_mark, chain, true);
 	if (sb->chained) {
 		bt->family = NFPROTO_BRIDGE;
 		elem_add1(bt, "chained_ports", elem_new(key, fkey_ifname(key, sb->host_ifname)));
@@ -497,6 +501,18 @@ static uint64_t sb_digest(struct bt *bt, const struct sb_arg *a, const char *cha
 	return fw_batch_digest_end(d.b);
 }
 
+/* Policy chain @chain and, with a gateway, its twin: created or kept (removals refer to them). */
+static void chain_ensure(struct bt *bt, const char *chain)
+{
+	char twin[NFT_CHAIN_MAXNAMELEN];
+
+	bt_chain(bt, NFT_MSG_NEWCHAIN, chain, -1, 0, NULL);
+	if (!bt->rc->gw_port)
+		return;
+	pchain_gw_name(chain, twin);
+	bt_chain(bt, NFT_MSG_NEWCHAIN, twin, -1, 0, NULL);
+}
+
 /*
  * 1. (Not reconciling.)  Whatever an earlier add of this name hooked up
  * (its interface or addresses may differ), then whatever the new
@@ -513,9 +529,9 @@ static void sb_unhook_all(struct bt *bt, const struct sb_arg *a, const struct pc
 	const uint32_t marks[2] = { a->old ? a->old_mark : 0, sb->ct_mark };
 
 	if (a->pol)
-		bt_chain(bt, NFT_MSG_NEWCHAIN, nm->chain, -1, 0, NULL);
+		chain_ensure(bt, nm->chain);
 	if (a->old && a->old_chain)
-		bt_chain(bt, NFT_MSG_NEWCHAIN, a->old_chain, -1, 0, NULL);
+		chain_ensure(bt, a->old_chain);
 	if (a->old)
 		unhook(bt, a->old, a->old_chain, a->old_mark, a->old_metered, &a->old_dns4,
 		       &a->old_dns6);
