@@ -46,7 +46,8 @@
  *                                                  (netd/fw/gwsteer.c)
  *   map  sb_gwlim { type mark : verdict }          gateway only: a sandbox's mark -> jump
  *                                                  ge-/ga-POLICY, its policy chain's twin
- *                                                  (the conn limit of steered connections)
+ *                                                  (the conn limit of steered connections,
+ *                                                  prerouting_nat, before their redirect)
  *   map  sb_mark4/6 { type addr : mark }           a sandbox's source -> its ct mark (acct.h)
  *   map  sb_quota   { type mark : quota }          its mark -> its quota object q-NAME
  *   set  sb_reject  { type mark; flags dynamic }   its mark -> its reject rate (limit)
@@ -55,7 +56,7 @@
  *                                                  its CIDR rules
  *   set  ce-/ca-POLICY-N { type mark; flags dynamic }  each sandbox's ct count (limit N)
  *   chain ge-/ga-POLICY (gateway only): new: add @ce-/ca-POLICY-N { ... over N } drop;
- *                    input jumps there for a steered connection (sb_gwlim)
+ *                    prerouting_nat jumps there for a steered connection (sb_gwlim)
  *   chain pe-POLICY: ct state invalid,untracked drop;
  *                    new: ct mark set saddr map @sb_mark4/6;
  *                    quota name ct mark map @sb_quota over: drop;   (limits.egress_bytes)

@@ -9,6 +9,8 @@
  *   set gw6 { ipv6 likewise }
  *   prerouting_nat, after the DNS redirects:
  *     iifname @sandbox_ifs meta l4proto tcp ip saddr . ip daddr . tcp dport @gw4
+ *         ct mark set ip saddr map @sb_mark4 ct mark vmap @sb_gwlim
+ *     iifname @sandbox_ifs meta l4proto tcp ip saddr . ip daddr . tcp dport @gw4
  *         ct mark set ip saddr map @sb_mark4 redirect to :GW_PORT
  *     (chained attachments: ip saddr @chained_src4 instead of the interface)
  *   input:  the egress quota (limits.egress_bytes) of a steered connection:
@@ -16,14 +18,14 @@
  *                 ct mark objref map @sb_quota drop                   (on_exceed: cut)
  *             tcp dport GW_PORT ct status dnat ct mark != @sb_gwq_cut
  *                 ct mark objref map @sb_quota ct state new drop      (on_exceed: finish)
- *           then the conn limit (limits.connections) of a steered connection:
- *             tcp dport GW_PORT ct status dnat ct state new ct mark vmap @sb_gwlim
  *           then meta l4proto tcp th dport GW_PORT ct status dnat iifname @sandbox_ifs accept
  *           (chained_in likewise), and from anything but a sandbox or lo: drop
  *   map sb_gwlim { type mark : verdict }   a sandbox's mark -> jump ge-/ga-POLICY,
  *           its policy chain's twin (pchain.c), which holds the policy's
  *           conn-limit rule on the same ce-/ca-POLICY-N set: steered and
- *           forwarded connections count together against one limit
+ *           forwarded connections count together against one limit.  Its
+ *           jump is taken before the redirect, so the deny record of a
+ *           connection over the limit names the destination asked for.
  *
  * A steered connection never reaches forward, where a sandbox's quota rule
  * counts what it sends (fw/pchain.c pc_quota()), so its packets to the
@@ -167,6 +169,7 @@ static void fm_gw_lookup(struct rb *rb, const struct fw_fam *f)
 
 void render_gw_nat(struct bt *bt, size_t n_fams)
 {
+	struct setdef lim;
 	struct rb rb;
 
 	if (!gw_on(bt))
@@ -180,12 +183,21 @@ void render_gw_nat(struct bt *bt, size_t n_fams)
 	 * does not match: the connection goes on to forward, where no pin4/6
 	 * element lets it through (fail closed).
 	 */
+	setdef_gwlim(&lim);
 	for (size_t i = 0; i < n_fams; i++) {
 		const struct fw_fam *f = &fw_fams[i];
 		struct setdef m;
 
 		setdef_mark_map(&m, f);
-		for (int chained = 0; chained < 2; chained++) {
+		/*
+		 * First the conn limit (limits.connections): a jump by the mark to
+		 * the policy chain's twin (the head comment), which drops a
+		 * connection over the limit here, before the redirect, so its deny
+		 * record names where it was going; then the redirect.
+		 */
+		for (int k = 0; k < 4; k++) {
+			bool chained = k % 2, redirect = k >= 2;
+
 			rb_init(&rb, bt->rc, "prerouting_nat");
 			if (chained) {
 				fm_addr_in(&rb, f, false, fw_fam_name("chained_src", f).s, false);
@@ -196,7 +208,12 @@ void render_gw_nat(struct bt *bt, size_t n_fams)
 			fm_l4proto(&rb, IPPROTO_TCP);
 			fm_gw_lookup(&rb, f);
 			fx_ct_mark_from_src(&rb, f, m.name);
-			fx_redirect(&rb, bt->rc->gw_port);
+			if (redirect) {
+				fx_redirect(&rb, bt->rc->gw_port);
+			} else {
+				fx_ct_mark_key(&rb);
+				fx_lookup(&rb, lim.name, NFT_REG_1, NFT_REG_VERDICT, false);
+			}
 			bt_rule(bt, &rb);
 		}
 	}
@@ -247,26 +264,6 @@ static void gw_quota(struct bt *bt)
 	}
 }
 
-/*
- * A steered connection's first packet jumps to its policy's twin chain
- * (sb_gwlim, the head comment), where limits.connections counts it in the
- * same set as the sandbox's forwarded connections; a sandbox over its
- * limit has it dropped there, with a deny record "conn-limit".
- */
-static void gw_conn_limit(struct bt *bt, const char *chain)
-{
-	struct setdef d;
-	struct rb rb;
-
-	setdef_gwlim(&d);
-	rb_init(&rb, bt->rc, chain);
-	fm_gw_steered(&rb, bt);
-	fm_ct_new(&rb);
-	fx_ct_mark_key(&rb);
-	fx_lookup(&rb, d.name, NFT_REG_1, NFT_REG_VERDICT, false);
-	bt_rule(bt, &rb);
-}
-
 void render_gw_input(struct bt *bt, size_t n_fams)
 {
 	struct rb rb;
@@ -274,7 +271,6 @@ void render_gw_input(struct bt *bt, size_t n_fams)
 	if (!gw_on(bt))
 		return;
 	gw_quota(bt);
-	gw_conn_limit(bt, "input");
 	for (size_t i = 0; i < n_fams; i++) {
 		rb_init(&rb, bt->rc, "input");
 		fm_nfproto(&rb, fw_fams[i].nfproto);
@@ -291,7 +287,6 @@ void render_gw_chained_in(struct bt *bt)
 
 	if (!gw_on(bt))
 		return;
-	gw_conn_limit(bt, "chained_in");
 	rb_init(&rb, bt->rc, "chained_in");
 	fm_gw_steered(&rb, bt);
 	fx_verdict(&rb, NF_ACCEPT);

@@ -499,7 +499,7 @@ uint64_t pchain_digest(struct bt *bt, const struct policy *pol, bool audit);
 /*
  * pchain_gw_name() - the twin of policy chain @chain ("pe-X" -> "ge-X",
  * "pa-X" -> "ga-X"): what a steered connection of its sandboxes meets in
- * input (gwsteer.c), the policy's conn-limit rule.  @out: NFT_CHAIN_MAXNAMELEN bytes.
+ * prerouting_nat (gwsteer.c), the policy's conn-limit rule.  @out: NFT_CHAIN_MAXNAMELEN bytes.
  */
 void pchain_gw_name(const char *chain, char *out);
 

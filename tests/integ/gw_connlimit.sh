@@ -110,8 +110,9 @@ for ((i = 0; i < 50; i++)); do
 done
 rec=$(audit_grep '"event":"deny"' "\"sandbox\":\"$L1\"" '"reason":"conn-limit"' | head -1)
 has "limit 3: a deny record, reason conn-limit" '"reason":"conn-limit"' "$rec"
-# (after the redirect: netd's side of the sandbox's link, the gateway's port; docs/gateway.md)
-has "limit 3: the record names the gateway's port" '"dport":15443' "$rec"
+# (decided before the redirect: the destination the sandbox asked for, and its name)
+has "limit 3: the record names the destination asked for" "\"dst\":\"$GW\",\"dport\":443" "$rec"
+has "limit 3: ... and its name" '"domain":"api.gw.dt.example"' "$rec"
 eq "limit 3: three steered, then a direct one is dropped (one count)" "ok ok ok fail" \
 	"$(hold_until l1 "ok ok ok fail" $GW $GW $GW $DIRECT)"
 eq "limit 3: two direct and one steered, then a steered one is dropped" "ok ok ok fail" \
