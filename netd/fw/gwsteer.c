@@ -7,32 +7,36 @@
  *
  *   set gw4 { type ipv4_addr . ipv4_addr . inet_service; flags timeout }   saddr . daddr . dport
  *   set gw6 { ipv6 likewise }
- *   prerouting_nat, after the DNS redirects:
+ *   prerouting_nat, after the DNS redirects, three rules of the same head
+ *   (a connection's first packet; before the redirect, so a deny record
+ *   names the destination the sandbox asked for):
  *     iifname @sandbox_ifs meta l4proto tcp ip saddr . ip daddr . tcp dport @gw4
- *         ct mark set ip saddr map @sb_mark4 ct mark vmap @sb_gwlim
- *     iifname @sandbox_ifs meta l4proto tcp ip saddr . ip daddr . tcp dport @gw4
- *         ct mark set ip saddr map @sb_mark4 redirect to :GW_PORT
+ *         ct mark set ip saddr map @sb_mark4 ...
+ *       ... ct mark objref map @sb_quota drop     (limits.egress_bytes spent: no new one)
+ *       ... ct mark vmap @sb_gwlim                (limits.connections)
+ *       ... redirect to :GW_PORT
  *     (chained attachments: ip saddr @chained_src4 instead of the interface)
- *   input:  the egress quota (limits.egress_bytes) of a steered connection:
- *             tcp dport GW_PORT ct status dnat ct mark @sb_gwq_cut
+ *   input:  the egress quota of a steered connection's later packets:
+ *             tcp dport GW_PORT ct status dnat ct status confirmed ct mark @sb_gwq_cut
  *                 ct mark objref map @sb_quota drop                   (on_exceed: cut)
- *             tcp dport GW_PORT ct status dnat ct mark != @sb_gwq_cut
- *                 ct mark objref map @sb_quota ct state new drop      (on_exceed: finish)
+ *             tcp dport GW_PORT ct status dnat ct status confirmed ct mark != @sb_gwq_cut
+ *                 ct mark objref map @sb_quota                        (on_exceed: finish)
  *           then meta l4proto tcp th dport GW_PORT ct status dnat iifname @sandbox_ifs accept
  *           (chained_in likewise), and from anything but a sandbox or lo: drop
  *   map sb_gwlim { type mark : verdict }   a sandbox's mark -> jump ge-/ga-POLICY,
  *           its policy chain's twin (pchain.c), which holds the policy's
  *           conn-limit rule on the same ce-/ca-POLICY-N set: steered and
- *           forwarded connections count together against one limit.  Its
- *           jump is taken before the redirect, so the deny record of a
- *           connection over the limit names the destination asked for.
+ *           forwarded connections count together against one limit.
  *
  * A steered connection never reaches forward, where a sandbox's quota rule
  * counts what it sends (fw/pchain.c pc_quota()), so its packets to the
- * gateway are counted here, by the same quota object, each once: a
- * sandbox whose policy cuts has its mark in sb_gwq_cut (fw/sandbox.c, with
- * its sb_quota element), every other one meets the second rule; a sandbox
- * without a quota has no sb_quota element and matches neither.
+ * gateway are counted here, by the same quota object, each once: the first
+ * in prerouting_nat (the nat chain sees no other), every later one in
+ * input, where the first is not yet confirmed (a retransmitted SYN is,
+ * and is counted there).  A sandbox whose policy cuts has its mark in
+ * sb_gwq_cut (fw/sandbox.c, with its sb_quota element), every other one
+ * meets the second input rule, which counts only; a sandbox without a
+ * quota has no sb_quota element and matches none of them.
  *
  * Not here: a gateway pin is never an element of pin4/6, so a steered
  * connection never reaches forward: with the gateway down it is refused
@@ -169,7 +173,7 @@ static void fm_gw_lookup(struct rb *rb, const struct fw_fam *f)
 
 void render_gw_nat(struct bt *bt, size_t n_fams)
 {
-	struct setdef lim;
+	struct setdef lim, q;
 	struct rb rb;
 
 	if (!gw_on(bt))
@@ -184,19 +188,23 @@ void render_gw_nat(struct bt *bt, size_t n_fams)
 	 * element lets it through (fail closed).
 	 */
 	setdef_gwlim(&lim);
+	setdef_quota_map(&q);
 	for (size_t i = 0; i < n_fams; i++) {
 		const struct fw_fam *f = &fw_fams[i];
 		struct setdef m;
 
 		setdef_mark_map(&m, f);
 		/*
-		 * First the conn limit (limits.connections): a jump by the mark to
-		 * the policy chain's twin (the head comment), which drops a
-		 * connection over the limit here, before the redirect, so its deny
-		 * record names where it was going; then the redirect.
+		 * Before the redirect, so that a deny record names where the
+		 * connection was going: its first packet counted by the sandbox's
+		 * quota (limits.egress_bytes; spent: dropped, whether the policy
+		 * cuts or finishes), then the conn limit (limits.connections, a
+		 * jump by the mark to the policy chain's twin: the head comment);
+		 * then the redirect.
 		 */
-		for (int k = 0; k < 4; k++) {
-			bool chained = k % 2, redirect = k >= 2;
+		for (int k = 0; k < 6; k++) {
+			int step = k / 2;
+			bool chained = k % 2;
 
 			rb_init(&rb, bt->rc, "prerouting_nat");
 			if (chained) {
@@ -208,21 +216,27 @@ void render_gw_nat(struct bt *bt, size_t n_fams)
 			fm_l4proto(&rb, IPPROTO_TCP);
 			fm_gw_lookup(&rb, f);
 			fx_ct_mark_from_src(&rb, f, m.name);
-			if (redirect) {
-				fx_redirect(&rb, bt->rc->gw_port);
-			} else {
+			if (step == 0) {
+				fx_ct_mark_key(&rb);
+				fx_objref_map(&rb, NFT_REG_1, q.name);
+				fx_counter(&rb);
+				fx_deny_log(&rb, bt->rc, reason_deny_name(REASON_DENY_QUOTA));
+				fx_verdict(&rb, NF_DROP);
+			} else if (step == 1) {
 				fx_ct_mark_key(&rb);
 				fx_lookup(&rb, lim.name, NFT_REG_1, NFT_REG_VERDICT, false);
+			} else {
+				fx_redirect(&rb, bt->rc->gw_port);
 			}
 			bt_rule(bt, &rb);
 		}
 	}
 }
 
-/* ct status dnat: the connection was redirected (only steered ones reach the gateway port). */
-static void fm_ct_dnat(struct rb *rb)
+/* ct status & @bits != 0 */
+static void fm_ct_status(struct rb *rb, uint32_t bits)
 {
-	uint32_t mask = IPS_DST_NAT, xor = 0, zero = 0;
+	uint32_t mask = bits, xor = 0, zero = 0;
 	struct nftnl_expr *e = fx_new(rb, "ct");
 
 	if (e) {
@@ -238,7 +252,7 @@ static void fm_gw_steered(struct rb *rb, const struct bt *bt)
 {
 	fm_l4proto(rb, IPPROTO_TCP);
 	fm_dport(rb, bt->rc->gw_port);
-	fm_ct_dnat(rb);
+	fm_ct_status(rb, IPS_DST_NAT);	/* redirected (only steered ones reach the port) */
 }
 
 /* The quota of what a sandbox sends to the gateway (the head comment): cut, then finish. */
@@ -252,11 +266,15 @@ static void gw_quota(struct bt *bt)
 	for (int finish = 0; finish < 2; finish++) {
 		rb_init(&rb, bt->rc, "input");
 		fm_gw_steered(&rb, bt);
+		/* The first packet was counted (and judged) in prerouting_nat. */
+		fm_ct_status(&rb, IPS_CONFIRMED);
 		fx_ct_mark_key(&rb);
 		fx_lookup(&rb, cut.name, NFT_REG_1, -1, finish);
 		fx_objref_map(&rb, NFT_REG_1, q.name);
-		if (finish)
-			fm_ct_new(&rb);
+		if (finish) {	/* counted only: its new connections go in prerouting_nat */
+			bt_rule(bt, &rb);
+			continue;
+		}
 		fx_counter(&rb);
 		fx_deny_log(&rb, bt->rc, reason_deny_name(REASON_DENY_QUOTA));
 		fx_verdict(&rb, NF_DROP);

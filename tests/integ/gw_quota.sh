@@ -74,12 +74,24 @@ eq "only the cut sandbox's mark is in sb_gwq_cut" 1 "$(cut_marks)"
 
 # ---- finish ------------------------------------------------------------------
 eq "finish: a 40K upload through the gateway" "stored 40000" "$(up q1 "$WORLD_DIR/40k.bin")"
+# Each packet counted once (the first in prerouting_nat, the rest in input):
+# the quota's bytes are conntrack's bytes out of that one connection, exactly
+# (its conn record, written half a second after the last FIN).
+for ((i = 0; i < 50; i++)); do
+	out=$(audit_grep '"event":"conn"' "\"sandbox\":\"$Q1\"" | head -1 | jq -r '.bytes_out // empty')
+	[ -n "$out" ] && break
+	sleep 0.2
+done
 used=$(quota_used q1)
+eq "finish: the quota's bytes are the connection's bytes out, exactly" "${out:-no conn record}" "$used"
 ok "finish: the quota counted it ($used bytes: the body and TLS)" \
 	test "${used:-0}" -ge 40000 -a "${used:-0}" -le 70000
 eq "finish: an upload that crosses the quota completes" "stored 300000" "$(up q1 "$WORLD_DIR/300k.bin")"
 eq "finish: over the quota, a new connection is refused" "" "$(up q1 "$WORLD_DIR/40k.bin")"
-has "finish: a deny record says quota" '"reason":"quota"' "$(deny_quota "$Q1")"
+rec=$(deny_quota "$Q1")
+has "finish: a deny record says quota" '"reason":"quota"' "$rec"
+# (refused before the redirect: the destination asked for, not the gateway's port)
+has "finish: ... and names the destination asked for" '"dst":"198.51.100.60","dport":443' "$rec"
 
 # ---- cut ---------------------------------------------------------------------
 eq "cut: a 40K upload through the gateway" "stored 40000" "$(up q2 "$WORLD_DIR/40k.bin")"
