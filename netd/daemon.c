@@ -354,6 +354,7 @@ static int startup_trail(struct daemon *d)
 		.idle_grace_s = d->cfg.dns_idle_grace_s,
 		.grace_pin = daemon_trail_grace_pin,
 		.conn_open = d->cfg.conn_open,
+		.gw_port = d->cfg.gw_port,
 		.no_kernel = d->box != NULL,	/* a box has no conntrack or nflog */
 		.pins = d->pins,
 		.budget_bytes = daemon_budget_bytes,

@@ -303,11 +303,11 @@ static void get_cb(const void *msg, size_t len, void *data)
  * earlier requests that timed out are skipped by their sequence number.
  * Return: 0; -ENOENT (gone); -errno.
  */
-static int get_entry(struct acct *a, const struct ct_flow *f, struct ct_flow *out)
+static int get_entry_by(struct acct *a, const struct ct_flow *f, bool reply, struct ct_flow *out)
 {
 	char req[MNL_SOCKET_BUFFER_SIZE];
 	uint32_t seq = ++a->seq;
-	struct nlmsghdr *nlh = ct_put_get(req, f, seq);
+	struct nlmsghdr *nlh = reply ? ct_put_get_reply(req, f, seq) : ct_put_get(req, f, seq);
 	struct get_arg ga = { .out = out };
 
 	if (mnl_socket_sendto(a->dump, nlh, nlh->nlmsg_len) < 0)
@@ -323,6 +323,31 @@ static int get_entry(struct acct *a, const struct ct_flow *f, struct ct_flow *ou
 			return r;
 	}
 	return ga.found ? 0 : -EIO;
+}
+
+static int get_entry(struct acct *a, const struct ct_flow *f, struct ct_flow *out)
+{
+	return get_entry_by(a, f, false, out);
+}
+
+int acct_original(struct acct *a, uint8_t proto, struct addr *dst, uint16_t *dport,
+		  const struct addr *src, uint16_t sport)
+{
+	/* The packet went src -> dst after the DNAT: the entry's replies go dst -> src. */
+	struct ct_flow q = { .src = *dst, .dst = *src, .proto = proto, .sport = *dport,
+			     .dport = sport }, out;
+	int r;
+
+	if (!a)
+		return -EINVAL;
+	r = get_entry_by(a, &q, true, &out);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	if (!addr_equal(&out.src, src) || out.sport != sport)
+		return 0;	/* not this packet's connection */
+	*dst = out.dst;
+	*dport = out.dport;
+	return 1;
 }
 
 int acct_lookup(struct acct *a, const struct ct_flow *f)

@@ -145,6 +145,19 @@ bool acct_tcp_closed(uint8_t state);
  */
 int acct_lookup(struct acct *a, const struct ct_flow *f);
 
+/*
+ * acct_original() - the destination a packet from @src:@sport to
+ * @dst:@dport (@proto) was going to before a DNAT (netd's redirect of a
+ * steered connection to the gateway): the original tuple of the conntrack
+ * entry whose replies go @dst:@dport -> @src:@sport.  One synchronous
+ * IPCTNL_MSG_CT_GET by reply tuple on the dump socket.  On 1, @dst and
+ * @dport (host byte order) are replaced.
+ * Return: 1 replaced; 0 no such entry (the packet's first, never
+ * confirmed; or gone); -errno.
+ */
+int acct_original(struct acct *a, uint8_t proto, struct addr *dst, uint16_t *dport,
+		  const struct addr *src, uint16_t sport);
+
 /* acct_get_stats() - counters since acct_new(). */
 void acct_get_stats(const struct acct *a, struct acct_stats *out);
 

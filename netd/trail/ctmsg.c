@@ -518,14 +518,15 @@ struct nlmsghdr *ct_put_request(void *buf, uint16_t type, uint16_t flags, uint8_
 	return nlh;
 }
 
-struct nlmsghdr *ct_put_get(void *buf, const struct ct_flow *f, uint32_t seq)
+/* IPCTNL_MSG_CT_GET of the entry whose tuple @attr (CTA_TUPLE_ORIG/REPLY) is @f's. */
+static struct nlmsghdr *put_get(void *buf, const struct ct_flow *f, uint32_t seq, uint16_t attr)
 {
 	bool v6 = f->src.family == AF_INET6;
 	struct nlmsghdr *nlh = ct_put_request(buf, IPCTNL_MSG_CT_GET, 0, v6 ? AF_INET6 : AF_INET,
 					      seq);
 	struct nlattr *tuple, *ip, *proto;
 
-	tuple = mnl_attr_nest_start(nlh, CTA_TUPLE_ORIG);
+	tuple = mnl_attr_nest_start(nlh, attr);
 	ip = mnl_attr_nest_start(nlh, CTA_TUPLE_IP);
 	mnl_attr_put(nlh, v6 ? CTA_IP_V6_SRC : CTA_IP_V4_SRC, v6 ? 16 : 4, f->src.a);
 	mnl_attr_put(nlh, v6 ? CTA_IP_V6_DST : CTA_IP_V4_DST, v6 ? 16 : 4, f->dst.a);
@@ -539,4 +540,14 @@ struct nlmsghdr *ct_put_get(void *buf, const struct ct_flow *f, uint32_t seq)
 	if (f->id)
 		mnl_attr_put_u32(nlh, CTA_ID, htonl(f->id));
 	return nlh;
+}
+
+struct nlmsghdr *ct_put_get(void *buf, const struct ct_flow *f, uint32_t seq)
+{
+	return put_get(buf, f, seq, CTA_TUPLE_ORIG);
+}
+
+struct nlmsghdr *ct_put_get_reply(void *buf, const struct ct_flow *reply, uint32_t seq)
+{
+	return put_get(buf, reply, seq, CTA_TUPLE_REPLY);
 }

@@ -170,4 +170,12 @@ json_t *ct_deny_json(const struct ct_logpkt *p, const char *sandbox, const char 
  */
 struct nlmsghdr *ct_put_get(void *buf, const struct ct_flow *f, uint32_t seq);
 
+/*
+ * ct_put_get_reply() - the same request for the entry whose reply tuple is
+ * @reply's src, dst, proto, sport, dport (the way its replies go: after a
+ * DNAT, from the new destination).  The answer carries the original tuple.
+ * Return: the message, inside @buf.
+ */
+struct nlmsghdr *ct_put_get_reply(void *buf, const struct ct_flow *reply, uint32_t seq);
+
 #endif

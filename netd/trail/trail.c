@@ -541,16 +541,19 @@ static int32_t slot_of_ifindex(struct trail *t, uint32_t ifindex)
 static void write_deny(struct trail *t, const struct denyfold_rec *r)
 {
 	struct sandbox *sb = by_slot(t, r->slot);
+	struct ct_logpkt p = r->pkt;
 	char cbuf[PREFIX_STRLEN];
 
 	if (!sb) {
 		t->unattributed++;
 		return;
 	}
+	/* Cut after netd's redirect to the gateway: where it was going (the entry's). */
+	if (t->cfg.gw_port && p.proto == IPPROTO_TCP && p.dport == t->cfg.gw_port)
+		acct_original(t->acct, p.proto, &p.dst, &p.dport, &p.src, p.sport);
 	audit_write(t->audit, "deny",
-		    ct_deny_json(&r->pkt, sb->name, sb->policy,
-				 domain_of(t, sb, &r->pkt.dst, cbuf, sizeof(cbuf)), r->reason,
-				 r->suppressed, &r->span));
+		    ct_deny_json(&p, sb->name, sb->policy, domain_of(t, sb, &p.dst, cbuf, sizeof(cbuf)),
+				 r->reason, r->suppressed, &r->span));
 }
 
 /* Write the pending deny records that are due (@slot >= 0: all of that slot; @all: all). */

@@ -43,6 +43,8 @@ struct trail_config {
 	uint32_t rcvbuf_bytes;		/* conntrack event socket buffer; 0 = default */
 	uint32_t idle_grace_s;		/* dns.idle_grace, seconds; rules may override */
 	bool conn_open;			/* audit.conn_open: a conn_open record per new connection */
+	uint16_t gw_port;		/* the API gateway's port: a deny record of a packet
+					 * redirected there names its original destination; 0: none */
 	bool close_at_destroy;		/* test knob: TCP conn records at DESTROY (as before) */
 	bool no_kernel;			/* the daemon in a box (netd/daemon.h): no conntrack or
 					 * nflog socket, so no conn or deny records */

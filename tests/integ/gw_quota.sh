@@ -97,7 +97,13 @@ has "finish: ... and names the destination asked for" '"dst":"198.51.100.60","dp
 eq "cut: a 40K upload through the gateway" "stored 40000" "$(up q2 "$WORLD_DIR/40k.bin")"
 eq "cut: an upload that crosses the quota is stopped" "" "$(up q2 "$WORLD_DIR/300k.bin")"
 eq "cut: then a new connection is refused" "" "$(up q2 "$WORLD_DIR/40k.bin")"
-has "cut: a deny record says quota" '"reason":"quota"' "$(deny_quota "$Q2")"
+rec=$(deny_quota "$Q2")
+has "cut: a deny record says quota" '"reason":"quota"' "$rec"
+# (the crossing upload's later packets, dropped after the redirect: the
+# record takes the destination from the connection's conntrack entry)
+has "cut: ... and names the destination asked for" '"dst":"198.51.100.60","dport":443' "$rec"
+hasnt "cut: no record names the gateway's port" '"dport":15443' \
+	"$(audit_grep '"event":"deny"' "\"sandbox\":\"$Q2\"")"
 
 # ---- no limit ------------------------------------------------------------------
 for i in 1 2; do

@@ -301,6 +301,45 @@ static void test_put_get(void **state)
 	assert_int_equal(g.id, 0x12345678);
 }
 
+/*
+ * ct_put_get_reply(): the same request by reply tuple: its one tuple is
+ * CTA_TUPLE_REPLY (an entry message needs the original, so ct_parse()
+ * refuses it as it is), whose values decode back once it is called original.
+ */
+static void test_put_get_reply(void **state)
+{
+	char req[MNL_SOCKET_BUFFER_SIZE];
+	struct ct_flow f = { 0 }, g;
+	struct nlmsghdr *nlh;
+	struct nlattr *at;
+	int n = 0;
+
+	(void)state;
+	f.src.family = f.dst.family = AF_INET;
+	inet_pton(AF_INET, "10.87.0.1", f.src.a);
+	inet_pton(AF_INET, "10.87.0.2", f.dst.a);
+	f.proto = IPPROTO_TCP;
+	f.sport = 15443;
+	f.dport = 40000;
+	nlh = ct_put_get_reply(req, &f, 10);
+	assert_int_equal(nlh->nlmsg_type, (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_GET);
+	assert_int_equal(nlh->nlmsg_seq, 10);
+	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_NEW;
+	assert_int_equal(ct_parse(nlh, nlh->nlmsg_len, &g), -EBADMSG);
+	mnl_attr_for_each(at, nlh, sizeof(struct nfgenmsg)) {
+		assert_int_equal(mnl_attr_get_type(at), CTA_TUPLE_REPLY);
+		at->nla_type = (at->nla_type & ~NLA_TYPE_MASK) | CTA_TUPLE_ORIG;
+		n++;
+	}
+	assert_int_equal(n, 1);
+	assert_int_equal(ct_parse(nlh, nlh->nlmsg_len, &g), CT_EV_NEW);
+	assert_true(addr_equal(&g.src, &f.src));
+	assert_true(addr_equal(&g.dst, &f.dst));
+	assert_int_equal(g.sport, 15443);
+	assert_int_equal(g.dport, 40000);
+	assert_int_equal(g.proto, IPPROTO_TCP);
+}
+
 /* ct_open_json(): the conn_open record body. */
 static void test_open_json(void **state)
 {
@@ -418,6 +457,7 @@ int main(void)
 		cmocka_unit_test(test_walk_huge_len),
 		cmocka_unit_test(test_put_request),
 		cmocka_unit_test(test_put_get),
+		cmocka_unit_test(test_put_get_reply),
 		cmocka_unit_test(test_open_json),
 	};
 
