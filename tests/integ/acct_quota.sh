@@ -57,11 +57,7 @@ ok "finish: quota counted the upload ($used bytes)" test "$used" -ge 40000 -a "$
 eq "finish: a 300K upload that crosses the quota completes" "300000" \
 	"$(sb_curl sb1 --data-binary "@$WORLD_DIR/300k.bin" "$URL")"
 fail "finish: over the quota, a new connection is refused" sb_curl sb1 --connect-timeout 1 "$URL"
-for ((i = 0; i < 50; i++)); do
-	[ -n "$(audit_grep '"event":"deny"' "\"sandbox\":\"$SB1\"" '"reason":"quota"')" ] && break
-	sleep 0.1
-done
-rec=$(audit_grep '"event":"deny"' "\"sandbox\":\"$SB1\"" '"reason":"quota"' | head -1)
+rec=$(audit_wait 5 '"event":"deny"' "\"sandbox\":\"$SB1\"" '"reason":"quota"' | head -1)
 has "finish: deny record with reason quota" '"dst":"198.51.100.7"' "$rec"
 has "finish: deny record has the port" '"dport":8080' "$rec"
 
@@ -70,12 +66,8 @@ eq "cut: 40K upload under the quota" "40000" "$(sb_curl sb2 --data-binary "@$WOR
 fail "cut: a 300K upload is stopped at the quota" \
 	sb_curl sb2 --max-time 4 --data-binary "@$WORLD_DIR/300k.bin" "$URL"
 fail "cut: a new connection is refused" sb_curl sb2 --connect-timeout 1 "$URL"
-for ((i = 0; i < 50; i++)); do
-	[ -n "$(audit_grep '"event":"deny"' "\"sandbox\":\"$SB2\"" '"reason":"quota"')" ] && break
-	sleep 0.1
-done
 has "cut: deny record with reason quota" '"reason":"quota"' \
-	"$(audit_grep '"event":"deny"' "\"sandbox\":\"$SB2\"")"
+	"$(audit_wait 5 '"event":"deny"' "\"sandbox\":\"$SB2\"" '"reason":"quota"' | head -1)"
 
 # ---- no limit: unaffected ------------------------------------------------------
 eq "no limit: 300K upload" "300000" "$(sb_curl sb3 --data-binary "@$WORLD_DIR/300k.bin" "$URL")"

@@ -104,11 +104,7 @@ has "sb_gwlim: f1's mark jumps to ge-gc-free" "$(mark "$F1") : jump ge-gc-free" 
 # ---- limit 3 ----------------------------------------------------------------------
 eq "limit 3: three steered connections open, the fourth is dropped" "ok ok ok fail" \
 	"$(hold l1 $GW $GW $GW $GW)"
-for ((i = 0; i < 50; i++)); do
-	[ -n "$(audit_grep '"event":"deny"' "\"sandbox\":\"$L1\"" '"reason":"conn-limit"')" ] && break
-	sleep 0.1
-done
-rec=$(audit_grep '"event":"deny"' "\"sandbox\":\"$L1\"" '"reason":"conn-limit"' | head -1)
+rec=$(audit_wait 5 '"event":"deny"' "\"sandbox\":\"$L1\"" '"reason":"conn-limit"' | head -1)
 has "limit 3: a deny record, reason conn-limit" '"reason":"conn-limit"' "$rec"
 # (decided before the redirect: the destination the sandbox asked for, and its name)
 has "limit 3: the record names the destination asked for" "\"dst\":\"$GW\",\"dport\":443" "$rec"

@@ -60,14 +60,7 @@ for o in json.load(sys.stdin)["nftables"]:
 cut_marks() {
 	world_exec host nft list set inet netd sb_gwq_cut | grep -o '0x[0-9a-f]*' | sort -u | wc -l
 }
-deny_quota() {
-	local i
-	for ((i = 0; i < 50; i++)); do
-		[ -n "$(audit_grep '"event":"deny"' "\"sandbox\":\"$1\"" '"reason":"quota"')" ] && break
-		sleep 0.1
-	done
-	audit_grep '"event":"deny"' "\"sandbox\":\"$1\"" '"reason":"quota"' | head -1
-}
+deny_quota() { audit_wait 5 '"event":"deny"' "\"sandbox\":\"$1\"" '"reason":"quota"' | head -1; }
 
 eq "q1 resolves the gateway's name" 198.51.100.60 "$(sb_dig q1 +short api.gw.dt.example)"
 eq "only the cut sandbox's mark is in sb_gwq_cut" 1 "$(cut_marks)"
@@ -77,11 +70,7 @@ eq "finish: a 40K upload through the gateway" "stored 40000" "$(up q1 "$WORLD_DI
 # Each packet counted once (the first in prerouting_nat, the rest in input):
 # the quota's bytes are conntrack's bytes out of that one connection, exactly
 # (its conn record, written half a second after the last FIN).
-for ((i = 0; i < 50; i++)); do
-	out=$(audit_grep '"event":"conn"' "\"sandbox\":\"$Q1\"" | head -1 | jq -r '.bytes_out // empty')
-	[ -n "$out" ] && break
-	sleep 0.2
-done
+out=$(audit_wait 5 '"event":"conn"' "\"sandbox\":\"$Q1\"" | jq -r '.bytes_out // empty' | head -1)
 used=$(quota_used q1)
 eq "finish: the quota's bytes are the connection's bytes out, exactly" "${out:-no conn record}" "$used"
 ok "finish: the quota counted it ($used bytes: the body and TLS)" \

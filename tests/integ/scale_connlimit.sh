@@ -106,11 +106,7 @@ ok "A's entries reached the limit ($n >= $((LIMIT * 9 / 10)))" test "$n" -ge $((
 
 # ---- A at its limit: new connections dropped and recorded; DNS works ---------
 fail "A at its limit: a new connect fails" sb_curl a --connect-timeout 2 http://198.51.100.7:8080/
-for ((i = 0; i < 50; i++)); do
-	[ -n "$(audit_grep '"event":"deny"' "\"sandbox\":\"$A\"" '"reason":"conn-limit"')" ] && break
-	sleep 0.1
-done
-rec=$(audit_grep '"event":"deny"' "\"sandbox\":\"$A\"" '"reason":"conn-limit"' | head -1)
+rec=$(audit_wait 5 '"event":"deny"' "\"sandbox\":\"$A\"" '"reason":"conn-limit"' | head -1)
 has "A: deny record with reason conn-limit" '"reason":"conn-limit"' "$rec"
 has "A: the record names the blackhole or the CIDR host" '"dst":"198.51.100.' "$rec"
 hasnt "B: no conn-limit record" "\"sandbox\":\"$B\"" \
