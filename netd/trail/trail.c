@@ -548,8 +548,9 @@ static void write_deny(struct trail *t, const struct denyfold_rec *r)
 		t->unattributed++;
 		return;
 	}
-	/* Cut after netd's redirect to the gateway: where it was going (the entry's). */
-	if (t->cfg.gw_port && p.proto == IPPROTO_TCP && p.dport == t->cfg.gw_port)
+	/* A quota cut after netd's redirect to the gateway: where it went (the entry's). */
+	if (t->cfg.gw_port && p.dport == t->cfg.gw_port &&
+	    strcmp(r->reason, reason_deny_name(REASON_DENY_QUOTA)) == 0)
 		acct_original(t->acct, p.proto, &p.dst, &p.dport, &p.src, p.sport);
 	audit_write(t->audit, "deny",
 		    ct_deny_json(&p, sb->name, sb->policy, domain_of(t, sb, &p.dst, cbuf, sizeof(cbuf)),

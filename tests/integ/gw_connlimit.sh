@@ -114,6 +114,28 @@ eq "limit 3: three steered, then a direct one is dropped (one count)" "ok ok ok 
 eq "limit 3: two direct and one steered, then a steered one is dropped" "ok ok ok fail" \
 	"$(hold_until l1 "ok ok ok fail" $DIRECT $DIRECT $GW $GW)"
 eq "limit 3: after they closed, three open again" "ok ok ok" "$(hold_until l1 "ok ok ok" $GW $DIRECT $GW)"
+# A packet to the gateway's port itself, from the source port of a live
+# steered connection (the same reply tuple): dropped as to-host, and its
+# record must say so, not borrow the steered connection's destination.
+HOSTGW=$(sb_field "$L1" gateway4)
+sb_exec l1 python3 - "$GW" "$HOSTGW" <<'PY' >/dev/null 2>&1
+import socket, struct, sys
+a = socket.socket(); a.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); a.bind(("", 0))
+port = a.getsockname()[1]; a.settimeout(2); a.connect((sys.argv[1], 443))
+b = socket.socket(); b.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); b.bind(("", port))
+b.settimeout(1)
+try:
+    b.connect((sys.argv[2], 15443))
+except OSError:
+    pass
+for s in (a, b):
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)); s.close()
+PY
+rec=$(audit_wait 5 '"event":"deny"' "\"sandbox\":\"$L1\"" '"reason":"to-host"' '"dport":15443' | head -1)
+has "to the gateway's port from a steered connection's port: the record names the port" \
+	"\"dst\":\"$HOSTGW\",\"dport\":15443" "$rec"
+hasnt "... and never the steered connection's destination" "\"dst\":\"$GW\",\"dport\":443" \
+	"$(audit_grep '"event":"deny"' "\"sandbox\":\"$L1\"" '"reason":"to-host"')"
 netd ca export --out "$WORLD_DIR/netd-ca.pem" >/dev/null
 cat "$WORLD_CA" "$WORLD_DIR/netd-ca.pem" >"$WORLD_DIR/bundle.pem"
 eq "limit 3: a request through the gateway is answered" '"host":"api.gw.dt.example"' \
