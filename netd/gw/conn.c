@@ -648,7 +648,17 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 		engine_after(c);
 		return;
 	}
-	if (!up && c->state == CS_RUN && (what & BEV_EVENT_EOF)) {
+	if (!up && c->state == CS_RUN && (what & BEV_EVENT_EOF) && (what & BEV_EVENT_READING)) {
+		/*
+		 * The sandbox's close_notify.  libevent's TLS bufferevent stops
+		 * writing with it, so a response still on its way would queue
+		 * for good while the upstream streams on (each byte keeping the
+		 * connection from its idle timeout).  Writing resumes: the
+		 * response leaves if the sandbox only half-closed, and a write to
+		 * one that is gone ends in EOF or an error while writing, which
+		 * frees the connection and its upstream (below).
+		 */
+		bufferevent_enable(bev, EV_WRITE);
 		gw_engine_client_eof(c->engine, clock_mono_us() * 1000);
 		engine_after(c);
 		return;

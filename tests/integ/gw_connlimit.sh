@@ -36,6 +36,7 @@ for m in lim free; do
 		printf '  - domains: [api.gw.dt.example]\n    ports: [443]\n'
 		printf '    gateway: { credentials: [api] }\n'
 		printf '  - domains: [plain.gw.dt.example]\n    ports: [443]\n'
+		printf '  - domains: [sse.gw.dt.example]\n    ports: [443]\n    gateway: {}\n'
 		[ "$m" = free ] || printf 'limits: { connections: 3 }\n'
 	} >"$WORLD_DIR/policies/gc-$m.yaml"
 done
@@ -47,6 +48,8 @@ ok "sandbox create (limit 3)" sb_create l1 gc-lim
 ok "sandbox create (no policy limit)" sb_create f1 gc-free
 L1=$(sb_name l1)
 F1=$(sb_name f1)
+netd ca export --out "$WORLD_DIR/netd-ca.pem" >/dev/null
+cat "$WORLD_CA" "$WORLD_DIR/netd-ca.pem" >"$WORLD_DIR/bundle.pem"
 
 # The client: connects to each ADDR in turn (2 s each), every connection
 # held open while the next is tried; prints "ok" or "fail" for each, then
@@ -94,6 +97,7 @@ mark() { printf '0x%08x' "$(sb_mark "$(sb_field "$1" ipv4)")"; }
 
 eq "l1 resolves the gateway's name" "$GW" "$(sb_dig l1 +short api.gw.dt.example)"
 eq "l1 resolves the direct name" "$DIRECT" "$(sb_dig l1 +short plain.gw.dt.example)"
+eq "l1 resolves the event stream's name" 198.51.100.63 "$(sb_dig l1 +short sse.gw.dt.example)"
 eq "f1 resolves the gateway's name" "$GW" "$(sb_dig f1 +short api.gw.dt.example)"
 has "the twin ge-gc-lim counts in the policy's set" \
 	"add @ce-gc-lim-3 { ct mark & 0xfffc7fff ct count over 3 }" \
@@ -136,11 +140,25 @@ has "to the gateway's port from a steered connection's port: the record names th
 	"\"dst\":\"$HOSTGW\",\"dport\":15443" "$rec"
 hasnt "... and never the steered connection's destination" "\"dst\":\"$GW\",\"dport\":443" \
 	"$(audit_grep '"event":"deny"' "\"sandbox\":\"$L1\"" '"reason":"to-host"')"
-netd ca export --out "$WORLD_DIR/netd-ca.pem" >/dev/null
-cat "$WORLD_CA" "$WORLD_DIR/netd-ca.pem" >"$WORLD_DIR/bundle.pem"
 eq "limit 3: a request through the gateway is answered" '"host":"api.gw.dt.example"' \
 	"$(sb_exec l1 env CURL_CA_BUNDLE="$WORLD_DIR/bundle.pem" curl -sS --max-time 8 \
 		-H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/models 2>&1 | grep -o '"host":"[^"]*"')"
+
+# ---- an abandoned stream's upstream connection goes with it ------------------------
+# (the sandbox's close_notify stopped the worker's writing to it, and the
+# upstream kept it alive; each was an upstream connection the limit missed)
+upstreams() {
+	world_exec host ss -Htn state established dst 198.51.100.63 dport = :443 2>/dev/null | grep -c .
+}
+for i in 1 2 3 4 5; do
+	sb_exec l1 env CURL_CA_BUNDLE="$WORLD_DIR/bundle.pem" curl -sS --max-time 1 \
+		'https://sse.gw.dt.example/sse?n=1000&gap=200' >/dev/null 2>&1
+done
+for ((i = 0; i < 30; i++)); do
+	[ "$(upstreams)" = 0 ] && break
+	sleep 0.1
+done
+eq "five abandoned event streams: no upstream connection left" 0 "$(upstreams)"
 
 # ---- netd verify reads the element back -------------------------------------------
 world_exec host nft delete element inet netd sb_gwlim "{ $(mark "$L1") }"
