@@ -171,6 +171,31 @@ static void fm_gw_lookup(struct rb *rb, const struct fw_fam *f)
 	fx_lookup(rb, d.name, REG32(0), -1, false);
 }
 
+/* render_gw_nat()'s rules, in order, for each family and kind of attachment. */
+enum gw_nat_step { GW_NAT_QUOTA, GW_NAT_LIMIT, GW_NAT_REDIRECT };
+
+/*
+ * The head every rule of render_gw_nat() shares: a sandbox's (or, @chained,
+ * a chained attachment's) TCP to a gateway pin of family @f, its mark set
+ * from sb_mark4/6.
+ */
+static void gw_nat_head(struct rb *rb, const struct bt *bt, const struct fw_fam *f, bool chained)
+{
+	struct setdef m;
+
+	setdef_mark_map(&m, f);
+	rb_init(rb, bt->rc, "prerouting_nat");
+	if (chained) {
+		fm_addr_in(rb, f, false, fw_fam_name("chained_src", f).s, false);
+	} else {
+		fm_nfproto(rb, f->nfproto);
+		fm_ifset(rb, NFT_META_IIFNAME, "sandbox_ifs", false);
+	}
+	fm_l4proto(rb, IPPROTO_TCP);
+	fm_gw_lookup(rb, f);
+	fx_ct_mark_from_src(rb, f, m.name);
+}
+
 void render_gw_nat(struct bt *bt, size_t n_fams)
 {
 	struct setdef lim, q;
@@ -186,49 +211,35 @@ void render_gw_nat(struct bt *bt, size_t n_fams)
 	 * attribute the connection to its sandbox.  A source without a mark
 	 * does not match: the connection goes on to forward, where no pin4/6
 	 * element lets it through (fail closed).
+	 *
+	 * Before the redirect, so that a deny record names where the connection
+	 * was going: its first packet counted by the sandbox's quota
+	 * (limits.egress_bytes; spent: dropped, whether the policy cuts or
+	 * finishes), then the conn limit (limits.connections, a jump by the
+	 * mark to the policy chain's twin: the head comment); then the redirect.
 	 */
 	setdef_gwlim(&lim);
 	setdef_quota_map(&q);
 	for (size_t i = 0; i < n_fams; i++) {
-		const struct fw_fam *f = &fw_fams[i];
-		struct setdef m;
-
-		setdef_mark_map(&m, f);
-		/*
-		 * Before the redirect, so that a deny record names where the
-		 * connection was going: its first packet counted by the sandbox's
-		 * quota (limits.egress_bytes; spent: dropped, whether the policy
-		 * cuts or finishes), then the conn limit (limits.connections, a
-		 * jump by the mark to the policy chain's twin: the head comment);
-		 * then the redirect.
-		 */
-		for (int k = 0; k < 6; k++) {
-			int step = k / 2;
-			bool chained = k % 2;
-
-			rb_init(&rb, bt->rc, "prerouting_nat");
-			if (chained) {
-				fm_addr_in(&rb, f, false, fw_fam_name("chained_src", f).s, false);
-			} else {
-				fm_nfproto(&rb, f->nfproto);
-				fm_ifset(&rb, NFT_META_IIFNAME, "sandbox_ifs", false);
-			}
-			fm_l4proto(&rb, IPPROTO_TCP);
-			fm_gw_lookup(&rb, f);
-			fx_ct_mark_from_src(&rb, f, m.name);
-			if (step == 0) {
+		for (int step = GW_NAT_QUOTA; step <= GW_NAT_REDIRECT; step++) {
+			for (int chained = 0; chained < 2; chained++) {
+				gw_nat_head(&rb, bt, &fw_fams[i], chained);
+				if (step == GW_NAT_REDIRECT) {
+					fx_redirect(&rb, bt->rc->gw_port);
+					bt_rule(bt, &rb);
+					continue;
+				}
 				fx_ct_mark_key(&rb);
-				fx_objref_map(&rb, NFT_REG_1, q.name);
-				fx_counter(&rb);
-				fx_deny_log(&rb, bt->rc, reason_deny_name(REASON_DENY_QUOTA));
-				fx_verdict(&rb, NF_DROP);
-			} else if (step == 1) {
-				fx_ct_mark_key(&rb);
-				fx_lookup(&rb, lim.name, NFT_REG_1, NFT_REG_VERDICT, false);
-			} else {
-				fx_redirect(&rb, bt->rc->gw_port);
+				if (step == GW_NAT_LIMIT) {
+					fx_lookup(&rb, lim.name, NFT_REG_1, NFT_REG_VERDICT, false);
+				} else {
+					fx_objref_map(&rb, NFT_REG_1, q.name);
+					fx_counter(&rb);
+					fx_deny_log(&rb, bt->rc, reason_deny_name(REASON_DENY_QUOTA));
+					fx_verdict(&rb, NF_DROP);
+				}
+				bt_rule(bt, &rb);
 			}
-			bt_rule(bt, &rb);
 		}
 	}
 }

@@ -12,8 +12,8 @@
  * With a gateway, each policy chain has a twin, ge-/ga-POLICY, holding only
  * the conn-limit rule below: a steered connection never reaches forward,
  * so prerouting_nat jumps there by the sandbox's mark before redirecting
- * it (gwsteer.c, sb_gwlim), and
- * its connection counts in the same ce-/ca- set as the forwarded ones.
+ * it (gwsteer.c, sb_gwlim), and its connection counts in the same ce-/ca-
+ * set as the forwarded ones.
  *
  * So a create, delete or reload adds and removes set elements, not rules:
  * nf_tables validates the whole table on every commit that adds a rule or
