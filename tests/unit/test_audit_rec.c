@@ -272,6 +272,18 @@ static void test_log_tcp(void **state)
 	}
 }
 
+/* @f: a TCP/IPv4 flow @src:@sport -> @dst:@dport, everything else zero. */
+static void tcp4(struct ct_flow *f, const char *src, uint16_t sport, const char *dst, uint16_t dport)
+{
+	memset(f, 0, sizeof(*f));
+	f->src.family = f->dst.family = AF_INET;
+	inet_pton(AF_INET, src, f->src.a);
+	inet_pton(AF_INET, dst, f->dst.a);
+	f->proto = IPPROTO_TCP;
+	f->sport = sport;
+	f->dport = dport;
+}
+
 /* ct_put_get(): the tuple and id it sends decode back (as an entry would). */
 static void test_put_get(void **state)
 {
@@ -280,12 +292,7 @@ static void test_put_get(void **state)
 	struct nlmsghdr *nlh;
 
 	(void)state;
-	f.src.family = f.dst.family = AF_INET;
-	inet_pton(AF_INET, "10.87.0.2", f.src.a);
-	inet_pton(AF_INET, "198.51.100.10", f.dst.a);
-	f.proto = IPPROTO_TCP;
-	f.sport = 40000;
-	f.dport = 443;
+	tcp4(&f, "10.87.0.2", 40000, "198.51.100.10", 443);
 	f.id = 0x12345678;
 	nlh = ct_put_get(req, &f, 9);
 	assert_int_equal(nlh->nlmsg_type, (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_GET);
@@ -315,12 +322,7 @@ static void test_put_get_reply(void **state)
 	int n = 0;
 
 	(void)state;
-	f.src.family = f.dst.family = AF_INET;
-	inet_pton(AF_INET, "10.87.0.1", f.src.a);
-	inet_pton(AF_INET, "10.87.0.2", f.dst.a);
-	f.proto = IPPROTO_TCP;
-	f.sport = 15443;
-	f.dport = 40000;
+	tcp4(&f, "10.87.0.1", 15443, "10.87.0.2", 40000);
 	nlh = ct_put_get_reply(req, &f, 10);
 	assert_int_equal(nlh->nlmsg_type, (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_GET);
 	assert_int_equal(nlh->nlmsg_seq, 10);
@@ -348,12 +350,7 @@ static void test_open_json(void **state)
 	char *s;
 
 	(void)state;
-	f.src.family = f.dst.family = AF_INET;
-	inet_pton(AF_INET, "10.87.0.2", f.src.a);
-	inet_pton(AF_INET, "198.51.100.10", f.dst.a);
-	f.proto = IPPROTO_TCP;
-	f.sport = 40000;
-	f.dport = 443;
+	tcp4(&f, "10.87.0.2", 40000, "198.51.100.10", 443);
 	o = ct_open_json(&f, "sb1", "python-dev", "pypi.org", 1764480003123000000ull);
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	assert_string_equal(s, "{\"sandbox\":\"sb1\",\"policy\":\"python-dev\",\"proto\":\"tcp\","
