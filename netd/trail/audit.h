@@ -1,6 +1,6 @@
 /*
  * audit - the audit trail: append-only JSON Lines, one object per line,
- * flushed per record.  Every record carries "ts" (RFC 3339 UTC with
+ * never split.  Every record carries "ts" (RFC 3339 UTC with
  * milliseconds) and "event"; the callers add "sandbox", "policy" and the
  * event's own fields.  A record that cannot be written is counted, never
  * silently lost: enforcement does not depend on the log.
@@ -25,9 +25,11 @@ struct event_base;
 
 /*
  * audit_attach() - from now on gather the records of each turn of @base's
- * loop and write them together when the turn ends (one write(2) per turn
- * instead of per record).  Before it, and without it, every record is
- * written at once.  Return: 0; -ENOMEM (nothing changed).
+ * loop and write them when the turn ends, or, when the last write was less
+ * than a millisecond ago, when that millisecond is over or 64 KiB are
+ * gathered (one write(2) per turn or per 64 KiB instead of per record).
+ * Before it, and without it, every record is written at once.
+ * Return: 0; -ENOMEM (nothing changed).
  */
 int audit_attach(struct audit *a, struct event_base *base);
 

@@ -3,6 +3,8 @@
  * cut by ENOSPC must not stay half-written, and the first record after
  * space returns must not be glued to it.  Every line of the file is valid
  * JSON, and every record is either in the file or counted as dropped.
+ * Also the writer's pacing on an event loop: gathered per turn, held for
+ * up to a millisecond after a write, written at 64 KiB.
  *
  * Needs root: it makes its own mount namespace (unshare(CLONE_NEWNS), all
  * mounts private) with a 64 KiB tmpfs, so nothing outside this process
@@ -12,6 +14,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -122,6 +125,18 @@ static void test_enospc_never_splits_or_glues(void **state)
 }
 
 /*
+ * Run @base's loop until @a has written or dropped @n records in all: a
+ * turn that ends less than a millisecond after the last write is held
+ * until then (the hold's timer ends a later turn).  Fails after 100 turns.
+ */
+static void turns_until(struct event_base *base, struct audit *a, uint64_t n)
+{
+	for (int t = 0; t < 100 && audit_written(a) + audit_dropped(a) < n; t++)
+		event_base_loop(base, EVLOOP_ONCE);
+	assert_int_equal(audit_written(a) + audit_dropped(a), n);
+}
+
+/*
  * Attached to an event loop, records are gathered and written when the
  * loop turn ends (a burst of 100: all of them, one write); a gathered
  * write cut by ENOSPC is counted record by record (written + dropped =
@@ -153,7 +168,7 @@ static void test_attached_burst_and_close(void **state)
 	fd = fill(filler);
 	for (; i < 160; i++)
 		record(a, i);
-	event_base_loop(base, EVLOOP_NONBLOCK);
+	turns_until(base, a, 160);
 	assert_true(audit_dropped(a) > 0);
 	assert_int_equal(audit_written(a) + audit_dropped(a), 160);
 	assert_int_equal(json_lines(path), audit_written(a));
@@ -168,11 +183,72 @@ static void test_attached_burst_and_close(void **state)
 	event_base_free(base);
 }
 
+/* A record of ~300 bytes through the hot path's writer (no formatting: fast). */
+static void member_record(struct audit *a)
+{
+	static char m[300];
+	static size_t n;
+
+	if (!n) {
+		n = (size_t)snprintf(m, sizeof(m), "\"pad\":\"%0280d\"", 0);
+		assert_true(n < sizeof(m));
+	}
+	assert_int_equal(audit_write_members(a, "test", m, n), 0);
+}
+
+/*
+ * The hold: a turn that ends less than a millisecond after the last write
+ * is not written at once (of 50 one-record turns back to back, some are
+ * held), but by the time the hold's timer has ended a turn; a turn that
+ * gathered 64 KiB is written when it ends all the same; and an idle
+ * writer's record is written when its turn ends.  On /tmp's file system
+ * (the private tmpfs is only 64 KiB).
+ */
+static void test_attached_hold(void **state)
+{
+	char tdir[] = "/tmp/netd-audit-hold.XXXXXX", path[64];
+	struct event_base *base = event_base_new();
+	struct audit *a;
+	bool held = false;
+	int i;
+
+	assert_non_null(base);
+	assert_non_null(mkdtemp(tdir));
+	snprintf(path, sizeof(path), "%s/hold.jsonl", tdir);
+	assert_int_equal(audit_open(path, &a), 0);
+	assert_int_equal(audit_attach(a, base), 0);
+	member_record(a);
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	assert_int_equal(json_lines(path), 1);	/* nothing written before: at once */
+	for (i = 1; i <= 50; i++) {
+		member_record(a);
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		held |= json_lines(path) < i + 1;
+	}
+	assert_true(held);
+	turns_until(base, a, 51);
+	assert_int_equal(json_lines(path), 51);
+	/* Right after a write, a turn of 64 KiB or more is written as it ends. */
+	member_record(a);
+	i++;
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	turns_until(base, a, 52);
+	for (; i < 52 + 230; i++)
+		member_record(a);
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	assert_int_equal(json_lines(path), 52 + 230);
+	audit_close(a);
+	unlink(path);
+	rmdir(tdir);
+	event_base_free(base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_enospc_never_splits_or_glues),
 		cmocka_unit_test(test_attached_burst_and_close),
+		cmocka_unit_test(test_attached_hold),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
