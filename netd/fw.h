@@ -164,6 +164,16 @@
  */
 #define FW_SNI_DROP_CTMARK   (FW_SNI_WATCH_ENFORCE | FW_SNI_WATCH_LOG)
 
+/*
+ * The packet mark bit the bridge table sets on frames it has checked as
+ * coming from a chained container's own port with its own source; the
+ * inet table drops packets claiming a chained source without it (from the
+ * uplink, say).  One bit, ORed in: other users of the mark keep theirs.
+ * So a logged packet that carries it is the chained container's whose
+ * source it has (netd/trail/attrib.c), though its interface is the bridge.
+ */
+#define FW_CHAINED_MARK 0x00800000u
+
 struct fw;
 struct pinreg;
 

@@ -59,13 +59,6 @@
 #define REG32(n) (NFT_REG32_00 + (n))
 
 /*
- * The packet mark bit the bridge table sets on frames it has checked as
- * coming from a chained container's own port with its own source; the
- * inet table drops packets claiming a chained source without it (from the
- * uplink, say).  One bit, ORed in: other users of the mark keep theirs.
- */
-#define FW_CHAINED_MARK 0x00800000u
-/*
  * The packet mark bit prerouting_raw sets on what a metered sandbox sends
  * (an egress quota, or an SNI/Host check: fw/pchain.c pchain_slow_path()):
  * its raw_ifs element goes to metered_raw (tap: metered_tap_raw), which

@@ -339,6 +339,7 @@ int ct_parse_log(const void *buf, size_t len, struct ct_logpkt *out)
 	}
 	attr_be32(t.tb[NFULA_IFINDEX_INDEV], &p.indev);
 	attr_be32(t.tb[NFULA_IFINDEX_OUTDEV], &p.outdev);
+	attr_be32(t.tb[NFULA_MARK], &p.mark);
 	if (!t.tb[NFULA_PAYLOAD])
 		return -EPROTONOSUPPORT;
 	r = parse_ip(&p, mnl_attr_get_payload(t.tb[NFULA_PAYLOAD]),

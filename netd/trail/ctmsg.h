@@ -85,6 +85,7 @@ struct ct_logpkt {
 	uint8_t proto;		/* IPPROTO_*; 0 if the payload was too short */
 	uint16_t sport, dport;	/* as in struct ct_flow; 0 if not applicable */
 	uint16_t len;		/* the packet's length from its IP header */
+	uint32_t mark;		/* the packet mark (NFULA_MARK), 0 if none */
 };
 
 /*

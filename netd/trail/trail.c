@@ -15,13 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <net/if.h>
 
 #include "common/clock.h"
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/reason.h"
 #include "netd/trail/acct.h"
+#include "netd/trail/attrib.h"
 #include "netd/trail/audit.h"
 #include "netd/trail/ctmsg.h"
 #include "netd/trail/denyfold.h"
@@ -37,7 +37,6 @@
 
 #define TRAIL_DOMAIN_SLOTS   8192	/* per (sandbox, domain) counters; power of two */
 #define TRAIL_DOMAIN_OTHER   "(other)"	/* where counters go once the table is full */
-#define TRAIL_IFCACHE        1024
 #define TRAIL_FLOWS          65536	/* flows tracked for folding (flowtab.h) */
 #define TRAIL_DENY_TICK_MS   500	/* pending deny records are checked this often */
 
@@ -79,7 +78,7 @@ struct trail {
 	uint64_t conn_late;		/* conn_late records: packets after a close */
 	struct dom_ctr *dom;		/* TRAIL_DOMAIN_SLOTS */
 	size_t n_dom;
-	struct { uint32_t ifindex; int32_t slot; } ifcache[TRAIL_IFCACHE];
+	struct attrib *attrib;	/* a deny's sandbox */
 	uint64_t unattributed;	/* flows/denies whose sandbox was already gone */
 	bool grace_on;		/* trail_set_grace() */
 	trail_probe_fn probe;	/* trail_set_probe(): netd's own probes, claimed */
@@ -504,39 +503,6 @@ static void on_flow(void *ctx, enum acct_kind kind, const struct ct_flow *f)
 	}
 }
 
-static int32_t slot_of_ifindex(struct trail *t, uint32_t ifindex)
-{
-	size_t i = ifindex % TRAIL_IFCACHE;
-	char name[IF_NAMESIZE];
-	unsigned int slot;
-	char extra;
-
-	if (!ifindex)
-		return -1;
-	if (t->ifcache[i].ifindex == ifindex)
-		return t->ifcache[i].slot;
-	if (!if_indextoname(ifindex, name))
-		return -1;
-	/* netd's host-side veths are "nd%05x" of the slot (sandbox.c). */
-	if (strncmp(name, SANDBOX_IFNAME_PREFIX, strlen(SANDBOX_IFNAME_PREFIX)) != 0 ||
-	    sscanf(name + strlen(SANDBOX_IFNAME_PREFIX), "%x%c", &slot, &extra) != 1 ||
-	    slot >= SANDBOX_MAX) {
-		/* Any other name (a microVM's tap, ndtXXXX or its own): the
-		 * sandbox whose interface it is; found once, then cached. */
-		uint32_t cur = 0;
-		struct sandbox *sb;
-
-		while ((sb = sandbox_next(t->sbs, &cur)) && strcmp(sb->host_ifname, name) != 0)
-			;
-		if (!sb || !sb->tap)
-			return -1;
-		slot = sb->slot;
-	}
-	t->ifcache[i].ifindex = ifindex;
-	t->ifcache[i].slot = (int32_t)slot;
-	return (int32_t)slot;
-}
-
 /* Write one folded deny record (denyfold.h); its sandbox may be gone. */
 static void write_deny(struct trail *t, const struct denyfold_rec *r)
 {
@@ -582,8 +548,7 @@ static void on_deny_tick(evutil_socket_t fd, short what, void *arg)
 static void on_deny(void *ctx, const struct ct_logpkt *p, const char *reason)
 {
 	struct trail *t = ctx;
-	int32_t in = slot_of_ifindex(t, p->indev);
-	struct sandbox *sb = by_slot(t, in);
+	struct sandbox *sb = attrib_sandbox(t->attrib, p);
 	uint64_t suppressed = 0, now = clock_mono_ms(), now_r = real_ns();
 	const char *why = reason;
 	struct denyfold_rec ev;
@@ -686,7 +651,7 @@ int trail_new(struct event_base *base, const struct trail_config *cfg, struct au
 	t->dns = calloc(SANDBOX_MAX, sizeof(*t->dns));
 	if (!t->per_slot || !t->dom || !t->seen || !t->dns ||
 	    flowtab_new(TRAIL_FLOWS, &t->flows) < 0 || nametab_new(TRAIL_FLOWS, &t->names) < 0 ||
-	    denyfold_new(&t->denies) < 0)
+	    denyfold_new(&t->denies) < 0 || attrib_new(sbs, &t->attrib) < 0)
 		goto fail;
 	{
 		struct timeval tv = { .tv_usec = TRAIL_DENY_TICK_MS * 1000 };
@@ -737,6 +702,7 @@ void trail_free(struct trail *t)
 	if (t->deny_tick)
 		event_free(t->deny_tick);
 	denyfold_free(t->denies);
+	attrib_free(t->attrib);
 	flowtab_free(t->flows);
 	nametab_free(t->names);
 	for (size_t i = 0; t->dns && i < SANDBOX_MAX; i++)
@@ -792,7 +758,7 @@ void trail_sandbox_gone(struct trail *t, const struct sandbox *sb)
 			memset(&t->dom[i].t, 0, sizeof(t->dom[i].t));
 			t->dom[i].slot = UINT32_MAX;
 		}
-	memset(t->ifcache, 0, sizeof(t->ifcache));
+	attrib_forget(t->attrib);
 }
 
 json_t *trail_sandbox_json(const struct trail *t, const struct sandbox *sb)

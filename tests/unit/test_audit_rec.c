@@ -250,6 +250,15 @@ static void test_log_tcp(void **state)
 	assert_int_equal(p.sport, 40000);
 	assert_int_equal(p.dport, 80);
 	assert_int_equal(p.len, 60);
+	assert_int_equal(p.mark, 0);	/* no NFULA_MARK: no mark */
+	/* The packet mark (a chained container's bridge-checked bit, netd/fw.h). */
+	mnl_attr_put_u32(nlh, NFULA_MARK, htonl(0x00800001));
+	assert_int_equal(ct_parse_log(nlh, nlh->nlmsg_len, &p), 0);
+	assert_int_equal(p.mark, 0x00800001);
+	nlh = log_msg(pkt, sizeof(pkt), "netd:not-pinned");
+	mnl_attr_put_u16(nlh, NFULA_MARK, htons(1));	/* not 4 bytes: no mark */
+	assert_int_equal(ct_parse_log(nlh, nlh->nlmsg_len, &p), 0);
+	assert_int_equal(p.mark, 0);
 	o = ct_deny_json(&p, "sb1", "python-dev", NULL, "not-pinned", 4, NULL);
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	assert_string_equal(s, "{\"sandbox\":\"sb1\",\"policy\":\"python-dev\",\"proto\":\"tcp\","
