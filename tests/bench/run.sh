@@ -25,6 +25,8 @@
 # Latency percentiles come from dnsperf -v (every query's latency), so the
 # figures include dnsperf's own printing for every peer alike.  Not a test:
 # it prints figures and asserts nothing about time.
+# BENCH_PIN=1: each hot run's server on the last CPU and dnsperf on the
+# others (taskset), so the two do not preempt each other on a small machine.
 # BENCH_CALLGRIND=1: then tests/bench/callgrind.sh, instructions and system
 # calls per hot query, netd next to unbound (a figure the machine's load
 # does not move).
@@ -64,6 +66,7 @@ if ! bench_section dns; then
 fi
 
 SECS=${BENCH_SECONDS:-10}
+NCPU=$(nproc)
 bench_need dnsperf dnsmasq unbound nft
 
 world_up "ndb$$" >/dev/null || { echo "bench: world_up failed" >&2; exit 1; }
@@ -216,9 +219,17 @@ run() {
 		perf record -g -p "$pid" -o "$BENCH_PERF" -- sleep "$SECS" >/dev/null 2>&1 &
 	fi
 	case $where in sandbox) ns=$SB ;; fw) ns=$FWC ;; *) ns=$PCLI ;; esac
-	out=$(ip netns exec "$ns" dnsperf -v -s "$server" -p "$port" -d "$file" -c 4 -q 200 "${args[@]}" 2>&1)
+	# BENCH_PIN=1: a hot run's server (every thread) on the last CPU, dnsperf
+	# on the others, so neither preempts the other (all peers alike).
+	local pin=()
+	if [ "${BENCH_PIN:-0}" = 1 ] && [ "$mode" = hot ] && [ "$NCPU" -ge 2 ]; then
+		taskset -a -p -c $((NCPU - 1)) "$pid" >/dev/null
+		pin=(taskset -c "0-$((NCPU - 2))")
+	fi
+	out=$(ip netns exec "$ns" "${pin[@]}" dnsperf -v -s "$server" -p "$port" -d "$file" -c 4 -q 200 "${args[@]}" 2>&1)
 	c1=$(cpu_ticks "$pid")
 	b1=$(busy_ticks)
+	[ ${#pin[@]} -eq 0 ] || taskset -a -p -c "0-$((NCPU - 1))" "$pid" >/dev/null
 	qps=$(sed -n 's/.*Queries per second: *\([0-9.]*\).*/\1/p' <<<"$out")
 	n=$(sed -n 's/.*Queries completed: *\([0-9]*\).*/\1/p' <<<"$out")
 	# A peer that answered nothing (it died, or never listened) fails the
