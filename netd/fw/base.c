@@ -460,6 +460,46 @@ static void base_input_head(struct bt *bt)
 	render_gw_input(bt, n_fams(bt));
 }
 
+/* @chain (input, chained_in): accept ICMPv6 of types @lo..@hi (one type if equal). */
+static void input_icmpv6_accept(struct bt *bt, const char *chain, uint8_t lo, uint8_t hi)
+{
+	struct rb rb;
+	struct nftnl_expr *e;
+
+	rb_init(&rb, bt->rc, chain);
+	fm_nfproto(&rb, NFPROTO_IPV6);
+	fm_l4proto(&rb, IPPROTO_ICMPV6);
+	fx_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
+	if (lo == hi) {
+		fx_cmp(&rb, NFT_REG_1, NFT_CMP_EQ, &lo, 1);
+		rule_accept(bt, &rb);
+		return;
+	}
+	e = fx_new(&rb, "range");
+	if (e) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_SREG, NFT_REG_1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_OP, NFT_RANGE_EQ);
+		nftnl_expr_set(e, NFTNL_EXPR_RANGE_FROM_DATA, &lo, 1);
+		nftnl_expr_set(e, NFTNL_EXPR_RANGE_TO_DATA, &hi, 1);
+	}
+	rule_accept(bt, &rb);
+}
+
+/*
+ * RFC 4861 Neighbour Discovery from a sandbox: Router Solicitation (133),
+ * Neighbour Solicitation and Advertisement (135-136), into @chain.  Never
+ * a Router Advertisement (134) or a Redirect (137): a host that takes RAs
+ * while forwarding (accept_ra=2, inherited by every new veth) would
+ * install a default route through the sandbox.
+ */
+static void input_nd_accept(struct bt *bt, const char *chain)
+{
+	if (!fw_rcfg_v6(bt->rc))
+		return;
+	input_icmpv6_accept(bt, chain, 133, 133);
+	input_icmpv6_accept(bt, chain, 135, 136);
+}
+
 /*
  * input, chained attachments first (they arrive on a bridge, not on one of
  * sandbox_ifs, so the proxy-port drop below would hit their redirected
@@ -492,6 +532,9 @@ static void base_input_chained(struct bt *bt)
 		rule_accept(bt, &rb);
 	}
 	render_gw_chained_in(bt);
+	/* Its neighbour discovery: a container with a global address solicits
+	 * its gateway from it (RFC 4861 7.2.2), a source in chained_src6. */
+	input_nd_accept(bt, "chained_in");
 	rb_init(&rb, rc, "chained_in");
 	rule_drop(bt, &rb, reason_deny_name(REASON_DENY_TO_HOST));
 
@@ -535,31 +578,6 @@ static void input_icmp_unreach_53(struct bt *bt, const struct fw_fam *f)
 	rule_drop(bt, &rb, NULL);
 }
 
-/* input: accept ICMPv6 of types @lo..@hi (one type if equal). */
-static void input_icmpv6_accept(struct bt *bt, uint8_t lo, uint8_t hi)
-{
-	struct rb rb;
-	struct nftnl_expr *e;
-
-	rb_init(&rb, bt->rc, "input");
-	fm_nfproto(&rb, NFPROTO_IPV6);
-	fm_l4proto(&rb, IPPROTO_ICMPV6);
-	fx_payload(&rb, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, NFT_REG_1);
-	if (lo == hi) {
-		fx_cmp(&rb, NFT_REG_1, NFT_CMP_EQ, &lo, 1);
-		rule_accept(bt, &rb);
-		return;
-	}
-	e = fx_new(&rb, "range");
-	if (e) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_SREG, NFT_REG_1);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_RANGE_OP, NFT_RANGE_EQ);
-		nftnl_expr_set(e, NFTNL_EXPR_RANGE_FROM_DATA, &lo, 1);
-		nftnl_expr_set(e, NFTNL_EXPR_RANGE_TO_DATA, &hi, 1);
-	}
-	rule_accept(bt, &rb);
-}
-
 /* input, the rest: a sandbox may reach only the DNS proxy (and ND) on the host. */
 static void base_input_tail(struct bt *bt)
 {
@@ -584,17 +602,7 @@ static void base_input_tail(struct bt *bt)
 		fm_dport(&rb, rc->dns_port);
 		rule_accept(bt, &rb);
 	}
-	/* RFC 4861 Neighbour Discovery from a sandbox: Router Solicitation
-	 * (133), Neighbour Solicitation and Advertisement (135-136).  Never
-	 * a Router Advertisement (134) or a Redirect (137): a host that takes
-	 * RAs while forwarding (accept_ra=2, inherited by every new veth)
-	 * would install a default route through the sandbox. */
-	if (fw_rcfg_v6(rc)) {
-		static const uint8_t nd[][2] = { { 133, 133 }, { 135, 136 } };
-
-		for (size_t i = 0; i < sizeof(nd) / sizeof(nd[0]); i++)
-			input_icmpv6_accept(bt, nd[i][0], nd[i][1]);
-	}
+	input_nd_accept(bt, "input");
 	for (size_t i = 0; i < n_fams(bt); i++)
 		input_icmp_unreach_53(bt, &fw_fams[i]);
 	rb_init(&rb, rc, "input");

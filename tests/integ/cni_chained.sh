@@ -31,6 +31,7 @@ ln -s $REF/bridge $REF/host-local "$BIN/"
 ln -s "$CNI_BIN" "$BIN/netd-cni"
 BR=cnibr0
 GW=10.88.0.1
+GW6=fd00:88::1
 
 # The conflist a user writes (docs/cni.md, "Chained mode").
 CONFLIST=$(cat <<-JSON
@@ -38,8 +39,9 @@ CONFLIST=$(cat <<-JSON
   "plugins": [
     { "type": "bridge", "bridge": "$BR", "isGateway": true, "ipMasq": false,
       "ipam": { "type": "host-local", "dataDir": "$WORLD_DIR/ipam",
-                "ranges": [[{ "subnet": "10.88.0.0/24", "gateway": "$GW" }]],
-                "routes": [{ "dst": "0.0.0.0/0" }] } },
+                "ranges": [[{ "subnet": "10.88.0.0/24", "gateway": "$GW" }],
+                           [{ "subnet": "fd00:88::/64", "gateway": "$GW6" }]],
+                "routes": [{ "dst": "0.0.0.0/0" }, { "dst": "::/0" }] } },
     { "type": "netd-cni", "mode": "chained", "socket": "$NETD_SOCKET",
       "tombstoneDir": "$WORLD_DIR/state/tombstones", "defaultPolicy": "deny-all" }
   ] }
@@ -120,8 +122,8 @@ hasnt "no chained attachment yet: prerouting_raw's gate to the chained checks is
 add_netd c1 python-dev
 has "the first chained attachment opens the gate" ipv4 "$(hexec nft list set inet netd chained_fams)"
 add_netd c2 openai-only
-eq "the result is prevResult passed through, nameservers = the gateway" \
-	"$(jq -c '.dns = {nameservers: ["'$GW'"]}' <<<"${BR_RES[c1]}")" "$(jq -c . <<<"${PREV[c1]}")"
+eq "the result is prevResult passed through, nameservers = the gateways" \
+	"$(jq -c '.dns = {nameservers: ["'$GW'", "'$GW6'"]}' <<<"${BR_RES[c1]}")" "$(jq -c . <<<"${PREV[c1]}")"
 eq "the result keeps the requested cniVersion" 1.0.0 "$(jq -r .cniVersion <<<"${PREV[c1]}")"
 list=$(sandboxes)
 eq "netd has two chained sandboxes" "chained chained" \
@@ -153,6 +155,19 @@ has "c1's unpinned address has a deny record naming c1" '"reason":"not-pinned"' 
 has "... with c1's source" "\"src\":\"$C1\"" "$rec"
 rec=$(audit_wait 15 '"event":"deny"' "\"sandbox\":\"$SB1\"" "\"dst\":\"$GW\"" '"dport":22' | head -1)
 has "c1's packet to the host's ssh port has a deny record naming c1" '"reason":"to-host"' "$rec"
+# IPv6: the container solicits its gateway from its global address (a
+# chained source, so chained_in must take neighbour discovery), then leaves
+# only to what its AAAA answers pinned.
+C1V6=$(jq -r '.ips[] | select(.address | contains(":")) | .address | split("/")[0]' <<<"${BR_RES[c1]}")
+has "c1: files.pythonhosted.org connects over IPv6" "files.pythonhosted.org ok" \
+	"$(ccurl c1 -6 https://files.pythonhosted.org/ 2>&1)"
+fail "c1: an unpinned IPv6 address is dropped" \
+	ccurl c1 https://example.com/ --resolve "example.com:443:[2001:db8:20::99]"
+rec=$(audit_wait 15 '"event":"deny"' "\"sandbox\":\"$SB1\"" '"dst":"2001:db8:20::99"' | head -1)
+has "c1's unpinned IPv6 address has a deny record naming c1" '"reason":"not-pinned"' "$rec"
+has "... with c1's IPv6 source" "\"src\":\"$C1V6\"" "$rec"
+hasnt "no neighbour solicitation of c1's was dropped" '"icmp_type":135' \
+	"$(audit_grep '"event":"deny"' "\"sandbox\":\"$SB1\"")"
 m=$(curl -s --unix-socket "$NETD_SOCKET" http://netd/metrics)
 ok "the metric counts c1's denied packets" test "$(awk -v k="netd_sandbox_denied_total{sandbox=\"$SB1\",reason=\"not-pinned\"}" \
 	'$1 == k {print $2}' <<<"$m")" -ge 1
