@@ -16,6 +16,7 @@ struct sandbox_table;
  */
 int attrib_new(struct sandbox_table *sbs, struct attrib **ret);
 
+/* attrib_free() - free @a (NULL-safe); the sandbox table is not touched. */
 void attrib_free(struct attrib *a);
 
 /*
