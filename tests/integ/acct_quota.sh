@@ -38,13 +38,6 @@ head -c 40000 /dev/urandom >"$WORLD_DIR/40k.bin"
 head -c 300000 /dev/urandom >"$WORLD_DIR/300k.bin"
 URL=http://198.51.100.7:8080/upload
 
-# quota_used SB - bytes the sandbox's quota object has counted.
-quota_used() {
-	world_exec host nft -j list quota inet netd "q-$(sb_name "$1")" 2>/dev/null |
-		python3 -c 'import json,sys
-for o in json.load(sys.stdin)["nftables"]:
-    if "quota" in o: print(o["quota"]["used"])'
-}
 eq "quota object: the limit is 100K" "102400" "$(world_exec host nft -j list quota inet netd "q-$SB1" |
 	python3 -c 'import json,sys
 print([o["quota"]["bytes"] for o in json.load(sys.stdin)["nftables"] if "quota" in o][0])')"

@@ -139,7 +139,7 @@ eq "sb2's download completes" "$N" "$(size "$WORLD_DIR/q.bin")"
 # Its one connection: what the quota counted is what conntrack counted
 # (read once the record is written: the connection is over).
 bout=$(conn_field "$SB2" 8080 bytes_out)
-used=$(world_exec host nft list quota inet netd "q-$SB2" | sed -n 's/.*used \([0-9]*\) bytes.*/\1/p')
+used=$(quota_used sb2)
 eq "sb2's quota counted every byte sb2 sent (the conn record's bytes_out)" "$bout" "$used"
 
 # ---- a reload that takes the quota: sb2's flow under way moves to the fast path ----

@@ -50,12 +50,6 @@ up() {
 	sb_exec "$1" env CURL_CA_BUNDLE="$WORLD_DIR/bundle.pem" curl -sS --connect-timeout 2 \
 		--max-time 8 -H "Authorization: Bearer $PH" --data-binary "@$2" "$URL" 2>/dev/null
 }
-quota_used() {
-	world_exec host nft -j list quota inet netd "q-$(sb_name "$1")" 2>/dev/null |
-		python3 -c 'import json,sys
-for o in json.load(sys.stdin)["nftables"]:
-    if "quota" in o: print(o["quota"]["used"])'
-}
 # cut_marks - how many marks sb_gwq_cut holds.
 cut_marks() {
 	world_exec host nft list set inet netd sb_gwq_cut | grep -o '0x[0-9a-f]*' | sort -u | wc -l

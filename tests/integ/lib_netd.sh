@@ -176,6 +176,14 @@ sb_mark() {
 	done | jq -r --arg a "$1" '.nftables[] | select(.map) | .map.elem // [] | .[] | select(.[0] == $a) | .[1]'
 }
 
+# quota_used SHORT - bytes sandbox SHORT's quota object (q-NAME) has
+# counted, from nft's JSON: the text listing rounds to kbytes/mbytes when
+# the count is a multiple of 1024 ("used 1323 kbytes"), the JSON never does.
+quota_used() {
+	world_exec host nft -j list quota inet netd "q-$(sb_name "$1")" 2>/dev/null |
+		jq -r '.nftables[] | select(.quota) | .quota.used'
+}
+
 # policy_chains - the policy chains in netd's table, one name a line.
 policy_chains() { world_exec host nft list table inet netd | sed -n 's/^\s*chain \(p[ea]-[^ ]*\) {/\1/p'; }
 

@@ -211,7 +211,9 @@ check "the anti-spoofing rule dropped the 3 ($d0 -> $d1)" test $((${d1:-0} - ${d
 X a ip addr del "$C4/32" dev eth0
 
 # ---- 3. a metered sandbox: its quota counts every byte it sends, and cuts ---------
-qused() { H nft list quota inet netd "q-$1" | sed -n 's/.*used \([0-9]*\) bytes.*/\1/p'; }
+# qused SB: bytes SB's quota has counted, from the JSON (the text listing
+# says "used 1323 kbytes" when the count is a multiple of 1024)
+qused() { H nft -j list quota inet netd "q-$1" | sed -n 's/.*"used": \([0-9]*\).*/\1/p'; }
 X m /bin/mvnet stream $S4 5008 1000000 3 >"$W/s3" 2>&1 &
 P=$!
 check "metered: its connection's replies are offloaded" offloaded "$M4" tcp 5008
