@@ -16,8 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hash.h"
-#include "netd/sni/lru.h"
+#include "netd/sni/ftab.h"
 
 #define SNIFLOW_BUCKETS 4096u
 #define SNIFLOW_EXT_MAX 8	/* IPv6 extension headers walked */
@@ -30,17 +29,12 @@
 enum fstate { F_OPEN, F_CONFIRM, F_ACCEPTED, F_REJECTED };
 
 struct flow {
-	struct flow *next;		/* bucket chain */
-	struct lru_node lru;	/* settled flows, oldest first */
-	struct addr src, dst;
-	uint16_t sport, dport;
+	struct fentry e;	/* the tuple, owner, start (the SYN, or when settled) */
 	enum fstate state;
-	uint32_t owner;
 	uint32_t isn, next_seq;
 	uint32_t pass_end;	/* the end of the bytes let through in order */
 	uint32_t last_from;	/* pass_end before the last segment */
 	bool seen_syn;		/* isn, next_seq, pass_end and last_from are known */
-	uint64_t start_ms;	/* the SYN, or when it was settled */
 	unsigned int n_pkts;
 	uint8_t tag[2];
 	bool tagged;
@@ -48,11 +42,7 @@ struct flow {
 };
 
 struct sniflow_tab {
-	struct flow *b[SNIFLOW_BUCKETS];
-	struct lru lru;		/* settled flows, oldest first */
-	uint16_t *open;		/* [owner]: flows in F_OPEN or F_CONFIRM */
-	uint32_t n_owners;
-	size_t n;
+	struct ftab ft;
 };
 
 static bool is_open(const struct flow *f)
@@ -60,114 +50,54 @@ static bool is_open(const struct flow *f)
 	return f->state == F_OPEN || f->state == F_CONFIRM;
 }
 
-/* Not keyed: a sandbox choosing its ports can lengthen one chain, but never
- * beyond SNIFLOW_MAX entries in all. */
-static uint32_t bucket_of(const struct addr *src, const struct addr *dst, uint16_t sport,
-			  uint16_t dport)
+static struct flow *flow_of(struct fentry *e)
 {
-	uint32_t h = FNV32_INIT;
-
-	h = fnv32_add(h, src->a, addr_len(src->family));
-	h = fnv32_add(h, dst->a, addr_len(dst->family));
-	h = fnv32_add(h, &sport, sizeof(sport));
-	h = fnv32_add(h, &dport, sizeof(dport));
-	return h & (SNIFLOW_BUCKETS - 1);
+	return e ? ftab_entry(e, struct flow, e) : NULL;
 }
 
-static struct flow **find_tuple(struct sniflow_tab *t, const struct addr *src,
-				const struct addr *dst, uint16_t sport, uint16_t dport)
+static struct fentry **find(struct sniflow_tab *t, const struct sniflow_pkt *p)
 {
-	struct flow **pp = &t->b[bucket_of(src, dst, sport, dport)];
-
-	for (; *pp; pp = &(*pp)->next) {
-		const struct flow *f = *pp;
-
-		if (f->sport == sport && f->dport == dport && addr_equal(&f->src, src) &&
-		    addr_equal(&f->dst, dst))
-			break;
-	}
-	return pp;
-}
-
-static struct flow **find(struct sniflow_tab *t, const struct sniflow_pkt *p)
-{
-	return find_tuple(t, &p->src, &p->dst, p->sport, p->dport);
+	return ftab_find(&t->ft, &(struct ftuple){ p->src, p->dst, p->sport, p->dport });
 }
 
 /*
- * Move @f to state @s, keeping the owner counts and the settled list right:
- * an open flow counts against its owner's share, a settled one sits on the
- * list (and has no stream buffer).
+ * Move @f to state @s, keeping the owner counts and the settled list right
+ * (ftab_set_open()); a settled flow has no stream buffer.
  */
 static void set_state(struct sniflow_tab *t, struct flow *f, enum fstate s)
 {
-	bool was_open = is_open(f);
-
 	f->state = s;
-	if (was_open && !is_open(f)) {
-		if (f->owner < t->n_owners && t->open[f->owner])
-			t->open[f->owner]--;
-		lru_append(&t->lru, &f->lru);
-	} else if (!was_open && is_open(f)) {
-		lru_remove(&t->lru, &f->lru);
-		if (f->owner < t->n_owners)
-			t->open[f->owner]++;
-	}
+	ftab_set_open(&t->ft, &f->e, is_open(f));
 	if (!is_open(f)) {
 		free(f->st);
 		f->st = NULL;
 	}
 }
 
-static void flow_unlink(struct sniflow_tab *t, struct flow **pp)
+/* The table's free_entry. */
+static void flow_free(struct fentry *e)
 {
-	struct flow *f = *pp;
+	struct flow *f = flow_of(e);
 
-	if (is_open(f)) {
-		if (f->owner < t->n_owners && t->open[f->owner])
-			t->open[f->owner]--;
-	} else {
-		lru_remove(&t->lru, &f->lru);
-	}
-	*pp = f->next;
 	free(f->st);
 	free(f);
-	t->n--;
-}
-
-/* Room for one more flow: forget the oldest settled one if the table is full. */
-static bool make_room(struct sniflow_tab *t)
-{
-	struct flow *old = lru_first(&t->lru, struct flow, lru);
-
-	if (t->n < SNIFLOW_MAX)
-		return true;
-	if (!old)
-		return false;
-	flow_unlink(t, find_tuple(t, &old->src, &old->dst, old->sport, old->dport));
-	return true;
 }
 
 /*
- * A new flow in slot *@pp (empty), settled as @s (F_ACCEPTED or F_REJECTED)
- * and so on the settled list; flow_start() opens it.
+ * A new flow in slot @pp (empty, of @p's tuple), settled as @s (F_ACCEPTED
+ * or F_REJECTED); flow_start() opens it.  The caller made room.
  */
-static struct flow *flow_add(struct sniflow_tab *t, struct flow **pp, const struct sniflow_pkt *p,
-			     enum fstate s)
+static struct flow *flow_add(struct sniflow_tab *t, struct fentry **pp,
+			     const struct sniflow_pkt *p, enum fstate s)
 {
 	struct flow *f = calloc(1, sizeof(*f));
 
 	if (!f)
 		return NULL;
-	f->src = p->src;
-	f->dst = p->dst;
-	f->sport = p->sport;
-	f->dport = p->dport;
+	f->e.key = (struct ftuple){ p->src, p->dst, p->sport, p->dport };
+	f->e.owner = UINT32_MAX;	/* nobody's share until opened */
 	f->state = s;
-	f->owner = UINT32_MAX;	/* nobody's share until opened */
-	lru_append(&t->lru, &f->lru);
-	*pp = f;
-	t->n++;
+	ftab_link(&t->ft, pp, &f->e);
 	return f;
 }
 
@@ -319,12 +249,11 @@ int sniflow_new(uint32_t n_owners, struct sniflow_tab **ret)
 	*ret = NULL;
 	if (!t)
 		return -ENOMEM;
-	t->open = calloc(n_owners ? n_owners : 1, sizeof(*t->open));
-	if (!t->open) {
+	if (ftab_init(&t->ft, SNIFLOW_BUCKETS, SNIFLOW_MAX, SNIFLOW_OPEN_PER_OWNER, n_owners,
+		      flow_free) < 0) {
 		free(t);
 		return -ENOMEM;
 	}
-	t->n_owners = n_owners;
 	*ret = t;
 	return 0;
 }
@@ -333,10 +262,7 @@ void sniflow_free(struct sniflow_tab *t)
 {
 	if (!t)
 		return;
-	for (uint32_t i = 0; i < SNIFLOW_BUCKETS; i++)
-		while (t->b[i])
-			flow_unlink(t, &t->b[i]);
-	free(t->open);
+	ftab_fini(&t->ft);
 	free(t);
 }
 
@@ -346,22 +272,22 @@ static void flow_start(struct sniflow_tab *t, struct flow *f, const struct snifl
 {
 	if (is_open(f))
 		set_state(t, f, F_REJECTED);	/* off its old owner's share, buffer freed */
-	f->owner = owner;
+	f->e.owner = owner;
 	set_state(t, f, F_OPEN);	/* the 16 KiB buffer comes with the first payload byte */
 	f->isn = p->seq;
 	f->next_seq = p->seq + 1;	/* the SYN takes one sequence number */
 	f->pass_end = f->last_from = f->next_seq;
 	f->seen_syn = true;
-	f->start_ms = now_ms;
+	f->e.start_ms = now_ms;
 	f->n_pkts = 0;
 	f->tagged = false;
 }
 
 /* A SYN: start @pp's flow (new, or a settled one reused by a new connection). */
-static enum sniflow_step on_syn(struct sniflow_tab *t, struct flow **pp,
+static enum sniflow_step on_syn(struct sniflow_tab *t, struct fentry **pp,
 				const struct sniflow_pkt *p, uint32_t owner, uint64_t now_ms)
 {
-	struct flow *f = *pp;
+	struct flow *f = flow_of(*pp);
 
 	if (f && f->state == F_REJECTED)
 		return SNIFLOW_REJECTED;	/* a reset flow stays reset until forgotten */
@@ -370,18 +296,17 @@ static enum sniflow_step on_syn(struct sniflow_tab *t, struct flow **pp,
 		 * server already, so the new start would not be where the server
 		 * reads from.  No real client does this. */
 		set_state(t, f, F_REJECTED);
-		f->start_ms = now_ms;
+		f->e.start_ms = now_ms;
 		return SNIFLOW_REJECTED;
 	}
 	if (f && is_open(f) && f->isn == p->seq)
 		return SNIFLOW_ACCEPT;	/* a retransmitted SYN (its data is compared) */
-	if ((!f || !is_open(f) || f->owner != owner) && owner < t->n_owners &&
-	    t->open[owner] >= SNIFLOW_OPEN_PER_OWNER)
+	if ((!f || !is_open(f) || f->e.owner != owner) && ftab_share_full(&t->ft, owner))
 		return SNIFLOW_FULL;	/* its share: another sandbox's stays free */
 	if (!f) {
-		if (!make_room(t))
+		if (!ftab_make_room(&t->ft))
 			return SNIFLOW_FULL;
-		pp = find(t, p);	/* make_room() may have changed this chain */
+		pp = find(t, p);	/* room made may have changed this chain */
 		if (!(f = flow_add(t, pp, p, F_REJECTED)))
 			return SNIFLOW_FULL;
 	}
@@ -393,11 +318,11 @@ static enum sniflow_step on_syn(struct sniflow_tab *t, struct flow **pp,
 
 bool sniflow_meta(struct sniflow_tab *t, const struct sniflow_pkt *p, struct sniflow_meta *ret)
 {
-	const struct flow *f = *find(t, p);
+	const struct flow *f = flow_of(*find(t, p));
 
 	if (!f)
 		return false;
-	ret->start_ms = f->start_ms;
+	ret->start_ms = f->e.start_ms;
 	ret->tag[0] = f->tag[0];
 	ret->tag[1] = f->tag[1];
 	ret->tagged = f->tagged;
@@ -408,7 +333,7 @@ bool sniflow_meta(struct sniflow_tab *t, const struct sniflow_pkt *p, struct sni
 
 void sniflow_tag(struct sniflow_tab *t, const struct sniflow_pkt *p, uint8_t a, uint8_t b)
 {
-	struct flow *f = *find(t, p);
+	struct flow *f = flow_of(*find(t, p));
 
 	if (f) {
 		f->tag[0] = a;
@@ -453,22 +378,22 @@ static void result_so_far(const struct flow *f, struct sni_result *res)
 }
 
 /* A segment of a flow under check (F_OPEN or F_CONFIRM). */
-static enum sniflow_step on_segment(struct sniflow_tab *t, struct flow **pp,
+static enum sniflow_step on_segment(struct sniflow_tab *t, struct fentry **pp,
 				    const struct sniflow_pkt *p, uint64_t now_ms,
 				    uint32_t deadline_ms, struct sni_result *res)
 {
-	struct flow *f = *pp;
+	struct flow *f = flow_of(*pp);
 	int32_t off;
 	size_t skip;
 
 	if (p->rst) {
-		flow_unlink(t, pp);	/* the client gave up; nothing reached a verdict */
+		ftab_unlink(&t->ft, pp);	/* the client gave up; nothing reached a verdict */
 		return SNIFLOW_ACCEPT;
 	}
 	/* Every segment before this one that was let through was in order
 	 * (gaps are dropped): if this one is refused, the server stands here. */
 	f->last_from = f->pass_end;
-	if (now_ms >= f->start_ms + (f->state == F_CONFIRM ? SNIFLOW_CONFIRM_MS : deadline_ms)) {
+	if (now_ms >= f->e.start_ms + (f->state == F_CONFIRM ? SNIFLOW_CONFIRM_MS : deadline_ms)) {
 		result_so_far(f, res);
 		return SNIFLOW_LATE;
 	}
@@ -521,9 +446,7 @@ static enum sniflow_step on_segment(struct sniflow_tab *t, struct flow **pp,
  */
 static enum sniflow_step no_flow(const struct sniflow_tab *t, uint32_t owner)
 {
-	if (owner < t->n_owners && t->open[owner] >= SNIFLOW_OPEN_PER_OWNER)
-		return SNIFLOW_FULL;
-	if (t->n >= SNIFLOW_MAX && !t->lru.head)
+	if (ftab_share_full(&t->ft, owner) || ftab_full(&t->ft))
 		return SNIFLOW_FULL;
 	return SNIFLOW_UNKNOWN;
 }
@@ -532,8 +455,9 @@ enum sniflow_step sniflow_packet(struct sniflow_tab *t, const struct sniflow_pkt
 				 uint32_t owner, uint64_t now_ms, uint32_t deadline_ms,
 				 struct sni_result *res)
 {
-	struct flow **pp = find(t, p), *f;
+	struct fentry **pp = find(t, p);
 	enum sniflow_step s;
+	struct flow *f;
 
 	if (p->syn && !p->ack) {
 		s = on_syn(t, pp, p, owner, now_ms);
@@ -543,7 +467,7 @@ enum sniflow_step sniflow_packet(struct sniflow_tab *t, const struct sniflow_pkt
 		/* TCP Fast Open: data in the SYN is the stream's first bytes; the
 		 * server may not take them, so they count only once acknowledged. */
 	}
-	f = *pp;
+	f = flow_of(*pp);
 	if (!f)
 		return no_flow(t, owner);
 	if (!is_open(f))
@@ -554,7 +478,8 @@ enum sniflow_step sniflow_packet(struct sniflow_tab *t, const struct sniflow_pkt
 enum sniflow_step sniflow_reply(struct sniflow_tab *t, const struct sniflow_pkt *p,
 				uint64_t now_ms)
 {
-	struct flow *f = *find_tuple(t, &p->dst, &p->src, p->dport, p->sport);
+	const struct ftuple back = { p->dst, p->src, p->dport, p->sport };	/* the flow's */
+	struct flow *f = flow_of(*ftab_find(&t->ft, &back));
 
 	if (!f)
 		return SNIFLOW_ACCEPT;
@@ -566,23 +491,23 @@ enum sniflow_step sniflow_reply(struct sniflow_tab *t, const struct sniflow_pkt 
 	if ((int32_t)(p->ack_seq - (f->isn + 1 + (uint32_t)f->st->len)) < 0)
 		return SNIFLOW_ACCEPT;
 	set_state(t, f, F_ACCEPTED);
-	f->start_ms = now_ms;
+	f->e.start_ms = now_ms;
 	return SNIFLOW_CONFIRMED;
 }
 
 bool sniflow_settle(struct sniflow_tab *t, const struct sniflow_pkt *p, bool accepted,
 		    uint64_t now_ms)
 {
-	struct flow **pp = find(t, p), *f = *pp;
+	struct flow *f = flow_of(*find(t, p));
 
 	if (!f) {
-		if (!make_room(t))
+		if (!ftab_make_room(&t->ft))
 			return false;	/* its next packet is SNIFLOW_UNKNOWN again: same verdict */
 		if ((f = flow_add(t, find(t, p), p, accepted ? F_ACCEPTED : F_REJECTED)))
-			f->start_ms = now_ms;
+			f->e.start_ms = now_ms;
 		return false;
 	}
-	f->start_ms = now_ms;
+	f->e.start_ms = now_ms;
 	/* A rejected flow is never turned into an accepted one. */
 	if (f->state == F_REJECTED)
 		return false;
@@ -596,36 +521,32 @@ bool sniflow_settle(struct sniflow_tab *t, const struct sniflow_pkt *p, bool acc
 	return false;
 }
 
+/*
+ * How long the sweep keeps a flow: an unsettled flow past its deadline goes
+ * too (its memory is what a sandbox opening connections and sending
+ * nothing would pin): its next packet is SNIFLOW_UNKNOWN, which the caller
+ * fails closed like SNIFLOW_LATE.  @ctx: the deadline (uint32_t ms).
+ */
+static uint64_t keep_ms(const struct fentry *e, const void *ctx)
+{
+	const struct flow *f = ftab_entry(e, const struct flow, e);
+
+	return f->state == F_OPEN    ? *(const uint32_t *)ctx :
+	       f->state == F_CONFIRM ? SNIFLOW_CONFIRM_MS :
+				       SNIFLOW_KEEP_MS;
+}
+
 size_t sniflow_sweep(struct sniflow_tab *t, uint64_t now_ms, uint32_t deadline_ms)
 {
-	size_t n = 0;
-
-	for (uint32_t i = 0; i < SNIFLOW_BUCKETS; i++)
-		for (struct flow **pp = &t->b[i]; *pp;) {
-			/* An unsettled flow past its deadline goes too (its memory
-			 * is what a sandbox opening connections and sending
-			 * nothing would pin): its next packet is SNIFLOW_UNKNOWN,
-			 * which the caller fails closed like SNIFLOW_LATE. */
-			uint64_t keep = (*pp)->state == F_OPEN	  ? deadline_ms :
-					(*pp)->state == F_CONFIRM ? SNIFLOW_CONFIRM_MS :
-								    SNIFLOW_KEEP_MS;
-
-			if (now_ms >= (*pp)->start_ms + keep) {
-				flow_unlink(t, pp);
-				n++;
-			} else {
-				pp = &(*pp)->next;
-			}
-		}
-	return n;
+	return ftab_sweep(&t->ft, now_ms, keep_ms, &deadline_ms);
 }
 
 size_t sniflow_count(const struct sniflow_tab *t)
 {
-	return t ? t->n : 0;
+	return t ? t->ft.n : 0;
 }
 
 size_t sniflow_open_count(const struct sniflow_tab *t, uint32_t owner)
 {
-	return t && owner < t->n_owners ? t->open[owner] : 0;
+	return t ? ftab_open_count(&t->ft, owner) : 0;
 }

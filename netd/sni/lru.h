@@ -1,7 +1,8 @@
 /*
- * lru - the settled list of the SNI check's flow tables (flow.c for TCP,
- * qflow.c for QUIC): an intrusive doubly linked list, oldest first, from
- * whose head a full table takes room.  Header only, internal to netd/sni/.
+ * lru - the settled list of the SNI checks' flow table (ftab.c, which
+ * flow.c and qflow.c share): an intrusive doubly linked list, oldest
+ * first, from whose head a full table takes room.  Header only, internal
+ * to netd/sni/.
  */
 #ifndef NETD_SNI_LRU_H
 #define NETD_SNI_LRU_H

@@ -12,9 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hash.h"
-#include "netd/sni/lru.h"
 #include "netd/sni/flow.h"
+#include "netd/sni/ftab.h"
 #include "netd/sni/quic.h"
 
 #define QFLOW_BUCKETS 1024u
@@ -22,13 +21,8 @@
 enum qstate { Q_OPEN, Q_ACCEPTED, Q_REJECTED };
 
 struct qf {
-	struct qf *next;			/* bucket chain */
-	struct lru_node lru;		/* settled flows, oldest first */
-	struct addr src, dst;
-	uint16_t sport, dport;
+	struct fentry e;	/* the tuple, owner, start (the first datagram, or when settled) */
 	enum qstate state;
-	uint32_t owner;
-	uint64_t start_ms;			/* the first datagram, or when settled */
 	unsigned int n_dgrams;
 	uint8_t tag[2];
 	bool tagged;
@@ -40,11 +34,7 @@ struct qf {
 };
 
 struct qflow_tab {
-	struct qf *b[QFLOW_BUCKETS];
-	struct lru lru;		/* settled flows, oldest first */
-	uint16_t *open;		/* [owner]: flows in Q_OPEN */
-	uint32_t n_owners;
-	size_t n;
+	struct ftab ft;
 	uint64_t now_ms;	/* of the datagram being read (on_reset()) */
 };
 
@@ -75,64 +65,45 @@ int qflow_pkt_parse(const uint8_t *ip, size_t len, struct qflow_pkt *out)
 	return 0;
 }
 
-/* Not keyed, as flow.c: a sandbox can lengthen a chain, never past QFLOW_MAX. */
-static struct qf **find(struct qflow_tab *t, const struct qflow_pkt *p)
+static struct qf *qf_of(struct fentry *e)
 {
-	uint32_t h = FNV32_INIT;
-	struct qf **pp;
+	return e ? ftab_entry(e, struct qf, e) : NULL;
+}
 
-	h = fnv32_add(h, p->src.a, addr_len(p->src.family));
-	h = fnv32_add(h, p->dst.a, addr_len(p->dst.family));
-	h = fnv32_add(h, &p->sport, sizeof(p->sport));
-	h = fnv32_add(h, &p->dport, sizeof(p->dport));
-	for (pp = &t->b[h & (QFLOW_BUCKETS - 1)]; *pp; pp = &(*pp)->next)
-		if ((*pp)->sport == p->sport && (*pp)->dport == p->dport &&
-		    addr_equal(&(*pp)->src, &p->src) && addr_equal(&(*pp)->dst, &p->dst))
-			break;
-	return pp;
+static struct fentry **find(struct qflow_tab *t, const struct qflow_pkt *p)
+{
+	return ftab_find(&t->ft, &(struct ftuple){ p->src, p->dst, p->sport, p->dport });
 }
 
 /*
  * Move @f to @s: an open flow counts against its owner's share and owns a
  * reassembly buffer (allocated by the caller); a settled one sits on the
- * list.  Opening frees what an accepted flow kept.
+ * list (ftab_set_open()).  Opening frees what an accepted flow kept.
  */
 static void set_state(struct qflow_tab *t, struct qf *f, enum qstate s)
 {
 	bool was_open = f->state == Q_OPEN;
 
 	f->state = s;
+	ftab_set_open(&t->ft, &f->e, s == Q_OPEN);
 	if (was_open && s != Q_OPEN) {
-		if (f->owner < t->n_owners && t->open[f->owner])
-			t->open[f->owner]--;
-		lru_append(&t->lru, &f->lru);
 		free(f->qh);
 		f->qh = NULL;
 	} else if (!was_open && s == Q_OPEN) {
-		lru_remove(&t->lru, &f->lru);
-		if (f->owner < t->n_owners)
-			t->open[f->owner]++;
 		free(f->seen);
 		f->seen = NULL;
 		f->seen_len = 0;
 	}
 }
 
-static void flow_unlink(struct qflow_tab *t, struct qf **pp)
+/* The table's free_entry. */
+static void qf_free(struct fentry *e)
 {
-	struct qf *f = *pp;
+	struct qf *f = qf_of(e);
 
-	if (f->state == Q_OPEN) {
-		if (f->owner < t->n_owners && t->open[f->owner])
-			t->open[f->owner]--;
-	} else {
-		lru_remove(&t->lru, &f->lru);
-	}
-	*pp = f->next;
 	free(f->qh);
 	free(f->seen);
 	free(f);
-	t->n--;
 }
 
 int qflow_new(uint32_t n_owners, struct qflow_tab **ret)
@@ -142,12 +113,11 @@ int qflow_new(uint32_t n_owners, struct qflow_tab **ret)
 	*ret = NULL;
 	if (!t)
 		return -ENOMEM;
-	t->open = calloc(n_owners ? n_owners : 1, sizeof(*t->open));
-	if (!t->open) {
+	if (ftab_init(&t->ft, QFLOW_BUCKETS, QFLOW_MAX, QFLOW_OPEN_PER_OWNER, n_owners,
+		      qf_free) < 0) {
 		free(t);
 		return -ENOMEM;
 	}
-	t->n_owners = n_owners;
 	*ret = t;
 	return 0;
 }
@@ -156,10 +126,7 @@ void qflow_free(struct qflow_tab *t)
 {
 	if (!t)
 		return;
-	for (uint32_t i = 0; i < QFLOW_BUCKETS; i++)
-		while (t->b[i])
-			flow_unlink(t, &t->b[i]);
-	free(t->open);
+	ftab_fini(&t->ft);
 	free(t);
 }
 
@@ -180,10 +147,10 @@ static bool flow_open(struct qflow_tab *t, struct qf *f, uint32_t owner, uint64_
 		f->qh = qh;
 		return true;
 	}
-	f->owner = owner;
+	f->e.owner = owner;
 	set_state(t, f, Q_OPEN);
 	f->qh = qh;
-	f->start_ms = now_ms;
+	f->e.start_ms = now_ms;
 	f->n_dgrams = 0;
 	return true;
 }
@@ -214,7 +181,7 @@ static void on_reset(void *ctx)
 		return;
 	/* No memory: the flow stays as it was; its new CRYPTO data is compared
 	 * with what was read, and fails. */
-	flow_open(f->t, f, f->owner, f->t->now_ms);
+	flow_open(f->t, f, f->e.owner, f->t->now_ms);
 }
 
 static void res_garbage(struct sni_result *res, enum sni_status s)
@@ -248,7 +215,7 @@ static enum qflow_step read_dgram(struct qflow_tab *t, struct qf *f, const struc
 			quic_hello_parse(f->qh, res);
 			return QFLOW_TOO_MANY;
 		}
-		if (now_ms >= f->start_ms + deadline_ms) {
+		if (now_ms >= f->e.start_ms + deadline_ms) {
 			quic_hello_parse(f->qh, res);
 			return QFLOW_LATE;
 		}
@@ -286,53 +253,32 @@ static enum qflow_step read_dgram(struct qflow_tab *t, struct qf *f, const struc
 	return open_step(f, &dg, res);
 }
 
-/* Room for a flow: the oldest settled one goes if the table is full. */
-static bool make_room(struct qflow_tab *t)
-{
-	struct qf *old = lru_first(&t->lru, struct qf, lru);
-
-	if (t->n < QFLOW_MAX)
-		return true;
-	if (!old)
-		return false;
-	flow_unlink(t, find(t, &(struct qflow_pkt){ .src = old->src, .dst = old->dst,
-						     .sport = old->sport, .dport = old->dport }));
-	return true;
-}
-
 /* A new flow for @p in @owner's share, open.  NULL: no room. */
 static struct qf *flow_add(struct qflow_tab *t, const struct qflow_pkt *p, uint32_t owner,
 			   uint64_t now_ms)
 {
 	struct qf *f;
 
-	if ((owner < t->n_owners && t->open[owner] >= QFLOW_OPEN_PER_OWNER) || !make_room(t))
+	if (ftab_share_full(&t->ft, owner) || !ftab_make_room(&t->ft))
 		return NULL;
 	if (!(f = calloc(1, sizeof(*f))))
 		return NULL;
-	f->src = p->src;
-	f->dst = p->dst;
-	f->sport = p->sport;
-	f->dport = p->dport;
+	f->e.key = (struct ftuple){ p->src, p->dst, p->sport, p->dport };
+	f->e.owner = owner;
 	f->t = t;
 	f->state = Q_REJECTED;	/* settled, off every share, until opened */
-	f->owner = owner;
-	lru_append(&t->lru, &f->lru);
+	ftab_link(&t->ft, find(t, p), &f->e);
 	if (!flow_open(t, f, owner, now_ms)) {
-		lru_remove(&t->lru, &f->lru);
-		free(f);
+		ftab_unlink(&t->ft, find(t, p));
 		return NULL;
 	}
-	f->next = *find(t, p);
-	*find(t, p) = f;
-	t->n++;
 	return f;
 }
 
 enum qflow_step qflow_packet(struct qflow_tab *t, const struct qflow_pkt *p, uint32_t owner,
 			     uint64_t now_ms, uint32_t deadline_ms, struct sni_result *res)
 {
-	struct qf *f = *find(t, p);
+	struct qf *f = qf_of(*find(t, p));
 
 	*res = (struct sni_result){ .status = SNI_MORE, .proto = SNI_PROTO_QUIC };
 	if (!f && !(f = flow_add(t, p, owner, now_ms)))
@@ -344,11 +290,11 @@ enum qflow_step qflow_packet(struct qflow_tab *t, const struct qflow_pkt *p, uin
 
 void qflow_settle(struct qflow_tab *t, const struct qflow_pkt *p, bool accepted, uint64_t now_ms)
 {
-	struct qf *f = *find(t, p);
+	struct qf *f = qf_of(*find(t, p));
 
 	if (!f)
 		return;	/* no room was found for it: its next datagram is checked again */
-	f->start_ms = now_ms;
+	f->e.start_ms = now_ms;
 	if (f->state == Q_REJECTED)
 		return;	/* never turned into an accepted one */
 	if (accepted && f->state == Q_OPEN) {
@@ -367,7 +313,7 @@ void qflow_settle(struct qflow_tab *t, const struct qflow_pkt *p, bool accepted,
 
 void qflow_tag(struct qflow_tab *t, const struct qflow_pkt *p, uint8_t a, uint8_t b)
 {
-	struct qf *f = *find(t, p);
+	struct qf *f = qf_of(*find(t, p));
 
 	if (f) {
 		f->tag[0] = a;
@@ -379,40 +325,35 @@ void qflow_tag(struct qflow_tab *t, const struct qflow_pkt *p, uint8_t a, uint8_
 bool qflow_tagged(struct qflow_tab *t, const struct qflow_pkt *p, uint8_t *a, uint8_t *b,
 		  uint64_t *start_ms)
 {
-	const struct qf *f = *find(t, p);
+	const struct qf *f = qf_of(*find(t, p));
 
 	if (!f || !f->tagged)
 		return false;
 	*a = f->tag[0];
 	*b = f->tag[1];
-	*start_ms = f->start_ms;
+	*start_ms = f->e.start_ms;
 	return true;
+}
+
+/* How long the sweep keeps a flow; @ctx: the deadline of an undecided one (uint32_t ms). */
+static uint64_t keep_ms(const struct fentry *e, const void *ctx)
+{
+	const struct qf *f = ftab_entry(e, const struct qf, e);
+
+	return f->state == Q_OPEN ? *(const uint32_t *)ctx : QFLOW_KEEP_MS;
 }
 
 size_t qflow_sweep(struct qflow_tab *t, uint64_t now_ms, uint32_t deadline_ms)
 {
-	size_t n = 0;
-
-	for (uint32_t i = 0; i < QFLOW_BUCKETS; i++)
-		for (struct qf **pp = &t->b[i]; *pp;) {
-			uint64_t keep = (*pp)->state == Q_OPEN ? deadline_ms : QFLOW_KEEP_MS;
-
-			if (now_ms >= (*pp)->start_ms + keep) {
-				flow_unlink(t, pp);
-				n++;
-			} else {
-				pp = &(*pp)->next;
-			}
-		}
-	return n;
+	return ftab_sweep(&t->ft, now_ms, keep_ms, &deadline_ms);
 }
 
 size_t qflow_count(const struct qflow_tab *t)
 {
-	return t ? t->n : 0;
+	return t ? t->ft.n : 0;
 }
 
 size_t qflow_open_count(const struct qflow_tab *t, uint32_t owner)
 {
-	return t && owner < t->n_owners ? t->open[owner] : 0;
+	return t ? ftab_open_count(&t->ft, owner) : 0;
 }
