@@ -105,133 +105,150 @@ static void frame_skip(struct verify_probe *p, const struct verify_facts *f)
 			"(kernel-tap-mac still checked)");
 }
 
-size_t verify_plan(const struct verify_facts *f, struct verify_probe *out)
+/* Why @f's socket probes cannot run (NULL: they can). */
+static const char *live_skip_reason(const struct verify_facts *f)
 {
-	const struct addr *own[2] = { &f->addr4, &f->addr6 };
-	const struct addr *gw[2] = { &f->gw4, &f->gw6 };
-	const struct addr *other[2] = { &f->other4, &f->other6 };
+	if (f->tap)
+		return "a microVM's tap: the guest's network stack is not netd's to enter, so no "
+		       "socket probes (the tap-mac and tap-spoof frames and the kernel checks are "
+		       "what the host can do)";
+	if (f->chained)
+		return "a chained attachment: probed through its kernel elements only";
+	if (f->no_netns)
+		return "no network namespace known for it";
+	if (f->audit)
+		return "audit mode: denials pass by design (kernel side still checked)";
+	if (!f->pol)
+		return "its policy is not loaded";
+	return NULL;
+}
+
+/* The socket probes of one family (@v6) from inside the sandbox, each of which must fail. */
+static void plan_live(const struct verify_facts *f, bool v6, struct verify_probe *out, size_t *n)
+{
+	const struct addr *own = v6 ? &f->addr6 : &f->addr4, *gw = v6 ? &f->gw6 : &f->gw4;
+	const struct addr *other = v6 ? &f->other6 : &f->other4;
+	const char *sfx = v6 ? "6" : "";
 	uint16_t port = policy_port(f->pol);
-	const char *live_skip = NULL;
-	size_t n = 0, first_live;
+	struct verify_probe *p;
 	char nm[VERIFY_NAME_LEN];
 
+	if (!own->family)
+		return;
+	if (gw->family) {
+		snprintf(nm, sizeof(nm), "dns-deny%s", sfx);
+		add(out, n, nm, VK_DNS_UDP, IPPROTO_UDP, NULL, gw, 53);
+	}
+	snprintf(nm, sizeof(nm), "dns-other%s", sfx);
+	add(out, n, nm, VK_DNS_UDP, IPPROTO_UDP, v6 ? V6_RESOLVER : V4_RESOLVER, NULL, 53);
+	if (gw->family) {
+		snprintf(nm, sizeof(nm), "dns-tcp%s", sfx);
+		add(out, n, nm, VK_DNS_TCP, IPPROTO_TCP, NULL, gw, 53);
+	}
+	snprintf(nm, sizeof(nm), "unpinned%s", sfx);
+	drop_probe(out, n, f, nm, v6 ? V6_UNPINNED : V4_UNPINNED, NULL, port);
+	if (!v6) {
+		drop_probe(out, n, f, "metadata", "169.254.169.254", NULL, METADATA_PORT);
+		drop_probe(out, n, f, "metadata-azure", "168.63.129.16", NULL, METADATA_PORT);
+	} else {
+		drop_probe(out, n, f, "metadata6", "fd00:ec2::254", NULL, METADATA_PORT);
+	}
+	if (gw->family) {
+		snprintf(nm, sizeof(nm), "host%s", sfx);
+		drop_probe(out, n, f, nm, NULL, gw, port == 53 ? 443 : port);
+	}
+	snprintf(nm, sizeof(nm), "sandbox%s", sfx);
+	if (other->family)
+		drop_probe(out, n, f, nm, NULL, other, port);
+	else
+		skip(add(out, n, nm, VK_SKIP, IPPROTO_TCP, NULL, NULL, port),
+		     "no other sandbox with an address of this family");
+	snprintf(nm, sizeof(nm), "dot%s", sfx);
+	drop_probe(out, n, f, nm, v6 ? V6_DOT : V4_DOT, NULL, DOT_PORT);
+	snprintf(nm, sizeof(nm), "spoof%s", sfx);
+	p = add(out, n, nm, VK_SPOOF, IPPROTO_UDP, v6 ? V6_SPOOF_TO : V4_SPOOF_TO, NULL,
+		VERIFY_SPOOF_PORT);
+	if (p)
+		addr_parse(v6 ? V6_SPOOFED : V4_SPOOFED, &p->src);
+	if (p && !f->log_on)
+		skip(p, "the deny rules do not log (no nflog group): a spoof "
+			"drop cannot be seen (kernel-anti-spoof still checked)");
+}
+
+/* A tap's frames of one family (@v6), written into it as the guest's, dropped before conntrack. */
+static void plan_tap(const struct verify_facts *f, bool v6, struct verify_probe *out, size_t *n)
+{
+	const struct addr *own = v6 ? &f->addr6 : &f->addr4;
+	const char *sfx = v6 ? "6" : "";
+	struct verify_probe *p;
+	char nm[VERIFY_NAME_LEN];
+
+	if (!own->family)
+		return;
+	snprintf(nm, sizeof(nm), "tap-mac%s", sfx);
+	p = add(out, n, nm, VK_FRAME_MAC, IPPROTO_UDP, v6 ? V6_SPOOF_TO : V4_SPOOF_TO, NULL,
+		VERIFY_SPOOF_PORT);
+	if (p)
+		p->src = *own;
+	frame_skip(p, f);
+	snprintf(nm, sizeof(nm), "tap-spoof%s", sfx);
+	p = add(out, n, nm, VK_FRAME_SPOOF, IPPROTO_UDP, v6 ? V6_SPOOF_TO : V4_SPOOF_TO, NULL,
+		VERIFY_SPOOF_PORT);
+	if (p)
+		addr_parse(v6 ? V6_SPOOFED : V4_SPOOFED, &p->src);
+	frame_skip(p, f);
+}
+
+/* What the kernel must hold for @f (its elements, the redirect, anti-spoofing, no foreign drop). */
+static void plan_kernel(const struct verify_facts *f, struct verify_probe *out, size_t *n)
+{
+	add(out, n, "kernel-jump", VK_KERNEL, 0, NULL, NULL, 0);
+	if (!f->chained)
+		add(out, n, "kernel-src", VK_KERNEL, 0, NULL, NULL, 0);
+	add(out, n, "kernel-mark", VK_KERNEL, 0, NULL, NULL, 0);
+	add(out, n, "kernel-dns-redirect", VK_KERNEL, 0, NULL, NULL, 0);
+	add(out, n, "kernel-anti-spoof", VK_KERNEL, 0, NULL, NULL, 0);
+	/* Another table's forward chain that drops what netd accepts (health.c). */
+	add(out, n, "foreign-forward", VK_KERNEL, 0, NULL, NULL, 0);
 	if (f->tap)
-		live_skip = "a microVM's tap: the guest's network stack is not netd's to enter, so no "
-			    "socket probes (the tap-mac and tap-spoof frames and the kernel checks are "
-			    "what the host can do)";
-	else if (f->chained)
-		live_skip = "a chained attachment: probed through its kernel elements only";
-	else if (f->no_netns)
-		live_skip = "no network namespace known for it";
-	else if (f->audit)
-		live_skip = "audit mode: denials pass by design (kernel side still checked)";
-	else if (!f->pol)
-		live_skip = "its policy is not loaded";
+		add(out, n, "kernel-tap-mac", VK_KERNEL, 0, NULL, NULL, 0);
+}
 
-	first_live = n;
-	for (int i = 0; i < 2 && !live_skip; i++) {
-		const char *sfx = i ? "6" : "";
+/* --allowed: one exact name of the policy resolved and connected to, which must work. */
+static void plan_allowed(const struct verify_facts *f, const char *live_skip,
+			 struct verify_probe *out, size_t *n)
+{
+	const char *name;
+	uint16_t aport;
+	bool have = verify_allowed_target(f->pol, &name, &aport);
+	struct verify_probe *d = add(out, n, "allowed-dns", VK_ALLOWED_DNS, IPPROTO_UDP, NULL,
+				     f->gw4.family ? &f->gw4 : &f->gw6, 53);
+	struct verify_probe *c = add(out, n, "allowed-conn", VK_ALLOWED_CONN, IPPROTO_TCP, NULL,
+				     NULL, have ? aport : 0);
+	const char *why = live_skip ? live_skip :
+			  !have ? "its policy has no exact TCP name to try" :
+			  d && !d->dst.family ? "no gateway to ask" : NULL;
 
-		if (!own[i]->family)
-			continue;
-		if (gw[i]->family) {
-			snprintf(nm, sizeof(nm), "dns-deny%s", sfx);
-			add(out, &n, nm, VK_DNS_UDP, IPPROTO_UDP, NULL, gw[i], 53);
-		}
-		snprintf(nm, sizeof(nm), "dns-other%s", sfx);
-		add(out, &n, nm, VK_DNS_UDP, IPPROTO_UDP, i ? V6_RESOLVER : V4_RESOLVER, NULL, 53);
-		if (gw[i]->family) {
-			snprintf(nm, sizeof(nm), "dns-tcp%s", sfx);
-			add(out, &n, nm, VK_DNS_TCP, IPPROTO_TCP, NULL, gw[i], 53);
-		}
-		snprintf(nm, sizeof(nm), "unpinned%s", sfx);
-		drop_probe(out, &n, f, nm, i ? V6_UNPINNED : V4_UNPINNED, NULL, port);
-		if (i == 0) {
-			drop_probe(out, &n, f, "metadata", "169.254.169.254", NULL, METADATA_PORT);
-			drop_probe(out, &n, f, "metadata-azure", "168.63.129.16", NULL, METADATA_PORT);
-		} else {
-			drop_probe(out, &n, f, "metadata6", "fd00:ec2::254", NULL, METADATA_PORT);
-		}
-		if (gw[i]->family) {
-			snprintf(nm, sizeof(nm), "host%s", sfx);
-			drop_probe(out, &n, f, nm, NULL, gw[i], port == 53 ? 443 : port);
-		}
-		snprintf(nm, sizeof(nm), "sandbox%s", sfx);
-		if (other[i]->family)
-			drop_probe(out, &n, f, nm, NULL, other[i], port);
-		else
-			skip(add(out, &n, nm, VK_SKIP, IPPROTO_TCP, NULL, NULL, port),
-			     "no other sandbox with an address of this family");
-		snprintf(nm, sizeof(nm), "dot%s", sfx);
-		drop_probe(out, &n, f, nm, i ? V6_DOT : V4_DOT, NULL, DOT_PORT);
-		snprintf(nm, sizeof(nm), "spoof%s", sfx);
-		{
-			struct verify_probe *p = add(out, &n, nm, VK_SPOOF, IPPROTO_UDP,
-						     i ? V6_SPOOF_TO : V4_SPOOF_TO, NULL,
-						     VERIFY_SPOOF_PORT);
-
-			if (p)
-				addr_parse(i ? V6_SPOOFED : V4_SPOOFED, &p->src);
-			if (p && !f->log_on)
-				skip(p, "the deny rules do not log (no nflog group): a spoof "
-					"drop cannot be seen (kernel-anti-spoof still checked)");
-		}
+	if (why) {
+		skip(d, why);
+		skip(c, why);
 	}
-	/* A tap: frames written into it as the guest's, dropped before conntrack. */
-	for (int i = 0; i < 2 && f->tap; i++) {
-		const char *sfx = i ? "6" : "";
-		struct verify_probe *p;
+}
 
-		if (!own[i]->family)
-			continue;
-		snprintf(nm, sizeof(nm), "tap-mac%s", sfx);
-		p = add(out, &n, nm, VK_FRAME_MAC, IPPROTO_UDP, i ? V6_SPOOF_TO : V4_SPOOF_TO, NULL,
-			VERIFY_SPOOF_PORT);
-		if (p)
-			p->src = *own[i];
-		frame_skip(p, f);
-		snprintf(nm, sizeof(nm), "tap-spoof%s", sfx);
-		p = add(out, &n, nm, VK_FRAME_SPOOF, IPPROTO_UDP, i ? V6_SPOOF_TO : V4_SPOOF_TO, NULL,
-			VERIFY_SPOOF_PORT);
-		if (p)
-			addr_parse(i ? V6_SPOOFED : V4_SPOOFED, &p->src);
-		frame_skip(p, f);
-	}
+size_t verify_plan(const struct verify_facts *f, struct verify_probe *out)
+{
+	const char *live_skip = live_skip_reason(f);
+	size_t n = 0;
+
+	for (int v6 = 0; v6 < 2 && !live_skip; v6++)
+		plan_live(f, v6, out, &n);
+	for (int v6 = 0; v6 < 2 && f->tap; v6++)
+		plan_tap(f, v6, out, &n);
 	if (live_skip)
 		skip(add(out, &n, "live", VK_SKIP, 0, NULL, NULL, 0), live_skip);
-	(void)first_live;
-
-	add(out, &n, "kernel-jump", VK_KERNEL, 0, NULL, NULL, 0);
-	if (!f->chained)
-		add(out, &n, "kernel-src", VK_KERNEL, 0, NULL, NULL, 0);
-	add(out, &n, "kernel-mark", VK_KERNEL, 0, NULL, NULL, 0);
-	add(out, &n, "kernel-dns-redirect", VK_KERNEL, 0, NULL, NULL, 0);
-	add(out, &n, "kernel-anti-spoof", VK_KERNEL, 0, NULL, NULL, 0);
-	/* Another table's forward chain that drops what netd accepts (health.c). */
-	add(out, &n, "foreign-forward", VK_KERNEL, 0, NULL, NULL, 0);
-	if (f->tap)
-		add(out, &n, "kernel-tap-mac", VK_KERNEL, 0, NULL, NULL, 0);
-
-	if (f->allowed) {
-		const char *name;
-		uint16_t aport;
-		bool have = verify_allowed_target(f->pol, &name, &aport);
-		struct verify_probe *d = add(out, &n, "allowed-dns", VK_ALLOWED_DNS, IPPROTO_UDP,
-					     NULL, f->gw4.family ? &f->gw4 : &f->gw6, 53);
-		struct verify_probe *c = add(out, &n, "allowed-conn", VK_ALLOWED_CONN, IPPROTO_TCP,
-					     NULL, NULL, have ? aport : 0);
-
-		if (live_skip) {
-			skip(d, live_skip);
-			skip(c, live_skip);
-		} else if (!have) {
-			skip(d, "its policy has no exact TCP name to try");
-			skip(c, "its policy has no exact TCP name to try");
-		} else if (!d->dst.family) {
-			skip(d, "no gateway to ask");
-			skip(c, "no gateway to ask");
-		}
-	}
+	plan_kernel(f, out, &n);
+	if (f->allowed)
+		plan_allowed(f, live_skip, out, &n);
 	return n;
 }
 
