@@ -96,78 +96,79 @@ static void say(char *out, size_t sz, int r, const char *missing)
 		out[0] = '\0';
 }
 
-int fw_sandbox_check(struct fw *fw, const char *name, struct fw_sb_check *out)
+/* A chained attachment's jump: from chained_fwd4/6 by its first address. */
+static void check_jump_chained(struct fw *fw, const struct fw_sb_rec *rec, struct fw_sb_check *out)
 {
-	const struct fw_sb_rec *rec;
+	const struct addr *ad[2] = { &rec->addr4, &rec->addr6 };
 	struct elem_res res;
-	uint8_t key[IFNAMSIZ + 16 + 8];
-	const struct addr *ad[2];
-	char buf[64];
 	int r;
 
-	memset(out, 0, sizeof(*out));
-	if (!fw || !fw_name_ok(name))
-		return -EINVAL;
-	rec = fw_sb_find(fw, name);
-	if (!rec)
-		return -ENOENT;
-	ad[0] = &rec->addr4;
-	ad[1] = &rec->addr6;
-
-	/* The jump: chained attachments jump from chained_fwd4/6 by address. */
-	if (rec->chained) {
-		for (int i = 0, done = 0; i < 2 && !done; i++) {
-			if (ad[i]->family != fw_fams[i].af)
-				continue;
-			r = elem_get(fw, fw_fam_name("chained_fwd", &fw_fams[i]).s, ad[i]->a,
-				     fw_fams[i].alen, &res);
-			done = 1;
-			if (r > 0 && strcmp(res.chain, rec->chain) != 0) {
-				snprintf(out->jump, sizeof(out->jump),
-					 "chained_fwd jumps to \"%.40s\", not \"%.40s\"", res.chain,
-					 rec->chain);
-			} else {
-				snprintf(buf, sizeof(buf), "no chained_fwd element");
-				say(out->jump, sizeof(out->jump), r, buf);
-			}
-		}
-	} else {
-		r = elem_get(fw, "sandbox_fwd", key, fkey_ifname(key, rec->ifname), &res);
+	for (int i = 0; i < 2; i++) {
+		if (ad[i]->family != fw_fams[i].af)
+			continue;
+		r = elem_get(fw, fw_fam_name("chained_fwd", &fw_fams[i]).s, ad[i]->a,
+			     fw_fams[i].alen, &res);
 		if (r > 0 && strcmp(res.chain, rec->chain) != 0)
-			snprintf(out->jump, sizeof(out->jump), "sandbox_fwd jumps to \"%.40s\", not \"%.40s\"",
-				 res.chain, rec->chain);
+			snprintf(out->jump, sizeof(out->jump),
+				 "chained_fwd jumps to \"%.40s\", not \"%.40s\"", res.chain, rec->chain);
 		else
-			say(out->jump, sizeof(out->jump), r, "no element in sandbox_fwd (no jump)");
-		if (!out->jump[0]) {
-			r = elem_get(fw, "sandbox_ifs", key, fkey_ifname(key, rec->ifname), &res);
-			say(out->ifs, sizeof(out->ifs), r, "not in sandbox_ifs");
-		}
-		if (!out->ifs[0]) {
-			const char *raw = fw_raw_chain(rec->tap, rec->metered);
-
-			r = elem_get(fw, "raw_ifs", key, fkey_ifname(key, rec->ifname), &res);
-			if (r > 0 && strcmp(res.chain, raw) != 0)
-				snprintf(out->ifs, sizeof(out->ifs), "raw_ifs sends it to \"%.40s\", not %s",
-					 res.chain, raw);
-			else
-				say(out->ifs, sizeof(out->ifs), r, "not in raw_ifs (no anti-spoofing)");
-		}
+			say(out->jump, sizeof(out->jump), r, "no chained_fwd element");
+		return;
 	}
-	/* With a gateway, its steered connections' jump to the chain's twin (the conn limit). */
-	if (!out->jump[0] && fw->rc.gw_port && rec->ct_mark) {
-		char twin[NFT_CHAIN_MAXNAMELEN];
+}
 
-		pchain_gw_name(rec->chain, twin);
-		r = elem_get(fw, "sb_gwlim", &rec->ct_mark, sizeof(rec->ct_mark), &res);
-		if (r > 0 && strcmp(res.chain, twin) != 0)
-			snprintf(out->jump, sizeof(out->jump), "sb_gwlim jumps to \"%.40s\", not \"%.40s\"",
-				 res.chain, twin);
-		else
-			say(out->jump, sizeof(out->jump), r, "no element in sb_gwlim (its mark)");
+/* A veth's or tap's jump by interface (sandbox_fwd), then sandbox_ifs and raw_ifs. */
+static void check_jump_if(struct fw *fw, const struct fw_sb_rec *rec, struct fw_sb_check *out)
+{
+	uint8_t key[IFNAMSIZ];
+	const char *raw = fw_raw_chain(rec->tap, rec->metered);
+	struct elem_res res;
+	int r;
+
+	r = elem_get(fw, "sandbox_fwd", key, fkey_ifname(key, rec->ifname), &res);
+	if (r > 0 && strcmp(res.chain, rec->chain) != 0)
+		snprintf(out->jump, sizeof(out->jump), "sandbox_fwd jumps to \"%.40s\", not \"%.40s\"",
+			 res.chain, rec->chain);
+	else
+		say(out->jump, sizeof(out->jump), r, "no element in sandbox_fwd (no jump)");
+	if (!out->jump[0]) {
+		r = elem_get(fw, "sandbox_ifs", key, fkey_ifname(key, rec->ifname), &res);
+		say(out->ifs, sizeof(out->ifs), r, "not in sandbox_ifs");
 	}
-	snprintf(out->chain, sizeof(out->chain), "%.63s", rec->chain);
+	if (out->ifs[0])
+		return;
+	r = elem_get(fw, "raw_ifs", key, fkey_ifname(key, rec->ifname), &res);
+	if (r > 0 && strcmp(res.chain, raw) != 0)
+		snprintf(out->ifs, sizeof(out->ifs), "raw_ifs sends it to \"%.40s\", not %s",
+			 res.chain, raw);
+	else
+		say(out->ifs, sizeof(out->ifs), r, "not in raw_ifs (no anti-spoofing)");
+}
 
-	/* Its mark by source address, and (veth/tap) its interface . source pairs. */
+/* With a gateway, its steered connections' jump by mark (sb_gwlim) to the chain's twin. */
+static void check_jump_gw(struct fw *fw, const struct fw_sb_rec *rec, struct fw_sb_check *out)
+{
+	char twin[NFT_CHAIN_MAXNAMELEN];
+	struct elem_res res;
+	int r;
+
+	pchain_gw_name(rec->chain, twin);
+	r = elem_get(fw, "sb_gwlim", &rec->ct_mark, sizeof(rec->ct_mark), &res);
+	if (r > 0 && strcmp(res.chain, twin) != 0)
+		snprintf(out->jump, sizeof(out->jump), "sb_gwlim jumps to \"%.40s\", not \"%.40s\"",
+			 res.chain, twin);
+	else
+		say(out->jump, sizeof(out->jump), r, "no element in sb_gwlim (its mark)");
+}
+
+/* Its mark by source address (sb_mark4/6) and, veth or tap, its interface . source pairs. */
+static void check_by_addr(struct fw *fw, const struct fw_sb_rec *rec, struct fw_sb_check *out)
+{
+	const struct addr *ad[2] = { &rec->addr4, &rec->addr6 };
+	uint8_t key[IFNAMSIZ + 16 + 8];
+	struct elem_res res;
+	int r;
+
 	for (int i = 0; i < 2; i++) {
 		const struct fw_fam *f = &fw_fams[i];
 
@@ -189,15 +190,44 @@ int fw_sandbox_check(struct fw *fw, const char *name, struct fw_sb_check *out)
 			    i == 0 ? "no element in sandbox_src4" : "no element in sandbox_src6");
 		}
 	}
+}
+
+/* A tap's guest MAC (tap_mac) and its place in tap_ifs. */
+static void check_tap(struct fw *fw, const struct fw_sb_rec *rec, struct fw_sb_check *out)
+{
+	uint8_t key[FKEY_IFMAC_LEN];
+	struct elem_res res;
+	int r;
+
+	r = elem_get(fw, "tap_mac", key, fkey_ifmac(key, rec->ifname, rec->mac), &res);
+	say(out->tap, sizeof(out->tap), r, "no element in tap_mac (the guest's MAC)");
+	if (out->tap[0])
+		return;
+	r = elem_get(fw, "tap_ifs", key, fkey_ifname(key, rec->ifname), &res);
+	say(out->tap, sizeof(out->tap), r, "not in tap_ifs");
+}
+
+int fw_sandbox_check(struct fw *fw, const char *name, struct fw_sb_check *out)
+{
+	const struct fw_sb_rec *rec;
+
+	memset(out, 0, sizeof(*out));
+	if (!fw || !fw_name_ok(name))
+		return -EINVAL;
+	rec = fw_sb_find(fw, name);
+	if (!rec)
+		return -ENOENT;
+	if (rec->chained)
+		check_jump_chained(fw, rec, out);
+	else
+		check_jump_if(fw, rec, out);
+	if (!out->jump[0] && fw->rc.gw_port && rec->ct_mark)
+		check_jump_gw(fw, rec, out);
+	snprintf(out->chain, sizeof(out->chain), "%.63s", rec->chain);
+	check_by_addr(fw, rec, out);
 	out->mark_set = rec->ct_mark != 0;
-	if (rec->tap) {
-		r = elem_get(fw, "tap_mac", key, fkey_ifmac(key, rec->ifname, rec->mac), &res);
-		say(out->tap, sizeof(out->tap), r, "no element in tap_mac (the guest's MAC)");
-		if (!out->tap[0]) {
-			r = elem_get(fw, "tap_ifs", key, fkey_ifname(key, rec->ifname), &res);
-			say(out->tap, sizeof(out->tap), r, "not in tap_ifs");
-		}
-	}
+	if (rec->tap)
+		check_tap(fw, rec, out);
 	out->tap_set = rec->tap;
 	out->chained = rec->chained;
 	return 0;

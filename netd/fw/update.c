@@ -110,14 +110,115 @@ static int update_chains(struct fw *fw, const struct fw_update *u, size_t n, str
 	return 0;
 }
 
+/* Per-sandbox scratch of one fw_sandboxes_update(), n entries each. */
+struct upd_scratch {
+	uint64_t *gens;			/* the gives of replaced pins, made before the batch */
+	uint64_t *digests;		/* each sandbox's digest as rendered */
+	struct pchain_names *nm;	/* the policy chain each will jump to */
+	uint64_t *cdig;			/* that chain's fingerprint */
+};
+
+static void scratch_free(struct upd_scratch *sc)
+{
+	free(sc->gens);
+	free(sc->digests);
+	free(sc->nm);
+	free(sc->cdig);
+}
+
+static int scratch_alloc(struct upd_scratch *sc, size_t n)
+{
+	sc->gens = calloc(n, sizeof(*sc->gens));
+	sc->digests = calloc(n, sizeof(*sc->digests));
+	sc->nm = calloc(n, sizeof(*sc->nm));
+	sc->cdig = calloc(n, sizeof(*sc->cdig));
+	if (sc->gens && sc->digests && sc->nm && sc->cdig)
+		return 0;
+	scratch_free(sc);
+	return -ENOMEM;
+}
+
+/*
+ * Check each update and fill its render argument; a sandbox whose pins are
+ * replaced has the new ones given before the batch.  Return: 0; -errno
+ * (fw->err says which sandbox; nothing was sent).
+ */
+static int update_prepare(struct fw *fw, const struct fw_update *u, size_t n, struct upd_arg *a,
+			  struct upd_scratch *sc, uint64_t now)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const struct fw_sb_rec *rec;
+
+		r = update_ok(fw, &u[i]);
+		if (r == 0)
+			r = sb_arg_init(&a->sbs[i], u[i].sb, u[i].pol);
+		a->sbs[i].replace_pins = u[i].replace_pins;
+		a->sbs[i].pins = u[i].pins;
+		a->sbs[i].n_pins = u[i].n_pins;
+		a->sbs[i].digest_out = &sc->digests[i];
+		rec = r == 0 ? fw_sb_find(fw, u[i].sb->name) : NULL;
+		if (rec)
+			a->sbs[i].old_digest = rec->digest;
+		if (rec && u[i].replace_pins) {
+			a->sbs[i].old_pins = fw->pins;
+			a->sbs[i].old_pins_of = rec->name;
+			a->sbs[i].old_src[0] = rec->addr4;
+			a->sbs[i].old_src[1] = rec->addr6;
+			/*
+			 * Given before the batch, beside the old ones (the
+			 * render removes those first, then adds these): until
+			 * the kernel's answer says which set it has, it may
+			 * have either.
+			 */
+			r = pinreg_give(fw->pins, rec->name, u[i].pins, u[i].n_pins, now,
+					&sc->gens[i]);
+		}
+		if (r < 0)	/* nothing was sent: say which sandbox */
+			snprintf(fw->err, sizeof(fw->err), "sandbox %.64s (%zu of %zu): %s, nothing sent",
+				 u[i].sb && u[i].sb->name ? u[i].sb->name : "?", i + 1, n, strerror(-r));
+	}
+	return r;
+}
+
+/*
+ * After the batch (@r its result): committed, each record takes its new
+ * chain (new refs first, so a kept chain never drops to 0), policy and
+ * digest.  Committed, the kernel has exactly the new pins; not committed,
+ * or not known to be (a timeout), it may have either set, so both stay
+ * given.  Every render argument is released.
+ */
+static void update_finish(struct fw *fw, const struct fw_update *u, size_t n, struct upd_arg *a,
+			  const struct upd_scratch *sc, int r)
+{
+	for (size_t i = 0; i < n && r == 0; i++) {
+		struct fw_sb_rec *rec = fw_sb_find(fw, u[i].sb->name);
+
+		if (rec && fw_pc_ref(fw, &sc->nm[i], a->sbs[i].render_chain ? sc->cdig[i] : 0) == 0) {
+			fw_pc_unref(fw, rec->chain);
+			snprintf(rec->chain, sizeof(rec->chain), "%s", sc->nm[i].chain);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct fw_sb_rec *rec = r == 0 ? fw_sb_find(fw, u[i].sb->name) : NULL;
+
+		if (rec) {
+			snprintf(rec->policy, sizeof(rec->policy), "%s", u[i].pol->name);
+			rec->metered = pchain_slow_path(u[i].pol);
+			rec->digest = sc->digests[i];
+		}
+		if (rec && u[i].replace_pins)
+			pinreg_retain(fw->pins, rec->name, sc->gens[i]);
+		sb_arg_done(&a->sbs[i]);
+	}
+}
+
 int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 {
 	struct upd_arg a = { .n = n };
-	uint64_t *gens;	/* the gives of replaced pins, made before the batch */
-	struct pchain_names *nm;
-	uint64_t *digests, *cdig;
-	uint64_t now = clock_mono_ms();
-	int r = 0;
+	struct upd_scratch sc = { 0 };
+	int r;
 
 	if (fw)
 		fw->err[0] = '\0';	/* argument errors below are not the kernel's */
@@ -127,86 +228,21 @@ int fw_sandboxes_update(struct fw *fw, const struct fw_update *u, size_t n)
 	if (n == 0)
 		return 0;
 	a.sbs = calloc(n, sizeof(*a.sbs));
-	gens = calloc(n, sizeof(*gens));
-	digests = calloc(n, sizeof(*digests));
-	nm = calloc(n, sizeof(*nm));
-	cdig = calloc(n, sizeof(*cdig));
-	if (!a.sbs || !gens || !digests || !nm || !cdig) {
+	if (!a.sbs || scratch_alloc(&sc, n) < 0) {
 		free(a.sbs);
-		free(gens);
-		free(digests);
-		free(nm);
-		free(cdig);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n && r == 0; i++) {
-		const struct fw_sb_rec *rec;
-
-		r = update_ok(fw, &u[i]);
-		if (r == 0)
-			r = sb_arg_init(&a.sbs[i], u[i].sb, u[i].pol);
-		a.sbs[i].replace_pins = u[i].replace_pins;
-		a.sbs[i].pins = u[i].pins;
-		a.sbs[i].n_pins = u[i].n_pins;
-		a.sbs[i].digest_out = &digests[i];
-		rec = r == 0 ? fw_sb_find(fw, u[i].sb->name) : NULL;
-		if (rec)
-			a.sbs[i].old_digest = rec->digest;
-		if (rec && u[i].replace_pins) {
-			a.sbs[i].old_pins = fw->pins;
-			a.sbs[i].old_pins_of = rec->name;
-			a.sbs[i].old_src[0] = rec->addr4;
-			a.sbs[i].old_src[1] = rec->addr6;
-			/*
-			 * Given before the batch, beside the old ones (the
-			 * render removes those first, then adds these): until
-			 * the kernel's answer says which set it has, it may
-			 * have either.
-			 */
-			r = pinreg_give(fw->pins, rec->name, u[i].pins, u[i].n_pins, now, &gens[i]);
-		}
-		if (r < 0)	/* nothing was sent: say which sandbox */
-			snprintf(fw->err, sizeof(fw->err), "sandbox %.64s (%zu of %zu): %s, nothing sent",
-				 u[i].sb && u[i].sb->name ? u[i].sb->name : "?", i + 1, n, strerror(-r));
-	}
+	r = update_prepare(fw, u, n, &a, &sc, clock_mono_ms());
 	if (r == 0)
 		r = fw_pc_reserve(fw, n);	/* the refs after the commit cannot fail */
 	if (r == 0) {
 		sb_args_mark_cidr(a.sbs, n);
-		r = update_chains(fw, u, n, &a, nm, cdig);
+		r = update_chains(fw, u, n, &a, sc.nm, sc.cdig);
 	}
 	if (r == 0)
 		r = fw_run(fw, render_update, &a, true);
-	/* Committed: who jumps where now (new refs first, so a kept chain never drops to 0). */
-	for (size_t i = 0; i < n && r == 0; i++) {
-		struct fw_sb_rec *rec = fw_sb_find(fw, u[i].sb->name);
-
-		if (rec && fw_pc_ref(fw, &nm[i], a.sbs[i].render_chain ? cdig[i] : 0) == 0) {
-			fw_pc_unref(fw, rec->chain);
-			snprintf(rec->chain, sizeof(rec->chain), "%s", nm[i].chain);
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct fw_sb_rec *rec = r == 0 ? fw_sb_find(fw, u[i].sb->name) : NULL;
-
-		if (rec) {
-			snprintf(rec->policy, sizeof(rec->policy), "%s", u[i].pol->name);
-			rec->metered = pchain_slow_path(u[i].pol);
-			rec->digest = digests[i];
-		}
-		/*
-		 * Committed: the kernel has exactly these now.  Not committed,
-		 * or not known to be (a timeout): it may have either set, so
-		 * both stay given.
-		 */
-		if (rec && u[i].replace_pins)
-			pinreg_retain(fw->pins, rec->name, gens[i]);
-		sb_arg_done(&a.sbs[i]);
-	}
-	free(gens);
-	free(digests);
-	free(nm);
-	free(cdig);
+	update_finish(fw, u, n, &a, &sc, r);
+	scratch_free(&sc);
 	free(a.sbs);
 	return r == -ENFILE ? -ENOSPC : r;
 }
