@@ -60,13 +60,14 @@ static struct tflow *add(struct ftab *t, const struct ftuple *k, uint32_t owner,
 static void test_find_by_whole_key(void **state)
 {
 	struct ftuple k4 = tuple(AF_INET, 2, 40000), k6 = tuple(AF_INET6, 2, 40000);
-	struct ftuple other_port = tuple(AF_INET, 2, 40001), back = k4;
+	struct ftuple other_port = tuple(AF_INET, 2, 40001), back = k4, other_dst = k4,
+		      other_dport = k4;
 	struct ftab t;
 	struct tflow *f;
 
 	(void)state;
 	n_freed = 0;
-	assert_int_equal(ftab_init(&t, 16, 8, 2, 4, tflow_free), 0);
+	assert_int_equal(ftab_init(&t, 1, 8, 2, 4, tflow_free), 0);	/* one chain: keys compared */
 	f = add(&t, &k4, 0, 0);
 	f->tag = 7;
 	assert_ptr_equal(*ftab_find(&t, &k4), &f->e);
@@ -75,6 +76,10 @@ static void test_find_by_whole_key(void **state)
 	assert_null(*ftab_find(&t, &k6));	/* same bytes, another family */
 	back.src = k4.dst, back.dst = k4.src, back.sport = k4.dport, back.dport = k4.sport;
 	assert_null(*ftab_find(&t, &back));	/* the reply's direction is another key */
+	other_dst.dst.a[3] = 11;
+	assert_null(*ftab_find(&t, &other_dst));
+	other_dport.dport = 80;
+	assert_null(*ftab_find(&t, &other_dport));
 	add(&t, &k6, 0, 0);
 	assert_int_equal(t.n, 2);
 	ftab_unlink(&t, ftab_find(&t, &k4));
@@ -113,6 +118,12 @@ static void test_shares(void **state)
 	ftab_unlink(&t, ftab_find(&t, &k[0]));
 	assert_int_equal(ftab_open_count(&t, 1), 0);
 	assert_int_equal(ftab_open_count(&t, 99), 0);
+	/* nothing settled, but room below max: not full */
+	ftab_set_open(&t, &f[1]->e, true);
+	ftab_set_open(&t, &f[2]->e, true);
+	assert_null(t.lru.head);
+	assert_false(ftab_full(&t));
+	assert_true(ftab_make_room(&t));
 	ftab_fini(&t);
 	assert_int_equal(n_freed, 3);
 }
@@ -134,7 +145,7 @@ static void test_room_takes_oldest_settled(void **state)
 	ftab_set_open(&t, &f[0]->e, true);
 	ftab_set_open(&t, &f[1]->e, true);
 	ftab_set_open(&t, &f[1]->e, false);
-	assert_false(ftab_full(&t));
+	assert_false(ftab_full(&t));	/* at max, but k1, k2, k3 are settled */
 	add(&t, &k_new, 0, 0);
 	assert_int_equal(t.n, 4);
 	assert_null(*ftab_find(&t, &k[2]));
@@ -153,15 +164,15 @@ static void test_room_takes_oldest_settled(void **state)
 	assert_int_equal(n_freed, 5);
 }
 
-/* keep: the entry's tag, in ms */
+/* keep: the entry's tag, in ms, times *@ctx */
 static uint64_t keep_tag(const struct fentry *e, const void *ctx)
 {
-	(void)ctx;
-	return (uint64_t)ftab_entry(e, const struct tflow, e)->tag;
+	return (uint64_t)ftab_entry(e, const struct tflow, e)->tag * *(const unsigned *)ctx;
 }
 
 static void test_sweep(void **state)
 {
+	const unsigned one = 1, two = 2;
 	struct ftuple k[3];
 	struct tflow *f;
 	struct ftab t;
@@ -176,13 +187,14 @@ static void test_sweep(void **state)
 		if (i == 1)
 			ftab_set_open(&t, &f->e, true);
 	}
-	assert_int_equal(ftab_sweep(&t, 109, keep_tag, NULL), 0);
-	assert_int_equal(ftab_sweep(&t, 120, keep_tag, NULL), 2);	/* at its end, not after */
+	assert_int_equal(ftab_sweep(&t, 109, keep_tag, &one), 0);
+	assert_int_equal(ftab_sweep(&t, 120, keep_tag, &one), 2);	/* at its end, not after */
 	assert_null(*ftab_find(&t, &k[0]));
 	assert_null(*ftab_find(&t, &k[1]));
 	assert_non_null(*ftab_find(&t, &k[2]));
 	assert_int_equal(ftab_open_count(&t, 0), 0);	/* the open one left its share */
-	assert_int_equal(ftab_sweep(&t, 1000, keep_tag, NULL), 1);
+	assert_int_equal(ftab_sweep(&t, 159, keep_tag, &two), 0);	/* 30 ms x 2 */
+	assert_int_equal(ftab_sweep(&t, 160, keep_tag, &two), 1);
 	assert_int_equal(t.n, 0);
 	assert_null(t.lru.head);
 	ftab_fini(&t);
