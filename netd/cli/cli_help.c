@@ -5,6 +5,7 @@
  */
 #include "netd/cli/cli_help.h"
 
+#include <stdio.h>
 #include <string.h>
 
 struct help {
@@ -360,4 +361,14 @@ void cli_help_exit_codes(FILE *out)
 const char *cli_help_topic(size_t i)
 {
 	return i < sizeof(helps) / sizeof(helps[0]) ? helps[i].topic : NULL;
+}
+
+int cli_usage_of(int argc, char **argv)
+{
+	fputs("netd: not understood:", stderr);
+	for (int i = 0; i < argc; i++)
+		fprintf(stderr, " %s", argv[i]);
+	fputs("\n\n", stderr);
+	cli_help_print(argc, argv, stderr);
+	return CLI_USAGE;
 }

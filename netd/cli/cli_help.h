@@ -61,6 +61,13 @@ int cli_help_print(int argc, char *const *argv, FILE *out);
 void cli_help_exit_codes(FILE *out);
 
 /*
+ * cli_usage_of() - a usage error in the words @argv[0..@argc) (@argv[0] the
+ * command): which words were not understood, then that command's own
+ * usage (cli_help_print()), on stderr.  Return: CLI_USAGE.
+ */
+int cli_usage_of(int argc, char **argv);
+
+/*
  * cli_help_topics() - the i-th "command" or "command subcommand" that has
  * a help text, NULL past the end (for tests and the bash completion).
  */
