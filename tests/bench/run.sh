@@ -329,6 +329,14 @@ echo "against unbound (netd / unbound): hot CPU per query $(awk -v a="$(cpu_of "
 	"distinct q/s $(awk -v a="$QPS_netd__sandbox__distinct" -v b="$QPS_unbound_forwarder_distinct" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}') (>= 2.5)," \
 	"distinct CPU per query $(awk -v a="$(cpu_of "netd (sandbox)" distinct)" \
 	-v b="$(cpu_of "unbound forwarder" distinct)" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}') (<= 0.4: 2.5x where the server is the bottleneck)"
+# Each round runs every peer once, within seconds of each other, so a
+# round's netd and unbound share the machine's mood: the ratio per round
+# shows how much of the spread is the machine's (docs/performance.md: on
+# two cores it straddles the target).
+echo "hot CPU per query by round (netd / unbound): $(awk -v a="${R_cpu[netd (sandbox)|hot]}" \
+	-v b="${R_cpu[unbound forwarder|hot]}" 'BEGIN {n = split(a, x, " "); split(b, y, " ");
+	for (i = 1; i <= n; i++) if (y[i] > 0) { r = x[i] / y[i]; printf "%.2f ", r; m++; k += (r <= 0.8) }
+	printf "(at or below 0.8 in %d of %d rounds)", k, m}')"
 echo "dnsmasq's sets (cache / no cache / fw): $(peer nft list set inet bench pins4 | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')/ $(peer nft list set inet bench pins4nc | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')/ $(ip netns exec "$FWH" nft list set inet dmfw pins4 | grep -o '198\.51\.100\.[0-9]*' | sort -u | tr '\n' ' ')"
 # ---- resident memory with many sandboxes and pins (BENCH_SANDBOXES, default 1000; 0 = skip) ----
 # Each sandbox (policy mem) resolves mem.tun.dt.example once: 100 live pins each.
