@@ -109,6 +109,7 @@ out=$(sb_dig sb1 @203.0.113.66 example.com | grep -E 'status:' || true)
 echo "    $out"
 grep -q NXDOMAIN <<<"$out" || demo_fail "dig @203.0.113.66 was not answered by the proxy"
 bad "the query was redirected to netd's proxy, which answered NXDOMAIN"
+show "netd exec $SB -- dig @198.51.100.53 +short pypi.org   (an address no resolver listens on)"
 out=$(sb_dig sb1 @198.51.100.53 +short pypi.org) || demo_fail "dig @198.51.100.53 pypi.org"
 good "dig @198.51.100.53 pypi.org -> $out (no resolver there: netd answered)"
 
@@ -118,7 +119,8 @@ sb_dig sb1 +short rebind.openai.com | sed 's/^/    /'
 if sb_exec sb1 curl -s --connect-timeout 3 http://rebind.openai.com/ >/dev/null 2>&1; then
 	demo_fail "169.254.169.254 was reachable through rebind.openai.com"
 fi
-bad "169.254.169.254 is never reachable through a name"
+bad "169.254.169.254 is never reachable through a name: netd hands the answer on but pins nothing
+              (its dns record below: \"rebind\":1, \"answers\":[] - the answers it pinned)"
 
 step "The audit trail (JSON Lines, $NETD_AUDIT)"
 echo "    DNS decisions (the last six, and the denied example.com, in the order they happened):"
