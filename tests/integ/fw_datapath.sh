@@ -44,8 +44,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { pass=$((pass + 1)); echo "PASS: $*"; }
-ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+ok() { pass=$((pass + 1)); echo "ok   - $*"; }
+ko() { fail=$((fail + 1)); echo "FAIL - $*"; }
 check() {
 	local desc=$1; shift
 	if "$@" >/dev/null 2>&1; then ok "$desc"; else ko "$desc"; fi

@@ -24,8 +24,8 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-ok() { pass=$((pass + 1)); echo "PASS: $*"; }
-ko() { fail=$((fail + 1)); echo "FAIL: $1"; [ -n "${2:-}" ] && printf '      %s\n' "$2"; }
+ok() { pass=$((pass + 1)); echo "ok   - $*"; }
+ko() { fail=$((fail + 1)); echo "FAIL - $1"; [ -n "${2:-}" ] && printf '      %s\n' "$2"; }
 eq() { if [ "$2" = "$3" ]; then ok "$1"; else ko "$1" "want [$2] got [$3]"; fi; }
 
 # The driver: the Makefile builds it (make asan); FW_DRV= runs another one.

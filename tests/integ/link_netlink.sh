@@ -39,8 +39,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { pass=$((pass + 1)); echo "PASS: $*"; }
-ko() { fail=$((fail + 1)); echo "FAIL: $*"; }
+ok() { pass=$((pass + 1)); echo "ok   - $*"; }
+ko() { fail=$((fail + 1)); echo "FAIL - $*"; }
 
 # check DESC CMD...: CMD's exit status decides.
 check() {
