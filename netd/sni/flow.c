@@ -55,9 +55,17 @@ static struct flow *flow_of(struct fentry *e)
 	return e ? ftab_entry(e, struct flow, e) : NULL;
 }
 
+/* @p's flow key: its addresses and ports as sent. */
+static struct ftuple key_of(const struct sniflow_pkt *p)
+{
+	return (struct ftuple){ p->src, p->dst, p->sport, p->dport };
+}
+
 static struct fentry **find(struct sniflow_tab *t, const struct sniflow_pkt *p)
 {
-	return ftab_find(&t->ft, &(struct ftuple){ p->src, p->dst, p->sport, p->dport });
+	const struct ftuple k = key_of(p);
+
+	return ftab_find(&t->ft, &k);
 }
 
 /*
@@ -94,7 +102,7 @@ static struct flow *flow_add(struct sniflow_tab *t, struct fentry **pp,
 
 	if (!f)
 		return NULL;
-	f->e.key = (struct ftuple){ p->src, p->dst, p->sport, p->dport };
+	f->e.key = key_of(p);
 	f->e.owner = UINT32_MAX;	/* nobody's share until opened */
 	f->state = s;
 	ftab_link(&t->ft, pp, &f->e);

@@ -70,9 +70,17 @@ static struct qf *qf_of(struct fentry *e)
 	return e ? ftab_entry(e, struct qf, e) : NULL;
 }
 
+/* @p's flow key: its addresses and ports as sent. */
+static struct ftuple key_of(const struct qflow_pkt *p)
+{
+	return (struct ftuple){ p->src, p->dst, p->sport, p->dport };
+}
+
 static struct fentry **find(struct qflow_tab *t, const struct qflow_pkt *p)
 {
-	return ftab_find(&t->ft, &(struct ftuple){ p->src, p->dst, p->sport, p->dport });
+	const struct ftuple k = key_of(p);
+
+	return ftab_find(&t->ft, &k);
 }
 
 /*
@@ -263,7 +271,7 @@ static struct qf *flow_add(struct qflow_tab *t, const struct qflow_pkt *p, uint3
 		return NULL;
 	if (!(f = calloc(1, sizeof(*f))))
 		return NULL;
-	f->e.key = (struct ftuple){ p->src, p->dst, p->sport, p->dport };
+	f->e.key = key_of(p);
 	f->e.owner = owner;
 	f->t = t;
 	f->state = Q_REJECTED;	/* settled, off every share, until opened */
