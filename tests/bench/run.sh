@@ -219,9 +219,7 @@ run() {
 		perf record -g -p "$pid" -o "$BENCH_PERF" -- sleep "$SECS" >/dev/null 2>&1 &
 	fi
 	case $where in sandbox) ns=$SB ;; fw) ns=$FWC ;; *) ns=$PCLI ;; esac
-	# BENCH_PIN=1: a hot run's server (every thread) on the last CPU, dnsperf
-	# on the others, so neither preempts the other (all peers alike).
-	local pin=()
+	local pin=()	# BENCH_PIN=1 (above): every peer alike
 	if [ "${BENCH_PIN:-0}" = 1 ] && [ "$mode" = hot ] && [ "$NCPU" -ge 2 ]; then
 		taskset -a -p -c $((NCPU - 1)) "$pid" >/dev/null
 		pin=(taskset -c "0-$((NCPU - 2))")
