@@ -218,7 +218,8 @@ static int ft_setup(struct fw *fw, uint8_t mode)
 	}
 	if (r == -ENOENT || r == -EOPNOTSUPP) {
 		snprintf(fw->ft_why, sizeof(fw->ft_why), "the kernel has no flowtables "
-			 "(CONFIG_NF_FLOW_TABLE_INET, CONFIG_NFT_FLOW_OFFLOAD): %.200s", fw->err);
+			 "(CONFIG_NF_FLOW_TABLE_INET, CONFIG_NFT_FLOW_OFFLOAD): every packet "
+			 "takes the rules path");
 		r = -EOPNOTSUPP;
 	} else if (r < 0) {
 		snprintf(fw->ft_why, sizeof(fw->ft_why), "the flowtable probe failed: %.200s",

@@ -58,6 +58,9 @@ if [ "$has_ft" = no ]; then
 	has "auto, no flowtables here: netd says why it runs without" \
 		"flowtable fast path: off, the kernel has no flowtables" "$(cat "$NETD_LOG")"
 	has "status says so" '"flowtable": false' "$(netd status)"
+	eq "... and why, in words (no netlink detail)" \
+		"the kernel has no flowtables (CONFIG_NF_FLOW_TABLE_INET, CONFIG_NFT_FLOW_OFFLOAD): every packet takes the rules path" \
+		"$(netd status | jq -r .dataplane.flowtable_off_because)"
 	hasnt "no flowtable in the ruleset" "flowtable" "$(world_exec host nft list ruleset)"
 	has "metrics: netd_flowtable_active 0" "netd_flowtable_active 0" \
 		"$(world_exec host curl -sS --unix-socket "$NETD_SOCKET" http://netd/metrics)"
