@@ -405,13 +405,31 @@ void daemon_gw_stop(struct daemon *d)
 	err_close(d);	/* its last words (a sanitizer's report, say) are in the pipe still */
 }
 
+/*
+ * What the worker is doing, in words: "running"; "idle: ..." while no
+ * policy has a gateway: rule (none is started, and nothing listens);
+ * "restarting" between a worker's end and the next; "failed: ..." when
+ * netd gave up starting one (the log says why: capabilities, the port).
+ */
+static const char *gw_worker_state(const struct daemon *d)
+{
+	if (d->gw.pid > 0)
+		return "running";
+	if (!d->gw.started)
+		return "idle: no policy has a gateway: rule";
+	if (d->gw.restart && evtimer_pending(d->gw.restart, NULL))
+		return "restarting";
+	return "failed: netd's log says why";
+}
+
 json_t *daemon_gw_status(const struct daemon *d)
 {
 	if (!d->cfg.gw_port)
 		return json_pack("{s:b}", "enabled", 0);
-	return json_pack("{s:b, s:i, s:i, s:b, s:I, s:I, s:{s:I, s:I, s:I}}", "enabled", 1,
-			 "port", d->cfg.gw_port, "worker_pid", (int)d->gw.pid, "worker_up",
-			 d->gw.pid > 0, "restarts", (json_int_t)d->gw_stats.restarts,
+	return json_pack("{s:b, s:i, s:s, s:i, s:b, s:I, s:I, s:{s:I, s:I, s:I}}", "enabled", 1,
+			 "port", d->cfg.gw_port, "worker", gw_worker_state(d), "worker_pid",
+			 (int)d->gw.pid, "worker_up", d->gw.pid > 0, "restarts",
+			 (json_int_t)d->gw_stats.restarts,
 			 "requests", (json_int_t)d->gw_stats.requests, "connections",
 			 "gateway", (json_int_t)d->gw_stats.conns[GW_IPC_GATEWAY],
 			 "pass", (json_int_t)d->gw_stats.conns[GW_IPC_PASS],
@@ -452,7 +470,10 @@ void daemon_gw_metrics(struct daemon *d, FILE *out)
 	metrics_family(out, "netd_gateway_worker_restarts_total", "counter",
 		       "Times the gateway worker ended and was started again.");
 	metrics_u64(out, "netd_gateway_worker_restarts_total", NULL, s->restarts);
+	metrics_family(out, "netd_gateway_worker_wanted", "gauge",
+		       "1 once a policy has a gateway: rule (netd keeps a worker running).");
+	metrics_u64(out, "netd_gateway_worker_wanted", NULL, d->gw.started);
 	metrics_family(out, "netd_gateway_worker_up", "gauge",
-		       "1 while a gateway worker runs; 0: steered connections are refused.");
+		       "1 while a gateway worker runs; 0 while wanted: steered connections are refused.");
 	metrics_u64(out, "netd_gateway_worker_up", NULL, d->gw.pid > 0);
 }

@@ -256,8 +256,9 @@ void daemon_gw_stop(struct daemon *d);
 
 /*
  * daemon_gw_status() - the gateway in GET /v1/status: {"enabled", "port",
- * "worker_pid", "worker_up", "restarts", "requests", "connections": by
- * verdict}.  A new object (caller decrefs).
+ * "worker" (running, idle, restarting or failed, in words), "worker_pid",
+ * "worker_up", "restarts", "requests", "connections": by verdict}.  A new
+ * object (caller decrefs).
  */
 json_t *daemon_gw_status(const struct daemon *d);
 

@@ -288,12 +288,17 @@ eq "with the worker dead, a steered connection is refused" refused "$refused"
 gcurl g1 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/while-dead >/dev/null 2>&1
 hasnt "... and nothing reached the server without the gateway" \
 	"/v1/while-dead HTTP/2.0 host=api.gw.dt.example auth=Bearer $PH" "$(cat "$GW_NGINX_LOG")"
+states=""
 for i in $(seq 1 50); do
-	n=$(netd status | jq -r .gateway.worker_pid)
+	read -r n st < <(netd status | jq -r '"\(.gateway.worker_pid) \(.gateway.worker)"')
+	states="$states $st"
 	[ "$n" != 0 ] && [ "$n" != "$wpid" ] && break
 	sleep 0.1
 done
 ok "netd started another worker ($wpid -> $n)" test "$n" != 0 -a "$n" != "$wpid"
+eq "... status said restarting, then running, never failed ($states)" "" \
+	"$(tr ' ' '\n' <<<"$states" | grep -vxE 'restarting|running|' )"
+eq "... running at the end" running "$st"
 has "... which serves again" '"path":"/v1/after"' \
 	"$(gcurl g1 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/after)"
 

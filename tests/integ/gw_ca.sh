@@ -34,6 +34,13 @@ eq "netd ca export with no daemon: exit 5" 5 "$(status "$NETD_BIN" --socket /non
 world_up "ndg$$" >/dev/null || { echo "world_up failed"; echo "0 passed, 1 failed"; exit 1; }
 netd_up || { echo "0 passed, 1 failed"; exit 1; }
 CADIR=$WORLD_DIR/state/gateway-ca
+# The world's policies have no gateway: rule: no worker, and status says why.
+eq "no policy has gateway:: status says the worker is idle and why" \
+	"true idle: no policy has a gateway: rule 0" \
+	"$(netd status | jq -r '"\(.gateway.enabled) \(.gateway.worker) \(.gateway.worker_pid)"')"
+eq "... metrics: not wanted, not up" "netd_gateway_worker_wanted 0 netd_gateway_worker_up 0 " \
+	"$(curl -s --unix-socket "$NETD_SOCKET" http://netd/v1/metrics |
+		grep -E '^netd_gateway_worker_(wanted|up) ' | sort -r | tr '\n' ' ')"
 
 fail "no CA on disk before anyone asks for it" test -e "$CADIR"
 out=$(netd ca export 2>&1); got=$?

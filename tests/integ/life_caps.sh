@@ -50,6 +50,8 @@ unshare -n sleep 600 &
 FULL_PID=$!
 world_pid_track "$FULL_PID"
 
+gw_metrics() { curl -s --unix-socket "$NETD_SOCKET" http://netd/v1/metrics | grep -E '^netd_gateway_worker_(wanted|up) ' | sort -r | tr '\n' ' '; }
+
 # ---- all four ----------------------------------------------------------------------
 # shellcheck disable=SC2086
 with_caps $UNIT_CAPS
@@ -58,6 +60,8 @@ NETD_BIN=$REAL_BIN
 has "netd really runs with only those" "00000000002c14c0" "$(grep CapEff /proc/"$NETD_PID"/status)"
 wpid=$(netd status | jq -r .gateway.worker_pid)
 eq "the gateway's worker is up" true "$(netd status | jq -r .gateway.worker_up)"
+eq "... and status says it runs" running "$(netd status | jq -r .gateway.worker)"
+eq "... and so do the metrics" "netd_gateway_worker_wanted 1 netd_gateway_worker_up 1 " "$(gw_metrics)"
 ok "... and stays up (no restarts)" test "$(sleep 1; netd status | jq -r .gateway.restarts)" = 0
 has "... with no capabilities left" "CapEff:	0000000000000000" "$(cat "/proc/$wpid/status" 2>/dev/null)"
 ok "sandbox create (new netns)" sb_create sb1 python-dev
@@ -97,6 +101,9 @@ for c in CAP_SYS_CHROOT CAP_SETUID CAP_SETGID; do
 	NETD_BIN=$WORLD_DIR/netd-caps netd_up >/dev/null 2>&1
 	NETD_BIN=$REAL_BIN
 	eq "without $c: no gateway worker" false "$(netd status | jq -r .gateway.worker_up)"
+	eq "... status says it failed, and where to look" "failed: netd's log says why" \
+		"$(netd status | jq -r .gateway.worker)"
+	eq "... metrics: wanted but not up" "netd_gateway_worker_wanted 1 netd_gateway_worker_up 0 " "$(gw_metrics)"
 	has "... and netd says which capability and where to add it" "lacks $c" "$(cat "$NETD_LOG")"
 	netd_down >/dev/null
 done
