@@ -8,8 +8,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -229,11 +231,15 @@ static int gw_spawn(struct daemon *d)
 	pid_t pid;
 
 	if ((r = gw_root(d, root, sizeof(root))) < 0) {
-		log_err("gateway: %s/%s: %s", d->cfg.state_dir, GW_ROOT_DIR, strerror(-r));
+		snprintf(d->gw.why, sizeof(d->gw.why), "%.100s/%s: %s", d->cfg.state_dir,
+			 GW_ROOT_DIR, strerror(-r));
+		log_err("gateway: %s", d->gw.why);
 		return r;
 	}
 	if ((lfd = gw_listener(d->cfg.gw_port)) < 0) {
-		log_err("gateway: cannot listen on port %u: %s", d->cfg.gw_port, strerror(-lfd));
+		snprintf(d->gw.why, sizeof(d->gw.why), "cannot listen on port %u: %s",
+			 d->cfg.gw_port, strerror(-lfd));
+		log_err("gateway: %s", d->gw.why);
 		return lfd;
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -271,8 +277,10 @@ static int gw_spawn(struct daemon *d)
 	if (r < 0) {
 		close(sv[0]);
 		close(errp[0]);
+		snprintf(d->gw.why, sizeof(d->gw.why), "fork: %s", strerror(-r));
 		return r;
 	}
+	d->gw.why[0] = '\0';
 	err_close(d);	/* a previous worker's last words were read by now, or are lost */
 	d->gw.err = errp[0];
 	evutil_make_socket_nonblocking(errp[0]);
@@ -346,7 +354,7 @@ static bool gw_wanted(const struct daemon *d)
  * setgroups/setresgid/setresuid to gateway.user.  Said once, with the fix,
  * instead of a worker that dies at start over and over.
  */
-static int gw_caps_ok(void)
+static int gw_caps_ok(struct daemon *d)
 {
 	static const struct { int cap; const char *name; } need[] = {
 		{ CAP_SYS_CHROOT, "CAP_SYS_CHROOT" }, { CAP_SETUID, "CAP_SETUID" },
@@ -364,10 +372,11 @@ static int gw_caps_ok(void)
 				 "%s%s", missing[0] ? " " : "", need[i].name);
 	if (!missing[0])
 		return 0;
-	log_err("gateway: netd lacks %s, which the gateway worker needs to chroot and become "
-		"gateway.user; steered connections are refused. Add them to the unit's "
+	snprintf(d->gw.why, sizeof(d->gw.why), "netd lacks %s, which the worker needs to chroot "
+		 "and become gateway.user", missing);
+	log_err("gateway: %s; steered connections are refused. Add them to the unit's "
 		"CapabilityBoundingSet= and AmbientCapabilities= (deploy/systemd/netd.service, "
-		"docs/install.md)", missing);
+		"docs/install.md)", d->gw.why);
 	return -EPERM;
 }
 
@@ -381,7 +390,7 @@ int daemon_gw_start(struct daemon *d)
 	if (!d->cfg.gw_port || d->gw.started || !gw_wanted(d))
 		return 0;
 	d->gw.started = true;
-	if (gw_caps_ok() < 0)
+	if (gw_caps_ok(d) < 0)
 		return -EPERM;
 	return gw_spawn(d);
 }
@@ -411,7 +420,13 @@ void daemon_gw_stop(struct daemon *d)
  * "restarting" between a worker's end and the next; "failed: ..." when
  * netd gave up starting one (the log says why: capabilities, the port).
  */
-static const char *gw_worker_state(const struct daemon *d)
+/* Why netd gave up starting a worker. */
+static const char *gw_why(const struct daemon *d)
+{
+	return d->gw.why[0] ? d->gw.why : "netd's log says why";
+}
+
+static const char *gw_worker_state(const struct daemon *d, char *buf, size_t size)
 {
 	if (d->gw.pid > 0)
 		return "running";
@@ -419,15 +434,36 @@ static const char *gw_worker_state(const struct daemon *d)
 		return "idle: no policy has a gateway: rule";
 	if (d->gw.restart && evtimer_pending(d->gw.restart, NULL))
 		return "restarting";
-	return "failed: netd's log says why";
+	snprintf(buf, size, "failed: %s", gw_why(d));
+	return buf;
+}
+
+bool daemon_gw_trouble(const struct daemon *d, char *msg, size_t size)
+{
+	if (!d->gw.started || d->gw.pid > 0)
+		return false;
+	if (d->gw.restart && evtimer_pending(d->gw.restart, NULL)) {
+		if (d->gw.backoff_ms <= GW_RESTART_MIN_MS)
+			return false;	/* its first pause: a worker that lived a while */
+		snprintf(msg, size, "the gateway worker keeps ending (%" PRIu64 " restarts; the "
+			 "next in %" PRIu64 " ms): connections steered to it are refused while it "
+			 "is down; netd's log has its last words", d->gw_stats.restarts,
+			 d->gw.backoff_ms);
+		return true;
+	}
+	snprintf(msg, size, "the gateway worker is not running (%s): connections steered to it "
+		 "are refused", gw_why(d));
+	return true;
 }
 
 json_t *daemon_gw_status(const struct daemon *d)
 {
+	char state[300];
+
 	if (!d->cfg.gw_port)
 		return json_pack("{s:b}", "enabled", 0);
 	return json_pack("{s:b, s:i, s:s, s:i, s:b, s:I, s:I, s:{s:I, s:I, s:I}}", "enabled", 1,
-			 "port", d->cfg.gw_port, "worker", gw_worker_state(d), "worker_pid",
+			 "port", d->cfg.gw_port, "worker", gw_worker_state(d, state, sizeof(state)), "worker_pid",
 			 (int)d->gw.pid, "worker_up", d->gw.pid > 0, "restarts",
 			 (json_int_t)d->gw_stats.restarts,
 			 "requests", (json_int_t)d->gw_stats.requests, "connections",

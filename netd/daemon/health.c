@@ -1,7 +1,8 @@
 /*
  * health - what netd status must say besides "ok": that something outside
- * netd stops the sandboxes, or that a sandbox is gone and nothing took its
- * place.  Two kinds, each with what to do about it:
+ * netd stops the sandboxes, that a sandbox is gone and nothing took its
+ * place, or that the gateway is down.  Three kinds, each with what to do
+ * about it:
  *
  *   forward blockers: another table's forward-hook chain that drops what
  *     netd accepted (netd/fw.h fw_forward_blockers(): Docker's FORWARD
@@ -16,8 +17,12 @@
  *     again, says so in status and puts "reattached": false on the audit
  *     record.
  *
+ *   the gateway worker: wanted (a policy has a gateway: rule) and not
+ *     running, other than in its first pause before a restart
+ *     (gwglue.c daemon_gw_trouble()).
+ *
  * GET /v1/status gets "status": "degraded" and "warnings" (one sentence
- * each) while either list is not empty.
+ * each) while any of them is there.
  */
 #include "netd/daemon/internal.h"
 
@@ -238,6 +243,8 @@ void daemon_health_json(struct daemon *d, json_t *o)
 			workload_json(&v->workload, e, false);
 		json_array_append_new(van, e);
 	}
+	if (daemon_gw_trouble(d, msg, sizeof(msg)))
+		json_array_append_new(warn, json_string(msg));
 	json_object_set_new(o, "status", json_string(json_array_size(warn) ? "degraded" : "ok"));
 	json_object_set_new(o, "warnings", warn);
 	json_object_set_new(o, "forward_blockers", fb);

@@ -125,6 +125,7 @@ struct gw_proc {
 	struct event *err_ev;	/* on err: its lines into netd's log, quoted */
 	char err_line[1024];	/* a line not yet ended */
 	size_t err_len;
+	char why[256];		/* why netd gave up starting one; "" */
 };
 
 struct gw_creds;
@@ -261,6 +262,14 @@ void daemon_gw_stop(struct daemon *d);
  * object (caller decrefs).
  */
 json_t *daemon_gw_status(const struct daemon *d);
+
+/*
+ * daemon_gw_trouble() - a sentence for status's "warnings" when the worker
+ * is wanted and not running, other than in its first pause before a
+ * restart: netd gave up starting it (why), or it keeps ending.  Writes
+ * @msg (@size bytes).  Return: true when there is one.
+ */
+bool daemon_gw_trouble(const struct daemon *d, char *msg, size_t size);
 
 /* daemon_gw_metrics() - netd_gateway_* families, to @out. */
 void daemon_gw_metrics(struct daemon *d, FILE *out);

@@ -302,6 +302,35 @@ eq "... running at the end" running "$st"
 has "... which serves again" '"path":"/v1/after"' \
 	"$(gcurl g1 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/after)"
 
+# A worker that keeps ending: each one killed as soon as it is there (the
+# pause doubles: 200, 400, 800, then 1,600 ms); while it is down, status is
+# degraded and says so; once one runs again, ok.  (`netd status` prints a
+# degraded status's warnings on stderr too.)
+for k in 1 2 3 4; do
+	kill -KILL "$n"
+	last=$n
+	[ "$k" = 4 ] && break
+	for i in $(seq 1 100); do
+		n=$(netd status 2>/dev/null | jq -r .gateway.worker_pid)
+		[ "$n" != 0 ] && [ "$n" != "$last" ] && break
+		sleep 0.05
+	done
+done
+seen=""
+for i in $(seq 1 40); do
+	seen=$(netd status 2>/dev/null |
+		jq -r 'select(.gateway.worker_pid == 0) | "\(.status) \(.gateway.worker) \(.warnings | join("|"))"')
+	[ -n "$seen" ] && break
+	sleep 0.02
+done
+has "a worker that keeps ending: status is degraded while it is down" \
+	"degraded restarting the gateway worker keeps ending" "$seen"
+for i in $(seq 1 100); do
+	[ "$(netd status 2>/dev/null | jq -r .gateway.worker)" = running ] && break
+	sleep 0.05
+done
+eq "... and ok once one runs again" "running ok []" "$(netd status | jq -c -r '"\(.gateway.worker) \(.status) \(.warnings)"')"
+
 # ---- reloads ---------------------------------------------------------------------------------
 # A connection kept alive across the rotation: its next request has the new
 # key (a new user found a busy connection kept the revoked one for ever).

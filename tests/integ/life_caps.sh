@@ -60,7 +60,7 @@ NETD_BIN=$REAL_BIN
 has "netd really runs with only those" "00000000002c14c0" "$(grep CapEff /proc/"$NETD_PID"/status)"
 wpid=$(netd status | jq -r .gateway.worker_pid)
 eq "the gateway's worker is up" true "$(netd status | jq -r .gateway.worker_up)"
-eq "... and status says it runs" running "$(netd status | jq -r .gateway.worker)"
+eq "... and status says it runs, and is ok" "running ok" "$(netd status | jq -r '"\(.gateway.worker) \(.status)"')"
 eq "... and so do the metrics" "netd_gateway_worker_wanted 1 netd_gateway_worker_up 1 " "$(gw_metrics)"
 ok "... and stays up (no restarts)" test "$(sleep 1; netd status | jq -r .gateway.restarts)" = 0
 has "... with no capabilities left" "CapEff:	0000000000000000" "$(cat "/proc/$wpid/status" 2>/dev/null)"
@@ -101,8 +101,13 @@ for c in CAP_SYS_CHROOT CAP_SETUID CAP_SETGID; do
 	NETD_BIN=$WORLD_DIR/netd-caps netd_up >/dev/null 2>&1
 	NETD_BIN=$REAL_BIN
 	eq "without $c: no gateway worker" false "$(netd status | jq -r .gateway.worker_up)"
-	eq "... status says it failed, and where to look" "failed: netd's log says why" \
-		"$(netd status | jq -r .gateway.worker)"
+	st=$(netd status)
+	eq "... status says it failed, and why" \
+		"failed: netd lacks $c, which the worker needs to chroot and become gateway.user" \
+		"$(jq -r .gateway.worker <<<"$st")"
+	eq "... and is degraded, with that as its warning" \
+		"degraded the gateway worker is not running (netd lacks $c, which the worker needs to chroot and become gateway.user): connections steered to it are refused" \
+		"$(jq -r '"\(.status) \(.warnings | join("|"))"' <<<"$st")"
 	eq "... metrics: wanted but not up" "netd_gateway_worker_wanted 1 netd_gateway_worker_up 0 " "$(gw_metrics)"
 	has "... and netd says which capability and where to add it" "lacks $c" "$(cat "$NETD_LOG")"
 	netd_down >/dev/null
