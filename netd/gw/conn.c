@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -407,10 +408,14 @@ static void out_record(void *arg, const struct gw_ipc_http *rec)
 	char *msg;
 	size_t len;
 
-	if (gw_ipc_encode_http(rec, &msg, &len) == 0) {
-		gw_worker_send(c->w, msg, len);
-		free(msg);
+	if (gw_ipc_encode_http(rec, &msg, &len) < 0) {
+		/* netd quotes this into its log: a request without its record is said */
+		fprintf(stderr, "gateway: a request's record (sandbox %s, status %u) could not "
+			"be encoded; it is lost\n", rec->sandbox, rec->status);
+		return;
 	}
+	gw_worker_send(c->w, msg, len);
+	free(msg);
 }
 
 static void on_event(struct bufferevent *bev, short what, void *arg);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/reason.h"
 #include "netd/gw/engine.h"
 #include "netd/gw/h1.h"
@@ -24,6 +25,25 @@ struct gw_engine {
 	bool upstream_failed;
 };
 
+/*
+ * A request's field (method, Host, path) as the sandbox sent it, into a
+ * record's @size bytes: as it is when it is printable ASCII without a
+ * backslash; otherwise as log_quote() writes it (\xHH), so that every
+ * record is valid UTF-8 and a field is never cut inside a character.
+ */
+static void field(char *dst, size_t size, const char *src)
+{
+	const unsigned char *p = (const unsigned char *)(src ? src : "");
+	size_t n = strlen((const char *)p);
+
+	for (size_t i = 0; i < n; i++)
+		if (p[i] < 0x20 || p[i] >= 0x7f || p[i] == '\\') {
+			log_quote(p, n, dst, size);
+			return;
+		}
+	snprintf(dst, size, "%s", (const char *)p);
+}
+
 /* The record both engines give, as the "http" message (netd/gw/ipc.h). */
 static void record(struct gw_engine *e, const char *method, const char *host, const char *path,
 		   unsigned int status, uint64_t in, uint64_t out, uint64_t start_ns,
@@ -35,10 +55,10 @@ static void record(struct gw_engine *e, const char *method, const char *host, co
 
 	snprintf(h.sandbox, sizeof(h.sandbox), "%s", e->ctx.sandbox ? e->ctx.sandbox : "");
 	snprintf(h.policy, sizeof(h.policy), "%s", e->ctx.policy ? e->ctx.policy : "");
-	snprintf(h.method, sizeof(h.method), "%s", method ? method : "");
-	snprintf(h.host, sizeof(h.host), "%s", host ? host : "");
+	field(h.method, sizeof(h.method), method);
+	field(h.host, sizeof(h.host), host);
 	snprintf(h.sni, sizeof(h.sni), "%s", e->ctx.sni ? e->ctx.sni : "");
-	snprintf(h.path, sizeof(h.path), "%s", path ? path : "");
+	field(h.path, sizeof(h.path), path);
 	snprintf(h.cred, sizeof(h.cred), "%s", cred ? cred : "");
 	snprintf(h.reason, sizeof(h.reason), "%s", reason ? reason : "");
 	snprintf(h.proto, sizeof(h.proto), "%s", e->conf.h2 ? "h2" : "h1");

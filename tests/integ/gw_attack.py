@@ -151,6 +151,11 @@ def group_h1():
         "http09": b"GET /v1/x\r\n\r\n",
         "http2-version": req(["GET /v1/x HTTP/2.0", H]),
         "upgrade-h2c": req(["GET /v1/x HTTP/1.1", H, "Upgrade: h2c", "Connection: Upgrade"]),
+        # a Host the record cannot carry as it is: obs-text, and UTF-8 the
+        # record's 253 bytes would cut in a character's middle
+        "host-obstext": b"GET /v1/host-obstext HTTP/1.1\r\nHost: evil\xff.example\r\n\r\n",
+        "host-utf8-cut": b"GET /v1/host-utf8-cut HTTP/1.1\r\nHost: " + b"a" * 252
+        + "\u00e9".encode() + b"\r\n\r\n",
     }
     for name, payload in cases.items():
         around(name, raw_h1(payload))

@@ -151,6 +151,17 @@ expect pipelined-host '200,421\+open|200,421\+closed' "$out"
 expect host-placeholder '421\+open|421\+closed' "$out"
 expect host-userinfo '421\+open|421\+closed' "$out"
 expect host-port0 '421\+open|421\+closed' "$out"
+expect host-obstext '421\+open|421\+closed' "$out"
+expect host-utf8-cut '421\+open|421\+closed' "$out"
+# Every request has its record, also with a Host no JSON string holds as it
+# is: its bytes outside printable ASCII are written \xHH.
+rec=$(audit_wait 10 '"event":"http"' '"path":"/v1/host-obstext"' | head -1)
+has "a Host with obs-text: its refusal has an http record" '"status":421' "$rec"
+has "... its Host written printable" '"host":"evil\\xff.example"' "$rec"
+rec=$(audit_wait 10 '"event":"http"' '"path":"/v1/host-utf8-cut"' | head -1)
+has "a Host of 254 bytes ending in UTF-8: its refusal has an http record" '"status":421' "$rec"
+has "... its Host cut before the character that does not fit whole" \
+	"\"host\":\"$(printf 'a%.0s' $(seq 252))\"" "$rec"
 hasnt "nginx never got the request with two Content-Length" "POST /v1/x" "$(cat "$GW_NGINX_LOG")"
 still_up "after the HTTP/1 attacks"
 
