@@ -415,7 +415,7 @@ static int request_ready(struct h2s *s, bool end_stream)
 	if (request_refused_early(s, m, p, &rv))
 		return rv;
 	hdrs = calloc(s->hdrs.n + 1, sizeof(*hdrs));
-	nva = calloc(s->hdrs.n + 4, sizeof(*nva));
+	nva = calloc(s->hdrs.n + 5, sizeof(*nva));
 	if (!hdrs || !nva) {
 		rv = NGHTTP2_ERR_NOMEM;
 		goto out;

@@ -163,7 +163,8 @@ ssize_t gw_h2_nva_request(nghttp2_nv *nva, const struct gw_hfield *m, const stru
 				       hdrs[i].name_len, hdrs[i].value_len };
 		const struct gw_cred *cred = NULL;
 
-		if (gw_h2_hop_by_hop(&f, true))
+		if (gw_h2_hop_by_hop(&f, true) ||
+		    gw_req_field_dropped(res, f.name, f.name_len, f.value, f.value_len))
 			continue;
 		for (size_t r = 0; r < res->n_rewrites; r++)
 			if (res->rewrites[r].index == i)
@@ -184,6 +185,9 @@ ssize_t gw_h2_nva_request(nghttp2_nv *nva, const struct gw_hfield *m, const stru
 		nva[n++] = GW_H2_NV(f.name, cred->value, cred->value_len,
 			      NGHTTP2_NV_FLAG_NO_COPY_VALUE | NGHTTP2_NV_FLAG_NO_INDEX);
 	}
+	if (res->n_rewrites)
+		nva[n++] = GW_H2_NV(GW_REQ_IDENTITY_NAME, GW_REQ_IDENTITY_VALUE,
+				    strlen(GW_REQ_IDENTITY_VALUE), NGHTTP2_NV_FLAG_NONE);
 	return (ssize_t)n;
 }
 

@@ -100,11 +100,13 @@ size_t gw_h2_nva_fields(const struct gw_hblock *b, bool request, nghttp2_nv *nva
 
 /*
  * gw_h2_nva_request() - the upstream request's fields into @nva (room for
- * @n_hdrs + 4): the pseudo-headers rebuilt from method @m, authority @a
+ * @n_hdrs + 5): the pseudo-headers rebuilt from method @m, authority @a
  * (may be NULL) and path @p (RFC 9113 8.3.1), then the fields of @hdrs
  * that may cross, a placeholder replaced by its credential's secret as
  * @res's rewrites say: referenced, not copied (NO_COPY_VALUE: the secret
- * outlives the session) and never indexed (NO_INDEX, RFC 7541 6.2.3).
+ * outlives the session) and never indexed (NO_INDEX, RFC 7541 6.2.3);
+ * with a rewrite, no content coding asked for (gw_req_field_dropped(),
+ * then accept-encoding: identity last).
  * Return: the count; -1 with *@ret_bad set when a rewrite's credential has
  * no secret (gw_req_check()'s contract says never: refuse, never leak).
  */

@@ -48,6 +48,19 @@ static bool is_host_header(const struct gw_hdr *h)
 	return eq_nocase(h->name, h->name_len, "host", 4);
 }
 
+bool gw_req_field_dropped(const struct gw_req_result *res, const char *name, size_t name_len,
+			  const char *value, size_t value_len)
+{
+	if (!res->n_rewrites)
+		return false;
+	if (eq_nocase(name, name_len, GW_REQ_IDENTITY_NAME, strlen(GW_REQ_IDENTITY_NAME)))
+		return true;
+	if (!eq_nocase(name, name_len, "te", 2))
+		return false;
+	trim_ows(&value, &value_len);
+	return !eq_nocase(value, value_len, "trailers", 8);
+}
+
 void gw_req_result_set(struct gw_req_result *res, enum gw_req_verdict verdict,
 		       unsigned int status, const char *reason)
 {

@@ -145,6 +145,26 @@ void gw_req_check(const struct gw_req_ctx *ctx, const char *method, size_t metho
 		  struct gw_req_result *res);
 
 /*
+ * A request that carries a secret asks for its answer without a content
+ * coding (RFC 9110 12.5.3 Accept-Encoding "identity"), so that a secret
+ * the upstream shows back reaches the masking (netd/gw/scrub.h) as bytes,
+ * not compressed.  The engines send GW_REQ_IDENTITY_NAME: "identity" in
+ * place of what gw_req_field_dropped() leaves out.
+ */
+#define GW_REQ_IDENTITY_NAME "accept-encoding"
+#define GW_REQ_IDENTITY_VALUE "identity"
+
+/*
+ * gw_req_field_dropped() - whether an engine forwarding the request
+ * decided in @res leaves out the field @name (@name_len bytes, any case)
+ * with @value (@value_len bytes): when @res rewrites a credential,
+ * Accept-Encoding, and a TE other than "trailers" (RFC 9110 10.1.4: the
+ * transfer codings the client accepts, gzip among them).  False otherwise.
+ */
+bool gw_req_field_dropped(const struct gw_req_result *res, const char *name, size_t name_len,
+			  const char *value, size_t value_len);
+
+/*
  * gw_req_result_set() - fill @res as a refusal with @verdict: its status
  * and reason word (GW_REQ_UPSTREAM: @status and @reason as given, @reason
  * static storage), no credential, no rewrites.  For the engines' own

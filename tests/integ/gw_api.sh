@@ -135,6 +135,22 @@ for v in --http1.1 --http2; do
 	hasnt "... the secret in neither" "$SECRET" "$out"
 done
 has "... while nginx received the real secret" "auth=Bearer $SECRET" "$(nginx_saw 'GET /v1/echo-auth')"
+# The same echo compressed (gzip, which the masking cannot read): a request
+# that carries a secret asks for no content coding (Accept-Encoding:
+# identity, whatever the sandbox asked), so the echo comes back as bytes and
+# masked; a request without one keeps its Accept-Encoding.
+for v in --http1.1 --http2; do
+	out=$(gcurl g2 "$v" --compressed -i -H "Authorization: Bearer $PH" \
+		https://api.gw.dt.example/v1/echo-auth-gz"${v#--}")
+	hasnt "a compressing upstream that echoes the credential ($v): the secret never comes back" \
+		"$SECRET" "$out"
+	has "... the body's masked" "auth=Bearer $mask" "$out"
+	has "... nginx was asked for identity, not what curl asked" "ae=identity" \
+		"$(nginx_saw "GET /v1/echo-auth-gz${v#--}")"
+done
+out=$(gcurl g2 --compressed -i https://api.gw.dt.example/v1/echo-auth-gz-plain)
+has "a request without a secret keeps its Accept-Encoding" "ae=deflate, gzip" \
+	"$(nginx_saw "GET /v1/echo-auth-gz-plain")"
 out=$(gcurl g1 --http1.1 -X POST --data-binary @/etc/os-release -H "Authorization: Bearer $PH" \
 	https://api.gw.dt.example/v1/post)
 has "curl POST with a body" '"method":"POST"' "$out"

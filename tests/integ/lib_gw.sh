@@ -59,7 +59,7 @@ gw_upstreams_up() {
 		events { worker_connections 4096; }
 		http {
 		  access_log off;
-		  log_format gw '\$request_method \$request_uri \$server_protocol host=\$host auth=\$http_authorization key=\$http_x_api_key';
+		  log_format gw '\$request_method \$request_uri \$server_protocol host=\$host auth=\$http_authorization key=\$http_x_api_key ae=\$http_accept_encoding';
 		  client_body_temp_path $d/nginx/body;
 		  proxy_temp_path $d/nginx/proxy;
 		  fastcgi_temp_path $d/nginx/fastcgi;
@@ -80,6 +80,8 @@ gw_upstreams_up() {
 			    location / { return 200 '{"host":"\$host","path":"\$uri","proto":"\$server_protocol","method":"\$request_method"}\n'; }
 			    # an upstream that shows the request's credential back (gw_api: masked)
 			    location = /v1/echo-auth { add_header X-Echo "\$http_authorization" always; return 200 'auth=\$http_authorization\n'; }
+			    # ... and compresses what it shows when asked to (gw_api: asked for identity)
+			    location ^~ /v1/echo-auth-gz { gzip on; gzip_min_length 1; gzip_types application/json; return 200 'auth=\$http_authorization\n'; }
 			    # the whole body read before the answer (proxy_request_buffering; gw_quota)
 			    location = /v1/upload { proxy_pass http://127.0.0.1:8099/; }
 			  }

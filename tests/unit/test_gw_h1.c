@@ -169,10 +169,18 @@ static void test_rewrite(void **state)
 	struct harness *t = start();
 
 	(void)state;
-	cl(t, "POST /v1/chat HTTP/1.1\r\nHost: api.openai.com\r\nauthorization: Bearer " PH
-	      "\r\nContent-Length: 3\r\n\r\nabc", 1);
+	/*
+	 * With the secret, no content coding is asked for: the client's
+	 * Accept-Encoding and a TE of codings go, TE: trailers stays, and
+	 * Accept-Encoding: identity comes last (the masking reads bytes).
+	 */
+	cl(t, "POST /v1/chat HTTP/1.1\r\nHost: api.openai.com\r\nAccept-Encoding: gzip, br\r\n"
+	      "authorization: Bearer " PH "\r\nTE: gzip\r\nte:  trailers \r\n"
+	      "accept-encoding: zstd\r\nContent-Length: 3\r\n\r\nabc", 1);
 	assert_string_equal(t->upstream, "POST /v1/chat HTTP/1.1\r\nHost: api.openai.com\r\n"
-					 "authorization: " SECRET "\r\nContent-Length: 3\r\n\r\nabc");
+					 "authorization: " SECRET "\r\nte: trailers\r\n"
+					 "Content-Length: 3\r\nAccept-Encoding: identity\r\n"
+					 "\r\nabc");
 	up(t, "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n", 2);
 	assert_null(strstr(t->client, "sk-real"));
 	assert_int_equal(t->n_recs, 1);
@@ -193,6 +201,13 @@ static void test_rewrite(void **state)
 	assert_string_equal(t->recs[1].cred, "openai");
 	assert_int_equal(t->recs[1].status, 403);
 	assert_int_equal(gw_h1_flags(t->h), GW_H1_READ_CLIENT);
+	/* without a secret, the client's codings are forwarded as they are */
+	clear(t);
+	cl(t, "GET /v1/y HTTP/1.1\r\nHost: api.openai.com\r\nAccept-Encoding: gzip\r\nTE: gzip\r\n"
+	      "\r\n", 5);
+	assert_string_equal(t->upstream, "GET /v1/y HTTP/1.1\r\nHost: api.openai.com\r\n"
+					 "Accept-Encoding: gzip\r\nTE: gzip\r\n\r\n");
+	up(t, OK200, 6);
 	/* domain fronting */
 	clear(t);
 	cl(t, "GET /v1/x HTTP/1.1\r\nHost: other.allowed.test\r\nAuthorization: " PH "\r\n\r\n", 4);

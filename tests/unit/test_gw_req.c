@@ -422,6 +422,34 @@ static void test_rate_lru_and_reload(void **state)
 	gw_rate_free(r);
 }
 
+/* With a credential rewritten, the codings the masking cannot read are not asked for. */
+static void test_fields_dropped(void **state)
+{
+	struct gw_req_result none = { 0 }, with = { .n_rewrites = 1 };
+	static const struct { const char *name, *value; bool dropped; } cases[] = {
+		{ "Accept-Encoding", "gzip, br", true },
+		{ "accept-encoding", "identity", true },	/* the engine sends its own */
+		{ "ACCEPT-ENCODING", "", true },
+		{ "TE", "gzip", true },
+		{ "te", "trailers, deflate", true },
+		{ "te", "trailers", false },
+		{ "TE", " \tTrailers ", false },
+		{ "Accept-Encodings", "gzip", false },
+		{ "Accept", "*/*", false },
+		{ "Authorization", "Bearer x", false },
+		{ "t", "gzip", false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *n = cases[i].name, *v = cases[i].value;
+
+		assert_int_equal(gw_req_field_dropped(&with, n, strlen(n), v, strlen(v)),
+				 cases[i].dropped);
+		assert_false(gw_req_field_dropped(&none, n, strlen(n), v, strlen(v)));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -430,6 +458,7 @@ int main(void)
 		cmocka_unit_test(test_methods_paths),
 		cmocka_unit_test(test_placeholders),
 		cmocka_unit_test(test_trace_with_credential),
+		cmocka_unit_test(test_fields_dropped),
 		cmocka_unit_test(test_refusal_body),
 		cmocka_unit_test(test_upstream_message),
 		cmocka_unit_test(test_rate_burst_then_rate),
