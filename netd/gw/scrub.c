@@ -157,8 +157,11 @@ size_t gw_scrub_hblock(const struct gw_req_ctx *ctx, struct gw_hblock *b)
 {
 	size_t masked = 0;
 
-	for (size_t i = 0; i < b->n; i++)
+	for (size_t i = 0; i < b->n; i++) {
+		/* a name too: an upstream may make one of what it was sent */
+		masked += gw_scrub_mask(ctx, (uint8_t *)b->f[i].name, b->f[i].name_len);
 		masked += gw_scrub_mask(ctx, (uint8_t *)b->f[i].value, b->f[i].value_len);
+	}
 	return masked;
 }
 

@@ -80,7 +80,11 @@ int gw_scrub_pass(struct gw_scrub *s, const struct gw_req_ctx *ctx, const uint8_
 int gw_scrub_body_add(struct gw_scrub *s, const struct gw_req_ctx *ctx, struct gw_body *b,
 		      const uint8_t *data, size_t len, bool end);
 
-/* gw_scrub_hblock() - gw_scrub_mask() of every field value of @b.  Return: secrets masked. */
+/*
+ * gw_scrub_hblock() - gw_scrub_mask() of every field name and value of @b
+ * (HTTP/2 response headers and trailers; '*' is a token character, so a
+ * masked name stays one, RFC 9110 5.6.2).  Return: secrets masked.
+ */
 size_t gw_scrub_hblock(const struct gw_req_ctx *ctx, struct gw_hblock *b);
 
 /* gw_scrub_free() - wipe and free what @s holds; @s is empty again. */

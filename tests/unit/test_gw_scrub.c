@@ -141,9 +141,15 @@ static void test_hblock(void **state)
 				       (const uint8_t *)"Bearer " S1, strlen("Bearer " S1)), 0);
 	assert_int_equal(gw_hblock_add(&b, (const uint8_t *)"x-other", 7,
 				       (const uint8_t *)"nothing here", 12), 0);
-	assert_int_equal(gw_scrub_hblock(&ctx, &b), 1);
+	/* an upstream that makes a field name of the secret */
+	assert_int_equal(gw_hblock_add(&b, (const uint8_t *)S1, strlen(S1),
+				       (const uint8_t *)"1", 1), 0);
+	assert_int_equal(gw_scrub_hblock(&ctx, &b), 2);
 	assert_string_equal(b.f[0].value, "Bearer " M1);
 	assert_string_equal(b.f[1].value, "nothing here");
+	assert_string_equal(b.f[2].name, M1);
+	assert_memory_equal(b.f[2].name, M1, strlen(M1));
+	assert_string_equal(b.f[2].value, "1");
 	gw_hblock_clear(&b);
 }
 
