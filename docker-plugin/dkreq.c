@@ -167,7 +167,8 @@ static int netd_opts(const json_t *opts, char policy[DK_POLICY_MAX + 1], char mo
 		return fail(err, errsz, "%s must be an object", where);
 	json_object_foreach((json_t *)opts, k, v) {
 		if (bare && !strchr(k, '.')) {
-			if (strcmp(k, DK_OPT_POLICY + 5) == 0 || strcmp(k, DK_OPT_MODE + 5) == 0)
+			/* the option's name without its "netd." */
+			if (strcmp(k, &DK_OPT_POLICY[5]) == 0 || strcmp(k, &DK_OPT_MODE[5]) == 0)
 				return fail(err, errsz, "unknown option '%s' (did you mean 'netd.%s'?)",
 					    k, k);
 			return fail(err, errsz, "unknown option '%.64s' in %s: netd takes "
