@@ -190,6 +190,48 @@ bool decide_ech_strip(const struct decide_ctx *c, const uint16_t *rules, size_t 
 	return false;
 }
 
+/* The gateway pin of @p's (address, proto, port) among @out[0..@n), or NULL. */
+static struct pin *gateway_twin(struct pin *out, size_t n, const struct pin *p)
+{
+	for (size_t j = 0; j < n; j++)
+		if (out[j].gateway && out[j].proto == p->proto && out[j].port == p->port &&
+		    addr_equal(&out[j].addr, &p->addr))
+			return &out[j];
+	return NULL;
+}
+
+/*
+ * An address and port a gateway rule pins goes through the gateway, also
+ * where a plain rule names it too: the plain pin of the same (address,
+ * proto, port) is left out and its timeout, if longer, given to the
+ * gateway pin.  Two elements would lapse apart (a plain rule's min_ttl,
+ * say), and between the two the plain one would let the sandbox past the
+ * gateway's checks and records.  Return: the pins left, in order.
+ */
+static size_t fold_gateway(struct pin *out, size_t n)
+{
+	bool gateway = false, plain = false;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		*(out[i].gateway ? &gateway : &plain) = true;
+	if (!gateway || !plain)
+		return n;	/* the usual answer: nothing to fold */
+	for (size_t i = 0; i < n; i++) {
+		struct pin *gw = out[i].gateway ? NULL : gateway_twin(out, n, &out[i]);
+
+		if (!gw)
+			continue;
+		if (out[i].timeout_ms > gw->timeout_ms)
+			gw->timeout_ms = out[i].timeout_ms;
+		out[i].port = 0;	/* left out below; no pin has port 0 */
+	}
+	for (size_t i = 0; i < n; i++)
+		if (out[i].port)
+			out[k++] = out[i];
+	return k;
+}
+
 int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rules,
 		const struct wire_addr *addrs, size_t n_addrs, struct pin *out, size_t max,
 		size_t *n_rebind)
@@ -253,5 +295,5 @@ int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rule
 			}
 		}
 	}
-	return (int)n;
+	return (int)fold_gateway(out, n);
 }

@@ -135,7 +135,8 @@ const char *decide_reason(enum decide_verdict v);
  * port, gateway) of every matching rule, timeout = clamp(ttl, min, max)
  * seconds, in milliseconds, raised to the rule's min_ttl if it has one.
  * A rule with gateway gives gateway pins: an address and port that a
- * gateway rule and a plain rule both match gets both pins.  Addresses
+ * gateway rule and a plain rule both match gets the gateway pin only, with
+ * the longer of the two timeouts (it goes through the gateway).  Addresses
  * decide_never_pin() refuses (the never-pin table, the host's own, the
  * pools, and IPv6 forms embedding any of those) are skipped and counted in
  * @n_rebind.

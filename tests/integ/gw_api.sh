@@ -371,6 +371,27 @@ has "the kept-alive connection's next request carries the rotated secret" \
 	"auth=Bearer $SECRET2" "$(nginx_saw 'GET /v1/held-after')"
 gcurl g1 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/rotated >/dev/null
 has "a new connection too" "auth=Bearer $SECRET2" "$(nginx_saw 'GET /v1/rotated')"
+# A wildcard that names api.gw too, with a long min_ttl: api.gw's address
+# and port still go through the gateway only (one element, in gw4, for the
+# wildcard's longer timeout), never a pin in pin4 that would outlive the
+# gateway's and let the sandbox past its checks and records.
+write_policy '  - domains: ["*.gw.dt.example"]
+    ports: [443]
+    min_ttl: 3600'
+ok "policy reload (a wildcard over the gateway's names, min_ttl 3600)" netd policy reload
+eq "... g2: api.gw resolves" 198.51.100.60 "$(sb_dig g2 +short api.gw.dt.example)"
+eq "... no plain pin for api.gw's address and port" "" \
+	"$(sb_pins "$(sb_name g2)" | grep '^198\.51\.100\.60 \. tcp \. 443 ')"
+sb_dig g2 +short plain.gw.dt.example >/dev/null
+has "... while plain.gw, which no gateway rule names, has its plain pin, for 3600 s" \
+	"198.51.100.62 . tcp . 443 timeout 3600s" "$(sb_pins "$(sb_name g2)")"
+gwel=$(world_exec host nft -j list set inet netd gw4 | jq -r --arg a "$(sb_field "$(sb_name g2)" ipv4)" \
+	'.nftables[] | select(.set) | .set.elem // [] | .[] | select(.elem.val.concat[0] == $a and
+	 .elem.val.concat[1] == "198.51.100.60" and .elem.val.concat[2] == 443) | .elem.timeout')
+eq "... the gateway's element for it, with the wildcard's 3600 s" 3600 "$gwel"
+has "... and a request still goes through the gateway, its secret swapped in" '"path":"/v1/wild"' \
+	"$(gcurl g2 -H "Authorization: Bearer $PH" https://api.gw.dt.example/v1/wild)"
+has "... nginx got the secret" "auth=Bearer $SECRET2" "$(nginx_saw 'GET /v1/wild')"
 cat >"$WORLD_DIR/policies/gw.yaml" <<-YAML
 name: gw
 egress:

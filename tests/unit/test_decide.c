@@ -517,8 +517,10 @@ static void test_never_pin_findings(void **state)
 /*
  * A name matched by a rule with gateway: and a plain rule: the gateway
  * rule's pins are flagged, the plain rule's are not, and a port both rules
- * name gets both pins (two elements, in gw4 and pin4).  Through
- * policy_dns_view(), so the view carries the flag.
+ * name gets the gateway pin only (one element, in gw4), with the longer
+ * timeout of the two (the plain rule's min_ttl here): two elements would
+ * lapse apart, and the plain one would let the sandbox past the gateway.
+ * Through policy_dns_view(), so the view carries the flag.
  */
 static struct port_range gw_ports[] = { { 443, 443 } };
 static struct port_range gw_plain_ports[] = { { 443, 443 }, { 80, 80 } };
@@ -529,7 +531,7 @@ static struct policy_rule gw_rules[] = {
 	{ .domains = gw_domains, .n_domains = 1, .ports = gw_ports, .n_ports = 1,
 	  .proto = IPPROTO_TCP, .gateway = &gw_block },
 	{ .domains = gw_plain_domains, .n_domains = 1, .ports = gw_plain_ports, .n_ports = 2,
-	  .proto = IPPROTO_TCP },
+	  .proto = IPPROTO_TCP, .min_ttl_s = 300 },
 };
 static struct policy gw_pol = { .name = "gw", .rules = gw_rules, .n_rules = 2 };
 
@@ -555,15 +557,35 @@ static void test_pins_gateway(void **state)
 	assert_pin(&pins[0], "198.51.100.10", IPPROTO_TCP, 443, 90000);
 	assert_true(pins[0].gateway);
 
-	/* Both rules: 443 twice (gateway and plain), 80 plain. */
+	/* Both rules: 443 through the gateway only, for the plain rule's min_ttl; 80 plain. */
 	n = decide_pins(&c, rules, 2, a, 2, pins, 8, &rebind);
-	assert_int_equal(n, 3);
-	assert_pin(&pins[0], "198.51.100.10", IPPROTO_TCP, 443, 90000);
+	assert_int_equal(n, 2);
+	assert_pin(&pins[0], "198.51.100.10", IPPROTO_TCP, 443, 300000);
 	assert_true(pins[0].gateway);
-	assert_pin(&pins[1], "198.51.100.10", IPPROTO_TCP, 443, 90000);
+	assert_pin(&pins[1], "198.51.100.10", IPPROTO_TCP, 80, 300000);
 	assert_false(pins[1].gateway);
-	assert_pin(&pins[2], "198.51.100.10", IPPROTO_TCP, 80, 90000);
-	assert_false(pins[2].gateway);
+	/* ... in either order of the rules */
+	rules[0] = 1;
+	rules[1] = 0;
+	n = decide_pins(&c, rules, 2, a, 2, pins, 8, &rebind);
+	assert_int_equal(n, 2);
+	assert_pin(&pins[0], "198.51.100.10", IPPROTO_TCP, 80, 300000);
+	assert_false(pins[0].gateway);
+	assert_pin(&pins[1], "198.51.100.10", IPPROTO_TCP, 443, 300000);
+	assert_true(pins[1].gateway);
+	/* ... and another address of the answer keeps its own pins */
+	{
+		struct wire_addr b[] = { waddr("198.51.100.10", 60), waddr("198.51.100.11", 60) };
+
+		n = decide_pins(&c, rules, 2, b, 2, pins, 8, &rebind);
+		assert_int_equal(n, 4);
+		assert_pin(&pins[2], "198.51.100.11", IPPROTO_TCP, 80, 300000);
+		assert_false(pins[2].gateway);
+		assert_pin(&pins[3], "198.51.100.11", IPPROTO_TCP, 443, 300000);
+		assert_true(pins[3].gateway);
+	}
+	rules[0] = 0;
+	rules[1] = 1;
 
 	/* Only the plain rule: nothing flagged. */
 	n = decide_pins(&c, &rules[1], 1, a, 1, pins, 8, &rebind);
