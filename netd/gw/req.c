@@ -53,7 +53,8 @@ bool gw_req_field_dropped(const struct gw_req_result *res, const char *name, siz
 {
 	if (!res->n_rewrites)
 		return false;
-	if (eq_nocase(name, name_len, GW_REQ_IDENTITY_NAME, strlen(GW_REQ_IDENTITY_NAME)))
+	if (eq_nocase(name, name_len, GW_REQ_IDENTITY_NAME, strlen(GW_REQ_IDENTITY_NAME)) ||
+	    eq_nocase(name, name_len, "sec-websocket-extensions", 24))
 		return true;
 	if (!eq_nocase(name, name_len, "te", 2))
 		return false;

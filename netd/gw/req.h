@@ -158,8 +158,10 @@ void gw_req_check(const struct gw_req_ctx *ctx, const char *method, size_t metho
  * gw_req_field_dropped() - whether an engine forwarding the request
  * decided in @res leaves out the field @name (@name_len bytes, any case)
  * with @value (@value_len bytes): when @res rewrites a credential,
- * Accept-Encoding, and a TE other than "trailers" (RFC 9110 10.1.4: the
- * transfer codings the client accepts, gzip among them).  False otherwise.
+ * Accept-Encoding, a TE other than "trailers" (RFC 9110 10.1.4: the
+ * transfer codings the client accepts, gzip among them) and
+ * Sec-WebSocket-Extensions (RFC 6455 9.1; RFC 7692 permessage-deflate
+ * compresses the messages).  False otherwise.
  */
 bool gw_req_field_dropped(const struct gw_req_result *res, const char *name, size_t name_len,
 			  const char *value, size_t value_len);

@@ -151,6 +151,17 @@ done
 out=$(gcurl g2 --compressed -i https://api.gw.dt.example/v1/echo-auth-gz-plain)
 has "a request without a secret keeps its Accept-Encoding" "ae=deflate, gzip" \
 	"$(nginx_saw "GET /v1/echo-auth-gz-plain")"
+# A WebSocket upgrade with a secret offers no compression either
+# (permessage-deflate); nginx answers 200, so HTTP goes on.  (g2's rate
+# is 4/s burst 6: a pause to refill it.)
+sleep 1.5
+wsx=(-H "Upgrade: websocket" -H "Connection: Upgrade" -H "Sec-WebSocket-Version: 13"
+	-H "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==" -H "Sec-WebSocket-Extensions: permessage-deflate")
+gcurl g2 --http1.1 "${wsx[@]}" -H "Authorization: Bearer $PH" "https://api.gw.dt.example/ws?secret" >/dev/null
+has "a WebSocket upgrade with a secret: no Sec-WebSocket-Extensions upstream" "wsx=- " \
+	"$(nginx_saw "GET /ws?secret") "
+gcurl g2 --http1.1 "${wsx[@]}" "https://api.gw.dt.example/ws?plain" >/dev/null
+has "... one without keeps it" "wsx=permessage-deflate" "$(nginx_saw "GET /ws?plain")"
 out=$(gcurl g1 --http1.1 -X POST --data-binary @/etc/os-release -H "Authorization: Bearer $PH" \
 	https://api.gw.dt.example/v1/post)
 has "curl POST with a body" '"method":"POST"' "$out"

@@ -59,7 +59,7 @@ gw_upstreams_up() {
 		events { worker_connections 4096; }
 		http {
 		  access_log off;
-		  log_format gw '\$request_method \$request_uri \$server_protocol host=\$host auth=\$http_authorization key=\$http_x_api_key ae=\$http_accept_encoding';
+		  log_format gw '\$request_method \$request_uri \$server_protocol host=\$host auth=\$http_authorization key=\$http_x_api_key ae=\$http_accept_encoding wsx=\$http_sec_websocket_extensions';
 		  client_body_temp_path $d/nginx/body;
 		  proxy_temp_path $d/nginx/proxy;
 		  fastcgi_temp_path $d/nginx/fastcgi;

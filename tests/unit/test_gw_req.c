@@ -438,6 +438,9 @@ static void test_fields_dropped(void **state)
 		{ "Accept", "*/*", false },
 		{ "Authorization", "Bearer x", false },
 		{ "t", "gzip", false },
+		{ "Sec-WebSocket-Extensions", "permessage-deflate", true },
+		{ "sec-websocket-extensions", "", true },
+		{ "Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==", false },
 	};
 
 	(void)state;
