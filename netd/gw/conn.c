@@ -70,6 +70,7 @@ struct gw_conn {
 	size_t n_retired;
 	bool lingering;		/* ... flushed and shut for writing: drain until its EOF */
 	uint64_t linger_ms;	/* ... since then (monotonic ms) */
+	const char *end_reason;	/* why requests still open at the end ended; NULL: connection-closed */
 };
 
 int gw_worker_send(struct gw_worker *w, const char *msg, size_t len)
@@ -114,8 +115,11 @@ static void conn_free(struct gw_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	w->n_conns--;
-	if (c->engine)
+	if (c->engine) {
+		/* the requests still open get their records: why they ended */
+		gw_engine_abort(c->engine, c->end_reason, clock_mono_us() * 1000);
 		gw_engine_free(c->engine);
+	}
 	if (c->timer)
 		event_free(c->timer);
 	if (c->cli && c->state != CS_PASS && bufferevent_openssl_get_ssl(c->cli) &&
@@ -285,6 +289,20 @@ static void resume_client(struct gw_conn *c)
 	bufferevent_enable(c->cli, EV_READ);
 }
 
+/*
+ * The upstream may send again: neither what goes to the sandbox nor what
+ * goes back to the upstream itself (HTTP/2 SETTINGS and PING
+ * acknowledgements) is above the mark.  An upstream that floods frames
+ * asking for answers and never reads them is held by TCP, not by the
+ * worker's memory.
+ */
+static void resume_upstream(struct gw_conn *c)
+{
+	if (!c->up || queued(c->cli) > HIGH_WATER || queued(c->up) > HIGH_WATER)
+		return;
+	bufferevent_enable(c->up, EV_READ);
+}
+
 /* A side drained below the mark: what writes to it may read again. */
 static void on_write(struct bufferevent *bev, void *arg)
 {
@@ -301,8 +319,7 @@ static void on_write(struct bufferevent *bev, void *arg)
 			bufferevent_enable(o, EV_READ);
 		return;
 	}
-	if (bev == c->cli && c->up)
-		bufferevent_enable(c->up, EV_READ);
+	resume_upstream(c);
 	resume_client(c);
 }
 
@@ -346,8 +363,10 @@ static void engine_after(struct gw_conn *c)
 		resume_client(c);
 	backpressure(c, c->cli, c->up);
 	backpressure(c, c->cli, c->cli);	/* what it made us answer, unread */
-	if (c->up)
+	if (c->up) {
 		backpressure(c, c->up, c->cli);
+		backpressure(c, c->up, c->up);	/* the same, of the upstream */
+	}
 }
 
 static void on_read(struct bufferevent *bev, void *arg)
@@ -674,6 +693,8 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 		conn_finish(c);
 		return;
 	}
+	if (!up)
+		c->end_reason = reason_gw_name(REASON_GW_CLIENT_CLOSED);
 	conn_free(c);	/* the sandbox went, or its TLS failed */
 }
 

@@ -208,6 +208,12 @@ void gw_engine_client_eof(struct gw_engine *e, uint64_t now_ns)
 		e->h2_done = true;
 }
 
+void gw_engine_abort(struct gw_engine *e, const char *reason, uint64_t now_ns)
+{
+	if (e && e->h1)
+		gw_h1_abort(e->h1, reason, now_ns);
+}
+
 void gw_engine_free(struct gw_engine *e)
 {
 	if (!e)

@@ -75,6 +75,14 @@ void gw_engine_upstream_failed(struct gw_engine *e, unsigned int status, const c
 void gw_engine_upstream_eof(struct gw_engine *e, uint64_t now_ns);
 void gw_engine_client_eof(struct gw_engine *e, uint64_t now_ns);
 
+/*
+ * gw_engine_abort() - the connection ends now, whatever is open: each
+ * request not yet recorded gets its record, with @reason (static storage;
+ * NULL: "connection-closed") where it has none (HTTP/2's streams: CANCEL,
+ * at gw_engine_free()).  Then GW_ENGINE_DONE.  NULL-safe.
+ */
+void gw_engine_abort(struct gw_engine *e, const char *reason, uint64_t now_ns);
+
 /* gw_engine_free() - the engine and every buffer it holds (wiped); NULL-safe. */
 void gw_engine_free(struct gw_engine *e);
 

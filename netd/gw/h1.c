@@ -975,6 +975,11 @@ struct gw_h1 *gw_h1_new(const struct gw_req_ctx *ctx, uint16_t port, struct gw_r
 	return h;
 }
 
+void gw_h1_abort(struct gw_h1 *h, const char *reason, uint64_t now_ns)
+{
+	finish(h, now_ns, reason);
+}
+
 void gw_h1_free(struct gw_h1 *h)
 {
 	if (!h)

@@ -66,9 +66,16 @@ struct gw_h1 *gw_h1_new(const struct gw_req_ctx *ctx, uint16_t port, struct gw_r
 			const struct gw_h1_ops *ops, void *user);
 
 /*
+ * gw_h1_abort() - the connection ends now: every request still pending
+ * gets its record, with @reason (static storage; NULL: "connection-closed")
+ * where it has none; then GW_H1_DONE.  A no-op once done.
+ */
+void gw_h1_abort(struct gw_h1 *h, const char *reason, uint64_t now_ns);
+
+/*
  * gw_h1_free() - free @h; requests still pending get no record (call
- * gw_h1_client_eof() or gw_h1_upstream_error() first for them).  NULL is a
- * no-op.
+ * gw_h1_abort(), gw_h1_client_eof() or gw_h1_upstream_error() first for
+ * them).  NULL is a no-op.
  */
 void gw_h1_free(struct gw_h1 *h);
 

@@ -46,6 +46,19 @@ world_spawn inet "$WORLD_DIR/gw-record.out" "$WORLD_PYTHON" tests/integ/gw_recor
 world__wait gw-record "$WORLD_LAST_PID" "$WORLD_DIR/gw-record.out" \
 	test -e "$WORLD_DIR/gw/record.ready" || { echo "0 passed, 1 failed"; exit 1; }
 
+# evil.gw: a hostile upstream (tests/integ/gw_hostile.py), told what to do
+# through EVIL_MODE before each connection
+EVIL_MODE=$WORLD_DIR/gw/evil.mode
+echo drip >"$EVIL_MODE"
+world_exec inet ip addr add 198.51.100.67/32 dev lo
+gw__cert evil.gw.dt.example 198.51.100.67 "$WORLD_CA" "${WORLD_CA%/*}/ca.key" ||
+	{ echo "0 passed, 1 failed"; exit 1; }
+world_spawn inet "$WORLD_DIR/gw-hostile.out" "$WORLD_PYTHON" tests/integ/gw_hostile.py 198.51.100.67 \
+	"$WORLD_DIR/gw/198.51.100.67.pem" "$WORLD_DIR/gw/198.51.100.67.key" "$EVIL_MODE" \
+	"$WORLD_DIR/gw/hostile.ready"
+world__wait gw-hostile "$WORLD_LAST_PID" "$WORLD_DIR/gw-hostile.out" \
+	test -e "$WORLD_DIR/gw/hostile.ready" || { echo "0 passed, 1 failed"; exit 1; }
+
 SECRET=sk-attack-$RANDOM$RANDOM-do-not-leak
 REC_SECRET=rec-attack-$RANDOM$RANDOM-do-not-leak
 PH=netd-placeholder-api-0000000001
@@ -60,6 +73,9 @@ egress:
   - domains: [rec.gw.dt.example]
     ports: [443]
     gateway: { credentials: [rec] }
+  - domains: [evil.gw.dt.example]
+    ports: [443]
+    gateway: {}
   - domains: [plain.gw.dt.example]
     ports: [443]
 YAML
@@ -86,6 +102,7 @@ cat "$WORLD_CA" "$WORLD_DIR/netd-ca.pem" >"$WORLD_DIR/bundle.pem"
 B=$WORLD_DIR/bundle.pem
 eq "a1: api.gw resolves (and is pinned)" 198.51.100.60 "$(sb_dig a1 +short api.gw.dt.example)"
 eq "a1: rec.gw resolves (and is pinned)" 198.51.100.66 "$(sb_dig a1 +short rec.gw.dt.example)"
+eq "a1: evil.gw resolves (and is pinned)" 198.51.100.67 "$(sb_dig a1 +short evil.gw.dt.example)"
 WPID=$(netd status | jq -r .gateway.worker_pid)
 ok "the worker runs (pid $WPID)" test -d "/proc/$WPID"
 
@@ -325,6 +342,39 @@ ok "... the peek's deadline freed them while the client still held them ($fd1 ->
 touch "$WORLD_DIR/halfopen.stop"
 wait "$hpid"
 still_up "after 1,000 half-open connections"
+
+# ---- a hostile upstream --------------------------------------------------------------------
+# HTTP/2 PINGs for 8 s, never reading: each asks for an acknowledgement.
+# The worker stops reading it once what it owes it is above the mark, so
+# its memory stays bounded (unpaused, it grew by 40-70 MB a second), and it
+# serves others meanwhile.
+echo "pingflood 8" >"$EVIL_MODE"
+rss0=$(wstat VmRSS)
+sb_exec a1 env CURL_CA_BUNDLE="$B" curl -s --http2 --max-time 4 https://evil.gw.dt.example/v1/ping \
+	>/dev/null 2>&1 &
+fpid=$!
+# (ASan's quarantine keeps what was freed: what counts is that the
+# growth stops once the worker owes the mark, not the first seconds' growth)
+for i in $(seq 1 16); do
+	sleep 0.5
+	r=$(wstat VmRSS)
+	[ "$i" = 6 ] && mid=$r
+done
+wait "$fpid"
+ok "an upstream that floods HTTP/2 PINGs and never reads: the worker's memory stops growing ($rss0 -> $mid kB at 3 s -> $r kB at 8 s)" \
+	test $((r - mid)) -lt 8000 -a $((r - rss0)) -lt 64000
+has "... and it serves others meanwhile" '"path":"/v1/during-pingflood"' \
+	"$(sb_exec a1 env CURL_CA_BUNDLE="$B" curl -sS --max-time 10 -H "Authorization: Bearer $PH" \
+		https://api.gw.dt.example/v1/during-pingflood 2>&1)"
+# HTTP/1.1: an answer that never ends, its client gone after 2 s: the
+# request still has its record, with why it ended.
+echo drip >"$EVIL_MODE"
+sb_exec a1 env CURL_CA_BUNDLE="$B" curl -s --http1.1 --max-time 2 https://evil.gw.dt.example/v1/drip \
+	>/dev/null 2>&1
+rec=$(audit_wait 10 '"event":"http"' '"path":"/v1/drip"' | head -1)
+has "an HTTP/1.1 answer cut by its client: the request has its record" '"status":200' "$rec"
+has "... which says why it ended" '"reason":"client-closed"' "$rec"
+still_up "after the hostile upstream"
 
 hasnt "the secret is not in netd's log" "$SECRET" "$(cat "$NETD_LOG")"
 hasnt "... nor in the audit log" "$SECRET" "$(cat "$NETD_AUDIT")"
