@@ -34,30 +34,27 @@ cd "$(dirname "$0")/../.."
 
 gw_world_up "ndga$$"
 
+# py_upstream NAME ADDR SCRIPT ARG - the python upstream SCRIPT on ADDR:443
+# in the world's inet netns, as NAME.gw.dt.example (a certificate of the
+# world's CA): SCRIPT ADDR CERT KEY ARG READY; back once it listens.
+py_upstream() {
+	local d=$WORLD_DIR/gw
+	world_exec inet ip addr add "$2/32" dev lo
+	gw__cert "$1.gw.dt.example" "$2" "$WORLD_CA" "${WORLD_CA%/*}/ca.key" || return 1
+	world_spawn inet "$WORLD_DIR/gw-$1.out" "$WORLD_PYTHON" "$3" "$2" "$d/$2.pem" "$d/$2.key" \
+		"$4" "$d/$1.ready"
+	world__wait "gw-$1" "$WORLD_LAST_PID" "$WORLD_DIR/gw-$1.out" test -e "$d/$1.ready"
+}
+
 # rec.gw: the recorder (198.51.100.66, tests/world/zones/dt.example.zone)
 REC_LOG=$WORLD_DIR/gw/record.log
 : >"$REC_LOG"
-world_exec inet ip addr add 198.51.100.66/32 dev lo
-gw__cert rec.gw.dt.example 198.51.100.66 "$WORLD_CA" "${WORLD_CA%/*}/ca.key" ||
-	{ echo "0 passed, 1 failed"; exit 1; }
-world_spawn inet "$WORLD_DIR/gw-record.out" "$WORLD_PYTHON" tests/integ/gw_record.py 198.51.100.66 \
-	"$WORLD_DIR/gw/198.51.100.66.pem" "$WORLD_DIR/gw/198.51.100.66.key" "$REC_LOG" \
-	"$WORLD_DIR/gw/record.ready"
-world__wait gw-record "$WORLD_LAST_PID" "$WORLD_DIR/gw-record.out" \
-	test -e "$WORLD_DIR/gw/record.ready" || { echo "0 passed, 1 failed"; exit 1; }
-
-# evil.gw: a hostile upstream (tests/integ/gw_hostile.py), told what to do
-# through EVIL_MODE before each connection
+py_upstream rec 198.51.100.66 tests/integ/gw_record.py "$REC_LOG" || { echo "0 passed, 1 failed"; exit 1; }
+# evil.gw: a hostile upstream (198.51.100.67), told what to do through
+# EVIL_MODE before each connection
 EVIL_MODE=$WORLD_DIR/gw/evil.mode
 echo drip >"$EVIL_MODE"
-world_exec inet ip addr add 198.51.100.67/32 dev lo
-gw__cert evil.gw.dt.example 198.51.100.67 "$WORLD_CA" "${WORLD_CA%/*}/ca.key" ||
-	{ echo "0 passed, 1 failed"; exit 1; }
-world_spawn inet "$WORLD_DIR/gw-hostile.out" "$WORLD_PYTHON" tests/integ/gw_hostile.py 198.51.100.67 \
-	"$WORLD_DIR/gw/198.51.100.67.pem" "$WORLD_DIR/gw/198.51.100.67.key" "$EVIL_MODE" \
-	"$WORLD_DIR/gw/hostile.ready"
-world__wait gw-hostile "$WORLD_LAST_PID" "$WORLD_DIR/gw-hostile.out" \
-	test -e "$WORLD_DIR/gw/hostile.ready" || { echo "0 passed, 1 failed"; exit 1; }
+py_upstream evil 198.51.100.67 tests/integ/gw_hostile.py "$EVIL_MODE" || { echo "0 passed, 1 failed"; exit 1; }
 
 SECRET=sk-attack-$RANDOM$RANDOM-do-not-leak
 REC_SECRET=rec-attack-$RANDOM$RANDOM-do-not-leak
