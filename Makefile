@@ -229,7 +229,7 @@ demo: build/netd ## build, then run the embedded demo world (root)
 	$(Q)tests/demo.sh
 
 # test runs every stage in one tests/run.sh, so it ends with one
-# "N passed, N failed" line; each stage alone is below it.
+# "total: N passed, N failed" line; each stage alone is below it.
 test: all asan microvm-world ## the whole suite: unit + replay + golden + integ (root, about 40 min on 2 cores)
 	$(Q)tests/run.sh
 

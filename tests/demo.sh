@@ -60,7 +60,10 @@ if [ "$HOLD" = 1 ]; then
 fi
 step "Starting netd in the host namespace"
 netd_up >/dev/null
-show "netd status"; netd status | sed 's/^/    /'
+show "netd status | jq '{status, warnings, sandboxes, policies, dataplane, gateway}'   (the whole of it: every counter)"
+netd status | jq '{status, warnings, sandboxes, policies, dataplane, gateway}' | sed 's/^/    /'
+echo "    (flowtable false: an optional fast path this kernel lacks, the rules path is used;"
+echo "     the gateway's worker idle: no policy here sends anything through the API gateway)"
 
 SB=$(sb_name sb1)
 step "Creating sandbox $SB under policy python-dev"
@@ -81,6 +84,7 @@ step "... and curl fetches a page over HTTPS"
 show "netd exec $SB -- curl --cacert $WORLD_CA https://pypi.org/simple/   (the world's test CA)"
 out=$(sb_curl sb1 https://pypi.org/simple/) || demo_fail "curl https://pypi.org/simple/"
 good "$out"
+show "netd exec $SB -- curl -6 --cacert $WORLD_CA https://files.pythonhosted.org/"
 out=$(sb_curl sb1 -6 https://files.pythonhosted.org/) || demo_fail "curl -6 files.pythonhosted.org"
 good "over IPv6 too: $out"
 

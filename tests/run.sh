@@ -5,7 +5,7 @@
 #   3. golden ruleset tests (rendered with libnftnl's printers, as an ordinary
 #      user; and, as root, the kernel round trip in a throwaway netns)
 #   4. integration tests in private worlds (tests/integ/*.sh)
-# Needs root for 4 (and the kernel half of 3).  Ends with "N passed, N failed".
+# Needs root for 4 (and the kernel half of 3).  Ends with "total: N passed, N failed".
 #   tests/run.sh                     every stage (what `make test` runs)
 #   tests/run.sh FILTER              only integration scripts whose name contains FILTER
 #   tests/run.sh --stage S[,S] [FILTER]
@@ -231,5 +231,6 @@ if [ ${#failures[@]} -gt 0 ]; then
 	echo "failed: ${failures[*]}"
 	[ -z "$chroot_note" ] || echo "($chroot_note)"
 fi
-echo "$passed passed, $failed failed"
+echo "=== total of every test above (stages $stages)"
+echo "total: $passed passed, $failed failed"
 [ "$failed" = 0 ]
