@@ -446,64 +446,19 @@ static int entry_strings(struct entry *e, const struct gw_h1_head *hd)
 	return 0;
 }
 
-/*
- * The head, re-serialized: the request line as received, each field as
- * "name: value" in order, a rewritten one's value replaced wholesale by its
- * credential's; with a credential, no content coding asked for
- * (gw_req_field_dropped(), then Accept-Encoding: identity last).  The
- * buffer held a secret: wiped before it is freed.
- */
+/* The head as the upstream gets it (gw_h1_head_forward()); its buffer held a secret: wiped. */
 static bool forward_head(struct gw_h1 *h, const struct gw_h1_head *hd,
 			 const struct gw_req_result *res, uint64_t now_ns)
 {
-	static const char identity[] = "Accept-Encoding: " GW_REQ_IDENTITY_VALUE "\r\n";
-	size_t size = hd->line_len + 4 + sizeof(identity), at = 0;
-	const struct gw_cred *with[GW_H1_FIELDS_MAX] = { 0 };
-	bool drop[GW_H1_FIELDS_MAX] = { 0 };
-	char *p;
+	size_t size = gw_h1_head_forward(h->cl.head, hd, res, NULL);
+	char *p = malloc(size);
 	bool ok;
 
-	for (size_t r = 0; r < res->n_rewrites; r++)
-		with[res->rewrites[r].index] = res->rewrites[r].cred;
-	for (size_t i = 0; i < hd->n_hdrs; i++) {
-		drop[i] = gw_req_field_dropped(res, hd->hdrs[i].name, hd->hdrs[i].name_len,
-					       hd->hdrs[i].value, hd->hdrs[i].value_len);
-		size += hd->hdrs[i].name_len + 4 +
-			(with[i] ? with[i]->value_len : hd->hdrs[i].value_len);
-	}
-	p = malloc(size);
 	if (!p) {
 		finish(h, now_ns, reason_gw_name(REASON_GW_INTERNAL));
 		return false;
 	}
-	memcpy(p, h->cl.head, hd->line_len);
-	at = hd->line_len;
-	memcpy(p + at, "\r\n", 2);
-	at += 2;
-	for (size_t i = 0; i < hd->n_hdrs; i++) {
-		if (drop[i])
-			continue;
-		memcpy(p + at, hd->hdrs[i].name, hd->hdrs[i].name_len);
-		at += hd->hdrs[i].name_len;
-		memcpy(p + at, ": ", 2);
-		at += 2;
-		if (with[i]) {
-			memcpy(p + at, with[i]->value, with[i]->value_len);
-			at += with[i]->value_len;
-		} else {
-			memcpy(p + at, hd->hdrs[i].value, hd->hdrs[i].value_len);
-			at += hd->hdrs[i].value_len;
-		}
-		memcpy(p + at, "\r\n", 2);
-		at += 2;
-	}
-	if (res->n_rewrites) {
-		memcpy(p + at, identity, sizeof(identity) - 1);
-		at += sizeof(identity) - 1;
-	}
-	memcpy(p + at, "\r\n", 2);
-	at += 2;
-	ok = out_upstream(h, p, at, now_ns);
+	ok = out_upstream(h, p, gw_h1_head_forward(h->cl.head, hd, res, p), now_ns);
 	explicit_bzero(p, size);	/* a credential's value: never left in freed memory */
 	free(p);
 	return ok;

@@ -2,7 +2,8 @@
  * gw/h1_head - strict HTTP/1.x heads and chunked framing (netd/gw/h1_head.h).
  * Everything here is a refusal of something some parser somewhere reads
  * differently: the gateway forwards raw bytes, so what it reads as one
- * message must be what the upstream reads.  Pure.
+ * message must be what the upstream reads; and, at the end, the request
+ * head it then gets.  Pure.
  */
 #include "netd/gw/h1_head.h"
 
@@ -383,4 +384,43 @@ int gw_h1_chunks_scan(struct gw_h1_chunks *c, const uint8_t *buf, size_t len, si
 	}
 	*used = i;
 	return 0;
+}
+
+/* @n bytes of @src at @out + *@at (when writing), *@at moved on either way. */
+static void put(char *out, size_t *at, const void *src, size_t n)
+{
+	if (out)
+		memcpy(out + *at, src, n);
+	*at += n;
+}
+
+size_t gw_h1_head_forward(const char *line, const struct gw_h1_head *hd,
+			  const struct gw_req_result *res, char *out)
+{
+	static const char identity[] = "Accept-Encoding: " GW_REQ_IDENTITY_VALUE "\r\n";
+	size_t at = 0;
+
+	put(out, &at, line, hd->line_len);
+	put(out, &at, "\r\n", 2);
+	for (size_t i = 0; i < hd->n_hdrs; i++) {
+		const struct gw_hdr *f = &hd->hdrs[i];
+		const struct gw_cred *with = NULL;
+
+		for (size_t r = 0; r < res->n_rewrites; r++)
+			if (res->rewrites[r].index == i)
+				with = res->rewrites[r].cred;
+		if (gw_req_field_dropped(res, f->name, f->name_len, f->value, f->value_len))
+			continue;
+		put(out, &at, f->name, f->name_len);
+		put(out, &at, ": ", 2);
+		if (with)
+			put(out, &at, with->value, with->value_len);
+		else
+			put(out, &at, f->value, f->value_len);
+		put(out, &at, "\r\n", 2);
+	}
+	if (res->n_rewrites)
+		put(out, &at, identity, sizeof(identity) - 1);
+	put(out, &at, "\r\n", 2);
+	return at;
 }

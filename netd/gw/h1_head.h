@@ -1,7 +1,8 @@
 /*
  * gw/h1_head - the HTTP/1.x engine's own strict reading of message heads and
  * chunked framing (RFC 9112), in front of http-parser, which is lenient
- * where request smuggling lives (netd/gw/h1.c says how the two agree).
+ * where request smuggling lives (netd/gw/h1.c says how the two agree), and
+ * the writing of a request head the upstream gets.
  * Pure: bytes in, a verdict and a parsed view out; no allocation.
  */
 #ifndef NETD_GW_H1_HEAD_H
@@ -62,6 +63,20 @@ long gw_h1_head_end(const char *buf, size_t len, size_t from);
  * Return: 0, @out filled; -EBADMSG.
  */
 int gw_h1_head_parse(const char *buf, size_t len, bool request, struct gw_h1_head *out);
+
+/*
+ * gw_h1_head_forward() - request head @hd, parsed from @line (the buffer
+ * whose first hd->line_len bytes are its request line), re-serialized for
+ * the upstream into @out, or only measured (@out NULL): the request line as
+ * received, each field as "name: value" in order, a field @res rewrites
+ * given its credential's value wholesale; with a rewrite, the fields
+ * gw_req_field_dropped() names left out and "Accept-Encoding: identity"
+ * last (RFC 9110 12.5.3); then the empty line (RFC 9112 2.1).
+ * Return: the bytes written (or @out would need).  @out holds a secret
+ * when @res rewrites: the caller wipes it.
+ */
+size_t gw_h1_head_forward(const char *line, const struct gw_h1_head *hd,
+			  const struct gw_req_result *res, char *out);
 
 /* The state of a chunked body being scanned (RFC 9112 7.1); zero it to start. */
 struct gw_h1_chunks {
