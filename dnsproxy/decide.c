@@ -210,13 +210,8 @@ static struct pin *gateway_twin(struct pin *out, size_t n, const struct pin *p)
  */
 static size_t fold_gateway(struct pin *out, size_t n)
 {
-	bool gateway = false, plain = false;
 	size_t k = 0;
 
-	for (size_t i = 0; i < n; i++)
-		*(out[i].gateway ? &gateway : &plain) = true;
-	if (!gateway || !plain)
-		return n;	/* the usual answer: nothing to fold */
 	for (size_t i = 0; i < n; i++) {
 		struct pin *gw = out[i].gateway ? NULL : gateway_twin(out, n, &out[i]);
 
@@ -237,6 +232,7 @@ int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rule
 		size_t *n_rebind)
 {
 	size_t n = 0;
+	bool gateway = false, plain = false;	/* pins of each kind made */
 
 	*n_rebind = 0;
 	for (size_t a = 0; a < n_addrs; a++) {
@@ -291,9 +287,11 @@ int decide_pins(const struct decide_ctx *c, const uint16_t *rules, size_t n_rule
 				out[n].port = pr->lo;
 				out[n].timeout_ms = timeout_ms;
 				out[n].gateway = rule->gateway;
+				*(rule->gateway ? &gateway : &plain) = true;
 				n++;
 			}
 		}
 	}
-	return (int)fold_gateway(out, n);
+	/* the usual answer has one kind only: nothing to fold */
+	return (int)(gateway && plain ? fold_gateway(out, n) : n);
 }
