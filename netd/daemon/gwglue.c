@@ -420,6 +420,12 @@ void daemon_gw_stop(struct daemon *d)
  * "restarting" between a worker's end and the next; "failed: ..." when
  * netd gave up starting one (the log says why: capabilities, the port).
  */
+/* Is a worker's restart due (between a worker's end and the next)? */
+static bool gw_restarting(const struct daemon *d)
+{
+	return d->gw.restart && evtimer_pending(d->gw.restart, NULL);
+}
+
 /* Why netd gave up starting a worker. */
 static const char *gw_why(const struct daemon *d)
 {
@@ -432,7 +438,7 @@ static const char *gw_worker_state(const struct daemon *d, char *buf, size_t siz
 		return "running";
 	if (!d->gw.started)
 		return "idle: no policy has a gateway: rule";
-	if (d->gw.restart && evtimer_pending(d->gw.restart, NULL))
+	if (gw_restarting(d))
 		return "restarting";
 	snprintf(buf, size, "failed: %s", gw_why(d));
 	return buf;
@@ -442,7 +448,7 @@ bool daemon_gw_trouble(const struct daemon *d, char *msg, size_t size)
 {
 	if (!d->gw.started || d->gw.pid > 0)
 		return false;
-	if (d->gw.restart && evtimer_pending(d->gw.restart, NULL)) {
+	if (gw_restarting(d)) {
 		if (d->gw.backoff_ms <= GW_RESTART_MIN_MS)
 			return false;	/* its first pause: a worker that lived a while */
 		snprintf(msg, size, "the gateway worker keeps ending (%" PRIu64 " restarts; the "
